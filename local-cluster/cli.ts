@@ -1,0 +1,131 @@
+/**
+ * `npm run clusters -- <command>`: starts, shows and removes local clusters.
+ *
+ *   up NAME... [--lab L] [--profile open|gateway-only|nat] [--behind-nat NAME]...
+ *              [--pod-cidr NAME=CIDR]... [--service-cidr NAME=CIDR]... [--forward tcp:PORT]...
+ *   status [--lab L]
+ *   profile open|gateway-only [--lab L]
+ *   pod-address CLUSTER ADDRESS [--lab L]
+ *   down [--lab L | --all]
+ */
+import { parseArgs } from "node:util";
+import { PROFILES, type ConnectivityProfile, type PortForward } from "./connectivity.js";
+import { addPodAddress, downLab, labHealth, listLabs, readLab, setProfile, upLab, type LabState } from "./lab.js";
+
+const USAGE = `usage: npm run clusters -- <command> [options]
+  up NAME... [--lab L] [--profile ${PROFILES.join("|")}] [--behind-nat NAME]...
+             [--pod-cidr NAME=CIDR]... [--service-cidr NAME=CIDR]... [--forward tcp:PORT]...
+  status [--lab L]
+  profile open|gateway-only [--lab L]
+  pod-address CLUSTER ADDRESS [--lab L]
+  down [--lab L | --all]
+The lab defaults to "demo"; state lives in $LIQO_LAB_ROOT (default /tmp/pulumi-liqo-labs).`;
+
+function pairs(values: readonly string[] | undefined, flag: string): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const value of values ?? []) {
+    const [key, cidr] = value.split("=");
+    if (!key || !cidr) throw new Error(`${flag} ${value}: expected NAME=CIDR`);
+    map.set(key, cidr);
+  }
+  return map;
+}
+
+function forwards(values: readonly string[] | undefined): PortForward[] | undefined {
+  return values?.map((value) => {
+    const [protocol, port] = value.split(":");
+    if ((protocol !== "tcp" && protocol !== "udp") || !/^\d+$/.test(port ?? "")) throw new Error(`--forward ${value}: expected tcp:PORT or udp:PORT`);
+    return { protocol, port: Number(port) };
+  });
+}
+
+function requireLab(name: string): LabState {
+  const state = readLab(name);
+  if (!state) throw new Error(`no lab "${name}" is up (labs: ${listLabs().join(", ") || "none"}); start one with: npm run clusters -- up a b`);
+  return state;
+}
+
+function show(state: LabState): void {
+  console.log(`lab ${state.name}: profile ${state.profile}, bridge ${state.bridge}, host address ${state.hostAddress}`);
+  for (const health of labHealth(state)) {
+    const cluster = state.clusters.find((c) => c.name === health.name)!;
+    const down = health.processes.filter((p) => !p.running).map((p) => p.name);
+    console.log(`  ${cluster.name}: ${health.apiServerUrl}  pods ${cluster.podCidr}  services ${cluster.serviceCidr}${cluster.routerNetns ? "  (behind NAT)" : ""}`);
+    console.log(`     netns ${cluster.netns}  ${down.length ? `NOT RUNNING: ${down.join(", ")}` : `processes: ${health.processes.map((p) => `${p.name}[${p.pid}]`).join(" ")}`}`);
+    console.log(`     export KUBECONFIG=${cluster.kubeconfig}`);
+  }
+}
+
+async function main(argv: string[]): Promise<void> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      lab: { type: "string", default: "demo" },
+      profile: { type: "string" },
+      "behind-nat": { type: "string", multiple: true },
+      "pod-cidr": { type: "string", multiple: true },
+      "service-cidr": { type: "string", multiple: true },
+      forward: { type: "string", multiple: true },
+      all: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  const [command, ...args] = positionals;
+  if (values.help || !command) return void console.log(USAGE);
+  const lab = values.lab!;
+  const profile = values.profile as ConnectivityProfile | undefined;
+  if (profile && !PROFILES.includes(profile)) throw new Error(`--profile ${profile}: expected one of ${PROFILES.join(", ")}`);
+
+  switch (command) {
+    case "up": {
+      if (args.length === 0) throw new Error("up: name at least one cluster, e.g. `up a b`");
+      const podCidrs = pairs(values["pod-cidr"], "--pod-cidr");
+      const serviceCidrs = pairs(values["service-cidr"], "--service-cidr");
+      const requests = args.map((name) => ({ name, podCidr: podCidrs.get(name), serviceCidr: serviceCidrs.get(name) }));
+      const natForwards = forwards(values.forward);
+      const state = await upLab(requests, {
+        name: lab,
+        ...(profile ? { profile } : {}),
+        ...(values["behind-nat"] ? { behindNat: values["behind-nat"] } : {}),
+        ...(natForwards ? { natForwards } : {}),
+      });
+      show(state);
+      return;
+    }
+    case "status": {
+      const names = values.lab && argv.includes("--lab") ? [lab] : listLabs();
+      if (names.length === 0) return void console.log("no lab is up");
+      for (const name of names) show(requireLab(name));
+      return;
+    }
+    case "profile": {
+      const wanted = args[0] as ConnectivityProfile;
+      if (!PROFILES.includes(wanted)) throw new Error(`profile: expected one of ${PROFILES.join(", ")}`);
+      const state = requireLab(lab);
+      await setProfile(state, wanted);
+      return void console.log(`lab ${lab}: profile ${wanted}`);
+    }
+    case "pod-address": {
+      const [cluster, address] = args;
+      if (!cluster || !address) throw new Error("pod-address: expected CLUSTER ADDRESS");
+      await addPodAddress(requireLab(lab), cluster, address);
+      return void console.log(`cluster ${cluster}: pod address ${address} added`);
+    }
+    case "down": {
+      const names = values.all ? listLabs() : [lab];
+      for (const name of names) {
+        const removed = await downLab(name);
+        console.log(removed.length ? `lab ${name}: removed ${removed.join(", ")}` : `lab ${name}: nothing to remove`);
+      }
+      return;
+    }
+    default:
+      throw new Error(`unknown command "${command}"\n${USAGE}`);
+  }
+}
+
+main(process.argv.slice(2)).catch((error: Error) => {
+  console.error(`error: ${error.message}`);
+  process.exit(1);
+});

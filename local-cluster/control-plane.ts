@@ -1,0 +1,261 @@
+/**
+ * One local cluster's control plane: etcd, kube-apiserver, kube-controller-manager and
+ * kube-scheduler from upstream binaries, each a process in the cluster's network namespace.
+ *
+ * Ready means: `/readyz` answers 200 from the host, a namespace can be created, and both
+ * kube-controller-manager and kube-scheduler hold their leader lease (so CSRs get signed and pods
+ * get scheduled from then on). A component that exits ends the wait at once, naming its log.
+ */
+import * as k8s from "@kubernetes/client-node";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { request } from "node:https";
+import { join } from "node:path";
+import { describeKubeError } from "../provider/kube/errors.js";
+import { forgeKubeconfig } from "../provider/kube/kubeconfig.js";
+import { Cidr } from "../provider/net/cidr.js";
+import { poll } from "../provider/wait/poll.js";
+import {
+  forgeCertificateAuthority,
+  forgeClientCertificate,
+  forgeServiceAccountKeys,
+  forgeServingCertificate,
+  type ClientIdentity,
+  type KeyPair,
+} from "./pki.js";
+import { startInNamespace, type ProcessRecord } from "./processes.js";
+
+/** The port every local API server listens on. */
+export const API_SERVER_PORT = 6443;
+
+/** Where and how one control plane runs. */
+export interface ControlPlaneSpec {
+  /** Cluster name, e.g. `a`. */
+  readonly name: string;
+  /** Network namespace the processes run in. */
+  readonly netns: string;
+  /** Directory for certificates, etcd data, kubeconfigs and logs. */
+  readonly dir: string;
+  /** Address of the namespace's own interface, which the API server advertises. */
+  readonly address: string;
+  /** Address at which the host reaches the API server (differs from `address` behind NAT). */
+  readonly publicAddress: string;
+  /** Pod CIDR, handed to kube-controller-manager. */
+  readonly podCidr: Cidr;
+  /** Service CIDR; its first address is the `kubernetes` service's. */
+  readonly serviceCidr: Cidr;
+  /** Node lifecycle controller's grace period before a silent Node turns NotReady. */
+  readonly nodeMonitorGracePeriodSeconds: number;
+}
+
+/** Files of a control plane, all below its directory. */
+export interface ControlPlaneFiles {
+  /** Admin kubeconfig that works from the host. */
+  readonly adminKubeconfig: string;
+  /** The cluster CA certificate (client CA and CSR signing CA). */
+  readonly caCert: string;
+}
+
+/** Paths of a control plane's files, derived from its directory alone. */
+export function controlPlaneFiles(dir: string): ControlPlaneFiles {
+  return { adminKubeconfig: join(dir, "admin.kubeconfig"), caCert: join(dir, "pki", "ca.crt") };
+}
+
+function writePair(dir: string, name: string, pair: KeyPair): void {
+  writeFileSync(join(dir, `${name}.crt`), pair.cert);
+  writeFileSync(join(dir, `${name}.key`), pair.key, { mode: 0o600 });
+}
+
+/**
+ * Writes the cluster's PKI and kubeconfigs. The admin user is in `system:masters`; the components
+ * use their well-known user names, which the API server's default RBAC already binds.
+ */
+export function writeControlPlaneFiles(spec: ControlPlaneSpec): ControlPlaneFiles {
+  const pki = join(spec.dir, "pki");
+  mkdirSync(pki, { recursive: true, mode: 0o700 });
+  const ca = forgeCertificateAuthority(`local-cluster-${spec.name}-ca`);
+  writePair(pki, "ca", ca);
+  const serving = forgeServingCertificate(
+    ca,
+    "kube-apiserver",
+    ["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"],
+    [...new Set(["127.0.0.1", spec.address, spec.publicAddress, spec.serviceCidr.nth(1)])],
+  );
+  writePair(pki, "apiserver", serving);
+  const sa = forgeServiceAccountKeys();
+  writeFileSync(join(pki, "sa.pub"), sa.publicKey);
+  writeFileSync(join(pki, "sa.key"), sa.privateKey, { mode: 0o600 });
+
+  const kubeconfig = (file: string, server: string, identity: ClientIdentity): void => {
+    const client = forgeClientCertificate(ca, identity);
+    const text = forgeKubeconfig({ name: `local-${spec.name}`, server, caPem: ca.cert, certPem: client.cert, keyPem: client.key });
+    writeFileSync(join(spec.dir, file), text, { mode: 0o600 });
+  };
+  const inside = `https://127.0.0.1:${API_SERVER_PORT}`;
+  kubeconfig("admin.kubeconfig", `https://${spec.publicAddress}:${API_SERVER_PORT}`, { commonName: "local-admin", organizations: ["system:masters"] });
+  kubeconfig("controller-manager.kubeconfig", inside, { commonName: "system:kube-controller-manager" });
+  kubeconfig("scheduler.kubeconfig", inside, { commonName: "system:kube-scheduler" });
+  return controlPlaneFiles(spec.dir);
+}
+
+/** Starts one component in the cluster's namespace, its output in `logs/<name>.log`. */
+function starter(spec: ControlPlaneSpec, onStarted: (record: ProcessRecord) => void): (name: string, args: string[]) => void {
+  const logs = join(spec.dir, "logs");
+  mkdirSync(logs, { recursive: true });
+  return (name, args) => onStarted(startInNamespace(spec.netns, name, name, args, join(logs, `${name}.log`)));
+}
+
+/**
+ * Starts etcd and kube-apiserver, calling `onStarted` after each so that the caller records the
+ * PID before anything else can fail.
+ */
+export function startApiServer(spec: ControlPlaneSpec, onStarted: (record: ProcessRecord) => void): void {
+  const pki = join(spec.dir, "pki");
+  const start = starter(spec, onStarted);
+
+  // etcd listens on the namespace's loopback only: nothing outside the cluster talks to it.
+  start("etcd", [
+    `--name=${spec.name}`,
+    `--data-dir=${join(spec.dir, "etcd")}`,
+    "--listen-client-urls=http://127.0.0.1:2379",
+    "--advertise-client-urls=http://127.0.0.1:2379",
+    "--listen-peer-urls=http://127.0.0.1:2380",
+    "--initial-advertise-peer-urls=http://127.0.0.1:2380",
+    `--initial-cluster=${spec.name}=http://127.0.0.1:2380`,
+    "--listen-metrics-urls=",
+    // Test clusters are thrown away: durability is not worth an fsync per write on a shared disk.
+    "--unsafe-no-fsync",
+    "--log-level=warn",
+  ]);
+  start("kube-apiserver", [
+    // The namespace has no default route, so the address to advertise cannot be guessed.
+    `--advertise-address=${spec.address}`,
+    "--bind-address=0.0.0.0",
+    `--secure-port=${API_SERVER_PORT}`,
+    "--etcd-servers=http://127.0.0.1:2379",
+    `--client-ca-file=${join(pki, "ca.crt")}`,
+    `--tls-cert-file=${join(pki, "apiserver.crt")}`,
+    `--tls-private-key-file=${join(pki, "apiserver.key")}`,
+    `--cert-dir=${pki}`,
+    `--service-account-issuer=https://kubernetes.default.svc.cluster.local`,
+    `--service-account-key-file=${join(pki, "sa.pub")}`,
+    `--service-account-signing-key-file=${join(pki, "sa.key")}`,
+    `--service-cluster-ip-range=${spec.serviceCidr.toString()}`,
+    "--authorization-mode=Node,RBAC",
+    "--allow-privileged=true",
+    "--profiling=false",
+    "--v=1",
+  ]);
+}
+
+/**
+ * Starts kube-controller-manager and kube-scheduler. Only once the API server is ready: before its
+ * RBAC bootstrap finishes, kube-controller-manager cannot read its configmap and exits.
+ */
+export function startControllers(spec: ControlPlaneSpec, onStarted: (record: ProcessRecord) => void): void {
+  const pki = join(spec.dir, "pki");
+  const start = starter(spec, onStarted);
+  start("kube-controller-manager", [
+    `--kubeconfig=${join(spec.dir, "controller-manager.kubeconfig")}`,
+    `--authentication-kubeconfig=${join(spec.dir, "controller-manager.kubeconfig")}`,
+    `--authorization-kubeconfig=${join(spec.dir, "controller-manager.kubeconfig")}`,
+    // Signs approved kubernetes.io/kube-apiserver-client CSRs with the CA the API server trusts.
+    `--cluster-signing-cert-file=${join(pki, "ca.crt")}`,
+    `--cluster-signing-key-file=${join(pki, "ca.key")}`,
+    `--root-ca-file=${join(pki, "ca.crt")}`,
+    `--service-account-private-key-file=${join(pki, "sa.key")}`,
+    "--use-service-account-credentials=true",
+    `--cluster-cidr=${spec.podCidr.toString()}`,
+    `--service-cluster-ip-range=${spec.serviceCidr.toString()}`,
+    "--allocate-node-cidrs=false",
+    `--node-monitor-grace-period=${spec.nodeMonitorGracePeriodSeconds}s`,
+    "--bind-address=127.0.0.1",
+    "--leader-elect=true",
+    "--profiling=false",
+    "--v=1",
+  ]);
+  start("kube-scheduler", [
+    `--kubeconfig=${join(spec.dir, "scheduler.kubeconfig")}`,
+    `--authentication-kubeconfig=${join(spec.dir, "scheduler.kubeconfig")}`,
+    `--authorization-kubeconfig=${join(spec.dir, "scheduler.kubeconfig")}`,
+    "--bind-address=127.0.0.1",
+    "--leader-elect=true",
+    "--profiling=false",
+    "--v=1",
+  ]);
+}
+
+/** GETs `/readyz` with the admin credentials; resolves with the status code and body. */
+function getReadyz(kc: k8s.KubeConfig): Promise<{ status: number; body: string }> {
+  const cluster = kc.getCurrentCluster()!;
+  const user = kc.getCurrentUser()!;
+  const decode = (data: string | undefined): string => Buffer.from(data ?? "", "base64").toString("utf8");
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${cluster.server}/readyz`,
+      { ca: decode(cluster.caData), cert: decode(user.certData), key: decode(user.keyData), timeout: 5000 },
+      (res) => {
+        let body = "";
+        res.on("data", (chunk) => (body += chunk));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on("timeout", () => req.destroy(new Error("no answer within 5 s")));
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/** Reports the first recorded process that is no longer running, so that waits end at once. */
+export type LivenessCheck = () => string | undefined;
+
+function adminClient(spec: ControlPlaneSpec): { kc: k8s.KubeConfig; endpoint: string; step: string } {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(controlPlaneFiles(spec.dir).adminKubeconfig);
+  return { kc, endpoint: kc.getCurrentCluster()!.server, step: `local cluster ${spec.name}` };
+}
+
+/** Waits until `/readyz` answers 200 from the host and a namespace can be created. */
+export async function waitForApiServer(spec: ControlPlaneSpec, dead: LivenessCheck, timeoutMs: number): Promise<void> {
+  const { kc, endpoint, step } = adminClient(spec);
+  const deadline = Date.now() + timeoutMs;
+  const left = (): number => Math.max(1, deadline - Date.now());
+  const exited = (): { failed: true; reason: string } | undefined => {
+    const name = dead();
+    return name ? { failed: true, reason: `${name} exited; see ${join(spec.dir, "logs", `${name}.log`)}` } : undefined;
+  };
+
+  await poll({ step, object: "/readyz", endpoint }, { timeoutMs: left(), intervalMs: 200 }, async () => {
+    const failure = exited();
+    if (failure) return failure;
+    const { status, body } = await getReadyz(kc);
+    const failing = body.split("\n").filter((l) => l.includes("[-]")).join(", ");
+    return status === 200 ? { done: true, value: undefined } : { done: false, state: `HTTP ${status}: ${failing || body.slice(0, 200)}` };
+  });
+
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const probe = `local-cluster-probe-${Date.now().toString(36)}`;
+  await poll({ step, object: `namespace ${probe}`, endpoint }, { timeoutMs: left() }, async () => {
+    await core.createNamespace({ body: { metadata: { name: probe } } }).catch((e: unknown) => {
+      throw new Error(describeKubeError(e));
+    });
+    return { done: true, value: undefined };
+  });
+  await core.deleteNamespace({ name: probe });
+}
+
+/** Waits until kube-controller-manager and kube-scheduler each hold their leader lease. */
+export async function waitForControllers(spec: ControlPlaneSpec, dead: LivenessCheck, timeoutMs: number): Promise<void> {
+  const { kc, endpoint, step } = adminClient(spec);
+  const deadline = Date.now() + timeoutMs;
+  const coordination = kc.makeApiClient(k8s.CoordinationV1Api);
+  for (const component of ["kube-controller-manager", "kube-scheduler"]) {
+    await poll({ step, object: `lease kube-system/${component}`, endpoint }, { timeoutMs: Math.max(1, deadline - Date.now()), intervalMs: 500 }, async () => {
+      const name = dead();
+      if (name) return { failed: true, reason: `${name} exited; see ${join(spec.dir, "logs", `${name}.log`)}` };
+      const lease = await coordination.readNamespacedLease({ name: component, namespace: "kube-system" }).catch((e: unknown) => {
+        throw new Error(describeKubeError(e));
+      });
+      return lease.spec?.holderIdentity ? { done: true, value: undefined } : { done: false, state: "lease has no holder" };
+    });
+  }
+}

@@ -1,0 +1,346 @@
+/**
+ * A lab: N local clusters on one machine, each a network namespace on a shared bridge with its own
+ * address, running a real control plane. The lab's state file records every name and PID it
+ * creates *before* creating it, so `downLab` removes exactly what a run made, even one that
+ * crashed half-way.
+ */
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Cidr } from "../provider/net/cidr.js";
+import { applyProfile, configureNatRouter, profileRules, type ConnectivityProfile, type PortForward, type PortRange } from "./connectivity.js";
+import {
+  API_SERVER_PORT,
+  controlPlaneFiles,
+  startApiServer,
+  startControllers,
+  waitForApiServer,
+  waitForControllers,
+  writeControlPlaneFiles,
+  type ControlPlaneSpec,
+} from "./control-plane.js";
+import { run } from "./exec.js";
+import {
+  addPodAddress as addAddressToPods,
+  attachToBridge,
+  createBridge,
+  createNamespace,
+  createPodInterface,
+  deleteLink,
+  deleteNamespace,
+  linkExists,
+  linkNamespaces,
+  namespaceExists,
+  namespacePids,
+} from "./netns.js";
+import { isRunning, recordOf, stopProcess, type ProcessRecord } from "./processes.js";
+import { planLab, type ClusterRequest, type LabPlan, type PlannedCluster } from "./plan.js";
+
+export type { ClusterRequest } from "./plan.js";
+
+/** Where lab state lives unless told otherwise. */
+export const DEFAULT_LAB_ROOT = process.env["LIQO_LAB_ROOT"] ?? "/tmp/pulumi-liqo-labs";
+
+/** How a lab is brought up. */
+export interface LabOptions {
+  /** Lab name: 1 to 8 lowercase letters or digits; it prefixes every name the lab creates. @default "demo" */
+  readonly name?: string;
+  /** Directory holding every lab's state. @default $LIQO_LAB_ROOT or /tmp/pulumi-liqo-labs */
+  readonly root?: string;
+  /** Connectivity profile between the clusters. @default "open" */
+  readonly profile?: ConnectivityProfile;
+  /** Under `nat`: the clusters behind NAT. @default the last cluster */
+  readonly behindNat?: readonly string[];
+  /** Under `nat`: ports the NAT routers forward. @default the API server port (tcp 6443) */
+  readonly natForwards?: readonly PortForward[];
+  /** UDP ports left open for gateways under `gateway-only`. @default 51820-51839 */
+  readonly gatewayPorts?: PortRange;
+  /** The node lifecycle controller's grace period. @default 40 */
+  readonly nodeMonitorGracePeriodSeconds?: number;
+  /** How long each cluster may take to become ready. @default 180000 */
+  readonly readyTimeoutMs?: number;
+  /** Receives progress lines. @default writes to stderr */
+  readonly log?: (line: string) => void;
+}
+
+/** One running cluster of a lab, as recorded in the lab's state file. */
+export interface ClusterState extends PlannedCluster {
+  /** Admin kubeconfig that works from the host. */
+  readonly kubeconfig: string;
+  /** API server URL as the host reaches it. */
+  readonly apiServerUrl: string;
+  /** Processes started for this cluster, in start order. */
+  readonly processes: ProcessRecord[];
+}
+
+/** A lab as recorded in its state file. */
+export interface LabState extends Omit<LabPlan, "clusters"> {
+  /** Directory of this lab's files. */
+  readonly dir: string;
+  /** Current connectivity profile. */
+  profile: ConnectivityProfile;
+  /** The clusters, in creation order. */
+  readonly clusters: ClusterState[];
+}
+
+const stateFile = (dir: string): string => join(dir, "lab.json");
+const defaultLog = (line: string): void => void process.stderr.write(`${line}\n`);
+
+function save(state: LabState): void {
+  writeFileSync(stateFile(state.dir), JSON.stringify(state, null, 2), { mode: 0o600 });
+}
+
+/** Reads lab `name`'s state, or undefined if there is none. */
+export function readLab(name: string, root = DEFAULT_LAB_ROOT): LabState | undefined {
+  const file = stateFile(join(root, name));
+  return existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as LabState) : undefined;
+}
+
+/** Names of the labs that have state under `root`. */
+export function listLabs(root = DEFAULT_LAB_ROOT): string[] {
+  return existsSync(root) ? readdirSync(root).filter((name) => existsSync(stateFile(join(root, name)))) : [];
+}
+
+/** Looks a cluster up by name, with an error that lists the lab's clusters. */
+export function clusterOf(state: LabState, name: string): ClusterState {
+  const cluster = state.clusters.find((c) => c.name === name);
+  if (!cluster) throw new Error(`lab ${state.name} has no cluster "${name}" (it has: ${state.clusters.map((c) => c.name).join(", ")})`);
+  return cluster;
+}
+
+async function usedSubnetIndexes(root: string, except: string): Promise<number[]> {
+  const fromLabs = listLabs(root)
+    .filter((name) => name !== except)
+    .map((name) => readLab(name, root)!.subnetIndex);
+  // Also any address the host already holds in the range, whoever made it.
+  const addresses = await run("ip", ["-4", "-o", "addr", "show"]);
+  const fromHost = [...addresses.matchAll(/inet 172\.29\.(\d+)\./g)].map((m) => Number(m[1]));
+  return [...fromLabs, ...fromHost];
+}
+
+function controlPlaneSpec(cluster: PlannedCluster, nodeMonitorGracePeriodSeconds: number): ControlPlaneSpec {
+  return {
+    name: cluster.name,
+    netns: cluster.netns,
+    dir: cluster.dir,
+    address: cluster.address,
+    publicAddress: cluster.publicAddress,
+    podCidr: Cidr.parse(cluster.podCidr),
+    serviceCidr: Cidr.parse(cluster.serviceCidr),
+    nodeMonitorGracePeriodSeconds,
+  };
+}
+
+/** Whether every recorded process of the lab is still running. */
+export function isHealthy(state: LabState): boolean {
+  return state.clusters.every((c) => c.processes.length === 4 && c.processes.every(isRunning));
+}
+
+/**
+ * Starts the requested clusters and returns once every one is ready. A lab of the same name that is
+ * healthy and has the same clusters is returned as is; leftovers of a crashed or different run are
+ * removed first (and said so).
+ */
+export async function upLab(requests: readonly ClusterRequest[], options: LabOptions = {}): Promise<LabState> {
+  const name = options.name ?? "demo";
+  const root = options.root ?? DEFAULT_LAB_ROOT;
+  const log = options.log ?? defaultLog;
+  const existing = readLab(name, root);
+  if (existing && isHealthy(existing) && sameClusters(existing, requests)) {
+    log(`[lab ${name}] already up: ${existing.clusters.map((c) => c.name).join(", ")}`);
+    return existing;
+  }
+  const removed = await downLab(name, root);
+  if (removed.length > 0) log(`[lab ${name}] removed leftovers of a previous run: ${removed.join(", ")}`);
+
+  const dir = join(root, name);
+  const plan = planLab(name, dir, requests, {
+    profile: options.profile ?? "open",
+    behindNat: options.behindNat,
+    natForwards: options.natForwards ?? [{ protocol: "tcp", port: API_SERVER_PORT }],
+    gatewayPorts: options.gatewayPorts ?? { from: 51820, to: 51839 },
+    usedSubnetIndexes: await usedSubnetIndexes(root, name),
+  });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const state: LabState = { ...plan, dir, clusters: [] };
+  save(state);
+
+  const grace = options.nodeMonitorGracePeriodSeconds ?? 40;
+  const record = recorder(state);
+  await createBridge(plan.bridge, `${plan.hostAddress}/24`);
+  for (const planned of plan.clusters) {
+    const cluster: ClusterState = {
+      ...planned,
+      kubeconfig: controlPlaneFiles(planned.dir).adminKubeconfig,
+      apiServerUrl: `https://${planned.publicAddress}:${API_SERVER_PORT}`,
+      processes: [],
+    };
+    state.clusters.push(cluster);
+    save(state);
+    log(`[lab ${name}] cluster ${cluster.name}: network (${cluster.publicAddress}${cluster.routerNetns ? ", behind NAT" : ""}, pods ${cluster.podCidr}, services ${cluster.serviceCidr})`);
+    await createNetwork(state, cluster);
+    mkdirSync(cluster.dir, { recursive: true, mode: 0o700 });
+    const spec = controlPlaneSpec(cluster, grace);
+    writeControlPlaneFiles(spec);
+    log(`[lab ${name}] cluster ${cluster.name}: starting etcd and kube-apiserver`);
+    startApiServer(spec, record(cluster));
+  }
+  // The control planes boot in parallel; each is then awaited in turn.
+  const timeoutMs = options.readyTimeoutMs ?? 180_000;
+  const withLogs = (cluster: ClusterState) => (error: Error): never => {
+    throw new Error(`${error.message}\n  logs: ${join(cluster.dir, "logs")}`);
+  };
+  for (const cluster of state.clusters) {
+    const spec = controlPlaneSpec(cluster, grace);
+    await waitForApiServer(spec, deadProcess(cluster), timeoutMs).catch(withLogs(cluster));
+    log(`[lab ${name}] cluster ${cluster.name}: API server ready; starting kube-controller-manager and kube-scheduler`);
+    startControllers(spec, record(cluster));
+  }
+  for (const cluster of state.clusters) {
+    await waitForControllers(controlPlaneSpec(cluster, grace), deadProcess(cluster), timeoutMs).catch(withLogs(cluster));
+    log(`[lab ${name}] cluster ${cluster.name}: ready at ${cluster.apiServerUrl} (kubeconfig ${cluster.kubeconfig})`);
+  }
+  await setProfile(state, state.profile);
+  return state;
+}
+
+/** Appends a started process to the cluster's record and saves the state at once. */
+function recorder(state: LabState): (cluster: ClusterState) => (process: ProcessRecord) => void {
+  return (cluster) => (process) => {
+    cluster.processes.push(process);
+    save(state);
+  };
+}
+
+/** The name of the first recorded process of `cluster` that has exited, if any. */
+function deadProcess(cluster: ClusterState): () => string | undefined {
+  return () => cluster.processes.find((p) => !isRunning(p))?.name;
+}
+
+function sameClusters(state: LabState, requests: readonly ClusterRequest[]): boolean {
+  return (
+    state.clusters.length === requests.length &&
+    requests.every((r, i) => {
+      const c = state.clusters[i]!;
+      return c.name === r.name && (!r.podCidr || r.podCidr === c.podCidr) && (!r.serviceCidr || r.serviceCidr === c.serviceCidr);
+    })
+  );
+}
+
+async function createNetwork(state: LabState, cluster: ClusterState): Promise<void> {
+  await createNamespace(cluster.netns);
+  if (cluster.routerNetns) {
+    // The router holds the public address on the bridge; the cluster sits on a private link.
+    await createNamespace(cluster.routerNetns);
+    await attachToBridge(cluster.routerNetns, state.bridge, cluster.hostLink, `${cluster.publicAddress}/24`);
+    await linkNamespaces({ netns: cluster.routerNetns, address: `${cluster.gatewayAddress}/24` }, { netns: cluster.netns, address: `${cluster.address}/24` }, "lan");
+    await run("ip", ["netns", "exec", cluster.netns, "ip", "route", "add", "default", "via", cluster.gatewayAddress!]);
+    await configureNatRouter(cluster.routerNetns, cluster.privateCidr!, cluster.address, state.natForwards);
+  } else {
+    await attachToBridge(cluster.netns, state.bridge, cluster.hostLink, `${cluster.address}/24`);
+  }
+  await createPodInterface(cluster.netns);
+}
+
+/** Applies a connectivity profile (`open` or `gateway-only`) to a running lab. */
+export async function setProfile(state: LabState, profile: ConnectivityProfile): Promise<void> {
+  if (profile === "nat" && !state.clusters.some((c) => c.routerNetns)) {
+    throw new Error(`lab ${state.name}: the nat profile is chosen at "up" (--profile nat --behind-nat NAME); it cannot be applied to a running lab`);
+  }
+  if (profile !== "nat" && state.profile === "nat") {
+    throw new Error(`lab ${state.name} was built behind NAT; bring it down and up again to change to ${profile}`);
+  }
+  for (const cluster of state.clusters) {
+    await applyProfile(cluster.netns, profileRules(profile, state.hostAddress, API_SERVER_PORT, state.gatewayPorts));
+  }
+  state.profile = profile;
+  save(state);
+}
+
+/** Adds a "pod" address, which must lie in the cluster's pod CIDR, to the cluster's pod interface. */
+export async function addPodAddress(state: LabState, clusterName: string, address: string): Promise<void> {
+  const cluster = clusterOf(state, clusterName);
+  if (!Cidr.parse(cluster.podCidr).contains(address)) {
+    throw new Error(`pod address ${address} is outside cluster ${clusterName}'s pod CIDR ${cluster.podCidr}`);
+  }
+  await addAddressToPods(cluster.netns, address);
+}
+
+/**
+ * Removes everything lab `name` made: its processes (by recorded PID, or found inside its own
+ * namespaces), namespaces, links and files. Works from the state file and from the lab's name
+ * prefixes, so a run that crashed before saving its state is cleaned up too. Returns what it removed.
+ */
+export async function downLab(name: string, root = DEFAULT_LAB_ROOT): Promise<string[]> {
+  const removed: string[] = [];
+  const state = readLab(name, root);
+  const records = state?.clusters.flatMap((c) => c.processes) ?? [];
+  const netnses = new Set(state?.clusters.flatMap((c) => [c.netns, ...(c.routerNetns ? [c.routerNetns] : [])]) ?? []);
+  const prefix = namespacePrefix(name);
+  for (const ns of (await run("ip", ["netns", "list"])).split("\n").map((l) => l.split(" ")[0]!)) {
+    if (ns.startsWith(prefix)) netnses.add(ns);
+  }
+  // Processes living in the lab's own namespaces were started by the lab, even if unrecorded.
+  for (const ns of netnses) {
+    for (const pid of await namespacePids(ns)) {
+      if (!records.some((r) => r.pid === pid)) {
+        const record = recordOf(pid, `process in ${ns}`, "");
+        if (record) records.push(record);
+      }
+    }
+  }
+  for (const record of records.reverse()) {
+    if (isRunning(record)) {
+      await stopProcess(record);
+      removed.push(`${record.name} (pid ${record.pid})`);
+    }
+  }
+  for (const ns of netnses) {
+    if (namespaceExists(ns)) {
+      await deleteNamespace(ns);
+      removed.push(`namespace ${ns}`);
+    }
+  }
+  const links = new Set([...(state?.clusters.map((c) => c.hostLink) ?? []), ...(state ? [state.bridge] : [])]);
+  for (const line of (await run("ip", ["-o", "link", "show"])).split("\n")) {
+    const link = line.split(":")[1]?.trim().split("@")[0];
+    if (link && (link === bridgeName(name) || link.startsWith(`${bridgeName(name)}-`))) links.add(link);
+  }
+  for (const link of links) {
+    if (await linkExists(link)) {
+      await deleteLink(link);
+      removed.push(`link ${link}`);
+    }
+  }
+  const dir = join(root, name);
+  if (existsSync(dir)) {
+    rmSync(dir, { recursive: true, force: true });
+    if (state) removed.push(`directory ${dir}`);
+  }
+  return removed;
+}
+
+/** Prefix of every namespace of lab `name`. */
+export const namespacePrefix = (name: string): string => `liqo-${name}-`;
+/** Name of lab `name`'s bridge; its veth ends are named `<bridge>-<index>`. */
+export const bridgeName = (name: string): string => `lq-${name}`;
+
+/** A cluster's health, for `status`. */
+export interface ClusterHealth {
+  /** Cluster name. */
+  readonly name: string;
+  /** API server URL as the host reaches it. */
+  readonly apiServerUrl: string;
+  /** Each recorded process and whether it runs. */
+  readonly processes: { readonly name: string; readonly pid: number; readonly running: boolean }[];
+}
+
+/** Reports which of a lab's processes still run. */
+export function labHealth(state: LabState): ClusterHealth[] {
+  return state.clusters.map((c) => ({
+    name: c.name,
+    apiServerUrl: c.apiServerUrl,
+    processes: c.processes.map((p) => ({ name: p.name, pid: p.pid, running: isRunning(p) })),
+  }));
+}
+
+export { type PlannedCluster } from "./plan.js";

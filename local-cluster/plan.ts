@@ -1,0 +1,159 @@
+/**
+ * Planning a lab: names, addresses and CIDRs for every cluster, decided before anything is
+ * created. Pure, so every rule here is unit-tested without root or clusters.
+ */
+import { join } from "node:path";
+import { Cidr } from "../provider/net/cidr.js";
+import type { ConnectivityProfile, PortForward, PortRange } from "./connectivity.js";
+
+/** One cluster asked of a lab. */
+export interface ClusterRequest {
+  /** Cluster name: a lowercase letter, then up to 11 lowercase letters, digits or dashes. */
+  readonly name: string;
+  /** Pod CIDR. Two clusters may share one (to exercise remapping). @default 10.(100+i).0.0/16 */
+  readonly podCidr?: string;
+  /** Service CIDR. @default 10.(200+i).0.0/16 */
+  readonly serviceCidr?: string;
+}
+
+/** Every name and address of one cluster. */
+export interface PlannedCluster {
+  /** Cluster name. */
+  readonly name: string;
+  /** Position in the lab, from 0. */
+  readonly index: number;
+  /** The cluster's network namespace. */
+  readonly netns: string;
+  /** The NAT router's namespace, for a cluster behind NAT. */
+  readonly routerNetns?: string;
+  /** Host end of the veth on the lab bridge (the router's, behind NAT). */
+  readonly hostLink: string;
+  /** Address of the cluster's own interface. */
+  readonly address: string;
+  /** Address others reach it at: its own, or its router's behind NAT. */
+  readonly publicAddress: string;
+  /** Behind NAT: the router's address on the private link (the cluster's default gateway). */
+  readonly gatewayAddress?: string;
+  /** Behind NAT: the private link's CIDR. */
+  readonly privateCidr?: string;
+  /** Pod CIDR. */
+  readonly podCidr: string;
+  /** Service CIDR. */
+  readonly serviceCidr: string;
+  /** Directory of the cluster's files. */
+  readonly dir: string;
+}
+
+/** Every decision about a lab, before anything exists. */
+export interface LabPlan {
+  /** Lab name. */
+  readonly name: string;
+  /** Host bridge joining the clusters. */
+  readonly bridge: string;
+  /** Third octet of the lab's subnet 172.29.N.0/24. */
+  readonly subnetIndex: number;
+  /** The host's address on the bridge (where `pulumi` runs from). */
+  readonly hostAddress: string;
+  /** Connectivity profile. */
+  readonly profile: ConnectivityProfile;
+  /** Gateway UDP ports kept open under `gateway-only`. */
+  readonly gatewayPorts: PortRange;
+  /** Ports NAT routers forward. */
+  readonly natForwards: readonly PortForward[];
+  /** The clusters. */
+  readonly clusters: readonly PlannedCluster[];
+}
+
+/** Settings of a plan that do not come from the cluster requests. */
+export interface PlanSettings {
+  /** Connectivity profile. */
+  readonly profile: ConnectivityProfile;
+  /** Under `nat`, the clusters behind NAT. @default the last cluster */
+  readonly behindNat?: readonly string[] | undefined;
+  /** Ports NAT routers forward. */
+  readonly natForwards: readonly PortForward[];
+  /** Gateway UDP ports kept open under `gateway-only`. */
+  readonly gatewayPorts: PortRange;
+  /** Subnet indexes taken by other labs or by host addresses. */
+  readonly usedSubnetIndexes: readonly number[];
+}
+
+/** Thrown by {@link planLab} with every problem found, not only the first. */
+export class LabPlanError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid lab:\n  - ${problems.join("\n  - ")}`);
+    this.name = "LabPlanError";
+  }
+}
+
+const PRIVATE_NAT_CIDR = "192.168.100.0/24";
+const MAX_CLUSTERS = 40;
+
+/** Plans lab `name` in `dir`; throws {@link LabPlanError} listing every invalid input. */
+export function planLab(name: string, dir: string, requests: readonly ClusterRequest[], settings: PlanSettings): LabPlan {
+  const problems: string[] = [];
+  if (!/^[a-z0-9]{1,8}$/.test(name)) problems.push(`lab name "${name}": use 1 to 8 lowercase letters or digits`);
+  if (requests.length === 0) problems.push("no clusters requested");
+  if (requests.length > MAX_CLUSTERS) problems.push(`${requests.length} clusters requested; at most ${MAX_CLUSTERS}`);
+  const names = requests.map((r) => r.name);
+  for (const [i, n] of names.entries()) {
+    if (!/^[a-z][a-z0-9-]{0,11}$/.test(n)) problems.push(`cluster name "${n}": use a lowercase letter, then up to 11 lowercase letters, digits or dashes`);
+    if (names.indexOf(n) !== i) problems.push(`cluster name "${n}" is given twice`);
+  }
+  const behindNat = settings.profile === "nat" ? (settings.behindNat?.length ? settings.behindNat : names.slice(-1)) : [];
+  for (const n of behindNat) if (!names.includes(n)) problems.push(`--behind-nat "${n}" is not one of the clusters (${names.join(", ")})`);
+  if (settings.profile !== "nat" && settings.behindNat?.length) problems.push(`--behind-nat needs --profile nat (profile is ${settings.profile})`);
+  const { from, to } = settings.gatewayPorts;
+  if (!(Number.isInteger(from) && Number.isInteger(to) && from >= 1 && from <= to && to <= 65535)) {
+    problems.push(`gateway ports ${from}-${to}: expected a range within 1-65535`);
+  }
+
+  const subnetIndex = [...Array(250).keys()].map((i) => i + 1).find((i) => !settings.usedSubnetIndexes.includes(i));
+  if (subnetIndex === undefined) problems.push("every lab subnet 172.29.1-250.0/24 is in use: bring a lab down first");
+  const labSubnet = Cidr.parse(`172.29.${subnetIndex ?? 0}.0/24`);
+
+  const clusters = requests.map((request, index): PlannedCluster | undefined => {
+    const parse = (what: string, text: string): Cidr | undefined => {
+      try {
+        const cidr = Cidr.parse(text);
+        for (const [label, reserved] of [["the lab network", labSubnet], ["the NAT network", Cidr.parse(PRIVATE_NAT_CIDR)]] as const) {
+          if (cidr.overlaps(reserved)) problems.push(`cluster ${request.name}: ${what} ${text} overlaps ${label} ${reserved.toString()}`);
+        }
+        return cidr;
+      } catch (error) {
+        problems.push(`cluster ${request.name}: ${what}: ${(error as Error).message}`);
+        return undefined;
+      }
+    };
+    const pods = parse("pod CIDR", request.podCidr ?? `10.${100 + index}.0.0/16`);
+    const services = parse("service CIDR", request.serviceCidr ?? `10.${200 + index}.0.0/16`);
+    if (pods && services && pods.overlaps(services)) problems.push(`cluster ${request.name}: pod CIDR ${pods.toString()} overlaps service CIDR ${services.toString()}`);
+    if (!pods || !services) return undefined;
+    const publicAddress = labSubnet.nth(10 + index);
+    const natted = behindNat.includes(request.name);
+    const privateCidr = Cidr.parse(PRIVATE_NAT_CIDR);
+    return {
+      name: request.name,
+      index,
+      netns: `liqo-${name}-${request.name}`,
+      ...(natted ? { routerNetns: `liqo-${name}-${request.name}-nat`, gatewayAddress: privateCidr.nth(1), privateCidr: privateCidr.toString() } : {}),
+      hostLink: `lq-${name}-${index}`,
+      address: natted ? privateCidr.nth(2) : publicAddress,
+      publicAddress,
+      podCidr: pods.toString(),
+      serviceCidr: services.toString(),
+      dir: join(dir, request.name),
+    };
+  });
+  if (problems.length > 0) throw new LabPlanError(problems);
+  return {
+    name,
+    bridge: `lq-${name}`,
+    subnetIndex: subnetIndex!,
+    hostAddress: labSubnet.nth(1),
+    profile: settings.profile,
+    gatewayPorts: settings.gatewayPorts,
+    natForwards: settings.natForwards,
+    clusters: clusters as PlannedCluster[],
+  };
+}

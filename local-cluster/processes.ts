@@ -1,0 +1,87 @@
+/**
+ * Long-running processes of the local clusters (etcd, the control plane, later the agent): started
+ * inside a cluster's network namespace, recorded by PID and start time, and ended only by that
+ * record, so that nothing but what this harness started is ever signalled.
+ */
+import { spawn } from "node:child_process";
+import { closeSync, openSync, readFileSync } from "node:fs";
+
+/** What is needed to find, and only find, a process this harness started. */
+export interface ProcessRecord {
+  /** Role of the process, e.g. `kube-apiserver`. */
+  readonly name: string;
+  /** Its PID. */
+  readonly pid: number;
+  /** Its start time in clock ticks since boot (/proc/PID/stat field 22): guards against PID reuse. */
+  readonly startTicks: number;
+  /** File that receives its stdout and stderr. */
+  readonly logFile: string;
+}
+
+interface ProcStat {
+  readonly state: string;
+  readonly startTicks: number;
+}
+
+function readStat(pid: number): ProcStat | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return undefined;
+  }
+  // The command name (field 2) may hold spaces and parentheses: split after its closing ')'.
+  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+  return { state: fields[0]!, startTicks: Number(fields[19]) };
+}
+
+/** Whether the recorded process is still running (a zombie or a reused PID counts as gone). */
+export function isRunning(record: ProcessRecord): boolean {
+  const stat = readStat(record.pid);
+  return stat !== undefined && stat.state !== "Z" && stat.startTicks === record.startTicks;
+}
+
+/**
+ * Starts `command args…` inside network namespace `netns`, detached from this process so that it
+ * outlives the command that started the cluster. `ip netns exec` execs the command in place, so
+ * the PID recorded is the command's own.
+ */
+export function startInNamespace(netns: string, name: string, command: string, args: readonly string[], logFile: string): ProcessRecord {
+  const log = openSync(logFile, "a");
+  try {
+    const child = spawn("ip", ["netns", "exec", netns, command, ...args], { detached: true, stdio: ["ignore", log, log] });
+    if (child.pid === undefined) throw new Error(`could not start ${name} (${command}) in namespace ${netns}`);
+    child.unref();
+    const stat = readStat(child.pid);
+    if (!stat) throw new Error(`${name} (${command}) exited at once in namespace ${netns}; see ${logFile}`);
+    return { name, pid: child.pid, startTicks: stat.startTicks, logFile };
+  } finally {
+    closeSync(log);
+  }
+}
+
+/** Resolves after `ms` milliseconds. */
+export function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Ends the recorded process: SIGTERM, then SIGKILL if it is still running after `graceMs`.
+ * Does nothing if it has already exited or its PID now belongs to another process.
+ */
+export async function stopProcess(record: ProcessRecord, graceMs = 10_000): Promise<void> {
+  if (!isRunning(record)) return;
+  process.kill(record.pid, "SIGTERM");
+  const deadline = Date.now() + graceMs;
+  while (isRunning(record) && Date.now() < deadline) await delay(100);
+  if (isRunning(record)) {
+    process.kill(record.pid, "SIGKILL");
+    while (isRunning(record)) await delay(50);
+  }
+}
+
+/** Reads the start time of a live process found by PID alone (e.g. listed in a namespace). */
+export function recordOf(pid: number, name: string, logFile: string): ProcessRecord | undefined {
+  const stat = readStat(pid);
+  return stat && { name, pid, startTicks: stat.startTicks, logFile };
+}

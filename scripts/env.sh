@@ -1,0 +1,9 @@
+# Source this file to get the project's Node, pulumi, Kubernetes, etcd and wireguard-go first
+# on PATH, with Pulumi set up to work offline. It changes nothing on disk.
+# shellcheck source=lib.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
+PATH="$(toolchain_path):$PATH"
+export PATH LIQO_CACHE
+export PULUMI_SKIP_UPDATE_CHECK=true
+export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
+export PULUMI_HOME="${PULUMI_HOME:-$LIQO_CACHE/pulumi-home}"

