@@ -6,8 +6,11 @@ module.exports = {
   roots: ["<rootDir>/test"],
   testMatch: ["**/*.test.ts"],
   transform: { "^.+\\.ts$": ["ts-jest", { tsconfig: "tsconfig.json" }] },
-  // Suites share local clusters started once per run (see test/global-setup.ts); they run one at
-  // a time because the machine has two cores and the clusters need them.
+  // Sources import each other as `./x.js` (Node's ESM-style resolution); Jest resolves the .ts.
+  moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
+  // Suites share local clusters (see test/support/labs.ts); they run one at a time because the
+  // machine has two cores and the clusters need them.
   maxWorkers: 1,
+  globalTeardown: "<rootDir>/test/global-teardown.js",
   testTimeout: 600000,
 };

@@ -4,9 +4,9 @@
  * them), plus the NAT router that puts a cluster behind NAT.
  *
  * - `open`: everything reachable.
- * - `gateway-only`: over the wire, a cluster accepts only the gateway UDP ports (from anyone) and
- *   its API server port from the host, as an operator's kubeconfig would reach it. Traffic that
- *   arrives on any other interface (the tunnel) is not filtered.
+ * - `gateway-only`: over the wire, a cluster accepts from other clusters only the gateway UDP
+ *   ports, and from the host only its API server port, as an operator's kubeconfig would reach it.
+ *   Traffic that arrives on any other interface (the tunnel) is not filtered.
  * - `nat`: chosen clusters sit behind a router namespace that masquerades their traffic and
  *   forwards only the ports they open; the others are `open`.
  */
@@ -41,8 +41,9 @@ export function profileRules(profile: ConnectivityProfile, hostAddress: string, 
   if (profile !== "gateway-only") return [];
   return [
     ["-m", "conntrack", "--ctstate", "ESTABLISHED,RELATED", "-j", "RETURN"],
-    ["-p", "udp", "--dport", `${gatewayPorts.from}:${gatewayPorts.to}`, "-j", "RETURN"],
     ["-s", hostAddress, "-p", "tcp", "--dport", String(apiPort), "-j", "RETURN"],
+    ["-s", hostAddress, "-j", "DROP"],
+    ["-p", "udp", "--dport", `${gatewayPorts.from}:${gatewayPorts.to}`, "-j", "RETURN"],
     ["-j", "DROP"],
   ];
 }

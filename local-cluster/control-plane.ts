@@ -184,8 +184,8 @@ export function startControllers(spec: ControlPlaneSpec, onStarted: (record: Pro
   ]);
 }
 
-/** GETs `/readyz` with the admin credentials; resolves with the status code and body. */
-function getReadyz(kc: k8s.KubeConfig): Promise<{ status: number; body: string }> {
+/** GETs `/readyz` with the kubeconfig's credentials; resolves with the status code and body. */
+export function getReadyz(kc: k8s.KubeConfig): Promise<{ status: number; body: string }> {
   const cluster = kc.getCurrentCluster()!;
   const user = kc.getCurrentUser()!;
   const decode = (data: string | undefined): string => Buffer.from(data ?? "", "base64").toString("utf8");

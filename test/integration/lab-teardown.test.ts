@@ -1,0 +1,77 @@
+/**
+ * Teardown leaves nothing, also after a run that was killed half-way: no process, namespace,
+ * link, firewall rule or file. A second `up` after such a crash recovers by itself.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { run } from "../../local-cluster/exec.js";
+import { bridgeName, downLab, namespacePrefix, readLab, upLab } from "../../local-cluster/lab.js";
+import { isRunning, type ProcessRecord } from "../../local-cluster/processes.js";
+import { poll } from "../../provider/wait/poll.js";
+import { TEST_LAB_ROOT, uniqueLabName } from "../support/labs.js";
+
+/** What of lab `name` exists on the host right now. */
+async function traces(name: string, records: readonly ProcessRecord[]): Promise<string[]> {
+  const found: string[] = [];
+  for (const ns of (await run("ip", ["netns", "list"])).split("\n")) if (ns.startsWith(namespacePrefix(name))) found.push(`namespace ${ns}`);
+  for (const line of (await run("ip", ["-o", "link", "show"])).split("\n")) {
+    const link = line.split(":")[1]?.trim().split("@")[0] ?? "";
+    if (link === bridgeName(name) || link.startsWith(`${bridgeName(name)}-`)) found.push(`link ${link}`);
+  }
+  for (const r of records) if (isRunning(r)) found.push(`process ${r.name} ${r.pid}`);
+  if (existsSync(join(TEST_LAB_ROOT, name))) found.push(`directory ${join(TEST_LAB_ROOT, name)}`);
+  return found;
+}
+
+/** The host's firewall rules, without iptables-save's timestamped comments. */
+async function hostRules(): Promise<string> {
+  return (await run("iptables-save", [])).replace(/^#.*\n?/gm, "");
+}
+
+describe("lab teardown", () => {
+  test("GIVEN an `up` killed half-way WHEN up runs again THEN it recovers, and down then leaves nothing", async () => {
+    const name = uniqueLabName();
+    const hostRulesBefore = await hostRules();
+    const cli = join(__dirname, "..", "..", "dist", "local-cluster", "cli.js");
+    const child = spawn(process.execPath, [cli, "up", "solo", "--lab", name], { env: { ...process.env, LIQO_LAB_ROOT: TEST_LAB_ROOT }, stdio: "ignore" });
+    const seen: ProcessRecord[] = [];
+    try {
+      // Kill the command as soon as its API server process is recorded: a crash mid-start.
+      await poll({ step: "test", object: `kube-apiserver of lab ${name} recorded`, endpoint: TEST_LAB_ROOT }, { timeoutMs: 60_000, intervalMs: 50 }, async () => {
+        const processes = readLab(name, TEST_LAB_ROOT)?.clusters[0]?.processes ?? [];
+        return processes.some((p) => p.name === "kube-apiserver") ? { done: true, value: undefined } : { done: false, state: `${processes.length} processes recorded` };
+      });
+      child.kill("SIGKILL");
+      seen.push(...readLab(name, TEST_LAB_ROOT)!.clusters[0]!.processes);
+      expect(seen.some(isRunning)).toBe(true);
+
+      const lines: string[] = [];
+      const lab = await upLab([{ name: "solo" }], { name, root: TEST_LAB_ROOT, log: (l) => lines.push(l) });
+      expect(lines.join("\n")).toMatch(/removed leftovers of a previous run: .*kube-apiserver/);
+      expect(seen.some(isRunning)).toBe(false);
+      seen.push(...lab.clusters[0]!.processes);
+      expect(lab.clusters[0]!.processes.every(isRunning)).toBe(true);
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+      await downLab(name, TEST_LAB_ROOT);
+    }
+    expect(await traces(name, seen)).toEqual([]);
+    expect(await hostRules()).toBe(hostRulesBefore);
+  });
+
+  test("GIVEN a healthy lab WHEN up is asked for the same clusters THEN it is reused as is", async () => {
+    const name = uniqueLabName();
+    try {
+      const first = await upLab([{ name: "solo" }], { name, root: TEST_LAB_ROOT, log: () => undefined });
+      const lines: string[] = [];
+      const second = await upLab([{ name: "solo" }], { name, root: TEST_LAB_ROOT, log: (l) => lines.push(l) });
+      expect(second.clusters[0]!.processes.map((p) => p.pid)).toEqual(first.clusters[0]!.processes.map((p) => p.pid));
+      expect(lines).toEqual([`[lab ${name}] already up: solo`]);
+      expect(readFileSync(second.clusters[0]!.kubeconfig, "utf8")).toContain(second.clusters[0]!.apiServerUrl);
+    } finally {
+      await downLab(name, TEST_LAB_ROOT);
+    }
+    expect(await traces(name, [])).toEqual([]);
+  });
+});
