@@ -4,7 +4,7 @@
  * by the same calls that tear a healthy one down.
  */
 import { existsSync } from "node:fs";
-import { run, runIn } from "./exec.js";
+import { run, runIn, type CommandError } from "./exec.js";
 
 /** Whether network namespace `name` exists. */
 export function namespaceExists(name: string): boolean {
@@ -36,7 +36,11 @@ export async function createBridge(name: string, addressWithPrefix: string): Pro
 
 /** Deletes host link `name` (bridge or veth end), if it exists. */
 export async function deleteLink(name: string): Promise<void> {
-  if (await linkExists(name)) await run("ip", ["link", "delete", name]);
+  if (!(await linkExists(name))) return;
+  await run("ip", ["link", "delete", name]).catch((error: CommandError) => {
+    // A veth end vanishes on its own, a moment after its peer's namespace is deleted.
+    if (!error.stderr?.includes("Cannot find device")) throw error;
+  });
 }
 
 /**

@@ -15,3 +15,13 @@ die() { printf '[toolchain] error: %s\n' "$*" >&2; exit 1; }
 toolchain_path() {
   printf '%s' "$NODE_HOME/bin:$LIQO_CACHE/pulumi-$PULUMI_VERSION/bin:$LIQO_CACHE/kubernetes-$KUBERNETES_VERSION/bin:$LIQO_CACHE/etcd-$ETCD_VERSION/bin:$LIQO_CACHE/wireguard-go-$WIREGUARD_GO_VERSION/bin"
 }
+
+# The start of both README commands: build what is missing, enter the project's environment,
+# insist on root (local clusters are network namespaces; $1 says what needs it) and cd to the repo.
+prepare_as_root() {
+  "$REPO_ROOT/scripts/toolchain.sh"
+  # shellcheck source=env.sh
+  . "$REPO_ROOT/scripts/env.sh"
+  [ "$(id -u)" -eq 0 ] || die "$1: run as root"
+  cd "$REPO_ROOT"
+}

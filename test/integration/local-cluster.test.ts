@@ -156,4 +156,21 @@ describe("local clusters", () => {
       await setProfile(lab, "open");
     }
   });
+
+  test("GIVEN the nat profile THEN the cluster behind NAT reaches out, and is reached only through the ports its router forwards", async () => {
+    await withLab([{ name: "open" }, { name: "natted" }], { profile: "nat", behindNat: ["natted"] }, async (natLab) => {
+      const [open, natted] = [clusterOf(natLab, "open"), clusterOf(natLab, "natted")];
+      expect(natted.address).not.toBe(natted.publicAddress);
+      // Outbound through the router's masquerade.
+      await withTcpListener(open.netns, OTHER_PORT, async () => {
+        expect(await canConnectTcp(natted.netns, open.publicAddress, OTHER_PORT)).toBe(true);
+      });
+      // Inbound: the forwarded API server port answers from the host; nothing else gets in.
+      expect((await getReadyz(adminConfig(natted))).status).toBe(200);
+      await withTcpListener(natted.netns, OTHER_PORT, async () => {
+        expect(await canConnectTcp(open.netns, natted.publicAddress, OTHER_PORT)).toBe(false);
+        expect(await canConnectTcp(open.netns, natted.address, OTHER_PORT)).toBe(false);
+      });
+    });
+  });
 });

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: unit tests of pure logic, integration tests on real local clusters,
+# and end-to-end tests through the real `pulumi` CLI. Sets everything up first (idempotent).
+# Extra arguments go to Jest, e.g. `scripts/test.sh test/unit`.
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
+prepare_as_root "the tests create network namespaces, bridges and firewall rules"
+mkdir -p .test-output
+status=0
+npm test --silent -- --json --outputFile=.test-output/results.json "$@" || status=$?
+# One closing line in the plain "N passed, N failed" form that any CI reads.
+node -e '
+  const r = JSON.parse(require("fs").readFileSync(".test-output/results.json", "utf8"));
+  const skipped = r.numPendingTests + r.numTodoTests;
+  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed` + (skipped ? `, ${skipped} skipped` : ""));
+' || true
+exit "$status"

@@ -1,0 +1,64 @@
+/**
+ * Runs the real `pulumi` CLI on a program, offline: a file backend and a passphrase in a fresh
+ * temporary directory, removed by `dispose` (call it in `finally`). The program is copied there
+ * with a link to the repository's node_modules, so runs never write into the repository.
+ */
+import { execa } from "execa";
+import { cpSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** What one `pulumi` command printed. */
+export interface PulumiResult {
+  readonly exitCode: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** A program in a temporary workspace with its own backend and stack. */
+export class PulumiWorkspace {
+  private constructor(readonly dir: string, readonly programDir: string, readonly env: Record<string, string>) {}
+
+  /** Copies program directory `source` into a fresh workspace and creates stack `stack`. */
+  static async create(source: string, stack = "test"): Promise<PulumiWorkspace> {
+    const dir = mkdtempSync(join(tmpdir(), "pulumi-liqo-e2e-"));
+    const programDir = join(dir, "program");
+    cpSync(source, programDir, { recursive: true });
+    symlinkSync(join(__dirname, "..", "..", "node_modules"), join(programDir, "node_modules"));
+    const env = {
+      PULUMI_BACKEND_URL: `file://${join(dir, "state")}`,
+      PULUMI_CONFIG_PASSPHRASE: "e2e-test-passphrase",
+      PULUMI_HOME: join(dir, "home"),
+      PULUMI_SKIP_UPDATE_CHECK: "true",
+      PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+    };
+    const workspace = new PulumiWorkspace(dir, programDir, env);
+    const init = await workspace.pulumi(["stack", "init", stack]);
+    if (init.exitCode !== 0) throw new Error(`pulumi stack init failed: ${init.stderr || init.stdout}`);
+    return workspace;
+  }
+
+  /** Runs `pulumi args…` in the program directory; never throws on a non-zero exit. */
+  async pulumi(args: readonly string[]): Promise<PulumiResult> {
+    const result = await execa("pulumi", [...args, "--non-interactive"], {
+      cwd: this.programDir,
+      env: this.env,
+      reject: false,
+      stdin: "ignore",
+      timeout: 10 * 60_000,
+    });
+    return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) };
+  }
+
+  /** Runs `pulumi args…` and throws, with everything it printed, unless it exits 0. */
+  async ok(args: readonly string[]): Promise<PulumiResult> {
+    const result = await this.pulumi(args);
+    if (result.exitCode !== 0) throw new Error(`pulumi ${args.join(" ")} exited ${result.exitCode}:\n${result.stdout}\n${result.stderr}`);
+    return result;
+  }
+
+  /** Removes the workspace: program copy, state and Pulumi home. */
+  dispose(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
