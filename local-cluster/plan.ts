@@ -98,7 +98,7 @@ export function planLab(name: string, dir: string, requests: readonly ClusterReq
   const names = requests.map((r) => r.name);
   for (const [i, n] of names.entries()) {
     if (!/^[a-z][a-z0-9-]{0,11}$/.test(n)) problems.push(`cluster name "${n}": use a lowercase letter, then up to 11 lowercase letters, digits or dashes`);
-    if (names.indexOf(n) !== i) problems.push(`cluster name "${n}" is given twice`);
+    if (names.indexOf(n) !== i && names.indexOf(n, names.indexOf(n) + 1) === i) problems.push(`cluster name "${n}" is given more than once`);
   }
   const behindNat = settings.profile === "nat" ? (settings.behindNat?.length ? settings.behindNat : names.slice(-1)) : [];
   for (const n of behindNat) if (!names.includes(n)) problems.push(`--behind-nat "${n}" is not one of the clusters (${names.join(", ")})`);
@@ -116,7 +116,9 @@ export function planLab(name: string, dir: string, requests: readonly ClusterReq
     const parse = (what: string, text: string): Cidr | undefined => {
       try {
         const cidr = Cidr.parse(text);
-        for (const [label, reserved] of [["the lab network", labSubnet], ["the NAT network", Cidr.parse(PRIVATE_NAT_CIDR)]] as const) {
+        const reservedRanges: [string, Cidr][] = [["the NAT network", Cidr.parse(PRIVATE_NAT_CIDR)]];
+        if (subnetIndex !== undefined) reservedRanges.push(["the lab network", labSubnet]);
+        for (const [label, reserved] of reservedRanges) {
           if (cidr.overlaps(reserved)) problems.push(`cluster ${request.name}: ${what} ${text} overlaps ${label} ${reserved.toString()}`);
         }
         return cidr;

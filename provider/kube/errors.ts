@@ -17,11 +17,14 @@ export function describeKubeError(error: unknown): string {
   const e = error as ApiErrorLike;
   const code = statusOf(error);
   if (code === undefined) return e?.message ?? String(error);
-  let message: unknown;
-  try {
-    message = (typeof e.body === "string" ? JSON.parse(e.body) : e.body as { message?: string })?.message;
-  } catch {
-    message = e.body;
+  let body: unknown = e.body;
+  if (typeof body === "string") {
+    try {
+      body = JSON.parse(body);
+    } catch {
+      // Not JSON: the text itself is the message.
+    }
   }
-  return `HTTP ${code}: ${typeof message === "string" ? message : "no message"}`;
+  const message = typeof body === "string" ? body : (body as { message?: unknown } | undefined)?.message;
+  return `HTTP ${code}: ${typeof message === "string" && message.trim() ? message.trim() : "no message"}`;
 }

@@ -16,8 +16,9 @@ export class CidrParseError extends Error {
 /** Parses a dotted-quad IPv4 address into an unsigned 32-bit number. */
 export function parseIpv4(text: string): number {
   const parts = text.split(".");
-  if (parts.length !== 4 || parts.some((p) => !/^\d{1,3}$/.test(p) || Number(p) > 255)) {
-    throw new CidrParseError(text, "expected an address like 10.0.0.1");
+  // Leading zeros are refused: some tools read them as octal, so their meaning is ambiguous.
+  if (parts.length !== 4 || parts.some((p) => !/^(0|[1-9]\d{0,2})$/.test(p) || Number(p) > 255)) {
+    throw new CidrParseError(text, "expected an address like 10.0.0.1 (no leading zeros)");
   }
   return parts.reduce((acc, p) => acc * 256 + Number(p), 0);
 }

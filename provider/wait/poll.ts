@@ -19,13 +19,18 @@ export type CheckResult<T> =
   | { readonly done: false; readonly state: string }
   | { readonly failed: true; readonly reason: string };
 
+/** `90 s`, or `0.3 s` for waits shorter than ten seconds. */
+function formatSeconds(ms: number): string {
+  return ms < 10_000 ? `${Number((ms / 1000).toFixed(1))} s` : `${Math.round(ms / 1000)} s`;
+}
+
 /** A wait that ran out of time. Every wait in the project throws this same shape. */
 export class WaitTimeoutError extends Error {
   /** Brand for checks across copies of this module (no `instanceof`). */
   readonly isWaitTimeoutError = true;
   constructor(readonly context: WaitContext, readonly timeoutMs: number, readonly lastState: string) {
     super(
-      `${context.step}: timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${context.object} at ${context.endpoint}; last state: ${lastState}`,
+      `${context.step}: timed out after ${formatSeconds(timeoutMs)} waiting for ${context.object} at ${context.endpoint}; last state: ${lastState}`,
     );
     this.name = "WaitTimeoutError";
   }
@@ -76,8 +81,8 @@ export async function poll<T>(context: WaitContext, options: PollOptions, check:
       if (result.done) return result.value;
       lastState = result.state;
     } catch (error) {
-      if ((error as Partial<WaitFailedError>).isWaitFailedError) throw error;
-      lastState = (error as Error).message ?? String(error);
+      if ((error as Partial<WaitFailedError> | null)?.isWaitFailedError) throw error;
+      lastState = (error as Error | null)?.message ?? String(error);
     }
     if (now() >= deadline) throw new WaitTimeoutError(context, options.timeoutMs, lastState);
     await sleep(Math.min(options.intervalMs ?? 250, Math.max(0, deadline - now())));
