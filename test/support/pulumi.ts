@@ -4,7 +4,7 @@
  * with a link to the repository's node_modules, so runs never write into the repository.
  */
 import { execa } from "execa";
-import { cpSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -23,6 +23,7 @@ export class PulumiWorkspace {
   static async create(source: string, stack = "test"): Promise<PulumiWorkspace> {
     const dir = mkdtempSync(join(tmpdir(), "pulumi-liqo-e2e-"));
     const programDir = join(dir, "program");
+    mkdirSync(join(dir, "state"));
     cpSync(source, programDir, { recursive: true });
     symlinkSync(join(__dirname, "..", "..", "node_modules"), join(programDir, "node_modules"));
     const env = {
