@@ -50,7 +50,7 @@ function show(state: LabState): void {
   for (const health of labHealth(state)) {
     const cluster = state.clusters.find((c) => c.name === health.name)!;
     const down = health.processes.filter((p) => !p.running).map((p) => p.name);
-    console.log(`  ${cluster.name}: ${health.apiServerUrl}  pods ${cluster.podCidr}  services ${cluster.serviceCidr}${cluster.routerNetns ? "  (behind NAT)" : ""}`);
+    console.log(`  ${cluster.name}: ${health.apiServerUrl}  auth ${cluster.authUrl}  pods ${cluster.podCidr}  services ${cluster.serviceCidr}${cluster.routerNetns ? "  (behind NAT)" : ""}`);
     console.log(`     netns ${cluster.netns}  ${down.length ? `NOT RUNNING: ${down.join(", ")}` : `processes: ${health.processes.map((p) => `${p.name}[${p.pid}]`).join(" ")}`}`);
     console.log(`     export KUBECONFIG=${cluster.kubeconfig}`);
   }

@@ -9,7 +9,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { describeKubeError } from "../provider/kube/errors.js";
 import { forgeKubeconfig } from "../provider/kube/kubeconfig.js";
 import { Cidr } from "../provider/net/cidr.js";
@@ -92,6 +92,8 @@ export function writeControlPlaneFiles(spec: ControlPlaneSpec): ControlPlaneFile
   };
   const inside = `https://127.0.0.1:${API_SERVER_PORT}`;
   kubeconfig("admin.kubeconfig", `https://${spec.publicAddress}:${API_SERVER_PORT}`, { commonName: "local-admin", organizations: ["system:masters"] });
+  // The agent runs in the namespace too; it reaches its API server on loopback, NAT or not.
+  kubeconfig("agent.kubeconfig", inside, { commonName: "pulumi-liqo-agent", organizations: ["system:masters"] });
   kubeconfig("controller-manager.kubeconfig", inside, { commonName: "system:kube-controller-manager" });
   kubeconfig("scheduler.kubeconfig", inside, { commonName: "system:kube-scheduler" });
   return controlPlaneFiles(spec.dir);
@@ -203,6 +205,32 @@ export function getReadyz(kc: k8s.KubeConfig): Promise<{ status: number; body: s
     req.on("error", reject);
     req.end();
   });
+}
+
+/** Port of the agent's auth service in local clusters. */
+export const AUTH_SERVICE_PORT = 8443;
+
+/** The compiled agent's entry point (the agent runs from `dist/`, also when tests run from sources). */
+export function agentEntryPoint(): string {
+  return join(dirname(require.resolve("pulumi-liqo/package.json")), "dist", "agent", "main.js");
+}
+
+/**
+ * Starts the project's agent in the cluster's namespace, as a real cluster would run its
+ * Deployment: auth service on {@link AUTH_SERVICE_PORT}, offer answering, heartbeat.
+ */
+export function startAgent(spec: ControlPlaneSpec, onStarted: (record: ProcessRecord) => void): void {
+  const logs = join(spec.dir, "logs");
+  mkdirSync(logs, { recursive: true });
+  onStarted(
+    startInNamespace(
+      spec.netns,
+      "agent",
+      process.execPath,
+      [agentEntryPoint(), "--kubeconfig", join(spec.dir, "agent.kubeconfig"), "--auth-listen", `0.0.0.0:${AUTH_SERVICE_PORT}`, "--name", `agent-${spec.name}`],
+      join(logs, "agent.log"),
+    ),
+  );
 }
 
 /** Reports the first recorded process that is no longer running, so that waits end at once. */

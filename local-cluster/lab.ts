@@ -10,8 +10,10 @@ import { Cidr } from "../provider/net/cidr.js";
 import { applyProfile, configureNatRouter, profileRules, type ConnectivityProfile, type PortForward, type PortRange } from "./connectivity.js";
 import {
   API_SERVER_PORT,
+  AUTH_SERVICE_PORT,
   controlPlaneFiles,
   startApiServer,
+  startAgent,
   startControllers,
   waitForApiServer,
   waitForControllers,
@@ -68,6 +70,8 @@ export interface ClusterState extends PlannedCluster {
   readonly kubeconfig: string;
   /** API server URL as the host reaches it. */
   readonly apiServerUrl: string;
+  /** The agent's auth service URL as the host and other clusters reach it (open profile). */
+  readonly authUrl: string;
   /** Processes started for this cluster, in start order. */
   readonly processes: ProcessRecord[];
 }
@@ -130,9 +134,12 @@ function controlPlaneSpec(cluster: PlannedCluster, nodeMonitorGracePeriodSeconds
   };
 }
 
+/** etcd, kube-apiserver, kube-controller-manager, kube-scheduler and the agent. */
+const PROCESSES_PER_CLUSTER = 5;
+
 /** Whether every recorded process of the lab is still running. */
 export function isHealthy(state: LabState): boolean {
-  return state.clusters.every((c) => c.processes.length === 4 && c.processes.every(isRunning));
+  return state.clusters.every((c) => c.processes.length === PROCESSES_PER_CLUSTER && c.processes.every(isRunning));
 }
 
 /**
@@ -172,6 +179,7 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
       ...planned,
       kubeconfig: controlPlaneFiles(planned.dir).adminKubeconfig,
       apiServerUrl: `https://${planned.publicAddress}:${API_SERVER_PORT}`,
+      authUrl: `https://${planned.publicAddress}:${AUTH_SERVICE_PORT}`,
       processes: [],
     };
     state.clusters.push(cluster);
@@ -196,8 +204,10 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
     startControllers(spec, record(cluster));
   }
   for (const cluster of state.clusters) {
-    await waitForControllers(controlPlaneSpec(cluster, grace), deadProcess(cluster), timeoutMs).catch(withLogs(cluster));
-    log(`[lab ${name}] cluster ${cluster.name}: ready at ${cluster.apiServerUrl} (kubeconfig ${cluster.kubeconfig})`);
+    const spec = controlPlaneSpec(cluster, grace);
+    await waitForControllers(spec, deadProcess(cluster), timeoutMs).catch(withLogs(cluster));
+    startAgent(spec, record(cluster));
+    log(`[lab ${name}] cluster ${cluster.name}: ready at ${cluster.apiServerUrl} (kubeconfig ${cluster.kubeconfig}); agent started`);
   }
   await setProfile(state, state.profile);
   return state;

@@ -1,0 +1,93 @@
+/**
+ * `POST /v1/identity`: the provider's half of authentication. Every check runs before the first
+ * write, so a refused request leaves nothing in the cluster:
+ *
+ * 1. the body is well formed, the consumer's id is a cluster id and not the provider's own;
+ * 2. the token matches its stored hash (constant time; unknown ids take the same path) and has not expired;
+ * 3. the CSR asks for exactly the consumer's user name, with no group;
+ * then, on the provider cluster:
+ * 4. ensure the tenant namespace and its Role/RoleBinding;
+ * 5. submit the CSR, approve it, wait for the signer's certificate;
+ * 6. answer with the certificate and how to reach the API server.
+ */
+import type * as k8s from "@kubernetes/client-node";
+import { tenantNamespace } from "../../provider/api/names.js";
+import { approveCsr, deleteConsumerCsrs, forgeCertificateSigningRequest, submitCsr, waitForCertificate } from "../../provider/authentication/certificates.js";
+import { checkIdentityCsr } from "../../provider/authentication/csr-policy.js";
+import type { IdentityResponseBody } from "../../provider/authentication/protocol.js";
+import { ensureTenantNamespace, ensureTenantRbac } from "../../provider/authentication/tenant.js";
+import { getPeeringTokenRecord, parsePeeringToken, verifyPeeringToken } from "../../provider/authentication/tokens.js";
+import { getClusterIdentity, isClusterId } from "../../provider/cluster/install.js";
+import type { Reporter } from "../reporter.js";
+import { fail, refuse, type Answer } from "./answer.js";
+
+/** What the handler needs from the service. */
+export interface IssueContext {
+  /** Admin-enough client of the provider cluster. */
+  readonly kc: k8s.KubeConfig;
+  /** Current time in ms (injectable for tests). */
+  readonly now: () => number;
+  /** Where progress and refusals go; never given a secret. */
+  readonly log: Reporter;
+  /** How long to wait for the signer. */
+  readonly certificateTimeoutMs: number;
+}
+
+/** Longest cluster name accepted (it is stored as an annotation, not a label). */
+const MAX_NAME_LENGTH = 253;
+// Printable, no control characters: the name ends up in logs and annotations.
+const NAME_PATTERN = /^[\p{L}\p{N}][\p{L}\p{N} ._:-]*$/u;
+
+/** Handles one identity request from `source` (an IP, for logs). */
+export async function issueIdentity(ctx: IssueContext, body: unknown, source: string): Promise<Answer> {
+  // 1. Shape. Messages name fields, never echo the token.
+  const b = (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>;
+  const missing = ["token", "clusterId", "clusterName", "csr"].filter((k) => typeof b[k] !== "string" || b[k] === "");
+  if (missing.length > 0) return refuse(400, `request body must be JSON with string fields token, clusterId, clusterName, csr; missing or empty: ${missing.join(", ")}`);
+  const { token, clusterId, clusterName, csr } = b as { token: string; clusterId: string; clusterName: string; csr: string };
+  const problems: string[] = [];
+  if (!isClusterId(clusterId)) problems.push("clusterId must be 16 lowercase hex characters");
+  if (clusterName.length > MAX_NAME_LENGTH || !NAME_PATTERN.test(clusterName)) problems.push(`clusterName must be 1-${MAX_NAME_LENGTH} letters, digits, spaces or . _ : -`);
+  if (problems.length > 0) return refuse(400, problems.join("; "));
+
+  // 2. Token. A well-formed token's record is read; any other takes the same comparison against a decoy.
+  const parsed = parsePeeringToken(token);
+  const record = parsed ? await getPeeringTokenRecord(ctx.kc, parsed.tokenId) : undefined;
+  const verdict = verifyPeeringToken(token, record?.secretHash, record?.expiresAt, new Date(ctx.now()));
+  if (!verdict.valid) {
+    ctx.log.warn(`refused identity request of consumer ${clusterId} from ${source}: token ${verdict.reason}${parsed ? ` (token id ${parsed.tokenId})` : ""}`);
+    return refuse(403, verdict.reason === "expired" ? "peering token refused: it has expired" : "peering token refused: unknown, revoked or wrong token");
+  }
+
+  // 3. CSR subject.
+  const csrVerdict = checkIdentityCsr(csr, clusterId);
+  if (!csrVerdict.ok) {
+    ctx.log.warn(`refused identity request of consumer ${clusterId} from ${source}: ${csrVerdict.reason}`);
+    return refuse(csrVerdict.kind === "malformed" ? 400 : 403, `CSR refused: ${csrVerdict.reason}`);
+  }
+
+  const provider = await getClusterIdentity(ctx.kc);
+  if (!provider) return fail(503, "this cluster's identity is not installed (Cluster resource incomplete); try again later");
+  if (provider.clusterId === clusterId) return refuse(400, "clusterId is this provider's own id: a cluster cannot peer with itself");
+
+  // 4-5. Provider cluster acts: tenant, RBAC, certificate.
+  await ensureTenantNamespace(ctx.kc, { consumerClusterId: clusterId, consumerClusterName: clusterName });
+  await ensureTenantRbac(ctx.kc, clusterId);
+  const csrName = await submitCsr(ctx.kc, forgeCertificateSigningRequest({ consumerClusterId: clusterId, csrPem: csr }));
+  await approveCsr(ctx.kc, csrName);
+  const certificate = await waitForCertificate(ctx.kc, csrName, { timeoutMs: ctx.certificateTimeoutMs });
+  // Older CSRs of this consumer are records of certificates already handed out: tidy them.
+  await deleteConsumerCsrs(ctx.kc, clusterId, csrName);
+  ctx.log.info(`issued identity to consumer ${clusterId} (${clusterName}) from ${source}: CSR ${csrName}, token id ${parsed!.tokenId}`);
+
+  // 6. Answer.
+  const answer: IdentityResponseBody = {
+    certificate,
+    apiServerUrl: provider.apiServerUrl,
+    apiServerCa: provider.apiServerCaPem,
+    tenantNamespace: tenantNamespace(clusterId),
+    providerClusterId: provider.clusterId,
+    providerClusterName: provider.clusterName,
+  };
+  return { status: 200, body: answer };
+}

@@ -1,0 +1,224 @@
+/**
+ * The provider's auth service: HTTPS, with its certificate from the auth TLS Secret that `Cluster`
+ * installs, and the cluster's client CA to check identities that come back to revoke themselves.
+ * Routing, body limits and the failure limiter live here; the protocol steps live in the handlers.
+ */
+import * as k8s from "@kubernetes/client-node";
+import { createServer, type Server } from "node:https";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { TLSSocket } from "node:tls";
+import { AUTH_TLS_SECRET, SYSTEM_NAMESPACE } from "../../provider/api/names.js";
+import { IDENTITY_PATH, MAX_BODY_BYTES, REVOKE_PATH } from "../../provider/authentication/protocol.js";
+import { readOptional, serverOf } from "../../provider/kube/client.js";
+import { describeKubeError } from "../../provider/kube/errors.js";
+import { poll } from "../../provider/wait/poll.js";
+import type { Reporter } from "../reporter.js";
+import { fail, refuse, type Answer } from "./answer.js";
+import { FailureLimiter, type FailureLimiterOptions } from "./failure-limiter.js";
+import { issueIdentity } from "./issue-identity.js";
+import { revokeConsumerIdentity, splitPemBundle } from "./revoke-identity.js";
+
+/** Options of {@link startAuthService}. */
+export interface AuthServiceOptions {
+  /** Client of the provider cluster, allowed to read the auth Secret and token Secrets, manage namespaces, RBAC and CSRs. */
+  readonly kc: k8s.KubeConfig;
+  /** Address to listen on. @example { host: "0.0.0.0", port: 7443 } (port 0: any free port) */
+  readonly listen: { readonly host: string; readonly port: number };
+  /** Where progress (issued, revoked) and warnings (refusals, failures) go. Never given a token, a key or a certificate. */
+  readonly log: Reporter;
+  /** Current time in ms; tests move it to step past rate-limit windows. @default Date.now */
+  readonly now?: () => number;
+  /** How long to wait for the auth TLS Secret at start. @default 600000 */
+  readonly tlsWaitTimeoutMs?: number;
+  /** How often TLS material and the client CA are re-read, so a renewed certificate is served without restart. @default 30000 */
+  readonly refreshIntervalMs?: number;
+  /** How long to wait for the cluster's signer. @default 60000 */
+  readonly certificateTimeoutMs?: number;
+  /** Failure limiter knobs. @default 5 refusals per minute per source IP */
+  readonly failureLimit?: FailureLimiterOptions;
+}
+
+/** A running auth service. */
+export interface RunningAuthService {
+  /** Port it listens on (the chosen one when asked for port 0). */
+  readonly port: number;
+  /** Stops listening and drops open connections. */
+  close(): Promise<void>;
+}
+
+/** TLS material the server needs. */
+interface TlsMaterial {
+  /** Serving certificate (PEM). */
+  readonly cert: string;
+  /** Its key (PEM, secret). */
+  readonly key: string;
+  /** The cluster's client CA bundle (PEM); empty when unreadable. */
+  readonly clientCa: string;
+}
+
+const STEP = "auth service";
+
+/** Reads the serving certificate and key; undefined while the Secret is not there yet. */
+async function readServingTls(kc: k8s.KubeConfig): Promise<{ cert: string; key: string } | undefined> {
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const secret = await readOptional(() => core.readNamespacedSecret({ name: AUTH_TLS_SECRET, namespace: SYSTEM_NAMESPACE }));
+  const decode = (key: string): string => Buffer.from(secret?.data?.[key] ?? "", "base64").toString("utf8");
+  const [cert, key] = [decode("tls.crt"), decode("tls.key")];
+  return cert && key ? { cert, key } : undefined;
+}
+
+/** Reads the client CA the API server trusts (the signer of identities), as the API server publishes it. */
+async function readClientCa(kc: k8s.KubeConfig): Promise<string> {
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const cm = await readOptional(() => core.readNamespacedConfigMap({ name: "extension-apiserver-authentication", namespace: "kube-system" }));
+  return cm?.data?.["client-ca-file"] ?? "";
+}
+
+async function readTls(kc: k8s.KubeConfig): Promise<TlsMaterial | undefined> {
+  const serving = await readServingTls(kc);
+  return serving ? { ...serving, clientCa: await readClientCa(kc) } : undefined;
+}
+
+/** Reads a request body up to `limit` bytes; undefined when it is larger. */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        resolve(undefined);
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on("end", () => resolve(Buffer.concat(chunks)));
+    req.on("error", reject);
+  });
+}
+
+function write(res: ServerResponse, answer: Answer): void {
+  const payload = JSON.stringify(answer.body);
+  res.writeHead(answer.status, { "content-type": "application/json", "cache-control": "no-store", ...answer.headers });
+  res.end(payload);
+}
+
+/**
+ * Starts the auth service: waits for its TLS Secret, listens, and serves `POST /v1/identity` and
+ * `POST /v1/revoke`. Resolves once it listens.
+ */
+export async function startAuthService(options: AuthServiceOptions): Promise<RunningAuthService> {
+  const { kc, log } = options;
+  const now = options.now ?? Date.now;
+  const endpoint = serverOf(kc);
+  const limiter = new FailureLimiter(options.failureLimit);
+
+  let tls = await poll(
+    { step: STEP, object: `Secret ${SYSTEM_NAMESPACE}/${AUTH_TLS_SECRET}`, endpoint },
+    { timeoutMs: options.tlsWaitTimeoutMs ?? 600_000, intervalMs: 1_000 },
+    async () => {
+      const material = await readTls(kc);
+      return material ? { done: true, value: material } : { done: false, state: "Secret not found (is the Cluster installed?)" };
+    },
+  );
+  if (!tls.clientCa) log.warn(`${STEP}: client CA not readable at ${endpoint} (kube-system/extension-apiserver-authentication); revocations are refused until it is`);
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const source = req.socket.remoteAddress ?? "unknown";
+    const path = (req.url ?? "").split("?")[0];
+    if (path !== IDENTITY_PATH && path !== REVOKE_PATH) return write(res, fail(404, `no such endpoint; use POST ${IDENTITY_PATH} or POST ${REVOKE_PATH}`));
+    if (req.method !== "POST") return write(res, { ...fail(405, `${path} accepts POST only`), headers: { allow: "POST" } });
+    const blockedMs = limiter.blockedFor(source, now());
+    if (blockedMs !== undefined) {
+      const seconds = Math.ceil(blockedMs / 1000);
+      log.warn(`${STEP}: throttled ${source} on ${path} for ${seconds} s after repeated refusals`);
+      return write(res, { ...refuse(429, `too many refused requests from ${source}; retry after ${seconds} s`, { "retry-after": String(seconds) }), countsAsFailure: false });
+    }
+    let answer: Answer;
+    try {
+      const raw = await readBody(req, MAX_BODY_BYTES);
+      let body: unknown;
+      if (raw === undefined) answer = refuse(413, `request body larger than ${MAX_BODY_BYTES} bytes`);
+      else {
+        try {
+          body = raw.length === 0 ? {} : JSON.parse(raw.toString("utf8"));
+        } catch {
+          body = undefined;
+        }
+        if (body === undefined) answer = refuse(400, "request body is not JSON");
+        else if (path === IDENTITY_PATH) {
+          answer = await issueIdentity({ kc, now, log, certificateTimeoutMs: options.certificateTimeoutMs ?? 60_000 }, body, source);
+        } else {
+          const socket = req.socket as TLSSocket;
+          const peer = socket.getPeerCertificate();
+          answer = await revokeConsumerIdentity(
+            { kc, now, log, clientCaPems: splitPemBundle(tls.clientCa), removalTimeoutMs: 60_000 },
+            { ...(peer?.raw ? { raw: peer.raw } : {}), authorized: socket.authorized, ...(socket.authorizationError ? { authorizationError: String(socket.authorizationError) } : {}) },
+            source,
+          );
+        }
+      }
+    } catch (error) {
+      // Errors of the steps name the step, the object and the API server; they carry no secret.
+      const reason = describeKubeError(error);
+      log.warn(`${STEP}: ${path} from ${source} failed: ${reason}`);
+      answer = fail(500, `${path === IDENTITY_PATH ? "issuing the identity" : "revoking the identity"} failed on the provider: ${reason}`);
+    }
+    if (answer.countsAsFailure) limiter.recordFailure(source, now());
+    write(res, answer);
+  };
+
+  const server: Server = createServer(
+    {
+      cert: tls.cert,
+      key: tls.key,
+      // Ask for a client certificate (revocation) without requiring one (identity requests have none);
+      // the revoke handler decides. Without a client CA, no certificate can pass (see consumerOfCertificate).
+      ...(tls.clientCa ? { ca: tls.clientCa } : {}),
+      requestCert: true,
+      rejectUnauthorized: false,
+    },
+    (req, res) => {
+      handle(req, res).catch((error: unknown) => {
+        log.warn(`${STEP}: answering failed: ${(error as Error)?.message ?? String(error)}`);
+        if (!res.headersSent) write(res, fail(500, "internal error"));
+      });
+    },
+  );
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.listen.port, options.listen.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  log.info(`${STEP}: listening on https://${options.listen.host}:${port} for cluster ${endpoint}`);
+
+  // Re-read TLS and the client CA, so a renewed certificate or a rotated CA is used without restart.
+  const refresh = setInterval(() => {
+    readTls(kc)
+      .then((fresh) => {
+        if (!fresh || (fresh.cert === tls.cert && fresh.key === tls.key && fresh.clientCa === tls.clientCa)) return;
+        server.setSecureContext({ cert: fresh.cert, key: fresh.key, ...(fresh.clientCa ? { ca: fresh.clientCa } : {}) });
+        tls = fresh;
+        log.info(`${STEP}: reloaded TLS material`);
+      })
+      .catch((error: unknown) => log.warn(`${STEP}: could not re-read TLS material at ${endpoint}: ${describeKubeError(error)}`));
+  }, options.refreshIntervalMs ?? 30_000);
+  refresh.unref();
+
+  return {
+    port,
+    close: async () => {
+      clearInterval(refresh);
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}

@@ -1,0 +1,76 @@
+/**
+ * The consumer's virtual-node heartbeat: each pass relists this cluster's OutgoingPeerings and,
+ * for each, renews the virtual node's Lease and Ready condition (as a kubelet would), then follows
+ * the provider's current offer with the identity the peering holds, so that the node's capacity
+ * tracks offers the provider recomputes. A provider that cannot be reached does not stop the
+ * heartbeat of the others.
+ */
+import * as k8s from "@kubernetes/client-node";
+import { API_GROUP, API_VERSION, SYSTEM_NAMESPACE, type OutgoingPeering } from "../provider/api/index.js";
+import { isNotFound, loadKubeconfig } from "../provider/kube/client.js";
+import { describeKubeError } from "../provider/kube/errors.js";
+import { getResourceOffer } from "../provider/negotiation/request.js";
+import { ensureVirtualNode, renewNodeHeartbeat } from "../provider/virtual-node/node.js";
+import type { Reporter } from "./reporter.js";
+
+/** The OutgoingPeerings of this cluster, or none while the CRD is not installed. */
+export async function listOutgoingPeerings(kc: k8s.KubeConfig): Promise<OutgoingPeering[]> {
+  const api = kc.makeApiClient(k8s.CustomObjectsApi);
+  try {
+    const list = (await api.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: SYSTEM_NAMESPACE, plural: "outgoingpeerings" })) as { items: OutgoingPeering[] };
+    return list.items;
+  } catch (error) {
+    if (isNotFound(error)) return [];
+    throw error;
+  }
+}
+
+/** Reads the kubeconfig of the identity a peering holds on its provider. */
+export async function getPeeringIdentity(kc: k8s.KubeConfig, peering: OutgoingPeering): Promise<k8s.KubeConfig> {
+  const secret = await kc.makeApiClient(k8s.CoreV1Api).readNamespacedSecret({ name: peering.spec.identitySecret, namespace: SYSTEM_NAMESPACE });
+  const text = Buffer.from(secret.data?.["kubeconfig"] ?? "", "base64").toString("utf8");
+  return loadKubeconfig(text, `Secret ${SYSTEM_NAMESPACE}/${peering.spec.identitySecret}`);
+}
+
+/** One heartbeat pass over every peering; resolves with the virtual nodes it renewed. */
+export async function beatOnce(kc: k8s.KubeConfig, reporter: Reporter, now = new Date()): Promise<string[]> {
+  const renewed: string[] = [];
+  for (const peering of await listOutgoingPeerings(kc)) {
+    const node = peering.spec.virtualNodeName;
+    try {
+      await renewNodeHeartbeat(kc, node, now);
+      renewed.push(node);
+    } catch (error) {
+      reporter.warn(`heartbeat: Node ${node}: ${(error as Error).message}`);
+      continue;
+    }
+    try {
+      await followOffer(kc, peering, now);
+    } catch (error) {
+      reporter.warn(`heartbeat: following the offer of provider ${peering.spec.providerClusterName} for Node ${node}: ${describeKubeError(error)}`);
+    }
+  }
+  return renewed;
+}
+
+async function followOffer(kc: k8s.KubeConfig, peering: OutgoingPeering, now: Date): Promise<void> {
+  const provider = await getPeeringIdentity(kc, peering);
+  const offer = await getResourceOffer(provider, { tenantNamespace: peering.spec.tenantNamespace, name: peering.spec.requestName });
+  if (!offer) return;
+  const node = await kc.makeApiClient(k8s.CoreV1Api).readNode({ name: peering.spec.virtualNodeName });
+  const capacity = node.status?.capacity ?? {};
+  const wanted = offer.spec.resources;
+  if (capacity["cpu"] === wanted.cpu && capacity["memory"] === wanted.memory && capacity["pods"] === String(wanted.pods)) return;
+  await ensureVirtualNode(
+    kc,
+    {
+      name: peering.spec.virtualNodeName,
+      providerClusterId: peering.spec.providerClusterId,
+      providerClusterName: peering.spec.providerClusterName,
+      resources: wanted,
+      labels: Object.fromEntries(Object.entries(node.metadata?.labels ?? {})),
+      taints: (node.spec?.taints ?? []).filter((t) => !t.key.startsWith("virtual-node.")),
+    },
+    now,
+  );
+}

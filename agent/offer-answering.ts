@@ -1,0 +1,87 @@
+/**
+ * The provider's answer to resource requests: each pass relists every tenant's ResourceRequest,
+ * computes the offer from the cluster's free allocatable capacity (or the fixed amounts asked),
+ * and publishes it as the ResourceOffer of the same name when the request changed or a shared
+ * offer moved by more than the threshold. Offers whose request is gone are removed.
+ */
+import * as k8s from "@kubernetes/client-node";
+import { API_GROUP, API_GROUP_VERSION, API_VERSION, MANAGED_BY, MANAGED_BY_LABEL, type ResourceOffer, type ResourceRequest } from "../provider/api/index.js";
+import { getClusterIdentity } from "../provider/cluster/install.js";
+import { deleteOptional, ensureObject, isNotFound } from "../provider/kube/client.js";
+import { computeFreeCapacity, computeOffer, offerChanged, type Capacity } from "../provider/negotiation/offer.js";
+import { VIRTUAL_NODE_LABEL } from "../provider/virtual-node/node.js";
+import type { Reporter } from "./reporter.js";
+
+/** Settings of offer answering. */
+export interface OfferAnsweringOptions {
+  /** Re-publish a shared offer when any dimension moves by more than this percentage. @default 10 */
+  readonly thresholdPercent?: number;
+}
+
+/** The cluster's free allocatable capacity: real nodes' allocatable less bound pods' requests. */
+export async function getFreeCapacity(kc: k8s.KubeConfig): Promise<Capacity> {
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const [nodes, pods] = await Promise.all([core.listNode(), core.listPodForAllNamespaces({ fieldSelector: "status.phase!=Succeeded,status.phase!=Failed" })]);
+  return computeFreeCapacity(
+    nodes.items.map((n) => ({ allocatable: n.status?.allocatable, virtual: n.metadata?.labels?.[VIRTUAL_NODE_LABEL] === "true" })),
+    pods.items
+      .filter((p) => p.spec?.nodeName)
+      .map((p) => ({
+        requests: (p.spec?.containers ?? []).reduce(
+          (acc, c) => ({ ...acc, ...Object.fromEntries(Object.entries(c.resources?.requests ?? {}).filter(([k]) => k === "cpu" || k === "memory")) }),
+          {} as { cpu?: string; memory?: string },
+        ),
+      })),
+  );
+}
+
+/** One pass of offer answering; resolves with how many offers it published or removed. */
+export async function answerResourceRequests(kc: k8s.KubeConfig, reporter: Reporter, options: OfferAnsweringOptions = {}): Promise<number> {
+  const identity = await getClusterIdentity(kc);
+  if (!identity) return 0; // Not installed yet (no Cluster resource): nothing can be asked of us.
+  const api = kc.makeApiClient(k8s.CustomObjectsApi);
+  const list = async <T>(plural: string): Promise<T[] | undefined> => {
+    try {
+      const result = (await api.listClusterCustomObject({ group: API_GROUP, version: API_VERSION, plural })) as { items: T[] };
+      return result.items;
+    } catch (error) {
+      if (isNotFound(error)) return undefined; // CRDs not installed (yet, or any more).
+      throw error;
+    }
+  };
+  const requests = await list<ResourceRequest>("resourcerequests");
+  const offers = await list<ResourceOffer>("resourceoffers");
+  if (!requests || !offers) return 0;
+  const key = (m: k8s.V1ObjectMeta | undefined): string => `${m?.namespace}/${m?.name}`;
+  const offerOf = new Map(offers.map((o) => [key(o.metadata), o]));
+  const free = requests.some((r) => r.spec.resources.sharePercent !== undefined) ? await getFreeCapacity(kc) : undefined;
+  let changes = 0;
+
+  for (const request of requests) {
+    const generation = request.metadata.generation ?? 1;
+    const resources = computeOffer(request.spec.resources, free ?? { cpuMillis: 0, memoryBytes: 0, pods: 0 });
+    const current = offerOf.get(key(request.metadata));
+    const stale = !current || current.spec.requestGeneration !== generation;
+    const moved = current !== undefined && request.spec.resources.sharePercent !== undefined && offerChanged(current.spec.resources, resources, options.thresholdPercent ?? 10);
+    if (!stale && !moved) continue;
+    const offer: ResourceOffer = {
+      apiVersion: API_GROUP_VERSION,
+      kind: "ResourceOffer",
+      metadata: { name: request.metadata.name!, namespace: request.metadata.namespace!, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
+      spec: { providerClusterId: identity.clusterId, providerClusterName: identity.clusterName, resources, requestGeneration: generation },
+    };
+    await ensureObject(kc, offer);
+    reporter.info(`offer answering: ${key(request.metadata)} offered cpu ${resources.cpu}, memory ${resources.memory}, pods ${resources.pods} (request generation ${generation})`);
+    changes += 1;
+  }
+  const requested = new Set(requests.map((r) => key(r.metadata)));
+  for (const offer of offers) {
+    if (requested.has(key(offer.metadata))) continue;
+    await deleteOptional(() =>
+      api.deleteNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: offer.metadata.namespace!, plural: "resourceoffers", name: offer.metadata.name! }),
+    );
+    reporter.info(`offer answering: withdrew offer ${key(offer.metadata)} (its request is gone)`);
+    changes += 1;
+  }
+  return changes;
+}

@@ -1,0 +1,3 @@
+/** The project's in-cluster API: names and custom resources. Re-exports only. */
+export * from "./crds.js";
+export * from "./names.js";

@@ -1,0 +1,42 @@
+/**
+ * The names this project puts into clusters: its API group, namespaces, well-known objects and
+ * labels. One place, so that the provider steps, the agent and the tests agree on them.
+ */
+
+/** API group of the project's custom resources (never one of Liqo's own `*.liqo.io` groups). */
+export const API_GROUP = "peering.pulumi-liqo.dev";
+/** Version of the custom resources. */
+export const API_VERSION = "v1alpha1";
+/** `group/version`, as objects carry it in `apiVersion`. */
+export const API_GROUP_VERSION = `${API_GROUP}/${API_VERSION}`;
+
+/** Namespace holding the project's own objects in every participating cluster. */
+export const SYSTEM_NAMESPACE = "pulumi-liqo-system";
+/** ConfigMap in {@link SYSTEM_NAMESPACE} holding the cluster's stable id and name. */
+export const CLUSTER_IDENTITY_CONFIGMAP = "cluster-identity";
+/** Secret in {@link SYSTEM_NAMESPACE} holding the auth service's TLS certificate and key. */
+export const AUTH_TLS_SECRET = "auth-service-tls";
+/** Lease in {@link SYSTEM_NAMESPACE} that the agent renews while it runs. */
+export const AGENT_LEASE = "agent";
+
+/** Label marking every object this project creates, so that cleanup and leak checks find them. */
+export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
+/** Value of {@link MANAGED_BY_LABEL}. */
+export const MANAGED_BY = "pulumi-liqo";
+/** Label on peering tokens' Secrets. */
+export const TOKEN_LABEL = `${API_GROUP}/peering-token`;
+/** Label naming the remote cluster an object belongs to. */
+export const REMOTE_CLUSTER_LABEL = `${API_GROUP}/remote-cluster-id`;
+
+/** Namespace on a provider that holds everything of one consumer (its tenant namespace). */
+export function tenantNamespace(consumerClusterId: string): string {
+  return `pulumi-liqo-tenant-${consumerClusterId}`;
+}
+
+/**
+ * The only subject a consumer's identity may carry: its user name on the provider. No groups are
+ * ever granted, so RBAC bound to this name is all the identity can do.
+ */
+export function consumerUserName(consumerClusterId: string): string {
+  return `pulumi-liqo:consumer:${consumerClusterId}`;
+}

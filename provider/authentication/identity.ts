@@ -1,0 +1,265 @@
+/**
+ * Authentication, the consumer's side, as the protocol reads:
+ *
+ * 1. consumer: {@link forgeIdentityRequest} makes a key and a CSR for its own user name;
+ * 2. consumer -> provider's auth service: {@link requestIdentity} presents the token and the CSR;
+ *    the service checks both, has its cluster sign the CSR and grants the tenant's RBAC;
+ * 3. consumer: {@link forgeIdentityKubeconfig} turns the identity into a kubeconfig for the provider;
+ * 4. on unpeer, consumer -> auth service: {@link revokeIdentity}, authenticated by the identity itself.
+ */
+import forge from "node-forge";
+import { generateKeyPairSync } from "node:crypto";
+import { consumerUserName } from "../api/names.js";
+import { forgeKubeconfig } from "../kube/kubeconfig.js";
+import { poll, type CheckResult } from "../wait/poll.js";
+import { parseAuthUrl, postToAuthService, probeAuthService, type AuthAnswer, type AuthEndpoint } from "./auth-client.js";
+import { IDENTITY_PATH, REVOKE_PATH, type IdentityRequestBody, type IdentityResponseBody, type RevokeResponseBody } from "./protocol.js";
+
+const STEP = "authentication";
+
+/** A key and a certificate request, made by the consumer; the key never leaves it. */
+export interface IdentityRequest {
+  /** PEM PKCS#1 RSA private key (secret). */
+  readonly keyPem: string;
+  /** PEM PKCS#10 request, subject exactly `CN=<consumerUserName(id)>`. */
+  readonly csrPem: string;
+}
+
+/**
+ * Makes an RSA-2048 key and a CSR whose subject is exactly the consumer's user name: no O, since
+ * Kubernetes reads O as groups and the provider refuses any. Pure apart from the key's randomness.
+ */
+export function forgeIdentityRequest(consumerClusterId: string): IdentityRequest {
+  // Node's native generator: node-forge's pure-JS RSA takes seconds.
+  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  const keyPem = privateKey.export({ type: "pkcs1", format: "pem" }).toString();
+  const key = forge.pki.privateKeyFromPem(keyPem) as forge.pki.rsa.PrivateKey;
+  const csr = forge.pki.createCertificationRequest();
+  csr.publicKey = forge.pki.setRsaPublicKey(key.n, key.e);
+  csr.setSubject([{ name: "commonName", value: consumerUserName(consumerClusterId) }]);
+  csr.sign(key, forge.md.sha256.create());
+  return { keyPem, csrPem: forge.pki.certificationRequestToPem(csr) };
+}
+
+/** What the consumer needs to act on the provider, as the auth service answered. */
+export interface Identity {
+  /** PEM client certificate signed by the provider cluster's client CA. */
+  readonly certificatePem: string;
+  /** Provider's API server URL as peers reach it. */
+  readonly apiServerUrl: string;
+  /** PEM CA of the provider API server's serving certificate. */
+  readonly apiServerCaPem: string;
+  /** The consumer's tenant namespace on the provider: the only place it may act. */
+  readonly tenantNamespace: string;
+  /** Provider's cluster id. */
+  readonly providerClusterId: string;
+  /** Provider's cluster name. */
+  readonly providerClusterName: string;
+}
+
+/** Input of {@link requestIdentity}. */
+export interface RequestIdentityArgs {
+  /** The provider's auth service. @example "https://172.29.1.10:7443" */
+  readonly authUrl: string;
+  /** PEM CA that signed the auth service's certificate (from the provider's token outputs). */
+  readonly authCaPem: string;
+  /** The peering token (secret). @example "plt_3f9a0c1d2e4b5a69_…" */
+  readonly token: string;
+  /** The consumer's cluster id. */
+  readonly consumerClusterId: string;
+  /** The consumer's cluster name. */
+  readonly consumerClusterName: string;
+  /** From {@link forgeIdentityRequest}. */
+  readonly csrPem: string;
+  /**
+   * Give up after this long. Connection failures and 5xx answers (a service starting up) are
+   * retried until then; a refusal (4xx) ends at once.
+   */
+  readonly timeoutMs: number;
+  /** The operation's shared deadline. */
+  readonly signal?: AbortSignal;
+}
+
+/** Pause between two attempts while the service is unreachable or failing. */
+const RETRY_INTERVAL_MS = 1_000;
+
+/** `refused with HTTP 403: peering token refused` from an answer, without echoing anything unexpected. */
+function describeAnswer(answer: AuthAnswer): string {
+  const reason = (answer.body as { error?: unknown } | undefined)?.error;
+  const text = typeof reason === "string" && reason.trim() ? reason.trim().slice(0, 500) : "no reason given";
+  const retry = answer.retryAfterSeconds !== undefined ? ` (retry after ${answer.retryAfterSeconds} s)` : "";
+  return `HTTP ${answer.status}: ${text}${retry}`;
+}
+
+/** A network error as one line: `connect ECONNREFUSED 127.0.0.1:1`. */
+function describeNetworkError(error: unknown): string {
+  const e = error as NodeJS.ErrnoException | undefined;
+  return e?.message?.split("\n")[0] ?? String(error);
+}
+
+/**
+ * Whether a network error is the auth service's certificate failing verification: that will not
+ * fix itself by retrying (wrong CA, wrong host name), so it ends the call at once.
+ */
+function isTlsVerificationError(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code ?? "";
+  return (
+    code.startsWith("ERR_TLS_") ||
+    code.startsWith("CERT_") ||
+    code.includes("SELF_SIGNED") ||
+    code === "UNABLE_TO_VERIFY_LEAF_SIGNATURE" ||
+    code === "UNABLE_TO_GET_ISSUER_CERT_LOCALLY" ||
+    code === "UNABLE_TO_GET_ISSUER_CERT"
+  );
+}
+
+/**
+ * Calls the auth service until it answers for good or the time is up: the retry policy of both
+ * requests. Connection errors and 5xx mean "not yet"; 4xx is the service's refusal (terminal).
+ */
+async function callAuthService<T>(
+  what: string,
+  endpoint: AuthEndpoint,
+  options: { readonly timeoutMs: number; readonly signal?: AbortSignal },
+  send: (attemptTimeoutMs: number) => Promise<AuthAnswer>,
+  accept: (answer: AuthAnswer) => CheckResult<T>,
+): Promise<T> {
+  const deadline = Date.now() + options.timeoutMs;
+  return poll(
+    { step: STEP, object: what, endpoint: `auth service ${endpoint.url.origin} (${endpoint.hostPort})` },
+    { timeoutMs: options.timeoutMs, intervalMs: RETRY_INTERVAL_MS, signal: options.signal },
+    async (): Promise<CheckResult<T>> => {
+      let answer: AuthAnswer;
+      try {
+        answer = await send(Math.max(1, deadline - Date.now()));
+      } catch (error) {
+        if (isTlsVerificationError(error)) return { failed: true, reason: `its TLS certificate does not verify against the given auth CA: ${describeNetworkError(error)}` };
+        return { done: false, state: describeNetworkError(error) };
+      }
+      if (answer.status >= 500) return { done: false, state: describeAnswer(answer) };
+      if (answer.status !== 200) return { failed: true, reason: `refused, ${describeAnswer(answer)}` };
+      return accept(answer);
+    },
+  );
+}
+
+const isText = (value: unknown): value is string => typeof value === "string" && value !== "";
+
+/**
+ * Checks that the issued certificate is for this consumer and this CSR's key, so that a confused
+ * or hostile service cannot hand over an identity that would not work (or would be someone else's).
+ */
+function checkIssued(certificatePem: string, csrPem: string, consumerClusterId: string): string | undefined {
+  try {
+    const cert = forge.pki.certificateFromPem(certificatePem);
+    const csr = forge.pki.certificationRequestFromPem(csrPem);
+    const cn = cert.subject.getField("CN") as { value?: string } | null;
+    if (cn?.value !== consumerUserName(consumerClusterId)) return `certificate is for "${cn?.value ?? "(no CN)"}", not ${consumerUserName(consumerClusterId)}`;
+    if (forge.pki.publicKeyToPem(cert.publicKey) !== forge.pki.publicKeyToPem(csr.publicKey!)) return "certificate does not carry the CSR's public key";
+    return undefined;
+  } catch (error) {
+    return `certificate is not readable PEM (${(error as Error).message})`;
+  }
+}
+
+/**
+ * Presents the token and the CSR to the provider's auth service over TLS (verified with
+ * `authCaPem`) and returns the identity it issued. Errors name the step, the auth URL (host and
+ * port) and the service's reason or the last network error.
+ */
+export async function requestIdentity(args: RequestIdentityArgs): Promise<Identity> {
+  const endpoint = parseAuthUrl(args.authUrl, STEP);
+  const body: IdentityRequestBody = { token: args.token, clusterId: args.consumerClusterId, clusterName: args.consumerClusterName, csr: args.csrPem };
+  return callAuthService(
+    `identity for consumer ${args.consumerClusterId}`,
+    endpoint,
+    args,
+    (timeoutMs) => postToAuthService({ endpoint, path: IDENTITY_PATH, caPem: args.authCaPem, body, timeoutMs, signal: args.signal }),
+    (answer): CheckResult<Identity> => {
+      const b = (answer.body ?? {}) as Partial<Record<keyof IdentityResponseBody, unknown>>;
+      if (!isText(b.certificate) || !isText(b.apiServerUrl) || !isText(b.apiServerCa) || !isText(b.tenantNamespace) || !isText(b.providerClusterId) || typeof b.providerClusterName !== "string") {
+        return { failed: true, reason: "answer lacks certificate, apiServerUrl, apiServerCa, tenantNamespace, providerClusterId or providerClusterName" };
+      }
+      const wrong = checkIssued(b.certificate, args.csrPem, args.consumerClusterId);
+      if (wrong) return { failed: true, reason: wrong };
+      return {
+        done: true,
+        value: {
+          certificatePem: b.certificate,
+          apiServerUrl: b.apiServerUrl,
+          apiServerCaPem: b.apiServerCa,
+          tenantNamespace: b.tenantNamespace,
+          providerClusterId: b.providerClusterId,
+          providerClusterName: b.providerClusterName,
+        },
+      };
+    },
+  );
+}
+
+/** A kubeconfig for the provider's API server as this identity (secret: it embeds the key). */
+export function forgeIdentityKubeconfig(identity: Identity, keyPem: string): string {
+  return forgeKubeconfig({
+    name: `pulumi-liqo-${identity.providerClusterId}`,
+    server: identity.apiServerUrl,
+    caPem: identity.apiServerCaPem,
+    certPem: identity.certificatePem,
+    keyPem,
+  });
+}
+
+/** Input of {@link revokeIdentity}. */
+export interface RevokeIdentityArgs {
+  /** The provider's auth service. */
+  readonly authUrl: string;
+  /** PEM CA that signed the auth service's certificate. */
+  readonly authCaPem: string;
+  /** The identity's certificate: it authenticates the revocation (mutual TLS). */
+  readonly certificatePem: string;
+  /** Its private key (secret). */
+  readonly keyPem: string;
+  /** Give up after this long (same retry policy as {@link requestIdentity}). */
+  readonly timeoutMs: number;
+  /** The operation's shared deadline. */
+  readonly signal?: AbortSignal;
+}
+
+/** What {@link revokeIdentity} returns. */
+export interface RevokeIdentityResult {
+  /** Whether the provider still had something of this consumer (false: already revoked). */
+  readonly revoked: boolean;
+  /** The tenant namespace that the provider removed. */
+  readonly tenantNamespace: string;
+}
+
+/**
+ * Asks the provider to remove this consumer's tenant namespace, RBAC and CSRs, proving who it is
+ * with the identity's own certificate. Idempotent: revoking twice succeeds with `revoked: false`.
+ */
+export async function revokeIdentity(args: RevokeIdentityArgs): Promise<RevokeIdentityResult> {
+  const endpoint = parseAuthUrl(args.authUrl, STEP);
+  return callAuthService(
+    "identity revocation",
+    endpoint,
+    args,
+    (timeoutMs) =>
+      postToAuthService({ endpoint, path: REVOKE_PATH, caPem: args.authCaPem, body: {}, certPem: args.certificatePem, keyPem: args.keyPem, timeoutMs, signal: args.signal }),
+    (answer): CheckResult<RevokeIdentityResult> => {
+      const b = (answer.body ?? {}) as Partial<Record<keyof RevokeResponseBody, unknown>>;
+      if (typeof b.revoked !== "boolean" || !isText(b.tenantNamespace)) return { failed: true, reason: "answer lacks revoked or tenantNamespace" };
+      return { done: true, value: { revoked: b.revoked, tenantNamespace: b.tenantNamespace } };
+    },
+  );
+}
+
+/**
+ * Waits until the auth service at `authUrl` presents a certificate signed by `authCaPem`: after a
+ * `Cluster` (re)installs its TLS material, the running agent picks it up within seconds.
+ */
+export async function waitForAuthService(authUrl: string, authCaPem: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  const endpoint = parseAuthUrl(authUrl, "authentication");
+  await poll({ step: "authentication", object: "auth service serving the cluster's certificate", endpoint: `${authUrl} (${endpoint.hostPort})` }, { timeoutMs, intervalMs: 500, ...(signal ? { signal } : {}) }, async () => {
+    await probeAuthService(endpoint, authCaPem, Math.min(5000, timeoutMs));
+    return { done: true, value: undefined };
+  });
+}

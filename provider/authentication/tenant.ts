@@ -1,0 +1,126 @@
+/**
+ * The provider's side of a consumer: its tenant namespace and the RBAC that is all its identity may
+ * do there. Run by the auth service on the provider cluster.
+ */
+import * as k8s from "@kubernetes/client-node";
+import { API_GROUP, MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL, consumerUserName, tenantNamespace } from "../api/names.js";
+import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../kube/client.js";
+import { poll } from "../wait/poll.js";
+
+const STEP = "authentication";
+
+/** Name of the Role and RoleBinding of a tenant namespace. */
+export const TENANT_ROLE = "pulumi-liqo-consumer";
+
+/** Annotation recording the consumer's human-readable name (labels cannot hold any text). */
+export const CONSUMER_NAME_ANNOTATION = `${API_GROUP}/remote-cluster-name`;
+
+const tenantLabels = (consumerClusterId: string): Record<string, string> => ({
+  [MANAGED_BY_LABEL]: MANAGED_BY,
+  [REMOTE_CLUSTER_LABEL]: consumerClusterId,
+});
+
+/** Input of {@link ensureTenantNamespace}. */
+export interface TenantArgs {
+  /** The consumer's cluster id. */
+  readonly consumerClusterId: string;
+  /** The consumer's human-readable name, kept as an annotation. */
+  readonly consumerClusterName: string;
+}
+
+/** Creates (or keeps) the consumer's tenant namespace. Resolves its name. */
+export async function ensureTenantNamespace(kc: k8s.KubeConfig, args: TenantArgs): Promise<string> {
+  const name = tenantNamespace(args.consumerClusterId);
+  await ensureObject(kc, {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name, labels: tenantLabels(args.consumerClusterId), annotations: { [CONSUMER_NAME_ANNOTATION]: args.consumerClusterName } },
+  }).catch(describeFailure(`${STEP}: applying tenant Namespace ${name}`, serverOf(kc)));
+  return name;
+}
+
+/**
+ * The Role of a tenant namespace: the consumer manages its ResourceRequests and reads the offers
+ * answered to it; nothing else (no Secrets, no Pods, no status subresources).
+ */
+export function forgeTenantRole(consumerClusterId: string): k8s.V1Role {
+  return {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "Role",
+    metadata: { name: TENANT_ROLE, namespace: tenantNamespace(consumerClusterId), labels: tenantLabels(consumerClusterId) },
+    rules: [
+      { apiGroups: [API_GROUP], resources: ["resourcerequests"], verbs: ["get", "list", "watch", "create", "update", "patch", "delete"] },
+      { apiGroups: [API_GROUP], resources: ["resourceoffers"], verbs: ["get", "list", "watch"] },
+    ],
+  };
+}
+
+/** Binds {@link forgeTenantRole} to the consumer's user name, and to nothing else (no group, no ServiceAccount). */
+export function forgeTenantRoleBinding(consumerClusterId: string): k8s.V1RoleBinding {
+  return {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    metadata: { name: TENANT_ROLE, namespace: tenantNamespace(consumerClusterId), labels: tenantLabels(consumerClusterId) },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: TENANT_ROLE },
+    subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: consumerUserName(consumerClusterId) }],
+  };
+}
+
+/** Applies the tenant Role and RoleBinding (server-side apply: a second run converges). */
+export async function ensureTenantRbac(kc: k8s.KubeConfig, consumerClusterId: string): Promise<void> {
+  const endpoint = serverOf(kc);
+  const namespace = tenantNamespace(consumerClusterId);
+  await ensureObject(kc, forgeTenantRole(consumerClusterId)).catch(describeFailure(`${STEP}: applying Role ${namespace}/${TENANT_ROLE}`, endpoint));
+  await ensureObject(kc, forgeTenantRoleBinding(consumerClusterId)).catch(describeFailure(`${STEP}: applying RoleBinding ${namespace}/${TENANT_ROLE}`, endpoint));
+}
+
+/** Knobs of {@link removeTenant}. */
+export interface RemoveTenantOptions {
+  /** How long to wait for the namespace to be gone. @default 60000 */
+  readonly timeoutMs?: number;
+  /** The operation's shared deadline. */
+  readonly signal?: AbortSignal;
+}
+
+/** What {@link removeTenant} returns. */
+export interface RemoveTenantResult {
+  /** Whether anything existed to remove. */
+  readonly removed: boolean;
+  /** The tenant namespace. */
+  readonly tenantNamespace: string;
+}
+
+/**
+ * Removes everything of a consumer on the provider: its RoleBinding first (Kubernetes cannot revoke
+ * a client certificate, so cutting its RBAC is what ends its access, at once rather than when the
+ * namespace controller gets to it), then its tenant namespace (requests and offers inside go with
+ * it), then its CSRs; waits until the namespace is gone. Idempotent.
+ */
+export async function removeTenant(kc: k8s.KubeConfig, consumerClusterId: string, options: RemoveTenantOptions = {}): Promise<RemoveTenantResult> {
+  const endpoint = serverOf(kc);
+  const namespace = tenantNamespace(consumerClusterId);
+  const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const certificates = kc.makeApiClient(k8s.CertificatesV1Api);
+  const boundRemoved = await deleteOptional(() => rbac.deleteNamespacedRoleBinding({ name: TENANT_ROLE, namespace })).catch(
+    describeFailure(`${STEP}: deleting RoleBinding ${namespace}/${TENANT_ROLE}`, endpoint),
+  );
+  const namespaceRemoved = await deleteOptional(() => core.deleteNamespace({ name: namespace })).catch(describeFailure(`${STEP}: deleting Namespace ${namespace}`, endpoint));
+  const csrs = await certificates
+    .listCertificateSigningRequest({ labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY},${REMOTE_CLUSTER_LABEL}=${consumerClusterId}` })
+    .catch(describeFailure(`${STEP}: listing CSRs of consumer ${consumerClusterId}`, endpoint));
+  for (const csr of csrs.items) {
+    await deleteOptional(() => certificates.deleteCertificateSigningRequest({ name: csr.metadata!.name! })).catch(
+      describeFailure(`${STEP}: deleting CertificateSigningRequest ${csr.metadata!.name!}`, endpoint),
+    );
+  }
+  await poll(
+    { step: STEP, object: `tenant Namespace ${namespace} deleted`, endpoint },
+    { timeoutMs: options.timeoutMs ?? 60_000, signal: options.signal },
+    async () => {
+      const live = await readOptional(() => core.readNamespace({ name: namespace }));
+      return live ? { done: false, state: `phase ${live.status?.phase ?? "unknown"}` } : { done: true, value: undefined };
+    },
+  );
+  return { removed: boundRemoved || namespaceRemoved || csrs.items.length > 0, tenantNamespace: namespace };
+}

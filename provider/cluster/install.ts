@@ -1,0 +1,297 @@
+/**
+ * What a `Cluster` installs in its Kubernetes cluster so that it can take part in peerings: the
+ * system namespace, the project's CustomResourceDefinitions, the cluster's stable identity and the
+ * auth service's TLS material; and the inverse, {@link uninstallCluster}, which leaves nothing.
+ *
+ * Every `ensure*` step is idempotent: run twice (a retried `pulumi up`, or a run after a crash) it
+ * converges on the same objects, and it keeps what must stay stable (the cluster id, a TLS
+ * certificate that still fits).
+ */
+import * as k8s from "@kubernetes/client-node";
+import { randomBytes, X509Certificate } from "node:crypto";
+import { isIP } from "node:net";
+import { forgeCertificateAuthority, forgeServingCertificate } from "../../local-cluster/pki.js";
+import {
+  AUTH_TLS_SECRET,
+  CLUSTER_IDENTITY_CONFIGMAP,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  SYSTEM_NAMESPACE,
+} from "../api/names.js";
+import { forgeCustomResourceDefinitions } from "../api/crds.js";
+import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../kube/client.js";
+import { statusOf } from "../kube/errors.js";
+import { poll } from "../wait/poll.js";
+
+/** Step name used in errors and waits of this module. */
+const STEP = "cluster install";
+
+/** Labels every object installed here carries, so that uninstall and leak checks find them. */
+const MANAGED_LABELS = { [MANAGED_BY_LABEL]: MANAGED_BY } as const;
+
+/** Knobs shared by the steps that wait. */
+export interface InstallWaitOptions {
+  /** How long to wait for the cluster to settle (CRDs established, namespaces gone). @default 120000 */
+  readonly timeoutMs?: number;
+  /** The operation's shared deadline; aborting it ends the wait early. */
+  readonly signal?: AbortSignal;
+}
+
+const DEFAULT_TIMEOUT_MS = 120_000;
+
+/** Creates (or keeps) the namespace holding the project's own objects. */
+export async function ensureSystemNamespace(kc: k8s.KubeConfig): Promise<void> {
+  await ensureObject(kc, { apiVersion: "v1", kind: "Namespace", metadata: { name: SYSTEM_NAMESPACE, labels: { ...MANAGED_LABELS } } }).catch(
+    describeFailure(`${STEP}: applying Namespace ${SYSTEM_NAMESPACE}`, serverOf(kc)),
+  );
+}
+
+/**
+ * Applies the project's CustomResourceDefinitions and waits until the API server serves each one
+ * (condition `Established`), because creating a custom resource before that fails with 404.
+ */
+export async function ensureCustomResourceDefinitions(kc: k8s.KubeConfig, options: InstallWaitOptions = {}): Promise<void> {
+  const endpoint = serverOf(kc);
+  const api = kc.makeApiClient(k8s.ApiextensionsV1Api);
+  for (const crd of forgeCustomResourceDefinitions()) {
+    const name = crd.metadata!.name!;
+    await ensureObject(kc, crd).catch(describeFailure(`${STEP}: applying CustomResourceDefinition ${name}`, endpoint));
+    await poll(
+      { step: STEP, object: `CustomResourceDefinition ${name} Established`, endpoint },
+      { timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS, signal: options.signal },
+      async () => {
+        const live = await api.readCustomResourceDefinition({ name });
+        const conditions = live.status?.conditions ?? [];
+        const established = conditions.find((c) => c.type === "Established");
+        if (established?.status === "True") return { done: true, value: undefined };
+        const naming = conditions.find((c) => c.type === "NamesAccepted");
+        if (naming?.status === "False") return { failed: true, reason: `names not accepted: ${naming.message ?? naming.reason ?? "no reason"}` };
+        return { done: false, state: conditions.map((c) => `${c.type}=${c.status}`).join(", ") || "no conditions yet" };
+      },
+    );
+  }
+}
+
+/** A cluster's identity as the peering protocol knows it. */
+export interface ClusterIdentity {
+  /** Stable id of the cluster: 16 lowercase hex characters, created once at install. */
+  readonly clusterId: string;
+  /** Human-readable name the operator gave the cluster, e.g. `eu-west`. */
+  readonly clusterName: string;
+  /** API server URL as peers reach it, e.g. `https://172.29.1.10:6443`. */
+  readonly apiServerUrl: string;
+  /** PEM of the CA that signed the API server's serving certificate, for peers to verify it. */
+  readonly apiServerCaPem: string;
+}
+
+/** Input of {@link ensureClusterIdentity}: everything of the identity but the generated id. */
+export interface ClusterIdentityArgs {
+  /** Human-readable name of the cluster. */
+  readonly clusterName: string;
+  /**
+   * API server URL as peers reach it (which may differ from the operator's kubeconfig, e.g.
+   * behind NAT). @example "https://203.0.113.7:6443"
+   */
+  readonly apiServerUrl: string;
+  /** PEM of the CA that signed the API server's serving certificate. */
+  readonly apiServerCaPem: string;
+}
+
+/** What {@link ensureClusterIdentity} returns. */
+export interface ClusterIdentityResult {
+  /** The cluster's stable id (the existing one when the identity was already installed). */
+  readonly clusterId: string;
+}
+
+const CLUSTER_ID_PATTERN = /^[0-9a-f]{16}$/;
+
+/** Whether `value` has the shape of a cluster id (16 lowercase hex characters). */
+export function isClusterId(value: unknown): value is string {
+  return typeof value === "string" && CLUSTER_ID_PATTERN.test(value);
+}
+
+/** A fresh cluster id: 64 random bits, as 16 lowercase hex characters. */
+export function forgeClusterId(): string {
+  return randomBytes(8).toString("hex");
+}
+
+function identityConfigMap(clusterId: string, args: ClusterIdentityArgs): k8s.V1ConfigMap {
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: CLUSTER_IDENTITY_CONFIGMAP, namespace: SYSTEM_NAMESPACE, labels: { ...MANAGED_LABELS } },
+    data: { clusterId, clusterName: args.clusterName, apiServerUrl: args.apiServerUrl, apiServerCa: args.apiServerCaPem },
+  };
+}
+
+/**
+ * Records the cluster's identity in the cluster-identity ConfigMap. The id is created once and then
+ * reused: peers name tenant namespaces and identities after it, so it must never change while the
+ * cluster is installed. The first writer wins a race through `create` (409 for the loser, who then
+ * adopts the winner's id); name, URL and CA are then applied and may change freely.
+ */
+export async function ensureClusterIdentity(kc: k8s.KubeConfig, args: ClusterIdentityArgs): Promise<ClusterIdentityResult> {
+  const endpoint = serverOf(kc);
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const read = (): Promise<k8s.V1ConfigMap | undefined> =>
+    readOptional(() => core.readNamespacedConfigMap({ name: CLUSTER_IDENTITY_CONFIGMAP, namespace: SYSTEM_NAMESPACE })).catch(
+      describeFailure(`${STEP}: reading ConfigMap ${SYSTEM_NAMESPACE}/${CLUSTER_IDENTITY_CONFIGMAP}`, endpoint),
+    );
+  let clusterId = (await read())?.data?.["clusterId"];
+  if (!isClusterId(clusterId)) {
+    const fresh = forgeClusterId();
+    try {
+      await core.createNamespacedConfigMap({ namespace: SYSTEM_NAMESPACE, body: identityConfigMap(fresh, args) });
+      clusterId = fresh;
+    } catch (error) {
+      if (statusOf(error) !== 409) describeFailure(`${STEP}: creating ConfigMap ${SYSTEM_NAMESPACE}/${CLUSTER_IDENTITY_CONFIGMAP}`, endpoint)(error);
+      // Someone else created it meanwhile (or it held a malformed id): keep theirs if it is valid.
+      const theirs = (await read())?.data?.["clusterId"];
+      clusterId = isClusterId(theirs) ? theirs : fresh;
+    }
+  }
+  await ensureObject(kc, identityConfigMap(clusterId, args)).catch(
+    describeFailure(`${STEP}: applying ConfigMap ${SYSTEM_NAMESPACE}/${CLUSTER_IDENTITY_CONFIGMAP}`, endpoint),
+  );
+  return { clusterId };
+}
+
+/** Reads the cluster's identity; undefined when the cluster is not installed (or the record is incomplete). */
+export async function getClusterIdentity(kc: k8s.KubeConfig): Promise<ClusterIdentity | undefined> {
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const cm = await readOptional(() => core.readNamespacedConfigMap({ name: CLUSTER_IDENTITY_CONFIGMAP, namespace: SYSTEM_NAMESPACE })).catch(
+    describeFailure(`${STEP}: reading ConfigMap ${SYSTEM_NAMESPACE}/${CLUSTER_IDENTITY_CONFIGMAP}`, serverOf(kc)),
+  );
+  const data = cm?.data ?? {};
+  const { clusterId, clusterName, apiServerUrl, apiServerCa } = data;
+  if (!isClusterId(clusterId) || clusterName === undefined || !apiServerUrl || !apiServerCa) return undefined;
+  return { clusterId, clusterName, apiServerUrl, apiServerCaPem: apiServerCa };
+}
+
+/** Input of {@link ensureAuthServiceTls}. */
+export interface AuthServiceTlsArgs {
+  /**
+   * Names under which consumers reach the auth service: IP addresses or DNS names; each becomes a
+   * subject alternative name of its serving certificate. @example ["172.29.1.10", "auth.example.com"]
+   */
+  readonly hosts: readonly string[];
+}
+
+/** What {@link ensureAuthServiceTls} returns. */
+export interface AuthServiceTlsResult {
+  /** PEM of the CA that consumers must trust to verify the auth service (the `ca.crt` of the Secret). */
+  readonly caPem: string;
+}
+
+/** One spelling per address: IPv6 has many (`::1`, `0:0:0:0:0:0:0:1`), and Node prints SANs its own way. */
+function canonicalIp(ip: string): string {
+  return isIP(ip) === 6 ? new URL(`http://[${ip}]`).hostname : ip;
+}
+
+/** Renew a serving certificate that expires within this margin, rather than hand out one about to lapse. */
+const RENEW_BEFORE_MS = 30 * 24 * 3600 * 1000;
+
+/**
+ * Whether a serving certificate's subject alternative names cover every host (exact match: the
+ * auth service has no wildcard names) and it stays valid for the renewal margin. Pure.
+ */
+export function servingCertificateCovers(certPem: string, hosts: readonly string[], now: number = Date.now()): boolean {
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(certPem);
+  } catch {
+    return false;
+  }
+  if (Date.parse(cert.validTo) - RENEW_BEFORE_MS < now) return false;
+  const names = new Set(
+    (cert.subjectAltName ?? "")
+      .split(",")
+      .map((entry) => entry.trim())
+      .filter((entry) => entry !== "")
+      .map((entry) => (entry.startsWith("IP Address:") ? `IP Address:${canonicalIp(entry.slice("IP Address:".length))}` : entry.toLowerCase())),
+  );
+  return hosts.every((host) => names.has(isIP(host) ? `IP Address:${canonicalIp(host)}` : `dns:${host.toLowerCase()}`));
+}
+
+/**
+ * Ensures the auth service's TLS Secret (`tls.crt`, `tls.key`, `ca.crt`). An existing Secret is kept
+ * as long as its certificate covers the hosts: consumers hold its CA, so replacing it without need
+ * would break the tokens already handed out. Otherwise a new CA and serving certificate are made
+ * (the CA key is not kept: nothing else is ever signed with it).
+ */
+export async function ensureAuthServiceTls(kc: k8s.KubeConfig, args: AuthServiceTlsArgs): Promise<AuthServiceTlsResult> {
+  const endpoint = serverOf(kc);
+  if (args.hosts.length === 0) throw new Error(`${STEP}: auth service TLS at ${endpoint}: no hosts given (need at least one IP or DNS name)`);
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const existing = await readOptional(() => core.readNamespacedSecret({ name: AUTH_TLS_SECRET, namespace: SYSTEM_NAMESPACE })).catch(
+    describeFailure(`${STEP}: reading Secret ${SYSTEM_NAMESPACE}/${AUTH_TLS_SECRET}`, endpoint),
+  );
+  const decode = (key: string): string => Buffer.from(existing?.data?.[key] ?? "", "base64").toString("utf8");
+  if (existing && decode("tls.key") && decode("ca.crt") && servingCertificateCovers(decode("tls.crt"), args.hosts)) {
+    return { caPem: decode("ca.crt") };
+  }
+  const ca = forgeCertificateAuthority("pulumi-liqo auth service CA");
+  const dnsNames = args.hosts.filter((h) => !isIP(h)).map((h) => h.toLowerCase());
+  const ips = args.hosts.filter((h) => isIP(h));
+  const serving = forgeServingCertificate(ca, dnsNames[0] ?? ips[0]!, dnsNames, ips);
+  const b64 = (text: string): string => Buffer.from(text, "utf8").toString("base64");
+  await ensureObject(kc, {
+    apiVersion: "v1",
+    kind: "Secret",
+    type: "kubernetes.io/tls",
+    metadata: { name: AUTH_TLS_SECRET, namespace: SYSTEM_NAMESPACE, labels: { ...MANAGED_LABELS } },
+    // `data`, not `stringData`: server-side apply tracks `stringData` poorly (it is write-only).
+    data: { "tls.crt": b64(serving.cert), "tls.key": b64(serving.key), "ca.crt": b64(ca.cert) },
+  } as k8s.V1Secret).catch(describeFailure(`${STEP}: applying Secret ${SYSTEM_NAMESPACE}/${AUTH_TLS_SECRET}`, endpoint));
+  return { caPem: ca.cert };
+}
+
+/**
+ * Removes everything a `Cluster` installed and everything the project created in it: every
+ * namespace labelled managed-by pulumi-liqo (the system namespace and the tenant namespaces, with
+ * all they hold), every such CertificateSigningRequest, and the CRDs (which takes their custom
+ * resources along). Waits until they are gone, so that "destroy leaves nothing" holds when it returns.
+ * Idempotent: on a clean cluster it does nothing.
+ */
+export async function uninstallCluster(kc: k8s.KubeConfig, options: InstallWaitOptions = {}): Promise<void> {
+  const endpoint = serverOf(kc);
+  const selector = `${MANAGED_BY_LABEL}=${MANAGED_BY}`;
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const certificates = kc.makeApiClient(k8s.CertificatesV1Api);
+  const extensions = kc.makeApiClient(k8s.ApiextensionsV1Api);
+  const timing = { timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS, signal: options.signal };
+
+  const csrs = await certificates.listCertificateSigningRequest({ labelSelector: selector }).catch(describeFailure(`${STEP}: listing CSRs`, endpoint));
+  for (const csr of csrs.items) {
+    await deleteOptional(() => certificates.deleteCertificateSigningRequest({ name: csr.metadata!.name! })).catch(
+      describeFailure(`${STEP}: deleting CertificateSigningRequest ${csr.metadata!.name!}`, endpoint),
+    );
+  }
+
+  // Namespaces first, while the CRDs still exist, so the namespace controller removes custom
+  // resources inside them the ordinary way.
+  const listed = await core.listNamespace({ labelSelector: selector }).catch(describeFailure(`${STEP}: listing namespaces`, endpoint));
+  const namespaces = new Set([SYSTEM_NAMESPACE, ...listed.items.map((ns) => ns.metadata!.name!)]);
+  for (const name of namespaces) {
+    await deleteOptional(() => core.deleteNamespace({ name })).catch(describeFailure(`${STEP}: deleting Namespace ${name}`, endpoint));
+  }
+  for (const name of namespaces) {
+    await poll({ step: STEP, object: `Namespace ${name} deleted`, endpoint }, timing, async () => {
+      const live = await readOptional(() => core.readNamespace({ name }));
+      return live ? { done: false, state: `phase ${live.status?.phase ?? "unknown"}` } : { done: true, value: undefined };
+    });
+  }
+
+  const crdNames = forgeCustomResourceDefinitions().map((crd) => crd.metadata!.name!);
+  for (const name of crdNames) {
+    await deleteOptional(() => extensions.deleteCustomResourceDefinition({ name })).catch(
+      describeFailure(`${STEP}: deleting CustomResourceDefinition ${name}`, endpoint),
+    );
+  }
+  for (const name of crdNames) {
+    await poll({ step: STEP, object: `CustomResourceDefinition ${name} deleted`, endpoint }, timing, async () => {
+      const live = await readOptional(() => extensions.readCustomResourceDefinition({ name }));
+      return live ? { done: false, state: "still present (terminating)" } : { done: true, value: undefined };
+    });
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * Kubernetes clients from kubeconfig text, and the one create-or-replace helper every `ensure*`
+ * step uses: read, create on 404, otherwise update when different; anything else is rethrown.
+ */
+import * as k8s from "@kubernetes/client-node";
+import { describeKubeError, statusOf } from "./errors.js";
+
+/** A kubeconfig that could not be used; the message names which input it came from. */
+export class KubeconfigError extends Error {
+  /** Brand for checks across copies of this module (no `instanceof`). */
+  readonly isKubeconfigError = true;
+  constructor(readonly input: string, reason: string) {
+    super(`${input}: not a usable kubeconfig: ${reason}`);
+    this.name = "KubeconfigError";
+  }
+}
+
+/**
+ * Parses kubeconfig text; `input` names where it came from (e.g. `Cluster "a": kubeconfig`) so the
+ * error says which property to fix. Requires a current context with a cluster and a user.
+ */
+export function loadKubeconfig(text: string, input: string): k8s.KubeConfig {
+  if (typeof text !== "string" || text.trim() === "") throw new KubeconfigError(input, "it is empty");
+  const kc = new k8s.KubeConfig();
+  try {
+    kc.loadFromString(text);
+  } catch (error) {
+    throw new KubeconfigError(input, (error as Error).message.split("\n")[0]!);
+  }
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new KubeconfigError(input, "its current context names no cluster");
+  if (!kc.getCurrentUser()) throw new KubeconfigError(input, "its current context names no user");
+  try {
+    new URL(cluster.server);
+  } catch {
+    throw new KubeconfigError(input, `cluster server "${cluster.server}" is not a URL`);
+  }
+  return kc;
+}
+
+/** The API server URL a kubeconfig points at. */
+export function serverOf(kc: k8s.KubeConfig): string {
+  return kc.getCurrentCluster()!.server;
+}
+
+/** Whether a client call failed with 404 Not Found. */
+export function isNotFound(error: unknown): boolean {
+  return statusOf(error) === 404;
+}
+
+/** Runs a read that may 404; resolves undefined when the object does not exist. */
+export async function readOptional<T>(read: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
+
+/** Deletes, treating "already gone" as success. Resolves whether something was deleted. */
+export async function deleteOptional(remove: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await remove();
+    return true;
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw error;
+  }
+}
+
+/** Rethrows a client error as an Error whose message says what was attempted where. */
+export function describeFailure(action: string, endpoint: string): (error: unknown) => never {
+  return (error) => {
+    throw new Error(`${action} at ${endpoint}: ${describeKubeError(error)}`);
+  };
+}
+
+/** Field manager under which this project applies objects. */
+export const FIELD_MANAGER = "pulumi-liqo";
+
+/**
+ * Creates or updates `object` by server-side apply: idempotent, and it touches only the fields this
+ * project manages, so a second run (or a run after a crash) converges instead of failing.
+ */
+export async function ensureObject<T extends k8s.KubernetesObject>(kc: k8s.KubeConfig, object: T): Promise<T> {
+  const client = k8s.KubernetesObjectApi.makeApiClient(kc);
+  return client.patch(object, undefined, undefined, FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply);
+}

@@ -1,0 +1,55 @@
+/**
+ * The consumer's own records of a peering, in its system namespace: the identity issued by the
+ * provider (a Secret, so the key never leaves the consumer cluster and never enters Pulumi state)
+ * and the OutgoingPeering its agent keeps alive.
+ */
+import * as k8s from "@kubernetes/client-node";
+import { API_GROUP, API_GROUP_VERSION, API_VERSION, MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL, SYSTEM_NAMESPACE, type OutgoingPeering } from "../api/index.js";
+import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../kube/client.js";
+
+/** Name of the Secret holding the identity for provider `providerClusterId`. */
+export const identitySecretName = (providerClusterId: string): string => `identity-${providerClusterId}`;
+/** Name of the OutgoingPeering towards provider `providerClusterId`. */
+export const outgoingPeeringName = (providerClusterId: string): string => `to-${providerClusterId}`;
+
+/** Stores the identity's kubeconfig in the consumer cluster. */
+export async function ensureIdentitySecret(consumer: k8s.KubeConfig, providerClusterId: string, kubeconfig: string): Promise<string> {
+  const name = identitySecretName(providerClusterId);
+  await ensureObject(consumer, {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name, namespace: SYSTEM_NAMESPACE, labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [REMOTE_CLUSTER_LABEL]: providerClusterId } },
+    type: "Opaque",
+    data: { kubeconfig: Buffer.from(kubeconfig, "utf8").toString("base64") },
+  } as k8s.V1Secret).catch(describeFailure(`authentication: storing the identity Secret ${SYSTEM_NAMESPACE}/${name}`, serverOf(consumer)));
+  return name;
+}
+
+/** Reads the identity kubeconfig stored for provider `providerClusterId`, if any. */
+export async function getIdentityKubeconfig(consumer: k8s.KubeConfig, providerClusterId: string): Promise<string | undefined> {
+  const secret = await readOptional(() => consumer.makeApiClient(k8s.CoreV1Api).readNamespacedSecret({ name: identitySecretName(providerClusterId), namespace: SYSTEM_NAMESPACE }));
+  const data = secret?.data?.["kubeconfig"];
+  return data ? Buffer.from(data, "base64").toString("utf8") : undefined;
+}
+
+/** Records the peering for the consumer's agent (heartbeat, offer following). */
+export async function ensureOutgoingPeering(consumer: k8s.KubeConfig, spec: OutgoingPeering["spec"]): Promise<void> {
+  const peering: OutgoingPeering = {
+    apiVersion: API_GROUP_VERSION,
+    kind: "OutgoingPeering",
+    metadata: { name: outgoingPeeringName(spec.providerClusterId), namespace: SYSTEM_NAMESPACE, labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [REMOTE_CLUSTER_LABEL]: spec.providerClusterId } },
+    spec,
+  };
+  await ensureObject(consumer, peering).catch(describeFailure(`virtual node: recording OutgoingPeering ${peering.metadata.name}`, serverOf(consumer)));
+}
+
+/** Removes the consumer's records of the peering (OutgoingPeering, then the identity Secret). */
+export async function deleteConsumerRecords(consumer: k8s.KubeConfig, providerClusterId: string): Promise<void> {
+  const custom = consumer.makeApiClient(k8s.CustomObjectsApi);
+  const core = consumer.makeApiClient(k8s.CoreV1Api);
+  const fail = describeFailure(`cleanup: removing the records of the peering with ${providerClusterId}`, serverOf(consumer));
+  await deleteOptional(() =>
+    custom.deleteNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: SYSTEM_NAMESPACE, plural: "outgoingpeerings", name: outgoingPeeringName(providerClusterId) }),
+  ).catch(fail);
+  await deleteOptional(() => core.deleteNamespacedSecret({ name: identitySecretName(providerClusterId), namespace: SYSTEM_NAMESPACE })).catch(fail);
+}

@@ -1,0 +1,240 @@
+/**
+ * An out-of-band peering, consumer -> provider, as the protocol reads. The consumer acts with its
+ * own kubeconfig and what the provider handed over (cluster id, auth URL and CA, token); every
+ * call on the provider goes through the identity its auth service issues.
+ *
+ *   1. authentication  consumer makes a key and CSR; provider's auth service checks the token and
+ *                      returns a certificate for the tenant namespace; consumer stores it
+ *   2. negotiation     consumer files a ResourceRequest on the provider; provider's agent answers
+ *                      with a ResourceOffer; consumer accepts it
+ *   3. virtual node    consumer records the peering for its agent and creates the virtual node,
+ *                      which the agent's heartbeat keeps Ready
+ *
+ * Delete runs the inverses in reverse order. Every step is idempotent, so a create that was killed
+ * half-way converges when it runs again.
+ */
+import * as k8s from "@kubernetes/client-node";
+import type { OfferedResources, ResourceAsk } from "../api/index.js";
+import { tenantNamespace } from "../api/index.js";
+import { forgeIdentityKubeconfig, forgeIdentityRequest, requestIdentity, revokeIdentity } from "../authentication/identity.js";
+import { getClusterIdentity } from "../cluster/install.js";
+import { loadKubeconfig, serverOf } from "../kube/client.js";
+import { ensureResourceRequest, getResourceOffer, waitForResourceOffer, withdrawResourceRequest } from "../negotiation/request.js";
+import { deleteVirtualNode, ensureVirtualNode, nodeReadiness, waitForNodeReady } from "../virtual-node/node.js";
+import { deleteConsumerRecords, ensureIdentitySecret, ensureOutgoingPeering, getIdentityKubeconfig, identitySecretName } from "./outgoing.js";
+import type { Progress } from "./progress.js";
+
+/** What the provider hands to the consumer (the outputs of its `PeeringToken`). */
+export interface ProviderHandover {
+  /** Provider's cluster id. */
+  readonly clusterId: string;
+  /** URL of the provider's auth service, e.g. `https://172.29.1.10:8443`. */
+  readonly authUrl: string;
+  /** PEM of the CA that signed the auth service's certificate. */
+  readonly authCaPem: string;
+  /** The peering token. */
+  readonly token: string;
+}
+
+/** Everything a peering needs to be created. */
+export interface PeeringRequest {
+  /** Consumer's kubeconfig. */
+  readonly consumerKubeconfig: string;
+  readonly provider: ProviderHandover;
+  /** What to ask for. */
+  readonly resources: ResourceAsk;
+  /** Virtual node name. @default `liqo-<provider cluster name>` */
+  readonly virtualNodeName?: string;
+  /** Extra labels for the virtual node. */
+  readonly labels?: Readonly<Record<string, string>>;
+  /** Extra taints for the virtual node. */
+  readonly taints?: readonly k8s.V1Taint[];
+  /** The whole operation's deadline. */
+  readonly timeoutMs: number;
+}
+
+/** What a created peering is: recorded in state, never secret. */
+export interface PeeringRecord {
+  readonly consumerClusterId: string;
+  readonly providerClusterId: string;
+  readonly providerClusterName: string;
+  readonly tenantNamespace: string;
+  readonly requestName: string;
+  readonly virtualNodeName: string;
+  /** The accepted offer. */
+  readonly offer: OfferedResources;
+  /** Provider's API server URL, as the identity uses it. */
+  readonly providerApiServerUrl: string;
+}
+
+/** Names the parts of a deadline: one AbortSignal for the whole operation, and the ms left. */
+function deadline(timeoutMs: number): { signal: AbortSignal; left: () => number } {
+  const end = Date.now() + timeoutMs;
+  return { signal: AbortSignal.timeout(timeoutMs), left: () => Math.max(1, end - Date.now()) };
+}
+
+/** Creates (or converges) the peering. */
+export async function createPeering(request: PeeringRequest, progress: Progress): Promise<PeeringRecord> {
+  const consumer = loadKubeconfig(request.consumerKubeconfig, "consumer kubeconfig");
+  const { signal, left } = deadline(request.timeoutMs);
+  const me = await getClusterIdentity(consumer);
+  if (!me) throw new Error(`peering: the consumer cluster at ${serverOf(consumer)} is not installed (create its Cluster resource first)`);
+
+  // 1. authentication — consumer forges a key and CSR; provider's auth service issues the identity.
+  progress.step(1, 3, `authentication: asking ${request.provider.authUrl} for an identity`);
+  const { keyPem, csrPem } = forgeIdentityRequest(me.clusterId);
+  const identity = await requestIdentity({
+    authUrl: request.provider.authUrl,
+    authCaPem: request.provider.authCaPem,
+    token: request.provider.token,
+    consumerClusterId: me.clusterId,
+    consumerClusterName: me.clusterName,
+    csrPem,
+    timeoutMs: left(),
+    signal,
+  });
+  const identityKubeconfig = forgeIdentityKubeconfig(identity, keyPem);
+  await ensureIdentitySecret(consumer, identity.providerClusterId, identityKubeconfig);
+  const provider = loadKubeconfig(identityKubeconfig, "identity issued by the provider");
+
+  // 2. negotiation — consumer asks the provider (with its identity); provider's agent offers.
+  const requestName = `from-${me.clusterId}`;
+  progress.step(2, 3, `negotiation: waiting for an offer from provider ${identity.providerClusterName}`);
+  const offer = await negotiate(provider, { tenantNamespace: identity.tenantNamespace, name: requestName, consumerClusterId: me.clusterId, consumerClusterName: me.clusterName, resources: request.resources }, identity.providerClusterName, left(), signal);
+
+  // 3. virtual node — consumer records the peering for its agent and creates the node.
+  const virtualNodeName = request.virtualNodeName ?? `liqo-${identity.providerClusterName}`;
+  progress.step(3, 3, `virtual node: creating Node ${virtualNodeName} in consumer ${me.clusterName}`);
+  await ensureOutgoingPeering(consumer, {
+    providerClusterId: identity.providerClusterId,
+    providerClusterName: identity.providerClusterName,
+    identitySecret: identitySecretName(identity.providerClusterId),
+    tenantNamespace: identity.tenantNamespace,
+    requestName,
+    virtualNodeName,
+  });
+  await ensureVirtualNode(consumer, {
+    name: virtualNodeName,
+    providerClusterId: identity.providerClusterId,
+    providerClusterName: identity.providerClusterName,
+    resources: offer,
+    ...(request.labels ? { labels: request.labels } : {}),
+    ...(request.taints ? { taints: request.taints } : {}),
+  });
+  await waitForNodeReady(consumer, virtualNodeName, left(), signal);
+  return {
+    consumerClusterId: me.clusterId,
+    providerClusterId: identity.providerClusterId,
+    providerClusterName: identity.providerClusterName,
+    tenantNamespace: tenantNamespace(me.clusterId),
+    requestName,
+    virtualNodeName,
+    offer,
+    providerApiServerUrl: identity.apiServerUrl,
+  };
+}
+
+async function negotiate(
+  provider: k8s.KubeConfig,
+  spec: Parameters<typeof ensureResourceRequest>[1],
+  providerName: string,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<OfferedResources> {
+  const generation = await ensureResourceRequest(provider, spec);
+  return waitForResourceOffer(provider, { tenantNamespace: spec.tenantNamespace, name: spec.name, generation, providerName }, timeoutMs, signal);
+}
+
+/** Renegotiates the resources of an existing peering in place: no re-authentication. */
+export async function updatePeeringResources(
+  consumerKubeconfig: string,
+  record: PeeringRecord,
+  resources: ResourceAsk,
+  timeoutMs: number,
+  progress: Progress,
+): Promise<PeeringRecord> {
+  const consumer = loadKubeconfig(consumerKubeconfig, "consumer kubeconfig");
+  const { signal, left } = deadline(timeoutMs);
+  const identityText = await getIdentityKubeconfig(consumer, record.providerClusterId);
+  if (!identityText) throw new Error(`negotiation: no identity for provider ${record.providerClusterName} is stored in the consumer at ${serverOf(consumer)}; the peering must be recreated`);
+  const provider = loadKubeconfig(identityText, "stored identity");
+  progress.step(1, 2, `negotiation: renegotiating with provider ${record.providerClusterName}`);
+  const me = await getClusterIdentity(consumer);
+  const offer = await negotiate(provider, { tenantNamespace: record.tenantNamespace, name: record.requestName, consumerClusterId: record.consumerClusterId, consumerClusterName: me?.clusterName ?? record.consumerClusterId, resources }, record.providerClusterName, left(), signal);
+  progress.step(2, 2, `virtual node: resizing Node ${record.virtualNodeName}`);
+  const node = await consumer.makeApiClient(k8s.CoreV1Api).readNode({ name: record.virtualNodeName });
+  await ensureVirtualNode(consumer, {
+    name: record.virtualNodeName,
+    providerClusterId: record.providerClusterId,
+    providerClusterName: record.providerClusterName,
+    resources: offer,
+    labels: node.metadata?.labels ?? {},
+    taints: (node.spec?.taints ?? []).filter((t) => !t.key.startsWith("virtual-node.")),
+  });
+  return { ...record, offer };
+}
+
+/** What `readPeering` finds: the drift between the record and the clusters. */
+export interface PeeringDrift {
+  /** Problems found; empty when the peering is as recorded. */
+  readonly problems: string[];
+  /** The offer the provider currently makes, if it could be read. */
+  readonly offer?: OfferedResources;
+}
+
+/** Reads the live peering and reports drift (identity gone, offer withdrawn, node missing or not Ready). */
+export async function readPeering(consumerKubeconfig: string, record: PeeringRecord): Promise<PeeringDrift> {
+  const consumer = loadKubeconfig(consumerKubeconfig, "consumer kubeconfig");
+  const problems: string[] = [];
+  const node = await consumer
+    .makeApiClient(k8s.CoreV1Api)
+    .readNode({ name: record.virtualNodeName })
+    .catch(() => undefined);
+  const readiness = nodeReadiness(node);
+  if (!readiness.ready) problems.push(`virtual node ${record.virtualNodeName}: ${readiness.state}`);
+  const identityText = await getIdentityKubeconfig(consumer, record.providerClusterId);
+  if (!identityText) return { problems: [...problems, `identity for provider ${record.providerClusterName} is gone`] };
+  const offer = await getResourceOffer(loadKubeconfig(identityText, "stored identity"), { tenantNamespace: record.tenantNamespace, name: record.requestName }).catch((error: Error) => {
+    problems.push(`provider ${record.providerClusterName} could not be read with the identity: ${error.message}`);
+    return undefined;
+  });
+  if (!offer && problems.length === 0) problems.push(`the offer of provider ${record.providerClusterName} was withdrawn`);
+  return { problems, ...(offer ? { offer: offer.spec.resources } : {}) };
+}
+
+/** How delete treats an unreachable provider. */
+export interface DeleteOptions {
+  /** Clean the consumer side even if the provider cannot be reached, and say what was left there. */
+  readonly force: boolean;
+  readonly timeoutMs: number;
+}
+
+/**
+ * Unpeers: virtual node and records on the consumer, then request and identity on the provider.
+ * With the provider unreachable it fails naming the endpoint, unless `force`, which still cleans
+ * the consumer and returns what it left on the provider.
+ */
+export async function deletePeering(consumerKubeconfig: string, record: PeeringRecord, handover: Pick<ProviderHandover, "authUrl" | "authCaPem">, options: DeleteOptions, progress: Progress): Promise<string[]> {
+  const consumer = loadKubeconfig(consumerKubeconfig, "consumer kubeconfig");
+  const identityText = await getIdentityKubeconfig(consumer, record.providerClusterId);
+  const leftOnProvider: string[] = [];
+  progress.step(1, 3, `negotiation: withdrawing the request from provider ${record.providerClusterName}`);
+  if (identityText) {
+    const provider = loadKubeconfig(identityText, "stored identity");
+    try {
+      await withdrawResourceRequest(provider, { tenantNamespace: record.tenantNamespace, name: record.requestName });
+      progress.step(2, 3, `authentication: revoking the identity at ${handover.authUrl}`);
+      const user = provider.getCurrentUser()!;
+      const decode = (data: string | undefined): string => Buffer.from(data ?? "", "base64").toString("utf8");
+      await revokeIdentity({ authUrl: handover.authUrl, authCaPem: handover.authCaPem, certificatePem: decode(user.certData), keyPem: decode(user.keyData), timeoutMs: options.timeoutMs });
+    } catch (error) {
+      if (!options.force) throw new Error(`unpeer from provider ${record.providerClusterName} (${serverOf(provider)}, ${handover.authUrl}) failed: ${(error as Error).message}; set force to clean the consumer side anyway`);
+      leftOnProvider.push(`tenant namespace ${record.tenantNamespace} with its ResourceRequest, RBAC and CSR on ${serverOf(provider)}`);
+    }
+  }
+  progress.step(3, 3, `virtual node: removing Node ${record.virtualNodeName} and the consumer's records`);
+  await deleteVirtualNode(consumer, record.virtualNodeName);
+  await deleteConsumerRecords(consumer, record.providerClusterId);
+  return leftOnProvider;
+}
+

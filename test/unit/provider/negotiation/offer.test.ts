@@ -1,0 +1,45 @@
+import { computeFreeCapacity, computeOffer, offerChanged } from "../../../../provider/negotiation/offer.js";
+
+const node = (cpu: string, memory: string, pods: string, virtual = false) => ({ allocatable: { cpu, memory, pods }, virtual });
+
+describe("computeFreeCapacity", () => {
+  test("GIVEN real nodes and bound pods WHEN computed THEN it is allocatable less requests, one pod slot per pod", () => {
+    const free = computeFreeCapacity([node("4", "8Gi", "110"), node("2", "4Gi", "110")], [{ requests: { cpu: "500m", memory: "1Gi" } }, { requests: {} }]);
+    expect(free).toEqual({ cpuMillis: 5500, memoryBytes: 11 * 2 ** 30, pods: 218 });
+  });
+
+  test("GIVEN a virtual node WHEN computed THEN its capacity is never counted (no re-offering)", () => {
+    expect(computeFreeCapacity([node("4", "8Gi", "110"), node("100", "100Gi", "1000", true)], [])).toEqual({ cpuMillis: 4000, memoryBytes: 8 * 2 ** 30, pods: 110 });
+  });
+
+  test("GIVEN requests above capacity WHEN computed THEN free capacity stops at zero", () => {
+    expect(computeFreeCapacity([node("1", "1Gi", "1")], [{ requests: { cpu: "2", memory: "2Gi" } }, { requests: {} }])).toEqual({ cpuMillis: 0, memoryBytes: 0, pods: 0 });
+  });
+});
+
+describe("computeOffer", () => {
+  const free = { cpuMillis: 4000, memoryBytes: 8 * 2 ** 30, pods: 110 };
+
+  test("GIVEN fixed amounts WHEN offered THEN they are offered as asked, normalised", () => {
+    expect(computeOffer({ cpu: "2000m", memory: "4096Mi", pods: 20 }, free)).toEqual({ cpu: "2", memory: "4Gi", pods: 20 });
+  });
+
+  test("GIVEN a share WHEN offered THEN it is that share of free capacity, rounded down", () => {
+    expect(computeOffer({ sharePercent: 50 }, free)).toEqual({ cpu: "2", memory: "4Gi", pods: 55 });
+    expect(computeOffer({ sharePercent: 33 }, free)).toEqual({ cpu: "1320m", memory: "2703Mi", pods: 36 });
+  });
+});
+
+describe("offerChanged", () => {
+  const base = { cpu: "2", memory: "4Gi", pods: 100 };
+  test("GIVEN moves within the threshold WHEN compared THEN unchanged", () => {
+    expect(offerChanged(base, { cpu: "2100m", memory: "4Gi", pods: 105 }, 10)).toBe(false);
+  });
+  test("GIVEN any dimension beyond the threshold WHEN compared THEN changed", () => {
+    expect(offerChanged(base, { cpu: "2", memory: "4Gi", pods: 89 }, 10)).toBe(true);
+    expect(offerChanged(base, { cpu: "2300m", memory: "4Gi", pods: 100 }, 10)).toBe(true);
+  });
+  test("GIVEN a dimension leaving zero WHEN compared THEN changed", () => {
+    expect(offerChanged({ cpu: "0", memory: "0", pods: 0 }, { cpu: "1m", memory: "0", pods: 0 }, 10)).toBe(true);
+  });
+});
