@@ -7,10 +7,11 @@ prepare_as_root "local clusters live in network namespaces"
 npm run --silent clusters -- up a b
 cat <<'MSG'
 
-Two local clusters are up. Look around:
-  npm run clusters -- status
-  ip netns exec liqo-demo-a ip addr            # cluster a's own network namespace
-  KUBECONFIG=<path above> node -e '…'           # any Kubernetes client works with the kubeconfigs
+Two local clusters are up, each with its agent. Look around:
+  . scripts/env.sh                              # the project's Node and tools first on PATH
+  npm run clusters -- status                    # addresses, processes, kubeconfig paths
+  ip netns exec liqo-demo-a ss -ltnp            # cluster a's control plane and agent, listening
+  tail /tmp/pulumi-liqo-labs/demo/a/logs/agent.log
 Tear everything down:
   npm run clusters -- down
 MSG
