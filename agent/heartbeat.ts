@@ -6,24 +6,13 @@
  * heartbeat of the others.
  */
 import * as k8s from "@kubernetes/client-node";
-import { API_GROUP, API_VERSION, SYSTEM_NAMESPACE, type OutgoingPeering } from "../provider/api/index.js";
-import { isNotFound, loadKubeconfig } from "../provider/kube/client.js";
+import { SYSTEM_NAMESPACE, type OutgoingPeering } from "../provider/api/index.js";
+import { loadKubeconfig } from "../provider/kube/client.js";
 import { describeKubeError } from "../provider/kube/errors.js";
 import { getResourceOffer } from "../provider/negotiation/request.js";
+import { listOutgoingPeerings } from "../provider/peering/outgoing.js";
 import { ensureVirtualNode, renewNodeHeartbeat } from "../provider/virtual-node/node.js";
 import type { Reporter } from "./reporter.js";
-
-/** The OutgoingPeerings of this cluster, or none while the CRD is not installed. */
-export async function listOutgoingPeerings(kc: k8s.KubeConfig): Promise<OutgoingPeering[]> {
-  const api = kc.makeApiClient(k8s.CustomObjectsApi);
-  try {
-    const list = (await api.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: SYSTEM_NAMESPACE, plural: "outgoingpeerings" })) as { items: OutgoingPeering[] };
-    return list.items;
-  } catch (error) {
-    if (isNotFound(error)) return [];
-    throw error;
-  }
-}
 
 /** Reads the kubeconfig of the identity a peering holds on its provider. */
 export async function getPeeringIdentity(kc: k8s.KubeConfig, peering: OutgoingPeering): Promise<k8s.KubeConfig> {

@@ -7,9 +7,7 @@ import * as k8s from "@kubernetes/client-node";
 import { AGENT_LEASE, MANAGED_BY, MANAGED_BY_LABEL, SYSTEM_NAMESPACE } from "../provider/api/index.js";
 import { isNotFound, readOptional } from "../provider/kube/client.js";
 import { microTime } from "../provider/kube/time.js";
-
-/** How long the agent's lease holds without renewal. */
-export const AGENT_LEASE_DURATION_SECONDS = 30;
+import { AGENT_LEASE_DURATION_SECONDS } from "../provider/cluster/agent.js";
 
 /** Renews the agent's lease; does nothing while the system namespace does not exist yet. */
 export async function renewAgentLease(kc: k8s.KubeConfig, holder: string, now = new Date()): Promise<void> {
@@ -26,10 +24,4 @@ export async function renewAgentLease(kc: k8s.KubeConfig, holder: string, now = 
     if (isNotFound(error)) return; // The namespace appears when a Cluster resource installs it.
     throw error;
   }
-}
-
-/** Whether a lease read from the cluster shows a live agent at `now`. */
-export function isAgentLeaseFresh(lease: k8s.V1Lease | undefined, now = new Date()): boolean {
-  const renewed = lease?.spec?.renewTime ? new Date(lease.spec.renewTime as unknown as string).getTime() : 0;
-  return now.getTime() - renewed < (lease?.spec?.leaseDurationSeconds ?? AGENT_LEASE_DURATION_SECONDS) * 1000;
 }

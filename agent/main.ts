@@ -18,7 +18,7 @@ import { answerResourceRequests } from "./offer-answering.js";
 import { consoleReporter } from "./reporter.js";
 
 /** Pauses between passes: the node heartbeat every 10 s as kubelets do; offers answered promptly. */
-const INTERVALS = { heartbeat: 10_000, offers: 1_000, liveness: 10_000 };
+const INTERVALS = { heartbeat: 10_000, offers: 1_000, liveness: 5_000 };
 
 async function main(): Promise<void> {
   const { values } = parseArgs({

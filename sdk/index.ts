@@ -1,7 +1,7 @@
 /**
- * pulumi-liqo: Pulumi resources that peer Kubernetes clusters the way Liqo does.
- *
- * This is the package's entry point, the only module users import. The resources (`Cluster`,
- * `PeeringToken`, `Peering`, `Tunnel`) are exported from here as they are built.
+ * pulumi-liqo: Pulumi resources that peer Kubernetes clusters the way Liqo does. The only module
+ * users import. Re-exports only.
  */
-export {};
+export * from "./cluster.js";
+export * from "./peering.js";
+export * from "./peering-token.js";

@@ -5,7 +5,7 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { API_GROUP, API_GROUP_VERSION, API_VERSION, MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL, SYSTEM_NAMESPACE, type OutgoingPeering } from "../api/index.js";
-import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../kube/client.js";
+import { deleteOptional, describeFailure, ensureObject, isNotFound, readOptional, serverOf } from "../kube/client.js";
 
 /** Name of the Secret holding the identity for provider `providerClusterId`. */
 export const identitySecretName = (providerClusterId: string): string => `identity-${providerClusterId}`;
@@ -52,4 +52,27 @@ export async function deleteConsumerRecords(consumer: k8s.KubeConfig, providerCl
     custom.deleteNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: SYSTEM_NAMESPACE, plural: "outgoingpeerings", name: outgoingPeeringName(providerClusterId) }),
   ).catch(fail);
   await deleteOptional(() => core.deleteNamespacedSecret({ name: identitySecretName(providerClusterId), namespace: SYSTEM_NAMESPACE })).catch(fail);
+}
+
+/** The OutgoingPeerings of this cluster, or none while the CRD is not installed. */
+export async function listOutgoingPeerings(kc: k8s.KubeConfig): Promise<OutgoingPeering[]> {
+  const api = kc.makeApiClient(k8s.CustomObjectsApi);
+  try {
+    const list = (await api.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: SYSTEM_NAMESPACE, plural: "outgoingpeerings" })) as { items: OutgoingPeering[] };
+    return list.items;
+  } catch (error) {
+    if (isNotFound(error)) return [];
+    throw error;
+  }
+}
+
+/**
+ * What still uses a cluster in peerings: its outgoing peerings (as consumer) and the tenant
+ * namespaces of its consumers (as provider). Empty when the cluster can be uninstalled.
+ */
+export async function getPeeringsUsing(kc: k8s.KubeConfig): Promise<string[]> {
+  const outgoing = (await listOutgoingPeerings(kc)).map((p) => `outgoing peering to ${p.spec.providerClusterName} (${p.spec.providerClusterId})`);
+  const namespaces = await kc.makeApiClient(k8s.CoreV1Api).listNamespace({ labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY},${REMOTE_CLUSTER_LABEL}` });
+  const incoming = namespaces.items.map((ns) => `incoming peering from consumer ${ns.metadata?.labels?.[REMOTE_CLUSTER_LABEL]} (namespace ${ns.metadata?.name})`);
+  return [...outgoing, ...incoming];
 }

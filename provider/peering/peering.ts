@@ -67,6 +67,11 @@ export interface PeeringRecord {
   readonly providerApiServerUrl: string;
 }
 
+/** The virtual node's name unless one is given: `liqo-<provider cluster name>`. */
+export function defaultVirtualNodeName(providerClusterName: string): string {
+  return `liqo-${providerClusterName}`;
+}
+
 /** Names the parts of a deadline: one AbortSignal for the whole operation, and the ms left. */
 function deadline(timeoutMs: number): { signal: AbortSignal; left: () => number } {
   const end = Date.now() + timeoutMs;
@@ -103,7 +108,7 @@ export async function createPeering(request: PeeringRequest, progress: Progress)
   const offer = await negotiate(provider, { tenantNamespace: identity.tenantNamespace, name: requestName, consumerClusterId: me.clusterId, consumerClusterName: me.clusterName, resources: request.resources }, identity.providerClusterName, left(), signal);
 
   // 3. virtual node — consumer records the peering for its agent and creates the node.
-  const virtualNodeName = request.virtualNodeName ?? `liqo-${identity.providerClusterName}`;
+  const virtualNodeName = request.virtualNodeName ?? defaultVirtualNodeName(identity.providerClusterName);
   progress.step(3, 3, `virtual node: creating Node ${virtualNodeName} in consumer ${me.clusterName}`);
   await ensureOutgoingPeering(consumer, {
     providerClusterId: identity.providerClusterId,

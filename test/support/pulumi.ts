@@ -1,12 +1,29 @@
 /**
  * Runs the real `pulumi` CLI on a program, offline: a file backend and a passphrase in a fresh
  * temporary directory, removed by `dispose` (call it in `finally`). The program is copied there
- * with a link to the repository's node_modules, so runs never write into the repository.
+ * with links to the repository's packages and to this package, so runs never write into the
+ * repository.
  */
 import { execa } from "execa";
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+
+const REPO = join(__dirname, "..", "..");
+
+/**
+ * Gives the program a node_modules of links: every package of the repository's, and
+ * `pulumi-liqo` itself (the repository, built), so the program imports this package by its name
+ * as a user's program would.
+ */
+function linkPackages(programDir: string): void {
+  const modules = join(programDir, "node_modules");
+  mkdirSync(modules);
+  for (const entry of readdirSync(join(REPO, "node_modules"))) {
+    if (!entry.startsWith(".")) symlinkSync(join(REPO, "node_modules", entry), join(modules, entry));
+  }
+  symlinkSync(REPO, join(modules, "pulumi-liqo"));
+}
 
 /** What one `pulumi` command printed. */
 export interface PulumiResult {
@@ -25,7 +42,7 @@ export class PulumiWorkspace {
     const programDir = join(dir, "program");
     mkdirSync(join(dir, "state"));
     cpSync(source, programDir, { recursive: true });
-    symlinkSync(join(__dirname, "..", "..", "node_modules"), join(programDir, "node_modules"));
+    linkPackages(programDir);
     const env = {
       PULUMI_BACKEND_URL: `file://${join(dir, "state")}`,
       PULUMI_CONFIG_PASSPHRASE: "e2e-test-passphrase",

@@ -1,0 +1,94 @@
+/**
+ * Validation shared by the resources' `check()`: pure functions that report every problem at
+ * once, each naming its property, as the Pulumi engine shows check failures.
+ */
+import { loadKubeconfig } from "../kube/client.js";
+import { Cidr } from "../net/cidr.js";
+import { parseCpuMillis, parseMemoryBytes } from "../negotiation/quantity.js";
+import type { ResourceAsk } from "../api/index.js";
+
+/** One check failure, as the engine takes it. */
+export interface CheckFailure {
+  /** Input property path, e.g. `resources.cpu`. */
+  readonly property: string;
+  /** What is wrong, quoting the bad value where it is not secret. */
+  readonly reason: string;
+}
+
+/** During preview, unknown inputs arrive as this string, whatever their type. */
+export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+
+/** Whether a value is not known yet (preview of a value computed by another resource). */
+export function isUnknown(value: unknown): boolean {
+  return value === UNKNOWN;
+}
+
+/** Collects failures; each `check*` adds to it and returns nothing. */
+export class Failures {
+  readonly list: CheckFailure[] = [];
+  add(property: string, reason: string): void {
+    this.list.push({ property, reason });
+  }
+}
+
+/** A kubeconfig input must parse and name a cluster and a user; the reason never echoes it. */
+export function checkKubeconfig(failures: Failures, property: string, value: unknown, owner: string): void {
+  if (isUnknown(value)) return;
+  if (typeof value !== "string") return failures.add(property, `${owner}: ${property} must be the text of a kubeconfig`);
+  try {
+    loadKubeconfig(value, `${owner}: ${property}`);
+  } catch (error) {
+    failures.add(property, (error as Error).message);
+  }
+}
+
+/** A CIDR input must parse as an IPv4 CIDR. */
+export function checkCidr(failures: Failures, property: string, value: unknown): void {
+  if (isUnknown(value)) return;
+  try {
+    Cidr.parse(String(value));
+  } catch (error) {
+    failures.add(property, (error as Error).message);
+  }
+}
+
+/** A port input must be an integer from 1 to 65535. */
+export function checkPort(failures: Failures, property: string, value: unknown): void {
+  if (value === undefined || isUnknown(value)) return;
+  if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > 65535) failures.add(property, `${JSON.stringify(value)} is not a port (1-65535)`);
+}
+
+/** Resources asked for: either a share of free capacity or fixed amounts, never both. */
+export function checkResourceAsk(failures: Failures, property: string, value: unknown): void {
+  if (isUnknown(value)) return;
+  const ask = (value ?? {}) as ResourceAsk;
+  const fixed = ask.cpu !== undefined || ask.memory !== undefined || ask.pods !== undefined;
+  if (ask.sharePercent === undefined && !fixed) return failures.add(property, "ask for a sharePercent of the provider's free capacity, or for fixed cpu, memory and pods");
+  if (ask.sharePercent !== undefined && fixed) failures.add(property, "sharePercent and fixed amounts (cpu, memory, pods) exclude each other");
+  if (ask.sharePercent !== undefined && !(Number.isInteger(ask.sharePercent) && ask.sharePercent >= 1 && ask.sharePercent <= 100)) {
+    failures.add(`${property}.sharePercent`, `${JSON.stringify(ask.sharePercent)} is not a whole percentage from 1 to 100`);
+  }
+  const quantity = (name: "cpu" | "memory", parse: (text: string) => number): void => {
+    const text = ask[name];
+    if (text === undefined || isUnknown(text)) return;
+    try {
+      parse(String(text));
+    } catch (error) {
+      failures.add(`${property}.${name}`, (error as Error).message);
+    }
+  };
+  quantity("cpu", parseCpuMillis);
+  quantity("memory", parseMemoryBytes);
+  if (ask.pods !== undefined && !isUnknown(ask.pods) && !(Number.isInteger(ask.pods) && ask.pods >= 1)) failures.add(`${property}.pods`, `${JSON.stringify(ask.pods)} is not a positive whole number`);
+}
+
+/** A timeout in seconds: a positive number. */
+export function checkSeconds(failures: Failures, property: string, value: unknown): void {
+  if (value === undefined || isUnknown(value)) return;
+  if (typeof value !== "number" || !(value > 0)) failures.add(property, `${JSON.stringify(value)} is not a positive number of seconds`);
+}
+
+/** The names of the top-level properties whose values differ. */
+export function changedProperties<T extends object>(olds: T, news: T, keys: readonly (keyof T & string)[]): string[] {
+  return keys.filter((key) => JSON.stringify(olds[key] ?? null) !== JSON.stringify(news[key] ?? null));
+}

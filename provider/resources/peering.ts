@@ -1,0 +1,143 @@
+/**
+ * The `Peering` resource's dynamic provider (out-of-band): translates inputs into the peering
+ * steps of ../peering/peering.ts and their record into outputs. A changed resource request is
+ * renegotiated in place; a rotated token changes nothing (the identity is already issued).
+ */
+import type * as pulumi from "@pulumi/pulumi";
+import type * as k8s from "@kubernetes/client-node";
+import type { OfferedResources, ResourceAsk } from "../api/index.js";
+import { createPeering, defaultVirtualNodeName, deletePeering, readPeering, updatePeeringResources, type PeeringRecord } from "../peering/peering.js";
+import { progressTo } from "../peering/progress.js";
+import { changedProperties, checkKubeconfig, checkResourceAsk, checkSeconds, Failures, isUnknown } from "./inputs.js";
+import { partialFailure } from "./partial.js";
+
+/** What the provider handed over (its `PeeringToken`'s outputs). */
+export interface ProviderInputs {
+  readonly clusterId: string;
+  readonly authUrl: string;
+  readonly authCaCert: string;
+  readonly token: string;
+}
+
+/** Inputs, as the SDK's `Peering` sends them. */
+export interface PeeringInputs {
+  readonly consumerKubeconfig: string;
+  readonly consumerClusterId: string;
+  readonly provider: ProviderInputs;
+  readonly resources: ResourceAsk;
+  readonly virtualNodeName?: string;
+  readonly labels?: Record<string, string>;
+  readonly taints?: k8s.V1Taint[];
+  readonly timeoutSeconds?: number;
+  readonly force?: boolean;
+}
+
+/** Outputs: the inputs (without the token) and the peering's record, plus its live status. */
+export interface PeeringOutputs extends Omit<PeeringInputs, "provider">, Partial<Omit<PeeringRecord, "consumerClusterId">> {
+  readonly provider: Omit<ProviderInputs, "token">;
+  /** `Ready`, or what `pulumi refresh` found wrong. */
+  readonly status?: string;
+  readonly offer?: OfferedResources;
+}
+
+const DEFAULT_TIMEOUT_SECONDS = 300;
+/** Progress goes to the provider's stderr, which the engine keeps in its logs. */
+const progress = progressTo((line) => process.stderr.write(`peering: ${line}\n`));
+
+function withoutToken(inputs: PeeringInputs): Omit<PeeringOutputs, keyof PeeringRecord | "status"> {
+  const { token: _token, ...provider } = inputs.provider;
+  return { ...inputs, provider };
+}
+
+function idOf(inputs: Pick<PeeringInputs, "consumerClusterId" | "provider">): string {
+  return `${inputs.consumerClusterId}-to-${inputs.provider.clusterId}`;
+}
+
+function recordOf(outs: PeeringOutputs): PeeringRecord | undefined {
+  const { consumerClusterId, providerClusterId, providerClusterName, tenantNamespace, requestName, virtualNodeName, offer, providerApiServerUrl } = outs;
+  if (!providerClusterId || !providerClusterName || !tenantNamespace || !requestName || !virtualNodeName || !offer || !providerApiServerUrl) return undefined;
+  return { consumerClusterId, providerClusterId, providerClusterName, tenantNamespace, requestName, virtualNodeName, offer, providerApiServerUrl };
+}
+
+async function peer(inputs: PeeringInputs): Promise<PeeringOutputs> {
+  try {
+    const record = await createPeering(
+      {
+        consumerKubeconfig: inputs.consumerKubeconfig,
+        provider: { clusterId: inputs.provider.clusterId, authUrl: inputs.provider.authUrl, authCaPem: inputs.provider.authCaCert, token: inputs.provider.token },
+        resources: inputs.resources,
+        ...(inputs.virtualNodeName ? { virtualNodeName: inputs.virtualNodeName } : {}),
+        ...(inputs.labels ? { labels: inputs.labels } : {}),
+        ...(inputs.taints ? { taints: inputs.taints } : {}),
+        timeoutMs: (inputs.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000,
+      },
+      progress,
+    );
+    return { ...withoutToken(inputs), ...record, status: "Ready" };
+  } catch (error) {
+    // Whatever was done is kept in state; the next `pulumi up` updates it, which runs create again.
+    throw partialFailure(error, idOf(inputs), { ...withoutToken(inputs), status: "incomplete" });
+  }
+}
+
+/** The `Peering` dynamic provider's operations. */
+export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOutputs> = {
+  async check(_olds, news) {
+    const failures = new Failures();
+    checkKubeconfig(failures, "consumerKubeconfig", news.consumerKubeconfig, "Peering");
+    checkResourceAsk(failures, "resources", news.resources);
+    checkSeconds(failures, "timeoutSeconds", news.timeoutSeconds);
+    const consumerId = news.consumerClusterId;
+    const providerId = news.provider?.clusterId;
+    if (!isUnknown(consumerId) && !isUnknown(providerId) && consumerId !== undefined && consumerId === providerId) {
+      failures.add("provider", `a cluster cannot peer with itself (consumer and provider are both cluster ${consumerId})`);
+    }
+    const authUrl = news.provider?.authUrl;
+    if (authUrl !== undefined && !isUnknown(authUrl) && !String(authUrl).startsWith("https://")) failures.add("provider.authUrl", `${JSON.stringify(authUrl)} is not an https URL`);
+    return { inputs: news, failures: failures.list };
+  },
+  async diff(_id, olds, news) {
+    const replaces = [
+      ...changedProperties(olds, news, ["consumerClusterId"]),
+      // Unknown in preview when the token is being replaced: the real run re-diffs with values.
+      ...(!isUnknown(news.provider) && !isUnknown(news.provider?.clusterId) && olds.provider?.clusterId !== news.provider?.clusterId ? ["provider.clusterId"] : []),
+      // Outputs hold the resolved node name: a default that resolves to the same name is no change.
+      ...((news.virtualNodeName ?? defaultVirtualNodeName(olds.providerClusterName ?? "")) !== olds.virtualNodeName ? ["virtualNodeName"] : []),
+    ];
+    const inPlace = changedProperties(olds, news, ["resources", "labels", "taints", "timeoutSeconds", "force", "consumerKubeconfig"]);
+    const endpoint = olds.provider?.authUrl !== news.provider?.authUrl || olds.provider?.authCaCert !== news.provider?.authCaCert ? ["provider.authUrl"] : [];
+    // The token is left out on purpose: a rotated token must not touch a peering that exists.
+    return { changes: replaces.length + inPlace.length + endpoint.length > 0, replaces, deleteBeforeReplace: true };
+  },
+  async create(inputs) {
+    return { id: idOf(inputs), outs: await peer(inputs) };
+  },
+  async update(_id, olds, news) {
+    const record = recordOf(olds as PeeringOutputs);
+    // A create that failed half-way left no record: run it again (every step is idempotent).
+    if (!record) return { outs: await peer(news) };
+    const resized =
+      JSON.stringify(olds.resources) === JSON.stringify(news.resources)
+        ? record
+        : await updatePeeringResources(news.consumerKubeconfig, record, news.resources, (news.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000, progress);
+    return { outs: { ...withoutToken(news), ...resized, status: "Ready" } };
+  },
+  async read(id, props) {
+    const record = recordOf(props!);
+    if (!record) return { id, props: props! };
+    const drift = await readPeering(props!.consumerKubeconfig, record);
+    return { id, props: { ...props!, ...(drift.offer ? { offer: drift.offer } : {}), status: drift.problems.length ? drift.problems.join("; ") : "Ready" } };
+  },
+  async delete(_id, props) {
+    const record = recordOf(props);
+    if (!record) return;
+    const left = await deletePeering(
+      props.consumerKubeconfig,
+      record,
+      { authUrl: props.provider.authUrl, authCaPem: props.provider.authCaCert },
+      { force: props.force ?? false, timeoutMs: (props.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000 },
+      progress,
+    );
+    if (left.length > 0) process.stderr.write(`peering: forced delete left on the provider: ${left.join("; ")}\n`);
+  },
+};

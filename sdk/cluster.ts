@@ -1,0 +1,83 @@
+/** The `Cluster` resource: one Kubernetes cluster that takes part in peerings. */
+import * as pulumi from "@pulumi/pulumi";
+import { lazyProvider } from "./lazy-provider.js";
+
+/** How one of a cluster's endpoints is reached from outside. */
+export interface EndpointArgs {
+  /**
+   * Address (IP or DNS name) others reach the endpoint at.
+   * @default the API server URL's host
+   */
+  readonly address?: pulumi.Input<string>;
+  /** Port. */
+  readonly port?: pulumi.Input<number>;
+}
+
+/** Inputs of a {@link Cluster}. */
+export interface ClusterArgs {
+  /**
+   * The cluster's name: a DNS label of at most 32 characters. Virtual nodes standing for this
+   * cluster are named after it (`liqo-<name>`).
+   */
+  readonly name: pulumi.Input<string>;
+  /**
+   * Kubeconfig with rights to install the project's namespace, CRDs and RBAC. Kept as a Pulumi
+   * secret; never logged.
+   */
+  readonly kubeconfig: pulumi.Input<string>;
+  /** The cluster's pod CIDR. @example "10.244.0.0/16" */
+  readonly podCidr: pulumi.Input<string>;
+  /** The cluster's service CIDR. @example "10.96.0.0/12" */
+  readonly serviceCidr: pulumi.Input<string>;
+  /**
+   * API server URL as consumers reach it, when it differs from the kubeconfig's (NAT, a load
+   * balancer). @default the kubeconfig's server
+   */
+  readonly apiServerUrl?: pulumi.Input<string>;
+  /** How the auth service is reached. @default the API server's host, port 8443 */
+  readonly authService?: pulumi.Input<EndpointArgs>;
+  /** How the WireGuard gateway is reached. @default the API server's host, UDP port 51820 */
+  readonly gateway?: pulumi.Input<EndpointArgs>;
+  /** How long install and the agent check may take, in seconds. @default 300 */
+  readonly timeoutSeconds?: pulumi.Input<number>;
+  /** Uninstall on delete even while peerings still use the cluster. @default false */
+  readonly force?: pulumi.Input<boolean>;
+}
+
+/**
+ * A cluster that takes part in peerings. Creating it installs what peering needs in the cluster
+ * (the project's namespace and CRDs, a stable cluster id, the auth service's TLS material) and
+ * verifies that the project's agent serves it. Deleting it removes all of that, and refuses while
+ * peerings still use the cluster unless `force` is set.
+ */
+export class Cluster extends pulumi.dynamic.Resource {
+  /** Stable id of the cluster, made once at install. */
+  declare readonly clusterId: pulumi.Output<string>;
+  /** The cluster's name. */
+  declare readonly name: pulumi.Output<string>;
+  /** The kubeconfig (secret). */
+  declare readonly kubeconfig: pulumi.Output<string>;
+  /** API server URL as consumers reach it. */
+  declare readonly apiServerUrl: pulumi.Output<string>;
+  /** URL of the cluster's auth service. */
+  declare readonly authUrl: pulumi.Output<string>;
+  /** PEM of the CA that signed the auth service's certificate. */
+  declare readonly authCaCert: pulumi.Output<string>;
+  /** `host:port` of the WireGuard gateway. */
+  declare readonly gatewayEndpoint: pulumi.Output<string>;
+  /** Pod CIDR. */
+  declare readonly podCidr: pulumi.Output<string>;
+  /** Service CIDR. */
+  declare readonly serviceCidr: pulumi.Output<string>;
+
+  constructor(name: string, args: ClusterArgs, opts?: pulumi.CustomResourceOptions) {
+    super(
+      lazyProvider("cluster"),
+      name,
+      { ...args, kubeconfig: pulumi.secret(args.kubeconfig), clusterId: undefined, authUrl: undefined, authCaCert: undefined, gatewayEndpoint: undefined, apiServerUrl: args.apiServerUrl },
+      { ...opts, additionalSecretOutputs: ["kubeconfig"] },
+      "liqo",
+      "Cluster",
+    );
+  }
+}

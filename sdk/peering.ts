@@ -1,0 +1,98 @@
+/** The `Peering` resource: consumer -> provider, out-of-band. */
+import * as pulumi from "@pulumi/pulumi";
+import type { Cluster } from "./cluster.js";
+import { lazyProvider } from "./lazy-provider.js";
+
+/** What a provider hands to a consumer: its `PeeringToken`'s outputs, or the same values from another stack. */
+export interface ProviderHandoverArgs {
+  /** The provider's cluster id. */
+  readonly clusterId: pulumi.Input<string>;
+  /** The provider's auth service URL. @example "https://172.29.1.10:8443" */
+  readonly authUrl: pulumi.Input<string>;
+  /** PEM of the CA of the provider's auth service. */
+  readonly authCaCert: pulumi.Input<string>;
+  /** The peering token (keep it a secret). */
+  readonly token: pulumi.Input<string>;
+}
+
+/** Resources asked of the provider: a share of its free capacity, or fixed amounts. */
+export interface ResourceRequestArgs {
+  /** Percentage (1-100) of the provider's free allocatable capacity. Excludes the fixed amounts. */
+  readonly sharePercent?: pulumi.Input<number>;
+  /** Fixed CPU. @example "2" or "500m" */
+  readonly cpu?: pulumi.Input<string>;
+  /** Fixed memory. @example "4Gi" */
+  readonly memory?: pulumi.Input<string>;
+  /** Fixed pod count. */
+  readonly pods?: pulumi.Input<number>;
+}
+
+/** A taint for the virtual node, besides the one every virtual node carries. */
+export interface TaintArgs {
+  readonly key: pulumi.Input<string>;
+  readonly value?: pulumi.Input<string>;
+  readonly effect: pulumi.Input<"NoSchedule" | "PreferNoSchedule" | "NoExecute">;
+}
+
+/** Inputs of a {@link Peering}. */
+export interface PeeringArgs {
+  /** The consumer cluster (this side). */
+  readonly consumer: Cluster;
+  /** What the provider handed over. */
+  readonly provider: pulumi.Input<ProviderHandoverArgs>;
+  /** What to ask for. A change is renegotiated in place. */
+  readonly resources: pulumi.Input<ResourceRequestArgs>;
+  /** Name of the virtual node. Changing it replaces the peering. @default `liqo-<provider name>` */
+  readonly virtualNodeName?: pulumi.Input<string>;
+  /** Extra labels for the virtual node. */
+  readonly labels?: pulumi.Input<Record<string, pulumi.Input<string>>>;
+  /** Extra taints for the virtual node. */
+  readonly taints?: pulumi.Input<pulumi.Input<TaintArgs>[]>;
+  /** Deadline of each operation (create, update, delete), in seconds. @default 300 */
+  readonly timeoutSeconds?: pulumi.Input<number>;
+  /** On delete with the provider unreachable, clean the consumer side anyway. @default false */
+  readonly force?: pulumi.Input<boolean>;
+}
+
+/**
+ * An out-of-band peering: the consumer authenticates to the provider's auth service with the
+ * token, negotiates resources through the provider's API server with the identity it received,
+ * and gets a virtual node standing for the offer, kept Ready by its agent's heartbeat.
+ */
+export class Peering extends pulumi.dynamic.Resource {
+  /** The virtual node in the consumer. */
+  declare readonly virtualNodeName: pulumi.Output<string>;
+  /** The consumer's tenant namespace on the provider. */
+  declare readonly tenantNamespace: pulumi.Output<string>;
+  /** The provider's name. */
+  declare readonly providerClusterName: pulumi.Output<string>;
+  /** The accepted offer. */
+  declare readonly offer: pulumi.Output<{ cpu: string; memory: string; pods: number }>;
+  /** `Ready`, or what the last refresh found wrong. */
+  declare readonly status: pulumi.Output<string>;
+
+  constructor(name: string, args: PeeringArgs, opts?: pulumi.CustomResourceOptions) {
+    super(
+      lazyProvider("peering"),
+      name,
+      {
+        consumerKubeconfig: args.consumer.kubeconfig,
+        consumerClusterId: args.consumer.clusterId,
+        provider: pulumi.secret(args.provider),
+        resources: args.resources,
+        virtualNodeName: args.virtualNodeName,
+        labels: args.labels,
+        taints: args.taints,
+        timeoutSeconds: args.timeoutSeconds,
+        force: args.force,
+        tenantNamespace: undefined,
+        providerClusterName: undefined,
+        offer: undefined,
+        status: undefined,
+      },
+      { ...opts, additionalSecretOutputs: ["consumerKubeconfig"] },
+      "liqo",
+      "Peering",
+    );
+  }
+}

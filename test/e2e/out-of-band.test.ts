@@ -1,0 +1,161 @@
+/**
+ * The out-of-band peering through the real `pulumi` CLI, on the shared local clusters: provider
+ * `a`, consumer `b`, in one stack (test/e2e/programs/out-of-band).
+ */
+import * as k8s from "@kubernetes/client-node";
+import { execa } from "execa";
+import { join } from "node:path";
+import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
+import { VIRTUAL_NODE_TAINT } from "../../provider/virtual-node/node.js";
+import { poll } from "../../provider/wait/poll.js";
+import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
+import { sharedLab } from "../support/labs.js";
+import { projectTraces } from "../support/leaks.js";
+import { PulumiWorkspace } from "../support/pulumi.js";
+
+const PROGRAM = join(__dirname, "programs", "out-of-band");
+
+function client(cluster: ClusterState): k8s.CoreV1Api {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(cluster.kubeconfig);
+  return kc.makeApiClient(k8s.CoreV1Api);
+}
+
+async function configure(workspace: PulumiWorkspace, lab: LabState): Promise<void> {
+  for (const cluster of lab.clusters) {
+    await workspace.ok(["config", "set", `${cluster.name}Kubeconfig`, cluster.kubeconfig]);
+    await workspace.ok(["config", "set", `${cluster.name}PodCidr`, cluster.podCidr]);
+    await workspace.ok(["config", "set", `${cluster.name}ServiceCidr`, cluster.serviceCidr]);
+  }
+}
+
+/** The steps a preview proposes, as `op name` (e.g. `create b-to-a`), without the stack itself. */
+async function plannedSteps(workspace: PulumiWorkspace): Promise<string[]> {
+  const preview = JSON.parse((await workspace.ok(["preview", "--json"])).stdout) as { steps: { op: string; urn: string }[] };
+  return preview.steps.filter((s) => !s.urn.includes("pulumi:pulumi:Stack")).map((s) => `${s.op} ${s.urn.split("::").pop()}`);
+}
+
+async function nodeCapacity(b: ClusterState, name: string): Promise<Record<string, string> | undefined> {
+  return (await client(b).readNode({ name })).status?.capacity;
+}
+
+describe("out-of-band peering through the pulumi CLI", () => {
+  let lab: LabState;
+  beforeAll(async () => {
+    lab = await sharedLab();
+  });
+
+  test("GIVEN two clusters WHEN preview, up, no-change preview and refresh, resize, token rotation, destroy, up again THEN each does what it says and nothing is left", async () => {
+    const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
+    const workspace = await PulumiWorkspace.create(PROGRAM);
+    try {
+      await configure(workspace, lab);
+      expect((await plannedSteps(workspace)).sort()).toEqual(["create a", "create a-token", "create b", "create b-to-a"]);
+
+      const up = await workspace.ok(["up", "--yes"]);
+      expect(up.stdout).toContain("[2/3] negotiation: waiting for an offer from provider a");
+      expect(await nodeCapacity(b, "liqo-a")).toEqual({ cpu: "2", memory: "4Gi", pods: "20" });
+
+      // kube-scheduler binds a pod that tolerates the virtual node's taint to it.
+      const core = client(b);
+      const pod = `e2e-${Date.now().toString(36)}`;
+      await core.createNamespacedPod({
+        namespace: "default",
+        body: {
+          metadata: { name: pod },
+          spec: { containers: [{ name: "app", image: "registry.invalid/app:1" }], tolerations: [{ key: VIRTUAL_NODE_TAINT.key, operator: "Exists" }], nodeSelector: { type: "virtual-node" } },
+        },
+      });
+      try {
+        const node = await poll({ step: "test", object: `pod ${pod} bound`, endpoint: b.apiServerUrl }, { timeoutMs: 60_000 }, async () => {
+          const current = await core.readNamespacedPod({ name: pod, namespace: "default" });
+          return current.spec?.nodeName ? { done: true, value: current.spec.nodeName } : { done: false, state: "pending" };
+        });
+        expect(node).toBe("liqo-a");
+      } finally {
+        await core.deleteNamespacedPod({ name: pod, namespace: "default", gracePeriodSeconds: 0 });
+      }
+
+      await workspace.ok(["preview", "--expect-no-changes"]);
+      await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
+
+      // A new resource request updates the peering in place; the node's capacity follows.
+      await workspace.ok(["config", "set", "cpu", "3"]);
+      expect(await plannedSteps(workspace)).toEqual(["update b-to-a"]);
+      await workspace.ok(["up", "--yes"]);
+      expect(await nodeCapacity(b, "liqo-a")).toEqual({ cpu: "3", memory: "4Gi", pods: "20" });
+
+      // Rotating the token replaces only the token; the peering keeps working.
+      const oldTokenId = (await workspace.ok(["stack", "output", "tokenId"])).stdout.trim();
+      await workspace.ok(["config", "set", "rotation", "2"]);
+      const rotation = await workspace.ok(["up", "--yes"]);
+      expect(rotation.stdout).toMatch(/\+-1 replaced/);
+      expect(rotation.stdout).toMatch(/4 unchanged/);
+      expect(rotation.stdout).not.toMatch(/b-to-a\s+(updated|replaced|created)/);
+      expect((await workspace.ok(["stack", "output", "tokenId"])).stdout.trim()).not.toBe(oldTokenId);
+      await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
+
+      // Secrets appear in the exported stack only as ciphertext; the token nowhere in the provider.
+      const exported = (await workspace.ok(["stack", "export"])).stdout;
+      const token = (await workspace.ok(["stack", "output", "peeringToken", "--show-secrets"])).stdout.trim();
+      expect(token).toMatch(/^plt_[0-9a-f]{16}_/);
+      expect(exported).not.toContain(token);
+      expect(exported).not.toContain("client-key-data");
+      expect(exported).not.toContain("PRIVATE KEY");
+      const providerSecrets = await client(a).listNamespacedSecret({ namespace: SYSTEM_NAMESPACE });
+      const secretText = JSON.stringify(providerSecrets.items);
+      expect(secretText).not.toContain(token);
+      expect(secretText).not.toContain(Buffer.from(token).toString("base64"));
+
+      await workspace.ok(["destroy", "--yes"]);
+      expect(await projectTraces(a.kubeconfig)).toEqual([]);
+      expect(await projectTraces(b.kubeconfig)).toEqual([]);
+
+      // And again: a destroyed peering can be made anew.
+      await workspace.ok(["up", "--yes"]);
+      expect(await nodeCapacity(b, "liqo-a")).toEqual({ cpu: "3", memory: "4Gi", pods: "20" });
+    } finally {
+      await workspace.pulumi(["destroy", "--yes"]);
+      workspace.dispose();
+    }
+    expect(await projectTraces(a.kubeconfig)).toEqual([]);
+    expect(await projectTraces(b.kubeconfig)).toEqual([]);
+  });
+
+  test("GIVEN a pulumi up killed half-way through the peering WHEN run again THEN it converges and destroy leaves nothing", async () => {
+    const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
+    const workspace = await PulumiWorkspace.create(PROGRAM);
+    try {
+      await configure(workspace, lab);
+      const run = execa("pulumi", ["up", "--yes", "--non-interactive"], { cwd: workspace.programDir, env: workspace.env, reject: false, stdin: "ignore" });
+      const secrets = client(b);
+      // Half-way: the consumer holds its identity, the virtual node does not exist yet.
+      await poll({ step: "test", object: "identity Secret in the consumer", endpoint: b.apiServerUrl }, { timeoutMs: 120_000, intervalMs: 50 }, async () => {
+        const list = await secrets.listNamespacedSecret({ namespace: SYSTEM_NAMESPACE }).catch(() => ({ items: [] as k8s.V1Secret[] }));
+        return list.items.some((s) => s.metadata?.name?.startsWith("identity-")) ? { done: true, value: undefined } : { done: false, state: "no identity yet" };
+      });
+      run.kill("SIGKILL");
+      await run;
+
+      // The killed run left its lock, and maybe pending creates: the engine names the remedy.
+      let again = await workspace.pulumi(["up", "--yes"]);
+      if (again.exitCode !== 0 && /currently locked/.test(again.stderr)) {
+        await workspace.ok(["cancel", "--yes"]);
+        again = await workspace.pulumi(["up", "--yes"]);
+      }
+      if (again.exitCode !== 0 && /pending/i.test(again.stdout + again.stderr)) {
+        await workspace.ok(["refresh", "--yes", "--clear-pending-creates"]);
+        again = await workspace.pulumi(["up", "--yes"]);
+      }
+      expect([again.exitCode, again.stderr]).toEqual([0, ""]);
+      expect(await nodeCapacity(b, "liqo-a")).toEqual({ cpu: "2", memory: "4Gi", pods: "20" });
+      await workspace.ok(["preview", "--expect-no-changes"]);
+      await workspace.ok(["destroy", "--yes"]);
+    } finally {
+      await workspace.pulumi(["destroy", "--yes"]);
+      workspace.dispose();
+    }
+    expect(await projectTraces(a.kubeconfig)).toEqual([]);
+    expect(await projectTraces(b.kubeconfig)).toEqual([]);
+  });
+});

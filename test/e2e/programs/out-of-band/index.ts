@@ -1,0 +1,28 @@
+import * as pulumi from "@pulumi/pulumi";
+import { readFileSync } from "node:fs";
+import { Cluster, Peering, PeeringToken } from "pulumi-liqo";
+
+const config = new pulumi.Config();
+const cluster = (name: string) =>
+  new Cluster(name, {
+    name,
+    kubeconfig: readFileSync(config.require(`${name}Kubeconfig`), "utf8"),
+    podCidr: config.require(`${name}PodCidr`),
+    serviceCidr: config.require(`${name}ServiceCidr`),
+  });
+
+const provider = cluster("a");
+const consumer = cluster("b");
+const token = new PeeringToken("a-token", { cluster: provider, rotation: config.get("rotation") ?? "1" });
+const peering = new Peering("b-to-a", {
+  consumer,
+  provider: { clusterId: token.clusterId, authUrl: token.authUrl, authCaCert: token.authCaCert, token: token.token },
+  resources: { cpu: config.get("cpu") ?? "2", memory: "4Gi", pods: 20 },
+  timeoutSeconds: 120,
+});
+
+export const virtualNode = peering.virtualNodeName;
+export const offer = peering.offer;
+export const tokenId = token.tokenId;
+// A secret output: the tests check that it is stored only as ciphertext.
+export const peeringToken = token.token;
