@@ -4,11 +4,13 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { execa } from "execa";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
 import { VIRTUAL_NODE_TAINT } from "../../provider/virtual-node/node.js";
 import { poll } from "../../provider/wait/poll.js";
 import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
+import { adminConfig } from "../support/install.js";
 import { sharedLab } from "../support/labs.js";
 import { projectTraces } from "../support/leaks.js";
 import { PulumiWorkspace } from "../support/pulumi.js";
@@ -16,9 +18,7 @@ import { PulumiWorkspace } from "../support/pulumi.js";
 const PROGRAM = join(__dirname, "programs", "out-of-band");
 
 function client(cluster: ClusterState): k8s.CoreV1Api {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromFile(cluster.kubeconfig);
-  return kc.makeApiClient(k8s.CoreV1Api);
+  return adminConfig(cluster).makeApiClient(k8s.CoreV1Api);
 }
 
 async function configure(workspace: PulumiWorkspace, lab: LabState): Promise<void> {
@@ -157,5 +157,21 @@ describe("out-of-band peering through the pulumi CLI", () => {
     }
     expect(await projectTraces(a.kubeconfig)).toEqual([]);
     expect(await projectTraces(b.kubeconfig)).toEqual([]);
+  });
+
+  test("GIVEN a malformed kubeconfig WHEN previewed THEN check fails naming the resource and the property, and nothing is created", async () => {
+    const workspace = await PulumiWorkspace.create(PROGRAM);
+    try {
+      await configure(workspace, lab);
+      const broken = join(workspace.dir, "broken.kubeconfig");
+      writeFileSync(broken, "apiVersion: v1\nkind: Config\nclusters: [");
+      await workspace.ok(["config", "set", "bKubeconfig", broken]);
+      const preview = await workspace.pulumi(["preview"]);
+      expect(preview.exitCode).not.toBe(0);
+      expect(preview.stdout + preview.stderr).toMatch(/Cluster "b": kubeconfig: not a usable kubeconfig/);
+      expect(await projectTraces(clusterOf(lab, "b").kubeconfig)).toEqual([]);
+    } finally {
+      workspace.dispose();
+    }
   });
 });

@@ -10,14 +10,10 @@ import { clusterOf, setProfile, type ClusterState, type LabState } from "../../l
 import { describeKubeError, statusOf } from "../../provider/kube/errors.js";
 import { forgeKubeconfig } from "../../provider/kube/kubeconfig.js";
 import { poll } from "../../provider/wait/poll.js";
+import { adminConfig } from "../support/install.js";
 import { sharedLab, withLab } from "../support/labs.js";
 import { canConnectTcp, udpArrives, withTcpListener } from "../support/probes.js";
 
-function adminConfig(cluster: ClusterState): k8s.KubeConfig {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromFile(cluster.kubeconfig);
-  return kc;
-}
 
 
 /** Creates a namespace and a Node object; both must read back. */

@@ -6,33 +6,16 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE, tenantNamespace } from "../../provider/api/index.js";
-import { waitForAuthService } from "../../provider/authentication/identity.js";
 import { ensurePeeringTokenSecret, forgePeeringToken, revokePeeringToken } from "../../provider/authentication/tokens.js";
-import { ensureAuthServiceTls, ensureClusterIdentity, ensureCustomResourceDefinitions, ensureSystemNamespace, uninstallCluster } from "../../provider/cluster/install.js";
+import { uninstallCluster } from "../../provider/cluster/install.js";
 import { createPeering, deletePeering, readPeering, updatePeeringResources } from "../../provider/peering/peering.js";
 import { progressTo } from "../../provider/peering/progress.js";
 import { VIRTUAL_NODE_TAINT } from "../../provider/virtual-node/node.js";
 import { poll } from "../../provider/wait/poll.js";
-import { clusterOf, type ClusterState } from "../../local-cluster/lab.js";
+import { clusterOf } from "../../local-cluster/lab.js";
 import { readFileSync } from "node:fs";
+import { adminConfig, installForPeering } from "../support/install.js";
 import { sharedLab } from "../support/labs.js";
-
-function admin(cluster: ClusterState): k8s.KubeConfig {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromFile(cluster.kubeconfig);
-  return kc;
-}
-
-async function install(cluster: ClusterState): Promise<{ clusterId: string; caPem: string }> {
-  const kc = admin(cluster);
-  await ensureSystemNamespace(kc);
-  await ensureCustomResourceDefinitions(kc);
-  const ca = Buffer.from(kc.getCurrentCluster()!.caData!, "base64").toString();
-  const { clusterId } = await ensureClusterIdentity(kc, { clusterName: cluster.name, apiServerUrl: cluster.apiServerUrl, apiServerCaPem: ca });
-  const { caPem } = await ensureAuthServiceTls(kc, { hosts: [cluster.publicAddress] });
-  await waitForAuthService(cluster.authUrl, caPem, 30_000);
-  return { clusterId, caPem };
-}
 
 describe("peering steps on real clusters", () => {
   test("GIVEN provider a and consumer b WHEN peered, resized and unpeered THEN each step shows in both clusters and nothing is left", async () => {
@@ -40,12 +23,12 @@ describe("peering steps on real clusters", () => {
     const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
     const lines: string[] = [];
     const progress = progressTo((line) => lines.push(line));
-    const provider = await install(a);
-    const consumer = await install(b);
+    const provider = await installForPeering(a);
+    const consumer = await installForPeering(b);
     const token = forgePeeringToken();
-    await ensurePeeringTokenSecret(admin(a), { tokenId: token.tokenId, secretHash: token.secretHash });
+    await ensurePeeringTokenSecret(adminConfig(a), { tokenId: token.tokenId, secretHash: token.secretHash });
     const consumerKubeconfig = readFileSync(b.kubeconfig, "utf8");
-    const core = admin(b).makeApiClient(k8s.CoreV1Api);
+    const core = adminConfig(b).makeApiClient(k8s.CoreV1Api);
     try {
       const record = await createPeering(
         {
@@ -95,7 +78,7 @@ describe("peering steps on real clusters", () => {
       const left = await deletePeering(consumerKubeconfig, resized, { authUrl: a.authUrl, authCaPem: provider.caPem }, { force: false, timeoutMs: 30_000 }, progress);
       expect(left).toEqual([]);
       expect(await core.readNode({ name: record.virtualNodeName }).then(() => "present", () => "gone")).toBe("gone");
-      const providerCore = admin(a).makeApiClient(k8s.CoreV1Api);
+      const providerCore = adminConfig(a).makeApiClient(k8s.CoreV1Api);
       await poll({ step: "test", object: `tenant namespace ${record.tenantNamespace} gone`, endpoint: a.apiServerUrl }, { timeoutMs: 60_000 }, async () => {
         const found = await providerCore.readNamespace({ name: record.tenantNamespace }).then(() => true, () => false);
         return found ? { done: false, state: "still there" } : { done: true, value: undefined };
@@ -103,9 +86,9 @@ describe("peering steps on real clusters", () => {
       const secrets = await core.listNamespacedSecret({ namespace: SYSTEM_NAMESPACE });
       expect(secrets.items.map((s) => s.metadata?.name).filter((n) => n?.startsWith("identity-"))).toEqual([]);
     } finally {
-      await revokePeeringToken(admin(a), token.tokenId);
-      await uninstallCluster(admin(b));
-      await uninstallCluster(admin(a));
+      await revokePeeringToken(adminConfig(a), token.tokenId);
+      await uninstallCluster(adminConfig(b));
+      await uninstallCluster(adminConfig(a));
     }
   });
 });

@@ -1,0 +1,41 @@
+/**
+ * A local cluster's admin client, and the install a `Cluster` resource would do, for tests that
+ * drive the peering steps without the Pulumi engine.
+ */
+import * as k8s from "@kubernetes/client-node";
+import { readFileSync } from "node:fs";
+import type { ClusterState } from "../../local-cluster/lab.js";
+import { waitForAuthService } from "../../provider/authentication/identity.js";
+import { ensureAuthServiceTls, ensureClusterIdentity, ensureCustomResourceDefinitions, ensureSystemNamespace } from "../../provider/cluster/install.js";
+
+/** A client configuration with the cluster's admin identity. */
+export function adminConfig(cluster: ClusterState): k8s.KubeConfig {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(cluster.kubeconfig);
+  return kc;
+}
+
+/** A cluster installed for peering, as the tests use it. */
+export interface InstalledCluster {
+  readonly cluster: ClusterState;
+  /** The id the install gave it. */
+  readonly clusterId: string;
+  /** CA of its auth service. */
+  readonly caPem: string;
+  /** Admin kubeconfig text. */
+  readonly kubeconfig: string;
+  /** Admin client configuration. */
+  readonly kc: k8s.KubeConfig;
+}
+
+/** Installs what peering needs and waits until the cluster's agent serves the new certificate. */
+export async function installForPeering(cluster: ClusterState): Promise<InstalledCluster> {
+  const kc = adminConfig(cluster);
+  await ensureSystemNamespace(kc);
+  await ensureCustomResourceDefinitions(kc);
+  const ca = Buffer.from(kc.getCurrentCluster()!.caData!, "base64").toString();
+  const { clusterId } = await ensureClusterIdentity(kc, { clusterName: cluster.name, apiServerUrl: cluster.apiServerUrl, apiServerCaPem: ca });
+  const { caPem } = await ensureAuthServiceTls(kc, { hosts: [cluster.publicAddress] });
+  await waitForAuthService(cluster.authUrl, caPem, 30_000);
+  return { cluster, clusterId, caPem, kubeconfig: readFileSync(cluster.kubeconfig, "utf8"), kc };
+}
