@@ -4,11 +4,12 @@
  * heartbeat) at once, since a cluster may be both. In a real cluster it runs as the Deployment
  * that `Cluster` installs; in local clusters, as a process in the cluster's network namespace.
  *
- *   node dist/agent/main.js --kubeconfig PATH [--auth-listen HOST:PORT] [--name NAME]
+ *   node dist/agent/main.js [--kubeconfig PATH] [--auth-listen HOST:PORT] [--name NAME]
  */
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { parseArgs } from "node:util";
+import { KubeConfig } from "@kubernetes/client-node";
 import { loadKubeconfig } from "../provider/kube/client.js";
 import { startAuthService } from "./auth-service/index.js";
 import { beatOnce } from "./heartbeat.js";
@@ -20,12 +21,18 @@ import { consoleReporter } from "./reporter.js";
 /** Pauses between passes: the node heartbeat every 10 s as kubelets do; offers answered promptly. */
 const INTERVALS = { heartbeat: 10_000, offers: 1_000, liveness: 5_000 };
 
+function inClusterConfig(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromCluster();
+  return kc;
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: { kubeconfig: { type: "string" }, "auth-listen": { type: "string", default: "0.0.0.0:8443" }, name: { type: "string", default: hostname() } },
   });
-  if (!values.kubeconfig) throw new Error("--kubeconfig is required");
-  const kc = loadKubeconfig(readFileSync(values.kubeconfig, "utf8"), `--kubeconfig ${values.kubeconfig}`);
+  // Without --kubeconfig the agent runs in a pod, with its ServiceAccount.
+  const kc = values.kubeconfig ? loadKubeconfig(readFileSync(values.kubeconfig, "utf8"), `--kubeconfig ${values.kubeconfig}`) : inClusterConfig();
   const [host, port] = values["auth-listen"]!.split(":");
   const reporter = consoleReporter;
   const stop = new AbortController();

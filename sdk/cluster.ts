@@ -13,6 +13,14 @@ export interface EndpointArgs {
   readonly port?: pulumi.Input<number>;
 }
 
+/** How the agent is deployed. */
+export interface AgentArgs {
+  /** Image holding this package and Node 24; it runs `node dist/agent/main.js`. @example "registry.example.com/pulumi-liqo-agent:0.1.0" */
+  readonly image?: pulumi.Input<string>;
+  /** How the auth service is exposed. @default "LoadBalancer" */
+  readonly exposure?: pulumi.Input<"LoadBalancer" | "NodePort">;
+}
+
 /** Inputs of a {@link Cluster}. */
 export interface ClusterArgs {
   /**
@@ -38,6 +46,12 @@ export interface ClusterArgs {
   readonly authService?: pulumi.Input<EndpointArgs>;
   /** How the WireGuard gateway is reached. @default the API server's host, UDP port 51820 */
   readonly gateway?: pulumi.Input<EndpointArgs>;
+  /**
+   * Where the agent comes from. With an `image`, `Cluster` deploys it (a Deployment with its own
+   * ServiceAccount and least-privilege RBAC, and a Service exposing the auth service); without
+   * one, an agent must already run in the cluster (as in local clusters), and `Cluster` verifies it.
+   */
+  readonly agent?: pulumi.Input<AgentArgs>;
   /** How long install and the agent check may take, in seconds. @default 300 */
   readonly timeoutSeconds?: pulumi.Input<number>;
   /** Uninstall on delete even while peerings still use the cluster. @default false */

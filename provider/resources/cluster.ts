@@ -5,6 +5,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { ensureAuthServiceTls, ensureClusterIdentity, ensureCustomResourceDefinitions, ensureSystemNamespace, getClusterIdentity, uninstallCluster } from "../cluster/install.js";
 import { waitForAgent } from "../cluster/agent.js";
+import { deleteAgentClusterRbac, ensureAgentDeployment } from "../cluster/agent-deployment.js";
 import { loadKubeconfig, serverOf } from "../kube/client.js";
 import { getPeeringsUsing } from "../peering/outgoing.js";
 import { changedProperties, checkCidr, checkKubeconfig, checkPort, checkSeconds, Failures, isUnknown } from "./inputs.js";
@@ -19,6 +20,7 @@ export interface ClusterInputs {
   readonly apiServerUrl?: string;
   readonly authService?: { readonly address?: string; readonly port?: number };
   readonly gateway?: { readonly address?: string; readonly port?: number };
+  readonly agent?: { readonly image?: string; readonly exposure?: "LoadBalancer" | "NodePort" };
   readonly timeoutSeconds?: number;
   readonly force?: boolean;
 }
@@ -49,6 +51,8 @@ function check(_olds: ClusterInputs, inputs: ClusterInputs): Promise<pulumi.dyna
   checkPort(failures, "authService.port", (news["authService"] as ClusterInputs["authService"])?.port);
   checkPort(failures, "gateway.port", (news["gateway"] as ClusterInputs["gateway"])?.port);
   checkSeconds(failures, "timeoutSeconds", news["timeoutSeconds"]);
+  const exposure = inputs.agent?.exposure;
+  if (exposure !== undefined && !isUnknown(exposure) && exposure !== "LoadBalancer" && exposure !== "NodePort") failures.add("agent.exposure", `${JSON.stringify(exposure)} is not LoadBalancer or NodePort`);
   if (news["apiServerUrl"] !== undefined && !isUnknown(news["apiServerUrl"])) {
     try {
       new URL(String(news["apiServerUrl"]));
@@ -86,6 +90,10 @@ async function install(inputs: ClusterInputs): Promise<{ id: string; outs: Clust
   const partialOuts = { ...inputs, clusterId, apiServerUrl, authUrl, authCaCert: "", gatewayEndpoint };
   return orPartial(clusterId, partialOuts, async () => {
     const { caPem: authCaCert } = await ensureAuthServiceTls(kc, { hosts: [inputs.authService?.address ?? host] });
+    // With an image, the agent is deployed here; without one, an agent already runs (local clusters).
+    if (inputs.agent?.image) {
+      await ensureAgentDeployment(kc, { image: inputs.agent.image, authPort: inputs.authService?.port ?? DEFAULT_AUTH_PORT, exposure: inputs.agent.exposure ?? "LoadBalancer" });
+    }
     await waitForAgent(kc, authUrl, authCaCert, timeoutMs);
     return { id: clusterId, outs: { ...partialOuts, authCaCert } };
   });
@@ -95,7 +103,7 @@ async function install(inputs: ClusterInputs): Promise<{ id: string; outs: Clust
 export const provider: pulumi.dynamic.ResourceProvider<ClusterInputs, ClusterOutputs> = {
   check,
   async diff(_id, olds, news) {
-    const changed = changedProperties(olds, news, ["name", "kubeconfig", "podCidr", "serviceCidr", "authService", "gateway", "timeoutSeconds", "force"]);
+    const changed = changedProperties(olds, news, ["name", "kubeconfig", "podCidr", "serviceCidr", "authService", "gateway", "agent", "timeoutSeconds", "force"]);
     // Outputs hold the resolved URL: compare what the inputs resolve to, not the inputs as given.
     if (resolvedApiServerUrl(news) !== olds.apiServerUrl) changed.push("apiServerUrl");
     return { changes: changed.length > 0, replaces: [], deleteBeforeReplace: false };
@@ -117,5 +125,6 @@ export const provider: pulumi.dynamic.ResourceProvider<ClusterInputs, ClusterOut
       throw new Error(`Cluster "${props.name}" (${serverOf(kc)}) is still used by: ${users.join("; ")}. Delete those peerings first, or set force: true to uninstall anyway.`);
     }
     await uninstallCluster(kc, { timeoutMs: (props.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000 });
+    await deleteAgentClusterRbac(kc);
   },
 };

@@ -11,7 +11,7 @@ export async function projectTraces(kubeconfigPath: string): Promise<string[]> {
   kc.loadFromFile(kubeconfigPath);
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const selector = { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}` };
-  const [namespaces, nodes, leases, csrs, crds, roles, bindings] = await Promise.all([
+  const [namespaces, nodes, leases, csrs, crds, roles, bindings, kubeSystemBindings] = await Promise.all([
     core.listNamespace(),
     core.listNode(selector),
     kc.makeApiClient(k8s.CoordinationV1Api).listNamespacedLease({ namespace: "kube-node-lease", ...selector }),
@@ -19,6 +19,7 @@ export async function projectTraces(kubeconfigPath: string): Promise<string[]> {
     kc.makeApiClient(k8s.ApiextensionsV1Api).listCustomResourceDefinition(),
     kc.makeApiClient(k8s.RbacAuthorizationV1Api).listClusterRole(selector),
     kc.makeApiClient(k8s.RbacAuthorizationV1Api).listClusterRoleBinding(selector),
+    kc.makeApiClient(k8s.RbacAuthorizationV1Api).listNamespacedRoleBinding({ namespace: "kube-system", ...selector }),
   ]);
   return [
     ...namespaces.items.filter((n) => n.metadata?.name?.startsWith("pulumi-liqo")).map((n) => `namespace ${n.metadata?.name}`),
@@ -28,5 +29,6 @@ export async function projectTraces(kubeconfigPath: string): Promise<string[]> {
     ...crds.items.filter((c) => c.spec.group === API_GROUP).map((c) => `crd ${c.metadata?.name}`),
     ...roles.items.map((r) => `clusterrole ${r.metadata?.name}`),
     ...bindings.items.map((b) => `clusterrolebinding ${b.metadata?.name}`),
+    ...kubeSystemBindings.items.map((b) => `rolebinding kube-system/${b.metadata?.name}`),
   ];
 }
