@@ -11,6 +11,7 @@ module.exports = {
   // Suites share local clusters (see test/support/labs.ts); they run one at a time because the
   // machine has two cores and the clusters need them.
   maxWorkers: 1,
+  globalSetup: "<rootDir>/test/global-setup.js",
   globalTeardown: "<rootDir>/test/global-teardown.js",
   testTimeout: 600000,
 };

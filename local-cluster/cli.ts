@@ -6,11 +6,14 @@
  *   status [--lab L]
  *   profile open|gateway-only [--lab L]
  *   pod-address CLUSTER ADDRESS [--lab L]
+ *   nodes [CLUSTER...] [--lab L]
+ *   schedule-probe CLUSTER POD [--lab L]
  *   down [--lab L | --all]
  */
 import { parseArgs } from "node:util";
 import { PROFILES, type ConnectivityProfile, type PortForward } from "./connectivity.js";
-import { addPodAddress, downLab, labHealth, listLabs, readLab, setProfile, upLab, type LabState } from "./lab.js";
+import { describeNodes, scheduleProbePod } from "./inspect.js";
+import { addPodAddress, clusterOf, downLab, labHealth, listLabs, readLab, setProfile, upLab, type LabState } from "./lab.js";
 
 const USAGE = `usage: npm run clusters -- <command> [options]
   up NAME... [--lab L] [--profile ${PROFILES.join("|")}] [--behind-nat NAME]...
@@ -18,6 +21,8 @@ const USAGE = `usage: npm run clusters -- <command> [options]
   status [--lab L]
   profile open|gateway-only [--lab L]
   pod-address CLUSTER ADDRESS [--lab L]
+  nodes [CLUSTER...] [--lab L]          nodes of the clusters, virtual ones included
+  schedule-probe CLUSTER POD [--lab L]  a pod only a virtual node takes; prints where it is bound
   down [--lab L | --all]
 The lab defaults to "demo"; state lives in $LIQO_LAB_ROOT (default /tmp/pulumi-liqo-labs).`;
 
@@ -111,6 +116,18 @@ async function main(argv: string[]): Promise<void> {
       if (!cluster || !address) throw new Error("pod-address: expected CLUSTER ADDRESS");
       await addPodAddress(requireLab(lab), cluster, address);
       return void console.log(`cluster ${cluster}: pod address ${address} added`);
+    }
+    case "nodes": {
+      const state = requireLab(lab);
+      const clusters = args.length ? args.map((name) => clusterOf(state, name)) : state.clusters;
+      for (const cluster of clusters) for (const line of await describeNodes(cluster)) console.log(line);
+      return;
+    }
+    case "schedule-probe": {
+      const [cluster, pod] = args;
+      if (!cluster || !pod) throw new Error("schedule-probe: expected CLUSTER POD");
+      const node = await scheduleProbePod(clusterOf(requireLab(lab), cluster), pod);
+      return void console.log(`cluster ${cluster}: pod default/${pod} scheduled onto ${node}`);
     }
     case "down": {
       const names = values.all ? listLabs() : [lab];

@@ -1,17 +1,54 @@
 #!/usr/bin/env bash
-# The main job: sets everything up (idempotent), starts two local clusters, and shows them.
+# The main job: sets everything up (idempotent), starts two local clusters, peers cluster b with
+# cluster a through `pulumi up` of examples/local-peering, and shows the result: the virtual node
+# in b and a pod the scheduler places on it.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
 prepare_as_root "local clusters live in network namespaces"
-npm run --silent clusters -- up a b
-cat <<'MSG'
+npm run --silent build
 
-Two local clusters are up, each with its agent. Look around:
-  . scripts/env.sh                              # the project's Node and tools first on PATH
-  npm run clusters -- status                    # addresses, processes, kubeconfig paths
-  ip netns exec liqo-demo-a ss -ltnp            # cluster a's control plane and agent, listening
-  tail /tmp/pulumi-liqo-labs/demo/a/logs/agent.log
-Tear everything down:
+say() { printf '\n== %s\n' "$*"; }
+
+say "[1/4] two local clusters, each with its agent"
+npm run --silent clusters -- up a b
+
+say "[2/4] pulumi up: Cluster a, Cluster b, a PeeringToken on a, and the Peering b -> a"
+# The demo's state lives in the cache, encrypted with a passphrase made once and kept 0600 beside it.
+export PULUMI_BACKEND_URL="file://$LIQO_CACHE/demo-state"
+passphrase_file="$LIQO_CACHE/demo-passphrase"
+[ -s "$passphrase_file" ] || (umask 077 && head -c 24 /dev/urandom | base64 >"$passphrase_file")
+export PULUMI_CONFIG_PASSPHRASE_FILE="$passphrase_file"
+mkdir -p "$LIQO_CACHE/demo-state"
+cd "$REPO_ROOT/examples/local-peering"
+npm install --no-audit --no-fund --loglevel=error
+pulumi stack select --create demo --non-interactive >/dev/null
+labs="${LIQO_LAB_ROOT:-/tmp/pulumi-liqo-labs}/demo"
+pulumi config set aKubeconfig "$labs/a/admin.kubeconfig"
+pulumi config set bKubeconfig "$labs/b/admin.kubeconfig"
+pulumi config set aPodCidr 10.100.0.0/16
+pulumi config set aServiceCidr 10.200.0.0/16
+pulumi config set bPodCidr 10.101.0.0/16
+pulumi config set bServiceCidr 10.201.0.0/16
+# Refresh first: clusters rebuilt since the last demo leave the state describing what is gone.
+pulumi refresh --yes --non-interactive >/dev/null
+pulumi up --yes --non-interactive
+cd "$REPO_ROOT"
+
+say "[3/4] the nodes of cluster b: liqo-a stands for what cluster a offers"
+npm run --silent clusters -- nodes b
+
+say "[4/4] a pod that tolerates the virtual node's taint goes to it"
+npm run --silent clusters -- schedule-probe b "offloaded-$(date +%s)"
+
+cat <<MSG
+
+Peered. Look around (first: . scripts/env.sh):
+  npm run clusters -- status                 # addresses, processes, kubeconfig paths
+  npm run clusters -- nodes                  # nodes of both clusters
+  tail $labs/a/logs/agent.log               # a's agent answering b's request
+  cd examples/local-peering && PULUMI_BACKEND_URL=$PULUMI_BACKEND_URL PULUMI_CONFIG_PASSPHRASE_FILE=$passphrase_file pulumi stack
+Tear it all down:
+  (cd examples/local-peering && PULUMI_BACKEND_URL=$PULUMI_BACKEND_URL PULUMI_CONFIG_PASSPHRASE_FILE=$passphrase_file pulumi destroy --yes)
   npm run clusters -- down
 MSG

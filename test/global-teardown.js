@@ -1,9 +1,21 @@
-// Removes every lab the test run made: the shared one, and any that a crashed suite left behind.
-// Plain JavaScript on the compiled sources (`npm test` builds first): Jest's module mapping does
-// not apply to global hooks.
+// Removes the labs of this test run, and those of runs that are no longer alive (crashed), but
+// never the labs of a run still going on beside this one. Plain JavaScript on the compiled
+// sources (`npm test` builds first): Jest's module mapping does not apply to global hooks.
 const { downLab, listLabs } = require("../dist/local-cluster/lab.js");
-const { TEST_LAB_ROOT } = require("../dist/test/support/labs.js");
+const { TEST_LAB_ROOT, labOwner } = require("../dist/test/support/labs.js");
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 module.exports = async function globalTeardown() {
-  for (const name of listLabs(TEST_LAB_ROOT)) await downLab(name, TEST_LAB_ROOT);
+  for (const name of listLabs(TEST_LAB_ROOT)) {
+    const owner = labOwner(name);
+    if (owner === undefined || owner === Number(process.env.LIQO_TEST_RUN) || !alive(owner)) await downLab(name, TEST_LAB_ROOT);
+  }
 };

@@ -18,7 +18,7 @@ import type { OfferedResources, ResourceAsk } from "../api/index.js";
 import { tenantNamespace } from "../api/index.js";
 import { forgeIdentityKubeconfig, forgeIdentityRequest, requestIdentity, revokeIdentity } from "../authentication/identity.js";
 import { getClusterIdentity } from "../cluster/install.js";
-import { loadKubeconfig, serverOf } from "../kube/client.js";
+import { loadKubeconfig, readOptional, serverOf } from "../kube/client.js";
 import { ensureResourceRequest, getResourceOffer, waitForResourceOffer, withdrawResourceRequest } from "../negotiation/request.js";
 import { deleteVirtualNode, ensureVirtualNode, nodeReadiness, waitForNodeReady } from "../virtual-node/node.js";
 import { deleteConsumerRecords, ensureIdentitySecret, ensureOutgoingPeering, getIdentityKubeconfig, identitySecretName } from "./outgoing.js";
@@ -185,26 +185,26 @@ export interface PeeringDrift {
   readonly problems: string[];
   /** The offer the provider currently makes, if it could be read. */
   readonly offer?: OfferedResources;
+  /** Neither the virtual node nor the identity exists any more: the peering is gone. */
+  readonly gone: boolean;
 }
 
 /** Reads the live peering and reports drift (identity gone, offer withdrawn, node missing or not Ready). */
 export async function readPeering(consumerKubeconfig: string, record: PeeringRecord): Promise<PeeringDrift> {
   const consumer = loadKubeconfig(consumerKubeconfig, "consumer kubeconfig");
   const problems: string[] = [];
-  const node = await consumer
-    .makeApiClient(k8s.CoreV1Api)
-    .readNode({ name: record.virtualNodeName })
-    .catch(() => undefined);
+  // Only "not found" counts as missing: an unreachable cluster fails the read instead.
+  const node = await readOptional(() => consumer.makeApiClient(k8s.CoreV1Api).readNode({ name: record.virtualNodeName }));
   const readiness = nodeReadiness(node);
   if (!readiness.ready) problems.push(`virtual node ${record.virtualNodeName}: ${readiness.state}`);
   const identityText = await getIdentityKubeconfig(consumer, record.providerClusterId);
-  if (!identityText) return { problems: [...problems, `identity for provider ${record.providerClusterName} is gone`] };
+  if (!identityText) return { problems: [...problems, `identity for provider ${record.providerClusterName} is gone`], gone: node === undefined };
   const offer = await getResourceOffer(loadKubeconfig(identityText, "stored identity"), { tenantNamespace: record.tenantNamespace, name: record.requestName }).catch((error: Error) => {
     problems.push(`provider ${record.providerClusterName} could not be read with the identity: ${error.message}`);
     return undefined;
   });
   if (!offer && problems.length === 0) problems.push(`the offer of provider ${record.providerClusterName} was withdrawn`);
-  return { problems, ...(offer ? { offer: offer.spec.resources } : {}) };
+  return { problems, ...(offer ? { offer: offer.spec.resources } : {}), gone: false };
 }
 
 /** How delete treats an unreachable provider. */

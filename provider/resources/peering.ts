@@ -106,16 +106,19 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
     ];
     const inPlace = changedProperties(olds, news, ["resources", "labels", "taints", "timeoutSeconds", "force", "consumerKubeconfig"]);
     const endpoint = olds.provider?.authUrl !== news.provider?.authUrl || olds.provider?.authCaCert !== news.provider?.authCaCert ? ["provider.authUrl"] : [];
+    // Drift that `pulumi refresh` recorded is repaired by the next `pulumi up`, through update.
+    const drifted = olds.status !== undefined && olds.status !== "Ready" ? ["status"] : [];
     // The token is left out on purpose: a rotated token must not touch a peering that exists.
-    return { changes: replaces.length + inPlace.length + endpoint.length > 0, replaces, deleteBeforeReplace: true };
+    return { changes: replaces.length + inPlace.length + endpoint.length + drifted.length > 0, replaces, deleteBeforeReplace: true };
   },
   async create(inputs) {
     return { id: idOf(inputs), outs: await peer(inputs) };
   },
   async update(_id, olds, news) {
     const record = recordOf(olds as PeeringOutputs);
-    // A create that failed half-way left no record: run it again (every step is idempotent).
-    if (!record) return { outs: await peer(news) };
+    // A create that failed half-way left no record, and drift left a broken one: run create again
+    // (every step is idempotent, so what exists is adopted and what is missing is made).
+    if (!record || olds.status !== "Ready") return { outs: await peer(news) };
     const resized =
       JSON.stringify(olds.resources) === JSON.stringify(news.resources)
         ? record
@@ -126,6 +129,8 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
     const record = recordOf(props!);
     if (!record) return { id, props: props! };
     const drift = await readPeering(props!.consumerKubeconfig, record);
+    // Nothing of it left on the consumer (clusters rebuilt, or unpeered by hand): it is gone.
+    if (drift.gone) return { id: "", props: {} as PeeringOutputs };
     return { id, props: { ...props!, ...(drift.offer ? { offer: drift.offer } : {}), status: drift.problems.length ? drift.problems.join("; ") : "Ready" } };
   },
   async delete(_id, props) {

@@ -15,7 +15,7 @@ import { sharedLab } from "../support/labs.js";
 import { projectTraces } from "../support/leaks.js";
 import { PulumiWorkspace } from "../support/pulumi.js";
 
-const PROGRAM = join(__dirname, "programs", "out-of-band");
+const PROGRAM = join(__dirname, "..", "..", "examples", "local-peering");
 
 function client(cluster: ClusterState): k8s.CoreV1Api {
   return adminConfig(cluster).makeApiClient(k8s.CoreV1Api);
@@ -106,6 +106,16 @@ describe("out-of-band peering through the pulumi CLI", () => {
       const secretText = JSON.stringify(providerSecrets.items);
       expect(secretText).not.toContain(token);
       expect(secretText).not.toContain(Buffer.from(token).toString("base64"));
+
+      // Drift: the virtual node deleted behind Pulumi's back shows on refresh; up repairs it.
+      await client(b).deleteNode({ name: "liqo-a" });
+      const drift = await workspace.pulumi(["refresh", "--yes", "--expect-no-changes"]);
+      expect(drift.exitCode).not.toBe(0);
+      expect((await workspace.ok(["stack", "export"])).stdout).toContain("virtual node liqo-a: node not found");
+      expect(await plannedSteps(workspace)).toEqual(["update b-to-a"]);
+      await workspace.ok(["up", "--yes"]);
+      expect(await nodeCapacity(b, "liqo-a")).toEqual({ cpu: "3", memory: "4Gi", pods: "20" });
+      await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
 
       await workspace.ok(["destroy", "--yes"]);
       expect(await projectTraces(a.kubeconfig)).toEqual([]);

@@ -4,16 +4,12 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { readFileSync } from "node:fs";
+import { adminConfig } from "../../local-cluster/inspect.js";
 import type { ClusterState } from "../../local-cluster/lab.js";
 import { waitForAuthService } from "../../provider/authentication/identity.js";
 import { ensureAuthServiceTls, ensureClusterIdentity, ensureCustomResourceDefinitions, ensureSystemNamespace } from "../../provider/cluster/install.js";
 
-/** A client configuration with the cluster's admin identity. */
-export function adminConfig(cluster: ClusterState): k8s.KubeConfig {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromFile(cluster.kubeconfig);
-  return kc;
-}
+export { adminConfig };
 
 /** A cluster installed for peering, as the tests use it. */
 export interface InstalledCluster {

@@ -41,7 +41,8 @@ export class PulumiWorkspace {
     const dir = mkdtempSync(join(tmpdir(), "pulumi-liqo-e2e-"));
     const programDir = join(dir, "program");
     mkdirSync(join(dir, "state"));
-    cpSync(source, programDir, { recursive: true });
+    // The program alone: not a node_modules or stack config a demo may have left beside it.
+    cpSync(source, programDir, { recursive: true, filter: (path) => !/\/(node_modules|Pulumi\.[^/]+\.yaml)$/.test(path) });
     linkPackages(programDir);
     const env = {
       PULUMI_BACKEND_URL: `file://${join(dir, "state")}`,
