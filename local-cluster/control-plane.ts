@@ -22,7 +22,7 @@ import {
   type ClientIdentity,
   type KeyPair,
 } from "./pki.js";
-import { startInNamespace, type ProcessRecord } from "./processes.js";
+import { startInNamespace, type ProcessRecord } from "../provider/host/processes.js";
 
 /** The port every local API server listens on. */
 export const API_SERVER_PORT = 6443;

@@ -20,7 +20,7 @@ import {
   writeControlPlaneFiles,
   type ControlPlaneSpec,
 } from "./control-plane.js";
-import { run } from "./exec.js";
+import { run } from "../provider/host/exec.js";
 import {
   addPodAddress as addAddressToPods,
   attachToBridge,
@@ -34,7 +34,7 @@ import {
   namespaceExists,
   namespacePids,
 } from "./netns.js";
-import { isRunning, recordOf, stopProcess, type ProcessRecord } from "./processes.js";
+import { isRunning, recordOf, stopProcess, type ProcessRecord } from "../provider/host/processes.js";
 import { planLab, type ClusterRequest, type LabPlan, type PlannedCluster } from "./plan.js";
 
 export type { ClusterRequest } from "./plan.js";

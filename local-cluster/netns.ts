@@ -3,13 +3,11 @@
  * Every function is idempotent where it can be, so that a run that crashed half-way is cleaned up
  * by the same calls that tear a healthy one down.
  */
-import { existsSync } from "node:fs";
-import { run, runIn, type CommandError } from "./exec.js";
+import { run, runIn, type CommandError } from "../provider/host/exec.js";
+import { namespaceExists } from "../provider/host/namespaces.js";
 
-/** Whether network namespace `name` exists. */
-export function namespaceExists(name: string): boolean {
-  return existsSync(`/var/run/netns/${name}`);
-}
+export { namespaceExists, namespacePids } from "../provider/host/namespaces.js";
+
 
 /** Whether a link named `name` exists in the host's namespace. */
 export async function linkExists(name: string): Promise<boolean> {
@@ -88,11 +86,4 @@ export async function createPodInterface(netns: string): Promise<void> {
 /** Adds `address` (a single IP) to the `pods` interface of namespace `netns`. */
 export async function addPodAddress(netns: string, address: string): Promise<void> {
   await runIn(netns, "ip", ["addr", "replace", `${address}/32`, "dev", "pods"]);
-}
-
-/** PIDs of the processes whose network namespace is `netns`. */
-export async function namespacePids(netns: string): Promise<number[]> {
-  if (!namespaceExists(netns)) return [];
-  const out = await run("ip", ["netns", "pids", netns]);
-  return out.split(/\s+/).filter(Boolean).map(Number);
 }

@@ -5,9 +5,9 @@
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { run } from "../../local-cluster/exec.js";
+import { run } from "../../provider/host/exec.js";
 import { bridgeName, downLab, namespacePrefix, readLab, upLab } from "../../local-cluster/lab.js";
-import { isRunning, type ProcessRecord } from "../../local-cluster/processes.js";
+import { isRunning, type ProcessRecord } from "../../provider/host/processes.js";
 import { poll } from "../../provider/wait/poll.js";
 import { TEST_LAB_ROOT, uniqueLabName } from "../support/labs.js";
 

@@ -1,4 +1,4 @@
-/** Runs the host tools the local clusters are made of (`ip`, `iptables`), with errors that quote them. */
+/** Runs host tools (`ip`, `iptables`, `wg`), in the host namespace or a cluster's, with errors that quote the command. */
 import { execa } from "execa";
 
 /** A host command that failed; the message holds the command line and what it printed. */

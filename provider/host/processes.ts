@@ -1,7 +1,7 @@
 /**
- * Long-running processes of the local clusters (etcd, the control plane, later the agent): started
- * inside a cluster's network namespace, recorded by PID and start time, and ended only by that
- * record, so that nothing but what this harness started is ever signalled.
+ * Long-running processes in a network namespace (a local cluster's control plane and agent, a
+ * gateway's wireguard-go): started detached, recorded by PID and start time, and ended only by
+ * that record, so that nothing but what was started here is ever signalled.
  */
 import { spawn } from "node:child_process";
 import { closeSync, openSync, readFileSync } from "node:fs";
