@@ -10,8 +10,9 @@
  *   3. virtual node    consumer records the peering for its agent and creates the virtual node,
  *                      which the agent's heartbeat keeps Ready
  *
- * Delete runs the inverses in reverse order. Every step is idempotent, so a create that was killed
- * half-way converges when it runs again.
+ * Delete undoes them: the provider's side in one revocation at its auth service, then the
+ * consumer's node and records. Every step is idempotent, so a create that was killed half-way
+ * converges when it runs again.
  */
 import * as k8s from "@kubernetes/client-node";
 import type { OfferedResources, ResourceAsk } from "../api/index.js";
@@ -215,29 +216,30 @@ export interface DeleteOptions {
 }
 
 /**
- * Unpeers: virtual node and records on the consumer, then request and identity on the provider.
- * With the provider unreachable it fails naming the endpoint, unless `force`, which still cleans
- * the consumer and returns what it left on the provider.
+ * Unpeers. First the provider's side, in one call to its auth service: revoking the identity
+ * removes the tenant namespace with the request, the RBAC and the CSR. Then the consumer's virtual
+ * node and records. With the auth service unreachable it fails naming it and changes nothing,
+ * unless `force`: then it withdraws the request if the API server answers, cleans the consumer,
+ * and returns what it left on the provider.
  */
 export async function deletePeering(consumerKubeconfig: string, record: PeeringRecord, handover: Pick<ProviderHandover, "authUrl" | "authCaPem">, options: DeleteOptions, progress: Progress): Promise<string[]> {
   const consumer = loadKubeconfig(consumerKubeconfig, "consumer kubeconfig");
   const identityText = await getIdentityKubeconfig(consumer, record.providerClusterId);
   const leftOnProvider: string[] = [];
-  progress.step(1, 3, `negotiation: withdrawing the request from provider ${record.providerClusterName}`);
   if (identityText) {
     const provider = loadKubeconfig(identityText, "stored identity");
+    const user = provider.getCurrentUser()!;
+    const decode = (data: string | undefined): string => Buffer.from(data ?? "", "base64").toString("utf8");
+    progress.step(1, 2, `authentication: revoking the identity at ${handover.authUrl} (provider ${record.providerClusterName})`);
     try {
-      await withdrawResourceRequest(provider, { tenantNamespace: record.tenantNamespace, name: record.requestName });
-      progress.step(2, 3, `authentication: revoking the identity at ${handover.authUrl}`);
-      const user = provider.getCurrentUser()!;
-      const decode = (data: string | undefined): string => Buffer.from(data ?? "", "base64").toString("utf8");
       await revokeIdentity({ authUrl: handover.authUrl, authCaPem: handover.authCaPem, certificatePem: decode(user.certData), keyPem: decode(user.keyData), timeoutMs: options.timeoutMs });
     } catch (error) {
-      if (!options.force) throw new Error(`unpeer from provider ${record.providerClusterName} (${serverOf(provider)}, ${handover.authUrl}) failed: ${(error as Error).message}; set force to clean the consumer side anyway`);
-      leftOnProvider.push(`tenant namespace ${record.tenantNamespace} with its ResourceRequest, RBAC and CSR on ${serverOf(provider)}`);
+      if (!options.force) throw new Error(`unpeer from provider ${record.providerClusterName} (auth service ${handover.authUrl}) failed: ${(error as Error).message}; nothing was changed; set force to clean the consumer side anyway`);
+      const withdrawn = await withdrawResourceRequest(provider, { tenantNamespace: record.tenantNamespace, name: record.requestName }).then(() => "its ResourceRequest withdrawn", () => "its ResourceRequest too");
+      leftOnProvider.push(`tenant namespace ${record.tenantNamespace} with its RBAC and CSR on ${serverOf(provider)} (${withdrawn})`);
     }
   }
-  progress.step(3, 3, `virtual node: removing Node ${record.virtualNodeName} and the consumer's records`);
+  progress.step(2, 2, `virtual node: removing Node ${record.virtualNodeName} and the consumer's records`);
   await deleteVirtualNode(consumer, record.virtualNodeName);
   await deleteConsumerRecords(consumer, record.providerClusterId);
   return leftOnProvider;

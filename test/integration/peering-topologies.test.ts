@@ -271,7 +271,7 @@ describe("peering topologies on real clusters (private lab x, y, z)", () => {
         return renewed > unpeeredAt ? { done: true, value: undefined } : { done: false, state: `renewed at ${new Date(renewed).toISOString()}` };
       });
       const drift = await readPeering(y.kubeconfig, yToZ!.record);
-      expect(drift).toEqual({ problems: [], offer: { ...RESOURCES } });
+      expect(drift).toEqual({ problems: [], offer: { ...RESOURCES }, gone: false });
       expect(nodeReadiness(await y.kc.makeApiClient(k8s.CoreV1Api).readNode({ name: yToZ!.record.virtualNodeName })).ready).toBe(true);
       expect(await statusOfCall(listRequests(asY, tenantY))).toBe(200);
 
