@@ -22,16 +22,24 @@ export PULUMI_CONFIG_PASSPHRASE_FILE="$passphrase_file"
 mkdir -p "$LIQO_CACHE/demo-state"
 cd "$REPO_ROOT/examples/local-peering"
 npm install --no-audit --no-fund --loglevel=error
-pulumi stack select --create demo --non-interactive >/dev/null
 labs="${LIQO_LAB_ROOT:-/tmp/pulumi-liqo-labs}/demo"
-pulumi config set aKubeconfig "$labs/a/admin.kubeconfig"
-pulumi config set bKubeconfig "$labs/b/admin.kubeconfig"
-pulumi config set aPodCidr 10.100.0.0/16
-pulumi config set aServiceCidr 10.200.0.0/16
-pulumi config set bPodCidr 10.101.0.0/16
-pulumi config set bServiceCidr 10.201.0.0/16
-# Refresh first: clusters rebuilt since the last demo leave the state describing what is gone.
-pulumi refresh --yes --non-interactive >/dev/null
+configure_stack() {
+  pulumi stack select --create demo --non-interactive >/dev/null
+  pulumi config set aKubeconfig "$labs/a/admin.kubeconfig"
+  pulumi config set bKubeconfig "$labs/b/admin.kubeconfig"
+  pulumi config set aPodCidr 10.100.0.0/16
+  pulumi config set aServiceCidr 10.200.0.0/16
+  pulumi config set bPodCidr 10.101.0.0/16
+  pulumi config set bServiceCidr 10.201.0.0/16
+}
+configure_stack
+# A stack left by an earlier demo whose clusters were torn down describes clusters that are gone
+# (new ones have new certificates): its refresh fails, and the demo starts the stack afresh.
+if ! pulumi refresh --yes --non-interactive >/dev/null 2>&1; then
+  echo "the previous demo's clusters are gone: starting its stack afresh"
+  pulumi stack rm --force --yes --non-interactive demo >/dev/null
+  configure_stack
+fi
 pulumi up --yes --non-interactive
 cd "$REPO_ROOT"
 
