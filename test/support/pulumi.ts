@@ -36,8 +36,12 @@ export interface PulumiResult {
 export class PulumiWorkspace {
   private constructor(readonly dir: string, readonly programDir: string, readonly env: Record<string, string>) {}
 
-  /** Copies program directory `source` into a fresh workspace and creates stack `stack`. */
-  static async create(source: string, stack = "test"): Promise<PulumiWorkspace> {
+  /**
+   * Copies program directory `source` into a fresh workspace and creates stack `stack`. With
+   * `backendOf`, the stack lives in that workspace's backend, as two teams' stacks of one
+   * organization do (so one can read the other's outputs through a StackReference).
+   */
+  static async create(source: string, stack = "test", backendOf?: PulumiWorkspace): Promise<PulumiWorkspace> {
     const dir = mkdtempSync(join(tmpdir(), "pulumi-liqo-e2e-"));
     const programDir = join(dir, "program");
     mkdirSync(join(dir, "state"));
@@ -45,7 +49,7 @@ export class PulumiWorkspace {
     cpSync(source, programDir, { recursive: true, filter: (path) => !/\/(node_modules|Pulumi\.[^/]+\.yaml)$/.test(path) });
     linkPackages(programDir);
     const env = {
-      PULUMI_BACKEND_URL: `file://${join(dir, "state")}`,
+      PULUMI_BACKEND_URL: backendOf?.env["PULUMI_BACKEND_URL"] ?? `file://${join(dir, "state")}`,
       PULUMI_CONFIG_PASSPHRASE: "e2e-test-passphrase",
       PULUMI_HOME: join(dir, "home"),
       PULUMI_SKIP_UPDATE_CHECK: "true",

@@ -1,0 +1,27 @@
+import * as pulumi from "@pulumi/pulumi";
+import { readFileSync } from "node:fs";
+import { Cluster, Peering } from "pulumi-liqo";
+
+const config = new pulumi.Config();
+const name = config.get("name") ?? "b";
+const cluster = new Cluster(name, {
+  name,
+  kubeconfig: readFileSync(config.require("kubeconfig"), "utf8"),
+  podCidr: config.require("podCidr"),
+  serviceCidr: config.require("serviceCidr"),
+});
+
+// The provider team's outputs, read from its stack; the token stays a secret.
+const provider = new pulumi.StackReference(config.require("providerStack"));
+const peering = new Peering(`${name}-to-provider`, {
+  consumer: cluster,
+  provider: {
+    clusterId: provider.requireOutput("clusterId") as pulumi.Output<string>,
+    authUrl: provider.requireOutput("authUrl") as pulumi.Output<string>,
+    authCaCert: provider.requireOutput("authCaCert") as pulumi.Output<string>,
+    token: provider.requireOutput("peeringToken") as pulumi.Output<string>,
+  },
+  resources: { cpu: "1", memory: "2Gi", pods: 10 },
+});
+
+export const virtualNode = peering.virtualNodeName;

@@ -1,0 +1,19 @@
+import * as pulumi from "@pulumi/pulumi";
+import { readFileSync } from "node:fs";
+import { Cluster, PeeringToken } from "pulumi-liqo";
+
+const config = new pulumi.Config();
+const name = config.get("name") ?? "a";
+const cluster = new Cluster(name, {
+  name,
+  kubeconfig: readFileSync(config.require("kubeconfig"), "utf8"),
+  podCidr: config.require("podCidr"),
+  serviceCidr: config.require("serviceCidr"),
+});
+const token = new PeeringToken(`${name}-token`, { cluster });
+
+// What the consumer team needs, and nothing more: no kubeconfig leaves this stack.
+export const clusterId = token.clusterId;
+export const authUrl = token.authUrl;
+export const authCaCert = token.authCaCert;
+export const peeringToken = token.token; // a secret output
