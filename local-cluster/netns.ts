@@ -36,8 +36,9 @@ export async function createBridge(name: string, addressWithPrefix: string): Pro
 export async function deleteLink(name: string): Promise<void> {
   if (!(await linkExists(name))) return;
   await run("ip", ["link", "delete", name]).catch((error: CommandError) => {
-    // A veth end vanishes on its own, a moment after its peer's namespace is deleted.
-    if (!error.stderr?.includes("Cannot find device")) throw error;
+    // A veth end vanishes on its own, a moment after its peer's namespace is deleted; `ip` says
+    // so in two ways, depending on which check loses the race.
+    if (!/Cannot find device|No such device/.test(error.stderr ?? "")) throw error;
   });
 }
 
