@@ -57,7 +57,10 @@ export class PulumiWorkspace {
     };
     const workspace = new PulumiWorkspace(dir, programDir, env);
     const init = await workspace.pulumi(["stack", "init", stack]);
-    if (init.exitCode !== 0) throw new Error(`pulumi stack init failed: ${init.stderr || init.stdout}`);
+    if (init.exitCode !== 0) {
+      workspace.dispose();
+      throw new Error(`pulumi stack init failed: ${init.stderr || init.stdout}`);
+    }
     return workspace;
   }
 
