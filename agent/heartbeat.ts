@@ -11,7 +11,7 @@ import { loadKubeconfig } from "../provider/kube/client.js";
 import { describeKubeError } from "../provider/kube/errors.js";
 import { getResourceOffer } from "../provider/negotiation/request.js";
 import { listOutgoingPeerings } from "../provider/peering/outgoing.js";
-import { ensureVirtualNode, renewNodeHeartbeat } from "../provider/virtual-node/node.js";
+import { renewNodeHeartbeat, resizeVirtualNode } from "../provider/virtual-node/node.js";
 import type { Reporter } from "./reporter.js";
 
 /** Reads the kubeconfig of the identity a peering holds on its provider. */
@@ -34,7 +34,7 @@ export async function beatOnce(kc: k8s.KubeConfig, reporter: Reporter, now = new
       continue;
     }
     try {
-      await followOffer(kc, peering, now);
+      await followOffer(kc, peering);
     } catch (error) {
       reporter.warn(`heartbeat: following the offer of provider ${peering.spec.providerClusterName} for Node ${node}: ${describeKubeError(error)}`);
     }
@@ -42,7 +42,7 @@ export async function beatOnce(kc: k8s.KubeConfig, reporter: Reporter, now = new
   return renewed;
 }
 
-async function followOffer(kc: k8s.KubeConfig, peering: OutgoingPeering, now: Date): Promise<void> {
+async function followOffer(kc: k8s.KubeConfig, peering: OutgoingPeering): Promise<void> {
   const provider = await getPeeringIdentity(kc, peering);
   const offer = await getResourceOffer(provider, { tenantNamespace: peering.spec.tenantNamespace, name: peering.spec.requestName });
   if (!offer) return;
@@ -50,16 +50,5 @@ async function followOffer(kc: k8s.KubeConfig, peering: OutgoingPeering, now: Da
   const capacity = node.status?.capacity ?? {};
   const wanted = offer.spec.resources;
   if (capacity["cpu"] === wanted.cpu && capacity["memory"] === wanted.memory && capacity["pods"] === String(wanted.pods)) return;
-  await ensureVirtualNode(
-    kc,
-    {
-      name: peering.spec.virtualNodeName,
-      providerClusterId: peering.spec.providerClusterId,
-      providerClusterName: peering.spec.providerClusterName,
-      resources: wanted,
-      labels: Object.fromEntries(Object.entries(node.metadata?.labels ?? {})),
-      taints: (node.spec?.taints ?? []).filter((t) => !t.key.startsWith("virtual-node.")),
-    },
-    now,
-  );
+  await resizeVirtualNode(kc, peering.spec.virtualNodeName, wanted);
 }

@@ -21,7 +21,7 @@ import { forgeIdentityKubeconfig, forgeIdentityRequest, requestIdentity, revokeI
 import { getClusterIdentity } from "../cluster/install.js";
 import { loadKubeconfig, readOptional, serverOf } from "../kube/client.js";
 import { ensureResourceRequest, getResourceOffer, waitForResourceOffer, withdrawResourceRequest } from "../negotiation/request.js";
-import { deleteVirtualNode, ensureVirtualNode, nodeReadiness, waitForNodeReady } from "../virtual-node/node.js";
+import { deleteVirtualNode, ensureVirtualNode, nodeReadiness, resizeVirtualNode, waitForNodeReady } from "../virtual-node/node.js";
 import { deleteConsumerRecords, ensureIdentitySecret, ensureOutgoingPeering, getIdentityKubeconfig, identitySecretName } from "./outgoing.js";
 import type { Progress } from "./progress.js";
 
@@ -168,15 +168,7 @@ export async function updatePeeringResources(
   const me = await getClusterIdentity(consumer);
   const offer = await negotiate(provider, { tenantNamespace: record.tenantNamespace, name: record.requestName, consumerClusterId: record.consumerClusterId, consumerClusterName: me?.clusterName ?? record.consumerClusterId, resources }, record.providerClusterName, left(), signal);
   progress.step(2, 2, `virtual node: resizing Node ${record.virtualNodeName}`);
-  const node = await consumer.makeApiClient(k8s.CoreV1Api).readNode({ name: record.virtualNodeName });
-  await ensureVirtualNode(consumer, {
-    name: record.virtualNodeName,
-    providerClusterId: record.providerClusterId,
-    providerClusterName: record.providerClusterName,
-    resources: offer,
-    labels: node.metadata?.labels ?? {},
-    taints: (node.spec?.taints ?? []).filter((t) => !t.key.startsWith("virtual-node.")),
-  });
+  await resizeVirtualNode(consumer, record.virtualNodeName, offer);
   return { ...record, offer };
 }
 

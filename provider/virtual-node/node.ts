@@ -104,10 +104,20 @@ export async function ensureVirtualNode(consumer: k8s.KubeConfig, spec: VirtualN
     const patch = { metadata: { labels: wanted.metadata!.labels }, spec: { taints: wanted.spec!.taints } };
     await core.patchNode({ name: spec.name, body: patch }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch)).catch(fail);
   }
-  await core
-    .patchNodeStatus({ name: spec.name, body: { status: { capacity: wanted.status!.capacity, allocatable: wanted.status!.allocatable } } }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch))
-    .catch(fail);
+  await resizeVirtualNode(consumer, spec.name, spec.resources);
   await renewNodeHeartbeat(consumer, spec.name, now);
+}
+
+/**
+ * Sets the virtual node's capacity and allocatable to a new offer, through the status subresource
+ * where the API server keeps them; labels and taints stay as they are.
+ */
+export async function resizeVirtualNode(consumer: k8s.KubeConfig, nodeName: string, resources: OfferedResources): Promise<void> {
+  const capacity = capacityOf(resources);
+  await consumer
+    .makeApiClient(k8s.CoreV1Api)
+    .patchNodeStatus({ name: nodeName, body: { status: { capacity, allocatable: capacity } } }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch))
+    .catch(describeFailure(`virtual node: resizing Node ${nodeName}`, serverOf(consumer)));
 }
 
 /** One heartbeat: renews the node's Lease and posts its Ready condition, as a kubelet does. */
