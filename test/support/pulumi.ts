@@ -32,6 +32,19 @@ export interface PulumiResult {
   readonly stderr: string;
 }
 
+/** The errors of a failed run first, then the last lines of its output. */
+export function failureSummary(result: PulumiResult): string {
+  const diagnostics = /\nDiagnostics:\n([\s\S]*?)(?:\n(?:Outputs|Resources|Duration):|$)/.exec(result.stdout)?.[1]?.trim();
+  const errors = result.stdout.split("\n").filter((line) => /\berror:/.test(line)).map((line) => line.trim());
+  return [
+    diagnostics ? `diagnostics:\n${diagnostics}` : errors.length ? `errors:\n${errors.join("\n")}` : "no diagnostics printed",
+    result.stderr.trim() ? `stderr:\n${result.stderr.trim()}` : "",
+    `stdout (last 30 lines):\n${result.stdout.trim().split("\n").slice(-30).join("\n")}`,
+  ]
+    .filter(Boolean)
+    .join("\n");
+}
+
 /** A program in a temporary workspace with its own backend and stack. */
 export class PulumiWorkspace {
   private constructor(readonly dir: string, readonly programDir: string, readonly env: Record<string, string>) {}
@@ -76,10 +89,14 @@ export class PulumiWorkspace {
     return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) };
   }
 
-  /** Runs `pulumi args…` and throws, with everything it printed, unless it exits 0. */
+  /**
+   * Runs `pulumi args…` and throws unless it exits 0. The message leads with the errors (the
+   * diagnostics and stderr), then the end of stdout: CI logs are often cut after a few dozen
+   * lines, and the progress lines that come first say least.
+   */
   async ok(args: readonly string[]): Promise<PulumiResult> {
     const result = await this.pulumi(args);
-    if (result.exitCode !== 0) throw new Error(`pulumi ${args.join(" ")} exited ${result.exitCode}:\n${result.stdout}\n${result.stderr}`);
+    if (result.exitCode !== 0) throw new Error(`pulumi ${args.join(" ")} exited ${result.exitCode}:\n${failureSummary(result)}`);
     return result;
   }
 
