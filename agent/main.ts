@@ -4,7 +4,11 @@
  * heartbeat) at once, since a cluster may be both. In a real cluster it runs as the Deployment
  * that `Cluster` installs; in local clusters, as a process in the cluster's network namespace.
  *
+ * With --gateway-netns it is also the cluster's gateway: it sets up the WireGuard tunnels the
+ * cluster's TunnelEndpoints ask for, in that network namespace (in local clusters, the cluster's).
+ *
  *   node dist/agent/main.js [--kubeconfig PATH] [--auth-listen HOST:PORT] [--name NAME]
+ *                           [--gateway-netns NETNS --gateway-dir DIR]
  */
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
@@ -15,11 +19,15 @@ import { startAuthService } from "./auth-service/index.js";
 import { beatOnce } from "./heartbeat.js";
 import { renewAgentLease } from "./liveness.js";
 import { runLoop } from "./loop.js";
+import { TunnelGateway } from "./gateway/tunnels.js";
 import { answerResourceRequests } from "./offer-answering.js";
 import { consoleReporter } from "./reporter.js";
 
-/** Pauses between passes: the node heartbeat every 10 s as kubelets do; offers answered promptly. */
-const INTERVALS = { heartbeat: 10_000, offers: 1_000, liveness: 5_000 };
+/**
+ * Pauses between passes: the node heartbeat every 10 s as kubelets do; offers answered promptly;
+ * the gateway every 2 s, which bounds how long a killed tunnel stays down.
+ */
+const INTERVALS = { heartbeat: 10_000, offers: 1_000, liveness: 5_000, gateway: 2_000 };
 
 function inClusterConfig(): KubeConfig {
   const kc = new KubeConfig();
@@ -29,8 +37,16 @@ function inClusterConfig(): KubeConfig {
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { kubeconfig: { type: "string" }, "auth-listen": { type: "string", default: "0.0.0.0:8443" }, name: { type: "string", default: hostname() } },
+    options: {
+      kubeconfig: { type: "string" },
+      "auth-listen": { type: "string", default: "0.0.0.0:8443" },
+      name: { type: "string", default: hostname() },
+      "gateway-netns": { type: "string" },
+      "gateway-dir": { type: "string" },
+    },
   });
+  const gatewayNetns = values["gateway-netns"];
+  if (gatewayNetns && !values["gateway-dir"]) throw new Error("--gateway-netns needs --gateway-dir (where the gateway keeps its logs)");
   // Without --kubeconfig the agent runs in a pod, with its ServiceAccount.
   const kc = values.kubeconfig ? loadKubeconfig(readFileSync(values.kubeconfig, "utf8"), `--kubeconfig ${values.kubeconfig}`) : inClusterConfig();
   const [host, port] = values["auth-listen"]!.split(":");
@@ -45,6 +61,11 @@ async function main(): Promise<void> {
     runLoop({ name: "offer answering", intervalMs: INTERVALS.offers, signal: stop.signal, reporter }, async () => void (await answerResourceRequests(kc, reporter))),
     runLoop({ name: "heartbeat", intervalMs: INTERVALS.heartbeat, signal: stop.signal, reporter }, async () => void (await beatOnce(kc, reporter))),
   ];
+  if (gatewayNetns) {
+    const gateway = new TunnelGateway({ kc, netns: gatewayNetns, workDir: values["gateway-dir"]!, reporter });
+    loops.push(runLoop({ name: "gateway", intervalMs: INTERVALS.gateway, signal: stop.signal, reporter }, () => gateway.pass()));
+    reporter.info(`agent ${values.name}: gateway for network namespace ${gatewayNetns}`);
+  }
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.once(signal, () => {
       reporter.info(`agent ${values.name}: ${signal}, stopping`);

@@ -217,7 +217,8 @@ export function agentEntryPoint(): string {
 
 /**
  * Starts the project's agent in the cluster's namespace, as a real cluster would run its
- * Deployment: auth service on {@link AUTH_SERVICE_PORT}, offer answering, heartbeat.
+ * Deployment: auth service on {@link AUTH_SERVICE_PORT}, offer answering, heartbeat, and the
+ * gateway, which sets up tunnels in the cluster's namespace.
  */
 export function startAgent(spec: ControlPlaneSpec, onStarted: (record: ProcessRecord) => void): void {
   const logs = join(spec.dir, "logs");
@@ -227,7 +228,11 @@ export function startAgent(spec: ControlPlaneSpec, onStarted: (record: ProcessRe
       spec.netns,
       "agent",
       process.execPath,
-      [agentEntryPoint(), "--kubeconfig", join(spec.dir, "agent.kubeconfig"), "--auth-listen", `0.0.0.0:${AUTH_SERVICE_PORT}`, "--name", `agent-${spec.name}`],
+      [
+        agentEntryPoint(),
+        ...["--kubeconfig", join(spec.dir, "agent.kubeconfig"), "--auth-listen", `0.0.0.0:${AUTH_SERVICE_PORT}`, "--name", `agent-${spec.name}`],
+        ...["--gateway-netns", spec.netns, "--gateway-dir", join(spec.dir, "gateway")],
+      ],
       join(logs, "agent.log"),
     ),
   );

@@ -6,6 +6,9 @@
  * - `ResourceOffer` (provider side, tenant namespace): the provider's agent answers.
  * - `OutgoingPeering` (consumer side, system namespace): what the consumer's agent keeps alive
  *   (the virtual node's heartbeat) and follows (offer changes).
+ * - `TunnelEndpoint` (both sides: the consumer's in its system namespace, the provider's in the
+ *   consumer's tenant namespace out-of-band, in its system namespace in-band): what the cluster's
+ *   gateway must set up toward one peer; the gateway answers in its status.
  */
 import type { V1CustomResourceDefinition, V1ObjectMeta } from "@kubernetes/client-node";
 import { API_GROUP, API_VERSION, MANAGED_BY, MANAGED_BY_LABEL } from "./names.js";
@@ -74,6 +77,78 @@ export interface OutgoingPeering {
   };
 }
 
+/** Which end of a tunnel listens for the other: the reachable one when the other is behind NAT. */
+export type TunnelRole = "server" | "client";
+
+/** What one side tells the other's gateway about itself. */
+export interface TunnelRemote {
+  /** The remote gateway's WireGuard public key (never a private key). */
+  publicKey?: string;
+  /** `host:port` where the remote gateway listens; only when the remote is the server. */
+  endpoint?: string;
+  /** The remote cluster's real pod CIDR. */
+  podCidr?: string;
+  /** The remote cluster's real external CIDR, when it exposes one. */
+  externalCidr?: string;
+}
+
+/** What a gateway must set up toward one peer: written by the `Tunnel` steps. */
+export interface TunnelEndpointSpec {
+  /** The peer's cluster id. */
+  remoteClusterId: string;
+  /** The peer's human-readable name. */
+  remoteClusterName: string;
+  /** Whether this gateway listens (server) or connects (client). */
+  role: TunnelRole;
+  /** UDP port the gateway listens on. */
+  listenPort: number;
+  /** MTU of the tunnel interface, the same on both ends. */
+  mtu: number;
+  /** Seconds between keepalives the client sends (keeps a NAT mapping open); 0 sends none. */
+  keepaliveSeconds: number;
+  /** The /30 holding both ends' tunnel addresses: the server has the first, the client the second. */
+  linkCidr: string;
+  /** What the peer announced; incomplete until the peer's gateway has answered. */
+  remote: TunnelRemote;
+}
+
+/** A gateway's answer: its public key, its view of the peer, and the tunnel's health. */
+export interface TunnelEndpointStatus {
+  /** `Pending` (waiting for the peer's data), `Connected` (handshake and probe succeeded) or `Error`. */
+  phase?: "Pending" | "Connected" | "Error";
+  /** Why the phase is what it is. */
+  message?: string;
+  /** The spec generation this status answers. */
+  observedGeneration?: number;
+  /** This gateway's WireGuard public key. */
+  publicKey?: string;
+  /** This cluster's real pod CIDR. */
+  podCidr?: string;
+  /** This cluster's real external CIDR, when it has one. */
+  externalCidr?: string;
+  /** The peer's pod CIDR as this cluster sees it (remapped when it overlaps a local range). */
+  remotePodCidrAsSeen?: string;
+  /** The peer's external CIDR as this cluster sees it. */
+  remoteExternalCidrAsSeen?: string;
+  /** The WireGuard interface's name. */
+  interfaceName?: string;
+  /** The peer's slot on this gateway (its packet marks and routing table). */
+  slot?: number;
+  /** Time of the latest completed handshake, RFC 3339. */
+  latestHandshake?: string;
+  /** Round-trip time of the latest probe across the tunnel, milliseconds. */
+  rttMs?: number;
+}
+
+/** One side of a tunnel. */
+export interface TunnelEndpoint {
+  apiVersion: string;
+  kind: "TunnelEndpoint";
+  metadata: V1ObjectMeta;
+  spec: TunnelEndpointSpec;
+  status?: TunnelEndpointStatus;
+}
+
 type Schema = Record<string, unknown>;
 const str: Schema = { type: "string" };
 const int: Schema = { type: "integer" };
@@ -83,7 +158,7 @@ const obj = (properties: Record<string, Schema>, required: string[] = []): Schem
 const resourceAsk = obj({ sharePercent: { type: "integer", minimum: 1, maximum: 100 }, cpu: str, memory: str, pods: { type: "integer", minimum: 1 } });
 const offered = obj({ cpu: str, memory: str, pods: int }, ["cpu", "memory", "pods"]);
 
-function crd(kind: string, plural: string, spec: Schema): V1CustomResourceDefinition {
+function crd(kind: string, plural: string, spec: Schema, status?: Schema): V1CustomResourceDefinition {
   return {
     apiVersion: "apiextensions.k8s.io/v1",
     kind: "CustomResourceDefinition",
@@ -97,7 +172,9 @@ function crd(kind: string, plural: string, spec: Schema): V1CustomResourceDefini
           name: API_VERSION,
           served: true,
           storage: true,
-          schema: { openAPIV3Schema: obj({ spec }, ["spec"]) as never },
+          schema: { openAPIV3Schema: obj({ spec, ...(status ? { status } : {}) }, ["spec"]) as never },
+          // A status subresource keeps writers apart: peers write the spec, only the gateway the status.
+          ...(status ? { subresources: { status: {} } } : {}),
         },
       ],
     },
@@ -120,6 +197,37 @@ export function forgeCustomResourceDefinitions(): V1CustomResourceDefinition[] {
         { providerClusterId: str, providerClusterName: str, identitySecret: str, tenantNamespace: str, requestName: str, virtualNodeName: str },
         ["providerClusterId", "identitySecret", "tenantNamespace", "requestName", "virtualNodeName"],
       ),
+    ),
+    crd(
+      "TunnelEndpoint",
+      "tunnelendpoints",
+      obj(
+        {
+          remoteClusterId: str,
+          remoteClusterName: str,
+          role: { type: "string", enum: ["server", "client"] },
+          listenPort: { type: "integer", minimum: 1, maximum: 65535 },
+          mtu: { type: "integer", minimum: 1280, maximum: 9000 },
+          keepaliveSeconds: { type: "integer", minimum: 0, maximum: 65535 },
+          linkCidr: str,
+          remote: obj({ publicKey: str, endpoint: str, podCidr: str, externalCidr: str }),
+        },
+        ["remoteClusterId", "role", "listenPort", "mtu", "keepaliveSeconds", "linkCidr", "remote"],
+      ),
+      obj({
+        phase: str,
+        message: str,
+        observedGeneration: int,
+        publicKey: str,
+        podCidr: str,
+        externalCidr: str,
+        remotePodCidrAsSeen: str,
+        remoteExternalCidrAsSeen: str,
+        interfaceName: str,
+        slot: int,
+        latestHandshake: str,
+        rttMs: { type: "number" },
+      }),
     ),
   ];
 }

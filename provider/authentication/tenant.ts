@@ -41,7 +41,8 @@ export async function ensureTenantNamespace(kc: k8s.KubeConfig, args: TenantArgs
 
 /**
  * The Role of a tenant namespace: the consumer manages its ResourceRequests and reads the offers
- * answered to it; nothing else (no Secrets, no Pods, no status subresources).
+ * answered to it, and manages the spec of its TunnelEndpoint (the provider's gateway writes the
+ * status); nothing else (no Secrets, no Pods, no status subresources).
  */
 export function forgeTenantRole(consumerClusterId: string): k8s.V1Role {
   return {
@@ -51,6 +52,7 @@ export function forgeTenantRole(consumerClusterId: string): k8s.V1Role {
     rules: [
       { apiGroups: [API_GROUP], resources: ["resourcerequests"], verbs: ["get", "list", "watch", "create", "update", "patch", "delete"] },
       { apiGroups: [API_GROUP], resources: ["resourceoffers"], verbs: ["get", "list", "watch"] },
+      { apiGroups: [API_GROUP], resources: ["tunnelendpoints"], verbs: ["get", "list", "watch", "create", "update", "patch", "delete"] },
     ],
   };
 }

@@ -46,13 +46,19 @@ export function forgeAgentClusterRole(): k8s.V1ClusterRole {
   };
 }
 
-/** Secrets and ConfigMaps only in the system namespace: tokens' hashes, TLS, identities, cluster id. */
+/**
+ * Secrets and ConfigMaps only in the system namespace: tokens' hashes, TLS, identities, cluster id;
+ * the gateway also keeps its WireGuard key pairs there, so it may write Secrets there.
+ */
 export function forgeAgentSystemRole(): k8s.V1Role {
   return {
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "Role",
     metadata: { name: AGENT_NAME, namespace: SYSTEM_NAMESPACE, labels },
-    rules: [{ apiGroups: [""], resources: ["secrets", "configmaps"], verbs: ["get", "list", "watch"] }],
+    rules: [
+      { apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "watch"] },
+      { apiGroups: [""], resources: ["secrets"], verbs: ["get", "list", "watch", "create", "patch", "update", "delete"] },
+    ],
   };
 }
 

@@ -82,6 +82,10 @@ export interface ClusterIdentity {
   readonly apiServerUrl: string;
   /** PEM of the CA that signed the API server's serving certificate, for peers to verify it. */
   readonly apiServerCaPem: string;
+  /** The cluster's pod CIDR, which its gateway announces to peers; absent on clusters installed without one. */
+  readonly podCidr?: string;
+  /** The cluster's service CIDR, which its gateway never lets a peer's range be seen under. */
+  readonly serviceCidr?: string;
 }
 
 /** Input of {@link ensureClusterIdentity}: everything of the identity but the generated id. */
@@ -95,6 +99,10 @@ export interface ClusterIdentityArgs {
   readonly apiServerUrl: string;
   /** PEM of the CA that signed the API server's serving certificate. */
   readonly apiServerCaPem: string;
+  /** The cluster's pod CIDR. @example "10.100.0.0/16" */
+  readonly podCidr?: string;
+  /** The cluster's service CIDR. @example "10.200.0.0/16" */
+  readonly serviceCidr?: string;
 }
 
 /** What {@link ensureClusterIdentity} returns. */
@@ -120,7 +128,14 @@ function identityConfigMap(clusterId: string, args: ClusterIdentityArgs): k8s.V1
     apiVersion: "v1",
     kind: "ConfigMap",
     metadata: { name: CLUSTER_IDENTITY_CONFIGMAP, namespace: SYSTEM_NAMESPACE, labels: { ...MANAGED_LABELS } },
-    data: { clusterId, clusterName: args.clusterName, apiServerUrl: args.apiServerUrl, apiServerCa: args.apiServerCaPem },
+    data: {
+      clusterId,
+      clusterName: args.clusterName,
+      apiServerUrl: args.apiServerUrl,
+      apiServerCa: args.apiServerCaPem,
+      ...(args.podCidr ? { podCidr: args.podCidr } : {}),
+      ...(args.serviceCidr ? { serviceCidr: args.serviceCidr } : {}),
+    },
   };
 }
 
@@ -163,9 +178,9 @@ export async function getClusterIdentity(kc: k8s.KubeConfig): Promise<ClusterIde
     describeFailure(`${STEP}: reading ConfigMap ${SYSTEM_NAMESPACE}/${CLUSTER_IDENTITY_CONFIGMAP}`, serverOf(kc)),
   );
   const data = cm?.data ?? {};
-  const { clusterId, clusterName, apiServerUrl, apiServerCa } = data;
+  const { clusterId, clusterName, apiServerUrl, apiServerCa, podCidr, serviceCidr } = data;
   if (!isClusterId(clusterId) || clusterName === undefined || !apiServerUrl || !apiServerCa) return undefined;
-  return { clusterId, clusterName, apiServerUrl, apiServerCaPem: apiServerCa };
+  return { clusterId, clusterName, apiServerUrl, apiServerCaPem: apiServerCa, ...(podCidr ? { podCidr } : {}), ...(serviceCidr ? { serviceCidr } : {}) };
 }
 
 /** Input of {@link ensureAuthServiceTls}. */

@@ -86,7 +86,13 @@ async function install(inputs: ClusterInputs): Promise<{ id: string; outs: Clust
 
   await ensureSystemNamespace(kc);
   await ensureCustomResourceDefinitions(kc, { timeoutMs });
-  const { clusterId } = await ensureClusterIdentity(kc, { clusterName: inputs.name, apiServerUrl, apiServerCaPem: caPem });
+  const { clusterId } = await ensureClusterIdentity(kc, {
+    clusterName: inputs.name,
+    apiServerUrl,
+    apiServerCaPem: caPem,
+    podCidr: inputs.podCidr,
+    serviceCidr: inputs.serviceCidr,
+  });
   const partialOuts = { ...inputs, clusterId, apiServerUrl, authUrl, authCaCert: "", gatewayEndpoint };
   return orPartial(clusterId, partialOuts, async () => {
     const { caPem: authCaCert } = await ensureAuthServiceTls(kc, { hosts: [inputs.authService?.address ?? host] });

@@ -183,6 +183,9 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
       expect(await may(asB, "get", "", "configmaps", tenant)).toBe(false);
       expect(await may(asB, "create", "rbac.authorization.k8s.io", "rolebindings", tenant)).toBe(false);
       expect(await may(asB, "update", API_GROUP, "resourcerequests/status", tenant)).toBe(false);
+      for (const verb of ["get", "create", "patch", "delete"]) expect(await may(asB, verb, API_GROUP, "tunnelendpoints", tenant)).toBe(true);
+      expect(await may(asB, "patch", API_GROUP, "tunnelendpoints/status", tenant)).toBe(false);
+      expect(await may(asB, "get", API_GROUP, "tunnelendpoints", SYSTEM_NAMESPACE)).toBe(false);
       for (const elsewhere of ["default", SYSTEM_NAMESPACE, tenantNamespace(forgeClusterId())]) {
         expect(await may(asB, "list", API_GROUP, "resourcerequests", elsewhere)).toBe(false);
         expect(await may(asB, "create", API_GROUP, "resourcerequests", elsewhere)).toBe(false);

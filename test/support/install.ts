@@ -30,7 +30,13 @@ export async function installForPeering(cluster: ClusterState): Promise<Installe
   await ensureSystemNamespace(kc);
   await ensureCustomResourceDefinitions(kc);
   const ca = Buffer.from(kc.getCurrentCluster()!.caData!, "base64").toString();
-  const { clusterId } = await ensureClusterIdentity(kc, { clusterName: cluster.name, apiServerUrl: cluster.apiServerUrl, apiServerCaPem: ca });
+  const { clusterId } = await ensureClusterIdentity(kc, {
+    clusterName: cluster.name,
+    apiServerUrl: cluster.apiServerUrl,
+    apiServerCaPem: ca,
+    podCidr: cluster.podCidr,
+    serviceCidr: cluster.serviceCidr,
+  });
   const { caPem } = await ensureAuthServiceTls(kc, { hosts: [cluster.publicAddress] });
   await waitForAuthService(cluster.authUrl, caPem, 30_000);
   return { cluster, clusterId, caPem, kubeconfig: readFileSync(cluster.kubeconfig, "utf8"), kc };

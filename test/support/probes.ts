@@ -4,6 +4,8 @@
  * probe itself (or by PID if it outlives its deadline).
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { execa } from "execa";
+import { runIn } from "../../provider/host/exec.js";
 
 /** Runs a Node snippet in namespace `netns`, or in the host's namespace when it is undefined. */
 function nodeIn(netns: string | undefined, script: string, args: readonly string[]): ChildProcess {
@@ -86,4 +88,64 @@ export async function withTcpListener<T>(netns: string, port: number, body: () =
   } finally {
     listener.kill("SIGKILL");
   }
+}
+
+/** Port of {@link tcpTransfer}'s listener. */
+const TCP_PORT = 7171;
+
+/**
+ * Sends `bytes` over TCP from `from.address` (bound as the source) in `from.netns` to a listener on
+ * `to.address:port` in `to.netns` (dialled as `to.seenAs` when the sender sees that address
+ * remapped); resolves with the bytes the listener received. Both ends are
+ * Node processes this test starts, bounded in time, and killed by handle if they outlive it.
+ */
+export async function tcpTransfer(
+  from: { readonly netns: string; readonly address: string },
+  to: { readonly netns: string; readonly address: string; readonly seenAs?: string },
+  bytes: number,
+): Promise<number> {
+  const server = spawn(
+    "ip",
+    [
+      "netns", "exec", to.netns, process.execPath, "-e",
+      `let n = 0;
+       const srv = require("node:net").createServer((c) => { c.on("data", (d) => (n += d.length)); c.on("end", () => { console.log(n); process.exit(0); }); });
+       srv.listen(Number(process.argv[2]), process.argv[1], () => console.error("listening"));
+       setTimeout(() => { console.log("timeout " + n); process.exit(1); }, 20000);`,
+      to.address, String(TCP_PORT),
+    ],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  try {
+    let out = "";
+    server.stdout!.on("data", (c) => (out += c));
+    const exited = new Promise<number | null>((resolve) => server.once("exit", resolve));
+    await new Promise<void>((resolve, reject) => {
+      server.stderr!.once("data", () => resolve());
+      server.once("exit", (code) => reject(new Error(`TCP listener in ${to.netns} exited (${code}) before listening`)));
+    });
+    await execa(
+      "ip",
+      [
+        "netns", "exec", from.netns, process.execPath, "-e",
+        `const s = require("node:net").connect({ host: process.argv[1], port: Number(process.argv[2]), localAddress: process.argv[3] });
+         s.setTimeout(15000, () => { console.error("timeout"); process.exit(1); });
+         s.on("connect", () => s.end(Buffer.alloc(Number(process.argv[4]), 7)));
+         s.on("close", () => process.exit(0));
+         s.on("error", (e) => { console.error(e.message); process.exit(1); });`,
+        to.seenAs ?? to.address, String(TCP_PORT), from.address, String(bytes),
+      ],
+      { timeout: 20_000 },
+    );
+    const code = await exited;
+    if (code !== 0) throw new Error(`TCP listener in ${to.netns} exited ${code}: ${out.trim()}`);
+    return Number(out.trim());
+  } finally {
+    if (server.exitCode === null) server.kill("SIGKILL");
+  }
+}
+
+/** Pings `target` from pod address `source` in `netns` (3 probes); throws, quoting ping, if it gets no reply. */
+export async function pingReplies(netns: string, source: string, target: string): Promise<string> {
+  return runIn(netns, "ping", ["-I", source, "-c", "3", "-i", "0.2", "-W", "2", target]);
 }

@@ -1,0 +1,75 @@
+/**
+ * The routes, policy rules and NAT rules toward one peer, applied to and removed from a gateway's
+ * namespace. What to apply is decided by the pure forgers of gateway-nat.ts; this module runs them.
+ */
+import { runIn, type CommandError } from "../../provider/host/exec.js";
+import {
+  FABRIC_RULE_PRIORITY,
+  forgeNatRuleDeletionsFromListing,
+  forgeNatRules,
+  forgePeerMarks,
+  forgeRoutes,
+  peerRouteTable,
+  type GatewayPlan,
+} from "../../provider/network-fabric/gateway-nat.js";
+
+const NAT_TABLES = ["mangle", "nat"] as const;
+
+/**
+ * Kernel settings a gateway needs: forwarding, and no reverse-path filter, which would drop what
+ * arrives from the tunnel with a source inside a local range (the usual case when both clusters
+ * use the same pod CIDR: the remote's real addresses then look like local ones).
+ */
+async function ensureGatewaySysctls(netns: string, ifname: string): Promise<void> {
+  for (const setting of ["net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0", `net.ipv4.conf.${ifname}.rp_filter=0`]) {
+    await runIn(netns, "sysctl", ["-q", "-w", setting]);
+  }
+}
+
+/** Removes every NAT rule, policy rule and per-peer route of `peerId` (tagged by its comment, found by listing). Idempotent. */
+export async function removePeerFabric(netns: string, peerId: string, slot: number | undefined): Promise<void> {
+  for (const table of NAT_TABLES) {
+    const listing = await runIn(netns, "iptables", ["-w", "-t", table, "-S"]);
+    for (const args of forgeNatRuleDeletionsFromListing(table, listing, peerId)) await runIn(netns, "iptables", ["-w", ...args]);
+  }
+  if (slot === undefined) return;
+  const table = String(peerRouteTable(slot));
+  const mark = forgePeerMarks(slot).toPeer;
+  // `ip rule del` removes one matching rule a call; a crash between add and record may have left two.
+  for (;;) {
+    const removed = await runIn(netns, "ip", ["rule", "del", "fwmark", mark, "lookup", table, "priority", String(FABRIC_RULE_PRIORITY)]).then(
+      () => true,
+      (error: CommandError) => {
+        if (/No such file or directory|No such process/.test(error.stderr)) return false;
+        throw error;
+      },
+    );
+    if (!removed) break;
+  }
+  await runIn(netns, "ip", ["route", "flush", "table", table]).catch((error: CommandError) => {
+    // An empty or never-used table is fine: there is nothing to flush.
+    if (!/FIB table does not exist|No such/.test(error.stderr)) throw error;
+  });
+}
+
+/**
+ * Brings the namespace's rules and routes toward one peer to `plan`: removes whatever of the
+ * peer's is there first (a changed remapping or slot must not leave the old rules behind), then
+ * installs routes and NAT rules afresh.
+ */
+export async function applyPeerFabric(netns: string, plan: GatewayPlan): Promise<void> {
+  await ensureGatewaySysctls(netns, plan.tunnelInterface);
+  await removePeerFabric(netns, plan.peerId, plan.slot);
+  for (const rule of forgeNatRules(plan)) await runIn(netns, "iptables", ["-w", ...rule.args]);
+  for (const args of forgeRoutes(plan)) await runIn(netns, "ip", args);
+}
+
+/**
+ * Sends one ICMP echo to `address` out of `ifname`; resolves the round-trip time in milliseconds,
+ * or undefined when no reply came within a second.
+ */
+export async function probeAcross(netns: string, ifname: string, address: string): Promise<number | undefined> {
+  const out = await runIn(netns, "ping", ["-n", "-q", "-c", "1", "-W", "1", "-I", ifname, address]).catch(() => "");
+  const match = /= [\d.]+\/([\d.]+)\//.exec(out);
+  return match ? Number(match[1]) : undefined;
+}

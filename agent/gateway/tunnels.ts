@@ -1,0 +1,263 @@
+/**
+ * The gateway's reconciliation: each pass relists the cluster's `TunnelEndpoint`s and brings the
+ * namespace to them, one peer at a time, then answers in each status.
+ *
+ *   key pair     made here, once per endpoint, kept in a Secret of the system namespace: the
+ *                private key never leaves the cluster; only the public key goes into the status
+ *   interface    a wireguard-go interface named for the endpoint; restarted when it died (the
+ *                key is the same, so the peer needs nothing new)
+ *   peer         the remote's public key, its endpoint (the client only dials), allowed ranges
+ *   remapping    the remote's ranges as this cluster sees them (remapped where they overlap a
+ *                local range), with the NAT rules and routes that need
+ *   probe        one ping across the tunnel to the remote's tunnel address: Connected when it answers
+ *
+ * An endpoint being deleted is taken down (interface, rules, routes, key) before the gateway's
+ * finalizer is removed, so a delete that returns has left nothing behind.
+ */
+import * as k8s from "@kubernetes/client-node";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL, SYSTEM_NAMESPACE, type TunnelEndpoint, type TunnelEndpointStatus } from "../../provider/api/index.js";
+import { getClusterIdentity, type ClusterIdentity } from "../../provider/cluster/install.js";
+import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../../provider/kube/client.js";
+import { Cidr } from "../../provider/net/cidr.js";
+import { GATEWAY_FINALIZER, listTunnelEndpoints, setTunnelEndpointFinalizers, writeTunnelEndpointStatus } from "../../provider/network-fabric/endpoints.js";
+import { asSeenRanges, chooseRemoteView, type RemoteView } from "../../provider/network-fabric/remap.js";
+import { tunnelAddress } from "../../provider/network-fabric/tunnel-plan.js";
+import { isRunning, type ProcessRecord } from "../../provider/host/processes.js";
+import { runIn } from "../../provider/host/exec.js";
+import type { Reporter } from "../reporter.js";
+import { applyPeerFabric, probeAcross, removePeerFabric } from "./fabric.js";
+import { configureWireguardPeer, deleteWireguardInterface, ensureWireguardInterface, readWireguardStatus, wireguardInterfaceName } from "./interface.js";
+import { forgeWireguardKeyPair, wireguardPublicKeyOf, type WireguardKeyPair } from "./keys.js";
+
+const STEP = "gateway";
+
+/** Where and how the gateway works. */
+export interface GatewayOptions {
+  /** The cluster's API. */
+  readonly kc: k8s.KubeConfig;
+  /** Network namespace whose network is the cluster's (local clusters: the cluster's namespace). */
+  readonly netns: string;
+  /** Directory for wireguard-go's logs and the short-lived key files `wg` reads. */
+  readonly workDir: string;
+  readonly reporter: Reporter;
+  /** The wireguard-go executable. @default "wireguard-go" */
+  readonly wireguardGo?: string;
+}
+
+/** What was last applied for one endpoint, so an unchanged pass only probes. */
+interface Applied {
+  readonly fingerprint: string;
+  readonly process: ProcessRecord;
+  readonly status: string;
+  readonly statusWrittenAt: number;
+}
+
+/** Rewrite an unchanged status at most this often (it carries the handshake time and round trip). */
+const STATUS_REFRESH_MS = 30_000;
+
+/** The Secret holding the key pair of interface `ifname`. */
+export const keySecretName = (ifname: string): string => `wireguard-${ifname}`;
+
+/** The interface name of an endpoint: one per endpoint object, unique on the machine. */
+export function interfaceOf(endpoint: TunnelEndpoint, localClusterId: string): string {
+  return wireguardInterfaceName(`${endpoint.metadata.namespace}/${endpoint.metadata.name}`, localClusterId);
+}
+
+/** The smallest slot (1-255) no other endpoint holds. */
+function freeSlot(endpoints: readonly TunnelEndpoint[], self: TunnelEndpoint): number {
+  const taken = new Set(endpoints.filter((e) => e.metadata.uid !== self.metadata.uid).map((e) => e.status?.slot));
+  for (let slot = 1; slot <= 255; slot++) if (!taken.has(slot)) return slot;
+  throw new Error(`${STEP}: every one of the 255 peer slots is taken`);
+}
+
+/** Destinations of the namespace's own routes (its bridges, links, host networks): no remote may be seen under them. */
+async function localRoutes(netns: string, exceptPrefix: string): Promise<Cidr[]> {
+  const out = await runIn(netns, "ip", ["-4", "-o", "route", "show", "table", "main"]);
+  const cidrs: Cidr[] = [];
+  for (const line of out.split("\n")) {
+    const [dest] = line.trim().split(/\s+/);
+    if (!dest || dest === "default" || line.includes(` dev ${exceptPrefix}`)) continue;
+    try {
+      cidrs.push(Cidr.parse(dest.includes("/") ? dest : `${dest}/32`));
+    } catch {
+      // Not an IPv4 network (e.g. a broadcast or multicast entry): it cannot clash.
+    }
+  }
+  return cidrs;
+}
+
+/** The gateway of one cluster. Call {@link TunnelGateway.pass} periodically. */
+export class TunnelGateway {
+  private readonly applied = new Map<string, Applied>();
+
+  constructor(private readonly options: GatewayOptions) {
+    mkdirSync(options.workDir, { recursive: true, mode: 0o700 });
+  }
+
+  /** One reconciliation pass over every endpoint. A failing endpoint is reported in its status and does not stop the others. */
+  async pass(): Promise<void> {
+    const { kc } = this.options;
+    const identity = await getClusterIdentity(kc);
+    if (!identity) return; // Not installed (yet): nothing can name a tunnel.
+    const endpoints = await listTunnelEndpoints(kc, STEP);
+    for (const endpoint of endpoints) {
+      const label = `TunnelEndpoint ${endpoint.metadata.namespace}/${endpoint.metadata.name}`;
+      try {
+        if (endpoint.metadata.deletionTimestamp) await this.takeDown(endpoint, identity);
+        else await this.reconcile(endpoint, endpoints, identity);
+      } catch (error) {
+        const message = (error as Error).message;
+        this.options.reporter.warn(`${STEP}: ${label}: ${message}`);
+        if (!endpoint.metadata.deletionTimestamp) {
+          await writeTunnelEndpointStatus(kc, endpoint, { ...endpoint.status, phase: "Error", message, observedGeneration: endpoint.metadata.generation! }, STEP).catch(() => undefined);
+          this.applied.delete(endpoint.metadata.uid!);
+        }
+      }
+    }
+  }
+
+  private async reconcile(endpoint: TunnelEndpoint, all: readonly TunnelEndpoint[], identity: ClusterIdentity): Promise<void> {
+    const { kc, netns, workDir } = this.options;
+    const { spec } = endpoint;
+    const uid = endpoint.metadata.uid!;
+    if (!identity.podCidr) throw new Error(`${STEP}: the cluster's pod CIDR is not recorded (reinstall the Cluster resource)`);
+    if (!endpoint.metadata.finalizers?.includes(GATEWAY_FINALIZER)) {
+      await setTunnelEndpointFinalizers(kc, endpoint, [...(endpoint.metadata.finalizers ?? []), GATEWAY_FINALIZER], STEP);
+    }
+    const ifname = interfaceOf(endpoint, identity.clusterId);
+    const keys = await this.ensureKeyPair(ifname, spec.remoteClusterId);
+    const slot = endpoint.status?.slot ?? freeSlot(all, endpoint);
+    const link = Cidr.parse(spec.linkCidr);
+    const remoteRole = spec.role === "server" ? "client" : "server";
+    const remoteTunnelAddress = tunnelAddress(link, remoteRole).split("/")[0]!;
+
+    // How this cluster sees the remote: remapped where it overlaps anything local.
+    let view: RemoteView | undefined;
+    if (spec.remote.podCidr) {
+      const others = all.filter((e) => e.metadata.uid !== uid).flatMap((e) => [e.status?.remotePodCidrAsSeen, e.status?.remoteExternalCidrAsSeen]);
+      view = chooseRemoteView({
+        localPodCidr: Cidr.parse(identity.podCidr),
+        remotePodCidr: Cidr.parse(spec.remote.podCidr),
+        ...(spec.remote.externalCidr ? { remoteExternalCidr: Cidr.parse(spec.remote.externalCidr) } : {}),
+        reserved: [
+          ...(identity.serviceCidr ? [Cidr.parse(identity.serviceCidr)] : []),
+          ...others.filter((c): c is string => !!c).map((c) => Cidr.parse(c)),
+          ...(await localRoutes(netns, "lqw")),
+        ],
+      });
+    }
+
+    const fingerprint = JSON.stringify({ spec, slot, view: view && asSeenRanges(view).map(String), publicKey: keys.publicKey });
+    const previous = this.applied.get(uid);
+    let process = previous?.process;
+    if (!previous || previous.fingerprint !== fingerprint || !isRunning(previous.process)) {
+      const running = await ensureWireguardInterface({
+        netns,
+        ifname,
+        privateKey: keys.privateKey,
+        listenPort: spec.listenPort,
+        address: tunnelAddress(link, spec.role),
+        mtu: spec.mtu,
+        logFile: join(workDir, `${ifname}.log`),
+        keyDir: workDir,
+        ...(this.options.wireguardGo ? { wireguardGo: this.options.wireguardGo } : {}),
+      });
+      if (running.started) this.options.reporter.info(`${STEP}: interface ${ifname} up for ${spec.remoteClusterName} (wireguard-go pid ${running.process.pid})`);
+      process = running.process;
+      if (spec.remote.publicKey) {
+        const stale = (await readWireguardStatus(netns, ifname)).peers.filter((p) => p.publicKey !== spec.remote.publicKey);
+        for (const peer of stale) await runIn(netns, "wg", ["set", ifname, "peer", peer.publicKey, "remove"]);
+        await configureWireguardPeer({
+          netns,
+          ifname,
+          peerPublicKey: spec.remote.publicKey,
+          ...(spec.remote.endpoint ? { endpoint: spec.remote.endpoint } : {}),
+          allowedIps: [link.toString(), ...(view ? view.ranges.map((r) => r.real.toString()) : [])],
+          ...(spec.keepaliveSeconds > 0 ? { keepaliveSeconds: spec.keepaliveSeconds } : {}),
+        });
+      }
+      if (view) await applyPeerFabric(netns, { peerId: ifname, tunnelInterface: ifname, view, slot });
+      this.applied.set(uid, { fingerprint, process, status: "", statusWrittenAt: 0 });
+    }
+
+    const status = await this.observe(endpoint, ifname, keys.publicKey, identity, view, slot, remoteTunnelAddress);
+    const current = this.applied.get(uid)!;
+    const comparable = JSON.stringify({ ...status, latestHandshake: undefined, rttMs: undefined });
+    if (comparable !== current.status || Date.now() - current.statusWrittenAt > STATUS_REFRESH_MS) {
+      await writeTunnelEndpointStatus(kc, endpoint, status, STEP);
+      this.applied.set(uid, { ...current, status: comparable, statusWrittenAt: Date.now() });
+      if (status.phase !== endpoint.status?.phase) this.options.reporter.info(`${STEP}: tunnel to ${spec.remoteClusterName} (${ifname}): ${status.phase}${status.message ? `: ${status.message}` : ""}`);
+    }
+  }
+
+  /** The status to report: keys and views, plus the handshake and a probe when the peer is configured. */
+  private async observe(
+    endpoint: TunnelEndpoint,
+    ifname: string,
+    publicKey: string,
+    identity: ClusterIdentity,
+    view: RemoteView | undefined,
+    slot: number,
+    remoteTunnelAddress: string,
+  ): Promise<TunnelEndpointStatus> {
+    const { spec } = endpoint;
+    const base: TunnelEndpointStatus = {
+      observedGeneration: endpoint.metadata.generation!,
+      publicKey,
+      podCidr: identity.podCidr!,
+      interfaceName: ifname,
+      slot,
+      ...(view ? { remotePodCidrAsSeen: view.remotePodCidrAsSeen.toString() } : {}),
+      ...(view?.remoteExternalCidrAsSeen ? { remoteExternalCidrAsSeen: view.remoteExternalCidrAsSeen.toString() } : {}),
+    };
+    if (!spec.remote.publicKey || !view) return { ...base, phase: "Pending", message: `waiting for ${spec.remoteClusterName}'s public key and pod CIDR` };
+    const peer = (await readWireguardStatus(this.options.netns, ifname)).peers.find((p) => p.publicKey === spec.remote.publicKey);
+    const rttMs = await probeAcross(this.options.netns, ifname, remoteTunnelAddress);
+    const handshake = peer?.latestHandshake ? { latestHandshake: peer.latestHandshake.toISOString() } : {};
+    if (rttMs === undefined) {
+      const where = spec.role === "client" ? `dialing ${spec.remote.endpoint ?? "(no endpoint)"}` : `listening on UDP ${spec.listenPort}`;
+      return { ...base, ...handshake, phase: "Pending", message: `no answer from ${spec.remoteClusterName}'s tunnel address ${remoteTunnelAddress} yet (${where}; ${peer?.latestHandshake ? "handshake done" : "no handshake yet"})` };
+    }
+    return { ...base, ...handshake, phase: "Connected", rttMs: Math.round(rttMs * 1000) / 1000 };
+  }
+
+  /** The endpoint's key pair from its Secret, made and stored on first use. */
+  private async ensureKeyPair(ifname: string, remoteClusterId: string): Promise<WireguardKeyPair> {
+    const { kc } = this.options;
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    const name = keySecretName(ifname);
+    const endpoint = serverOf(kc);
+    const secret = await readOptional(() => core.readNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE })).catch(describeFailure(`${STEP}: reading Secret ${SYSTEM_NAMESPACE}/${name}`, endpoint));
+    const stored = Buffer.from(secret?.data?.["privateKey"] ?? "", "base64").toString("utf8");
+    if (stored) return { privateKey: stored, publicKey: wireguardPublicKeyOf(stored) };
+    const fresh = forgeWireguardKeyPair();
+    await ensureObject(kc, {
+      apiVersion: "v1",
+      kind: "Secret",
+      type: "Opaque",
+      metadata: { name, namespace: SYSTEM_NAMESPACE, labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [REMOTE_CLUSTER_LABEL]: remoteClusterId } },
+      data: { privateKey: Buffer.from(fresh.privateKey, "utf8").toString("base64") },
+    } as k8s.V1Secret).catch(describeFailure(`${STEP}: applying Secret ${SYSTEM_NAMESPACE}/${name}`, endpoint));
+    return fresh;
+  }
+
+  /** Removes everything of an endpoint being deleted, then lets it go. */
+  private async takeDown(endpoint: TunnelEndpoint, identity: ClusterIdentity): Promise<void> {
+    const { kc, netns } = this.options;
+    const ifname = interfaceOf(endpoint, identity.clusterId);
+    const previous = this.applied.get(endpoint.metadata.uid!);
+    await removePeerFabric(netns, ifname, endpoint.status?.slot);
+    const removed = await deleteWireguardInterface({ netns, ifname, ...(previous ? { process: previous.process } : {}) });
+    const name = keySecretName(ifname);
+    await deleteOptional(() => kc.makeApiClient(k8s.CoreV1Api).deleteNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE })).catch(
+      describeFailure(`${STEP}: deleting Secret ${SYSTEM_NAMESPACE}/${name}`, serverOf(kc)),
+    );
+    this.applied.delete(endpoint.metadata.uid!);
+    if (endpoint.metadata.finalizers?.includes(GATEWAY_FINALIZER)) {
+      await setTunnelEndpointFinalizers(kc, endpoint, endpoint.metadata.finalizers.filter((f) => f !== GATEWAY_FINALIZER), STEP);
+    }
+    this.options.reporter.info(`${STEP}: tunnel to ${endpoint.spec.remoteClusterName} removed (${[...removed, `Secret ${name}`].join(", ") || "nothing left"})`);
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * The decisions of a tunnel, with no I/O: which side listens, the tunnel's own addresses, the
+ * `TunnelEndpoint` spec each side's gateway gets, and what is wrong with the settings. The steps
+ * in tunnel.ts feed them what they read from the clusters.
+ */
+import { createHash } from "node:crypto";
+import type { TunnelEndpoint, TunnelEndpointSpec, TunnelRemote, TunnelRole } from "../api/index.js";
+import { Cidr } from "../net/cidr.js";
+
+/** The two sides of a peering. */
+export type PeeringSide = "consumer" | "provider";
+
+/** What the user chooses about a tunnel. */
+export interface TunnelSettings {
+  /** Which side's gateway listens: the reachable one. */
+  readonly server: PeeringSide;
+  /** Address (IP or DNS name) at which the other side reaches the server's gateway. */
+  readonly serverAddress: string;
+  /** UDP port the gateways listen on. */
+  readonly port: number;
+  /** MTU of both tunnel interfaces. */
+  readonly mtu: number;
+  /** Seconds between keepalives; 0 sends none. */
+  readonly keepaliveSeconds: number;
+  /** Sides that sit behind NAT (reachable by nobody from outside). */
+  readonly behindNat: readonly PeeringSide[];
+}
+
+/** Defaults of the settings: port 51820 (WireGuard's own), MTU 1420 (1500 minus WireGuard's 80 bytes), keepalive 25 s. */
+export const TUNNEL_DEFAULTS = { port: 51820, mtu: 1420, keepaliveSeconds: 25 } as const;
+
+/** The other side. */
+export const otherSide = (side: PeeringSide): PeeringSide => (side === "consumer" ? "provider" : "consumer");
+
+/**
+ * What is wrong with the settings, each problem naming its input. Both sides behind NAT cannot
+ * work (neither gateway can be reached, and this project runs no relay); a server behind NAT
+ * cannot either, so the reachable side must serve.
+ */
+export function tunnelSettingsProblems(settings: Partial<TunnelSettings>): { readonly input: string; readonly reason: string }[] {
+  const problems: { input: string; reason: string }[] = [];
+  const behindNat = settings.behindNat ?? [];
+  if (behindNat.includes("consumer") && behindNat.includes("provider")) {
+    problems.push({
+      input: "behindNat",
+      reason: "both clusters are behind NAT: neither gateway can be reached by the other, so no tunnel can be set up; one side must be reachable and serve",
+    });
+  } else if (settings.server !== undefined && behindNat.includes(settings.server)) {
+    problems.push({
+      input: "server",
+      reason: `the ${settings.server} is behind NAT, so its gateway cannot be reached: let the ${otherSide(settings.server)} serve (server: "${otherSide(settings.server)}")`,
+    });
+  }
+  if (settings.server !== undefined && settings.server !== "consumer" && settings.server !== "provider") {
+    problems.push({ input: "server", reason: `${JSON.stringify(settings.server)} is neither "consumer" nor "provider"` });
+  }
+  if (settings.port !== undefined && (!Number.isInteger(settings.port) || settings.port < 1 || settings.port > 65535)) {
+    problems.push({ input: "port", reason: `${settings.port} is not a UDP port (1-65535)` });
+  }
+  if (settings.mtu !== undefined && (!Number.isInteger(settings.mtu) || settings.mtu < 1280 || settings.mtu > 9000)) {
+    problems.push({ input: "mtu", reason: `${settings.mtu} is outside 1280-9000 (1280 is the least IPv6 allows inside the tunnel)` });
+  }
+  if (settings.keepaliveSeconds !== undefined && (!Number.isInteger(settings.keepaliveSeconds) || settings.keepaliveSeconds < 0 || settings.keepaliveSeconds > 65535)) {
+    problems.push({ input: "keepaliveSeconds", reason: `${settings.keepaliveSeconds} is not a number of seconds from 0 to 65535` });
+  }
+  return problems;
+}
+
+/** Name of the `TunnelEndpoint` toward the cluster `remoteClusterId`, on either side. */
+export function tunnelEndpointName(remoteClusterId: string): string {
+  return `to-${remoteClusterId}`;
+}
+
+/**
+ * The /30 holding the two ends' tunnel addresses, derived from the pair of cluster ids so both
+ * sides find the same one without telling each other: a block of 169.254.1.0-169.254.254.255
+ * (link-local, never a pod or service range), picked by hash. Two peers of one gateway share a
+ * block with odds of about 1 in 16,000; their interfaces differ, so it costs only the probe.
+ */
+export function tunnelLinkCidr(clusterIdA: string, clusterIdB: string): Cidr {
+  const [first, second] = [clusterIdA, clusterIdB].sort();
+  const digest = createHash("sha256").update(`${first}\0${second}`).digest();
+  const block = digest.readUInt32BE(0) % (254 * 64);
+  const third = 1 + Math.floor(block / 64);
+  const fourth = (block % 64) * 4;
+  return Cidr.parse(`169.254.${third}.${fourth}/30`);
+}
+
+/** The tunnel address of `role` in `linkCidr`, with its prefix: the server has the first host, the client the second. */
+export function tunnelAddress(linkCidr: Cidr, role: TunnelRole): string {
+  return `${linkCidr.nth(role === "server" ? 1 : 2)}/${linkCidr.prefixLength}`;
+}
+
+/** The role of `side`'s gateway under `settings`. */
+export function roleOf(side: PeeringSide, settings: Pick<TunnelSettings, "server">): TunnelRole {
+  return settings.server === side ? "server" : "client";
+}
+
+/** One side as the plan needs it. */
+export interface TunnelParty {
+  readonly clusterId: string;
+  readonly clusterName: string;
+}
+
+/**
+ * The spec of `side`'s `TunnelEndpoint`: the settings, and what is known of the other side so
+ * far (`remote`, which the steps fill in as the other gateway answers). The endpoint to dial is
+ * given only to the client, and only the server's.
+ */
+export function forgeTunnelEndpointSpec(
+  side: PeeringSide,
+  parties: Readonly<Record<PeeringSide, TunnelParty>>,
+  settings: TunnelSettings,
+  remote: Omit<TunnelRemote, "endpoint">,
+): TunnelEndpointSpec {
+  const peer = parties[otherSide(side)];
+  const role = roleOf(side, settings);
+  return {
+    remoteClusterId: peer.clusterId,
+    remoteClusterName: peer.clusterName,
+    role,
+    listenPort: settings.port,
+    mtu: settings.mtu,
+    keepaliveSeconds: role === "client" ? settings.keepaliveSeconds : 0,
+    linkCidr: tunnelLinkCidr(parties.consumer.clusterId, parties.provider.clusterId).toString(),
+    remote: {
+      ...Object.fromEntries(Object.entries(remote).filter(([, v]) => v !== undefined)),
+      ...(role === "client" ? { endpoint: joinHostPort(settings.serverAddress, settings.port) } : {}),
+    },
+  };
+}
+
+/** `host:port`, with brackets around an IPv6 host. */
+export function joinHostPort(host: string, port: number): string {
+  return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** What a gateway's status says about the spec it was given, in one word and a reason. */
+export interface EndpointReadiness {
+  /** The gateway answered this very spec and reports the tunnel up. */
+  readonly connected: boolean;
+  /** The gateway answered this very spec (with keys and CIDRs), whatever the tunnel's state. */
+  readonly answered: boolean;
+  /** What it reports, for a timeout's message. */
+  readonly state: string;
+}
+
+/** Reads a `TunnelEndpoint`'s status against its spec generation. */
+export function endpointReadiness(endpoint: TunnelEndpoint | undefined): EndpointReadiness {
+  if (!endpoint) return { connected: false, answered: false, state: "absent" };
+  const status = endpoint.status ?? {};
+  const current = status.observedGeneration !== undefined && status.observedGeneration === endpoint.metadata.generation;
+  const answered = current && !!status.publicKey && !!status.podCidr;
+  const state = !current
+    ? `gateway has not answered generation ${endpoint.metadata.generation ?? "?"} yet (last answered ${status.observedGeneration ?? "none"})`
+    : `${status.phase ?? "no phase"}${status.message ? `: ${status.message}` : ""}`;
+  return { connected: answered && status.phase === "Connected", answered, state };
+}

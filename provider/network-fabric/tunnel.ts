@@ -1,0 +1,193 @@
+/**
+ * A tunnel between the two clusters of a peering, as the steps read. Each side's gateway is told
+ * what to do through a `TunnelEndpoint` and answers in its status; only public keys and CIDRs
+ * travel, through the API servers: the provider's endpoint is written with the identity the
+ * peering issued (out-of-band, in the consumer's tenant namespace) or with the provider's own
+ * kubeconfig (in-band, in its system namespace).
+ *
+ *   1. consumer endpoint   the consumer's gateway makes its key pair and announces its pod CIDR
+ *   2. provider endpoint   the provider's gateway learns the consumer's key and CIDR, remaps it if
+ *                          it overlaps, and announces its own
+ *   3. consumer endpoint   the consumer's gateway learns the provider's, remaps, and dials (or waits)
+ *   4. connected           both gateways report a handshake and a probe across the tunnel
+ *
+ * Every step is idempotent; running it again with changed settings (port, endpoint, MTU)
+ * re-converges both gateways in place.
+ */
+import type * as k8s from "@kubernetes/client-node";
+import { SYSTEM_NAMESPACE, type TunnelEndpoint, type TunnelRemote } from "../api/index.js";
+import { serverOf } from "../kube/client.js";
+import type { Progress } from "../peering/progress.js";
+import { poll } from "../wait/poll.js";
+import { applyTunnelEndpoint, deleteTunnelEndpoint, getTunnelEndpoint, type EndpointRef } from "./endpoints.js";
+import { endpointReadiness, forgeTunnelEndpointSpec, otherSide, tunnelEndpointName, type PeeringSide, type TunnelParty, type TunnelSettings } from "./tunnel-plan.js";
+
+const STEP = "network fabric";
+
+/** One side as the steps reach it. */
+export interface TunnelSideAccess {
+  /** Client for the side's API server: the admin's on the consumer; the identity or admin on the provider. */
+  readonly kc: k8s.KubeConfig;
+  /** Namespace of the side's `TunnelEndpoint`. */
+  readonly namespace: string;
+  readonly party: TunnelParty;
+}
+
+/** Both sides of a tunnel. */
+export type TunnelSides = Readonly<Record<PeeringSide, TunnelSideAccess>>;
+
+/** What one side's gateway reports. */
+export interface TunnelEndView {
+  /** The gateway's WireGuard public key. */
+  readonly publicKey: string;
+  /** Where it listens, `host:port`, when it is the server. */
+  readonly endpoint?: string;
+  /** The side's real pod CIDR. */
+  readonly podCidr: string;
+  /** The other side's pod CIDR as this side sees it (remapped when they overlap). */
+  readonly remotePodCidrAsSeen: string;
+  /** The WireGuard interface's name. */
+  readonly interfaceName: string;
+  /** Time of the latest handshake, RFC 3339. */
+  readonly latestHandshake?: string;
+  /** Round-trip time of the latest probe, ms. */
+  readonly rttMs?: number;
+}
+
+/** A tunnel as both gateways report it. */
+export type TunnelRecord = Readonly<Record<PeeringSide, TunnelEndView>>;
+
+/** Where a side's `TunnelEndpoint` is. */
+export function endpointRefOf(sides: TunnelSides, side: PeeringSide): EndpointRef {
+  return { namespace: sides[side].namespace, name: tunnelEndpointName(sides[otherSide(side)].party.clusterId) };
+}
+
+/** The namespace of the provider's endpoint: the tenant namespace out-of-band, the system namespace in-band. */
+export function providerEndpointNamespace(approach: "out-of-band" | "in-band", tenantNamespace: string): string {
+  return approach === "in-band" ? SYSTEM_NAMESPACE : tenantNamespace;
+}
+
+const describeSide = (sides: TunnelSides, side: PeeringSide): string => `${side} ${sides[side].party.clusterName}`;
+
+/** What a side's gateway last announced, for the other side's spec (possibly of an older generation). */
+function announced(endpoint: TunnelEndpoint | undefined): Omit<TunnelRemote, "endpoint"> {
+  const status = endpoint?.status;
+  return { ...(status?.publicKey ? { publicKey: status.publicKey } : {}), ...(status?.podCidr ? { podCidr: status.podCidr } : {}) };
+}
+
+/** Waits until `side`'s gateway has answered its current spec (and, with `connected`, reports the tunnel up). */
+function waitForGateway(sides: TunnelSides, side: PeeringSide, connected: boolean, timeoutMs: number, signal: AbortSignal): Promise<TunnelEndpoint> {
+  const ref = endpointRefOf(sides, side);
+  const { kc } = sides[side];
+  return poll(
+    {
+      step: STEP,
+      object: `${connected ? "tunnel up at" : "gateway answer in"} TunnelEndpoint ${ref.namespace}/${ref.name} (${describeSide(sides, side)})`,
+      endpoint: serverOf(kc),
+    },
+    { timeoutMs, intervalMs: 500, signal },
+    async () => {
+      const endpoint = await getTunnelEndpoint(kc, ref, STEP);
+      const readiness = endpointReadiness(endpoint);
+      return (connected ? readiness.connected : readiness.answered) ? { done: true, value: endpoint! } : { done: false, state: readiness.state };
+    },
+  );
+}
+
+async function applySide(sides: TunnelSides, side: PeeringSide, settings: TunnelSettings, remote: Omit<TunnelRemote, "endpoint">): Promise<void> {
+  const parties = { consumer: sides.consumer.party, provider: sides.provider.party };
+  await applyTunnelEndpoint(sides[side].kc, endpointRefOf(sides, side), forgeTunnelEndpointSpec(side, parties, settings, remote), STEP);
+}
+
+function viewOf(endpoint: TunnelEndpoint, settings: TunnelSettings, side: PeeringSide): TunnelEndView {
+  const status = endpoint.status!;
+  return {
+    publicKey: status.publicKey!,
+    ...(settings.server === side ? { endpoint: `${settings.serverAddress}:${settings.port}` } : {}),
+    podCidr: status.podCidr!,
+    remotePodCidrAsSeen: status.remotePodCidrAsSeen ?? "",
+    interfaceName: status.interfaceName ?? "",
+    ...(status.latestHandshake ? { latestHandshake: status.latestHandshake } : {}),
+    ...(status.rttMs !== undefined ? { rttMs: status.rttMs } : {}),
+  };
+}
+
+/** Creates the tunnel, or brings an existing one to `settings`; resolves when traffic crosses it both ways. */
+export async function ensureTunnel(sides: TunnelSides, settings: TunnelSettings, timeoutMs: number, progress: Progress): Promise<TunnelRecord> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  const end = Date.now() + timeoutMs;
+  const left = (): number => Math.max(1, end - Date.now());
+  const existing = {
+    consumer: await getTunnelEndpoint(sides.consumer.kc, endpointRefOf(sides, "consumer"), STEP),
+    provider: await getTunnelEndpoint(sides.provider.kc, endpointRefOf(sides, "provider"), STEP),
+  };
+
+  progress.step(1, 4, `${STEP}: asking the gateway of ${describeSide(sides, "consumer")} for its key and pod CIDR`);
+  await applySide(sides, "consumer", settings, announced(existing.provider));
+  const consumer = await waitForGateway(sides, "consumer", false, left(), signal);
+
+  progress.step(2, 4, `${STEP}: telling the gateway of ${describeSide(sides, "provider")} at ${serverOf(sides.provider.kc)}`);
+  await applySide(sides, "provider", settings, announced(consumer));
+  const provider = await waitForGateway(sides, "provider", false, left(), signal);
+
+  progress.step(3, 4, `${STEP}: telling the gateway of ${describeSide(sides, "consumer")} the provider's key and pod CIDR`);
+  await applySide(sides, "consumer", settings, announced(provider));
+
+  progress.step(4, 4, `${STEP}: waiting for the handshake and a probe across the tunnel (${settings.server} serves at ${settings.serverAddress}:${settings.port})`);
+  const [consumerUp, providerUp] = await Promise.all([waitForGateway(sides, "consumer", true, left(), signal), waitForGateway(sides, "provider", true, left(), signal)]);
+  return { consumer: viewOf(consumerUp, settings, "consumer"), provider: viewOf(providerUp, settings, "provider") };
+}
+
+/** What `readTunnel` finds. */
+export interface TunnelDrift {
+  /** Problems found; empty when both gateways report the tunnel up. */
+  readonly problems: string[];
+  /** Both endpoints are gone: the tunnel no longer exists. */
+  readonly gone: boolean;
+  /** The gateways' current reports, when both answered. */
+  readonly record?: TunnelRecord;
+}
+
+/** Reads both gateways' reports. */
+export async function readTunnel(sides: TunnelSides, settings: TunnelSettings): Promise<TunnelDrift> {
+  const endpoints = {
+    consumer: await getTunnelEndpoint(sides.consumer.kc, endpointRefOf(sides, "consumer"), STEP),
+    provider: await getTunnelEndpoint(sides.provider.kc, endpointRefOf(sides, "provider"), STEP),
+  };
+  if (!endpoints.consumer && !endpoints.provider) return { problems: ["both TunnelEndpoints are gone"], gone: true };
+  const problems: string[] = [];
+  for (const side of ["consumer", "provider"] as const) {
+    const readiness = endpointReadiness(endpoints[side]);
+    if (!readiness.connected) problems.push(`${describeSide(sides, side)}: ${readiness.state}`);
+  }
+  const both = endpoints.consumer?.status?.publicKey && endpoints.provider?.status?.publicKey;
+  return {
+    problems,
+    gone: false,
+    ...(both ? { record: { consumer: viewOf(endpoints.consumer!, settings, "consumer"), provider: viewOf(endpoints.provider!, settings, "provider") } } : {}),
+  };
+}
+
+/**
+ * Deletes both endpoints and waits until both gateways have taken down what they set up
+ * (interface, routes, rules, key), which their finalizers guarantee.
+ */
+export async function deleteTunnel(sides: TunnelSides, timeoutMs: number, progress: Progress): Promise<void> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  progress.step(1, 1, `${STEP}: removing the tunnel on both gateways`);
+  await Promise.all(
+    (["provider", "consumer"] as const).map(async (side) => {
+      const ref = endpointRefOf(sides, side);
+      const { kc } = sides[side];
+      await deleteTunnelEndpoint(kc, ref, STEP);
+      await poll(
+        { step: STEP, object: `TunnelEndpoint ${ref.namespace}/${ref.name} taken down by the gateway of ${describeSide(sides, side)}`, endpoint: serverOf(kc) },
+        { timeoutMs, intervalMs: 500, signal },
+        async () => {
+          const endpoint = await getTunnelEndpoint(kc, ref, STEP);
+          return endpoint ? { done: false, state: `still there (finalizers: ${endpoint.metadata.finalizers?.join(", ") || "none"}; ${endpointReadiness(endpoint).state})` } : { done: true, value: undefined };
+        },
+      );
+    }),
+  );
+}

@@ -1,0 +1,170 @@
+/**
+ * The tunnel steps on real clusters and real WireGuard, without the Pulumi engine: consumer `b`
+ * peers with provider `a` out-of-band, then both gateways (the clusters' agents) set up the tunnel
+ * the TunnelEndpoints ask for. Pod addresses reach each other through it (ping and TCP, both
+ * ways, and the WireGuard counters show it); a port change re-converges in place; a killed
+ * wireguard-go comes back by itself; delete leaves nothing on either side.
+ */
+import * as k8s from "@kubernetes/client-node";
+import { existsSync } from "node:fs";
+import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
+import { ensurePeeringTokenSecret, forgePeeringToken } from "../../provider/authentication/tokens.js";
+import { runIn } from "../../provider/host/exec.js";
+import { stopProcess } from "../../provider/host/processes.js";
+import { getIdentityKubeconfig } from "../../provider/peering/outgoing.js";
+import { createPeering, deletePeering, type PeeringRecord } from "../../provider/peering/peering.js";
+import { progressTo } from "../../provider/peering/progress.js";
+import { loadKubeconfig } from "../../provider/kube/client.js";
+import { Cidr } from "../../provider/net/cidr.js";
+import { translateAddress } from "../../provider/network-fabric/remap.js";
+import { deleteTunnel, ensureTunnel, providerEndpointNamespace, readTunnel, type TunnelRecord, type TunnelSides } from "../../provider/network-fabric/tunnel.js";
+import { TUNNEL_DEFAULTS, type TunnelSettings } from "../../provider/network-fabric/tunnel-plan.js";
+import { poll } from "../../provider/wait/poll.js";
+import { API_SERVER_PORT, AUTH_SERVICE_PORT } from "../../local-cluster/control-plane.js";
+import { addPodAddress, clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
+import { findWireguardProcess, linkExistsIn, readWireguardStatus, wireguardSocketPath } from "../../agent/gateway/index.js";
+import { installForPeering, type InstalledCluster } from "../support/install.js";
+import { sharedLab, withLab } from "../support/labs.js";
+import { pingReplies, tcpTransfer } from "../support/probes.js";
+
+const progress = progressTo(() => undefined);
+const TRANSFER_BYTES = 256 * 1024;
+
+/** A peered pair, b consuming from a, with what the tunnel steps need. */
+interface Pair {
+  readonly a: ClusterState;
+  readonly b: ClusterState;
+  readonly provider: InstalledCluster;
+  readonly consumer: InstalledCluster;
+  readonly record: PeeringRecord;
+  readonly sides: TunnelSides;
+}
+
+async function peer(lab: LabState): Promise<Pair> {
+  const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
+  const provider = await installForPeering(a);
+  const consumer = await installForPeering(b);
+  const token = forgePeeringToken();
+  await ensurePeeringTokenSecret(provider.kc, { tokenId: token.tokenId, secretHash: token.secretHash });
+  const record = await createPeering(
+    { consumerKubeconfig: consumer.kubeconfig, provider: { clusterId: provider.clusterId, authUrl: a.authUrl, authCaPem: provider.caPem, token: token.token }, resources: { pods: 10 }, timeoutMs: 90_000 },
+    progress,
+  );
+  const identity = loadKubeconfig((await getIdentityKubeconfig(consumer.kc, provider.clusterId))!, "identity");
+  const sides: TunnelSides = {
+    consumer: { kc: consumer.kc, namespace: SYSTEM_NAMESPACE, party: { clusterId: consumer.clusterId, clusterName: "b" } },
+    provider: { kc: identity, namespace: providerEndpointNamespace("out-of-band", record.tenantNamespace), party: { clusterId: provider.clusterId, clusterName: "a" } },
+  };
+  return { a, b, provider, consumer, record, sides };
+}
+
+async function unpeer(pair: Pair): Promise<void> {
+  await deleteTunnel(pair.sides, 60_000, progress).catch(() => undefined);
+  await deletePeering(pair.consumer.kubeconfig, pair.record, { authUrl: pair.a.authUrl, authCaPem: pair.provider.caPem }, { force: true, timeoutMs: 30_000 }, progress);
+}
+
+/** Pod addresses in both clusters, each also as the other cluster sees it. */
+function podsOf(pair: Pair, tunnel: TunnelRecord, host: number): { a: { real: string; fromB: string }; b: { real: string; fromA: string } } {
+  const aReal = Cidr.parse(pair.a.podCidr).nth(host);
+  const bReal = Cidr.parse(pair.b.podCidr).nth(host + 1);
+  return {
+    a: { real: aReal, fromB: translateAddress(aReal, Cidr.parse(pair.a.podCidr), Cidr.parse(tunnel.consumer.remotePodCidrAsSeen)) },
+    b: { real: bReal, fromA: translateAddress(bReal, Cidr.parse(pair.b.podCidr), Cidr.parse(tunnel.provider.remotePodCidrAsSeen)) },
+  };
+}
+
+/** Pings and TCP both ways between the two pod addresses, and checks the bytes went through the tunnels. */
+async function expectTrafficThroughTunnel(pair: Pair, tunnel: TunnelRecord, host: number): Promise<void> {
+  const pods = podsOf(pair, tunnel, host);
+  await addPodAddress({ clusters: [pair.a, pair.b] } as LabState, "a", pods.a.real);
+  await addPodAddress({ clusters: [pair.a, pair.b] } as LabState, "b", pods.b.real);
+  const counters = async (): Promise<number[]> => [
+    ...(await readWireguardStatus(pair.b.netns, tunnel.consumer.interfaceName)).peers.map((p) => p.txBytes),
+    ...(await readWireguardStatus(pair.a.netns, tunnel.provider.interfaceName)).peers.map((p) => p.rxBytes),
+  ];
+  const before = await counters();
+  expect(await pingReplies(pair.b.netns, pods.b.real, pods.a.fromB)).toMatch(/3 received/);
+  expect(await pingReplies(pair.a.netns, pods.a.real, pods.b.fromA)).toMatch(/3 received/);
+  expect(await tcpTransfer({ netns: pair.b.netns, address: pods.b.real }, { netns: pair.a.netns, address: pods.a.real, seenAs: pods.a.fromB }, TRANSFER_BYTES)).toBe(TRANSFER_BYTES);
+  expect(await tcpTransfer({ netns: pair.a.netns, address: pods.a.real }, { netns: pair.b.netns, address: pods.b.real, seenAs: pods.b.fromA }, TRANSFER_BYTES)).toBe(TRANSFER_BYTES);
+  const after = await counters();
+  // The consumer sent and the provider received at least the transfer through the tunnel.
+  expect(after[0]! - before[0]!).toBeGreaterThanOrEqual(TRANSFER_BYTES);
+  expect(after[1]! - before[1]!).toBeGreaterThanOrEqual(TRANSFER_BYTES);
+}
+
+/** Nothing of the tunnel left in `cluster`'s namespace: no lqw link, route, rule, NAT rule, socket or key Secret. */
+async function expectNoTunnelTraces(cluster: ClusterState, kc: k8s.KubeConfig, ifname: string): Promise<void> {
+  expect(await linkExistsIn(cluster.netns, ifname)).toBe(false);
+  expect(await findWireguardProcess(cluster.netns, ifname)).toBeUndefined();
+  expect(existsSync(wireguardSocketPath(ifname))).toBe(false);
+  expect(await runIn(cluster.netns, "ip", ["route", "show", "table", "all"])).not.toContain("lqw");
+  expect(await runIn(cluster.netns, "ip", ["rule", "show"])).not.toMatch(/fwmark/);
+  for (const table of ["mangle", "nat"]) expect(await runIn(cluster.netns, "iptables", ["-w", "-t", table, "-S"])).not.toContain("pulumi-liqo:");
+  const secrets = await kc.makeApiClient(k8s.CoreV1Api).listNamespacedSecret({ namespace: SYSTEM_NAMESPACE });
+  expect(secrets.items.map((s) => s.metadata?.name).filter((n) => n?.startsWith("wireguard-"))).toEqual([]);
+}
+
+describe("tunnel steps on real clusters", () => {
+  test("GIVEN b peered with a (distinct pod CIDRs) WHEN the tunnel is built, its port changed, its wireguard-go killed and it is deleted THEN pods talk through it each time and nothing is left", async () => {
+    const pair = await peer(await sharedLab());
+    const settings: TunnelSettings = { server: "provider", serverAddress: pair.a.publicAddress, ...TUNNEL_DEFAULTS, port: 51821, behindNat: [] };
+    let tunnel: TunnelRecord | undefined;
+    try {
+      tunnel = await ensureTunnel(pair.sides, settings, 60_000, progress);
+      expect(tunnel.consumer.remotePodCidrAsSeen).toBe(pair.a.podCidr);
+      expect(tunnel.provider.remotePodCidrAsSeen).toBe(pair.b.podCidr);
+      expect(tunnel.provider.endpoint).toBe(`${pair.a.publicAddress}:51821`);
+      expect(tunnel.consumer.publicKey).not.toBe(tunnel.provider.publicKey);
+      await expectTrafficThroughTunnel(pair, tunnel, 20);
+
+      // A new port re-converges both gateways in place: same keys, same interfaces.
+      const moved = await ensureTunnel(pair.sides, { ...settings, port: 51822 }, 60_000, progress);
+      expect(moved.provider.publicKey).toBe(tunnel.provider.publicKey);
+      expect((await readWireguardStatus(pair.a.netns, moved.provider.interfaceName)).listenPort).toBe(51822);
+      expect((await readWireguardStatus(pair.b.netns, moved.consumer.interfaceName)).peers[0]?.endpoint).toBe(`${pair.a.publicAddress}:51822`);
+      await expectTrafficThroughTunnel(pair, moved, 30);
+
+      // The provider's wireguard-go dies: its gateway brings it back with the same key, unasked.
+      const killed = (await findWireguardProcess(pair.a.netns, moved.provider.interfaceName))!;
+      await stopProcess(killed, 1000);
+      const pods = podsOf(pair, moved, 30);
+      await poll({ step: "test", object: "ping across the restored tunnel", endpoint: pair.a.netns }, { timeoutMs: 30_000, intervalMs: 500 }, async () => {
+        const restarted = await findWireguardProcess(pair.a.netns, moved.provider.interfaceName);
+        const answered = await pingReplies(pair.b.netns, pods.b.real, pods.a.fromB).then(() => true, () => false);
+        return restarted && restarted.pid !== killed.pid && answered ? { done: true, value: undefined } : { done: false, state: `wireguard-go ${restarted ? `pid ${restarted.pid}` : "absent"}, ping ${answered ? "ok" : "lost"}` };
+      });
+      // Its status catches up within a gateway pass or two.
+      await poll({ step: "test", object: "both gateways reporting the tunnel up", endpoint: pair.a.netns }, { timeoutMs: 30_000, intervalMs: 500 }, async () => {
+        const problems = (await readTunnel(pair.sides, { ...settings, port: 51822 })).problems;
+        return problems.length === 0 ? { done: true, value: undefined } : { done: false, state: problems.join("; ") };
+      });
+
+      await deleteTunnel(pair.sides, 60_000, progress);
+      await expectNoTunnelTraces(pair.a, pair.provider.kc, moved.provider.interfaceName);
+      await expectNoTunnelTraces(pair.b, pair.consumer.kc, moved.consumer.interfaceName);
+      expect((await readTunnel(pair.sides, settings)).gone).toBe(true);
+    } finally {
+      await unpeer(pair);
+    }
+  });
+
+  test("GIVEN the same pod CIDR on both sides and the consumer behind NAT WHEN the tunnel is built with the provider serving THEN each side sees the other remapped and pods talk both ways", async () => {
+    await withLab([{ name: "a", podCidr: "10.150.0.0/16" }, { name: "b", podCidr: "10.150.0.0/16" }], // Only b's API server and auth service are forwarded (for the test's own install), not its gateway port.
+      { profile: "nat", behindNat: ["b"], natForwards: [{ protocol: "tcp", port: API_SERVER_PORT }, { protocol: "tcp", port: AUTH_SERVICE_PORT }] }, async (lab) => {
+      const pair = await peer(lab);
+      try {
+        const settings: TunnelSettings = { server: "provider", serverAddress: pair.a.publicAddress, ...TUNNEL_DEFAULTS, behindNat: ["consumer"] };
+        const tunnel = await ensureTunnel(pair.sides, settings, 60_000, progress);
+        expect(tunnel.consumer.remotePodCidrAsSeen).not.toBe("10.150.0.0/16");
+        expect(tunnel.provider.remotePodCidrAsSeen).not.toBe("10.150.0.0/16");
+        await expectTrafficThroughTunnel(pair, tunnel, 40);
+        // The provider saw the consumer through its NAT router, not at its private address.
+        const seen = (await readWireguardStatus(pair.a.netns, tunnel.provider.interfaceName)).peers[0]?.endpoint ?? "";
+        expect(seen.split(":")[0]).toBe(pair.b.publicAddress);
+      } finally {
+        await unpeer(pair);
+      }
+    });
+  });
+});
