@@ -1,24 +1,29 @@
 /**
  * The agent's own heartbeat: a Lease in the system namespace renewed every pass, so that the
  * `Cluster` resource can tell that an agent serves the cluster (in local clusters it is a process
- * already running; in real ones, the Deployment it installed).
+ * already running; in real ones, the Deployment it installed). The lease also names the auth
+ * certificate the agent serves, so that an install can tell the new one is served without
+ * reaching the auth service from where `pulumi` runs (in-band, it is reachable only through the
+ * tunnel).
  */
 import * as k8s from "@kubernetes/client-node";
 import { AGENT_LEASE, MANAGED_BY, MANAGED_BY_LABEL, SYSTEM_NAMESPACE } from "../provider/api/index.js";
 import { isNotFound, readOptional } from "../provider/kube/client.js";
 import { microTime } from "../provider/kube/time.js";
-import { AGENT_LEASE_DURATION_SECONDS } from "../provider/cluster/agent.js";
+import { AGENT_LEASE_DURATION_SECONDS, SERVED_AUTH_CERTIFICATE_ANNOTATION, certificateFingerprint } from "../provider/cluster/agent.js";
 
-/** Renews the agent's lease; does nothing while the system namespace does not exist yet. */
-export async function renewAgentLease(kc: k8s.KubeConfig, holder: string, now = new Date()): Promise<void> {
+/** Renews the agent's lease, naming the auth certificate it serves; does nothing while the system namespace does not exist yet. */
+export async function renewAgentLease(kc: k8s.KubeConfig, holder: string, servedCertificatePem?: string, now = new Date()): Promise<void> {
   const api = kc.makeApiClient(k8s.CoordinationV1Api);
   const spec: k8s.V1LeaseSpec = { holderIdentity: holder, leaseDurationSeconds: AGENT_LEASE_DURATION_SECONDS, renewTime: microTime(now) as unknown as k8s.V1MicroTime };
+  const annotations: Record<string, string> = servedCertificatePem ? { [SERVED_AUTH_CERTIFICATE_ANNOTATION]: certificateFingerprint(servedCertificatePem) } : {};
   try {
     const lease = await readOptional(() => api.readNamespacedLease({ name: AGENT_LEASE, namespace: SYSTEM_NAMESPACE }));
     if (lease) {
-      await api.replaceNamespacedLease({ name: AGENT_LEASE, namespace: SYSTEM_NAMESPACE, body: { ...lease, spec: { ...lease.spec, ...spec } } });
+      const metadata = { ...lease.metadata, annotations: { ...lease.metadata?.annotations, ...annotations } };
+      await api.replaceNamespacedLease({ name: AGENT_LEASE, namespace: SYSTEM_NAMESPACE, body: { ...lease, metadata, spec: { ...lease.spec, ...spec } } });
     } else {
-      await api.createNamespacedLease({ namespace: SYSTEM_NAMESPACE, body: { metadata: { name: AGENT_LEASE, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } }, spec } });
+      await api.createNamespacedLease({ namespace: SYSTEM_NAMESPACE, body: { metadata: { name: AGENT_LEASE, labels: { [MANAGED_BY_LABEL]: MANAGED_BY }, annotations }, spec } });
     }
   } catch (error) {
     if (isNotFound(error)) return; // The namespace appears when a Cluster resource installs it.

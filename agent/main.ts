@@ -27,7 +27,7 @@ import { consoleReporter } from "./reporter.js";
  * Pauses between passes: the node heartbeat every 10 s as kubelets do; offers answered promptly;
  * the gateway every 2 s, which bounds how long a killed tunnel stays down.
  */
-const INTERVALS = { heartbeat: 10_000, offers: 1_000, liveness: 5_000, gateway: 2_000 };
+const INTERVALS = { heartbeat: 10_000, offers: 1_000, liveness: 3_000, gateway: 2_000 };
 
 function inClusterConfig(): KubeConfig {
   const kc = new KubeConfig();
@@ -57,7 +57,7 @@ async function main(): Promise<void> {
   const auth = await startAuthService({ kc, listen: { host: host!, port: Number(port) }, log: reporter, refreshIntervalMs: 2000 });
   reporter.info(`agent ${values.name}: auth service listening on ${host}:${auth.port}`);
   const loops = [
-    runLoop({ name: "liveness", intervalMs: INTERVALS.liveness, signal: stop.signal, reporter }, () => renewAgentLease(kc, values.name!)),
+    runLoop({ name: "liveness", intervalMs: INTERVALS.liveness, signal: stop.signal, reporter }, () => renewAgentLease(kc, values.name!, auth.servingCertificate())),
     runLoop({ name: "offer answering", intervalMs: INTERVALS.offers, signal: stop.signal, reporter }, async () => void (await answerResourceRequests(kc, reporter))),
     runLoop({ name: "heartbeat", intervalMs: INTERVALS.heartbeat, signal: stop.signal, reporter }, async () => void (await beatOnce(kc, reporter))),
   ];

@@ -70,6 +70,12 @@ export class Peering extends pulumi.dynamic.Resource {
   declare readonly offer: pulumi.Output<{ cpu: string; memory: string; pods: number }>;
   /** `Ready`, or what the last refresh found wrong. */
   declare readonly status: pulumi.Output<string>;
+  /** The consumer's kubeconfig (a secret), for the peering's `Tunnel`. */
+  declare readonly consumerKubeconfig: pulumi.Output<string>;
+  /** The consumer's cluster id. */
+  declare readonly consumerClusterId: pulumi.Output<string>;
+  /** The provider's cluster id. */
+  declare readonly providerClusterId: pulumi.Output<string>;
 
   constructor(name: string, args: PeeringArgs, opts?: pulumi.CustomResourceOptions) {
     super(
@@ -89,6 +95,7 @@ export class Peering extends pulumi.dynamic.Resource {
         providerClusterName: undefined,
         offer: undefined,
         status: undefined,
+        providerClusterId: undefined,
       },
       { ...opts, additionalSecretOutputs: ["consumerKubeconfig"] },
       "liqo",

@@ -43,6 +43,8 @@ export interface AuthServiceOptions {
 export interface RunningAuthService {
   /** Port it listens on (the chosen one when asked for port 0). */
   readonly port: number;
+  /** The serving certificate (PEM) in use right now. */
+  servingCertificate(): string;
   /** Stops listening and drops open connections. */
   close(): Promise<void>;
 }
@@ -213,6 +215,7 @@ export async function startAuthService(options: AuthServiceOptions): Promise<Run
 
   return {
     port,
+    servingCertificate: () => tls.cert,
     close: async () => {
       clearInterval(refresh);
       await new Promise<void>((resolve) => {

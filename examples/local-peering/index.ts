@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { readFileSync } from "node:fs";
-import { Cluster, Peering, PeeringToken } from "pulumi-liqo";
+import { Cluster, Peering, PeeringToken, Tunnel } from "pulumi-liqo";
 
 const config = new pulumi.Config();
 const cluster = (name: string) =>
@@ -21,7 +21,19 @@ const peering = new Peering("b-to-a", {
   timeoutSeconds: 120,
 });
 
+// The network fabric: a WireGuard tunnel between the gateways, the provider's serving.
+const tunnel = new Tunnel("b-to-a-tunnel", {
+  peering,
+  serverAddress: config.require("aGatewayAddress"),
+  port: config.getNumber("tunnelPort") ?? 51820,
+  timeoutSeconds: 120,
+});
+
 export const virtualNode = peering.virtualNodeName;
+export const tunnelStatus = tunnel.status;
+// How each side sees the other's pods (remapped when the pod CIDRs overlap).
+export const providerPodsAsSeenByConsumer = tunnel.consumer.remotePodCidrAsSeen;
+export const consumerPodsAsSeenByProvider = tunnel.provider.remotePodCidrAsSeen;
 export const offer = peering.offer;
 export const tokenId = token.tokenId;
 // A secret output: the tests check that it is stored only as ciphertext.

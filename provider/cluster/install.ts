@@ -196,7 +196,16 @@ export interface AuthServiceTlsArgs {
 export interface AuthServiceTlsResult {
   /** PEM of the CA that consumers must trust to verify the auth service (the `ca.crt` of the Secret). */
   readonly caPem: string;
+  /** PEM of the serving certificate (the `tls.crt` of the Secret), which the agent reports serving. */
+  readonly certPem: string;
 }
+
+/**
+ * A DNS name every auth service certificate carries besides its hosts: in-band, a consumer reaches
+ * the auth service at an address inside the tunnel, which no certificate names, and verifies it
+ * under this name instead.
+ */
+export const AUTH_SERVICE_TLS_NAME = "pulumi-liqo-auth";
 
 /** One spelling per address: IPv6 has many (`::1`, `0:0:0:0:0:0:0:1`), and Node prints SANs its own way. */
 function canonicalIp(ip: string): string {
@@ -242,12 +251,13 @@ export async function ensureAuthServiceTls(kc: k8s.KubeConfig, args: AuthService
     describeFailure(`${STEP}: reading Secret ${SYSTEM_NAMESPACE}/${AUTH_TLS_SECRET}`, endpoint),
   );
   const decode = (key: string): string => Buffer.from(existing?.data?.[key] ?? "", "base64").toString("utf8");
-  if (existing && decode("tls.key") && decode("ca.crt") && servingCertificateCovers(decode("tls.crt"), args.hosts)) {
-    return { caPem: decode("ca.crt") };
+  const hosts = [...args.hosts, AUTH_SERVICE_TLS_NAME];
+  if (existing && decode("tls.key") && decode("ca.crt") && servingCertificateCovers(decode("tls.crt"), hosts)) {
+    return { caPem: decode("ca.crt"), certPem: decode("tls.crt") };
   }
   const ca = forgeCertificateAuthority("pulumi-liqo auth service CA");
-  const dnsNames = args.hosts.filter((h) => !isIP(h)).map((h) => h.toLowerCase());
-  const ips = args.hosts.filter((h) => isIP(h));
+  const dnsNames = hosts.filter((h) => !isIP(h)).map((h) => h.toLowerCase());
+  const ips = hosts.filter((h) => isIP(h));
   const serving = forgeServingCertificate(ca, dnsNames[0] ?? ips[0]!, dnsNames, ips);
   const b64 = (text: string): string => Buffer.from(text, "utf8").toString("base64");
   await ensureObject(kc, {
@@ -258,7 +268,7 @@ export async function ensureAuthServiceTls(kc: k8s.KubeConfig, args: AuthService
     // `data`, not `stringData`: server-side apply tracks `stringData` poorly (it is write-only).
     data: { "tls.crt": b64(serving.cert), "tls.key": b64(serving.key), "ca.crt": b64(ca.cert) },
   } as k8s.V1Secret).catch(describeFailure(`${STEP}: applying Secret ${SYSTEM_NAMESPACE}/${AUTH_TLS_SECRET}`, endpoint));
-  return { caPem: ca.cert };
+  return { caPem: ca.cert, certPem: serving.cert };
 }
 
 /**

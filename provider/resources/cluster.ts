@@ -95,12 +95,12 @@ async function install(inputs: ClusterInputs): Promise<{ id: string; outs: Clust
   });
   const partialOuts = { ...inputs, clusterId, apiServerUrl, authUrl, authCaCert: "", gatewayEndpoint };
   return orPartial(clusterId, partialOuts, async () => {
-    const { caPem: authCaCert } = await ensureAuthServiceTls(kc, { hosts: [inputs.authService?.address ?? host] });
+    const { caPem: authCaCert, certPem } = await ensureAuthServiceTls(kc, { hosts: [inputs.authService?.address ?? host] });
     // With an image, the agent is deployed here; without one, an agent already runs (local clusters).
     if (inputs.agent?.image) {
       await ensureAgentDeployment(kc, { image: inputs.agent.image, authPort: inputs.authService?.port ?? DEFAULT_AUTH_PORT, exposure: inputs.agent.exposure ?? "LoadBalancer" });
     }
-    await waitForAgent(kc, authUrl, authCaCert, timeoutMs);
+    await waitForAgent(kc, certPem, timeoutMs);
     return { id: clusterId, outs: { ...partialOuts, authCaCert } };
   });
 }

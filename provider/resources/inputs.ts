@@ -88,7 +88,12 @@ export function checkSeconds(failures: Failures, property: string, value: unknow
   if (typeof value !== "number" || !(value > 0)) failures.add(property, `${JSON.stringify(value)} is not a positive number of seconds`);
 }
 
-/** The names of the top-level properties whose values differ. */
-export function changedProperties<T extends object>(olds: T, news: T, keys: readonly (keyof T & string)[]): string[] {
-  return keys.filter((key) => JSON.stringify(olds[key] ?? null) !== JSON.stringify(news[key] ?? null));
+/**
+ * The names of the top-level properties whose values differ. With `unknownIsUnchanged`, a value
+ * not known yet (another resource's output during preview) counts as unchanged: the engine diffs
+ * again with the value before it updates, so a real change still happens, and an upstream
+ * update that leaves the value as it was does not show this resource as changing.
+ */
+export function changedProperties<T extends object>(olds: T, news: T, keys: readonly (keyof T & string)[], options: { readonly unknownIsUnchanged?: boolean } = {}): string[] {
+  return keys.filter((key) => !(options.unknownIsUnchanged && isUnknown(news[key])) && JSON.stringify(olds[key] ?? null) !== JSON.stringify(news[key] ?? null));
 }

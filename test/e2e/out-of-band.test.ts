@@ -9,7 +9,11 @@ import { join } from "node:path";
 import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
 import { VIRTUAL_NODE_TAINT } from "../../provider/virtual-node/node.js";
 import { poll } from "../../provider/wait/poll.js";
-import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
+import { addPodAddress, clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
+import { WIREGUARD_IFNAME_PREFIX } from "../../agent/gateway/index.js";
+import { runIn } from "../../provider/host/exec.js";
+import { Cidr } from "../../provider/net/cidr.js";
+import { pingReplies } from "../support/probes.js";
 import { adminConfig } from "../support/install.js";
 import { sharedLab } from "../support/labs.js";
 import { projectTraces } from "../support/leaks.js";
@@ -27,6 +31,21 @@ async function configure(workspace: PulumiWorkspace, lab: LabState): Promise<voi
     await workspace.ok(["config", "set", `${cluster.name}PodCidr`, cluster.podCidr]);
     await workspace.ok(["config", "set", `${cluster.name}ServiceCidr`, cluster.serviceCidr]);
   }
+  await workspace.ok(["config", "set", "aGatewayAddress", clusterOf(lab, "a").publicAddress]);
+}
+
+/** A ping from a pod address of b to one of a, which only the tunnel carries. */
+async function pingThroughTunnel(lab: LabState, host: number): Promise<void> {
+  const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
+  const [aPod, bPod] = [Cidr.parse(a.podCidr).nth(host), Cidr.parse(b.podCidr).nth(host)];
+  await addPodAddress(lab, "a", aPod);
+  await addPodAddress(lab, "b", bPod);
+  expect(await pingReplies(b.netns, bPod, aPod)).toMatch(/3 received/);
+}
+
+/** No WireGuard interface of the project's left in either cluster's namespace. */
+async function expectNoTunnelInterfaces(lab: LabState): Promise<void> {
+  for (const cluster of lab.clusters) expect(await runIn(cluster.netns, "ip", ["-o", "link", "show"])).not.toContain(WIREGUARD_IFNAME_PREFIX);
 }
 
 /** The steps a preview proposes, as `op name` (e.g. `create b-to-a`), without the stack itself. */
@@ -50,11 +69,13 @@ describe("out-of-band peering through the pulumi CLI", () => {
     const workspace = await PulumiWorkspace.create(PROGRAM);
     try {
       await configure(workspace, lab);
-      expect((await plannedSteps(workspace)).sort()).toEqual(["create a", "create a-token", "create b", "create b-to-a"]);
+      expect((await plannedSteps(workspace)).sort()).toEqual(["create a", "create a-token", "create b", "create b-to-a", "create b-to-a-tunnel"]);
 
       const up = await workspace.ok(["up", "--yes"]);
       expect(up.stdout).toContain("[2/3] negotiation: waiting for an offer from provider a");
       expect(await nodeCapacity(b, "liqo-a")).toEqual({ cpu: "2", memory: "4Gi", pods: "20" });
+      expect((await workspace.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");
+      await pingThroughTunnel(lab, 50);
 
       // kube-scheduler binds a pod that tolerates the virtual node's taint to it.
       const core = client(b);
@@ -90,7 +111,7 @@ describe("out-of-band peering through the pulumi CLI", () => {
       await workspace.ok(["config", "set", "rotation", "2"]);
       const rotation = await workspace.ok(["up", "--yes"]);
       expect(rotation.stdout).toMatch(/\+-1 replaced/);
-      expect(rotation.stdout).toMatch(/4 unchanged/);
+      expect(rotation.stdout).toMatch(/5 unchanged/);
       expect(rotation.stdout).not.toMatch(/b-to-a\s+(updated|replaced|created)/);
       expect((await workspace.ok(["stack", "output", "tokenId"])).stdout.trim()).not.toBe(oldTokenId);
       await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
@@ -102,6 +123,22 @@ describe("out-of-band peering through the pulumi CLI", () => {
       expect(exported).not.toContain(token);
       expect(exported).not.toContain("client-key-data");
       expect(exported).not.toContain("PRIVATE KEY");
+      // The gateways' private keys stay in their clusters: not in the state in any form.
+      expect(exported).not.toMatch(/privateKey/i);
+      for (const cluster of [a, b]) {
+        const keys = (await client(cluster).listNamespacedSecret({ namespace: SYSTEM_NAMESPACE })).items.filter((s) => s.metadata?.name?.startsWith("wireguard-"));
+        expect(keys).toHaveLength(1);
+        const privateKey = Buffer.from(keys[0]!.data!["privateKey"]!, "base64").toString("utf8");
+        expect(exported).not.toContain(privateKey);
+        expect(exported).not.toContain(keys[0]!.data!["privateKey"]!);
+      }
+
+      // A new gateway port updates the tunnel in place; traffic flows again.
+      await workspace.ok(["config", "set", "tunnelPort", "51823"]);
+      expect(await plannedSteps(workspace)).toEqual(["update b-to-a-tunnel"]);
+      await workspace.ok(["up", "--yes"]);
+      await pingThroughTunnel(lab, 51);
+      await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
       const providerSecrets = await client(a).listNamespacedSecret({ namespace: SYSTEM_NAMESPACE });
       const secretText = JSON.stringify(providerSecrets.items);
       expect(secretText).not.toContain(token);
@@ -120,6 +157,7 @@ describe("out-of-band peering through the pulumi CLI", () => {
       await workspace.ok(["destroy", "--yes"]);
       expect(await projectTraces(a.kubeconfig)).toEqual([]);
       expect(await projectTraces(b.kubeconfig)).toEqual([]);
+      await expectNoTunnelInterfaces(lab);
 
       // And again: a destroyed peering can be made anew.
       await workspace.ok(["up", "--yes"]);
@@ -130,6 +168,7 @@ describe("out-of-band peering through the pulumi CLI", () => {
     }
     expect(await projectTraces(a.kubeconfig)).toEqual([]);
     expect(await projectTraces(b.kubeconfig)).toEqual([]);
+    await expectNoTunnelInterfaces(lab);
   });
 
   test("GIVEN a pulumi up killed half-way through the peering WHEN run again THEN it converges and destroy leaves nothing", async () => {

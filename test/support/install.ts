@@ -6,7 +6,7 @@ import * as k8s from "@kubernetes/client-node";
 import { readFileSync } from "node:fs";
 import { adminConfig } from "../../local-cluster/inspect.js";
 import type { ClusterState } from "../../local-cluster/lab.js";
-import { waitForAuthService } from "../../provider/authentication/identity.js";
+import { waitForAgent } from "../../provider/cluster/agent.js";
 import { ensureAuthServiceTls, ensureClusterIdentity, ensureCustomResourceDefinitions, ensureSystemNamespace } from "../../provider/cluster/install.js";
 
 export { adminConfig };
@@ -24,7 +24,10 @@ export interface InstalledCluster {
   readonly kc: k8s.KubeConfig;
 }
 
-/** Installs what peering needs and waits until the cluster's agent serves the new certificate. */
+/**
+ * Installs what peering needs and waits until the cluster's agent reports serving the new
+ * certificate (read from the API server: under `gateway-only` the auth service is out of reach).
+ */
 export async function installForPeering(cluster: ClusterState): Promise<InstalledCluster> {
   const kc = adminConfig(cluster);
   await ensureSystemNamespace(kc);
@@ -37,7 +40,7 @@ export async function installForPeering(cluster: ClusterState): Promise<Installe
     podCidr: cluster.podCidr,
     serviceCidr: cluster.serviceCidr,
   });
-  const { caPem } = await ensureAuthServiceTls(kc, { hosts: [cluster.publicAddress] });
-  await waitForAuthService(cluster.authUrl, caPem, 30_000);
+  const { caPem, certPem } = await ensureAuthServiceTls(kc, { hosts: [cluster.publicAddress] });
+  await waitForAgent(kc, certPem, 30_000);
   return { cluster, clusterId, caPem, kubeconfig: readFileSync(cluster.kubeconfig, "utf8"), kc };
 }

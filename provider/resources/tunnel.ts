@@ -1,0 +1,146 @@
+/**
+ * The `Tunnel` resource's dynamic provider (out-of-band peerings; an in-band peering builds its
+ * tunnel itself): translates inputs into the tunnel steps of
+ * ../network-fabric/tunnel.ts and the gateways' reports into outputs. Settings (port, server
+ * address, MTU, keepalive) change in place; another pair of clusters is another tunnel.
+ * No key is ever an input or an output but the gateways' public keys.
+ */
+import type * as pulumi from "@pulumi/pulumi";
+import { SYSTEM_NAMESPACE } from "../api/index.js";
+import { getClusterIdentity } from "../cluster/install.js";
+import { loadKubeconfig, serverOf } from "../kube/client.js";
+import { deleteTunnel, ensureTunnel, providerEndpointNamespace, readTunnel, type TunnelEndView, type TunnelSides } from "../network-fabric/tunnel.js";
+import { TUNNEL_DEFAULTS, tunnelSettingsProblems, type PeeringSide, type TunnelSettings } from "../network-fabric/tunnel-plan.js";
+import { getIdentityKubeconfig } from "../peering/outgoing.js";
+import { progressTo } from "../peering/progress.js";
+import { changedProperties, checkKubeconfig, checkSeconds, Failures, isUnknown } from "./inputs.js";
+import { partialFailure } from "./partial.js";
+
+/** Inputs, as the SDK's `Tunnel` sends them. */
+export interface TunnelInputs {
+  /** The consumer's kubeconfig (from the peering). */
+  readonly consumerKubeconfig: string;
+  readonly consumerClusterId: string;
+  readonly providerClusterId: string;
+  readonly providerClusterName: string;
+  /** The consumer's tenant namespace on the provider (from the peering). */
+  readonly tenantNamespace: string;
+  readonly server?: PeeringSide;
+  readonly serverAddress: string;
+  readonly port?: number;
+  readonly mtu?: number;
+  readonly keepaliveSeconds?: number;
+  readonly behindNat?: PeeringSide[];
+  readonly timeoutSeconds?: number;
+}
+
+/** Outputs: the inputs and both gateways' reports. */
+export interface TunnelOutputs extends TunnelInputs {
+  /** The consumer's gateway: public key, CIDRs, interface, handshake and round trip when last created or updated. */
+  readonly consumer?: TunnelEndView;
+  /** The provider's gateway, likewise. */
+  readonly provider?: TunnelEndView;
+  /** `Connected`, or what the last refresh found wrong. */
+  readonly status?: string;
+}
+
+const DEFAULT_TIMEOUT_SECONDS = 300;
+const progress = progressTo((line) => process.stderr.write(`tunnel: ${line}\n`));
+
+/** The settings with their defaults filled in. */
+export function settingsOf(inputs: TunnelInputs): TunnelSettings {
+  return {
+    server: inputs.server ?? "provider",
+    serverAddress: inputs.serverAddress,
+    port: inputs.port ?? TUNNEL_DEFAULTS.port,
+    mtu: inputs.mtu ?? TUNNEL_DEFAULTS.mtu,
+    keepaliveSeconds: inputs.keepaliveSeconds ?? TUNNEL_DEFAULTS.keepaliveSeconds,
+    behindNat: inputs.behindNat ?? [],
+  };
+}
+
+/** Both sides: the consumer with its kubeconfig, the provider only through the peering's identity. */
+async function sidesOf(inputs: TunnelInputs): Promise<TunnelSides> {
+  const consumer = loadKubeconfig(inputs.consumerKubeconfig, "Tunnel: consumerKubeconfig");
+  const me = await getClusterIdentity(consumer);
+  if (!me) throw new Error(`network fabric: the consumer cluster at ${serverOf(consumer)} is not installed (create its Cluster resource first)`);
+  const identity = await getIdentityKubeconfig(consumer, inputs.providerClusterId);
+  if (!identity) {
+    throw new Error(`network fabric: consumer ${me.clusterName} at ${serverOf(consumer)} holds no identity for provider ${inputs.providerClusterName}: the Peering must exist (and be Ready) before its Tunnel`);
+  }
+  const provider = loadKubeconfig(identity, "the peering's identity");
+  return {
+    consumer: { kc: consumer, namespace: SYSTEM_NAMESPACE, party: { clusterId: inputs.consumerClusterId, clusterName: me.clusterName } },
+    provider: {
+      kc: provider,
+      namespace: providerEndpointNamespace("out-of-band", inputs.tenantNamespace),
+      party: { clusterId: inputs.providerClusterId, clusterName: inputs.providerClusterName },
+    },
+  };
+}
+
+const idOf = (inputs: TunnelInputs): string => `${inputs.consumerClusterId}-to-${inputs.providerClusterId}`;
+const timeoutOf = (inputs: TunnelInputs): number => (inputs.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
+
+async function converge(inputs: TunnelInputs): Promise<TunnelOutputs> {
+  try {
+    const record = await ensureTunnel(await sidesOf(inputs), settingsOf(inputs), timeoutOf(inputs), progress);
+    return { ...inputs, consumer: record.consumer, provider: record.provider, status: "Connected" };
+  } catch (error) {
+    // What the gateways set up stays recorded; the next `pulumi up` converges it, or destroy removes it.
+    throw partialFailure(error, idOf(inputs), { ...inputs, status: "incomplete" });
+  }
+}
+
+/** The `Tunnel` dynamic provider's operations. */
+export const provider: pulumi.dynamic.ResourceProvider<TunnelInputs, TunnelOutputs> = {
+  async check(_olds, news) {
+    const failures = new Failures();
+    checkKubeconfig(failures, "consumerKubeconfig", news.consumerKubeconfig, "Tunnel");
+    if (!isUnknown(news.serverAddress) && (typeof news.serverAddress !== "string" || news.serverAddress.trim() === "")) {
+      failures.add("serverAddress", "give the address (IP or DNS name) at which the serving side's gateway is reached");
+    }
+    checkSeconds(failures, "timeoutSeconds", news.timeoutSeconds);
+    const known = <T>(value: T): T | undefined => (isUnknown(value) ? undefined : value);
+    const behindNat = known(news.behindNat);
+    for (const problem of tunnelSettingsProblems({
+      ...(known(news.server) !== undefined ? { server: news.server! } : {}),
+      ...(known(news.port) !== undefined ? { port: news.port! } : {}),
+      ...(known(news.mtu) !== undefined ? { mtu: news.mtu! } : {}),
+      ...(known(news.keepaliveSeconds) !== undefined ? { keepaliveSeconds: news.keepaliveSeconds! } : {}),
+      ...(Array.isArray(behindNat) && !behindNat.some(isUnknown) ? { behindNat } : {}),
+    })) {
+      failures.add(problem.input, problem.reason);
+    }
+    if (news.server === undefined && Array.isArray(behindNat) && behindNat.includes("provider") && !behindNat.includes("consumer")) {
+      failures.add("server", `the provider is behind NAT, and the provider serves unless told otherwise: set server: "consumer"`);
+    }
+    return { inputs: news, failures: failures.list };
+  },
+  async diff(_id, olds, news) {
+    // The peering's outputs are unknown in preview whenever the peering updates: not a change here.
+    const known = { unknownIsUnchanged: true };
+    const replaces = changedProperties(olds, news, ["consumerClusterId", "providerClusterId"], known);
+    const inPlace = changedProperties(olds, news, ["server", "serverAddress", "port", "mtu", "keepaliveSeconds", "behindNat", "timeoutSeconds", "consumerKubeconfig", "tenantNamespace"], known);
+    // Drift that `pulumi refresh` recorded is repaired by the next `pulumi up`, through update.
+    const drifted = olds.status !== undefined && olds.status !== "Connected" ? ["status"] : [];
+    return { changes: replaces.length + inPlace.length + drifted.length > 0, replaces, deleteBeforeReplace: true };
+  },
+  async create(inputs) {
+    return { id: idOf(inputs), outs: await converge(inputs) };
+  },
+  async update(_id, _olds, news) {
+    return { outs: await converge(news) };
+  },
+  async read(id, props) {
+    if (!props?.consumer) return { id, props: props! };
+    const drift = await readTunnel(await sidesOf(props), settingsOf(props));
+    // Both gateways' endpoints gone (clusters rebuilt, or unpeered by hand): the tunnel is gone.
+    if (drift.gone) return { id: "", props: {} as TunnelOutputs };
+    // Handshake times and round trips move all the time: refresh reports the state, not the timings.
+    return { id, props: { ...props, status: drift.problems.length ? drift.problems.join("; ") : "Connected" } };
+  },
+  async delete(_id, props) {
+    await deleteTunnel(await sidesOf(props), timeoutOf(props), progress);
+  },
+};

@@ -1,0 +1,90 @@
+/** The `Tunnel` resource: the WireGuard network fabric between the two clusters of a peering. */
+import * as pulumi from "@pulumi/pulumi";
+import { lazyProvider } from "./lazy-provider.js";
+import type { Peering } from "./peering.js";
+
+/** A side of a peering. */
+export type PeeringSide = "consumer" | "provider";
+
+/** Inputs of a {@link Tunnel}. */
+export interface TunnelArgs {
+  /**
+   * The out-of-band peering the tunnel serves: the provider's side is reached with the identity it
+   * issued. (An in-band peering builds its tunnel itself, first.)
+   */
+  readonly peering: Peering;
+  /** Which side's gateway listens: the reachable one when the other is behind NAT. @default "provider" */
+  readonly server?: pulumi.Input<PeeringSide>;
+  /** Address (IP or DNS name) at which the serving side's gateway is reached. @example "203.0.113.7" */
+  readonly serverAddress: pulumi.Input<string>;
+  /** UDP port the gateways listen on. Changes in place. @default 51820 */
+  readonly port?: pulumi.Input<number>;
+  /** MTU of both tunnel interfaces (one value, so the ends cannot disagree). Changes in place. @default 1420 */
+  readonly mtu?: pulumi.Input<number>;
+  /** Seconds between the client's keepalives (keeps a NAT mapping open); 0 sends none. @default 25 */
+  readonly keepaliveSeconds?: pulumi.Input<number>;
+  /** Sides behind NAT. Both is refused (nothing could reach either gateway); the server must not be one. @default [] */
+  readonly behindNat?: pulumi.Input<pulumi.Input<PeeringSide>[]>;
+  /** Deadline of each operation (create, update, delete), in seconds. @default 300 */
+  readonly timeoutSeconds?: pulumi.Input<number>;
+}
+
+/** What one side's gateway reports. */
+export interface TunnelEnd {
+  /** The gateway's WireGuard public key (its private key never leaves its cluster). */
+  readonly publicKey: string;
+  /** `host:port` where it listens, when it serves. */
+  readonly endpoint?: string;
+  /** The side's real pod CIDR. */
+  readonly podCidr: string;
+  /** The other side's pod CIDR as this side sees it: remapped when the two overlap. */
+  readonly remotePodCidrAsSeen: string;
+  /** The WireGuard interface's name. */
+  readonly interfaceName: string;
+  /** Latest handshake (RFC 3339), when the tunnel was last created or updated. */
+  readonly latestHandshake?: string;
+  /** Round-trip time of a probe across the tunnel, ms, when it was last created or updated. */
+  readonly rttMs?: number;
+}
+
+/**
+ * A WireGuard tunnel between the consumer's and the provider's gateways. Each gateway makes its own
+ * key pair and keeps the private key in its cluster; only public keys and pod CIDRs are exchanged,
+ * through the API servers. Overlapping pod CIDRs are remapped (each side sees the other under a
+ * free range and NATs). Create returns once the handshake is done and a probe crossed the tunnel.
+ */
+export class Tunnel extends pulumi.dynamic.Resource {
+  /** The consumer's gateway. */
+  declare readonly consumer: pulumi.Output<TunnelEnd>;
+  /** The provider's gateway. */
+  declare readonly provider: pulumi.Output<TunnelEnd>;
+  /** `Connected`, or what the last refresh found wrong. */
+  declare readonly status: pulumi.Output<string>;
+
+  constructor(name: string, args: TunnelArgs, opts?: pulumi.CustomResourceOptions) {
+    super(
+      lazyProvider("tunnel"),
+      name,
+      {
+        consumerKubeconfig: args.peering.consumerKubeconfig,
+        consumerClusterId: args.peering.consumerClusterId,
+        providerClusterId: args.peering.providerClusterId,
+        providerClusterName: args.peering.providerClusterName,
+        tenantNamespace: args.peering.tenantNamespace,
+        server: args.server,
+        serverAddress: args.serverAddress,
+        port: args.port,
+        mtu: args.mtu,
+        keepaliveSeconds: args.keepaliveSeconds,
+        behindNat: args.behindNat,
+        timeoutSeconds: args.timeoutSeconds,
+        consumer: undefined,
+        provider: undefined,
+        status: undefined,
+      },
+      { ...opts, additionalSecretOutputs: ["consumerKubeconfig"] },
+      "liqo",
+      "Tunnel",
+    );
+  }
+}
