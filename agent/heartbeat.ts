@@ -25,6 +25,8 @@ export async function getPeeringIdentity(kc: k8s.KubeConfig, peering: OutgoingPe
 export async function beatOnce(kc: k8s.KubeConfig, reporter: Reporter, now = new Date()): Promise<string[]> {
   const renewed: string[] = [];
   for (const peering of await listOutgoingPeerings(kc)) {
+    // An in-band peering gets its node only once its first offer is in.
+    if (peering.spec.inBand && !peering.status?.offer) continue;
     const node = peering.spec.virtualNodeName;
     try {
       await renewNodeHeartbeat(kc, node, now);

@@ -1,7 +1,8 @@
 /**
  * The agent: what must keep running between two `pulumi up`s, one program for every cluster.
  * It serves the provider side (auth service, offer answering) and the consumer side (virtual-node
- * heartbeat) at once, since a cluster may be both. In a real cluster it runs as the Deployment
+ * heartbeat, and in-band authentication and negotiation through the tunnel) at once, since a
+ * cluster may be both. In a real cluster it runs as the Deployment
  * that `Cluster` installs; in local clusters, as a process in the cluster's network namespace.
  *
  * With --gateway-netns it is also the cluster's gateway: it sets up the WireGuard tunnels the
@@ -20,6 +21,7 @@ import { beatOnce } from "./heartbeat.js";
 import { renewAgentLease } from "./liveness.js";
 import { runLoop } from "./loop.js";
 import { TunnelGateway } from "./gateway/tunnels.js";
+import { advanceInBandPeerings } from "./in-band.js";
 import { answerResourceRequests } from "./offer-answering.js";
 import { consoleReporter } from "./reporter.js";
 
@@ -59,6 +61,7 @@ async function main(): Promise<void> {
   const loops = [
     runLoop({ name: "liveness", intervalMs: INTERVALS.liveness, signal: stop.signal, reporter }, () => renewAgentLease(kc, values.name!, auth.servingCertificate())),
     runLoop({ name: "offer answering", intervalMs: INTERVALS.offers, signal: stop.signal, reporter }, async () => void (await answerResourceRequests(kc, reporter))),
+    runLoop({ name: "in-band peering", intervalMs: INTERVALS.offers, signal: stop.signal, reporter }, () => advanceInBandPeerings(kc, reporter)),
     runLoop({ name: "heartbeat", intervalMs: INTERVALS.heartbeat, signal: stop.signal, reporter }, async () => void (await beatOnce(kc, reporter))),
   ];
   if (gatewayNetns) {

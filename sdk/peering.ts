@@ -1,7 +1,8 @@
-/** The `Peering` resource: consumer -> provider, out-of-band. */
+/** The `Peering` resource: consumer -> provider, out-of-band or in-band. */
 import * as pulumi from "@pulumi/pulumi";
 import type { Cluster } from "./cluster.js";
 import { lazyProvider } from "./lazy-provider.js";
+import type { PeeringSide, TunnelEnd } from "./tunnel.js";
 
 /** What a provider hands to a consumer: its `PeeringToken`'s outputs, or the same values from another stack. */
 export interface ProviderHandoverArgs {
@@ -34,12 +35,39 @@ export interface TaintArgs {
   readonly effect: pulumi.Input<"NoSchedule" | "PreferNoSchedule" | "NoExecute">;
 }
 
+/** In-band: the tunnel built before anything else. */
+export interface InBandTunnelArgs {
+  /** Which side's gateway listens: the reachable one. @default "provider" */
+  readonly server?: pulumi.Input<PeeringSide>;
+  /** Address (IP or DNS name) at which the serving side's gateway is reached. */
+  readonly serverAddress: pulumi.Input<string>;
+  /** UDP port of the gateways. @default 51820 */
+  readonly port?: pulumi.Input<number>;
+  /** MTU of both tunnel interfaces. @default 1420 */
+  readonly mtu?: pulumi.Input<number>;
+  /** Seconds between the client's keepalives; 0 sends none. @default 25 */
+  readonly keepaliveSeconds?: pulumi.Input<number>;
+  /** Sides behind NAT; both is refused. @default [] */
+  readonly behindNat?: pulumi.Input<pulumi.Input<PeeringSide>[]>;
+}
+
 /** Inputs of a {@link Peering}. */
 export interface PeeringArgs {
   /** The consumer cluster (this side). */
   readonly consumer: Cluster;
-  /** What the provider handed over. */
-  readonly provider: pulumi.Input<ProviderHandoverArgs>;
+  /**
+   * `out-of-band` (default): the consumer reaches the provider's auth service and API server
+   * directly, with what the provider handed over. `in-band`: only the gateways reach each other;
+   * the tunnel is built first (with both clusters' kubeconfigs), and the consumer's agent
+   * authenticates and negotiates through it. Changing it replaces the peering.
+   */
+  readonly approach?: "out-of-band" | "in-band";
+  /** Out-of-band: what the provider handed over. */
+  readonly provider?: pulumi.Input<ProviderHandoverArgs>;
+  /** In-band: the provider cluster, managed in the same program or imported with its kubeconfig. */
+  readonly providerCluster?: Cluster;
+  /** In-band: the tunnel. (Out-of-band, add a `Tunnel` resource instead.) */
+  readonly tunnel?: pulumi.Input<InBandTunnelArgs>;
   /** What to ask for. A change is renegotiated in place. */
   readonly resources: pulumi.Input<ResourceRequestArgs>;
   /** Name of the virtual node. Changing it replaces the peering. @default `liqo-<provider name>` */
@@ -55,9 +83,10 @@ export interface PeeringArgs {
 }
 
 /**
- * An out-of-band peering: the consumer authenticates to the provider's auth service with the
- * token, negotiates resources through the provider's API server with the identity it received,
- * and gets a virtual node standing for the offer, kept Ready by its agent's heartbeat.
+ * A peering: the consumer authenticates to the provider's auth service with a token, negotiates
+ * resources through the provider's API server with the identity it received, and gets a virtual
+ * node standing for the offer, kept Ready by its agent's heartbeat. Out-of-band the steps run from
+ * here; in-band the tunnel comes first and the consumer's agent runs them through it.
  */
 export class Peering extends pulumi.dynamic.Resource {
   /** The virtual node in the consumer. */
@@ -76,6 +105,8 @@ export class Peering extends pulumi.dynamic.Resource {
   declare readonly consumerClusterId: pulumi.Output<string>;
   /** The provider's cluster id. */
   declare readonly providerClusterId: pulumi.Output<string>;
+  /** In-band: both gateways' reports. */
+  declare readonly tunnelStatus: pulumi.Output<{ consumer: TunnelEnd; provider: TunnelEnd } | undefined>;
 
   constructor(name: string, args: PeeringArgs, opts?: pulumi.CustomResourceOptions) {
     super(
@@ -84,7 +115,11 @@ export class Peering extends pulumi.dynamic.Resource {
       {
         consumerKubeconfig: args.consumer.kubeconfig,
         consumerClusterId: args.consumer.clusterId,
-        provider: pulumi.secret(args.provider),
+        approach: args.approach ?? "out-of-band",
+        provider: args.provider === undefined ? undefined : pulumi.secret(args.provider),
+        providerKubeconfig: args.providerCluster?.kubeconfig,
+        providerAuthUrl: args.providerCluster?.authUrl,
+        tunnel: args.tunnel,
         resources: args.resources,
         virtualNodeName: args.virtualNodeName,
         labels: args.labels,
@@ -95,9 +130,10 @@ export class Peering extends pulumi.dynamic.Resource {
         providerClusterName: undefined,
         offer: undefined,
         status: undefined,
-        providerClusterId: undefined,
+        providerClusterId: args.providerCluster?.clusterId,
+        tunnelStatus: undefined,
       },
-      { ...opts, additionalSecretOutputs: ["consumerKubeconfig"] },
+      { ...opts, additionalSecretOutputs: ["consumerKubeconfig", "providerKubeconfig"] },
       "liqo",
       "Peering",
     );

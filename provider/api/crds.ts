@@ -58,6 +58,28 @@ export interface ResourceOffer {
   };
 }
 
+/**
+ * In-band, what the consumer's agent needs to authenticate and negotiate itself, through the
+ * tunnel: the provider's auth service and API server at their in-tunnel address, verified under
+ * names their certificates carry.
+ */
+export interface InBandAccess {
+  /** The auth service inside the tunnel. @example "https://169.254.72.213:8443" */
+  authUrl: string;
+  /** Name the auth service's certificate is verified under. */
+  authServerName: string;
+  /** PEM CA of the auth service. */
+  authCaPem: string;
+  /** The API server inside the tunnel; the identity's kubeconfig points there. @example "https://169.254.72.213:6443" */
+  apiServerUrl: string;
+  /** Name the API server's certificate is verified under. @example "kubernetes.default" */
+  apiServerName: string;
+  /** Secret in the system namespace holding a one-time peering token (`token`), deleted once used. */
+  tokenSecret: string;
+  /** What to ask for. */
+  resources: ResourceAsk;
+}
+
 /** The consumer's record of one peering, which its agent keeps alive. */
 export interface OutgoingPeering {
   apiVersion: string;
@@ -74,6 +96,19 @@ export interface OutgoingPeering {
     requestName: string;
     /** The virtual node standing for the offer. */
     virtualNodeName: string;
+    /** In-band only: the agent authenticates and negotiates itself, through the tunnel. */
+    inBand?: InBandAccess;
+  };
+  /** In-band only: how far the agent got. */
+  status?: {
+    /** `Authenticating`, `Negotiating`, `Negotiated` or `Error`. */
+    phase?: string;
+    /** Why. */
+    message?: string;
+    /** The spec generation this status answers. */
+    observedGeneration?: number;
+    /** The offer accepted for that generation. */
+    offer?: OfferedResources;
   };
 }
 
@@ -194,9 +229,21 @@ export function forgeCustomResourceDefinitions(): V1CustomResourceDefinition[] {
       "OutgoingPeering",
       "outgoingpeerings",
       obj(
-        { providerClusterId: str, providerClusterName: str, identitySecret: str, tenantNamespace: str, requestName: str, virtualNodeName: str },
+        {
+          providerClusterId: str,
+          providerClusterName: str,
+          identitySecret: str,
+          tenantNamespace: str,
+          requestName: str,
+          virtualNodeName: str,
+          inBand: obj(
+            { authUrl: str, authServerName: str, authCaPem: str, apiServerUrl: str, apiServerName: str, tokenSecret: str, resources: resourceAsk },
+            ["authUrl", "authCaPem", "apiServerUrl", "tokenSecret", "resources"],
+          ),
+        },
         ["providerClusterId", "identitySecret", "tenantNamespace", "requestName", "virtualNodeName"],
       ),
+      obj({ phase: str, message: str, observedGeneration: int, offer: offered }),
     ),
     crd(
       "TunnelEndpoint",

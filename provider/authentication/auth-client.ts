@@ -38,6 +38,11 @@ export interface AuthPost {
   readonly path: string;
   /** PEM CA that must have signed the service's certificate. */
   readonly caPem: string;
+  /**
+   * Name to verify the certificate under, when the URL's host is not one it names (in-band, the
+   * service is reached at an address inside the tunnel). @default the URL's host
+   */
+  readonly serverName?: string;
   /** JSON body. */
   readonly body: unknown;
   /** Client certificate for mutual TLS (revocation). */
@@ -74,6 +79,7 @@ export function postToAuthService(post: AuthPost): Promise<AuthAnswer> {
       {
         method: "POST",
         ca: post.caPem,
+        ...(post.serverName ? { servername: post.serverName } : {}),
         ...(post.certPem ? { cert: post.certPem } : {}),
         ...(post.keyPem ? { key: post.keyPem } : {}),
         // A fresh connection per call: no pooled socket keeps the process alive or reuses a context.

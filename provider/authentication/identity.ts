@@ -63,6 +63,8 @@ export interface RequestIdentityArgs {
   readonly authUrl: string;
   /** PEM CA that signed the auth service's certificate (from the provider's token outputs). */
   readonly authCaPem: string;
+  /** Name to verify the auth service's certificate under (in-band). @default the URL's host */
+  readonly authServerName?: string;
   /** The peering token (secret). @example "plt_3f9a0c1d2e4b5a69_…" */
   readonly token: string;
   /** The consumer's cluster id. */
@@ -174,7 +176,8 @@ export async function requestIdentity(args: RequestIdentityArgs): Promise<Identi
     `identity for consumer ${args.consumerClusterId}`,
     endpoint,
     args,
-    (timeoutMs) => postToAuthService({ endpoint, path: IDENTITY_PATH, caPem: args.authCaPem, body, timeoutMs, signal: args.signal }),
+    (timeoutMs) =>
+      postToAuthService({ endpoint, path: IDENTITY_PATH, caPem: args.authCaPem, ...(args.authServerName ? { serverName: args.authServerName } : {}), body, timeoutMs, signal: args.signal }),
     (answer): CheckResult<Identity> => {
       const b = (answer.body ?? {}) as Partial<Record<keyof IdentityResponseBody, unknown>>;
       if (!isText(b.certificate) || !isText(b.apiServerUrl) || !isText(b.apiServerCa) || !isText(b.tenantNamespace) || !isText(b.providerClusterId) || typeof b.providerClusterName !== "string") {
@@ -197,14 +200,19 @@ export async function requestIdentity(args: RequestIdentityArgs): Promise<Identi
   );
 }
 
-/** A kubeconfig for the provider's API server as this identity (secret: it embeds the key). */
-export function forgeIdentityKubeconfig(identity: Identity, keyPem: string): string {
+/**
+ * A kubeconfig for the provider's API server as this identity (secret: it embeds the key). With
+ * `via`, it points at another URL for the same API server (in-band: its address inside the
+ * tunnel) and verifies the certificate under a name it carries.
+ */
+export function forgeIdentityKubeconfig(identity: Identity, keyPem: string, via?: { readonly server: string; readonly tlsServerName: string }): string {
   return forgeKubeconfig({
     name: `pulumi-liqo-${identity.providerClusterId}`,
-    server: identity.apiServerUrl,
+    server: via?.server ?? identity.apiServerUrl,
     caPem: identity.apiServerCaPem,
     certPem: identity.certificatePem,
     keyPem,
+    ...(via ? { tlsServerName: via.tlsServerName } : {}),
   });
 }
 

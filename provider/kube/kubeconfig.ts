@@ -12,6 +12,8 @@ export interface KubeconfigParts {
   readonly certPem: string;
   /** PEM of the client certificate's private key. */
   readonly keyPem: string;
+  /** Name to verify the API server's certificate under, when `server`'s host is not one it names. */
+  readonly tlsServerName?: string;
 }
 
 const base64 = (text: string): string => Buffer.from(text, "utf8").toString("base64");
@@ -25,7 +27,12 @@ export function forgeKubeconfig(parts: KubeconfigParts): string {
     {
       apiVersion: "v1",
       kind: "Config",
-      clusters: [{ name: parts.name, cluster: { server: parts.server, "certificate-authority-data": base64(parts.caPem) } }],
+      clusters: [
+        {
+          name: parts.name,
+          cluster: { server: parts.server, "certificate-authority-data": base64(parts.caPem), ...(parts.tlsServerName ? { "tls-server-name": parts.tlsServerName } : {}) },
+        },
+      ],
       users: [{ name: parts.name, user: { "client-certificate-data": base64(parts.certPem), "client-key-data": base64(parts.keyPem) } }],
       contexts: [{ name: parts.name, context: { cluster: parts.name, user: parts.name } }],
       "current-context": parts.name,

@@ -76,3 +76,24 @@ export async function getPeeringsUsing(kc: k8s.KubeConfig): Promise<string[]> {
   const incoming = namespaces.items.map((ns) => `incoming peering from consumer ${ns.metadata?.labels?.[REMOTE_CLUSTER_LABEL]} (namespace ${ns.metadata?.name})`);
   return [...outgoing, ...incoming];
 }
+
+/** Writes an OutgoingPeering's status (merge patch on the status subresource). */
+export async function writeOutgoingPeeringStatus(kc: k8s.KubeConfig, peering: OutgoingPeering, status: NonNullable<OutgoingPeering["status"]>): Promise<void> {
+  const name = peering.metadata.name!;
+  await kc
+    .makeApiClient(k8s.CustomObjectsApi)
+    .patchNamespacedCustomObjectStatus(
+      { group: API_GROUP, version: API_VERSION, namespace: SYSTEM_NAMESPACE, plural: "outgoingpeerings", name, body: { status: { message: null, ...status } } },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    )
+    .catch(describeFailure(`writing the status of OutgoingPeering ${SYSTEM_NAMESPACE}/${name}`, serverOf(kc)));
+}
+
+/** Reads the OutgoingPeering towards provider `providerClusterId`, if any. */
+export async function getOutgoingPeering(kc: k8s.KubeConfig, providerClusterId: string): Promise<OutgoingPeering | undefined> {
+  const api = kc.makeApiClient(k8s.CustomObjectsApi);
+  const name = outgoingPeeringName(providerClusterId);
+  return (await readOptional(() => api.getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: SYSTEM_NAMESPACE, plural: "outgoingpeerings", name })).catch(
+    describeFailure(`reading OutgoingPeering ${SYSTEM_NAMESPACE}/${name}`, serverOf(kc)),
+  )) as OutgoingPeering | undefined;
+}

@@ -17,7 +17,7 @@
 import * as k8s from "@kubernetes/client-node";
 import type { OfferedResources, ResourceAsk } from "../api/index.js";
 import { tenantNamespace } from "../api/index.js";
-import { forgeIdentityKubeconfig, forgeIdentityRequest, requestIdentity, revokeIdentity } from "../authentication/identity.js";
+import { forgeIdentityKubeconfig, forgeIdentityRequest, requestIdentity, revokeIdentity, waitForAuthService } from "../authentication/identity.js";
 import { getClusterIdentity } from "../cluster/install.js";
 import { loadKubeconfig, readOptional, serverOf } from "../kube/client.js";
 import { ensureResourceRequest, getResourceOffer, waitForResourceOffer, withdrawResourceRequest } from "../negotiation/request.js";
@@ -68,6 +68,25 @@ export interface PeeringRecord {
   readonly providerApiServerUrl: string;
 }
 
+/**
+ * How long the provider's auth service may stay out of reach before an out-of-band peering gives
+ * up: the provider's Cluster is installed by then, so this is the network, and waiting the whole
+ * timeout would not change it.
+ */
+const AUTH_REACH_TIMEOUT_MS = 15_000;
+
+/** Fails fast, naming the endpoint and the way out, when the auth service cannot be reached from here. */
+async function ensureAuthServiceReachable(authUrl: string, authCaPem: string, timeoutMs: number, signal: AbortSignal): Promise<void> {
+  try {
+    await waitForAuthService(authUrl, authCaPem, timeoutMs, signal);
+  } catch (error) {
+    throw new Error(
+      `${(error as Error).message}. Out-of-band peering needs the provider's auth service and API server reachable from where pulumi runs; ` +
+        `if only the clusters' gateways can reach each other, peer in-band (approach: "in-band") instead`,
+    );
+  }
+}
+
 /** The virtual node's name unless one is given: `liqo-<provider cluster name>`. */
 export function defaultVirtualNodeName(providerClusterName: string): string {
   return `liqo-${providerClusterName}`;
@@ -88,6 +107,7 @@ export async function createPeering(request: PeeringRequest, progress: Progress)
 
   // 1. authentication — consumer forges a key and CSR; provider's auth service issues the identity.
   progress.step(1, 3, `authentication: asking ${request.provider.authUrl} for an identity`);
+  await ensureAuthServiceReachable(request.provider.authUrl, request.provider.authCaPem, Math.min(AUTH_REACH_TIMEOUT_MS, left()), signal);
   const { keyPem, csrPem } = forgeIdentityRequest(me.clusterId);
   const identity = await requestIdentity({
     authUrl: request.provider.authUrl,

@@ -1,12 +1,16 @@
 /**
- * The `Peering` resource's dynamic provider (out-of-band): translates inputs into the peering
- * steps of ../peering/peering.ts and their record into outputs. A changed resource request is
- * renegotiated in place; a rotated token changes nothing (the identity is already issued).
+ * The `Peering` resource's dynamic provider: translates inputs into the peering steps of
+ * ../peering/peering.ts (out-of-band) or ../peering/in-band.ts (in-band) and their record into
+ * outputs. A changed resource request is renegotiated in place; a rotated token changes nothing
+ * (the identity is already issued); in-band, changed tunnel settings re-converge in place.
  */
 import type * as pulumi from "@pulumi/pulumi";
 import type * as k8s from "@kubernetes/client-node";
 import type { OfferedResources, ResourceAsk } from "../api/index.js";
+import { createInBandPeering, deleteInBandPeering, readInBandPeering } from "../peering/in-band.js";
 import { createPeering, defaultVirtualNodeName, deletePeering, readPeering, updatePeeringResources, type PeeringRecord } from "../peering/peering.js";
+import type { TunnelRecord } from "../network-fabric/tunnel.js";
+import { TUNNEL_DEFAULTS, tunnelSettingsProblems, type PeeringSide, type TunnelSettings } from "../network-fabric/tunnel-plan.js";
 import { progressTo } from "../peering/progress.js";
 import { changedProperties, checkKubeconfig, checkResourceAsk, checkSeconds, Failures, isUnknown } from "./inputs.js";
 import { partialFailure } from "./partial.js";
@@ -19,11 +23,32 @@ export interface ProviderInputs {
   readonly token: string;
 }
 
+/** In-band: the tunnel built first. */
+export interface InBandTunnelInputs {
+  readonly server?: PeeringSide;
+  readonly serverAddress: string;
+  readonly port?: number;
+  readonly mtu?: number;
+  readonly keepaliveSeconds?: number;
+  readonly behindNat?: PeeringSide[];
+}
+
 /** Inputs, as the SDK's `Peering` sends them. */
 export interface PeeringInputs {
   readonly consumerKubeconfig: string;
   readonly consumerClusterId: string;
+  /** `out-of-band` (the default) or `in-band`. */
+  readonly approach?: "out-of-band" | "in-band";
+  /** Out-of-band: what the provider handed over. */
   readonly provider: ProviderInputs;
+  /** In-band: the provider's kubeconfig. */
+  readonly providerKubeconfig?: string;
+  /** In-band: the provider's cluster id (a replacement when it changes). */
+  readonly providerClusterId?: string;
+  /** In-band: the provider's auth service URL (its port is used inside the tunnel). */
+  readonly providerAuthUrl?: string;
+  /** In-band: the tunnel. */
+  readonly tunnel?: InBandTunnelInputs;
   readonly resources: ResourceAsk;
   readonly virtualNodeName?: string;
   readonly labels?: Record<string, string>;
@@ -38,20 +63,40 @@ export interface PeeringOutputs extends Omit<PeeringInputs, "provider">, Partial
   /** `Ready`, or what `pulumi refresh` found wrong. */
   readonly status?: string;
   readonly offer?: OfferedResources;
+  /** In-band: both gateways' reports. */
+  readonly tunnelStatus?: TunnelRecord;
 }
 
 const DEFAULT_TIMEOUT_SECONDS = 300;
 /** Progress goes to the provider's stderr, which the engine keeps in its logs. */
 const progress = progressTo((line) => process.stderr.write(`peering: ${line}\n`));
 
+const isInBand = (inputs: Pick<PeeringInputs, "approach">): boolean => inputs.approach === "in-band";
+
 function withoutToken(inputs: PeeringInputs): Omit<PeeringOutputs, keyof PeeringRecord | "status"> {
+  if (!inputs.provider) return inputs as Omit<PeeringOutputs, keyof PeeringRecord | "status">;
   const { token: _token, ...provider } = inputs.provider;
   return { ...inputs, provider };
 }
 
-function idOf(inputs: Pick<PeeringInputs, "consumerClusterId" | "provider">): string {
-  return `${inputs.consumerClusterId}-to-${inputs.provider.clusterId}`;
+function idOf(inputs: Pick<PeeringInputs, "consumerClusterId" | "provider" | "providerClusterId">): string {
+  return `${inputs.consumerClusterId}-to-${inputs.provider?.clusterId ?? inputs.providerClusterId}`;
 }
+
+/** In-band: the tunnel settings with their defaults filled in. */
+function tunnelSettingsOf(tunnel: InBandTunnelInputs): TunnelSettings {
+  return {
+    server: tunnel.server ?? "provider",
+    serverAddress: tunnel.serverAddress,
+    port: tunnel.port ?? TUNNEL_DEFAULTS.port,
+    mtu: tunnel.mtu ?? TUNNEL_DEFAULTS.mtu,
+    keepaliveSeconds: tunnel.keepaliveSeconds ?? TUNNEL_DEFAULTS.keepaliveSeconds,
+    behindNat: tunnel.behindNat ?? [],
+  };
+}
+
+/** The port of the provider's auth service, from its URL. */
+const authPortOf = (authUrl: string | undefined): number => Number(new URL(authUrl ?? "https://x").port || 443);
 
 function recordOf(outs: PeeringOutputs): PeeringRecord | undefined {
   const { consumerClusterId, providerClusterId, providerClusterName, tenantNamespace, requestName, virtualNodeName, offer, providerApiServerUrl } = outs;
@@ -61,6 +106,23 @@ function recordOf(outs: PeeringOutputs): PeeringRecord | undefined {
 
 async function peer(inputs: PeeringInputs): Promise<PeeringOutputs> {
   try {
+    if (isInBand(inputs)) {
+      const { tunnel, ...record } = await createInBandPeering(
+        {
+          consumerKubeconfig: inputs.consumerKubeconfig,
+          providerKubeconfig: inputs.providerKubeconfig!,
+          authPort: authPortOf(inputs.providerAuthUrl),
+          tunnel: tunnelSettingsOf(inputs.tunnel!),
+          resources: inputs.resources,
+          ...(inputs.virtualNodeName ? { virtualNodeName: inputs.virtualNodeName } : {}),
+          ...(inputs.labels ? { labels: inputs.labels } : {}),
+          ...(inputs.taints ? { taints: inputs.taints } : {}),
+          timeoutMs: (inputs.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000,
+        },
+        progress,
+      );
+      return { ...withoutToken(inputs), ...record, tunnelStatus: tunnel, status: "Ready" };
+    }
     const record = await createPeering(
       {
         consumerKubeconfig: inputs.consumerKubeconfig,
@@ -80,6 +142,32 @@ async function peer(inputs: PeeringInputs): Promise<PeeringOutputs> {
   }
 }
 
+/** In-band needs the provider's kubeconfig and a tunnel that can be built. */
+function checkInBand(failures: Failures, news: PeeringInputs): void {
+  checkKubeconfig(failures, "providerKubeconfig", news.providerKubeconfig, "Peering (in-band)");
+  if (news.provider !== undefined) failures.add("provider", "in-band, the provider is reached with its own kubeconfig (providerCluster): leave the token handover out");
+  const tunnel = news.tunnel;
+  if (tunnel === undefined) {
+    failures.add("tunnel", "in-band, the tunnel is built first: give at least tunnel.serverAddress (where the serving side's gateway is reached)");
+    return;
+  }
+  if (isUnknown(tunnel)) return;
+  if (!isUnknown(tunnel.serverAddress) && (typeof tunnel.serverAddress !== "string" || tunnel.serverAddress.trim() === "")) {
+    failures.add("tunnel.serverAddress", "give the address (IP or DNS name) at which the serving side's gateway is reached");
+  }
+  const known = <T>(value: T): T | undefined => (isUnknown(value) ? undefined : value);
+  const behindNat = known(tunnel.behindNat);
+  for (const problem of tunnelSettingsProblems({
+    server: known(tunnel.server) ?? "provider",
+    ...(known(tunnel.port) !== undefined ? { port: tunnel.port! } : {}),
+    ...(known(tunnel.mtu) !== undefined ? { mtu: tunnel.mtu! } : {}),
+    ...(known(tunnel.keepaliveSeconds) !== undefined ? { keepaliveSeconds: tunnel.keepaliveSeconds! } : {}),
+    ...(Array.isArray(behindNat) && !behindNat.some(isUnknown) ? { behindNat } : {}),
+  })) {
+    failures.add(`tunnel.${problem.input}`, problem.reason);
+  }
+}
+
 /** The `Peering` dynamic provider's operations. */
 export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOutputs> = {
   async check(_olds, news) {
@@ -94,17 +182,23 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
     }
     const authUrl = news.provider?.authUrl;
     if (authUrl !== undefined && !isUnknown(authUrl) && !String(authUrl).startsWith("https://")) failures.add("provider.authUrl", `${JSON.stringify(authUrl)} is not an https URL`);
+    if (isInBand(news)) checkInBand(failures, news);
+    else if (news.approach !== undefined && news.approach !== "out-of-band" && !isUnknown(news.approach)) failures.add("approach", `${JSON.stringify(news.approach)} is neither "out-of-band" nor "in-band"`);
+    else if (news.provider === undefined) failures.add("provider", `out-of-band, give what the provider handed over (its PeeringToken's clusterId, authUrl, authCaCert and token), or peer in-band with providerCluster and tunnel`);
     return { inputs: news, failures: failures.list };
   },
   async diff(_id, olds, news) {
     const replaces = [
       ...changedProperties(olds, news, ["consumerClusterId"]),
+      // State written before the approach existed holds none: that was out-of-band.
+      ...((olds.approach ?? "out-of-band") !== (news.approach ?? "out-of-band") ? ["approach"] : []),
+      ...(isInBand(news) ? changedProperties(olds, news, ["providerClusterId"], { unknownIsUnchanged: true }) : []),
       // Unknown in preview when the token is being replaced: the real run re-diffs with values.
-      ...(!isUnknown(news.provider) && !isUnknown(news.provider?.clusterId) && olds.provider?.clusterId !== news.provider?.clusterId ? ["provider.clusterId"] : []),
+      ...(!isInBand(news) && !isUnknown(news.provider) && !isUnknown(news.provider?.clusterId) && olds.provider?.clusterId !== news.provider?.clusterId ? ["provider.clusterId"] : []),
       // Outputs hold the resolved node name: a default that resolves to the same name is no change.
       ...((news.virtualNodeName ?? defaultVirtualNodeName(olds.providerClusterName ?? "")) !== olds.virtualNodeName ? ["virtualNodeName"] : []),
     ];
-    const inPlace = changedProperties(olds, news, ["resources", "labels", "taints", "timeoutSeconds", "force", "consumerKubeconfig"]);
+    const inPlace = changedProperties(olds, news, ["resources", "labels", "taints", "timeoutSeconds", "force", "consumerKubeconfig", "tunnel", "providerKubeconfig", "providerAuthUrl"], { unknownIsUnchanged: isInBand(news) });
     const endpoint = olds.provider?.authUrl !== news.provider?.authUrl || olds.provider?.authCaCert !== news.provider?.authCaCert ? ["provider.authUrl"] : [];
     // Drift that `pulumi refresh` recorded is repaired by the next `pulumi up`, through update.
     const drifted = olds.status !== undefined && olds.status !== "Ready" ? ["status"] : [];
@@ -118,7 +212,8 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
     const record = recordOf(olds as PeeringOutputs);
     // A create that failed half-way left no record, and drift left a broken one: run create again
     // (every step is idempotent, so what exists is adopted and what is missing is made).
-    if (!record || olds.status !== "Ready") return { outs: await peer(news) };
+    // In-band, create is also the update: the tunnel, the agent's request and the node all converge.
+    if (!record || olds.status !== "Ready" || isInBand(news)) return { outs: await peer(news) };
     const resized =
       JSON.stringify(olds.resources) === JSON.stringify(news.resources)
         ? record
@@ -128,19 +223,24 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
   async read(id, props) {
     const record = recordOf(props!);
     if (!record) return { id, props: props! };
-    const drift = await readPeering(props!.consumerKubeconfig, record);
+    const drift = isInBand(props!)
+      ? await readInBandPeering(props!.consumerKubeconfig, props!.providerKubeconfig!, record, tunnelSettingsOf(props!.tunnel!))
+      : await readPeering(props!.consumerKubeconfig, record);
     // Nothing of it left on the consumer (clusters rebuilt, or unpeered by hand): it is gone.
     if (drift.gone) return { id: "", props: {} as PeeringOutputs };
     return { id, props: { ...props!, ...(drift.offer ? { offer: drift.offer } : {}), status: drift.problems.length ? drift.problems.join("; ") : "Ready" } };
   },
   async delete(_id, props) {
+    const timeoutMs = (props.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
+    // In-band, both clusters are at hand: even a create that failed half-way is cleaned up fully.
+    if (isInBand(props)) return deleteInBandPeering(props.consumerKubeconfig, props.providerKubeconfig!, props.virtualNodeName, timeoutMs, progress);
     const record = recordOf(props);
     if (!record) return;
     const left = await deletePeering(
       props.consumerKubeconfig,
       record,
       { authUrl: props.provider.authUrl, authCaPem: props.provider.authCaCert },
-      { force: props.force ?? false, timeoutMs: (props.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000 },
+      { force: props.force ?? false, timeoutMs },
       progress,
     );
     if (left.length > 0) process.stderr.write(`peering: forced delete left on the provider: ${left.join("; ")}\n`);

@@ -1,0 +1,80 @@
+/**
+ * In-band peering, the consumer's agent's part: the provider's auth service and API server are
+ * reachable only through the tunnel, so the agent (which runs in the cluster, beside its gateway)
+ * authenticates and negotiates itself, with what its OutgoingPeering's `inBand` says. Each pass:
+ *
+ *   authentication  no identity yet: make a key and CSR here, present the one-time token to the
+ *                   auth service inside the tunnel, store the identity (pointing at the API
+ *                   server inside the tunnel) and delete the token
+ *   negotiation     file the ResourceRequest with the identity and report the offer answering it
+ *
+ * The key is made in the consumer cluster and never leaves it; the status says how far it got.
+ */
+import * as k8s from "@kubernetes/client-node";
+import { SYSTEM_NAMESPACE, type OutgoingPeering } from "../provider/api/index.js";
+import { forgeIdentityKubeconfig, forgeIdentityRequest, requestIdentity } from "../provider/authentication/identity.js";
+import { getClusterIdentity, type ClusterIdentity } from "../provider/cluster/install.js";
+import { deleteOptional, loadKubeconfig, readOptional } from "../provider/kube/client.js";
+import { describeKubeError } from "../provider/kube/errors.js";
+import { ensureResourceRequest, getResourceOffer } from "../provider/negotiation/request.js";
+import { ensureIdentitySecret, getIdentityKubeconfig, listOutgoingPeerings, writeOutgoingPeeringStatus } from "../provider/peering/outgoing.js";
+import type { Reporter } from "./reporter.js";
+
+/** How long one pass may try the auth service before reporting and retrying on the next. */
+const AUTH_ATTEMPT_MS = 10_000;
+
+/** The identity for the peering's provider: the stored one, or one obtained now through the tunnel. */
+async function ensureInBandIdentity(kc: k8s.KubeConfig, me: ClusterIdentity, peering: OutgoingPeering): Promise<k8s.KubeConfig> {
+  const { providerClusterId } = peering.spec;
+  const access = peering.spec.inBand!;
+  const stored = await getIdentityKubeconfig(kc, providerClusterId);
+  if (stored) return loadKubeconfig(stored, `Secret ${SYSTEM_NAMESPACE}/${peering.spec.identitySecret}`);
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const secret = await readOptional(() => core.readNamespacedSecret({ name: access.tokenSecret, namespace: SYSTEM_NAMESPACE }));
+  const token = Buffer.from(secret?.data?.["token"] ?? "", "base64").toString("utf8");
+  if (!token) throw new Error(`authentication: no identity yet and no token in Secret ${SYSTEM_NAMESPACE}/${access.tokenSecret} (re-run pulumi up to hand a new one over)`);
+  const { keyPem, csrPem } = forgeIdentityRequest(me.clusterId);
+  const identity = await requestIdentity({
+    authUrl: access.authUrl,
+    authCaPem: access.authCaPem,
+    authServerName: access.authServerName,
+    token,
+    consumerClusterId: me.clusterId,
+    consumerClusterName: me.clusterName,
+    csrPem,
+    timeoutMs: AUTH_ATTEMPT_MS,
+  });
+  const kubeconfig = forgeIdentityKubeconfig(identity, keyPem, { server: access.apiServerUrl, tlsServerName: access.apiServerName });
+  await ensureIdentitySecret(kc, providerClusterId, kubeconfig);
+  // One-time: the token has done its work, and an identity now stands for the consumer.
+  await deleteOptional(() => core.deleteNamespacedSecret({ name: access.tokenSecret, namespace: SYSTEM_NAMESPACE }));
+  return loadKubeconfig(kubeconfig, "identity issued in-band");
+}
+
+/** One pass over this cluster's in-band peerings that have not reached their current generation's offer. */
+export async function advanceInBandPeerings(kc: k8s.KubeConfig, reporter: Reporter): Promise<void> {
+  const me = await getClusterIdentity(kc);
+  if (!me) return;
+  for (const peering of await listOutgoingPeerings(kc)) {
+    const access = peering.spec.inBand;
+    const generation = peering.metadata.generation!;
+    if (!access || (peering.status?.observedGeneration === generation && peering.status.phase === "Negotiated")) continue;
+    const provider = peering.spec.providerClusterName;
+    try {
+      const identity = await ensureInBandIdentity(kc, me, peering);
+      const location = { tenantNamespace: peering.spec.tenantNamespace, name: peering.spec.requestName };
+      const requestGeneration = await ensureResourceRequest(identity, { ...location, consumerClusterId: me.clusterId, consumerClusterName: me.clusterName, resources: access.resources });
+      const offer = await getResourceOffer(identity, location);
+      if (offer && offer.spec.requestGeneration >= requestGeneration) {
+        await writeOutgoingPeeringStatus(kc, peering, { phase: "Negotiated", observedGeneration: generation, offer: offer.spec.resources });
+        reporter.info(`in-band peering with ${provider}: offer ${JSON.stringify(offer.spec.resources)} through the tunnel`);
+      } else if (peering.status?.phase !== "Negotiating") {
+        await writeOutgoingPeeringStatus(kc, peering, { phase: "Negotiating", observedGeneration: generation, message: `waiting for ${provider}'s offer` });
+      }
+    } catch (error) {
+      const message = describeKubeError(error);
+      reporter.warn(`in-band peering with ${provider}: ${message}`);
+      await writeOutgoingPeeringStatus(kc, peering, { phase: "Error", observedGeneration: generation, message }).catch(() => undefined);
+    }
+  }
+}
