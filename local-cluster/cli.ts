@@ -6,11 +6,14 @@
  *   status [--lab L]
  *   profile open|gateway-only [--lab L]
  *   pod-address CLUSTER ADDRESS [--lab L]
+ *   ping CLUSTER SOURCE TARGET [--lab L]
+ *   address CLUSTER [--lab L]
  *   nodes [CLUSTER...] [--lab L]
  *   schedule-probe CLUSTER POD [--lab L]
  *   down [--lab L | --all]
  */
 import { parseArgs } from "node:util";
+import { runIn } from "../provider/host/exec.js";
 import { PROFILES, type ConnectivityProfile, type PortForward } from "./connectivity.js";
 import { describeNodes, scheduleProbePod } from "./inspect.js";
 import { addPodAddress, clusterOf, downLab, labHealth, listLabs, readLab, setProfile, upLab, type LabState } from "./lab.js";
@@ -21,6 +24,8 @@ const USAGE = `usage: npm run clusters -- <command> [options]
   status [--lab L]
   profile open|gateway-only [--lab L]
   pod-address CLUSTER ADDRESS [--lab L]
+  ping CLUSTER SOURCE TARGET [--lab L]  pings TARGET from pod address SOURCE of CLUSTER
+  address CLUSTER [--lab L]             the address other clusters reach CLUSTER (and its gateway) at
   nodes [CLUSTER...] [--lab L]          nodes of the clusters, virtual ones included
   schedule-probe CLUSTER POD [--lab L]  a pod only a virtual node takes; prints where it is bound
   down [--lab L | --all]
@@ -116,6 +121,16 @@ async function main(argv: string[]): Promise<void> {
       if (!cluster || !address) throw new Error("pod-address: expected CLUSTER ADDRESS");
       await addPodAddress(requireLab(lab), cluster, address);
       return void console.log(`cluster ${cluster}: pod address ${address} added`);
+    }
+    case "ping": {
+      const [cluster, source, target] = args;
+      if (!cluster || !source || !target) throw new Error("ping: expected CLUSTER SOURCE TARGET");
+      return void console.log(await runIn(clusterOf(requireLab(lab), cluster).netns, "ping", ["-I", source, "-c", "3", "-i", "0.2", "-W", "2", target]));
+    }
+    case "address": {
+      const [cluster] = args;
+      if (!cluster) throw new Error("address: expected CLUSTER");
+      return void console.log(clusterOf(requireLab(lab), cluster).publicAddress);
     }
     case "nodes": {
       const state = requireLab(lab);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: sets everything up (idempotent), starts two local clusters, peers cluster b with
 # cluster a through `pulumi up` of examples/local-peering, and shows the result: the virtual node
-# in b and a pod the scheduler places on it.
+# in b, a pod the scheduler places on it, and pod addresses talking through the WireGuard tunnel.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
@@ -10,10 +10,10 @@ npm run --silent build
 
 say() { printf '\n== %s\n' "$*"; }
 
-say "[1/4] two local clusters, each with its agent"
+say "[1/5] two local clusters, each with its agent (and gateway)"
 npm run --silent clusters -- up a b
 
-say "[2/4] pulumi up: Cluster a, Cluster b, a PeeringToken on a, and the Peering b -> a"
+say "[2/5] pulumi up: Cluster a, Cluster b, a PeeringToken on a, the Peering b -> a and its Tunnel"
 # The demo's state lives in the cache, encrypted with a passphrase made once and kept 0600 beside it.
 export PULUMI_BACKEND_URL="file://$LIQO_CACHE/demo-state"
 passphrase_file="$LIQO_CACHE/demo-passphrase"
@@ -23,6 +23,7 @@ mkdir -p "$LIQO_CACHE/demo-state"
 cd "$REPO_ROOT/examples/local-peering"
 npm install --no-audit --no-fund --loglevel=error
 labs="${LIQO_LAB_ROOT:-/tmp/pulumi-liqo-labs}/demo"
+a_address=$(cd "$REPO_ROOT" && node dist/local-cluster/cli.js address a)
 configure_stack() {
   pulumi stack select --create demo --non-interactive >/dev/null
   pulumi config set aKubeconfig "$labs/a/admin.kubeconfig"
@@ -31,6 +32,7 @@ configure_stack() {
   pulumi config set aServiceCidr 10.200.0.0/16
   pulumi config set bPodCidr 10.101.0.0/16
   pulumi config set bServiceCidr 10.201.0.0/16
+  pulumi config set aGatewayAddress "$a_address"
 }
 configure_stack
 # A stack left by an earlier demo whose clusters were torn down describes clusters that are gone
@@ -43,11 +45,16 @@ fi
 pulumi up --yes --non-interactive
 cd "$REPO_ROOT"
 
-say "[3/4] the nodes of cluster b: liqo-a stands for what cluster a offers"
+say "[3/5] the nodes of cluster b: liqo-a stands for what cluster a offers"
 npm run --silent clusters -- nodes b
 
-say "[4/4] a pod that tolerates the virtual node's taint goes to it"
+say "[4/5] a pod that tolerates the virtual node's taint goes to it"
 npm run --silent clusters -- schedule-probe b "offloaded-$(date +%s)"
+
+say "[5/5] a pod address of b pings one of a: only the WireGuard tunnel carries it"
+node dist/local-cluster/cli.js pod-address a 10.100.0.20
+node dist/local-cluster/cli.js pod-address b 10.101.0.20
+node dist/local-cluster/cli.js ping b 10.101.0.20 10.100.0.20
 
 cat <<MSG
 
