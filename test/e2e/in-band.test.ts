@@ -1,0 +1,77 @@
+/**
+ * The in-band peering through the real `pulumi` CLI (examples/in-band), on clusters of their own
+ * under the `gateway-only` profile: only the gateways' UDP ports connect them, and from the host
+ * only the API servers answer. Preview, up, no-change preview and refresh, a tunnel port change in
+ * place, destroy.
+ */
+import * as k8s from "@kubernetes/client-node";
+import { join } from "node:path";
+import { WIREGUARD_IFNAME_PREFIX } from "../../agent/gateway/index.js";
+import { runIn } from "../../provider/host/exec.js";
+import { Cidr } from "../../provider/net/cidr.js";
+import { addPodAddress, clusterOf, type LabState } from "../../local-cluster/lab.js";
+import { adminConfig } from "../support/install.js";
+import { withLab } from "../support/labs.js";
+import { projectTraces } from "../support/leaks.js";
+import { pingReplies } from "../support/probes.js";
+import { PulumiWorkspace } from "../support/pulumi.js";
+
+const PROGRAM = join(__dirname, "..", "..", "examples", "in-band");
+
+async function configure(workspace: PulumiWorkspace, lab: LabState): Promise<void> {
+  for (const cluster of lab.clusters) {
+    await workspace.ok(["config", "set", `${cluster.name}Kubeconfig`, cluster.kubeconfig]);
+    await workspace.ok(["config", "set", `${cluster.name}PodCidr`, cluster.podCidr]);
+    await workspace.ok(["config", "set", `${cluster.name}ServiceCidr`, cluster.serviceCidr]);
+  }
+  await workspace.ok(["config", "set", "aGatewayAddress", clusterOf(lab, "a").publicAddress]);
+}
+
+async function plannedSteps(workspace: PulumiWorkspace): Promise<string[]> {
+  const preview = JSON.parse((await workspace.ok(["preview", "--json"])).stdout) as { steps: { op: string; urn: string }[] };
+  return preview.steps.filter((s) => !s.urn.includes("pulumi:pulumi:Stack")).map((s) => `${s.op} ${s.urn.split("::").pop()}`);
+}
+
+describe("in-band peering through the pulumi CLI", () => {
+  test("GIVEN clusters that only their gateways connect WHEN preview, up, no-change preview and refresh, tunnel port change, destroy THEN each does what it says and nothing is left", async () => {
+    await withLab([{ name: "a" }, { name: "b" }], { profile: "gateway-only" }, async (lab) => {
+      const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
+      const workspace = await PulumiWorkspace.create(PROGRAM);
+      try {
+        await configure(workspace, lab);
+        expect((await plannedSteps(workspace)).sort()).toEqual(["create a", "create b", "create b-to-a"]);
+
+        const up = await workspace.ok(["up", "--yes"]);
+        expect(up.stdout).toContain("[3/4] negotiation: waiting for an offer from provider a through the tunnel");
+        expect((await workspace.ok(["stack", "output", "status"])).stdout.trim()).toBe("Ready");
+        const node = await adminConfig(b).makeApiClient(k8s.CoreV1Api).readNode({ name: "liqo-a" });
+        expect(node.status?.capacity).toEqual({ cpu: "1", memory: "2Gi", pods: "10" });
+        const [aPod, bPod] = [Cidr.parse(a.podCidr).nth(70), Cidr.parse(b.podCidr).nth(70)];
+        await addPodAddress(lab, "a", aPod);
+        await addPodAddress(lab, "b", bPod);
+        expect(await pingReplies(b.netns, bPod, aPod)).toMatch(/3 received/);
+
+        await workspace.ok(["preview", "--expect-no-changes"]);
+        await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
+        const exported = (await workspace.ok(["stack", "export"])).stdout;
+        expect(exported).not.toContain("client-key-data");
+        expect(exported).not.toMatch(/privateKey/i);
+
+        // A new gateway port moves the tunnel in place; the peering through it keeps working.
+        await workspace.ok(["config", "set", "tunnelPort", "51824"]);
+        expect(await plannedSteps(workspace)).toEqual(["update b-to-a"]);
+        await workspace.ok(["up", "--yes"]);
+        expect(await pingReplies(b.netns, bPod, aPod)).toMatch(/3 received/);
+        await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
+
+        await workspace.ok(["destroy", "--yes"]);
+      } finally {
+        await workspace.pulumi(["destroy", "--yes"]);
+        workspace.dispose();
+      }
+      expect(await projectTraces(a.kubeconfig)).toEqual([]);
+      expect(await projectTraces(b.kubeconfig)).toEqual([]);
+      for (const cluster of [a, b]) expect(await runIn(cluster.netns, "ip", ["-o", "link", "show"])).not.toContain(WIREGUARD_IFNAME_PREFIX);
+    });
+  });
+});
