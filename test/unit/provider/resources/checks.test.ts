@@ -3,6 +3,7 @@ import { UNKNOWN } from "../../../../provider/resources/inputs.js";
 import { provider as peering, type PeeringInputs } from "../../../../provider/resources/peering.js";
 import type { ClusterInputs } from "../../../../provider/resources/cluster.js";
 import { forgeKubeconfig } from "../../../../provider/kube/kubeconfig.js";
+import { provider as tunnel, type TunnelInputs } from "../../../../provider/resources/tunnel.js";
 
 const kubeconfig = forgeKubeconfig({ name: "x", server: "https://10.0.0.1:6443", caPem: "ca", certPem: "cert", keyPem: "key" });
 const goodCluster: ClusterInputs = { name: "a", kubeconfig, podCidr: "10.100.0.0/16", serviceCidr: "10.200.0.0/16" };
@@ -54,5 +55,63 @@ describe("Peering check", () => {
     const olds = { ...goodPeering, provider: { clusterId: "p1", authUrl: "https://10.0.0.2:8443", authCaCert: "ca" }, virtualNodeName: "liqo-p", providerClusterName: "p" };
     expect(await peering.diff!("id", olds as never, { ...goodPeering, resources: { cpu: "3", memory: "4Gi", pods: 10 } })).toEqual({ changes: true, replaces: [], deleteBeforeReplace: true });
     expect((await peering.diff!("id", olds as never, { ...goodPeering, provider: { ...goodPeering.provider, clusterId: "p2" } })).replaces).toEqual(["provider.clusterId"]);
+  });
+});
+
+const goodTunnel: TunnelInputs = {
+  consumerKubeconfig: kubeconfig,
+  consumerClusterId: "c1",
+  providerClusterId: "p1",
+  providerClusterName: "p",
+  tenantNamespace: "pulumi-liqo-tenant-c1",
+  serverAddress: "203.0.113.7",
+};
+
+describe("Tunnel check and diff", () => {
+  test("GIVEN good inputs WHEN checked THEN no failures", async () => {
+    expect((await tunnel.check!(goodTunnel, goodTunnel)).failures).toEqual([]);
+  });
+
+  test("GIVEN both clusters behind NAT WHEN checked (as in preview) THEN it is refused, saying why", async () => {
+    const { failures } = await tunnel.check!(goodTunnel, { ...goodTunnel, behindNat: ["consumer", "provider"] });
+    expect(failures).toEqual([{ property: "behindNat", reason: expect.stringMatching(/both clusters are behind NAT: neither gateway can be reached/) }]);
+  });
+
+  test("GIVEN the provider behind NAT and serving by default WHEN checked THEN it asks for the consumer to serve; with it, nothing is wrong", async () => {
+    const { failures } = await tunnel.check!(goodTunnel, { ...goodTunnel, behindNat: ["provider"] });
+    expect(failures).toEqual([{ property: "server", reason: expect.stringContaining(`server: "consumer"`) }]);
+    expect((await tunnel.check!(goodTunnel, { ...goodTunnel, behindNat: ["provider"], server: "consumer" })).failures).toEqual([]);
+  });
+
+  test("GIVEN no server address and a bad port WHEN checked THEN both are named", async () => {
+    const { failures } = await tunnel.check!(goodTunnel, { ...goodTunnel, serverAddress: " ", port: 0 });
+    expect(failures!.map((f) => f.property)).toEqual(["serverAddress", "port"]);
+  });
+
+  test("GIVEN a new port WHEN diffed THEN it changes in place; another provider replaces; unknown peering outputs in preview change nothing", async () => {
+    const olds = { ...goodTunnel, status: "Connected" };
+    expect(await tunnel.diff!("id", olds, { ...goodTunnel, port: 51821 })).toEqual({ changes: true, replaces: [], deleteBeforeReplace: true });
+    expect((await tunnel.diff!("id", olds, { ...goodTunnel, providerClusterId: "p2" })).replaces).toEqual(["providerClusterId"]);
+    expect((await tunnel.diff!("id", olds, { ...goodTunnel, consumerKubeconfig: UNKNOWN, providerClusterId: UNKNOWN })).changes).toBe(false);
+  });
+});
+
+describe("Peering check, in-band", () => {
+  const inBand: PeeringInputs = { ...goodPeering, approach: "in-band", provider: undefined as never, providerKubeconfig: kubeconfig, tunnel: { serverAddress: "203.0.113.7" } };
+
+  test("GIVEN both kubeconfigs and a tunnel WHEN checked THEN no failures", async () => {
+    expect((await peering.check!(inBand, inBand)).failures).toEqual([]);
+  });
+
+  test("GIVEN no tunnel, a token handover and both sides behind NAT WHEN checked THEN each is named", async () => {
+    expect((await peering.check!(inBand, { ...inBand, tunnel: undefined })).failures!.map((f) => f.property)).toEqual(["tunnel"]);
+    expect((await peering.check!(inBand, { ...inBand, provider: goodPeering.provider })).failures!.map((f) => f.property)).toEqual(["provider"]);
+    const natted = await peering.check!(inBand, { ...inBand, tunnel: { serverAddress: "x", behindNat: ["consumer", "provider"] } });
+    expect(natted.failures).toEqual([{ property: "tunnel.behindNat", reason: expect.stringMatching(/both clusters are behind NAT/) }]);
+  });
+
+  test("GIVEN out-of-band without a handover WHEN checked THEN it says what to give", async () => {
+    const { failures } = await peering.check!(goodPeering, { ...goodPeering, provider: undefined as never });
+    expect(failures).toEqual([{ property: "provider", reason: expect.stringMatching(/PeeringToken's clusterId, authUrl, authCaCert and token/) }]);
   });
 });
