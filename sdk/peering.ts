@@ -2,7 +2,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { Cluster } from "./cluster.js";
 import { lazyProvider } from "./lazy-provider.js";
-import type { PeeringSide, TunnelEnd } from "./tunnel.js";
+import type { TunnelEnd, TunnelSettingsArgs } from "./tunnel.js";
 
 /** What a provider hands to a consumer: its `PeeringToken`'s outputs, or the same values from another stack. */
 export interface ProviderHandoverArgs {
@@ -35,22 +35,6 @@ export interface TaintArgs {
   readonly effect: pulumi.Input<"NoSchedule" | "PreferNoSchedule" | "NoExecute">;
 }
 
-/** In-band: the tunnel built before anything else. */
-export interface InBandTunnelArgs {
-  /** Which side's gateway listens: the reachable one. @default "provider" */
-  readonly server?: pulumi.Input<PeeringSide>;
-  /** Address (IP or DNS name) at which the serving side's gateway is reached. */
-  readonly serverAddress: pulumi.Input<string>;
-  /** UDP port of the gateways. @default 51820 */
-  readonly port?: pulumi.Input<number>;
-  /** MTU of both tunnel interfaces. @default 1420 */
-  readonly mtu?: pulumi.Input<number>;
-  /** Seconds between the client's keepalives; 0 sends none. @default 25 */
-  readonly keepaliveSeconds?: pulumi.Input<number>;
-  /** Sides behind NAT; both is refused. @default [] */
-  readonly behindNat?: pulumi.Input<pulumi.Input<PeeringSide>[]>;
-}
-
 /** Inputs of a {@link Peering}. */
 export interface PeeringArgs {
   /** The consumer cluster (this side). */
@@ -67,7 +51,7 @@ export interface PeeringArgs {
   /** In-band: the provider cluster, managed in the same program or imported with its kubeconfig. */
   readonly providerCluster?: Cluster;
   /** In-band: the tunnel. (Out-of-band, add a `Tunnel` resource instead.) */
-  readonly tunnel?: pulumi.Input<InBandTunnelArgs>;
+  readonly tunnel?: pulumi.Input<TunnelSettingsArgs>;
   /** What to ask for. A change is renegotiated in place. */
   readonly resources: pulumi.Input<ResourceRequestArgs>;
   /** Name of the virtual node. Changing it replaces the peering. @default `liqo-<provider name>` */

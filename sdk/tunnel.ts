@@ -6,13 +6,8 @@ import type { Peering } from "./peering.js";
 /** A side of a peering. */
 export type PeeringSide = "consumer" | "provider";
 
-/** Inputs of a {@link Tunnel}. */
-export interface TunnelArgs {
-  /**
-   * The out-of-band peering the tunnel serves: the provider's side is reached with the identity it
-   * issued. (An in-band peering builds its tunnel itself, first.)
-   */
-  readonly peering: Peering;
+/** How a tunnel is set up: a `Tunnel`'s inputs, and an in-band `Peering`'s `tunnel`. */
+export interface TunnelSettingsArgs {
   /** Which side's gateway listens: the reachable one when the other is behind NAT. @default "provider" */
   readonly server?: pulumi.Input<PeeringSide>;
   /** Address (IP or DNS name) at which the serving side's gateway is reached. @example "203.0.113.7" */
@@ -25,6 +20,15 @@ export interface TunnelArgs {
   readonly keepaliveSeconds?: pulumi.Input<number>;
   /** Sides behind NAT. Both is refused (nothing could reach either gateway); the server must not be one. @default [] */
   readonly behindNat?: pulumi.Input<pulumi.Input<PeeringSide>[]>;
+}
+
+/** Inputs of a {@link Tunnel}. */
+export interface TunnelArgs extends TunnelSettingsArgs {
+  /**
+   * The out-of-band peering the tunnel serves: the provider's side is reached with the identity it
+   * issued. (An in-band peering builds its tunnel itself, first.)
+   */
+  readonly peering: Peering;
   /** Deadline of each operation (create, update, delete), in seconds. @default 300 */
   readonly timeoutSeconds?: pulumi.Input<number>;
 }

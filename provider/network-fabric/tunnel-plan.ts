@@ -29,6 +29,21 @@ export interface TunnelSettings {
 /** Defaults of the settings: port 51820 (WireGuard's own), MTU 1420 (1500 minus WireGuard's 80 bytes), keepalive 25 s. */
 export const TUNNEL_DEFAULTS = { port: 51820, mtu: 1420, keepaliveSeconds: 25 } as const;
 
+/** Settings as a user gives them: only the server address is required. */
+export type TunnelSettingsInput = Partial<TunnelSettings> & Pick<TunnelSettings, "serverAddress">;
+
+/** The settings with their defaults filled in: the provider serves, on 51820, MTU 1420, keepalive 25 s, nobody behind NAT. */
+export function withTunnelDefaults(input: TunnelSettingsInput): TunnelSettings {
+  return {
+    server: input.server ?? "provider",
+    serverAddress: input.serverAddress,
+    port: input.port ?? TUNNEL_DEFAULTS.port,
+    mtu: input.mtu ?? TUNNEL_DEFAULTS.mtu,
+    keepaliveSeconds: input.keepaliveSeconds ?? TUNNEL_DEFAULTS.keepaliveSeconds,
+    behindNat: input.behindNat ?? [],
+  };
+}
+
 /** The other side. */
 export const otherSide = (side: PeeringSide): PeeringSide => (side === "consumer" ? "provider" : "consumer");
 

@@ -3,6 +3,7 @@
  * once, each naming its property, as the Pulumi engine shows check failures.
  */
 import { loadKubeconfig } from "../kube/client.js";
+import { tunnelSettingsProblems, type TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
 import { Cidr } from "../net/cidr.js";
 import { parseCpuMillis, parseMemoryBytes } from "../negotiation/quantity.js";
 import type { ResourceAsk } from "../api/index.js";
@@ -96,4 +97,26 @@ export function checkSeconds(failures: Failures, property: string, value: unknow
  */
 export function changedProperties<T extends object>(olds: T, news: T, keys: readonly (keyof T & string)[], options: { readonly unknownIsUnchanged?: boolean } = {}): string[] {
   return keys.filter((key) => !(options.unknownIsUnchanged && isUnknown(news[key])) && JSON.stringify(olds[key] ?? null) !== JSON.stringify(news[key] ?? null));
+}
+
+/**
+ * Checks tunnel settings as given (values unknown in preview are not judged), each failure under
+ * `prefix` + its input's name. Both sides behind NAT, or the server behind NAT, are refused here,
+ * so `pulumi preview` already says why.
+ */
+export function checkTunnelSettings(failures: Failures, prefix: string, settings: Partial<TunnelSettingsInput> | undefined): void {
+  const known = <T>(value: T): T | undefined => (isUnknown(value) ? undefined : value);
+  const address = known(settings?.serverAddress);
+  if (!isUnknown(settings?.serverAddress) && (typeof address !== "string" || address.trim() === "")) {
+    failures.add(`${prefix}serverAddress`, "give the address (IP or DNS name) at which the serving side's gateway is reached");
+  }
+  const behindNat = known(settings?.behindNat);
+  const given = {
+    server: known(settings?.server) ?? "provider",
+    ...(known(settings?.port) !== undefined ? { port: settings!.port! } : {}),
+    ...(known(settings?.mtu) !== undefined ? { mtu: settings!.mtu! } : {}),
+    ...(known(settings?.keepaliveSeconds) !== undefined ? { keepaliveSeconds: settings!.keepaliveSeconds! } : {}),
+    ...(Array.isArray(behindNat) && !behindNat.some(isUnknown) ? { behindNat } : {}),
+  };
+  for (const problem of tunnelSettingsProblems(given)) failures.add(`${prefix}${problem.input}`, problem.reason);
 }

@@ -10,9 +10,9 @@ import type { OfferedResources, ResourceAsk } from "../api/index.js";
 import { createInBandPeering, deleteInBandPeering, readInBandPeering } from "../peering/in-band.js";
 import { createPeering, defaultVirtualNodeName, deletePeering, readPeering, updatePeeringResources, type PeeringRecord } from "../peering/peering.js";
 import type { TunnelRecord } from "../network-fabric/tunnel.js";
-import { TUNNEL_DEFAULTS, tunnelSettingsProblems, type PeeringSide, type TunnelSettings } from "../network-fabric/tunnel-plan.js";
+import { withTunnelDefaults, type PeeringSide } from "../network-fabric/tunnel-plan.js";
 import { progressTo } from "../peering/progress.js";
-import { changedProperties, checkKubeconfig, checkResourceAsk, checkSeconds, Failures, isUnknown } from "./inputs.js";
+import { changedProperties, checkKubeconfig, checkResourceAsk, checkSeconds, checkTunnelSettings, Failures, isUnknown } from "./inputs.js";
 import { partialFailure } from "./partial.js";
 
 /** What the provider handed over (its `PeeringToken`'s outputs). */
@@ -83,15 +83,14 @@ function idOf(inputs: Pick<PeeringInputs, "consumerClusterId" | "provider" | "pr
   return `${inputs.consumerClusterId}-to-${inputs.provider?.clusterId ?? inputs.providerClusterId}`;
 }
 
-/** In-band: the tunnel settings with their defaults filled in. */
-function tunnelSettingsOf(tunnel: InBandTunnelInputs): TunnelSettings {
+/** What both approaches ask the same way: resources, the node's name, labels and taints, the deadline. */
+function askOf(inputs: PeeringInputs) {
   return {
-    server: tunnel.server ?? "provider",
-    serverAddress: tunnel.serverAddress,
-    port: tunnel.port ?? TUNNEL_DEFAULTS.port,
-    mtu: tunnel.mtu ?? TUNNEL_DEFAULTS.mtu,
-    keepaliveSeconds: tunnel.keepaliveSeconds ?? TUNNEL_DEFAULTS.keepaliveSeconds,
-    behindNat: tunnel.behindNat ?? [],
+    resources: inputs.resources,
+    ...(inputs.virtualNodeName ? { virtualNodeName: inputs.virtualNodeName } : {}),
+    ...(inputs.labels ? { labels: inputs.labels } : {}),
+    ...(inputs.taints ? { taints: inputs.taints } : {}),
+    timeoutMs: (inputs.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000,
   };
 }
 
@@ -112,12 +111,8 @@ async function peer(inputs: PeeringInputs): Promise<PeeringOutputs> {
           consumerKubeconfig: inputs.consumerKubeconfig,
           providerKubeconfig: inputs.providerKubeconfig!,
           authPort: authPortOf(inputs.providerAuthUrl),
-          tunnel: tunnelSettingsOf(inputs.tunnel!),
-          resources: inputs.resources,
-          ...(inputs.virtualNodeName ? { virtualNodeName: inputs.virtualNodeName } : {}),
-          ...(inputs.labels ? { labels: inputs.labels } : {}),
-          ...(inputs.taints ? { taints: inputs.taints } : {}),
-          timeoutMs: (inputs.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000,
+          tunnel: withTunnelDefaults(inputs.tunnel!),
+          ...askOf(inputs),
         },
         progress,
       );
@@ -127,11 +122,7 @@ async function peer(inputs: PeeringInputs): Promise<PeeringOutputs> {
       {
         consumerKubeconfig: inputs.consumerKubeconfig,
         provider: { clusterId: inputs.provider.clusterId, authUrl: inputs.provider.authUrl, authCaPem: inputs.provider.authCaCert, token: inputs.provider.token },
-        resources: inputs.resources,
-        ...(inputs.virtualNodeName ? { virtualNodeName: inputs.virtualNodeName } : {}),
-        ...(inputs.labels ? { labels: inputs.labels } : {}),
-        ...(inputs.taints ? { taints: inputs.taints } : {}),
-        timeoutMs: (inputs.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000,
+        ...askOf(inputs),
       },
       progress,
     );
@@ -146,25 +137,10 @@ async function peer(inputs: PeeringInputs): Promise<PeeringOutputs> {
 function checkInBand(failures: Failures, news: PeeringInputs): void {
   checkKubeconfig(failures, "providerKubeconfig", news.providerKubeconfig, "Peering (in-band)");
   if (news.provider !== undefined) failures.add("provider", "in-band, the provider is reached with its own kubeconfig (providerCluster): leave the token handover out");
-  const tunnel = news.tunnel;
-  if (tunnel === undefined) {
+  if (news.tunnel === undefined) {
     failures.add("tunnel", "in-band, the tunnel is built first: give at least tunnel.serverAddress (where the serving side's gateway is reached)");
-    return;
-  }
-  if (isUnknown(tunnel)) return;
-  if (!isUnknown(tunnel.serverAddress) && (typeof tunnel.serverAddress !== "string" || tunnel.serverAddress.trim() === "")) {
-    failures.add("tunnel.serverAddress", "give the address (IP or DNS name) at which the serving side's gateway is reached");
-  }
-  const known = <T>(value: T): T | undefined => (isUnknown(value) ? undefined : value);
-  const behindNat = known(tunnel.behindNat);
-  for (const problem of tunnelSettingsProblems({
-    server: known(tunnel.server) ?? "provider",
-    ...(known(tunnel.port) !== undefined ? { port: tunnel.port! } : {}),
-    ...(known(tunnel.mtu) !== undefined ? { mtu: tunnel.mtu! } : {}),
-    ...(known(tunnel.keepaliveSeconds) !== undefined ? { keepaliveSeconds: tunnel.keepaliveSeconds! } : {}),
-    ...(Array.isArray(behindNat) && !behindNat.some(isUnknown) ? { behindNat } : {}),
-  })) {
-    failures.add(`tunnel.${problem.input}`, problem.reason);
+  } else if (!isUnknown(news.tunnel)) {
+    checkTunnelSettings(failures, "tunnel.", news.tunnel);
   }
 }
 
@@ -224,7 +200,7 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
     const record = recordOf(props!);
     if (!record) return { id, props: props! };
     const drift = isInBand(props!)
-      ? await readInBandPeering(props!.consumerKubeconfig, props!.providerKubeconfig!, record, tunnelSettingsOf(props!.tunnel!))
+      ? await readInBandPeering(props!.consumerKubeconfig, props!.providerKubeconfig!, record, withTunnelDefaults(props!.tunnel!))
       : await readPeering(props!.consumerKubeconfig, record);
     // Nothing of it left on the consumer (clusters rebuilt, or unpeered by hand): it is gone.
     if (drift.gone) return { id: "", props: {} as PeeringOutputs };

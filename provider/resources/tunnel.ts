@@ -10,10 +10,10 @@ import { SYSTEM_NAMESPACE } from "../api/index.js";
 import { getClusterIdentity } from "../cluster/install.js";
 import { loadKubeconfig, serverOf } from "../kube/client.js";
 import { deleteTunnel, ensureTunnel, providerEndpointNamespace, readTunnel, type TunnelEndView, type TunnelSides } from "../network-fabric/tunnel.js";
-import { TUNNEL_DEFAULTS, tunnelSettingsProblems, type PeeringSide, type TunnelSettings } from "../network-fabric/tunnel-plan.js";
+import { withTunnelDefaults, type PeeringSide, type TunnelSettings } from "../network-fabric/tunnel-plan.js";
 import { getIdentityKubeconfig } from "../peering/outgoing.js";
 import { progressTo } from "../peering/progress.js";
-import { changedProperties, checkKubeconfig, checkSeconds, Failures, isUnknown } from "./inputs.js";
+import { changedProperties, checkKubeconfig, checkSeconds, checkTunnelSettings, Failures } from "./inputs.js";
 import { partialFailure } from "./partial.js";
 
 /** Inputs, as the SDK's `Tunnel` sends them. */
@@ -48,16 +48,7 @@ const DEFAULT_TIMEOUT_SECONDS = 300;
 const progress = progressTo((line) => process.stderr.write(`tunnel: ${line}\n`));
 
 /** The settings with their defaults filled in. */
-export function settingsOf(inputs: TunnelInputs): TunnelSettings {
-  return {
-    server: inputs.server ?? "provider",
-    serverAddress: inputs.serverAddress,
-    port: inputs.port ?? TUNNEL_DEFAULTS.port,
-    mtu: inputs.mtu ?? TUNNEL_DEFAULTS.mtu,
-    keepaliveSeconds: inputs.keepaliveSeconds ?? TUNNEL_DEFAULTS.keepaliveSeconds,
-    behindNat: inputs.behindNat ?? [],
-  };
-}
+export const settingsOf = (inputs: TunnelInputs): TunnelSettings => withTunnelDefaults(inputs);
 
 /** Both sides: the consumer with its kubeconfig, the provider only through the peering's identity. */
 async function sidesOf(inputs: TunnelInputs): Promise<TunnelSides> {
@@ -97,24 +88,8 @@ export const provider: pulumi.dynamic.ResourceProvider<TunnelInputs, TunnelOutpu
   async check(_olds, news) {
     const failures = new Failures();
     checkKubeconfig(failures, "consumerKubeconfig", news.consumerKubeconfig, "Tunnel");
-    if (!isUnknown(news.serverAddress) && (typeof news.serverAddress !== "string" || news.serverAddress.trim() === "")) {
-      failures.add("serverAddress", "give the address (IP or DNS name) at which the serving side's gateway is reached");
-    }
     checkSeconds(failures, "timeoutSeconds", news.timeoutSeconds);
-    const known = <T>(value: T): T | undefined => (isUnknown(value) ? undefined : value);
-    const behindNat = known(news.behindNat);
-    for (const problem of tunnelSettingsProblems({
-      ...(known(news.server) !== undefined ? { server: news.server! } : {}),
-      ...(known(news.port) !== undefined ? { port: news.port! } : {}),
-      ...(known(news.mtu) !== undefined ? { mtu: news.mtu! } : {}),
-      ...(known(news.keepaliveSeconds) !== undefined ? { keepaliveSeconds: news.keepaliveSeconds! } : {}),
-      ...(Array.isArray(behindNat) && !behindNat.some(isUnknown) ? { behindNat } : {}),
-    })) {
-      failures.add(problem.input, problem.reason);
-    }
-    if (news.server === undefined && Array.isArray(behindNat) && behindNat.includes("provider") && !behindNat.includes("consumer")) {
-      failures.add("server", `the provider is behind NAT, and the provider serves unless told otherwise: set server: "consumer"`);
-    }
+    checkTunnelSettings(failures, "", news);
     return { inputs: news, failures: failures.list };
   },
   async diff(_id, olds, news) {

@@ -9,28 +9,16 @@ import { join } from "node:path";
 import { WIREGUARD_IFNAME_PREFIX } from "../../agent/gateway/index.js";
 import { runIn } from "../../provider/host/exec.js";
 import { Cidr } from "../../provider/net/cidr.js";
-import { addPodAddress, clusterOf, type LabState } from "../../local-cluster/lab.js";
+import { addPodAddress, clusterOf } from "../../local-cluster/lab.js";
 import { adminConfig } from "../support/install.js";
 import { withLab } from "../support/labs.js";
 import { projectTraces } from "../support/leaks.js";
 import { pingReplies } from "../support/probes.js";
-import { PulumiWorkspace } from "../support/pulumi.js";
+import { configureForLab, plannedSteps, PulumiWorkspace } from "../support/pulumi.js";
 
 const PROGRAM = join(__dirname, "..", "..", "examples", "in-band");
 
-async function configure(workspace: PulumiWorkspace, lab: LabState): Promise<void> {
-  for (const cluster of lab.clusters) {
-    await workspace.ok(["config", "set", `${cluster.name}Kubeconfig`, cluster.kubeconfig]);
-    await workspace.ok(["config", "set", `${cluster.name}PodCidr`, cluster.podCidr]);
-    await workspace.ok(["config", "set", `${cluster.name}ServiceCidr`, cluster.serviceCidr]);
-  }
-  await workspace.ok(["config", "set", "aGatewayAddress", clusterOf(lab, "a").publicAddress]);
-}
 
-async function plannedSteps(workspace: PulumiWorkspace): Promise<string[]> {
-  const preview = JSON.parse((await workspace.ok(["preview", "--json"])).stdout) as { steps: { op: string; urn: string }[] };
-  return preview.steps.filter((s) => !s.urn.includes("pulumi:pulumi:Stack")).map((s) => `${s.op} ${s.urn.split("::").pop()}`);
-}
 
 describe("in-band peering through the pulumi CLI", () => {
   test("GIVEN clusters that only their gateways connect WHEN preview, up, no-change preview and refresh, tunnel port change, destroy THEN each does what it says and nothing is left", async () => {
@@ -38,7 +26,7 @@ describe("in-band peering through the pulumi CLI", () => {
       const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
       const workspace = await PulumiWorkspace.create(PROGRAM);
       try {
-        await configure(workspace, lab);
+        await configureForLab(workspace, lab);
         expect((await plannedSteps(workspace)).sort()).toEqual(["create a", "create b", "create b-to-a"]);
 
         const up = await workspace.ok(["up", "--yes"]);

@@ -17,7 +17,7 @@ import { pingReplies } from "../support/probes.js";
 import { adminConfig } from "../support/install.js";
 import { sharedLab } from "../support/labs.js";
 import { projectTraces } from "../support/leaks.js";
-import { PulumiWorkspace } from "../support/pulumi.js";
+import { configureForLab, plannedSteps, PulumiWorkspace } from "../support/pulumi.js";
 
 const PROGRAM = join(__dirname, "..", "..", "examples", "local-peering");
 
@@ -25,14 +25,6 @@ function client(cluster: ClusterState): k8s.CoreV1Api {
   return adminConfig(cluster).makeApiClient(k8s.CoreV1Api);
 }
 
-async function configure(workspace: PulumiWorkspace, lab: LabState): Promise<void> {
-  for (const cluster of lab.clusters) {
-    await workspace.ok(["config", "set", `${cluster.name}Kubeconfig`, cluster.kubeconfig]);
-    await workspace.ok(["config", "set", `${cluster.name}PodCidr`, cluster.podCidr]);
-    await workspace.ok(["config", "set", `${cluster.name}ServiceCidr`, cluster.serviceCidr]);
-  }
-  await workspace.ok(["config", "set", "aGatewayAddress", clusterOf(lab, "a").publicAddress]);
-}
 
 /** A ping from a pod address of b to one of a, which only the tunnel carries. */
 async function pingThroughTunnel(lab: LabState, host: number): Promise<void> {
@@ -48,11 +40,6 @@ async function expectNoTunnelInterfaces(lab: LabState): Promise<void> {
   for (const cluster of lab.clusters) expect(await runIn(cluster.netns, "ip", ["-o", "link", "show"])).not.toContain(WIREGUARD_IFNAME_PREFIX);
 }
 
-/** The steps a preview proposes, as `op name` (e.g. `create b-to-a`), without the stack itself. */
-async function plannedSteps(workspace: PulumiWorkspace): Promise<string[]> {
-  const preview = JSON.parse((await workspace.ok(["preview", "--json"])).stdout) as { steps: { op: string; urn: string }[] };
-  return preview.steps.filter((s) => !s.urn.includes("pulumi:pulumi:Stack")).map((s) => `${s.op} ${s.urn.split("::").pop()}`);
-}
 
 async function nodeCapacity(b: ClusterState, name: string): Promise<Record<string, string> | undefined> {
   return (await client(b).readNode({ name })).status?.capacity;
@@ -68,7 +55,7 @@ describe("out-of-band peering through the pulumi CLI", () => {
     const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
     const workspace = await PulumiWorkspace.create(PROGRAM);
     try {
-      await configure(workspace, lab);
+      await configureForLab(workspace, lab);
       expect((await plannedSteps(workspace)).sort()).toEqual(["create a", "create a-token", "create b", "create b-to-a", "create b-to-a-tunnel"]);
 
       const up = await workspace.ok(["up", "--yes"]);
@@ -175,7 +162,7 @@ describe("out-of-band peering through the pulumi CLI", () => {
     const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
     const workspace = await PulumiWorkspace.create(PROGRAM);
     try {
-      await configure(workspace, lab);
+      await configureForLab(workspace, lab);
       const run = execa("pulumi", ["up", "--yes", "--non-interactive"], { cwd: workspace.programDir, env: workspace.env, reject: false, stdin: "ignore" });
       const secrets = client(b);
       // Half-way: the consumer holds its identity, the virtual node does not exist yet.
@@ -211,7 +198,7 @@ describe("out-of-band peering through the pulumi CLI", () => {
   test("GIVEN a malformed kubeconfig WHEN previewed THEN check fails naming the resource and the property, and nothing is created", async () => {
     const workspace = await PulumiWorkspace.create(PROGRAM);
     try {
-      await configure(workspace, lab);
+      await configureForLab(workspace, lab);
       const broken = join(workspace.dir, "broken.kubeconfig");
       writeFileSync(broken, "apiVersion: v1\nkind: Config\nclusters: [");
       await workspace.ok(["config", "set", "bKubeconfig", broken]);

@@ -8,6 +8,7 @@ import { execa } from "execa";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { clusterOf, type LabState } from "../../local-cluster/lab.js";
 
 const REPO = join(__dirname, "..", "..");
 
@@ -104,4 +105,23 @@ export class PulumiWorkspace {
   dispose(): void {
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** The steps a preview proposes, as `op name` (e.g. `create b-to-a`), without the stack itself. */
+export async function plannedSteps(workspace: PulumiWorkspace): Promise<string[]> {
+  const preview = JSON.parse((await workspace.ok(["preview", "--json"])).stdout) as { steps: { op: string; urn: string }[] };
+  return preview.steps.filter((s) => !s.urn.includes("pulumi:pulumi:Stack")).map((s) => `${s.op} ${s.urn.split("::").pop()}`);
+}
+
+/**
+ * Sets the config the one-stack examples read from a lab: `<name>Kubeconfig`, `<name>PodCidr`,
+ * `<name>ServiceCidr` of every cluster, and `aGatewayAddress` (where cluster a's gateway serves).
+ */
+export async function configureForLab(workspace: PulumiWorkspace, lab: LabState): Promise<void> {
+  for (const cluster of lab.clusters) {
+    await workspace.ok(["config", "set", `${cluster.name}Kubeconfig`, cluster.kubeconfig]);
+    await workspace.ok(["config", "set", `${cluster.name}PodCidr`, cluster.podCidr]);
+    await workspace.ok(["config", "set", `${cluster.name}ServiceCidr`, cluster.serviceCidr]);
+  }
+  await workspace.ok(["config", "set", "aGatewayAddress", clusterOf(lab, "a").publicAddress]);
 }
