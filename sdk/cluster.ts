@@ -38,6 +38,12 @@ export interface ClusterArgs {
   /** The cluster's service CIDR. @example "10.96.0.0/12" */
   readonly serviceCidr: pulumi.Input<string>;
   /**
+   * The cluster's external CIDR, if it exposes addresses beyond its pods (e.g. node or load
+   * balancer addresses) to peers: its gateway announces it, and peers route it into the tunnel,
+   * remapped where it overlaps their own ranges. @default none
+   */
+  readonly externalCidr?: pulumi.Input<string>;
+  /**
    * API server URL as consumers reach it, when it differs from the kubeconfig's (NAT, a load
    * balancer). @default the kubeconfig's server
    */

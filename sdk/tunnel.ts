@@ -43,6 +43,10 @@ export interface TunnelEnd {
   readonly podCidr: string;
   /** The other side's pod CIDR as this side sees it: remapped when the two overlap. */
   readonly remotePodCidrAsSeen: string;
+  /** The side's external CIDR, when its `Cluster` has one. */
+  readonly externalCidr?: string;
+  /** The other side's external CIDR as this side sees it, when it has one. */
+  readonly remoteExternalCidrAsSeen?: string;
   /** The WireGuard interface's name. */
   readonly interfaceName: string;
   /** Latest handshake (RFC 3339), when the tunnel was last created or updated. */

@@ -139,6 +139,7 @@ export class TunnelGateway {
       const others = all.filter((e) => e.metadata.uid !== uid).flatMap((e) => [e.status?.remotePodCidrAsSeen, e.status?.remoteExternalCidrAsSeen]);
       view = chooseRemoteView({
         localPodCidr: Cidr.parse(identity.podCidr),
+        ...(identity.externalCidr ? { localExternalCidr: Cidr.parse(identity.externalCidr) } : {}),
         remotePodCidr: Cidr.parse(spec.remote.podCidr),
         ...(spec.remote.externalCidr ? { remoteExternalCidr: Cidr.parse(spec.remote.externalCidr) } : {}),
         reserved: [
@@ -207,6 +208,7 @@ export class TunnelGateway {
       observedGeneration: endpoint.metadata.generation!,
       publicKey,
       podCidr: identity.podCidr!,
+      ...(identity.externalCidr ? { externalCidr: identity.externalCidr } : {}),
       interfaceName: ifname,
       slot,
       ...(view ? { remotePodCidrAsSeen: view.remotePodCidrAsSeen.toString() } : {}),

@@ -86,6 +86,8 @@ export interface ClusterIdentity {
   readonly podCidr?: string;
   /** The cluster's service CIDR, which its gateway never lets a peer's range be seen under. */
   readonly serviceCidr?: string;
+  /** The cluster's external CIDR, which its gateway announces to peers beside the pod CIDR. */
+  readonly externalCidr?: string;
 }
 
 /** Input of {@link ensureClusterIdentity}: everything of the identity but the generated id. */
@@ -103,6 +105,8 @@ export interface ClusterIdentityArgs {
   readonly podCidr?: string;
   /** The cluster's service CIDR. @example "10.200.0.0/16" */
   readonly serviceCidr?: string;
+  /** The cluster's external CIDR, if any. @example "10.220.0.0/24" */
+  readonly externalCidr?: string;
 }
 
 /** What {@link ensureClusterIdentity} returns. */
@@ -135,6 +139,7 @@ function identityConfigMap(clusterId: string, args: ClusterIdentityArgs): k8s.V1
       apiServerCa: args.apiServerCaPem,
       ...(args.podCidr ? { podCidr: args.podCidr } : {}),
       ...(args.serviceCidr ? { serviceCidr: args.serviceCidr } : {}),
+      ...(args.externalCidr ? { externalCidr: args.externalCidr } : {}),
     },
   };
 }
@@ -178,9 +183,17 @@ export async function getClusterIdentity(kc: k8s.KubeConfig): Promise<ClusterIde
     describeFailure(`${STEP}: reading ConfigMap ${SYSTEM_NAMESPACE}/${CLUSTER_IDENTITY_CONFIGMAP}`, serverOf(kc)),
   );
   const data = cm?.data ?? {};
-  const { clusterId, clusterName, apiServerUrl, apiServerCa, podCidr, serviceCidr } = data;
+  const { clusterId, clusterName, apiServerUrl, apiServerCa, podCidr, serviceCidr, externalCidr } = data;
   if (!isClusterId(clusterId) || clusterName === undefined || !apiServerUrl || !apiServerCa) return undefined;
-  return { clusterId, clusterName, apiServerUrl, apiServerCaPem: apiServerCa, ...(podCidr ? { podCidr } : {}), ...(serviceCidr ? { serviceCidr } : {}) };
+  return {
+    clusterId,
+    clusterName,
+    apiServerUrl,
+    apiServerCaPem: apiServerCa,
+    ...(podCidr ? { podCidr } : {}),
+    ...(serviceCidr ? { serviceCidr } : {}),
+    ...(externalCidr ? { externalCidr } : {}),
+  };
 }
 
 /** Input of {@link ensureAuthServiceTls}. */

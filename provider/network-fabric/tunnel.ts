@@ -46,6 +46,10 @@ export interface TunnelEndView {
   readonly podCidr: string;
   /** The other side's pod CIDR as this side sees it (remapped when they overlap). */
   readonly remotePodCidrAsSeen: string;
+  /** The side's external CIDR, when it has one. */
+  readonly externalCidr?: string;
+  /** The other side's external CIDR as this side sees it, when it has one. */
+  readonly remoteExternalCidrAsSeen?: string;
   /** The WireGuard interface's name. */
   readonly interfaceName: string;
   /** Time of the latest handshake, RFC 3339. */
@@ -72,7 +76,11 @@ const describeSide = (sides: TunnelSides, side: PeeringSide): string => `${side}
 /** What a side's gateway last announced, for the other side's spec (possibly of an older generation). */
 function announced(endpoint: TunnelEndpoint | undefined): Omit<TunnelRemote, "endpoint"> {
   const status = endpoint?.status;
-  return { ...(status?.publicKey ? { publicKey: status.publicKey } : {}), ...(status?.podCidr ? { podCidr: status.podCidr } : {}) };
+  return {
+    ...(status?.publicKey ? { publicKey: status.publicKey } : {}),
+    ...(status?.podCidr ? { podCidr: status.podCidr } : {}),
+    ...(status?.externalCidr ? { externalCidr: status.externalCidr } : {}),
+  };
 }
 
 /** Waits until `side`'s gateway has answered its current spec (and, with `connected`, reports the tunnel up). */
@@ -106,6 +114,8 @@ function viewOf(endpoint: TunnelEndpoint, settings: TunnelSettings, side: Peerin
     ...(settings.server === side ? { endpoint: `${settings.serverAddress}:${settings.port}` } : {}),
     podCidr: status.podCidr!,
     remotePodCidrAsSeen: status.remotePodCidrAsSeen ?? "",
+    ...(status.externalCidr ? { externalCidr: status.externalCidr } : {}),
+    ...(status.remoteExternalCidrAsSeen ? { remoteExternalCidrAsSeen: status.remoteExternalCidrAsSeen } : {}),
     interfaceName: status.interfaceName ?? "",
     ...(status.latestHandshake ? { latestHandshake: status.latestHandshake } : {}),
     ...(status.rttMs !== undefined ? { rttMs: status.rttMs } : {}),

@@ -17,6 +17,7 @@ export interface ClusterInputs {
   readonly kubeconfig: string;
   readonly podCidr: string;
   readonly serviceCidr: string;
+  readonly externalCidr?: string;
   readonly apiServerUrl?: string;
   readonly authService?: { readonly address?: string; readonly port?: number };
   readonly gateway?: { readonly address?: string; readonly port?: number };
@@ -48,6 +49,7 @@ function check(_olds: ClusterInputs, inputs: ClusterInputs): Promise<pulumi.dyna
   checkKubeconfig(failures, "kubeconfig", news["kubeconfig"], owner);
   checkCidr(failures, "podCidr", news["podCidr"]);
   checkCidr(failures, "serviceCidr", news["serviceCidr"]);
+  if (news["externalCidr"] !== undefined) checkCidr(failures, "externalCidr", news["externalCidr"]);
   checkPort(failures, "authService.port", (news["authService"] as ClusterInputs["authService"])?.port);
   checkPort(failures, "gateway.port", (news["gateway"] as ClusterInputs["gateway"])?.port);
   checkSeconds(failures, "timeoutSeconds", news["timeoutSeconds"]);
@@ -92,6 +94,7 @@ async function install(inputs: ClusterInputs): Promise<{ id: string; outs: Clust
     apiServerCaPem: caPem,
     podCidr: inputs.podCidr,
     serviceCidr: inputs.serviceCidr,
+    ...(inputs.externalCidr ? { externalCidr: inputs.externalCidr } : {}),
   });
   const partialOuts = { ...inputs, clusterId, apiServerUrl, authUrl, authCaCert: "", gatewayEndpoint };
   return orPartial(clusterId, partialOuts, async () => {
@@ -109,7 +112,7 @@ async function install(inputs: ClusterInputs): Promise<{ id: string; outs: Clust
 export const provider: pulumi.dynamic.ResourceProvider<ClusterInputs, ClusterOutputs> = {
   check,
   async diff(_id, olds, news) {
-    const changed = changedProperties(olds, news, ["name", "kubeconfig", "podCidr", "serviceCidr", "authService", "gateway", "agent", "timeoutSeconds", "force"]);
+    const changed = changedProperties(olds, news, ["name", "kubeconfig", "podCidr", "serviceCidr", "externalCidr", "authService", "gateway", "agent", "timeoutSeconds", "force"]);
     // Outputs hold the resolved URL: compare what the inputs resolve to, not the inputs as given.
     if (resolvedApiServerUrl(news) !== olds.apiServerUrl) changed.push("apiServerUrl");
     return { changes: changed.length > 0, replaces: [], deleteBeforeReplace: false };

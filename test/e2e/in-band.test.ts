@@ -6,13 +6,11 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { join } from "node:path";
-import { WIREGUARD_IFNAME_PREFIX } from "../../agent/gateway/index.js";
-import { runIn } from "../../provider/host/exec.js";
 import { Cidr } from "../../provider/net/cidr.js";
 import { addPodAddress, clusterOf } from "../../local-cluster/lab.js";
 import { adminConfig } from "../support/install.js";
 import { withLab } from "../support/labs.js";
-import { projectTraces } from "../support/leaks.js";
+import { projectTraces, tunnelTraces } from "../support/leaks.js";
 import { pingReplies } from "../support/probes.js";
 import { configureForLab, plannedSteps, PulumiWorkspace } from "../support/pulumi.js";
 
@@ -59,7 +57,7 @@ describe("in-band peering through the pulumi CLI", () => {
       }
       expect(await projectTraces(a.kubeconfig)).toEqual([]);
       expect(await projectTraces(b.kubeconfig)).toEqual([]);
-      for (const cluster of [a, b]) expect(await runIn(cluster.netns, "ip", ["-o", "link", "show"])).not.toContain(WIREGUARD_IFNAME_PREFIX);
+      for (const cluster of [a, b]) expect(await tunnelTraces(cluster)).toEqual([]);
     });
   });
 });

@@ -10,13 +10,11 @@ import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
 import { VIRTUAL_NODE_TAINT } from "../../provider/virtual-node/node.js";
 import { poll } from "../../provider/wait/poll.js";
 import { addPodAddress, clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
-import { WIREGUARD_IFNAME_PREFIX } from "../../agent/gateway/index.js";
-import { runIn } from "../../provider/host/exec.js";
 import { Cidr } from "../../provider/net/cidr.js";
 import { pingReplies } from "../support/probes.js";
 import { adminConfig } from "../support/install.js";
 import { sharedLab } from "../support/labs.js";
-import { projectTraces } from "../support/leaks.js";
+import { projectTraces, tunnelTraces } from "../support/leaks.js";
 import { configureForLab, plannedSteps, PulumiWorkspace } from "../support/pulumi.js";
 
 const PROGRAM = join(__dirname, "..", "..", "examples", "local-peering");
@@ -35,9 +33,15 @@ async function pingThroughTunnel(lab: LabState, host: number): Promise<void> {
   expect(await pingReplies(b.netns, bPod, aPod)).toMatch(/3 received/);
 }
 
-/** No WireGuard interface of the project's left in either cluster's namespace. */
-async function expectNoTunnelInterfaces(lab: LabState): Promise<void> {
-  for (const cluster of lab.clusters) expect(await runIn(cluster.netns, "ip", ["-o", "link", "show"])).not.toContain(WIREGUARD_IFNAME_PREFIX);
+/** The WireGuard interfaces a stack's state names, for checking their sockets are gone after destroy. */
+async function interfacesInState(workspace: PulumiWorkspace): Promise<string[]> {
+  const exported = (await workspace.ok(["stack", "export"])).stdout;
+  return [...new Set([...exported.matchAll(/"interfaceName":\s*"(lqw[0-9a-f]+)"/g)].map((m) => m[1]!))];
+}
+
+/** Nothing of any tunnel left in either cluster. */
+async function expectNoTunnelTraces(lab: LabState, ifnames: readonly string[]): Promise<void> {
+  for (const cluster of lab.clusters) expect(await tunnelTraces(cluster, ifnames)).toEqual([]);
 }
 
 
@@ -141,10 +145,12 @@ describe("out-of-band peering through the pulumi CLI", () => {
       expect(await nodeCapacity(b, "liqo-a")).toEqual({ cpu: "3", memory: "4Gi", pods: "20" });
       await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
 
+      const ifnames = await interfacesInState(workspace);
+      expect(ifnames).toHaveLength(2);
       await workspace.ok(["destroy", "--yes"]);
       expect(await projectTraces(a.kubeconfig)).toEqual([]);
       expect(await projectTraces(b.kubeconfig)).toEqual([]);
-      await expectNoTunnelInterfaces(lab);
+      await expectNoTunnelTraces(lab, ifnames);
 
       // And again: a destroyed peering can be made anew.
       await workspace.ok(["up", "--yes"]);
@@ -155,7 +161,7 @@ describe("out-of-band peering through the pulumi CLI", () => {
     }
     expect(await projectTraces(a.kubeconfig)).toEqual([]);
     expect(await projectTraces(b.kubeconfig)).toEqual([]);
-    await expectNoTunnelInterfaces(lab);
+    await expectNoTunnelTraces(lab, []);
   });
 
   test("GIVEN a pulumi up killed half-way through the peering WHEN run again THEN it converges and destroy leaves nothing", async () => {

@@ -8,7 +8,6 @@
 import * as k8s from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE, tenantNamespace } from "../../provider/api/index.js";
 import { ensurePeeringTokenSecret, forgePeeringToken } from "../../provider/authentication/tokens.js";
-import { runIn } from "../../provider/host/exec.js";
 import { loadKubeconfig } from "../../provider/kube/client.js";
 import { Cidr } from "../../provider/net/cidr.js";
 import { createInBandPeering, deleteInBandPeering, providerTunnelIp, readInBandPeering } from "../../provider/peering/in-band.js";
@@ -18,9 +17,9 @@ import { progressTo } from "../../provider/peering/progress.js";
 import { TUNNEL_DEFAULTS, type TunnelSettings } from "../../provider/network-fabric/tunnel-plan.js";
 import { AUTH_SERVICE_PORT } from "../../local-cluster/control-plane.js";
 import { addPodAddress, clusterOf } from "../../local-cluster/lab.js";
-import { WIREGUARD_IFNAME_PREFIX } from "../../agent/gateway/index.js";
 import { installForPeering } from "../support/install.js";
 import { withLab } from "../support/labs.js";
+import { tunnelTraces } from "../support/leaks.js";
 import { pingReplies } from "../support/probes.js";
 
 describe("in-band peering under the gateway-only profile", () => {
@@ -84,7 +83,7 @@ describe("in-band peering under the gateway-only profile", () => {
       expect(await getOutgoingPeering(consumer.kc, provider.clusterId)).toBeUndefined();
       expect(await getIdentityKubeconfig(consumer.kc, provider.clusterId)).toBeUndefined();
       expect(await provider.kc.makeApiClient(k8s.CoreV1Api).readNamespace({ name: tenantNamespace(consumer.clusterId) }).then(() => "present", () => "gone")).toBe("gone");
-      for (const cluster of [a, b]) expect(await runIn(cluster.netns, "ip", ["-o", "link", "show"])).not.toContain(WIREGUARD_IFNAME_PREFIX);
+      for (const cluster of [a, b]) expect(await tunnelTraces(cluster)).toEqual([]);
     });
   });
 });

@@ -5,11 +5,8 @@
  * ways, and the WireGuard counters show it); a port change re-converges in place; a killed
  * wireguard-go comes back by itself; delete leaves nothing on either side.
  */
-import * as k8s from "@kubernetes/client-node";
-import { existsSync } from "node:fs";
 import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
 import { ensurePeeringTokenSecret, forgePeeringToken } from "../../provider/authentication/tokens.js";
-import { runIn } from "../../provider/host/exec.js";
 import { stopProcess } from "../../provider/host/processes.js";
 import { getIdentityKubeconfig } from "../../provider/peering/outgoing.js";
 import { createPeering, deletePeering, type PeeringRecord } from "../../provider/peering/peering.js";
@@ -22,9 +19,11 @@ import { TUNNEL_DEFAULTS, type TunnelSettings } from "../../provider/network-fab
 import { poll } from "../../provider/wait/poll.js";
 import { API_SERVER_PORT, AUTH_SERVICE_PORT } from "../../local-cluster/control-plane.js";
 import { addPodAddress, clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
-import { findWireguardProcess, linkExistsIn, readWireguardStatus, wireguardSocketPath } from "../../agent/gateway/index.js";
+import { addPodAddress as addAddressInNamespace } from "../../local-cluster/netns.js";
+import { findWireguardProcess, readWireguardStatus } from "../../agent/gateway/index.js";
 import { installForPeering, type InstalledCluster } from "../support/install.js";
 import { sharedLab, withLab } from "../support/labs.js";
+import { tunnelTraces } from "../support/leaks.js";
 import { pingReplies, tcpTransfer } from "../support/probes.js";
 
 const progress = progressTo(() => undefined);
@@ -40,10 +39,10 @@ interface Pair {
   readonly sides: TunnelSides;
 }
 
-async function peer(lab: LabState): Promise<Pair> {
+async function peer(lab: LabState, options: { readonly externalCidr?: string } = {}): Promise<Pair> {
   const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
-  const provider = await installForPeering(a);
-  const consumer = await installForPeering(b);
+  const provider = await installForPeering(a, options);
+  const consumer = await installForPeering(b, options);
   const token = forgePeeringToken();
   await ensurePeeringTokenSecret(provider.kc, { tokenId: token.tokenId, secretHash: token.secretHash });
   const record = await createPeering(
@@ -93,17 +92,6 @@ async function expectTrafficThroughTunnel(pair: Pair, tunnel: TunnelRecord, host
   expect(after[1]! - before[1]!).toBeGreaterThanOrEqual(TRANSFER_BYTES);
 }
 
-/** Nothing of the tunnel left in `cluster`'s namespace: no lqw link, route, rule, NAT rule, socket or key Secret. */
-async function expectNoTunnelTraces(cluster: ClusterState, kc: k8s.KubeConfig, ifname: string): Promise<void> {
-  expect(await linkExistsIn(cluster.netns, ifname)).toBe(false);
-  expect(await findWireguardProcess(cluster.netns, ifname)).toBeUndefined();
-  expect(existsSync(wireguardSocketPath(ifname))).toBe(false);
-  expect(await runIn(cluster.netns, "ip", ["route", "show", "table", "all"])).not.toContain("lqw");
-  expect(await runIn(cluster.netns, "ip", ["rule", "show"])).not.toMatch(/fwmark/);
-  for (const table of ["mangle", "nat"]) expect(await runIn(cluster.netns, "iptables", ["-w", "-t", table, "-S"])).not.toContain("pulumi-liqo:");
-  const secrets = await kc.makeApiClient(k8s.CoreV1Api).listNamespacedSecret({ namespace: SYSTEM_NAMESPACE });
-  expect(secrets.items.map((s) => s.metadata?.name).filter((n) => n?.startsWith("wireguard-"))).toEqual([]);
-}
 
 describe("tunnel steps on real clusters", () => {
   test("GIVEN b peered with a (distinct pod CIDRs) WHEN the tunnel is built, its port changed, its wireguard-go killed and it is deleted THEN pods talk through it each time and nothing is left", async () => {
@@ -141,24 +129,32 @@ describe("tunnel steps on real clusters", () => {
       });
 
       await deleteTunnel(pair.sides, 60_000, progress);
-      await expectNoTunnelTraces(pair.a, pair.provider.kc, moved.provider.interfaceName);
-      await expectNoTunnelTraces(pair.b, pair.consumer.kc, moved.consumer.interfaceName);
+      expect(await tunnelTraces(pair.a, [moved.provider.interfaceName])).toEqual([]);
+      expect(await tunnelTraces(pair.b, [moved.consumer.interfaceName])).toEqual([]);
       expect((await readTunnel(pair.sides, settings)).gone).toBe(true);
     } finally {
       await unpeer(pair);
     }
   });
 
-  test("GIVEN the same pod CIDR on both sides and the consumer behind NAT WHEN the tunnel is built with the provider serving THEN each side sees the other remapped and pods talk both ways", async () => {
+  test("GIVEN the same pod and external CIDRs on both sides and the consumer behind NAT WHEN the tunnel is built with the provider serving THEN each side sees the other remapped, pods talk both ways, and external addresses are reached", async () => {
     await withLab([{ name: "a", podCidr: "10.150.0.0/16" }, { name: "b", podCidr: "10.150.0.0/16" }], // Only b's API server and auth service are forwarded (for the test's own install), not its gateway port.
       { profile: "nat", behindNat: ["b"], natForwards: [{ protocol: "tcp", port: API_SERVER_PORT }, { protocol: "tcp", port: AUTH_SERVICE_PORT }] }, async (lab) => {
-      const pair = await peer(lab);
+      const external = "10.220.0.0/24";
+      const pair = await peer(lab, { externalCidr: external });
       try {
         const settings: TunnelSettings = { server: "provider", serverAddress: pair.a.publicAddress, ...TUNNEL_DEFAULTS, behindNat: ["consumer"] };
         const tunnel = await ensureTunnel(pair.sides, settings, 60_000, progress);
         expect(tunnel.consumer.remotePodCidrAsSeen).not.toBe("10.150.0.0/16");
         expect(tunnel.provider.remotePodCidrAsSeen).not.toBe("10.150.0.0/16");
+        expect(tunnel.provider.externalCidr).toBe(external);
+        const externalAsSeen = Cidr.parse(tunnel.consumer.remoteExternalCidrAsSeen!);
+        expect(externalAsSeen.overlaps(Cidr.parse(external))).toBe(false);
+        expect(externalAsSeen.overlaps(Cidr.parse(tunnel.consumer.remotePodCidrAsSeen))).toBe(false);
         await expectTrafficThroughTunnel(pair, tunnel, 40);
+        // An external address of a (here on its pods bridge) is reached from b's pod at its remapped address.
+        await addAddressInNamespace(pair.a.netns, Cidr.parse(external).nth(9));
+        expect(await pingReplies(pair.b.netns, Cidr.parse(pair.b.podCidr).nth(41), externalAsSeen.nth(9))).toMatch(/3 received/);
         // The provider saw the consumer through its NAT router, not at its private address.
         const seen = (await readWireguardStatus(pair.a.netns, tunnel.provider.interfaceName)).peers[0]?.endpoint ?? "";
         expect(seen.split(":")[0]).toBe(pair.b.publicAddress);

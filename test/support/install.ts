@@ -28,7 +28,7 @@ export interface InstalledCluster {
  * Installs what peering needs and waits until the cluster's agent reports serving the new
  * certificate (read from the API server: under `gateway-only` the auth service is out of reach).
  */
-export async function installForPeering(cluster: ClusterState): Promise<InstalledCluster> {
+export async function installForPeering(cluster: ClusterState, options: { readonly externalCidr?: string } = {}): Promise<InstalledCluster> {
   const kc = adminConfig(cluster);
   await ensureSystemNamespace(kc);
   await ensureCustomResourceDefinitions(kc);
@@ -39,6 +39,7 @@ export async function installForPeering(cluster: ClusterState): Promise<Installe
     apiServerCaPem: ca,
     podCidr: cluster.podCidr,
     serviceCidr: cluster.serviceCidr,
+    ...options,
   });
   const { caPem, certPem } = await ensureAuthServiceTls(kc, { hosts: [cluster.publicAddress] });
   await waitForAgent(kc, certPem, 30_000);

@@ -1,9 +1,15 @@
 /**
  * What this project leaves in a cluster: every object of its own (namespaces, CRDs, CSRs, virtual
- * nodes and their leases, RBAC). A test asserts the list is empty after destroy or unpeer.
+ * nodes and their leases, RBAC), and what a tunnel leaves in a cluster's network namespace. A
+ * test asserts the lists are empty after destroy or unpeer.
  */
 import * as k8s from "@kubernetes/client-node";
-import { API_GROUP, MANAGED_BY, MANAGED_BY_LABEL } from "../../provider/api/index.js";
+import { existsSync, readFileSync } from "node:fs";
+import { wireguardSocketPath } from "../../agent/gateway/index.js";
+import type { ClusterState } from "../../local-cluster/lab.js";
+import { API_GROUP, MANAGED_BY, MANAGED_BY_LABEL, SYSTEM_NAMESPACE } from "../../provider/api/index.js";
+import { runIn } from "../../provider/host/exec.js";
+import { namespacePids } from "../../provider/host/namespaces.js";
 
 /** Names of every object of this project in the cluster of `kubeconfigPath`. */
 export async function projectTraces(kubeconfigPath: string): Promise<string[]> {
@@ -31,4 +37,37 @@ export async function projectTraces(kubeconfigPath: string): Promise<string[]> {
     ...bindings.items.map((b) => `clusterrolebinding ${b.metadata?.name}`),
     ...kubeSystemBindings.items.map((b) => `rolebinding kube-system/${b.metadata?.name}`),
   ];
+}
+
+/**
+ * What a tunnel may leave in a local cluster's namespace and API: WireGuard links and their
+ * wireguard-go processes, routes into them, the fabric's policy rules and tagged NAT rules, the
+ * gateways' key Secrets, and the control sockets of `ifnames` (the socket directory is shared by
+ * every namespace, so only named interfaces are checked there). Empty when nothing is left.
+ */
+export async function tunnelTraces(cluster: ClusterState, ifnames: readonly string[] = []): Promise<string[]> {
+  const traces: string[] = [];
+  const links = await runIn(cluster.netns, "ip", ["-o", "link", "show"]);
+  traces.push(...[...links.matchAll(/^\d+: (lqw[0-9a-f]+)/gm)].map((m) => `link ${m[1]}`));
+  for (const pid of await namespacePids(cluster.netns)) {
+    const argv = (() => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      } catch {
+        return [];
+      }
+    })();
+    if (argv[0]?.endsWith("wireguard-go")) traces.push(`process wireguard-go ${argv.at(-2) ?? ""} (pid ${pid})`);
+  }
+  traces.push(...(await runIn(cluster.netns, "ip", ["route", "show", "table", "all"])).split("\n").filter((line) => line.includes(" dev lqw")).map((line) => `route ${line}`));
+  traces.push(...(await runIn(cluster.netns, "ip", ["rule", "show"])).split("\n").filter((line) => line.includes("fwmark")).map((line) => `rule ${line}`));
+  for (const table of ["mangle", "nat"]) {
+    traces.push(...(await runIn(cluster.netns, "iptables", ["-w", "-t", table, "-S"])).split("\n").filter((line) => line.includes("pulumi-liqo:")).map((line) => `iptables -t ${table} ${line}`));
+  }
+  traces.push(...ifnames.filter((ifname) => existsSync(wireguardSocketPath(ifname))).map((ifname) => `socket ${wireguardSocketPath(ifname)}`));
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(cluster.kubeconfig);
+  const secrets = await kc.makeApiClient(k8s.CoreV1Api).listNamespacedSecret({ namespace: SYSTEM_NAMESPACE }).catch(() => ({ items: [] as k8s.V1Secret[] }));
+  traces.push(...secrets.items.map((s) => s.metadata?.name ?? "").filter((name) => name.startsWith("wireguard-")).map((name) => `secret ${SYSTEM_NAMESPACE}/${name}`));
+  return traces;
 }
