@@ -23,6 +23,7 @@ import {
   type KeyPair,
 } from "./pki.js";
 import { startInNamespace, type ProcessRecord } from "../provider/host/processes.js";
+import { AGENT_NODE_FLAGS } from "../provider/cluster/agent-deployment.js";
 
 /** The port every local API server listens on. */
 export const API_SERVER_PORT = 6443;
@@ -229,6 +230,7 @@ export function startAgent(spec: ControlPlaneSpec, onStarted: (record: ProcessRe
       "agent",
       process.execPath,
       [
+        ...AGENT_NODE_FLAGS,
         agentEntryPoint(),
         ...["--kubeconfig", join(spec.dir, "agent.kubeconfig"), "--auth-listen", `0.0.0.0:${AUTH_SERVICE_PORT}`, "--name", `agent-${spec.name}`],
         ...["--gateway-netns", spec.netns, "--gateway-dir", join(spec.dir, "gateway")],
