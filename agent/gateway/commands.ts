@@ -78,7 +78,7 @@ export interface WireguardInterfaceSettings {
   readonly ifname: string;
   /** Path of a file holding the private key (mode 600, deleted right after use). */
   readonly privateKeyFile: string;
-  /** UDP port to listen on. */
+  /** UDP port to listen on; 0 lets WireGuard pick a free one (enough for a side that only dials). */
   readonly listenPort: number;
 }
 
@@ -178,7 +178,7 @@ export function interfaceSpecProblems(spec: {
 }): string[] {
   const problems = [
     ...ifnameProblems(spec.ifname),
-    ...portProblems("listenPort", spec.listenPort),
+    ...(spec.listenPort === 0 ? [] : portProblems("listenPort", spec.listenPort)),
     ...interfaceAddressProblems("address", spec.address),
   ];
   if (!isWireguardKey(spec.privateKey)) problems.push("privateKey: expected 44 characters of base64 encoding 32 bytes");

@@ -46,7 +46,7 @@ export interface WireguardInterfaceSpec {
   readonly ifname: string;
   /** The gateway's private key (base64). It reaches `wg` through a file of mode 600 deleted right after. */
   readonly privateKey: string;
-  /** UDP port the gateway listens on, in its namespace. @example 51820 */
+  /** UDP port the gateway listens on, in its namespace; 0 for any free one. @example 51820 */
   readonly listenPort: number;
   /**
    * The interface's own tunnel-internal address with its prefix: a /30 shared with the peer, or

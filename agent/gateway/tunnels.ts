@@ -72,6 +72,21 @@ function freeSlot(endpoints: readonly TunnelEndpoint[], self: TunnelEndpoint): n
   throw new Error(`${STEP}: every one of the 255 peer slots is taken`);
 }
 
+/**
+ * Each tunnel this gateway serves needs a UDP port of its own (one wireguard-go interface per
+ * tunnel): refuses a port another served tunnel already holds, naming it.
+ */
+function checkServerPort(endpoint: TunnelEndpoint, all: readonly TunnelEndpoint[]): void {
+  const holder = all.find(
+    (e) => e.metadata.uid !== endpoint.metadata.uid && !e.metadata.deletionTimestamp && e.spec.role === "server" && e.spec.listenPort === endpoint.spec.listenPort && e.status?.interfaceName,
+  );
+  if (holder) {
+    throw new Error(
+      `${STEP}: UDP port ${endpoint.spec.listenPort} is already served on this gateway by the tunnel to ${holder.spec.remoteClusterName}; give each tunnel this cluster serves a port of its own`,
+    );
+  }
+}
+
 /** Destinations of the namespace's own routes (its bridges, links, host networks): no remote may be seen under them. */
 async function localRoutes(netns: string, exceptPrefix: string): Promise<Cidr[]> {
   const out = await runIn(netns, "ip", ["-4", "-o", "route", "show", "table", "main"]);
@@ -154,11 +169,14 @@ export class TunnelGateway {
     const previous = this.applied.get(uid);
     let process = previous?.process;
     if (!previous || previous.fingerprint !== fingerprint || !isRunning(previous.process)) {
+      if (spec.role === "server") checkServerPort(endpoint, all);
       const running = await ensureWireguardInterface({
         netns,
         ifname,
         privateKey: keys.privateKey,
-        listenPort: spec.listenPort,
+        // Only the server must be found at a known port; a client dials from any free one, so
+        // one gateway may dial many peers.
+        listenPort: spec.role === "server" ? spec.listenPort : 0,
         address: tunnelAddress(link, spec.role),
         mtu: spec.mtu,
         logFile: join(workDir, `${ifname}.log`),

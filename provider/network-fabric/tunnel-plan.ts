@@ -87,14 +87,14 @@ export function tunnelEndpointName(remoteClusterId: string): string {
 }
 
 /**
- * The /30 holding the two ends' tunnel addresses, derived from the pair of cluster ids so both
- * sides find the same one without telling each other: a block of 169.254.1.0-169.254.254.255
- * (link-local, never a pod or service range), picked by hash. Two peers of one gateway share a
+ * The /30 holding the two ends' tunnel addresses, derived from the peering's two cluster ids so
+ * both sides find the same one without telling each other: a block of 169.254.1.0-169.254.254.255
+ * (link-local, never a pod or service range), picked by hash. The direction counts: b consuming
+ * from a and a consuming from b are two tunnels, on two blocks. Two peers of one gateway share a
  * block with odds of about 1 in 16,000; their interfaces differ, so it costs only the probe.
  */
-export function tunnelLinkCidr(clusterIdA: string, clusterIdB: string): Cidr {
-  const [first, second] = [clusterIdA, clusterIdB].sort();
-  const digest = createHash("sha256").update(`${first}\0${second}`).digest();
+export function tunnelLinkCidr(consumerClusterId: string, providerClusterId: string): Cidr {
+  const digest = createHash("sha256").update(`${consumerClusterId}\0${providerClusterId}`).digest();
   const block = digest.readUInt32BE(0) % (254 * 64);
   const third = 1 + Math.floor(block / 64);
   const fourth = (block % 64) * 4;

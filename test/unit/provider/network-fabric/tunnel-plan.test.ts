@@ -40,9 +40,10 @@ describe("tunnel settings", () => {
 });
 
 describe("tunnel link block", () => {
-  test("GIVEN a pair of clusters WHEN the link block is derived THEN both sides get the same link-local /30, whatever the order", () => {
-    const link = tunnelLinkCidr("00000000000000aa", "00000000000000bb");
+  test("GIVEN a peering WHEN the link block is derived THEN it is a link-local /30, the same each time, and the reverse peering gets another", () => {
+    const link = tunnelLinkCidr("00000000000000bb", "00000000000000aa");
     expect(tunnelLinkCidr("00000000000000bb", "00000000000000aa").toString()).toBe(link.toString());
+    expect(tunnelLinkCidr("00000000000000aa", "00000000000000bb").toString()).not.toBe(link.toString());
     expect(link.prefixLength).toBe(30);
     expect(Cidr.parse("169.254.0.0/16").contains(link.nth(0))).toBe(true);
     expect(link.nth(0)).not.toMatch(/^169\.254\.(0|255)\./);
