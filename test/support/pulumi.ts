@@ -5,7 +5,7 @@
  * repository.
  */
 import { execa } from "execa";
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { clusterOf, type LabState } from "../../local-cluster/lab.js";
@@ -24,6 +24,16 @@ function linkPackages(programDir: string): void {
     if (!entry.startsWith(".")) symlinkSync(join(REPO, "node_modules", entry), join(modules, entry));
   }
   symlinkSync(REPO, join(modules, "pulumi-liqo"));
+}
+
+/** Points the program's `pulumi-liqo` dependency at `tarball` and runs `npm install` there, as a user outside this repository would. */
+async function installFromTarball(programDir: string, tarball: string): Promise<void> {
+  const manifestPath = join(programDir, "package.json");
+  const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as { dependencies: Record<string, string> };
+  manifest.dependencies["pulumi-liqo"] = `file:${tarball}`;
+  writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
+  const result = await execa("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: programDir, reject: false, stdin: "ignore", timeout: 10 * 60_000 });
+  if (result.exitCode !== 0) throw new Error(`npm install of ${tarball} in ${programDir} exited ${result.exitCode}: ${String(result.stderr).slice(-2000)}`);
 }
 
 /** What one `pulumi` command printed. */
@@ -53,15 +63,24 @@ export class PulumiWorkspace {
   /**
    * Copies program directory `source` into a fresh workspace and creates stack `stack`. With
    * `backendOf`, the stack lives in that workspace's backend, as two teams' stacks of one
-   * organization do (so one can read the other's outputs through a StackReference).
+   * organization do (so one can read the other's outputs through a StackReference). With
+   * `tarball`, the program gets its packages as a user's would: `npm install` from the registry,
+   * with `pulumi-liqo` from that packed tarball instead of this repository.
    */
-  static async create(source: string, stack = "test", backendOf?: PulumiWorkspace): Promise<PulumiWorkspace> {
+  static async create(source: string, stack = "test", backendOf?: PulumiWorkspace, tarball?: string): Promise<PulumiWorkspace> {
     const dir = mkdtempSync(join(tmpdir(), "pulumi-liqo-e2e-"));
     const programDir = join(dir, "program");
     mkdirSync(join(dir, "state"));
-    // The program alone: not a node_modules or stack config a demo may have left beside it.
-    cpSync(source, programDir, { recursive: true, filter: (path) => !/\/(node_modules|Pulumi\.[^/]+\.yaml)$/.test(path) });
-    linkPackages(programDir);
+    // The program alone: not a node_modules, lock or stack config a demo may have left beside it.
+    cpSync(source, programDir, { recursive: true, filter: (path) => !/\/(node_modules|package-lock\.json|Pulumi\.[^/]+\.yaml)$/.test(path) });
+    if (tarball) {
+      await installFromTarball(programDir, tarball).catch((error: unknown) => {
+        rmSync(dir, { recursive: true, force: true });
+        throw error;
+      });
+    } else {
+      linkPackages(programDir);
+    }
     const env = {
       PULUMI_BACKEND_URL: backendOf?.env["PULUMI_BACKEND_URL"] ?? `file://${join(dir, "state")}`,
       PULUMI_CONFIG_PASSPHRASE: "e2e-test-passphrase",

@@ -1,0 +1,48 @@
+/**
+ * The package as a user gets it: `npm pack` of this repository, installed with `npm install` into
+ * a fresh program outside it (examples/local-peering's, with its tunnel), then `pulumi up` and
+ * `pulumi destroy` against the shared local clusters.
+ */
+import * as k8s from "@kubernetes/client-node";
+import { execa } from "execa";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { clusterOf } from "../../local-cluster/lab.js";
+import { adminConfig } from "../support/install.js";
+import { sharedLab } from "../support/labs.js";
+import { projectTraces, tunnelTraces } from "../support/leaks.js";
+import { configureForLab, PulumiWorkspace } from "../support/pulumi.js";
+
+const REPO = join(__dirname, "..", "..");
+
+describe("the packed package", () => {
+  test("GIVEN npm pack of the repository WHEN installed into a fresh program and brought up and destroyed THEN the peering and its tunnel work and nothing is left", async () => {
+    const lab = await sharedLab();
+    const packDir = mkdtempSync(join(tmpdir(), "pulumi-liqo-pack-"));
+    let workspace: PulumiWorkspace | undefined;
+    try {
+      const packed = await execa("npm", ["pack", "--json", "--pack-destination", packDir], { cwd: REPO });
+      const [{ filename, files }] = JSON.parse(String(packed.stdout)) as [{ filename: string; files: { path: string }[] }];
+      const paths = files.map((f) => f.path);
+      expect(paths).toEqual(expect.arrayContaining(["dist/sdk/index.js", "dist/sdk/index.d.ts", "dist/provider/resources/tunnel.js", "dist/agent/main.js", "schema.json", "README.md"]));
+      expect(paths.filter((p) => p.startsWith("dist/test/") || p.endsWith(".ts") && !p.endsWith(".d.ts"))).toEqual([]);
+
+      workspace = await PulumiWorkspace.create(join(REPO, "examples", "local-peering"), "packed", undefined, join(packDir, filename));
+      await configureForLab(workspace, lab);
+      await workspace.ok(["up", "--yes"]);
+      expect((await workspace.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");
+      const node = await adminConfig(clusterOf(lab, "b")).makeApiClient(k8s.CoreV1Api).readNode({ name: "liqo-a" });
+      expect(node.status?.conditions?.find((c) => c.type === "Ready")?.status).toBe("True");
+      await workspace.ok(["destroy", "--yes"]);
+    } finally {
+      await workspace?.pulumi(["destroy", "--yes"]);
+      workspace?.dispose();
+      rmSync(packDir, { recursive: true, force: true });
+    }
+    for (const cluster of lab.clusters) {
+      expect(await projectTraces(cluster.kubeconfig)).toEqual([]);
+      expect(await tunnelTraces(cluster)).toEqual([]);
+    }
+  });
+});
