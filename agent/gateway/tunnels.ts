@@ -28,6 +28,7 @@ import { isRunning, type ProcessRecord } from "../../provider/host/processes.js"
 import { runIn } from "../../provider/host/exec.js";
 import type { Reporter } from "../reporter.js";
 import { applyPeerFabric, probeAcross, removePeerFabric } from "./fabric.js";
+import { WIREGUARD_IFNAME_PREFIX } from "./commands.js";
 import { configureWireguardPeer, deleteWireguardInterface, ensureWireguardInterface, readWireguardStatus, wireguardInterfaceName } from "./interface.js";
 import { forgeWireguardKeyPair, wireguardPublicKeyOf, type WireguardKeyPair } from "./keys.js";
 
@@ -117,11 +118,13 @@ export class TunnelGateway {
     const identity = await getClusterIdentity(kc);
     if (!identity) return; // Not installed (yet): nothing can name a tunnel.
     const endpoints = await listTunnelEndpoints(kc, STEP);
+    // The namespace's own routes, read once a pass and only when an endpoint needs them.
+    let routes: Cidr[] | undefined;
     for (const endpoint of endpoints) {
       const label = `TunnelEndpoint ${endpoint.metadata.namespace}/${endpoint.metadata.name}`;
       try {
         if (endpoint.metadata.deletionTimestamp) await this.takeDown(endpoint, identity);
-        else await this.reconcile(endpoint, endpoints, identity);
+        else await this.reconcile(endpoint, endpoints, identity, (routes ??= await localRoutes(this.options.netns, WIREGUARD_IFNAME_PREFIX)));
       } catch (error) {
         const message = (error as Error).message;
         this.options.reporter.warn(`${STEP}: ${label}: ${message}`);
@@ -133,7 +136,7 @@ export class TunnelGateway {
     }
   }
 
-  private async reconcile(endpoint: TunnelEndpoint, all: readonly TunnelEndpoint[], identity: ClusterIdentity): Promise<void> {
+  private async reconcile(endpoint: TunnelEndpoint, all: readonly TunnelEndpoint[], identity: ClusterIdentity, routes: readonly Cidr[]): Promise<void> {
     const { kc, netns, workDir } = this.options;
     const { spec } = endpoint;
     const uid = endpoint.metadata.uid!;
@@ -160,7 +163,7 @@ export class TunnelGateway {
         reserved: [
           ...(identity.serviceCidr ? [Cidr.parse(identity.serviceCidr)] : []),
           ...others.filter((c): c is string => !!c).map((c) => Cidr.parse(c)),
-          ...(await localRoutes(netns, "lqw")),
+          ...routes,
         ],
       });
     }

@@ -90,8 +90,8 @@ describe("gateway: keys, names and wg output (no cluster)", () => {
 
   test("GIVEN a bad interface spec WHEN ensured THEN every problem is reported at once and nothing starts", async () => {
     await expect(
-      ensureWireguardInterface({ netns: "no-such-ns-gw", ifname: "much-too-long-name", privateKey: "short", listenPort: 0, address: "10.1.2.3", logFile: "/tmp/x.log" }),
-    ).rejects.toThrow(/ifname "much-too-long-name"[\s\S]*listenPort 0[\s\S]*address "10.1.2.3"[\s\S]*privateKey[\s\S]*netns "no-such-ns-gw"/);
+      ensureWireguardInterface({ netns: "no-such-ns-gw", ifname: "much-too-long-name", privateKey: "short", listenPort: 70000, address: "10.1.2.3", logFile: "/tmp/x.log" }),
+    ).rejects.toThrow(/ifname "much-too-long-name"[\s\S]*listenPort 70000[\s\S]*address "10.1.2.3"[\s\S]*privateKey[\s\S]*netns "no-such-ns-gw"/);
   });
 });
 
