@@ -53,12 +53,15 @@ async function ensureInBandIdentity(kc: k8s.KubeConfig, me: ClusterIdentity, pee
 
 /** One pass over this cluster's in-band peerings that have not reached their current generation's offer. */
 export async function advanceInBandPeerings(kc: k8s.KubeConfig, reporter: Reporter): Promise<void> {
-  const me = await getClusterIdentity(kc);
+  const pending = (await listOutgoingPeerings(kc)).filter(
+    (p) => p.spec.inBand && !(p.status?.observedGeneration === p.metadata.generation && p.status?.phase === "Negotiated"),
+  );
+  // Most passes find nothing to do: the cluster's identity is read only when there is.
+  const me = pending.length > 0 ? await getClusterIdentity(kc) : undefined;
   if (!me) return;
-  for (const peering of await listOutgoingPeerings(kc)) {
-    const access = peering.spec.inBand;
+  for (const peering of pending) {
+    const access = peering.spec.inBand!;
     const generation = peering.metadata.generation!;
-    if (!access || (peering.status?.observedGeneration === generation && peering.status.phase === "Negotiated")) continue;
     const provider = peering.spec.providerClusterName;
     try {
       const identity = await ensureInBandIdentity(kc, me, peering);

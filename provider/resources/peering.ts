@@ -10,7 +10,7 @@ import type { OfferedResources, ResourceAsk } from "../api/index.js";
 import { createInBandPeering, deleteInBandPeering, readInBandPeering } from "../peering/in-band.js";
 import { createPeering, defaultVirtualNodeName, deletePeering, readPeering, updatePeeringResources, type PeeringRecord } from "../peering/peering.js";
 import type { TunnelRecord } from "../network-fabric/tunnel.js";
-import { withTunnelDefaults, type PeeringSide } from "../network-fabric/tunnel-plan.js";
+import { withTunnelDefaults, type TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
 import { progressTo } from "../peering/progress.js";
 import { changedProperties, checkKubeconfig, checkResourceAsk, checkSeconds, checkTunnelSettings, Failures, isUnknown } from "./inputs.js";
 import { partialFailure } from "./partial.js";
@@ -21,16 +21,6 @@ export interface ProviderInputs {
   readonly authUrl: string;
   readonly authCaCert: string;
   readonly token: string;
-}
-
-/** In-band: the tunnel built first. */
-export interface InBandTunnelInputs {
-  readonly server?: PeeringSide;
-  readonly serverAddress: string;
-  readonly port?: number;
-  readonly mtu?: number;
-  readonly keepaliveSeconds?: number;
-  readonly behindNat?: PeeringSide[];
 }
 
 /** Inputs, as the SDK's `Peering` sends them. */
@@ -48,7 +38,7 @@ export interface PeeringInputs {
   /** In-band: the provider's auth service URL (its port is used inside the tunnel). */
   readonly providerAuthUrl?: string;
   /** In-band: the tunnel. */
-  readonly tunnel?: InBandTunnelInputs;
+  readonly tunnel?: TunnelSettingsInput;
   readonly resources: ResourceAsk;
   readonly virtualNodeName?: string;
   readonly labels?: Record<string, string>;

@@ -10,14 +10,14 @@ import { SYSTEM_NAMESPACE } from "../api/index.js";
 import { getClusterIdentity } from "../cluster/install.js";
 import { loadKubeconfig, serverOf } from "../kube/client.js";
 import { deleteTunnel, ensureTunnel, providerEndpointNamespace, readTunnel, type TunnelEndView, type TunnelSides } from "../network-fabric/tunnel.js";
-import { withTunnelDefaults, type PeeringSide, type TunnelSettings } from "../network-fabric/tunnel-plan.js";
+import { withTunnelDefaults, type TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
 import { getIdentityKubeconfig } from "../peering/outgoing.js";
 import { progressTo } from "../peering/progress.js";
 import { changedProperties, checkKubeconfig, checkSeconds, checkTunnelSettings, Failures } from "./inputs.js";
 import { partialFailure } from "./partial.js";
 
-/** Inputs, as the SDK's `Tunnel` sends them. */
-export interface TunnelInputs {
+/** Inputs, as the SDK's `Tunnel` sends them: the peering's identifiers, and the tunnel settings as given. */
+export interface TunnelInputs extends TunnelSettingsInput {
   /** The consumer's kubeconfig (from the peering). */
   readonly consumerKubeconfig: string;
   readonly consumerClusterId: string;
@@ -25,12 +25,6 @@ export interface TunnelInputs {
   readonly providerClusterName: string;
   /** The consumer's tenant namespace on the provider (from the peering). */
   readonly tenantNamespace: string;
-  readonly server?: PeeringSide;
-  readonly serverAddress: string;
-  readonly port?: number;
-  readonly mtu?: number;
-  readonly keepaliveSeconds?: number;
-  readonly behindNat?: PeeringSide[];
   readonly timeoutSeconds?: number;
 }
 
@@ -46,9 +40,6 @@ export interface TunnelOutputs extends TunnelInputs {
 
 const DEFAULT_TIMEOUT_SECONDS = 300;
 const progress = progressTo((line) => process.stderr.write(`tunnel: ${line}\n`));
-
-/** The settings with their defaults filled in. */
-export const settingsOf = (inputs: TunnelInputs): TunnelSettings => withTunnelDefaults(inputs);
 
 /** Both sides: the consumer with its kubeconfig, the provider only through the peering's identity. */
 async function sidesOf(inputs: TunnelInputs): Promise<TunnelSides> {
@@ -75,7 +66,7 @@ const timeoutOf = (inputs: TunnelInputs): number => (inputs.timeoutSeconds ?? DE
 
 async function converge(inputs: TunnelInputs): Promise<TunnelOutputs> {
   try {
-    const record = await ensureTunnel(await sidesOf(inputs), settingsOf(inputs), timeoutOf(inputs), progress);
+    const record = await ensureTunnel(await sidesOf(inputs), withTunnelDefaults(inputs), timeoutOf(inputs), progress);
     return { ...inputs, consumer: record.consumer, provider: record.provider, status: "Connected" };
   } catch (error) {
     // What the gateways set up stays recorded; the next `pulumi up` converges it, or destroy removes it.
@@ -109,7 +100,7 @@ export const provider: pulumi.dynamic.ResourceProvider<TunnelInputs, TunnelOutpu
   },
   async read(id, props) {
     if (!props?.consumer) return { id, props: props! };
-    const drift = await readTunnel(await sidesOf(props), settingsOf(props));
+    const drift = await readTunnel(await sidesOf(props), withTunnelDefaults(props));
     // Both gateways' endpoints gone (clusters rebuilt, or unpeered by hand): the tunnel is gone.
     if (drift.gone) return { id: "", props: {} as TunnelOutputs };
     // Handshake times and round trips move all the time: refresh reports the state, not the timings.
