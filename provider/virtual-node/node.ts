@@ -9,6 +9,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { API_GROUP, MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL, type OfferedResources } from "../api/index.js";
 import { deleteOptional, describeFailure, readOptional, serverOf } from "../kube/client.js";
+import { statusOf } from "../kube/errors.js";
 import { microTime } from "../kube/time.js";
 import { poll } from "../wait/poll.js";
 
@@ -125,6 +126,11 @@ export async function renewNodeHeartbeat(consumer: k8s.KubeConfig, nodeName: str
   const coordination = consumer.makeApiClient(k8s.CoordinationV1Api);
   const core = consumer.makeApiClient(k8s.CoreV1Api);
   const fail = describeFailure(`virtual node: heartbeat of Node ${nodeName}`, serverOf(consumer));
+  // The agent's heartbeat and a peering step may renew at the same moment: a 409 means the other
+  // writer created or renewed the lease just now, which is all this renewal was for.
+  const unlessRenewedMeanwhile = (error: unknown): void => {
+    if (statusOf(error) !== 409) fail(error);
+  };
   const lease = await readOptional(() => coordination.readNamespacedLease({ name: nodeName, namespace: NODE_LEASE_NAMESPACE })).catch(fail);
   const spec: k8s.V1LeaseSpec = { holderIdentity: nodeName, leaseDurationSeconds: NODE_LEASE_DURATION_SECONDS, renewTime: microTime(now) as unknown as k8s.V1MicroTime };
   if (!lease) {
@@ -142,9 +148,9 @@ export async function renewNodeHeartbeat(consumer: k8s.KubeConfig, nodeName: str
           spec,
         },
       })
-      .catch(fail);
+      .catch(unlessRenewedMeanwhile);
   } else {
-    await coordination.replaceNamespacedLease({ name: nodeName, namespace: NODE_LEASE_NAMESPACE, body: { ...lease, spec: { ...lease.spec, ...spec } } }).catch(fail);
+    await coordination.replaceNamespacedLease({ name: nodeName, namespace: NODE_LEASE_NAMESPACE, body: { ...lease, spec: { ...lease.spec, ...spec } } }).catch(unlessRenewedMeanwhile);
   }
   const node = await core.readNode({ name: nodeName }).catch(fail);
   const previous = node.status?.conditions?.find((c) => c.type === "Ready");
