@@ -1,6 +1,7 @@
 /** The `Cluster` resource: one Kubernetes cluster that takes part in peerings. */
 import * as pulumi from "@pulumi/pulumi";
 import { lazyProvider } from "./lazy-provider.js";
+import { ownUrn } from "./own-urn.js";
 
 /** How one of a cluster's endpoints is reached from outside. */
 export interface EndpointArgs {
@@ -94,7 +95,7 @@ export class Cluster extends pulumi.dynamic.Resource {
     super(
       lazyProvider("cluster"),
       name,
-      { ...args, kubeconfig: pulumi.secret(args.kubeconfig), clusterId: undefined, authUrl: undefined, authCaCert: undefined, gatewayEndpoint: undefined, apiServerUrl: args.apiServerUrl },
+      { ...args, kubeconfig: pulumi.secret(args.kubeconfig), clusterId: undefined, authUrl: undefined, authCaCert: undefined, gatewayEndpoint: undefined, apiServerUrl: args.apiServerUrl, ...ownUrn("Cluster", name, opts) },
       { ...opts, additionalSecretOutputs: ["kubeconfig"] },
       "liqo",
       "Cluster",

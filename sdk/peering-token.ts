@@ -2,6 +2,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { Cluster } from "./cluster.js";
 import { lazyProvider } from "./lazy-provider.js";
+import { ownUrn } from "./own-urn.js";
 
 /** Inputs of a {@link PeeringToken}. */
 export interface PeeringTokenArgs {
@@ -50,6 +51,7 @@ export class PeeringToken extends pulumi.dynamic.Resource {
         token: undefined,
         tokenId: undefined,
         expiresAt: undefined,
+        ...ownUrn("PeeringToken", name, opts),
       },
       { ...opts, additionalSecretOutputs: ["token", "kubeconfig"] },
       "liqo",

@@ -2,6 +2,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { Cluster } from "./cluster.js";
 import { lazyProvider } from "./lazy-provider.js";
+import { ownUrn } from "./own-urn.js";
 import type { TunnelEnd, TunnelSettingsArgs } from "./tunnel.js";
 
 /** What a provider hands to a consumer: its `PeeringToken`'s outputs, or the same values from another stack. */
@@ -116,6 +117,7 @@ export class Peering extends pulumi.dynamic.Resource {
         status: undefined,
         providerClusterId: args.providerCluster?.clusterId,
         tunnelStatus: undefined,
+        ...ownUrn("Peering", name, opts),
       },
       { ...opts, additionalSecretOutputs: ["consumerKubeconfig", "providerKubeconfig"] },
       "liqo",

@@ -1,6 +1,7 @@
 /** The `Tunnel` resource: the WireGuard network fabric between the two clusters of a peering. */
 import * as pulumi from "@pulumi/pulumi";
 import { lazyProvider } from "./lazy-provider.js";
+import { ownUrn } from "./own-urn.js";
 import type { Peering } from "./peering.js";
 
 /** A side of a peering. */
@@ -89,6 +90,7 @@ export class Tunnel extends pulumi.dynamic.Resource {
         consumer: undefined,
         provider: undefined,
         status: undefined,
+        ...ownUrn("Tunnel", name, opts),
       },
       { ...opts, additionalSecretOutputs: ["consumerKubeconfig"] },
       "liqo",

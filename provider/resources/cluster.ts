@@ -8,7 +8,9 @@ import { waitForAgent } from "../cluster/agent.js";
 import { deleteAgentClusterRbac, ensureAgentDeployment } from "../cluster/agent-deployment.js";
 import { loadKubeconfig, serverOf } from "../kube/client.js";
 import { getPeeringsUsing } from "../peering/outgoing.js";
-import { changedProperties, checkCidr, checkKubeconfig, checkPort, checkSeconds, Failures, isUnknown } from "./inputs.js";
+import { changesOf, inPlace, type DiffRules, type FoundChanges } from "./diff-rules.js";
+import { explainedDiff } from "./engine-log.js";
+import { checkCidr, checkKubeconfig, checkPort, checkSeconds, Failures, isUnknown } from "./inputs.js";
 import { orPartial } from "./partial.js";
 
 /** Inputs, as the SDK's `ClusterArgs` sends them. */
@@ -108,14 +110,38 @@ async function install(inputs: ClusterInputs): Promise<{ id: string; outs: Clust
   });
 }
 
+/**
+ * What each input's change does to a cluster's install, and why: nothing replaces it (the cluster
+ * ID is made once and peerings are named after it); update runs the idempotent install again.
+ */
+export const CLUSTER_DIFF = {
+  name: inPlace("the cluster's identity record takes the new name; its cluster ID stays, so its peerings and their virtual nodes stay"),
+  kubeconfig: inPlace("only how pulumi reaches the cluster; install runs again through it and keeps the cluster ID it finds"),
+  podCidr: inPlace("the cluster's identity records it and its gateway announces it; a peer routes to it once that peer's tunnel converges again"),
+  serviceCidr: inPlace("the cluster's identity records it; its gateway never lets a peer's range be seen under it"),
+  externalCidr: inPlace("the cluster's identity records it and its gateway announces it; a peer routes to it once that peer's tunnel converges again"),
+  authService: inPlace("authUrl follows; the auth service's certificate is made anew (with a new CA) only if it does not cover the new address, and a deployed agent listens on the new port"),
+  gateway: inPlace("only the gatewayEndpoint output follows: a tunnel's own inputs say where its gateway serves"),
+  agent: inPlace("the agent's Deployment and Service are applied again with the new image or exposure (without an image, the agent running is only checked)"),
+  timeoutSeconds: inPlace("only the deadline of later operations; install runs again as it is"),
+  force: inPlace("only whether a later delete uninstalls while peerings use the cluster; install runs again as it is"),
+  apiServerUrl: {
+    ...inPlace("the cluster's identity records the new URL; identities its auth service issues from then on point at it"),
+    // Outputs hold the resolved URL: compare what the inputs resolve to, not the inputs as given.
+    changed: (olds, news) => resolvedApiServerUrl(news) !== olds.apiServerUrl,
+  },
+} as const satisfies DiffRules<ClusterOutputs, ClusterInputs>;
+
+/** What changed between a cluster's state and its new inputs. */
+export function clusterChanges(olds: ClusterOutputs, news: ClusterInputs): FoundChanges<keyof typeof CLUSTER_DIFF> {
+  return changesOf(CLUSTER_DIFF, olds, news);
+}
+
 /** The `Cluster` dynamic provider's operations. */
 export const provider: pulumi.dynamic.ResourceProvider<ClusterInputs, ClusterOutputs> = {
   check,
-  async diff(_id, olds, news) {
-    const changed = changedProperties(olds, news, ["name", "kubeconfig", "podCidr", "serviceCidr", "externalCidr", "authService", "gateway", "agent", "timeoutSeconds", "force"]);
-    // Outputs hold the resolved URL: compare what the inputs resolve to, not the inputs as given.
-    if (resolvedApiServerUrl(news) !== olds.apiServerUrl) changed.push("apiServerUrl");
-    return { changes: changed.length > 0, replaces: [], deleteBeforeReplace: false };
+  async diff(id, olds, news) {
+    return explainedDiff("Cluster", CLUSTER_DIFF, id, news, clusterChanges(olds, news), false);
   },
   create: install,
   async update(_id, _olds, news) {

@@ -6,7 +6,9 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { ensurePeeringTokenSecret, forgePeeringToken, getPeeringTokenRecord, revokePeeringToken } from "../authentication/tokens.js";
 import { loadKubeconfig } from "../kube/client.js";
-import { changedProperties, checkKubeconfig, checkSeconds, Failures } from "./inputs.js";
+import { changesOf, inPlace, replaces, type DiffRules, type FoundChanges } from "./diff-rules.js";
+import { explainedDiff } from "./engine-log.js";
+import { checkKubeconfig, checkSeconds, Failures } from "./inputs.js";
 
 /** Inputs, as the SDK's `PeeringToken` sends them (the provider `Cluster`'s outputs). */
 export interface PeeringTokenInputs {
@@ -27,6 +29,28 @@ export interface PeeringTokenOutputs extends PeeringTokenInputs {
 
 const owner = "PeeringToken";
 
+/** Why the provider's handover passes through without touching the token. */
+const HANDOVER = "passed through to the outputs a consumer takes; the token and its record on the cluster stay as they are";
+
+/**
+ * What each input's change does to a token, and why: a token is fixed when it is made (its
+ * record on the cluster holds only its hash and expiry), so a new one replaces it; the rest is
+ * handed through.
+ */
+export const PEERING_TOKEN_DIFF = {
+  expiresInSeconds: replaces("the expiry is written into the token's record on the cluster when the token is made: a new token with the new expiry is made and the old one revoked (existing peerings keep their identities)"),
+  rotation: replaces("a new token is made and the old one revoked: it stops working for new peerings, existing peerings keep their identities"),
+  kubeconfig: inPlace("only how pulumi reaches the provider cluster; the token stays as it is"),
+  clusterId: inPlace(HANDOVER),
+  authUrl: inPlace(HANDOVER),
+  authCaCert: inPlace(HANDOVER),
+} as const satisfies DiffRules<PeeringTokenOutputs, PeeringTokenInputs>;
+
+/** What changed between a token's state and its new inputs. */
+export function peeringTokenChanges(olds: PeeringTokenOutputs, news: PeeringTokenInputs): FoundChanges<keyof typeof PEERING_TOKEN_DIFF> {
+  return changesOf(PEERING_TOKEN_DIFF, olds, news);
+}
+
 /** The `PeeringToken` dynamic provider's operations. */
 export const provider: pulumi.dynamic.ResourceProvider<PeeringTokenInputs, PeeringTokenOutputs> = {
   async check(_olds, news) {
@@ -35,10 +59,8 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringTokenInputs, Peeri
     checkSeconds(failures, "expiresInSeconds", news.expiresInSeconds);
     return { inputs: news, failures: failures.list };
   },
-  async diff(_id, olds, news) {
-    const replaces = changedProperties(olds, news, ["expiresInSeconds", "rotation"]);
-    const changes = changedProperties(olds, news, ["kubeconfig", "clusterId", "authUrl", "authCaCert", "expiresInSeconds", "rotation"]);
-    return { changes: changes.length > 0, replaces, deleteBeforeReplace: false };
+  async diff(id, olds, news) {
+    return explainedDiff(owner, PEERING_TOKEN_DIFF, id, news, peeringTokenChanges(olds, news), false);
   },
   async create(inputs) {
     const kc = loadKubeconfig(inputs.kubeconfig, `${owner}: kubeconfig`);

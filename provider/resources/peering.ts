@@ -12,7 +12,9 @@ import { createPeering, defaultVirtualNodeName, deletePeering, readPeering, upda
 import type { TunnelRecord } from "../network-fabric/tunnel.js";
 import { withTunnelDefaults, type TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
 import { progressTo } from "../peering/progress.js";
-import { changedProperties, checkKubeconfig, checkResourceAsk, checkSeconds, checkTunnelSettings, Failures, isUnknown } from "./inputs.js";
+import { changesOf, driftRepair, inPlace, inputChanged, replaces, type DiffRules, type FoundChanges } from "./diff-rules.js";
+import { explainedDiff } from "./engine-log.js";
+import { checkKubeconfig, checkResourceAsk, checkSeconds, checkTunnelSettings, Failures, isUnknown } from "./inputs.js";
 import { partialFailure } from "./partial.js";
 
 /** What the provider handed over (its `PeeringToken`'s outputs). */
@@ -134,6 +136,62 @@ function checkInBand(failures: Failures, news: PeeringInputs): void {
   }
 }
 
+/** Why a peering cannot change provider in place. */
+const ANOTHER_PROVIDER = "the consumer's identity is issued by that provider and stored under its cluster ID, and the virtual node stands for it: another provider is another peering";
+/** Why the provider's auth service endpoint changes nothing but the record. */
+const AUTH_ENDPOINT = "recorded for delete, which revokes the identity at the provider's auth service; the identity already issued talks to the provider's API server, so nothing else changes";
+/** Why an input that only says how pulumi reaches a cluster changes nothing there. */
+const reachOnly = (side: string): string => `only how pulumi reaches the ${side} cluster, which its cluster ID identifies`;
+
+/**
+ * What each input's change does to a peering, and why: the parties, the approach and the node's
+ * name replace it (delete first: the new one would take the same names); the rest is converged in
+ * place. The token is left out on purpose: a rotated token must not touch a peering that exists.
+ */
+export const PEERING_DIFF = {
+  consumerClusterId: {
+    ...replaces("the consumer's identity, its tenant namespace on the provider and its resource request are all named after the consumer's cluster ID"),
+    changed: inputChanged("consumerClusterId"),
+  },
+  approach: {
+    ...replaces("out-of-band and in-band peerings authenticate differently (pulumi with the handed-over token, or the consumer's agent inside the tunnel) and keep different records: the peering is undone one way and made the other"),
+    // State written before the approach existed holds none: that was out-of-band.
+    changed: (olds, news) => (olds.approach ?? "out-of-band") !== (news.approach ?? "out-of-band"),
+  },
+  providerClusterId: {
+    ...replaces(ANOTHER_PROVIDER),
+    changed: (olds, news) => isInBand(news) && inputChanged("providerClusterId", { unknownIsUnchanged: true })(olds, news),
+  },
+  "provider.clusterId": {
+    ...replaces(ANOTHER_PROVIDER),
+    // Unknown in preview when the token is being replaced: the real run re-diffs with values.
+    changed: (olds, news) => !isInBand(news) && !isUnknown(news.provider) && !isUnknown(news.provider?.clusterId) && olds.provider?.clusterId !== news.provider?.clusterId,
+  },
+  virtualNodeName: {
+    ...replaces("a Kubernetes Node cannot be renamed: the peering is made again with a virtual node of the new name"),
+    // Outputs hold the resolved node name: a default that resolves to the same name is no change.
+    changed: (olds, news) => (news.virtualNodeName ?? defaultVirtualNodeName(olds.providerClusterName ?? "")) !== olds.virtualNodeName,
+  },
+  resources: inPlace("renegotiated: the provider's agent answers the changed request with a new offer and the virtual node is resized to it; the identity stays"),
+  labels: inPlace("in-band, the virtual node's labels are patched; out-of-band they are only recorded, and the node keeps those it was created with"),
+  taints: inPlace("in-band, the virtual node's taints are patched; out-of-band they are only recorded, and the node keeps those it was created with"),
+  timeoutSeconds: inPlace("only the deadline of later operations (in-band, update converges the peering again as it is)"),
+  force: inPlace("only what a later out-of-band delete does when the provider cannot be reached"),
+  consumerKubeconfig: inPlace(reachOnly("consumer")),
+  tunnel: inPlace("in-band, the tunnel converges first (both TunnelEndpoints rewritten, the gateways keeping their keys), then the rest of the peering is checked again"),
+  providerKubeconfig: inPlace(reachOnly("provider")),
+  providerAuthUrl: inPlace("in-band, the consumer's agent is told the auth service's port inside the tunnel, which it uses only to authenticate again; the identity stays"),
+  "provider.authUrl": { ...inPlace(AUTH_ENDPOINT), changed: (olds, news) => olds.provider?.authUrl !== news.provider?.authUrl },
+  "provider.authCaCert": { ...inPlace(AUTH_ENDPOINT), changed: (olds, news) => olds.provider?.authCaCert !== news.provider?.authCaCert },
+  status: driftRepair("Ready", "pulumi refresh found the peering broken; update runs the peering's steps again (each is idempotent), which repairs it"),
+} as const satisfies DiffRules<PeeringOutputs, PeeringInputs>;
+
+/** What changed between a peering's state and its new inputs. */
+export function peeringChanges(olds: PeeringOutputs, news: PeeringInputs): FoundChanges<keyof typeof PEERING_DIFF> {
+  // In-band, the clusters' outputs are unknown in preview whenever a Cluster updates: not a change here.
+  return changesOf(PEERING_DIFF, olds, news, { unknownIsUnchanged: isInBand(news) });
+}
+
 /** The `Peering` dynamic provider's operations. */
 export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOutputs> = {
   async check(_olds, news) {
@@ -153,23 +211,8 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
     else if (news.provider === undefined) failures.add("provider", `out-of-band, give what the provider handed over (its PeeringToken's clusterId, authUrl, authCaCert and token), or peer in-band with providerCluster and tunnel`);
     return { inputs: news, failures: failures.list };
   },
-  async diff(_id, olds, news) {
-    const replaces = [
-      ...changedProperties(olds, news, ["consumerClusterId"]),
-      // State written before the approach existed holds none: that was out-of-band.
-      ...((olds.approach ?? "out-of-band") !== (news.approach ?? "out-of-band") ? ["approach"] : []),
-      ...(isInBand(news) ? changedProperties(olds, news, ["providerClusterId"], { unknownIsUnchanged: true }) : []),
-      // Unknown in preview when the token is being replaced: the real run re-diffs with values.
-      ...(!isInBand(news) && !isUnknown(news.provider) && !isUnknown(news.provider?.clusterId) && olds.provider?.clusterId !== news.provider?.clusterId ? ["provider.clusterId"] : []),
-      // Outputs hold the resolved node name: a default that resolves to the same name is no change.
-      ...((news.virtualNodeName ?? defaultVirtualNodeName(olds.providerClusterName ?? "")) !== olds.virtualNodeName ? ["virtualNodeName"] : []),
-    ];
-    const inPlace = changedProperties(olds, news, ["resources", "labels", "taints", "timeoutSeconds", "force", "consumerKubeconfig", "tunnel", "providerKubeconfig", "providerAuthUrl"], { unknownIsUnchanged: isInBand(news) });
-    const endpoint = olds.provider?.authUrl !== news.provider?.authUrl || olds.provider?.authCaCert !== news.provider?.authCaCert ? ["provider.authUrl"] : [];
-    // Drift that `pulumi refresh` recorded is repaired by the next `pulumi up`, through update.
-    const drifted = olds.status !== undefined && olds.status !== "Ready" ? ["status"] : [];
-    // The token is left out on purpose: a rotated token must not touch a peering that exists.
-    return { changes: replaces.length + inPlace.length + endpoint.length + drifted.length > 0, replaces, deleteBeforeReplace: true };
+  async diff(id, olds, news) {
+    return explainedDiff("Peering", PEERING_DIFF, id, news, peeringChanges(olds, news), true);
   },
   async create(inputs) {
     return { id: idOf(inputs), outs: await peer(inputs) };

@@ -13,7 +13,9 @@ import { deleteTunnel, ensureTunnel, providerEndpointNamespace, readTunnel, type
 import { withTunnelDefaults, type TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
 import { getIdentityKubeconfig } from "../peering/outgoing.js";
 import { progressTo } from "../peering/progress.js";
-import { changedProperties, checkKubeconfig, checkSeconds, checkTunnelSettings, Failures } from "./inputs.js";
+import { changesOf, driftRepair, inPlace, replaces, type DiffRules, type FoundChanges } from "./diff-rules.js";
+import { explainedDiff } from "./engine-log.js";
+import { checkKubeconfig, checkSeconds, checkTunnelSettings, Failures } from "./inputs.js";
 import { partialFailure } from "./partial.js";
 
 /** Inputs, as the SDK's `Tunnel` sends them: the peering's identifiers, and the tunnel settings as given. */
@@ -74,6 +76,35 @@ async function converge(inputs: TunnelInputs): Promise<TunnelOutputs> {
   }
 }
 
+/** Why the clusters a tunnel joins cannot change under it. */
+const ANOTHER_PAIR = "a tunnel joins one pair of clusters: each side's TunnelEndpoint is named after the other's cluster ID, and the tunnel's link addresses derive from both IDs";
+
+/**
+ * What each input's change does to a tunnel, and why: another pair of clusters is another tunnel;
+ * everything else converges in place (update is create again, every step idempotent), the
+ * gateways keeping their keys.
+ */
+export const TUNNEL_DIFF = {
+  consumerClusterId: replaces(ANOTHER_PAIR),
+  providerClusterId: replaces(ANOTHER_PAIR),
+  server: inPlace("the other gateway listens and this one dials; both TunnelEndpoints are rewritten and the gateways keep their keys"),
+  serverAddress: inPlace("the dialing gateway is told the new address; both gateways keep their keys"),
+  port: inPlace("the serving gateway listens on the new port and the other dials it there; both gateways keep their keys"),
+  mtu: inPlace("both tunnel interfaces take the new MTU; the gateways keep their keys"),
+  keepaliveSeconds: inPlace("the dialing gateway's keepalive interval changes; the gateways keep their keys"),
+  behindNat: inPlace("it only decides which side may serve (checked at preview); the gateways' settings do not depend on it, so update checks the tunnel again as it is"),
+  timeoutSeconds: inPlace("only the deadline of later operations; update checks the tunnel again (handshake and probe) as it is"),
+  consumerKubeconfig: inPlace("only how pulumi reaches the consumer cluster, which its cluster ID identifies; update checks the tunnel again through it"),
+  tenantNamespace: inPlace("the provider's TunnelEndpoint is written in the peering's tenant namespace, which moved"),
+  status: driftRepair("Connected", "pulumi refresh found the tunnel broken; update converges both gateways again"),
+} as const satisfies DiffRules<TunnelOutputs, TunnelInputs>;
+
+/** What changed between a tunnel's state and its new inputs. */
+export function tunnelChanges(olds: TunnelOutputs, news: TunnelInputs): FoundChanges<keyof typeof TUNNEL_DIFF> {
+  // The peering's outputs are unknown in preview whenever the peering updates: not a change here.
+  return changesOf(TUNNEL_DIFF, olds, news, { unknownIsUnchanged: true });
+}
+
 /** The `Tunnel` dynamic provider's operations. */
 export const provider: pulumi.dynamic.ResourceProvider<TunnelInputs, TunnelOutputs> = {
   async check(_olds, news) {
@@ -83,14 +114,8 @@ export const provider: pulumi.dynamic.ResourceProvider<TunnelInputs, TunnelOutpu
     checkTunnelSettings(failures, "", news);
     return { inputs: news, failures: failures.list };
   },
-  async diff(_id, olds, news) {
-    // The peering's outputs are unknown in preview whenever the peering updates: not a change here.
-    const known = { unknownIsUnchanged: true };
-    const replaces = changedProperties(olds, news, ["consumerClusterId", "providerClusterId"], known);
-    const inPlace = changedProperties(olds, news, ["server", "serverAddress", "port", "mtu", "keepaliveSeconds", "behindNat", "timeoutSeconds", "consumerKubeconfig", "tenantNamespace"], known);
-    // Drift that `pulumi refresh` recorded is repaired by the next `pulumi up`, through update.
-    const drifted = olds.status !== undefined && olds.status !== "Connected" ? ["status"] : [];
-    return { changes: replaces.length + inPlace.length + drifted.length > 0, replaces, deleteBeforeReplace: true };
+  async diff(id, olds, news) {
+    return explainedDiff("Tunnel", TUNNEL_DIFF, id, news, tunnelChanges(olds, news), true);
   },
   async create(inputs) {
     return { id: idOf(inputs), outs: await converge(inputs) };

@@ -4,7 +4,7 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { execa } from "execa";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
 import { VIRTUAL_NODE_TAINT } from "../../provider/virtual-node/node.js";
@@ -15,7 +15,10 @@ import { pingReplies } from "../support/probes.js";
 import { adminConfig } from "../support/install.js";
 import { sharedLab } from "../support/labs.js";
 import { projectTraces, tunnelTraces } from "../support/leaks.js";
-import { configureForLab, plannedSteps, PulumiWorkspace } from "../support/pulumi.js";
+import { configureForLab, plannedSteps, previewOf, PulumiWorkspace } from "../support/pulumi.js";
+import { PEERING_DIFF } from "../../provider/resources/peering.js";
+import { PEERING_TOKEN_DIFF } from "../../provider/resources/peering-token.js";
+import { TUNNEL_DIFF } from "../../provider/resources/tunnel.js";
 
 const PROGRAM = join(__dirname, "..", "..", "examples", "local-peering");
 
@@ -91,9 +94,11 @@ describe("out-of-band peering through the pulumi CLI", () => {
       await workspace.ok(["preview", "--expect-no-changes"]);
       await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
 
-      // A new resource request updates the peering in place; the node's capacity follows.
+      // A new resource request updates the peering in place, and the preview says why; the node's capacity follows.
       await workspace.ok(["config", "set", "cpu", "3"]);
-      expect(await plannedSteps(workspace)).toEqual(["update b-to-a"]);
+      const resize = await previewOf(workspace);
+      expect(resize.steps).toEqual(["update b-to-a"]);
+      expect(resize.explanations).toEqual([{ urn: expect.stringMatching(/::pulumi-nodejs:dynamic\/liqo:Peering::b-to-a$/), message: `Peering "b-to-a": resources changes → updates in place: ${PEERING_DIFF.resources.reason}` }]);
       await workspace.ok(["up", "--yes"]);
       expect(await nodeCapacity(b, "liqo-a")).toEqual({ cpu: "3", memory: "4Gi", pods: "20" });
 
@@ -102,6 +107,7 @@ describe("out-of-band peering through the pulumi CLI", () => {
       await workspace.ok(["config", "set", "rotation", "2"]);
       const rotation = await workspace.ok(["up", "--yes"]);
       expect(rotation.stdout).toMatch(/\+-1 replaced/);
+      expect(rotation.stdout).toContain(`PeeringToken "a-token": rotation changes → replaces (create, then delete): ${PEERING_TOKEN_DIFF.rotation.reason}`);
       expect(rotation.stdout).toMatch(/5 unchanged/);
       expect(rotation.stdout).not.toMatch(/b-to-a\s+(updated|replaced|created)/);
       expect((await workspace.ok(["stack", "output", "tokenId"])).stdout.trim()).not.toBe(oldTokenId);
@@ -124,9 +130,12 @@ describe("out-of-band peering through the pulumi CLI", () => {
         expect(exported).not.toContain(keys[0]!.data!["privateKey"]!);
       }
 
-      // A new gateway port updates the tunnel in place; traffic flows again.
+      // A new gateway port updates the tunnel in place, and the preview says why without quoting a secret; traffic flows again.
       await workspace.ok(["config", "set", "tunnelPort", "51823"]);
-      expect(await plannedSteps(workspace)).toEqual(["update b-to-a-tunnel"]);
+      const move = await previewOf(workspace);
+      expect(move.steps).toEqual(["update b-to-a-tunnel"]);
+      expect(move.explanations).toEqual([{ urn: expect.stringMatching(/::pulumi-nodejs:dynamic\/liqo:Tunnel::b-to-a-tunnel$/), message: `Tunnel "b-to-a-tunnel": port changes → updates in place: ${TUNNEL_DIFF.port.reason}` }]);
+      for (const secret of [token, "client-key-data", "PRIVATE KEY", readFileSync(b.kubeconfig, "utf8")]) expect(move.output).not.toContain(secret);
       await workspace.ok(["up", "--yes"]);
       await pingThroughTunnel(lab, 51);
       await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);

@@ -7,21 +7,27 @@
 import { execa } from "execa";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { clusterOf, type LabState } from "../../local-cluster/lab.js";
 
-const REPO = join(__dirname, "..", "..");
+// The repository root, whether this runs from sources (tests) or from dist/ (the benchmark).
+const REPO = dirname(require.resolve("pulumi-liqo/package.json"));
+
+/** Copies program directory `source` to `programDir`: the program alone, not a node_modules, lock or stack config a demo may have left beside it. */
+export function copyProgram(source: string, programDir: string): void {
+  cpSync(source, programDir, { recursive: true, filter: (path) => !/\/(node_modules|package-lock\.json|Pulumi\.[^/]+\.yaml)$/.test(path) });
+}
 
 /**
- * Gives the program a node_modules of links: every package of the repository's, and
- * `pulumi-liqo` itself (the repository, built), so the program imports this package by its name
- * as a user's program would.
+ * Gives the program a node_modules of links: every package of `packages` (by default the
+ * repository's node_modules), and `pulumi-liqo` itself (the repository, built), so the program
+ * imports this package by its name as a user's program would.
  */
-function linkPackages(programDir: string): void {
+export function linkPackages(programDir: string, packages = join(REPO, "node_modules")): void {
   const modules = join(programDir, "node_modules");
   mkdirSync(modules);
-  for (const entry of readdirSync(join(REPO, "node_modules"))) {
-    if (!entry.startsWith(".")) symlinkSync(join(REPO, "node_modules", entry), join(modules, entry));
+  for (const entry of readdirSync(packages)) {
+    if (!entry.startsWith(".")) symlinkSync(join(packages, entry), join(modules, entry));
   }
   symlinkSync(REPO, join(modules, "pulumi-liqo"));
 }
@@ -71,8 +77,7 @@ export class PulumiWorkspace {
     const dir = mkdtempSync(join(tmpdir(), "pulumi-liqo-e2e-"));
     const programDir = join(dir, "program");
     mkdirSync(join(dir, "state"));
-    // The program alone: not a node_modules, lock or stack config a demo may have left beside it.
-    cpSync(source, programDir, { recursive: true, filter: (path) => !/\/(node_modules|package-lock\.json|Pulumi\.[^/]+\.yaml)$/.test(path) });
+    copyProgram(source, programDir);
     if (tarball) {
       await installFromTarball(programDir, tarball).catch((error: unknown) => {
         rmSync(dir, { recursive: true, force: true });
@@ -126,10 +131,30 @@ export class PulumiWorkspace {
   }
 }
 
+/** What `pulumi preview --json` says: the steps it proposes and what the providers told the engine. */
+export interface Preview {
+  /** The steps, as `op name` (e.g. `create b-to-a`), without the stack itself. */
+  readonly steps: string[];
+  /** Information the providers logged about a resource (why it changes), as `{ urn, message }`. */
+  readonly explanations: { urn: string; message: string }[];
+  /** Everything the preview printed. */
+  readonly output: string;
+}
+
+/** Runs `pulumi preview --json` and reads its steps and explanations. */
+export async function previewOf(workspace: PulumiWorkspace): Promise<Preview> {
+  const { stdout } = await workspace.ok(["preview", "--json"]);
+  const preview = JSON.parse(stdout) as { steps: { op: string; urn: string }[]; diagnostics?: { urn?: string; message: string; severity: string }[] };
+  return {
+    steps: preview.steps.filter((s) => !s.urn.includes("pulumi:pulumi:Stack")).map((s) => `${s.op} ${s.urn.split("::").pop()}`),
+    explanations: (preview.diagnostics ?? []).filter((d) => d.severity === "info" && d.urn).map((d) => ({ urn: d.urn!, message: d.message.trim() })),
+    output: stdout,
+  };
+}
+
 /** The steps a preview proposes, as `op name` (e.g. `create b-to-a`), without the stack itself. */
 export async function plannedSteps(workspace: PulumiWorkspace): Promise<string[]> {
-  const preview = JSON.parse((await workspace.ok(["preview", "--json"])).stdout) as { steps: { op: string; urn: string }[] };
-  return preview.steps.filter((s) => !s.urn.includes("pulumi:pulumi:Stack")).map((s) => `${s.op} ${s.urn.split("::").pop()}`);
+  return (await previewOf(workspace)).steps;
 }
 
 /**

@@ -1,0 +1,153 @@
+/**
+ * A resource's diff as a table of rules, one per input its diff looks at: whether a change of it
+ * replaces the resource or updates it in place, why, and (where comparing the top-level input
+ * would be wrong) how a change is found. The same table drives the diff and what a preview says
+ * about it, so the two cannot drift apart. Pure: no I/O.
+ */
+import { URN_INPUT } from "./hidden-inputs.js";
+import { changedProperties, isUnknown } from "./inputs.js";
+
+/** What a change of one input does to the resource. */
+export type ChangeEffect = "replaces" | "updates in place";
+
+/** How one input's change is found, what it does, and why. */
+export interface DiffRule<Olds, News> {
+  /** Whether the resource is replaced when this input changes, or updated in place. */
+  readonly effect: ChangeEffect;
+  /**
+   * Why, as the clause a preview prints after the effect: what the resource's provider does, or
+   * what holds the resource to its old value. Never a value: previews show it to everyone.
+   */
+  readonly reason: string;
+  /**
+   * Whether it changed, when that is not "the top-level input of the rule's name differs" (a
+   * nested input, a default that resolves to what the outputs hold, state recorded by refresh).
+   */
+  readonly changed?: (olds: Olds, news: News) => boolean;
+}
+
+/** The rule of an input whose change updates the resource in place, for `reason`. */
+export function inPlace(reason: string): DiffRule<object, object> {
+  return { effect: "updates in place", reason };
+}
+
+/** The rule of an input whose change replaces the resource, for `reason`. */
+export function replaces(reason: string): DiffRule<object, object> {
+  return { effect: "replaces", reason };
+}
+
+/**
+ * The rule of the `status` that `pulumi refresh` recorded: anything but `healthy` is drift, which
+ * the next `pulumi up` repairs through update, for `reason`.
+ */
+export function driftRepair(healthy: string, reason: string): DiffRule<{ readonly status?: string }, object> {
+  return { ...inPlace(reason), changed: (olds) => olds.status !== undefined && olds.status !== healthy };
+}
+
+/** A resource's rules, by the name a preview gives the input. */
+export type DiffRules<Olds, News, Key extends string = string> = { readonly [K in Key]: DiffRule<Olds, News> };
+
+/** What a diff found. */
+export interface FoundChanges<Key extends string = string> {
+  /** Every input that changed, in the rules' order. */
+  readonly changed: readonly Key[];
+  /** Those of them that replace the resource. */
+  readonly replaces: readonly Key[];
+  /** Those of them whose new value is not known yet (another resource's output, in preview). */
+  readonly unknown: readonly Key[];
+}
+
+const byName = (value: unknown): Record<string, unknown> => (value ?? {}) as Record<string, unknown>;
+
+/**
+ * A rule's `changed` that compares the top-level input `key`; with `unknownIsUnchanged`, a value
+ * not known yet counts as unchanged (see {@link changedProperties}).
+ */
+export function inputChanged(key: string, options: { readonly unknownIsUnchanged?: boolean } = {}): (olds: object, news: object) => boolean {
+  return (olds, news) => changedProperties(byName(olds), byName(news), [key], options).length > 0;
+}
+
+/** Whether the value at dotted path `key` of `news` (or a value on the way to it) is not known yet. */
+function unknownAt(news: object, key: string): boolean {
+  let value: unknown = news;
+  for (const part of key.split(".")) {
+    if (isUnknown(value)) return true;
+    value = byName(value)[part];
+  }
+  return isUnknown(value);
+}
+
+/**
+ * Applies `rules` to a resource's old outputs and new inputs. A rule without its own `changed`
+ * compares the top-level input of its name, with `options` (see {@link inputChanged}).
+ */
+export function changesOf<Olds extends object, News extends object, Key extends string>(
+  rules: DiffRules<Olds, News, Key>,
+  olds: Olds,
+  news: News,
+  options: { readonly unknownIsUnchanged?: boolean } = {},
+): FoundChanges<Key> {
+  const changed = (Object.keys(rules) as Key[]).filter((key) => {
+    const rule: DiffRule<Olds, News> = rules[key];
+    return (rule.changed ?? inputChanged(key, options))(olds, news);
+  });
+  return {
+    changed,
+    replaces: changed.filter((key) => rules[key].effect === "replaces"),
+    unknown: changed.filter((key) => unknownAt(news, key)),
+  };
+}
+
+/** What {@link explainChanges} explains. */
+export interface ChangesToExplain {
+  /** The resource's type, e.g. `Tunnel`. */
+  readonly kind: string;
+  /** Which resource: its name, or its id when the name is not known. */
+  readonly label: string;
+  /** The inputs that changed. */
+  readonly changed: readonly string[];
+  /** Those of them that replace the resource. */
+  readonly replaces: readonly string[];
+  /** Those of them whose new value is not known yet. @default [] */
+  readonly unknown?: readonly string[];
+  /** Whether a replacement deletes the old resource before it creates the new one. */
+  readonly deleteBeforeReplace: boolean;
+  /** Why each input's change does what it does. */
+  readonly reasons: Readonly<Record<string, { readonly reason: string }>>;
+}
+
+/**
+ * One line per changed input, replacing ones first: what the change does to the resource and why,
+ * e.g. `Tunnel "b-to-a": port changes → updates in place: …`. Names inputs, never their values.
+ */
+export function explainChanges(changes: ChangesToExplain): string[] {
+  const replaced = changes.replaces.length > 0;
+  const replacement = changes.deleteBeforeReplace ? "delete, then create" : "create, then delete";
+  const line = (key: string): string => {
+    const unknown = changes.unknown?.includes(key) ?? false;
+    const what = unknown ? `${key} is not known yet (it comes from a resource that changes first)` : `${key} changes`;
+    const effect = changes.replaces.includes(key)
+      ? `${unknown ? "replaces if it differs" : "replaces"} (${replacement})`
+      : replaced
+        ? "taken along by the replacement; alone it would update in place"
+        : unknown
+          ? "updates in place if it differs"
+          : "updates in place";
+    const reason = changes.reasons[key]?.reason;
+    return `${changes.kind} "${changes.label}": ${what} → ${effect}${reason ? `: ${reason}` : ""}`;
+  };
+  const others = changes.changed.filter((key) => !changes.replaces.includes(key));
+  return [...changes.replaces, ...others].map(line);
+}
+
+/** The resource's URN as the SDK passed it, or "" (state written before it did, or a test). */
+export function urnOf(news: object): string {
+  const urn = (news as Record<string, unknown>)[URN_INPUT];
+  return typeof urn === "string" && !isUnknown(urn) ? urn : "";
+}
+
+/** The resource's name (the last part of its URN), or `id` when the URN is not known. */
+export function labelOf(news: object, id: string): string {
+  const urn = urnOf(news);
+  return urn ? urn.slice(urn.lastIndexOf("::") + 2) : id;
+}

@@ -1,0 +1,124 @@
+/**
+ * Messages from a resource's provider to the Pulumi engine, which prints them with the resource in
+ * `pulumi preview` and `pulumi up`: here, why a diff updates or replaces it.
+ *
+ * The engine starts Pulumi's dynamic provider host with its own gRPC address as first argument;
+ * `pulumi.log` cannot be used in that process (the SDK never learns the address there), so the
+ * message goes to the engine's `Log` call directly, through the gRPC client and protocol classes
+ * of the very `@pulumi/pulumi` copy that runs the host. Anywhere else (a test calling `diff`
+ * directly) nothing is sent. Delivery is best effort: it never throws and never waits long.
+ *
+ * This is the Pulumi layer's I/O edge, beside the shims that use it (`provider/host/` is the
+ * machine's network namespaces and processes).
+ */
+import type * as pulumi from "@pulumi/pulumi";
+import { createRequire } from "node:module";
+import { explainChanges, labelOf, urnOf, type FoundChanges } from "./diff-rules.js";
+
+/** How long a diff waits for the engine to take a message. */
+const DEFAULT_TIMEOUT_MS = 2_000;
+
+/** The host's script: `…/node_modules/@pulumi/pulumi/cmd/dynamic-provider[/index.js]`. */
+const HOST_SCRIPT = /[\\/]@pulumi[\\/]pulumi[\\/]cmd[\\/]dynamic-provider(?:[\\/]index\.js)?$/;
+
+/** The engine this process reports to, when it is the dynamic provider host. */
+export interface EngineAddress {
+  /** The host's script, from which its own `@pulumi/pulumi` is loaded. */
+  readonly hostScript: string;
+  /** The engine's gRPC address, e.g. `127.0.0.1:40123`. */
+  readonly address: string;
+}
+
+/** Where the engine is, read from the process's arguments; undefined outside the dynamic provider host. */
+export function engineAddressOf(argv: readonly string[]): EngineAddress | undefined {
+  const [, hostScript, address] = argv;
+  return hostScript && address && HOST_SCRIPT.test(hostScript) ? { hostScript, address } : undefined;
+}
+
+/** The few parts of the generated gRPC client and `LogRequest` used here. */
+interface LogRequest {
+  setSeverity(value: number): void;
+  setMessage(value: string): void;
+  setUrn(value: string): void;
+}
+interface EngineClient {
+  log(request: LogRequest, options: { deadline: number }, callback: (error: Error | null) => void): void;
+}
+interface Engine {
+  readonly client: EngineClient;
+  readonly forgeRequest: () => LogRequest;
+  readonly info: number;
+}
+
+/** One client per engine address, made on first use. */
+const engines = new Map<string, Engine>();
+
+function engineAt(at: EngineAddress): Engine {
+  const known = engines.get(at.address);
+  if (known) return known;
+  const load = createRequire(at.hostScript);
+  const grpc = load("@grpc/grpc-js") as { credentials: { createInsecure(): unknown } };
+  const services = load("../../proto/engine_grpc_pb") as { EngineClient: new (address: string, credentials: unknown) => EngineClient };
+  const messages = load("../../proto/engine_pb") as { LogRequest: new () => LogRequest; LogSeverity: { INFO: number } };
+  const engine = {
+    client: new services.EngineClient(at.address, grpc.credentials.createInsecure()),
+    forgeRequest: () => new messages.LogRequest(),
+    info: messages.LogSeverity.INFO,
+  };
+  engines.set(at.address, engine);
+  return engine;
+}
+
+/** Where to send and how long to wait; both default to this process's. */
+export interface EngineLogOptions {
+  /** The process's arguments. @default process.argv */
+  readonly argv?: readonly string[];
+  /** How long to wait for the engine to take the message. @default 2000 */
+  readonly timeoutMs?: number;
+}
+
+/**
+ * Sends `message` to the engine as information about resource `urn` ("" for none: the engine then
+ * shows it with the stack). Resolves once the engine took it, or after the timeout, or at once
+ * outside the dynamic provider host; never rejects.
+ */
+export async function logToEngine(message: string, urn: string, options: EngineLogOptions = {}): Promise<void> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  try {
+    const at = engineAddressOf(options.argv ?? process.argv);
+    if (!at) return;
+    const engine = engineAt(at);
+    const request = engine.forgeRequest();
+    request.setSeverity(engine.info);
+    request.setMessage(message);
+    request.setUrn(urn);
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      engine.client.log(request, { deadline: Date.now() + timeoutMs }, () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  } catch {
+    // An explanation the engine cannot take must not fail the diff it explains.
+  }
+}
+
+/**
+ * Tells the engine why resource `kind` changes (when it does): one line per changed input, with
+ * its rule's reason, attached to the resource's URN. Then hands back the diff's result.
+ */
+export async function explainedDiff(
+  kind: string,
+  reasons: Readonly<Record<string, { readonly reason: string }>>,
+  id: string,
+  news: object,
+  found: FoundChanges,
+  deleteBeforeReplace: boolean,
+): Promise<pulumi.dynamic.DiffResult> {
+  if (found.changed.length > 0) {
+    const lines = explainChanges({ kind, label: labelOf(news, id), ...found, deleteBeforeReplace, reasons });
+    await logToEngine(lines.join("\n"), urnOf(news));
+  }
+  return { changes: found.changed.length > 0, replaces: [...found.replaces], deleteBeforeReplace };
+}

@@ -1,0 +1,12 @@
+/**
+ * Inputs the SDK passes to every resource's provider that users never set and never see. No
+ * imports: the SDK loads this module when a program starts, before any provider code.
+ */
+
+/**
+ * The resource's own URN, so that what its provider tells the engine during a diff is shown with
+ * the resource. The engine's displays leave out properties whose names start with `__`, and no
+ * diff compares this one, so a user never sees it, nor sees it change (a renamed resource has a
+ * new URN and nothing else to update).
+ */
+export const URN_INPUT = "__urn";
