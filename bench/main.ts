@@ -1,0 +1,90 @@
+/**
+ * `npm run bench`: the project's figures, printed as a table and written as JSON. Not a test:
+ * it asserts nothing, it measures; the targets it shows are met or missed by the figures of
+ * this run, taken side by side on this (shared, noisy) machine.
+ *
+ * Usage: node dist/bench/main.js [tunnel] [stacks] [mesh] [--runs N] [--rounds N] [--seconds N] [--idle N] [--out FILE]
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { downLab, listLabs } from "../local-cluster/lab.js";
+import { labOwner, TEST_LAB_ROOT } from "../test/support/labs.js";
+import { formatSeries, formatTarget, machine, timed } from "./figures.js";
+import { benchMeshes, benchStacks, type SectionResult } from "./stacks.js";
+import { benchTunnel, removeBenchNamespaces } from "./tunnel.js";
+
+const SECTIONS = ["tunnel", "stacks", "mesh"] as const;
+type Section = (typeof SECTIONS)[number];
+
+/** What the command line asked for. */
+interface Options {
+  readonly sections: readonly Section[];
+  /** Peering ups, previews and refreshes per figure. */
+  readonly runs: number;
+  /** Tunnel rounds (veth, by hand, gateway each). */
+  readonly rounds: number;
+  /** Seconds of each iperf3 run. */
+  readonly seconds: number;
+  /** Seconds the agents are watched idle. */
+  readonly idle: number;
+  readonly out: string;
+}
+
+const USAGE = "usage: npm run bench -- [tunnel] [stacks] [mesh] [--runs N] [--rounds N] [--seconds N] [--idle N] [--out FILE]";
+
+/** Reads the command line; a wrong argument ends the run with the usage. */
+function parseOptions(args: readonly string[]): Options {
+  const numbers: Record<string, number> = { runs: 5, rounds: 3, seconds: 10, idle: 60 };
+  const sections: Section[] = [];
+  let out = join(".bench-output", `bench-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const flag = /^--(runs|rounds|seconds|idle|out)$/.exec(arg)?.[1];
+    if ((SECTIONS as readonly string[]).includes(arg)) sections.push(arg as Section);
+    else if (flag === "out" && args[i + 1]) out = args[++i]!;
+    else if (flag && /^[1-9]\d*$/.test(args[i + 1] ?? "")) numbers[flag] = Number(args[++i]);
+    else throw new Error(`${arg}: not understood, or its value is not a positive whole number\n${USAGE}`);
+  }
+  return { sections: sections.length ? sections : SECTIONS, runs: numbers["runs"]!, rounds: numbers["rounds"]!, seconds: numbers["seconds"]!, idle: numbers["idle"]!, out };
+}
+
+/** Removes what an interrupted run made: this run's labs and tunnel namespaces. */
+async function removeLeftovers(): Promise<void> {
+  for (const lab of listLabs(TEST_LAB_ROOT)) {
+    if (labOwner(lab) === process.pid) await downLab(lab, TEST_LAB_ROOT);
+  }
+  await removeBenchNamespaces();
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      console.error(`\n${signal}: removing what this run made…`);
+      void removeLeftovers().finally(() => process.exit(130));
+    });
+  }
+  const log = (line: string): void => console.error(`[bench] ${line}`);
+  const host = machine();
+  const results: Partial<Record<Section, SectionResult & { seconds: number }>> = {};
+  for (const section of options.sections) {
+    const { seconds, result } = await timed(() =>
+      section === "tunnel" ? benchTunnel(options.rounds, options.seconds, log) : section === "stacks" ? benchStacks(options.runs, log) : benchMeshes(options.idle, log),
+    );
+    results[section] = { ...result, seconds: Math.round(seconds) };
+  }
+  const all = Object.values(results);
+  console.log(`\nmachine: ${host.cpu}, ${host.cores} cores, ${host.memoryGiB} GiB, Linux ${host.kernel}, Node ${host.node}; load at start ${host.loadAtStart.join(" ")}`);
+  console.log(`figure${" ".repeat(53)}median   [min–max] n`);
+  for (const s of all.flatMap((r) => r.series)) console.log(formatSeries(s));
+  console.log("\ntargets");
+  for (const t of all.flatMap((r) => r.targets)) console.log(formatTarget(t));
+  mkdirSync(dirname(options.out), { recursive: true });
+  writeFileSync(options.out, `${JSON.stringify({ date: new Date().toISOString(), machine: host, options, results }, null, 2)}\n`);
+  console.log(`\nJSON: ${options.out}`);
+}
+
+main().catch((error: unknown) => {
+  console.error(`bench: ${(error as Error).message}`);
+  void removeLeftovers().finally(() => process.exit(1));
+});
