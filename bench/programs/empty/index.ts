@@ -1,2 +1,5 @@
-// No resources: `pulumi up` of this program is the engine's and the language host's fixed cost.
-export const nothing = "declared";
+// An empty Pulumi program as `pulumi new typescript` starts one: it loads the SDK and declares no
+// resource. `pulumi up` of it is the engine's, the language host's and the SDK's fixed cost.
+import * as pulumi from "@pulumi/pulumi";
+
+export const stack = pulumi.getStack();
