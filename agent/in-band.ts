@@ -51,14 +51,17 @@ async function ensureInBandIdentity(kc: k8s.KubeConfig, me: ClusterIdentity, pee
   return loadKubeconfig(kubeconfig, "identity issued in-band");
 }
 
-/** One pass over this cluster's in-band peerings that have not reached their current generation's offer. */
-export async function advanceInBandPeerings(kc: k8s.KubeConfig, reporter: Reporter): Promise<void> {
+/**
+ * One pass over this cluster's in-band peerings that have not reached their current generation's
+ * offer. Resolves how many are still pending: they wait on the provider, which no watch here sees.
+ */
+export async function advanceInBandPeerings(kc: k8s.KubeConfig, reporter: Reporter): Promise<number> {
   const pending = (await listOutgoingPeerings(kc)).filter(
     (p) => p.spec.inBand && !(p.status?.observedGeneration === p.metadata.generation && p.status?.phase === "Negotiated"),
   );
   // Most passes find nothing to do: the cluster's identity is read only when there is.
   const me = pending.length > 0 ? await getClusterIdentity(kc) : undefined;
-  if (!me) return;
+  if (!me) return 0;
   for (const peering of pending) {
     const access = peering.spec.inBand!;
     const generation = peering.metadata.generation!;
@@ -80,4 +83,5 @@ export async function advanceInBandPeerings(kc: k8s.KubeConfig, reporter: Report
       await writeOutgoingPeeringStatus(kc, peering, { phase: "Error", observedGeneration: generation, message }).catch(() => undefined);
     }
   }
+  return pending.length;
 }

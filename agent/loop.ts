@@ -3,8 +3,9 @@
  * retried with capped exponential backoff (1 s up to 30 s); a good pass resets it. The delay is
  * injectable so that loops are tested without real time.
  *
- * Passes relist what they need each time instead of holding a watch: the project's custom
- * resources come and go with the `Cluster` resource, and a relist needs no 410 handling.
+ * Passes relist what they need each time rather than keeping a cache from a watch: the
+ * project's custom resources come and go with the `Cluster` resource. Watches only wake a loop
+ * (see watch.ts), so a loop can pass rarely while nothing changes and at once when something does.
  */
 import type { Reporter } from "./reporter.js";
 
@@ -18,8 +19,42 @@ export interface LoopOptions {
   readonly signal: AbortSignal;
   /** Where failures are reported. */
   readonly reporter: Reporter;
+  /** Ends the pause between passes early. */
+  readonly wakeup?: Wakeup;
   /** @default a setTimeout sleep that ends early on abort */
   readonly delay?: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+/**
+ * Ends a loop's pause early. A wake that comes while a pass runs is kept, and ends the next
+ * pause at once: the pass may have listed just before the change.
+ */
+export class Wakeup {
+  private pending = false;
+  private resume: (() => void) | undefined;
+
+  /** Asks for a pass now. */
+  wake(): void {
+    this.pending = true;
+    this.resume?.();
+  }
+
+  /** Sleeps `ms` with `delay`, or less if woken (or woken since the last sleep). */
+  async sleep(ms: number, signal: AbortSignal, delay: (ms: number, signal: AbortSignal) => Promise<void>): Promise<void> {
+    if (!this.pending && !signal.aborted) {
+      const woken = new AbortController();
+      const cut = (): void => woken.abort();
+      signal.addEventListener("abort", cut, { once: true });
+      this.resume = cut;
+      try {
+        await delay(ms, woken.signal);
+      } finally {
+        this.resume = undefined;
+        signal.removeEventListener("abort", cut);
+      }
+    }
+    this.pending = false;
+  }
 }
 
 /** Backoff after `failures` consecutive failed passes: 1 s, 2 s, 4 s … capped at 30 s. */
@@ -41,18 +76,24 @@ export function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** Runs `pass` every `intervalMs` until the signal aborts; resolves when it has stopped. */
-export async function runLoop(options: LoopOptions, pass: () => Promise<void>): Promise<void> {
+/**
+ * Runs `pass` every `intervalMs` until the signal aborts; resolves when it has stopped. A pass
+ * that waits on something no watch sees (a remote cluster, a tunnel's handshake) returns the
+ * shorter pause it needs.
+ */
+export async function runLoop(options: LoopOptions, pass: () => Promise<number | void>): Promise<void> {
   const delay = options.delay ?? abortableDelay;
   let failures = 0;
   while (!options.signal.aborted) {
+    let next: number | void = undefined;
     try {
-      await pass();
+      next = await pass();
       failures = 0;
     } catch (error) {
       failures += 1;
       options.reporter.warn(`${options.name}: ${(error as Error).message ?? String(error)} (retry in ${backoffMs(failures) / 1000} s)`);
     }
-    await delay(failures === 0 ? options.intervalMs : backoffMs(failures), options.signal);
+    const pause = failures === 0 ? (next ?? options.intervalMs) : backoffMs(failures);
+    await (options.wakeup && failures === 0 ? options.wakeup.sleep(pause, options.signal, delay) : delay(pause, options.signal));
   }
 }

@@ -15,26 +15,33 @@ import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { parseArgs } from "node:util";
 import { KubeConfig } from "@kubernetes/client-node";
-import { loadKubeconfig } from "../provider/kube/client.js";
+import { loadKubeconfig, reuseConnections } from "../provider/kube/client.js";
 import { startAuthService } from "./auth-service/index.js";
 import { beatOnce } from "./heartbeat.js";
 import { renewAgentLease } from "./liveness.js";
-import { runLoop } from "./loop.js";
+import { runLoop, Wakeup } from "./loop.js";
+import { RetryNow, wakeOnChanges } from "./watch.js";
+import { API_GROUP, API_VERSION, SYSTEM_NAMESPACE } from "../provider/api/index.js";
 import { TunnelGateway } from "./gateway/tunnels.js";
 import { advanceInBandPeerings } from "./in-band.js";
 import { answerResourceRequests } from "./offer-answering.js";
 import { consoleReporter } from "./reporter.js";
 
 /**
- * Pauses between passes: the node heartbeat every 10 s as kubelets do; offers answered promptly;
- * the gateway every 2 s, which bounds how long a killed tunnel stays down.
+ * Pauses between passes when nothing wakes a loop. Watches wake the offer answering, the in-band
+ * peering and the gateway as soon as what they work on changes, and the liveness lease as soon
+ * as a new auth certificate is served; these pauses are only the resync. The node heartbeat
+ * renews every 10 s as kubelets do. A pass that waits on a remote side asks for `pending`.
  */
-const INTERVALS = { heartbeat: 10_000, offers: 1_000, liveness: 3_000, gateway: 2_000 };
+const INTERVALS = { heartbeat: 10_000, offers: 30_000, inBand: 30_000, liveness: 10_000, gateway: 5_000, pending: 1_000, tlsRefresh: 30_000 };
+
+/** The collection of one of the project's custom resources, across namespaces. */
+const collection = (plural: string): string => `/apis/${API_GROUP}/${API_VERSION}/${plural}`;
 
 function inClusterConfig(): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromCluster();
-  return kc;
+  return reuseConnections(kc);
 }
 
 async function main(): Promise<void> {
@@ -55,18 +62,34 @@ async function main(): Promise<void> {
   const reporter = consoleReporter;
   const stop = new AbortController();
 
-  // TLS material is re-read every 2 s: a reinstalled Cluster's new certificate is served at once.
-  const auth = await startAuthService({ kc, listen: { host: host!, port: Number(port) }, log: reporter, refreshIntervalMs: 2000 });
+  const wakeups = { offers: new Wakeup(), inBand: new Wakeup(), gateway: new Wakeup(), liveness: new Wakeup() };
+  const auth = await startAuthService({ kc, listen: { host: host!, port: Number(port) }, log: reporter, refreshIntervalMs: INTERVALS.tlsRefresh, onReload: () => wakeups.liveness.wake() });
   reporter.info(`agent ${values.name}: auth service listening on ${host}:${auth.port}`);
+  const watching = { signal: stop.signal, retryNow: new RetryNow() };
   const loops = [
-    runLoop({ name: "liveness", intervalMs: INTERVALS.liveness, signal: stop.signal, reporter }, () => renewAgentLease(kc, values.name!, auth.servingCertificate())),
-    runLoop({ name: "offer answering", intervalMs: INTERVALS.offers, signal: stop.signal, reporter }, async () => void (await answerResourceRequests(kc, reporter))),
-    runLoop({ name: "in-band peering", intervalMs: INTERVALS.offers, signal: stop.signal, reporter }, () => advanceInBandPeerings(kc, reporter)),
+    // A reinstalled Cluster's new auth certificate is served, and announced, at once; an install
+    // (which writes these Secrets after the custom resource definitions) restarts the watches
+    // that found no collection yet.
+    wakeOnChanges(
+      kc,
+      `/api/v1/namespaces/${SYSTEM_NAMESPACE}/secrets`,
+      () => {
+        void auth.refresh();
+        watching.retryNow.kick();
+      },
+      { signal: stop.signal },
+    ),
+    wakeOnChanges(kc, collection("resourcerequests"), () => wakeups.offers.wake(), watching),
+    wakeOnChanges(kc, collection("outgoingpeerings"), () => wakeups.inBand.wake(), watching),
+    runLoop({ name: "liveness", intervalMs: INTERVALS.liveness, signal: stop.signal, reporter, wakeup: wakeups.liveness }, () => renewAgentLease(kc, values.name!, auth.servingCertificate())),
+    runLoop({ name: "offer answering", intervalMs: INTERVALS.offers, signal: stop.signal, reporter, wakeup: wakeups.offers }, async () => void (await answerResourceRequests(kc, reporter))),
+    runLoop({ name: "in-band peering", intervalMs: INTERVALS.inBand, signal: stop.signal, reporter, wakeup: wakeups.inBand }, async () => ((await advanceInBandPeerings(kc, reporter)) > 0 ? INTERVALS.pending : undefined)),
     runLoop({ name: "heartbeat", intervalMs: INTERVALS.heartbeat, signal: stop.signal, reporter }, async () => void (await beatOnce(kc, reporter))),
   ];
   if (gatewayNetns) {
     const gateway = new TunnelGateway({ kc, netns: gatewayNetns, workDir: values["gateway-dir"]!, reporter });
-    loops.push(runLoop({ name: "gateway", intervalMs: INTERVALS.gateway, signal: stop.signal, reporter }, () => gateway.pass()));
+    loops.push(wakeOnChanges(kc, collection("tunnelendpoints"), () => wakeups.gateway.wake(), watching));
+    loops.push(runLoop({ name: "gateway", intervalMs: INTERVALS.gateway, signal: stop.signal, reporter, wakeup: wakeups.gateway }, async () => ((await gateway.pass()) > 0 ? INTERVALS.pending : undefined)));
     reporter.info(`agent ${values.name}: gateway for network namespace ${gatewayNetns}`);
   }
   for (const signal of ["SIGTERM", "SIGINT"] as const) {

@@ -33,6 +33,8 @@ export interface AuthServiceOptions {
   readonly tlsWaitTimeoutMs?: number;
   /** How often TLS material and the client CA are re-read, so a renewed certificate is served without restart. @default 30000 */
   readonly refreshIntervalMs?: number;
+  /** Told when a new certificate is served (after a refresh found one). */
+  readonly onReload?: () => void;
   /** How long to wait for the cluster's signer. @default 60000 */
   readonly certificateTimeoutMs?: number;
   /** Failure limiter knobs. @default 5 refusals per minute per source IP */
@@ -45,6 +47,8 @@ export interface RunningAuthService {
   readonly port: number;
   /** The serving certificate (PEM) in use right now. */
   servingCertificate(): string;
+  /** Re-reads the TLS material now (e.g. when a watch saw its Secrets change); never rejects. */
+  refresh(): Promise<void>;
   /** Stops listening and drops open connections. */
   close(): Promise<void>;
 }
@@ -201,21 +205,23 @@ export async function startAuthService(options: AuthServiceOptions): Promise<Run
   log.info(`${STEP}: listening on https://${options.listen.host}:${port} for cluster ${endpoint}`);
 
   // Re-read TLS and the client CA, so a renewed certificate or a rotated CA is used without restart.
-  const refresh = setInterval(() => {
+  const reload = (): Promise<void> =>
     readTls(kc)
       .then((fresh) => {
         if (!fresh || (fresh.cert === tls.cert && fresh.key === tls.key && fresh.clientCa === tls.clientCa)) return;
         server.setSecureContext({ cert: fresh.cert, key: fresh.key, ...(fresh.clientCa ? { ca: fresh.clientCa } : {}) });
         tls = fresh;
         log.info(`${STEP}: reloaded TLS material`);
+        options.onReload?.();
       })
       .catch((error: unknown) => log.warn(`${STEP}: could not re-read TLS material at ${endpoint}: ${describeKubeError(error)}`));
-  }, options.refreshIntervalMs ?? 30_000);
+  const refresh = setInterval(() => void reload(), options.refreshIntervalMs ?? 30_000);
   refresh.unref();
 
   return {
     port,
     servingCertificate: () => tls.cert,
+    refresh: reload,
     close: async () => {
       clearInterval(refresh);
       await new Promise<void>((resolve) => {

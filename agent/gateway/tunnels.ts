@@ -22,7 +22,7 @@ import { getClusterIdentity, type ClusterIdentity } from "../../provider/cluster
 import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../../provider/kube/client.js";
 import { Cidr } from "../../provider/net/cidr.js";
 import { GATEWAY_FINALIZER, listTunnelEndpoints, setTunnelEndpointFinalizers, writeTunnelEndpointStatus } from "../../provider/network-fabric/endpoints.js";
-import { asSeenRanges, chooseRemoteView, type RemoteView } from "../../provider/network-fabric/remap.js";
+import { chooseRemoteView, type RemoteView } from "../../provider/network-fabric/remap.js";
 import { tunnelAddress } from "../../provider/network-fabric/tunnel-plan.js";
 import { isRunning, type ProcessRecord } from "../../provider/host/processes.js";
 import { runIn } from "../../provider/host/exec.js";
@@ -47,16 +47,31 @@ export interface GatewayOptions {
   readonly wireguardGo?: string;
 }
 
-/** What was last applied for one endpoint, so an unchanged pass only probes. */
+/** What was last applied for one endpoint, so that a pass over an unchanged endpoint costs next to nothing. */
 interface Applied {
-  readonly fingerprint: string;
+  /** What the applied state was derived from, except the namespace's routes (read only to apply). */
+  readonly inputs: string;
   readonly process: ProcessRecord;
+  readonly publicKey: string;
+  readonly slot: number;
+  readonly view: RemoteView | undefined;
+  /** The last status written (without the handshake and round trip), and when. */
   readonly status: string;
   readonly statusWrittenAt: number;
+  /** When the link was last probed, and whether the probe was answered. */
+  readonly observedAt: number;
+  readonly connected: boolean;
 }
 
 /** Rewrite an unchanged status at most this often (it carries the handshake time and round trip). */
 const STATUS_REFRESH_MS = 30_000;
+
+/**
+ * Probe a connected, unchanged tunnel at most this often. A dead wireguard-go is still noticed on
+ * the very next pass (its PID is checked every time); a silent peer within this much. Probing
+ * every pass costs two process starts per tunnel every 2 s, the bulk of an idle gateway's CPU.
+ */
+const CONNECTED_PROBE_MS = 10_000;
 
 /** The Secret holding the key pair of interface `ifname`. */
 export const keySecretName = (ifname: string): string => `wireguard-${ifname}`;
@@ -112,19 +127,24 @@ export class TunnelGateway {
     mkdirSync(options.workDir, { recursive: true, mode: 0o700 });
   }
 
-  /** One reconciliation pass over every endpoint. A failing endpoint is reported in its status and does not stop the others. */
-  async pass(): Promise<void> {
+  /**
+   * One reconciliation pass over every endpoint. A failing endpoint is reported in its status and
+   * does not stop the others. Resolves how many tunnels are not Connected yet: they wait on the
+   * remote gateway's handshake, which no watch here sees.
+   */
+  async pass(): Promise<number> {
     const { kc } = this.options;
     const identity = await getClusterIdentity(kc);
-    if (!identity) return; // Not installed (yet): nothing can name a tunnel.
+    if (!identity) return 0; // Not installed (yet): nothing can name a tunnel.
     const endpoints = await listTunnelEndpoints(kc, STEP);
-    // The namespace's own routes, read once a pass and only when an endpoint needs them.
-    let routes: Cidr[] | undefined;
+    // The namespace's own routes, read once a pass and only when an endpoint is (re)applied.
+    let routes: Promise<Cidr[]> | undefined;
+    const readRoutes = (): Promise<Cidr[]> => (routes ??= localRoutes(this.options.netns, WIREGUARD_IFNAME_PREFIX));
     for (const endpoint of endpoints) {
       const label = `TunnelEndpoint ${endpoint.metadata.namespace}/${endpoint.metadata.name}`;
       try {
         if (endpoint.metadata.deletionTimestamp) await this.takeDown(endpoint, identity);
-        else await this.reconcile(endpoint, endpoints, identity, (routes ??= await localRoutes(this.options.netns, WIREGUARD_IFNAME_PREFIX)));
+        else await this.reconcile(endpoint, endpoints, identity, readRoutes);
       } catch (error) {
         const message = (error as Error).message;
         this.options.reporter.warn(`${STEP}: ${label}: ${message}`);
@@ -134,9 +154,10 @@ export class TunnelGateway {
         }
       }
     }
+    return endpoints.filter((e) => !this.applied.get(e.metadata.uid!)?.connected).length;
   }
 
-  private async reconcile(endpoint: TunnelEndpoint, all: readonly TunnelEndpoint[], identity: ClusterIdentity, routes: readonly Cidr[]): Promise<void> {
+  private async reconcile(endpoint: TunnelEndpoint, all: readonly TunnelEndpoint[], identity: ClusterIdentity, routes: () => Promise<readonly Cidr[]>): Promise<void> {
     const { kc, netns, workDir } = this.options;
     const { spec } = endpoint;
     const uid = endpoint.metadata.uid!;
@@ -145,34 +166,27 @@ export class TunnelGateway {
       await setTunnelEndpointFinalizers(kc, endpoint, [...(endpoint.metadata.finalizers ?? []), GATEWAY_FINALIZER], STEP);
     }
     const ifname = interfaceOf(endpoint, identity.clusterId);
-    const keys = await this.ensureKeyPair(ifname, spec.remoteClusterId);
     const slot = endpoint.status?.slot ?? freeSlot(all, endpoint);
     const link = Cidr.parse(spec.linkCidr);
     const remoteRole = spec.role === "server" ? "client" : "server";
     const remoteTunnelAddress = tunnelAddress(link, remoteRole).split("/")[0]!;
+    const others = all.filter((e) => e.metadata.uid !== uid).flatMap((e) => [e.status?.remotePodCidrAsSeen, e.status?.remoteExternalCidrAsSeen]).filter((c): c is string => !!c);
+    const inputs = JSON.stringify({ spec, slot, others, cidrs: [identity.podCidr, identity.externalCidr, identity.serviceCidr] });
 
-    // How this cluster sees the remote: remapped where it overlaps anything local.
-    let view: RemoteView | undefined;
-    if (spec.remote.podCidr) {
-      const others = all.filter((e) => e.metadata.uid !== uid).flatMap((e) => [e.status?.remotePodCidrAsSeen, e.status?.remoteExternalCidrAsSeen]);
-      view = chooseRemoteView({
-        localPodCidr: Cidr.parse(identity.podCidr),
-        ...(identity.externalCidr ? { localExternalCidr: Cidr.parse(identity.externalCidr) } : {}),
-        remotePodCidr: Cidr.parse(spec.remote.podCidr),
-        ...(spec.remote.externalCidr ? { remoteExternalCidr: Cidr.parse(spec.remote.externalCidr) } : {}),
-        reserved: [
-          ...(identity.serviceCidr ? [Cidr.parse(identity.serviceCidr)] : []),
-          ...others.filter((c): c is string => !!c).map((c) => Cidr.parse(c)),
-          ...routes,
-        ],
-      });
-    }
-
-    const fingerprint = JSON.stringify({ spec, slot, view: view && asSeenRanges(view).map(String), publicKey: keys.publicKey });
-    const previous = this.applied.get(uid);
-    let process = previous?.process;
-    if (!previous || previous.fingerprint !== fingerprint || !isRunning(previous.process)) {
+    let applied = this.applied.get(uid);
+    if (!applied || applied.inputs !== inputs || !isRunning(applied.process)) {
       if (spec.role === "server") checkServerPort(endpoint, all);
+      const keys = await this.ensureKeyPair(ifname, spec.remoteClusterId);
+      // How this cluster sees the remote: remapped where it overlaps anything local.
+      const view = spec.remote.podCidr
+        ? chooseRemoteView({
+            localPodCidr: Cidr.parse(identity.podCidr),
+            ...(identity.externalCidr ? { localExternalCidr: Cidr.parse(identity.externalCidr) } : {}),
+            remotePodCidr: Cidr.parse(spec.remote.podCidr),
+            ...(spec.remote.externalCidr ? { remoteExternalCidr: Cidr.parse(spec.remote.externalCidr) } : {}),
+            reserved: [...(identity.serviceCidr ? [Cidr.parse(identity.serviceCidr)] : []), ...others.map((c) => Cidr.parse(c)), ...(await routes())],
+          })
+        : undefined;
       const running = await ensureWireguardInterface({
         netns,
         ifname,
@@ -187,7 +201,6 @@ export class TunnelGateway {
         ...(this.options.wireguardGo ? { wireguardGo: this.options.wireguardGo } : {}),
       });
       if (running.started) this.options.reporter.info(`${STEP}: interface ${ifname} up for ${spec.remoteClusterName} (wireguard-go pid ${running.process.pid})`);
-      process = running.process;
       if (spec.remote.publicKey) {
         const stale = (await readWireguardStatus(netns, ifname)).peers.filter((p) => p.publicKey !== spec.remote.publicKey);
         for (const peer of stale) await runIn(netns, "wg", ["set", ifname, "peer", peer.publicKey, "remove"]);
@@ -201,30 +214,26 @@ export class TunnelGateway {
         });
       }
       if (view) await applyPeerFabric(netns, { peerId: ifname, tunnelInterface: ifname, view, slot });
-      this.applied.set(uid, { fingerprint, process, status: "", statusWrittenAt: 0 });
+      applied = { inputs, process: running.process, publicKey: keys.publicKey, slot, view, status: "", statusWrittenAt: 0, observedAt: 0, connected: false };
+      this.applied.set(uid, applied);
     }
 
-    const status = await this.observe(endpoint, ifname, keys.publicKey, identity, view, slot, remoteTunnelAddress);
-    const current = this.applied.get(uid)!;
+    if (applied.connected && Date.now() - applied.observedAt < CONNECTED_PROBE_MS) return;
+    const status = await this.observe(endpoint, ifname, applied, identity, remoteTunnelAddress);
     const comparable = JSON.stringify({ ...status, latestHandshake: undefined, rttMs: undefined });
-    if (comparable !== current.status || Date.now() - current.statusWrittenAt > STATUS_REFRESH_MS) {
+    const observed = { ...applied, observedAt: Date.now(), connected: status.phase === "Connected" };
+    this.applied.set(uid, observed);
+    if (comparable !== applied.status || Date.now() - applied.statusWrittenAt > STATUS_REFRESH_MS) {
       await writeTunnelEndpointStatus(kc, endpoint, status, STEP);
-      this.applied.set(uid, { ...current, status: comparable, statusWrittenAt: Date.now() });
+      this.applied.set(uid, { ...observed, status: comparable, statusWrittenAt: Date.now() });
       if (status.phase !== endpoint.status?.phase) this.options.reporter.info(`${STEP}: tunnel to ${spec.remoteClusterName} (${ifname}): ${status.phase}${status.message ? `: ${status.message}` : ""}`);
     }
   }
 
   /** The status to report: keys and views, plus the handshake and a probe when the peer is configured. */
-  private async observe(
-    endpoint: TunnelEndpoint,
-    ifname: string,
-    publicKey: string,
-    identity: ClusterIdentity,
-    view: RemoteView | undefined,
-    slot: number,
-    remoteTunnelAddress: string,
-  ): Promise<TunnelEndpointStatus> {
+  private async observe(endpoint: TunnelEndpoint, ifname: string, applied: Applied, identity: ClusterIdentity, remoteTunnelAddress: string): Promise<TunnelEndpointStatus> {
     const { spec } = endpoint;
+    const { publicKey, slot, view } = applied;
     const base: TunnelEndpointStatus = {
       observedGeneration: endpoint.metadata.generation!,
       publicKey,

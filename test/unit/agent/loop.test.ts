@@ -1,4 +1,5 @@
-import { backoffMs, runLoop } from "../../../agent/loop.js";
+import { abortableDelay, backoffMs, runLoop, Wakeup } from "../../../agent/loop.js";
+import { RetryNow } from "../../../agent/watch.js";
 import type { Reporter } from "../../../agent/reporter.js";
 
 describe("runLoop", () => {
@@ -30,5 +31,65 @@ describe("runLoop", () => {
 
   test("GIVEN many failures WHEN backing off THEN the pause is capped at 30 s", () => {
     expect([1, 2, 3, 4, 5, 6, 20].map(backoffMs)).toEqual([1000, 2000, 4000, 8000, 16000, 30000, 30000]);
+  });
+
+  test("GIVEN a pass that asks for a shorter pause WHEN looped THEN that pause is used for that turn only", async () => {
+    const stop = new AbortController();
+    const delays: number[] = [];
+    let calls = 0;
+    await runLoop(
+      { name: "test", intervalMs: 30_000, signal: stop.signal, reporter: { info: () => undefined, warn: () => undefined }, delay: async (ms) => void (delays.push(ms) === 3 && stop.abort()) },
+      async () => (++calls === 2 ? 1000 : undefined),
+    );
+    expect(delays).toEqual([30_000, 1000, 30_000]);
+  });
+});
+
+describe("Wakeup", () => {
+  const never = new AbortController().signal;
+
+  test("GIVEN a long pause WHEN woken THEN the pause ends at once", async () => {
+    const wakeup = new Wakeup();
+    const started = performance.now();
+    const sleeping = wakeup.sleep(60_000, never, abortableDelay);
+    wakeup.wake();
+    await sleeping;
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  test("GIVEN a wake during a pass WHEN the loop next pauses THEN it does not pause, and the pause after that is whole again", async () => {
+    const wakeup = new Wakeup();
+    wakeup.wake();
+    const delays: number[] = [];
+    const recordingDelay = async (ms: number): Promise<void> => void delays.push(ms);
+    await wakeup.sleep(60_000, never, recordingDelay);
+    await wakeup.sleep(60_000, never, recordingDelay);
+    expect(delays).toEqual([60_000]);
+  });
+
+  test("GIVEN a looping agent WHEN woken between passes THEN the next pass runs without waiting the interval", async () => {
+    const stop = new AbortController();
+    const wakeup = new Wakeup();
+    let calls = 0;
+    const started = performance.now();
+    await runLoop({ name: "test", intervalMs: 60_000, signal: stop.signal, reporter: { info: () => undefined, warn: () => undefined }, wakeup }, async () => {
+      calls += 1;
+      if (calls === 3) stop.abort();
+      else setTimeout(() => wakeup.wake(), 10);
+    });
+    expect(calls).toBe(3);
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+});
+
+describe("RetryNow", () => {
+  test("GIVEN two watches waiting to start over WHEN kicked THEN both stop waiting", async () => {
+    const retryNow = new RetryNow();
+    const never = new AbortController().signal;
+    const started = performance.now();
+    const waits = [retryNow.sleep(60_000, never), retryNow.sleep(60_000, never)];
+    retryNow.kick();
+    await Promise.all(waits);
+    expect(performance.now() - started).toBeLessThan(1000);
   });
 });

@@ -1,0 +1,99 @@
+/**
+ * Watches that wake the agent's loops: a loop lists what it needs each pass, and a watch on the
+ * same collection only says "something changed, pass now". Each watch resumes from the last
+ * resourceVersion it saw when the connection ends (client-node ends an idle one after 30 s), so an
+ * idle cluster costs one request a collection every 30 s. A watch that cannot resume (410 Gone,
+ * the collection not installed yet, a network error) starts over after a pause and wakes its
+ * loop, which relists: nothing is ever missed, at worst found a pause later.
+ */
+import * as k8s from "@kubernetes/client-node";
+import { abortableDelay } from "./loop.js";
+
+/**
+ * Cuts short the pause of every watch waiting to start over: a watch on a collection that is not
+ * installed yet waits, and the install is seen first by a watch that works before it (the
+ * system namespace's Secrets).
+ */
+export class RetryNow {
+  private readonly waiting = new Set<() => void>();
+
+  /** Every waiting watch starts over now. */
+  kick(): void {
+    for (const resume of [...this.waiting]) resume();
+  }
+
+  /** Sleeps `ms`, less if kicked or aborted. */
+  async sleep(ms: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
+    const cut = new AbortController();
+    const resume = (): void => cut.abort();
+    this.waiting.add(resume);
+    signal.addEventListener("abort", resume, { once: true });
+    try {
+      await abortableDelay(ms, cut.signal);
+    } finally {
+      this.waiting.delete(resume);
+      signal.removeEventListener("abort", resume);
+    }
+  }
+}
+
+/** Options of {@link wakeOnChanges}. */
+export interface WatchOptions {
+  /** Ends the watch. */
+  readonly signal: AbortSignal;
+  /** Pause before starting over after a failure. @default 5000 */
+  readonly retryMs?: number;
+  /** Cuts that pause short. */
+  readonly retryNow?: RetryNow;
+}
+
+/** How one watch connection ended. */
+type Ended = { readonly error: unknown };
+
+/** Whether a watch ended the ordinary way (idle timeout, server closed it): resume at once. */
+function isOrdinaryEnd(error: unknown): boolean {
+  return error === null || error === undefined || (error as Error).name === "TimeoutError" || (error as Error).name === "AbortError";
+}
+
+/**
+ * Calls `onChange` whenever an object under API `path` (e.g.
+ * `/apis/peering.pulumi-liqo.dev/v1alpha1/resourcerequests`) is added, changed or deleted, and
+ * after every restart that may have missed a change. Resolves when `signal` aborts.
+ */
+export async function wakeOnChanges(kc: k8s.KubeConfig, path: string, onChange: () => void, options: WatchOptions): Promise<void> {
+  const watch = new k8s.Watch(kc);
+  let resourceVersion: string | undefined;
+  while (!options.signal.aborted) {
+    let stop: (() => void) | undefined;
+    const ended = await new Promise<Ended>((resolve) => {
+      const query = resourceVersion ? { resourceVersion } : {};
+      watch
+        .watch(
+          path,
+          query,
+          (type: string, object: { metadata?: { resourceVersion?: string } } | undefined) => {
+            // ERROR is the server saying it cannot resume from that version (410): start over.
+            if (type === "ERROR") resourceVersion = undefined;
+            else resourceVersion = object?.metadata?.resourceVersion ?? resourceVersion;
+            if (type !== "BOOKMARK") onChange();
+          },
+          (error: unknown) => resolve({ error }),
+        )
+        .then(
+          (controller) => {
+            stop = () => controller.abort();
+            options.signal.addEventListener("abort", stop, { once: true });
+          },
+          (error: unknown) => resolve({ error }),
+        );
+    });
+    if (stop) options.signal.removeEventListener("abort", stop);
+    if (options.signal.aborted) return;
+    if (!isOrdinaryEnd(ended.error) || resourceVersion === undefined) {
+      resourceVersion = undefined;
+      await (options.retryNow ? options.retryNow.sleep(options.retryMs ?? 5000, options.signal) : abortableDelay(options.retryMs ?? 5000, options.signal));
+      onChange();
+    }
+  }
+}
