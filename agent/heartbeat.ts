@@ -14,6 +14,15 @@ import { listOutgoingPeerings } from "../provider/peering/outgoing.js";
 import { renewNodeHeartbeat, resizeVirtualNode } from "../provider/virtual-node/node.js";
 import type { Reporter } from "./reporter.js";
 
+/** How long a peering's identity, once read, is used before it is read again. */
+const IDENTITY_REUSE_MS = 60_000;
+
+/**
+ * Identities read lately, by Secret name: reusing the client keeps its connection to the provider
+ * open, instead of a new TLS handshake with a client certificate every pass and peering.
+ */
+const identities = new Map<string, { readonly kc: k8s.KubeConfig; readonly readAt: number }>();
+
 /** Reads the kubeconfig of the identity a peering holds on its provider. */
 export async function getPeeringIdentity(kc: k8s.KubeConfig, peering: OutgoingPeering): Promise<k8s.KubeConfig> {
   const secret = await kc.makeApiClient(k8s.CoreV1Api).readNamespacedSecret({ name: peering.spec.identitySecret, namespace: SYSTEM_NAMESPACE });
@@ -21,34 +30,50 @@ export async function getPeeringIdentity(kc: k8s.KubeConfig, peering: OutgoingPe
   return loadKubeconfig(text, `Secret ${SYSTEM_NAMESPACE}/${peering.spec.identitySecret}`);
 }
 
+/** {@link getPeeringIdentity}, reusing what was read less than a minute ago. */
+async function recentPeeringIdentity(kc: k8s.KubeConfig, peering: OutgoingPeering, now: number): Promise<k8s.KubeConfig> {
+  const known = identities.get(peering.spec.identitySecret);
+  if (known && now - known.readAt < IDENTITY_REUSE_MS) return known.kc;
+  const fresh = await getPeeringIdentity(kc, peering);
+  identities.set(peering.spec.identitySecret, { kc: fresh, readAt: now });
+  return fresh;
+}
+
 /** One heartbeat pass over every peering; resolves with the virtual nodes it renewed. */
 export async function beatOnce(kc: k8s.KubeConfig, reporter: Reporter, now = new Date()): Promise<string[]> {
   const renewed: string[] = [];
-  for (const peering of await listOutgoingPeerings(kc)) {
+  const peerings = await listOutgoingPeerings(kc);
+  for (const name of identities.keys()) {
+    if (!peerings.some((p) => p.spec.identitySecret === name)) identities.delete(name);
+  }
+  for (const peering of peerings) {
     // An in-band peering gets its node only once its first offer is in.
     if (peering.spec.inBand && !peering.status?.offer) continue;
-    const node = peering.spec.virtualNodeName;
+    const nodeName = peering.spec.virtualNodeName;
+    let node: k8s.V1Node;
     try {
-      await renewNodeHeartbeat(kc, node, now);
-      renewed.push(node);
+      node = await renewNodeHeartbeat(kc, nodeName, now);
+      renewed.push(nodeName);
     } catch (error) {
-      reporter.warn(`heartbeat: Node ${node}: ${(error as Error).message}`);
+      reporter.warn(`heartbeat: Node ${nodeName}: ${(error as Error).message}`);
       continue;
     }
     try {
-      await followOffer(kc, peering);
+      await followOffer(kc, peering, node, now.getTime());
     } catch (error) {
-      reporter.warn(`heartbeat: following the offer of provider ${peering.spec.providerClusterName} for Node ${node}: ${describeKubeError(error)}`);
+      // The identity may have been replaced: read it afresh next time.
+      identities.delete(peering.spec.identitySecret);
+      reporter.warn(`heartbeat: following the offer of provider ${peering.spec.providerClusterName} for Node ${nodeName}: ${describeKubeError(error)}`);
     }
   }
   return renewed;
 }
 
-async function followOffer(kc: k8s.KubeConfig, peering: OutgoingPeering): Promise<void> {
-  const provider = await getPeeringIdentity(kc, peering);
+/** Resizes the virtual node when the provider's current offer differs from its capacity. */
+async function followOffer(kc: k8s.KubeConfig, peering: OutgoingPeering, node: k8s.V1Node, now: number): Promise<void> {
+  const provider = await recentPeeringIdentity(kc, peering, now);
   const offer = await getResourceOffer(provider, { tenantNamespace: peering.spec.tenantNamespace, name: peering.spec.requestName });
   if (!offer) return;
-  const node = await kc.makeApiClient(k8s.CoreV1Api).readNode({ name: peering.spec.virtualNodeName });
   const capacity = node.status?.capacity ?? {};
   const wanted = offer.spec.resources;
   if (capacity["cpu"] === wanted.cpu && capacity["memory"] === wanted.memory && capacity["pods"] === String(wanted.pods)) return;

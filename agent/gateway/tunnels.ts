@@ -67,11 +67,12 @@ interface Applied {
 const STATUS_REFRESH_MS = 30_000;
 
 /**
- * Probe a connected, unchanged tunnel at most this often. A dead wireguard-go is still noticed on
- * the very next pass (its PID is checked every time); a silent peer within this much. Probing
- * every pass costs two process starts per tunnel every 2 s, the bulk of an idle gateway's CPU.
+ * Probe a connected, unchanged tunnel at most this often (as often as its status is rewritten
+ * anyway). A dead wireguard-go is still noticed on the very next pass (its PID is checked every
+ * time); a silent peer within this much. Probing every pass cost two process starts per tunnel
+ * every 2 s, the bulk of an idle gateway's CPU.
  */
-const CONNECTED_PROBE_MS = 10_000;
+const CONNECTED_PROBE_MS = STATUS_REFRESH_MS;
 
 /** The Secret holding the key pair of interface `ifname`. */
 export const keySecretName = (ifname: string): string => `wireguard-${ifname}`;

@@ -121,8 +121,8 @@ export async function resizeVirtualNode(consumer: k8s.KubeConfig, nodeName: stri
     .catch(describeFailure(`virtual node: resizing Node ${nodeName}`, serverOf(consumer)));
 }
 
-/** One heartbeat: renews the node's Lease and posts its Ready condition, as a kubelet does. */
-export async function renewNodeHeartbeat(consumer: k8s.KubeConfig, nodeName: string, now = new Date()): Promise<void> {
+/** One heartbeat: renews the node's Lease and posts its Ready condition, as a kubelet does. Resolves the node as it now is. */
+export async function renewNodeHeartbeat(consumer: k8s.KubeConfig, nodeName: string, now = new Date()): Promise<k8s.V1Node> {
   const coordination = consumer.makeApiClient(k8s.CoordinationV1Api);
   const core = consumer.makeApiClient(k8s.CoreV1Api);
   const fail = describeFailure(`virtual node: heartbeat of Node ${nodeName}`, serverOf(consumer));
@@ -157,7 +157,7 @@ export async function renewNodeHeartbeat(consumer: k8s.KubeConfig, nodeName: str
   const ready = readyCondition(now);
   if (previous?.status === "True" && previous.lastTransitionTime) ready.lastTransitionTime = previous.lastTransitionTime;
   const conditions = [...(node.status?.conditions ?? []).filter((c) => c.type !== "Ready"), ready];
-  await core.patchNodeStatus({ name: nodeName, body: { status: { conditions } } }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.StrategicMergePatch)).catch(fail);
+  return core.patchNodeStatus({ name: nodeName, body: { status: { conditions } } }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.StrategicMergePatch)).catch(fail);
 }
 
 /** Whether the node's Ready condition is True, and what it says otherwise. */
