@@ -31,9 +31,10 @@ import { consoleReporter } from "./reporter.js";
  * Pauses between passes when nothing wakes a loop. Watches wake the offer answering, the in-band
  * peering and the gateway as soon as what they work on changes, and the liveness lease as soon
  * as a new auth certificate is served; these pauses are only the resync. The node heartbeat
- * renews every 10 s as kubelets do. A pass that waits on a remote side asks for `pending`.
+ * renews every 10 s as kubelets do. A pass that waits on a remote side asks for `pending`; offers
+ * that are a share of free capacity are recomputed every `capacity`, as nothing watched shows it.
  */
-const INTERVALS = { heartbeat: 10_000, offers: 30_000, inBand: 30_000, liveness: 10_000, gateway: 5_000, pending: 1_000, tlsRefresh: 30_000 };
+const INTERVALS = { heartbeat: 10_000, offers: 30_000, capacity: 5_000, inBand: 30_000, liveness: 10_000, gateway: 10_000, pending: 1_000, tlsRefresh: 30_000 };
 
 /** The collection of one of the project's custom resources, across namespaces. */
 const collection = (plural: string): string => `/apis/${API_GROUP}/${API_VERSION}/${plural}`;
@@ -82,7 +83,7 @@ async function main(): Promise<void> {
     wakeOnChanges(kc, collection("resourcerequests"), () => wakeups.offers.wake(), watching),
     wakeOnChanges(kc, collection("outgoingpeerings"), () => wakeups.inBand.wake(), watching),
     runLoop({ name: "liveness", intervalMs: INTERVALS.liveness, signal: stop.signal, reporter, wakeup: wakeups.liveness }, () => renewAgentLease(kc, values.name!, auth.servingCertificate())),
-    runLoop({ name: "offer answering", intervalMs: INTERVALS.offers, signal: stop.signal, reporter, wakeup: wakeups.offers }, async () => void (await answerResourceRequests(kc, reporter))),
+    runLoop({ name: "offer answering", intervalMs: INTERVALS.offers, signal: stop.signal, reporter, wakeup: wakeups.offers }, async () => ((await answerResourceRequests(kc, reporter)).followsCapacity ? INTERVALS.capacity : undefined)),
     runLoop({ name: "in-band peering", intervalMs: INTERVALS.inBand, signal: stop.signal, reporter, wakeup: wakeups.inBand }, async () => ((await advanceInBandPeerings(kc, reporter)) > 0 ? INTERVALS.pending : undefined)),
     runLoop({ name: "heartbeat", intervalMs: INTERVALS.heartbeat, signal: stop.signal, reporter }, async () => void (await beatOnce(kc, reporter))),
   ];

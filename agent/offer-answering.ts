@@ -35,10 +35,21 @@ export async function getFreeCapacity(kc: k8s.KubeConfig): Promise<Capacity> {
   );
 }
 
-/** One pass of offer answering; resolves with how many offers it published or removed. */
-export async function answerResourceRequests(kc: k8s.KubeConfig, reporter: Reporter, options: OfferAnsweringOptions = {}): Promise<number> {
+/** What a pass of offer answering did, and what the next one must watch for. */
+export interface OfferPass {
+  /** How many offers it published or removed. */
+  readonly changes: number;
+  /**
+   * Whether some offer is a share of free capacity: capacity moves with nodes and pods, which no
+   * watch of requests sees, so such offers are recomputed by polling.
+   */
+  readonly followsCapacity: boolean;
+}
+
+/** One pass of offer answering. */
+export async function answerResourceRequests(kc: k8s.KubeConfig, reporter: Reporter, options: OfferAnsweringOptions = {}): Promise<OfferPass> {
   const identity = await getClusterIdentity(kc);
-  if (!identity) return 0; // Not installed yet (no Cluster resource): nothing can be asked of us.
+  if (!identity) return { changes: 0, followsCapacity: false }; // Not installed yet (no Cluster resource): nothing can be asked of us.
   const api = kc.makeApiClient(k8s.CustomObjectsApi);
   const list = async <T>(plural: string): Promise<T[] | undefined> => {
     try {
@@ -51,7 +62,7 @@ export async function answerResourceRequests(kc: k8s.KubeConfig, reporter: Repor
   };
   const requests = await list<ResourceRequest>("resourcerequests");
   const offers = await list<ResourceOffer>("resourceoffers");
-  if (!requests || !offers) return 0;
+  if (!requests || !offers) return { changes: 0, followsCapacity: false };
   const key = (m: k8s.V1ObjectMeta | undefined): string => `${m?.namespace}/${m?.name}`;
   const offerOf = new Map(offers.map((o) => [key(o.metadata), o]));
   const free = requests.some((r) => r.spec.resources.sharePercent !== undefined) ? await getFreeCapacity(kc) : undefined;
@@ -83,5 +94,5 @@ export async function answerResourceRequests(kc: k8s.KubeConfig, reporter: Repor
     reporter.info(`offer answering: withdrew offer ${key(offer.metadata)} (its request is gone)`);
     changes += 1;
   }
-  return changes;
+  return { changes, followsCapacity: free !== undefined };
 }

@@ -9,7 +9,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { API_GROUP, MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL, type OfferedResources } from "../api/index.js";
 import { deleteOptional, describeFailure, readOptional, serverOf } from "../kube/client.js";
-import { statusOf } from "../kube/errors.js";
+import { renewLease } from "../kube/lease.js";
 import { microTime } from "../kube/time.js";
 import { poll } from "../wait/poll.js";
 
@@ -123,35 +123,40 @@ export async function resizeVirtualNode(consumer: k8s.KubeConfig, nodeName: stri
 
 /** One heartbeat: renews the node's Lease and posts its Ready condition, as a kubelet does. Resolves the node as it now is. */
 export async function renewNodeHeartbeat(consumer: k8s.KubeConfig, nodeName: string, now = new Date()): Promise<k8s.V1Node> {
-  const coordination = consumer.makeApiClient(k8s.CoordinationV1Api);
+  await renewNodeLease(consumer, nodeName, now);
+  return postReadyCondition(consumer, nodeName, now);
+}
+
+/** Renews the virtual node's Lease (creating it, owned by the node, when missing). */
+export async function renewNodeLease(consumer: k8s.KubeConfig, nodeName: string, now = new Date()): Promise<void> {
   const core = consumer.makeApiClient(k8s.CoreV1Api);
   const fail = describeFailure(`virtual node: heartbeat of Node ${nodeName}`, serverOf(consumer));
-  // The agent's heartbeat and a peering step may renew at the same moment: a 409 means the other
-  // writer created or renewed the lease just now, which is all this renewal was for.
-  const unlessRenewedMeanwhile = (error: unknown): void => {
-    if (statusOf(error) !== 409) fail(error);
-  };
-  const lease = await readOptional(() => coordination.readNamespacedLease({ name: nodeName, namespace: NODE_LEASE_NAMESPACE })).catch(fail);
   const spec: k8s.V1LeaseSpec = { holderIdentity: nodeName, leaseDurationSeconds: NODE_LEASE_DURATION_SECONDS, renewTime: microTime(now) as unknown as k8s.V1MicroTime };
-  if (!lease) {
-    const node = await core.readNode({ name: nodeName }).catch(fail);
-    await coordination
-      .createNamespacedLease({
-        namespace: NODE_LEASE_NAMESPACE,
-        body: {
-          metadata: {
-            name: nodeName,
-            labels: { [MANAGED_BY_LABEL]: MANAGED_BY },
-            // Owned by the node, so the lease goes with it even if our own cleanup is skipped.
-            ownerReferences: [{ apiVersion: "v1", kind: "Node", name: nodeName, uid: node.metadata!.uid! }],
-          },
-          spec,
+  // The agent's heartbeat and a peering step may renew at the same moment: renewLease takes a
+  // 409 for the other writer's renewal, which is all this one was for.
+  await renewLease(consumer, {
+    namespace: NODE_LEASE_NAMESPACE,
+    name: nodeName,
+    renew: (lease) => ({ ...lease, spec: { ...lease.spec, ...spec } }),
+    create: async () => {
+      const node = await core.readNode({ name: nodeName });
+      return {
+        metadata: {
+          name: nodeName,
+          labels: { [MANAGED_BY_LABEL]: MANAGED_BY },
+          // Owned by the node, so the lease goes with it even if our own cleanup is skipped.
+          ownerReferences: [{ apiVersion: "v1", kind: "Node", name: nodeName, uid: node.metadata!.uid! }],
         },
-      })
-      .catch(unlessRenewedMeanwhile);
-  } else {
-    await coordination.replaceNamespacedLease({ name: nodeName, namespace: NODE_LEASE_NAMESPACE, body: { ...lease, spec: { ...lease.spec, ...spec } } }).catch(unlessRenewedMeanwhile);
-  }
+        spec,
+      };
+    },
+  }).catch(fail);
+}
+
+/** Posts the virtual node's Ready condition (keeping when it turned Ready); resolves the node as it now is. */
+export async function postReadyCondition(consumer: k8s.KubeConfig, nodeName: string, now = new Date()): Promise<k8s.V1Node> {
+  const core = consumer.makeApiClient(k8s.CoreV1Api);
+  const fail = describeFailure(`virtual node: heartbeat of Node ${nodeName}`, serverOf(consumer));
   const node = await core.readNode({ name: nodeName }).catch(fail);
   const previous = node.status?.conditions?.find((c) => c.type === "Ready");
   const ready = readyCondition(now);
