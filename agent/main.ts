@@ -24,17 +24,16 @@ import { RetryNow, wakeOnChanges } from "./watch.js";
 import { API_GROUP, API_VERSION, SYSTEM_NAMESPACE } from "../provider/api/index.js";
 import { TunnelGateway } from "./gateway/tunnels.js";
 import { advanceInBandPeerings } from "./in-band.js";
-import { answerResourceRequests } from "./offer-answering.js";
+import { answerResourceRequests, capacityEventFilters } from "./offer-answering.js";
 import { consoleReporter } from "./reporter.js";
 
 /**
  * Pauses between passes when nothing wakes a loop. Watches wake the offer answering, the in-band
  * peering and the gateway as soon as what they work on changes, and the liveness lease as soon
  * as a new auth certificate is served; these pauses are only the resync. The node heartbeat
- * renews every 10 s as kubelets do. A pass that waits on a remote side asks for `pending`; offers
- * that are a share of free capacity are recomputed every `capacity`, as nothing watched shows it.
+ * renews every 10 s as kubelets do. A pass that waits on a remote side asks for `pending`.
  */
-const INTERVALS = { heartbeat: 10_000, offers: 30_000, capacity: 5_000, inBand: 30_000, liveness: 10_000, gateway: 10_000, pending: 1_000, tlsRefresh: 30_000 };
+const INTERVALS = { heartbeat: 10_000, offers: 30_000, inBand: 30_000, liveness: 10_000, gateway: 10_000, pending: 1_000, tlsRefresh: 30_000 };
 
 /** The collection of one of the project's custom resources, across namespaces. */
 const collection = (plural: string): string => `/apis/${API_GROUP}/${API_VERSION}/${plural}`;
@@ -67,6 +66,8 @@ async function main(): Promise<void> {
   const auth = await startAuthService({ kc, listen: { host: host!, port: Number(port) }, log: reporter, refreshIntervalMs: INTERVALS.tlsRefresh, onReload: () => wakeups.liveness.wake() });
   reporter.info(`agent ${values.name}: auth service listening on ${host}:${auth.port}`);
   const watching = { signal: stop.signal, retryNow: new RetryNow() };
+  const capacity = capacityEventFilters();
+  let followsCapacity = false;
   const loops = [
     // A reinstalled Cluster's new auth certificate is served, and announced, at once; an install
     // (which writes these Secrets after the custom resource definitions) restarts the watches
@@ -83,7 +84,12 @@ async function main(): Promise<void> {
     wakeOnChanges(kc, collection("resourcerequests"), () => wakeups.offers.wake(), watching),
     wakeOnChanges(kc, collection("outgoingpeerings"), () => wakeups.inBand.wake(), watching),
     runLoop({ name: "liveness", intervalMs: INTERVALS.liveness, signal: stop.signal, reporter, wakeup: wakeups.liveness }, () => renewAgentLease(kc, values.name!, auth.servingCertificate())),
-    runLoop({ name: "offer answering", intervalMs: INTERVALS.offers, signal: stop.signal, reporter, wakeup: wakeups.offers }, async () => ((await answerResourceRequests(kc, reporter)).followsCapacity ? INTERVALS.capacity : undefined)),
+    // Offers that are a share of free capacity follow nodes and pods, as they change.
+    wakeOnChanges(kc, "/api/v1/nodes", () => followsCapacity && wakeups.offers.wake(), { ...watching, relevant: capacity.nodes }),
+    wakeOnChanges(kc, "/api/v1/pods", () => followsCapacity && wakeups.offers.wake(), { ...watching, relevant: capacity.pods }),
+    runLoop({ name: "offer answering", intervalMs: INTERVALS.offers, signal: stop.signal, reporter, wakeup: wakeups.offers }, async () => {
+      followsCapacity = (await answerResourceRequests(kc, reporter)).followsCapacity;
+    }),
     runLoop({ name: "in-band peering", intervalMs: INTERVALS.inBand, signal: stop.signal, reporter, wakeup: wakeups.inBand }, async () => ((await advanceInBandPeerings(kc, reporter)) > 0 ? INTERVALS.pending : undefined)),
     runLoop({ name: "heartbeat", intervalMs: INTERVALS.heartbeat, signal: stop.signal, reporter }, async () => void (await beatOnce(kc, reporter))),
   ];

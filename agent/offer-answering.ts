@@ -35,13 +35,44 @@ export async function getFreeCapacity(kc: k8s.KubeConfig): Promise<Capacity> {
   );
 }
 
+/** A watch event's object, as far as free capacity is concerned. */
+interface CapacityObject {
+  readonly metadata?: { readonly name?: string; readonly uid?: string };
+  readonly spec?: { readonly nodeName?: string };
+  readonly status?: { readonly allocatable?: Record<string, string>; readonly phase?: string };
+}
+
+/**
+ * Filters of node and pod watch events down to those that move free capacity: a node added,
+ * removed or with new allocatable; a pod placed, finished or removed. A virtual node's heartbeat
+ * (a status post every 20 s) moves nothing and wakes nothing.
+ */
+export function capacityEventFilters(): { readonly nodes: (type: string, object: unknown) => boolean; readonly pods: (type: string, object: unknown) => boolean } {
+  const allocatable = new Map<string, string>();
+  const placement = new Map<string, string>();
+  const changed = (seen: Map<string, string>, type: string, key: string | undefined, value: string): boolean => {
+    if (key === undefined) return true;
+    if (type === "DELETED") {
+      seen.delete(key);
+      return true;
+    }
+    if (seen.get(key) === value) return false;
+    seen.set(key, value);
+    return true;
+  };
+  return {
+    nodes: (type, object) => changed(allocatable, type, (object as CapacityObject).metadata?.name, JSON.stringify((object as CapacityObject).status?.allocatable ?? {})),
+    pods: (type, object) => changed(placement, type, (object as CapacityObject).metadata?.uid, `${(object as CapacityObject).spec?.nodeName ?? ""} ${(object as CapacityObject).status?.phase ?? ""}`),
+  };
+}
+
 /** What a pass of offer answering did, and what the next one must watch for. */
 export interface OfferPass {
   /** How many offers it published or removed. */
   readonly changes: number;
   /**
-   * Whether some offer is a share of free capacity: capacity moves with nodes and pods, which no
-   * watch of requests sees, so such offers are recomputed by polling.
+   * Whether some offer is a share of free capacity: capacity moves with nodes and pods, which the
+   * watch of requests does not see (see {@link capacityEventFilters}).
    */
   readonly followsCapacity: boolean;
 }

@@ -46,6 +46,8 @@ export interface WatchOptions {
   readonly retryMs?: number;
   /** Cuts that pause short. */
   readonly retryNow?: RetryNow;
+  /** Which events wake: all but bookmarks unless given. */
+  readonly relevant?: (type: string, object: unknown) => boolean;
 }
 
 /** How one watch connection ended. */
@@ -76,7 +78,7 @@ export async function wakeOnChanges(kc: k8s.KubeConfig, path: string, onChange: 
             // ERROR is the server saying it cannot resume from that version (410): start over.
             if (type === "ERROR") resourceVersion = undefined;
             else resourceVersion = object?.metadata?.resourceVersion ?? resourceVersion;
-            if (type !== "BOOKMARK") onChange();
+            if (type !== "BOOKMARK" && (options.relevant?.(type, object) ?? true)) onChange();
           },
           (error: unknown) => resolve({ error }),
         )

@@ -42,8 +42,8 @@ export function forgeAgentClusterRole(): k8s.V1ClusterRole {
     rules: [
       { apiGroups: [API_GROUP], resources: ["*"], verbs: ["*"] },
       { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "list", "create", "patch", "delete"] },
-      { apiGroups: [""], resources: ["nodes", "nodes/status"], verbs: ["get", "list", "create", "patch", "update", "delete"] },
-      { apiGroups: [""], resources: ["pods"], verbs: ["get", "list"] },
+      { apiGroups: [""], resources: ["nodes", "nodes/status"], verbs: ["get", "list", "watch", "create", "patch", "update", "delete"] },
+      { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] },
       { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "list", "create", "update", "delete"] },
       { apiGroups: ["rbac.authorization.k8s.io"], resources: ["roles", "rolebindings"], verbs: ["get", "list", "create", "patch", "update", "delete"] },
       { apiGroups: ["certificates.k8s.io"], resources: ["certificatesigningrequests"], verbs: ["get", "list", "create", "delete"] },
