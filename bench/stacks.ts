@@ -8,7 +8,7 @@
 import { dirname, join } from "node:path";
 import type { LabState } from "../local-cluster/lab.js";
 import { withLab } from "../test/support/labs.js";
-import { configureForLab, PulumiWorkspace } from "../test/support/pulumi.js";
+import { configureForLab, configureMeshForLab, PulumiWorkspace } from "../test/support/pulumi.js";
 import { agentUsage, type AgentUsage } from "./agent-usage.js";
 import { ratio, series, target, timed, type Series, type Target } from "./figures.js";
 
@@ -113,11 +113,6 @@ export async function benchStacks(runs: number, log: Log): Promise<SectionResult
 
 const CLUSTER_NAMES = ["a", "b", "c", "d", "e", "f"];
 
-/** The mesh example's `clusters` config for `lab`. */
-function meshMembers(lab: LabState): string {
-  return JSON.stringify(lab.clusters.map((c) => ({ name: c.name, kubeconfig: c.kubeconfig, podCidr: c.podCidr, serviceCidr: c.serviceCidr, gatewayAddress: c.publicAddress })));
-}
-
 /**
  * `pulumi up` of the mesh example all-to-all on `size` fresh clusters; with `idleSeconds`, then
  * the agents' resident memory and CPU while idle, each agent serving `size - 1` peerings each way.
@@ -127,7 +122,7 @@ async function benchMesh(size: number, idleSeconds: number | undefined, log: Log
   return withLab(CLUSTER_NAMES.slice(0, size).map((name) => ({ name })), {}, async (lab) => {
     const workspace = await PulumiWorkspace.create(join(REPO, "examples", "mesh"));
     try {
-      await workspace.ok(["config", "set", "clusters", meshMembers(lab)]);
+      await configureMeshForLab(workspace, lab);
       const up = await secondsOf(workspace, ["up", "--yes"]);
       log(`mesh: ${size} clusters all-to-all up in ${up.toFixed(1)} s`);
       if (idleSeconds === undefined) return { up };

@@ -7,18 +7,14 @@
 import * as k8s from "@kubernetes/client-node";
 import { join } from "node:path";
 import { Cidr } from "../../provider/net/cidr.js";
-import { addPodAddress, type LabState } from "../../local-cluster/lab.js";
+import { addPodAddress } from "../../local-cluster/lab.js";
 import { adminConfig } from "../support/install.js";
 import { withLab } from "../support/labs.js";
 import { projectTraces, tunnelTraces } from "../support/leaks.js";
 import { pingReplies } from "../support/probes.js";
-import { plannedSteps, PulumiWorkspace } from "../support/pulumi.js";
+import { configureMeshForLab, plannedSteps, PulumiWorkspace } from "../support/pulumi.js";
 
 const PROGRAM = join(__dirname, "..", "..", "examples", "mesh");
-
-function membersOf(lab: LabState): string {
-  return JSON.stringify(lab.clusters.map((c) => ({ name: c.name, kubeconfig: c.kubeconfig, podCidr: c.podCidr, serviceCidr: c.serviceCidr, gatewayAddress: c.publicAddress })));
-}
 
 async function readyVirtualNodes(kc: k8s.KubeConfig): Promise<string[]> {
   const nodes = await kc.makeApiClient(k8s.CoreV1Api).listNode();
@@ -30,7 +26,7 @@ describe("a mesh through the pulumi CLI", () => {
     await withLab([{ name: "a" }, { name: "b" }, { name: "c" }], {}, async (lab) => {
       const workspace = await PulumiWorkspace.create(PROGRAM);
       try {
-        await workspace.ok(["config", "set", "clusters", membersOf(lab)]);
+        await configureMeshForLab(workspace, lab);
         const planned = await plannedSteps(workspace);
         expect(planned.filter((s) => s.startsWith("create ")).length).toBe(3 + 3 + 6 + 3);
         await workspace.ok(["up", "--yes"]);

@@ -169,3 +169,9 @@ export async function configureForLab(workspace: PulumiWorkspace, lab: LabState)
   }
   await workspace.ok(["config", "set", "aGatewayAddress", clusterOf(lab, "a").publicAddress]);
 }
+
+/** Sets the mesh example's `clusters` config: every cluster of `lab`, with where its gateway serves. */
+export async function configureMeshForLab(workspace: PulumiWorkspace, lab: LabState): Promise<void> {
+  const members = lab.clusters.map((c) => ({ name: c.name, kubeconfig: c.kubeconfig, podCidr: c.podCidr, serviceCidr: c.serviceCidr, gatewayAddress: c.publicAddress }));
+  await workspace.ok(["config", "set", "clusters", JSON.stringify(members)]);
+}
