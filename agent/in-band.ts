@@ -3,15 +3,16 @@
  * reachable only through the tunnel, so the agent (which runs in the cluster, beside its gateway)
  * authenticates and negotiates itself, with what its OutgoingPeering's `inBand` says. Each pass:
  *
- *   authentication  no identity yet: make a key and CSR here, present the one-time token to the
+ *   authentication  no identity yet: sign a CSR with the cluster's key, present the one-time token to the
  *                   auth service inside the tunnel, store the identity (pointing at the API
  *                   server inside the tunnel) and delete the token
  *   negotiation     file the ResourceRequest with the identity and report the offer answering it
  *
- * The key is made in the consumer cluster and never leaves it; the status says how far it got.
+ * The key is the consumer cluster's own and never leaves it; the status says how far it got.
  */
 import * as k8s from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE, type OutgoingPeering } from "../provider/api/index.js";
+import { ensureConsumerKey } from "../provider/authentication/consumer-key.js";
 import { forgeIdentityKubeconfig, forgeIdentityRequest, requestIdentity } from "../provider/authentication/identity.js";
 import { getClusterIdentity, type ClusterIdentity } from "../provider/cluster/install.js";
 import { deleteOptional, loadKubeconfig, readOptional } from "../provider/kube/client.js";
@@ -33,7 +34,7 @@ async function ensureInBandIdentity(kc: k8s.KubeConfig, me: ClusterIdentity, pee
   const secret = await readOptional(() => core.readNamespacedSecret({ name: access.tokenSecret, namespace: SYSTEM_NAMESPACE }));
   const token = Buffer.from(secret?.data?.["token"] ?? "", "base64").toString("utf8");
   if (!token) throw new Error(`authentication: no identity yet and no token in Secret ${SYSTEM_NAMESPACE}/${access.tokenSecret} (re-run pulumi up to hand a new one over)`);
-  const { keyPem, csrPem } = forgeIdentityRequest(me.clusterId);
+  const { keyPem, csrPem } = forgeIdentityRequest(me.clusterId, await ensureConsumerKey(kc));
   const identity = await requestIdentity({
     authUrl: access.authUrl,
     authCaPem: access.authCaPem,

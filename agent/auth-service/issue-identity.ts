@@ -4,19 +4,22 @@
  *
  * 1. the body is well formed, the consumer's id is a cluster id and not the provider's own;
  * 2. the token matches its stored hash (constant time; unknown ids take the same path) and has not expired;
- * 3. the CSR asks for exactly the consumer's user name, with no group;
+ * 3. the CSR asks for exactly the consumer's user name, with no group, and is signed by its key;
+ * 4. the token is bound to this consumer (its cluster id and key), or binds to it now if this is
+ *    its first use; and the consumer's tenant, if it has one, is bound to the same key;
  * then, on the provider cluster:
- * 4. ensure the tenant namespace and its Role/RoleBinding;
- * 5. submit the CSR, approve it, wait for the signer's certificate;
- * 6. answer with the certificate and how to reach the API server.
+ * 5. ensure the tenant namespace (recording the key) and its Role/RoleBinding;
+ * 6. submit the CSR, approve it, wait for the signer's certificate;
+ * 7. answer with the certificate and how to reach the API server.
  */
 import type * as k8s from "@kubernetes/client-node";
 import { tenantNamespace } from "../../provider/api/names.js";
 import { approveCsr, deleteConsumerCsrs, forgeCertificateSigningRequest, submitCsr, waitForCertificate } from "../../provider/authentication/certificates.js";
 import { checkIdentityCsr } from "../../provider/authentication/csr-policy.js";
 import type { IdentityResponseBody } from "../../provider/authentication/protocol.js";
-import { ensureTenantNamespace, ensureTenantRbac } from "../../provider/authentication/tenant.js";
-import { getPeeringTokenRecord, parsePeeringToken, verifyPeeringToken } from "../../provider/authentication/tokens.js";
+import { ensureTenantNamespace, ensureTenantRbac, getTenantKeyFingerprint } from "../../provider/authentication/tenant.js";
+import { publicKeyFingerprint } from "../../provider/authentication/consumer-key.js";
+import { bindPeeringToken, getPeeringTokenRecord, parsePeeringToken, tokenBindingRefusal, verifyPeeringToken, type PeeringTokenRecord, type TokenBinding } from "../../provider/authentication/tokens.js";
 import { getClusterIdentity, isClusterId } from "../../provider/cluster/install.js";
 import type { Reporter } from "../reporter.js";
 import { fail, refuse, type Answer } from "./answer.js";
@@ -59,7 +62,7 @@ export async function issueIdentity(ctx: IssueContext, body: unknown, source: st
     return refuse(403, verdict.reason === "expired" ? "peering token refused: it has expired" : "peering token refused: unknown, revoked or wrong token");
   }
 
-  // 3. CSR subject.
+  // 3. CSR subject and key: the CSR's signature proves the consumer holds the key it names.
   const csrVerdict = checkIdentityCsr(csr, clusterId);
   if (!csrVerdict.ok) {
     ctx.log.warn(`refused identity request of consumer ${clusterId} from ${source}: ${csrVerdict.reason}`);
@@ -70,8 +73,16 @@ export async function issueIdentity(ctx: IssueContext, body: unknown, source: st
   if (!provider) return fail(503, "this cluster's identity is not installed (Cluster resource incomplete); try again later");
   if (provider.clusterId === clusterId) return refuse(400, "clusterId is this provider's own id: a cluster cannot peer with itself");
 
-  // 4-5. Provider cluster acts: tenant, RBAC, certificate.
-  await ensureTenantNamespace(ctx.kc, { consumerClusterId: clusterId, consumerClusterName: clusterName });
+  // 4. Binding: the token, and the consumer's tenant, belong to one consumer's id and key.
+  const presented = { clusterId, keySha256: publicKeyFingerprint(csrVerdict.publicKeyPem) };
+  const refusal = await bindToConsumer(ctx, parsed!.tokenId, record!, presented);
+  if (refusal) {
+    ctx.log.warn(`refused identity request of consumer ${clusterId} from ${source}: ${refusal} (token id ${parsed!.tokenId})`);
+    return refuse(403, refusal);
+  }
+
+  // 5-6. Provider cluster acts: tenant, RBAC, certificate.
+  await ensureTenantNamespace(ctx.kc, { consumerClusterId: clusterId, consumerClusterName: clusterName, consumerKeySha256: presented.keySha256 });
   await ensureTenantRbac(ctx.kc, clusterId);
   const csrName = await submitCsr(ctx.kc, forgeCertificateSigningRequest({ consumerClusterId: clusterId, csrPem: csr }));
   await approveCsr(ctx.kc, csrName);
@@ -80,7 +91,7 @@ export async function issueIdentity(ctx: IssueContext, body: unknown, source: st
   await deleteConsumerCsrs(ctx.kc, clusterId, csrName);
   ctx.log.info(`issued identity to consumer ${clusterId} (${clusterName}) from ${source}: CSR ${csrName}, token id ${parsed!.tokenId}`);
 
-  // 6. Answer.
+  // 7. Answer.
   const answer: IdentityResponseBody = {
     certificate,
     apiServerUrl: provider.apiServerUrl,
@@ -90,4 +101,29 @@ export async function issueIdentity(ctx: IssueContext, body: unknown, source: st
     providerClusterName: provider.clusterName,
   };
   return { status: 200, body: answer };
+}
+
+/** How often a first use retries binding when another request changed the token's record meanwhile. */
+const BIND_ATTEMPTS = 3;
+
+/**
+ * Why `presented` may not be issued an identity with token `tokenId`, or undefined once the token
+ * is bound to it (binding it now on first use). Writes nothing when it refuses.
+ */
+async function bindToConsumer(ctx: IssueContext, tokenId: string, record: PeeringTokenRecord, presented: TokenBinding): Promise<string | undefined> {
+  // Another token cannot take over a consumer that already has an identity here with another key.
+  const tenantKey = await getTenantKeyFingerprint(ctx.kc, presented.clusterId);
+  if (tenantKey !== undefined && tenantKey !== presented.keySha256) {
+    return `cluster ${presented.clusterId} already holds an identity on this provider, bound to another key: only that consumer may be issued one`;
+  }
+  let current: PeeringTokenRecord | undefined = record;
+  for (let attempt = 0; attempt < BIND_ATTEMPTS && current; attempt++) {
+    const refusal = tokenBindingRefusal(current.boundTo, presented);
+    if (refusal || current.boundTo) return refusal;
+    if (await bindPeeringToken(ctx.kc, tokenId, presented, current.resourceVersion)) return undefined;
+    // Changed meanwhile (most likely bound by a concurrent first use): read it and decide again.
+    const fresh = await getPeeringTokenRecord(ctx.kc, tokenId);
+    current = fresh && fresh.secretHash === record.secretHash ? fresh : undefined;
+  }
+  return "peering token refused: unknown, revoked or wrong token";
 }

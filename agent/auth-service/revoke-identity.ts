@@ -1,14 +1,15 @@
 /**
  * `POST /v1/revoke`: a consumer gives its identity up, authenticated by that identity (mutual TLS).
- * The certificate must chain to this cluster's client CA, be valid now and name exactly a consumer
- * user; then everything of that consumer goes: RBAC, tenant namespace (with its requests and
- * offers), CSRs. Kubernetes cannot revoke a certificate, so removing its RBAC is what ends it.
+ * The certificate must chain to this cluster's client CA, be valid now, name exactly a consumer
+ * user and carry the key that consumer's tenant is bound to; then everything of that consumer
+ * goes: RBAC, tenant namespace (with its requests and offers), CSRs. Kubernetes cannot revoke a certificate, so removing its RBAC is what ends it.
  */
 import type * as k8s from "@kubernetes/client-node";
 import { X509Certificate } from "node:crypto";
 import { consumerUserName } from "../../provider/api/names.js";
 import type { RevokeResponseBody } from "../../provider/authentication/protocol.js";
-import { removeTenant } from "../../provider/authentication/tenant.js";
+import { publicKeyFingerprint } from "../../provider/authentication/consumer-key.js";
+import { getTenantKeyFingerprint, removeTenant } from "../../provider/authentication/tenant.js";
 import { isClusterId } from "../../provider/cluster/install.js";
 import type { Reporter } from "../reporter.js";
 import { fail, refuse, type Answer } from "./answer.js";
@@ -44,7 +45,7 @@ const CONSUMER_CN = /^CN=pulumi-liqo:consumer:([0-9a-f]{16})$/;
  * checked again here against the CA certificates, not only trusted from the TLS layer, because a
  * server without a client CA would fall back to the public roots.
  */
-export function consumerOfCertificate(peer: PeerCertificate, clientCaPems: readonly string[], now: number): { clusterId: string } | { status: number; reason: string } {
+export function consumerOfCertificate(peer: PeerCertificate, clientCaPems: readonly string[], now: number): { clusterId: string; keySha256: string } | { status: number; reason: string } {
   if (!peer.raw) return { status: 401, reason: "a client certificate (the identity to revoke) is required" };
   if (!peer.authorized) return { status: 403, reason: `client certificate refused by TLS: ${peer.authorizationError ?? "not verified"}` };
   let cert: X509Certificate;
@@ -67,7 +68,7 @@ export function consumerOfCertificate(peer: PeerCertificate, clientCaPems: reado
   if (!match || !isClusterId(match[1]) || cert.subject.trim() !== `CN=${consumerUserName(match[1]!)}`) {
     return { status: 403, reason: `client certificate subject "${cert.subject.replace(/\n/g, ", ")}" is not exactly CN=pulumi-liqo:consumer:<cluster id>` };
   }
-  return { clusterId: match[1]! };
+  return { clusterId: match[1]!, keySha256: publicKeyFingerprint(cert.publicKey) };
 }
 
 /** Splits a PEM bundle into its certificates. */
@@ -82,6 +83,13 @@ export async function revokeConsumerIdentity(ctx: RevokeContext, peer: PeerCerti
   if ("reason" in who) {
     ctx.log.warn(`refused revocation from ${source}: ${who.reason}`);
     return refuse(who.status, `revocation refused: ${who.reason}`);
+  }
+  // A certificate for the right name but another key (one issued before tenants were bound to a
+  // key, say) is not the consumer the tenant belongs to.
+  const tenantKey = await getTenantKeyFingerprint(ctx.kc, who.clusterId);
+  if (tenantKey !== undefined && tenantKey !== who.keySha256) {
+    ctx.log.warn(`refused revocation of consumer ${who.clusterId} from ${source}: the certificate's key is not the one its tenant is bound to`);
+    return refuse(403, `revocation refused: the certificate's key is not the one consumer ${who.clusterId}'s identity is bound to`);
   }
   const result = await removeTenant(ctx.kc, who.clusterId, { timeoutMs: ctx.removalTimeoutMs });
   ctx.log.info(`revoked identity of consumer ${who.clusterId} from ${source}: ${result.removed ? `removed ${result.tenantNamespace} and its CSRs` : "nothing left to remove"}`);

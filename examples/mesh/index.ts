@@ -22,14 +22,14 @@ function peeringsOf(names: readonly string[], topology: Topology): [consumer: st
   return names.flatMap((consumer) => names.filter((provider) => provider !== consumer).map((provider): [string, string] => [consumer, provider]));
 }
 
-/** The whole mesh from one declaration: a Cluster and a token each, the peerings, and one tunnel per pair. */
+/** The whole mesh from one declaration: a Cluster each, a token and a peering per ordered pair, and one tunnel per pair. */
 function mesh(members: readonly MeshMember[], topology: Topology) {
   const byName = new Map(members.map((m) => [m.name, m]));
   const clusters = new Map(members.map((m) => [m.name, new Cluster(m.name, { name: m.name, kubeconfig: readFileSync(m.kubeconfig, "utf8"), podCidr: m.podCidr, serviceCidr: m.serviceCidr })]));
-  const tokens = new Map(members.map((m) => [m.name, new PeeringToken(`${m.name}-token`, { cluster: clusters.get(m.name)! })]));
   let tunnels = 0;
   const peerings = peeringsOf(members.map((m) => m.name), topology).map(([consumer, provider]) => {
-    const token = tokens.get(provider)!;
+    // A token binds to the first consumer that uses it: each consumer gets its own from each provider.
+    const token = new PeeringToken(`${provider}-token-for-${consumer}`, { cluster: clusters.get(provider)! });
     const peering = new Peering(`${consumer}-to-${provider}`, {
       consumer: clusters.get(consumer)!,
       provider: { clusterId: token.clusterId, authUrl: token.authUrl, authCaCert: token.authCaCert, token: token.token },

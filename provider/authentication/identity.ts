@@ -8,8 +8,8 @@
  * 4. on unpeer, consumer -> auth service: {@link revokeIdentity}, authenticated by the identity itself.
  */
 import forge from "node-forge";
-import { generateKeyPairSync } from "node:crypto";
 import { consumerUserName } from "../api/names.js";
+import { forgeRsaKeyPem } from "./consumer-key.js";
 import { forgeKubeconfig } from "../kube/kubeconfig.js";
 import { poll, type CheckResult } from "../wait/poll.js";
 import { parseAuthUrl, postToAuthService, probeAuthService, type AuthAnswer, type AuthEndpoint } from "./auth-client.js";
@@ -17,7 +17,7 @@ import { IDENTITY_PATH, REVOKE_PATH, type IdentityRequestBody, type IdentityResp
 
 const STEP = "authentication";
 
-/** A key and a certificate request, made by the consumer; the key never leaves it. */
+/** A key and a certificate request, made by the consumer; the key never leaves its cluster. */
 export interface IdentityRequest {
   /** PEM PKCS#1 RSA private key (secret). */
   readonly keyPem: string;
@@ -26,13 +26,12 @@ export interface IdentityRequest {
 }
 
 /**
- * Makes an RSA-2048 key and a CSR whose subject is exactly the consumer's user name: no O, since
- * Kubernetes reads O as groups and the provider refuses any. Pure apart from the key's randomness.
+ * A CSR whose subject is exactly the consumer's user name (no O, since Kubernetes reads O as groups
+ * and the provider refuses any), signed with `keyPem`: the consumer cluster's identity key
+ * ({@link ./consumer-key.ts}), which the provider binds the token to; a fresh key when none is
+ * given (a cluster that is not installed, as tests have). Pure apart from that key's randomness.
  */
-export function forgeIdentityRequest(consumerClusterId: string): IdentityRequest {
-  // Node's native generator: node-forge's pure-JS RSA takes seconds.
-  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
-  const keyPem = privateKey.export({ type: "pkcs1", format: "pem" }).toString();
+export function forgeIdentityRequest(consumerClusterId: string, keyPem: string = forgeRsaKeyPem()): IdentityRequest {
   const key = forge.pki.privateKeyFromPem(keyPem) as forge.pki.rsa.PrivateKey;
   const csr = forge.pki.createCertificationRequest();
   csr.publicKey = forge.pki.setRsaPublicKey(key.n, key.e);

@@ -20,12 +20,20 @@ const tenantLabels = (consumerClusterId: string): Record<string, string> => ({
   [REMOTE_CLUSTER_LABEL]: consumerClusterId,
 });
 
+/**
+ * Annotation recording the fingerprint of the key the consumer's identity is bound to: identities
+ * are issued for, and revocations accepted from, that key only, whatever token is presented.
+ */
+export const CONSUMER_KEY_ANNOTATION = `${API_GROUP}/consumer-key-sha256`;
+
 /** Input of {@link ensureTenantNamespace}. */
 export interface TenantArgs {
   /** The consumer's cluster id. */
   readonly consumerClusterId: string;
   /** The consumer's human-readable name, kept as an annotation. */
   readonly consumerClusterName: string;
+  /** Fingerprint of the consumer's identity key, kept as an annotation. */
+  readonly consumerKeySha256: string;
 }
 
 /** Creates (or keeps) the consumer's tenant namespace. Resolves its name. */
@@ -34,9 +42,25 @@ export async function ensureTenantNamespace(kc: k8s.KubeConfig, args: TenantArgs
   await ensureObject(kc, {
     apiVersion: "v1",
     kind: "Namespace",
-    metadata: { name, labels: tenantLabels(args.consumerClusterId), annotations: { [CONSUMER_NAME_ANNOTATION]: args.consumerClusterName } },
+    metadata: {
+      name,
+      labels: tenantLabels(args.consumerClusterId),
+      annotations: { [CONSUMER_NAME_ANNOTATION]: args.consumerClusterName, [CONSUMER_KEY_ANNOTATION]: args.consumerKeySha256 },
+    },
   }).catch(describeFailure(`${STEP}: applying tenant Namespace ${name}`, serverOf(kc)));
   return name;
+}
+
+/**
+ * The key fingerprint consumer `consumerClusterId`'s tenant is bound to: undefined when it has no
+ * tenant here (or one made before tenants recorded it), so that any key may take it.
+ */
+export async function getTenantKeyFingerprint(kc: k8s.KubeConfig, consumerClusterId: string): Promise<string | undefined> {
+  const name = tenantNamespace(consumerClusterId);
+  const namespace = await readOptional(() => kc.makeApiClient(k8s.CoreV1Api).readNamespace({ name })).catch(describeFailure(`${STEP}: reading tenant Namespace ${name}`, serverOf(kc)));
+  // Only a namespace this project made for that consumer is its tenant.
+  if (namespace?.metadata?.labels?.[REMOTE_CLUSTER_LABEL] !== consumerClusterId) return undefined;
+  return namespace.metadata.annotations?.[CONSUMER_KEY_ANNOTATION];
 }
 
 /**

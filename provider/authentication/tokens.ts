@@ -9,8 +9,9 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { MANAGED_BY, MANAGED_BY_LABEL, SYSTEM_NAMESPACE, TOKEN_LABEL } from "../api/names.js";
+import { API_GROUP, MANAGED_BY, MANAGED_BY_LABEL, SYSTEM_NAMESPACE, TOKEN_LABEL } from "../api/names.js";
 import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../kube/client.js";
+import { statusOf } from "../kube/errors.js";
 
 const STEP = "authentication";
 
@@ -147,12 +148,39 @@ export async function ensurePeeringTokenSecret(kc: k8s.KubeConfig, args: Peering
   return { secretName };
 }
 
+/** The one consumer a token belongs to, from its first use on. */
+export interface TokenBinding {
+  /** The consumer's cluster id. */
+  readonly clusterId: string;
+  /** {@link ./consumer-key.ts publicKeyFingerprint} of the consumer's identity key. */
+  readonly keySha256: string;
+}
+
+/** Annotations of a token's Secret recording its binding (not secret: an id and a key's hash). */
+const BOUND_CLUSTER_ANNOTATION = `${API_GROUP}/bound-consumer-cluster-id`;
+const BOUND_KEY_ANNOTATION = `${API_GROUP}/bound-consumer-key-sha256`;
+
 /** A token's stored record. */
 export interface PeeringTokenRecord {
   /** Lowercase hex SHA-256 of the secret part. */
   readonly secretHash: string;
   /** When the token stops being accepted; undefined: never. */
   readonly expiresAt?: Date;
+  /** The consumer the token is bound to; undefined until its first use. */
+  readonly boundTo?: TokenBinding;
+  /** Version of the record read, so that binding it is a compare-and-set. */
+  readonly resourceVersion: string;
+}
+
+/**
+ * Why `presented` may not use a token bound to `boundTo`, or undefined when it may (an unbound
+ * token binds to whoever uses it first). Both the cluster id and the key must match: the id alone
+ * is public, and the key is what the CSR proves the consumer holds. Pure.
+ */
+export function tokenBindingRefusal(boundTo: TokenBinding | undefined, presented: TokenBinding): string | undefined {
+  if (!boundTo) return undefined;
+  if (boundTo.clusterId === presented.clusterId && boundTo.keySha256 === presented.keySha256) return undefined;
+  return "peering token refused: it is bound to the consumer that used it first, and this request is not from that consumer (same cluster id and identity key); each consumer needs a token of its own";
 }
 
 /** Reads token `tokenId`'s record; undefined when there is none (never issued, or revoked). */
@@ -174,7 +202,30 @@ export async function getPeeringTokenRecord(kc: k8s.KubeConfig, tokenId: string)
   const expiry = field("expiresAt");
   // An unreadable expiry fails closed: the token counts as already expired.
   const expiresAt = expiry === undefined ? undefined : Number.isNaN(Date.parse(expiry)) ? new Date(0) : new Date(expiry);
-  return { secretHash, ...(expiresAt ? { expiresAt } : {}) };
+  const annotations = secret.metadata?.annotations ?? {};
+  const [boundCluster, boundKey] = [annotations[BOUND_CLUSTER_ANNOTATION], annotations[BOUND_KEY_ANNOTATION]];
+  // Half a binding fails closed too: it binds to a consumer nobody can be.
+  const boundTo = boundCluster || boundKey ? { clusterId: boundCluster ?? "", keySha256: boundKey ?? "" } : undefined;
+  return { secretHash, ...(expiresAt ? { expiresAt } : {}), ...(boundTo ? { boundTo } : {}), resourceVersion: secret.metadata?.resourceVersion ?? "" };
+}
+
+/**
+ * Binds token `tokenId` to `binding`, only if its record is still at `resourceVersion`: of two
+ * consumers using a fresh token at once, one binds and the other sees the binding when it reads
+ * again. Resolves false when the record changed meanwhile (the caller reads and decides again).
+ */
+export async function bindPeeringToken(kc: k8s.KubeConfig, tokenId: string, binding: TokenBinding, resourceVersion: string): Promise<boolean> {
+  const secretName = peeringTokenSecretName(tokenId);
+  const body = { metadata: { resourceVersion, annotations: { [BOUND_CLUSTER_ANNOTATION]: binding.clusterId, [BOUND_KEY_ANNOTATION]: binding.keySha256 } } };
+  try {
+    await kc
+      .makeApiClient(k8s.CoreV1Api)
+      .patchNamespacedSecret({ name: secretName, namespace: SYSTEM_NAMESPACE, body, fieldManager: "pulumi-liqo-auth-service" }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch));
+    return true;
+  } catch (error) {
+    if (statusOf(error) === 409) return false;
+    return describeFailure(`${STEP}: binding the token in Secret ${SYSTEM_NAMESPACE}/${secretName}`, serverOf(kc))(error);
+  }
 }
 
 /** Deletes token `tokenId`'s record, so the token is refused from now on. Resolves whether it existed. */

@@ -6,6 +6,7 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import forge from "node-forge";
+import { createPublicKey } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { startAuthService, type RunningAuthService } from "../../agent/auth-service/index.js";
@@ -14,7 +15,9 @@ import { API_GROUP, API_GROUP_VERSION, MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUS
 import { forgeCustomResourceDefinitions } from "../../provider/api/crds.js";
 import { forgeIdentityKubeconfig, forgeIdentityRequest, requestIdentity, revokeIdentity, type Identity } from "../../provider/authentication/identity.js";
 import { removeTenant, TENANT_ROLE } from "../../provider/authentication/tenant.js";
-import { ensurePeeringTokenSecret, forgePeeringToken, parsePeeringToken, peeringTokenSecretName, revokePeeringToken } from "../../provider/authentication/tokens.js";
+import { ensurePeeringTokenSecret, forgePeeringToken, getPeeringTokenRecord, parsePeeringToken, peeringTokenSecretName, revokePeeringToken } from "../../provider/authentication/tokens.js";
+import { forgeRsaKeyPem, publicKeyFingerprint } from "../../provider/authentication/consumer-key.js";
+import { approveCsr, forgeCertificateSigningRequest, submitCsr, waitForCertificate } from "../../provider/authentication/certificates.js";
 import {
   ensureAuthServiceTls,
   ensureClusterIdentity,
@@ -226,7 +229,7 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
       // namespace and RBAC are reused; only the newest CSR is kept.
       const firstCsrs = (await leftOf(kcA, consumerId)).csrs;
       expect(firstCsrs).toHaveLength(1);
-      const retry = forgeIdentityRequest(consumerId);
+      const retry = forgeIdentityRequest(consumerId, keyPem);
       const again: Identity = await requestIdentity({ authUrl, authCaPem, token, consumerClusterId: consumerId, consumerClusterName: "b", csrPem: retry.csrPem, timeoutMs: TIMEOUT_MS });
       expect(again.certificatePem).not.toBe(identity.certificatePem);
       expect(again.tenantNamespace).toBe(tenant);
@@ -255,9 +258,11 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
         expect(text).not.toContain(Buffer.from(secretPart).toString("base64"));
       }
       expect(Object.keys(stored.data ?? {}).sort()).toEqual(["secretHash"]);
+      // ...and, since its first use, the consumer it is bound to (an id and a key's hash).
+      expect(await getPeeringTokenRecord(kcA, tokenId)).toMatchObject({ boundTo: { clusterId: consumerId, keySha256: publicKeyFingerprint(createPublicKey(keyPem)) } });
       // Nothing secret was logged.
       const said = reporter.lines.join("\n");
-      for (const secret of [token, secretPart, keyPem, retry.keyPem, identity.certificatePem]) expect(said).not.toContain(secret);
+      for (const secret of [token, secretPart, keyPem, identity.certificatePem]) expect(said).not.toContain(secret);
       expect(said).toContain(`issued identity to consumer ${consumerId}`);
     } finally {
       await revokePeeringToken(kcA, tokenId);
@@ -296,6 +301,85 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
       await revokePeeringToken(kcA, tokenId);
       await removeTenant(kcA, consumerId);
     }
+  });
+
+  test("GIVEN b's token and identity WHEN c, holding the same token, asks as b, as itself, or as b with a token of its own, or revokes b with a certificate for b's name THEN each is refused and b's tenant is untouched", async () => {
+    const shared = await newToken();
+    const own = await newToken();
+    const cId = forgeClusterId();
+    const [bKey, cKey] = [forgeRsaKeyPem(), forgeRsaKeyPem()];
+    try {
+      const identity = await requestIdentity({ authUrl, authCaPem, token: shared.token, consumerClusterId: consumerId, consumerClusterName: "b", csrPem: forgeIdentityRequest(consumerId, bKey).csrPem, timeoutMs: TIMEOUT_MS });
+      const tenant = identity.tenantNamespace;
+      const rbac = kcA.makeApiClient(k8s.RbacAuthorizationV1Api);
+      const snapshot = async () => ({
+        ...(await leftOf(kcA, consumerId)),
+        namespaceVersion: (await kcA.makeApiClient(k8s.CoreV1Api).readNamespace({ name: tenant })).metadata?.resourceVersion,
+        bindingVersion: (await rbac.readNamespacedRoleBinding({ name: TENANT_ROLE, namespace: tenant })).metadata?.resourceVersion,
+        ownToken: (await getPeeringTokenRecord(kcA, own.tokenId))?.boundTo,
+        c: await leftOf(kcA, cId),
+      });
+      const before = await snapshot();
+      expect(before).toMatchObject({ namespace: true, ownToken: undefined, c: { namespace: false, csrs: [] } });
+      const ask = (token: string, clusterId: string, key: string): Promise<Error> =>
+        rejectionOf(requestIdentity({ authUrl, authCaPem, token, consumerClusterId: clusterId, consumerClusterName: "c", csrPem: forgeIdentityRequest(clusterId, key).csrPem, timeoutMs: TIMEOUT_MS }));
+
+      // c names b, with b's token: the token is b's (its id and its key), and c has only the id.
+      const asB = await ask(shared.token, consumerId, cKey);
+      expect(asB.message).toContain(authUrl);
+      expect(asB.message).toContain("HTTP 403: peering token refused: it is bound to the consumer that used it first");
+      // c as itself, with b's token: a token is for one consumer.
+      expect((await ask(shared.token, cId, cKey)).message).toContain("HTTP 403: peering token refused: it is bound to the consumer that used it first");
+      // c names b with a fresh token of its own: b's tenant is bound to b's key, whatever the token.
+      const ownAsB = await ask(own.token, consumerId, cKey);
+      expect(ownAsB.message).toContain(`HTTP 403: cluster ${consumerId} already holds an identity on this provider, bound to another key`);
+      expect(await snapshot()).toEqual(before);
+
+      // A certificate for b's name with c's key, as the provider's CA signed such certificates before
+      // tokens were bound: it may not revoke b.
+      const { csrPem } = forgeIdentityRequest(consumerId, cKey);
+      const csrName = await submitCsr(kcA, forgeCertificateSigningRequest({ consumerClusterId: consumerId, csrPem }));
+      await approveCsr(kcA, csrName);
+      const forged = await waitForCertificate(kcA, csrName, { timeoutMs: TIMEOUT_MS });
+      await kcA.makeApiClient(k8s.CertificatesV1Api).deleteCertificateSigningRequest({ name: csrName });
+      const revokeRefused = await rejectionOf(revokeIdentity({ authUrl, authCaPem, certificatePem: forged, keyPem: cKey, timeoutMs: TIMEOUT_MS }));
+      expect(revokeRefused.message).toContain(`HTTP 403: revocation refused: the certificate's key is not the one consumer ${consumerId}'s identity is bound to`);
+      expect(await snapshot()).toEqual(before);
+
+      // b itself is unaffected: it comes back with its token and key, and its identity still works.
+      const asBAgain = loadKubeconfig(forgeIdentityKubeconfig(identity, bKey), "b's identity");
+      expect(await may(asBAgain, "create", API_GROUP, "resourcerequests", tenant)).toBe(true);
+      await requestIdentity({ authUrl, authCaPem, token: shared.token, consumerClusterId: consumerId, consumerClusterName: "b", csrPem: forgeIdentityRequest(consumerId, bKey).csrPem, timeoutMs: TIMEOUT_MS });
+      const said = reporter.lines.join("\n");
+      for (const secret of [shared.token, own.token, bKey, cKey]) expect(said).not.toContain(secret);
+    } finally {
+      await revokePeeringToken(kcA, shared.tokenId);
+      await revokePeeringToken(kcA, own.tokenId);
+      await removeTenant(kcA, consumerId);
+      await removeTenant(kcA, cId);
+    }
+  });
+
+  test("GIVEN a fresh token WHEN two consumers use it at the same moment THEN exactly one is issued an identity and the token is bound to it", async () => {
+    await withOwnService(async (url) => {
+      const { token, tokenId } = await newToken();
+      const ids = [forgeClusterId(), forgeClusterId()];
+      const keys = [forgeRsaKeyPem(), forgeRsaKeyPem()];
+      try {
+        const outcomes = await Promise.allSettled(
+          ids.map((id, i) => requestIdentity({ authUrl: url, authCaPem, token, consumerClusterId: id, consumerClusterName: "racer", csrPem: forgeIdentityRequest(id, keys[i]).csrPem, timeoutMs: TIMEOUT_MS })),
+        );
+        const winners = outcomes.flatMap((o, i) => (o.status === "fulfilled" ? [i] : []));
+        expect(winners).toHaveLength(1);
+        const [winner, loser] = [winners[0]!, 1 - winners[0]!];
+        expect(String((outcomes[loser] as PromiseRejectedResult).reason)).toContain("HTTP 403: peering token refused: it is bound to the consumer that used it first");
+        expect((await getPeeringTokenRecord(kcA, tokenId))?.boundTo).toEqual({ clusterId: ids[winner], keySha256: publicKeyFingerprint(createPublicKey(keys[winner]!)) });
+        expect(await leftOf(kcA, ids[loser]!)).toEqual({ namespace: false, csrs: [] });
+      } finally {
+        await revokePeeringToken(kcA, tokenId);
+        for (const id of ids) await removeTenant(kcA, id);
+      }
+    });
   });
 
   test("GIVEN a wrong, a revoked or an expired token THEN the request is refused naming the auth URL, and nothing is created", async () => {

@@ -1,6 +1,6 @@
 /** Peering tokens: their shape, the stored hash that never reveals them, and the constant-time check. */
 import { createHash } from "node:crypto";
-import { forgePeeringToken, hashTokenSecret, parsePeeringToken, peeringTokenSecretName, verifyPeeringToken } from "../../../../provider/authentication/tokens.js";
+import { forgePeeringToken, hashTokenSecret, parsePeeringToken, peeringTokenSecretName, tokenBindingRefusal, verifyPeeringToken } from "../../../../provider/authentication/tokens.js";
 
 const NOW = new Date("2026-06-01T12:00:00Z");
 const LATER = new Date("2026-06-02T12:00:00Z");
@@ -101,5 +101,29 @@ describe("verifyPeeringToken", () => {
   test("GIVEN the stored hash presented as the secret THEN it is invalid (the record is not a credential)", () => {
     const { tokenId, secretHash } = forgePeeringToken();
     expect(verifyPeeringToken(`plt_${tokenId}_${secretHash}`, secretHash, undefined, NOW)).toEqual({ valid: false, reason: "invalid" });
+  });
+});
+
+describe("tokenBindingRefusal", () => {
+  const b = { clusterId: "00000000000000bb", keySha256: "b".repeat(64) };
+
+  test("GIVEN an unbound token THEN any consumer may use it (and binds it)", () => {
+    expect(tokenBindingRefusal(undefined, b)).toBeUndefined();
+  });
+
+  test("GIVEN a token bound to b THEN only b's id with b's key may use it", () => {
+    expect(tokenBindingRefusal(b, { ...b })).toBeUndefined();
+    for (const other of [
+      { clusterId: b.clusterId, keySha256: "c".repeat(64) }, // b's id, another key: impersonation
+      { clusterId: "00000000000000cc", keySha256: b.keySha256 }, // b's key under another id
+      { clusterId: "00000000000000cc", keySha256: "c".repeat(64) }, // another consumer
+    ]) {
+      expect(tokenBindingRefusal(b, other)).toMatch(/^peering token refused: it is bound to the consumer that used it first/);
+    }
+  });
+
+  test("GIVEN half a binding (one annotation lost) THEN nobody matches it", () => {
+    expect(tokenBindingRefusal({ clusterId: b.clusterId, keySha256: "" }, b)).toBeDefined();
+    expect(tokenBindingRefusal({ clusterId: "", keySha256: b.keySha256 }, b)).toBeDefined();
   });
 });
