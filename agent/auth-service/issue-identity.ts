@@ -111,6 +111,8 @@ const BIND_ATTEMPTS = 3;
  * is bound to it (binding it now on first use). Writes nothing when it refuses.
  */
 async function bindToConsumer(ctx: IssueContext, tokenId: string, record: PeeringTokenRecord, presented: TokenBinding): Promise<string | undefined> {
+  const bound = tokenBindingRefusal(record.boundTo, presented);
+  if (bound) return bound;
   // Another token cannot take over a consumer that already has an identity here with another key.
   const tenantKey = await getTenantKeyFingerprint(ctx.kc, presented.clusterId);
   if (tenantKey !== undefined && tenantKey !== presented.keySha256) {

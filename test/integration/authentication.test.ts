@@ -485,10 +485,10 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
   });
 
   test("GIVEN the wrong auth CA THEN the request fails at once, saying the service's certificate does not verify", async () => {
+    // Keys are made before the clock starts: only the request is timed.
+    const [otherCa, { csrPem }] = [forgeCertificateAuthority("some other CA").cert, forgeIdentityRequest(consumerId)];
     const started = Date.now();
-    const error = await rejectionOf(
-      requestIdentity({ authUrl, authCaPem: forgeCertificateAuthority("some other CA").cert, token: forgePeeringToken().token, consumerClusterId: consumerId, consumerClusterName: "b", csrPem: forgeIdentityRequest(consumerId).csrPem, timeoutMs: TIMEOUT_MS }),
-    );
+    const error = await rejectionOf(requestIdentity({ authUrl, authCaPem: otherCa, token: forgePeeringToken().token, consumerClusterId: consumerId, consumerClusterName: "b", csrPem, timeoutMs: TIMEOUT_MS }));
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(error.message).toContain(authUrl);
     expect(error.message).toContain("TLS certificate does not verify");
