@@ -149,8 +149,12 @@ export interface TunnelEndpointSpec {
 
 /** A gateway's answer: its public key, its view of the peer, and the tunnel's health. */
 export interface TunnelEndpointStatus {
-  /** `Pending` (waiting for the peer's data), `Connected` (handshake and probe succeeded) or `Error`. */
-  phase?: "Pending" | "Connected" | "Error";
+  /**
+   * `Pending` (waiting for the peer's data), `Connected` (handshake and probe succeeded), `Error`
+   * (the gateway failed; it retries) or `Refused` (the spec claims what its writer may not: the
+   * message names the field; nothing was changed for it, and nothing is retried until the spec changes).
+   */
+  phase?: "Pending" | "Connected" | "Error" | "Refused";
   /** Why the phase is what it is. */
   message?: string;
   /** The spec generation this status answers. */

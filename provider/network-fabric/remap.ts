@@ -31,6 +31,8 @@ export class RemapError extends Error {
     /** Which rule was broken, for callers that branch on it. */
     readonly kind: RemapErrorKind,
     message: string,
+    /** For `pool-exhausted`: which remote range could not be placed. */
+    readonly range?: "pod" | "external",
   ) {
     super(message);
     this.name = "RemapError";
@@ -138,20 +140,20 @@ export function chooseRemoteView(input: RemoteViewInput): RemoteView {
   const local = [input.localPodCidr, ...(input.localExternalCidr ? [input.localExternalCidr] : []), ...input.reserved];
   const free = (cidr: Cidr): boolean => !local.some((l) => l.overlaps(cidr));
 
-  const remotes: { readonly label: string; readonly real: Cidr }[] = [
-    { label: "remote pod CIDR", real: input.remotePodCidr },
-    ...(input.remoteExternalCidr ? [{ label: "remote external CIDR", real: input.remoteExternalCidr }] : []),
+  const remotes: { readonly label: string; readonly range: "pod" | "external"; readonly real: Cidr }[] = [
+    { label: "remote pod CIDR", range: "pod", real: input.remotePodCidr },
+    ...(input.remoteExternalCidr ? [{ label: "remote external CIDR", range: "external" as const, real: input.remoteExternalCidr }] : []),
   ];
   const kept = remotes.map((r) => free(r.real));
   const taken = [...local, ...remotes.filter((_, i) => kept[i]).map((r) => r.real)];
-  const ranges = remotes.map(({ label, real }, i): RangeView => {
+  const ranges = remotes.map(({ label, range, real }, i): RangeView => {
     if (kept[i]) return { real, asSeen: real, remapped: false };
     const asSeen = firstFreeBlock(pool, real.prefixLength, taken);
     if (!asSeen) {
       const why = real.prefixLength < pool.prefixLength
         ? `the pool is smaller than a /${real.prefixLength}`
         : `every /${real.prefixLength} in it overlaps one of ${taken.map(String).join(", ")}`;
-      throw new RemapError("pool-exhausted", `cannot remap the ${label} ${real}: no free /${real.prefixLength} in the pool ${pool} (${why})`);
+      throw new RemapError("pool-exhausted", `cannot remap the ${label} ${real}: no free /${real.prefixLength} in the pool ${pool} (${why})`, range);
     }
     taken.push(asSeen);
     return { real, asSeen, remapped: true };

@@ -158,6 +158,11 @@ export interface EndpointReadiness {
   readonly answered: boolean;
   /** What it reports, for a timeout's message. */
   readonly state: string;
+  /**
+   * Set when the gateway refused this very spec (phase `Refused`): its message, naming the field.
+   * Terminal: the gateway will not retry the same spec, so a wait ends at once with it.
+   */
+  readonly refused?: string;
 }
 
 /** Reads a `TunnelEndpoint`'s status against its spec generation. */
@@ -169,5 +174,6 @@ export function endpointReadiness(endpoint: TunnelEndpoint | undefined): Endpoin
   const state = !current
     ? `gateway has not answered generation ${endpoint.metadata.generation ?? "?"} yet (last answered ${status.observedGeneration ?? "none"})`
     : `${status.phase ?? "no phase"}${status.message ? `: ${status.message}` : ""}`;
+  if (current && status.phase === "Refused") return { connected: false, answered: false, state, refused: status.message ?? "refused (no reason given)" };
   return { connected: answered && status.phase === "Connected", answered, state };
 }
