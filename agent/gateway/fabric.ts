@@ -54,12 +54,17 @@ export async function removePeerFabric(netns: string, peerId: string, slot: numb
 
 /**
  * Brings the namespace's rules and routes toward one peer to `plan`: removes whatever of the
- * peer's is there first (a changed remapping or slot must not leave the old rules behind), then
- * installs routes and NAT rules afresh.
+ * peer's is there first (a changed remapping or slot must not leave the old rules behind, nor
+ * the old view's route in the main table), then installs routes and NAT rules afresh.
  */
 export async function applyPeerFabric(netns: string, plan: GatewayPlan): Promise<void> {
   await ensureGatewaySysctls(netns, plan.tunnelInterface);
   await removePeerFabric(netns, plan.peerId, plan.slot);
+  // The routes `ip route replace` added into the tunnel (proto boot), not the link's own /30
+  // (proto kernel, from its address): a view that moved must not keep routing its old range.
+  await runIn(netns, "ip", ["route", "flush", "table", "main", "dev", plan.tunnelInterface, "proto", "boot"]).catch((error: CommandError) => {
+    if (!/Nothing to flush/.test(error.stderr)) throw error;
+  });
   for (const rule of forgeNatRules(plan)) await runIn(netns, "iptables", ["-w", ...rule.args]);
   for (const args of forgeRoutes(plan)) await runIn(netns, "ip", args);
 }

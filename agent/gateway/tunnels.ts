@@ -11,8 +11,11 @@
  *                local range), with the NAT rules and routes that need
  *   probe        one ping across the tunnel to the remote's tunnel address: Connected when it answers
  *
- * An endpoint being deleted is taken down (interface, rules, routes, key) before the gateway's
- * finalizer is removed, so a delete that returns has left nothing behind.
+ * Before any of that, the endpoint's claims are checked (claims.ts): one written by a consumer
+ * (in its tenant namespace) gets only its peering's own tunnel, on the link block both sides
+ * derive; a refused endpoint is answered in its status and gets no finalizer, key, interface or
+ * listener. An endpoint being deleted is taken down (interface, rules, routes, key) before the
+ * gateway's finalizer is removed, so a delete that returns has left nothing behind.
  */
 import * as k8s from "@kubernetes/client-node";
 import { mkdirSync } from "node:fs";
@@ -22,11 +25,13 @@ import { getClusterIdentity, type ClusterIdentity } from "../../provider/cluster
 import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../../provider/kube/client.js";
 import { Cidr } from "../../provider/net/cidr.js";
 import { GATEWAY_FINALIZER, listTunnelEndpoints, setTunnelEndpointFinalizers, writeTunnelEndpointStatus } from "../../provider/network-fabric/endpoints.js";
-import { chooseRemoteView, type RemoteView } from "../../provider/network-fabric/remap.js";
+import { checkEndpointClaims, decideRemoteView, type AcceptedClaims, type ClaimsVerdict, type RefusedClaims } from "../../provider/network-fabric/claims.js";
+import type { RemoteView } from "../../provider/network-fabric/remap.js";
 import { tunnelAddress } from "../../provider/network-fabric/tunnel-plan.js";
 import { isRunning, type ProcessRecord } from "../../provider/host/processes.js";
 import { runIn } from "../../provider/host/exec.js";
 import type { Reporter } from "../reporter.js";
+import { answerRefusal, readOrigins } from "./admission.js";
 import { applyPeerFabric, probeAcross, removePeerFabric } from "./fabric.js";
 import { WIREGUARD_IFNAME_PREFIX } from "./commands.js";
 import { configureWireguardPeer, deleteWireguardInterface, ensureWireguardInterface, readWireguardStatus, wireguardInterfaceName } from "./interface.js";
@@ -131,21 +136,37 @@ export class TunnelGateway {
   /**
    * One reconciliation pass over every endpoint. A failing endpoint is reported in its status and
    * does not stop the others. Resolves how many tunnels are not Connected yet: they wait on the
-   * remote gateway's handshake, which no watch here sees.
+   * remote gateway's handshake, which no watch here sees. Refused endpoints do not count: they
+   * wait on a new spec, which the watch does see.
    */
   async pass(): Promise<number> {
     const { kc } = this.options;
     const identity = await getClusterIdentity(kc);
     if (!identity) return 0; // Not installed (yet): nothing can name a tunnel.
     const endpoints = await listTunnelEndpoints(kc, STEP);
+    const origins = await readOrigins(kc, endpoints, STEP);
     // The namespace's own routes, read once a pass and only when an endpoint is (re)applied.
     let routes: Promise<Cidr[]> | undefined;
     const readRoutes = (): Promise<Cidr[]> => (routes ??= localRoutes(this.options.netns, WIREGUARD_IFNAME_PREFIX));
+    const refused = new Set<string>();
     for (const endpoint of endpoints) {
       const label = `TunnelEndpoint ${endpoint.metadata.namespace}/${endpoint.metadata.name}`;
       try {
-        if (endpoint.metadata.deletionTimestamp) await this.takeDown(endpoint, identity);
-        else await this.reconcile(endpoint, endpoints, identity, readRoutes);
+        if (endpoint.metadata.deletionTimestamp) {
+          // Without the finalizer the gateway never set anything up for it (or already took it down).
+          if (endpoint.metadata.finalizers?.includes(GATEWAY_FINALIZER)) await this.takeDown(endpoint, identity);
+          continue;
+        }
+        const verdict: ClaimsVerdict = checkEndpointClaims(endpoint, origins.get(endpoint.metadata.namespace ?? "")!, identity.clusterId);
+        const refusal = verdict.accepted ? await this.reconcile(endpoint, endpoints, identity, verdict, readRoutes) : verdict;
+        if (refusal) {
+          const uid = endpoint.metadata.uid!;
+          refused.add(uid);
+          await answerRefusal(kc, endpoint, refusal, this.options.reporter, STEP);
+          // What runs stays; but once a spec is accepted again, its status must be written and probed afresh.
+          const applied = this.applied.get(uid);
+          if (applied) this.applied.set(uid, { ...applied, status: "", observedAt: 0, connected: false });
+        }
       } catch (error) {
         const message = (error as Error).message;
         this.options.reporter.warn(`${STEP}: ${label}: ${message}`);
@@ -155,39 +176,46 @@ export class TunnelGateway {
         }
       }
     }
-    return endpoints.filter((e) => !this.applied.get(e.metadata.uid!)?.connected).length;
+    return endpoints.filter((e) => !e.metadata.deletionTimestamp && !refused.has(e.metadata.uid!) && !this.applied.get(e.metadata.uid!)?.connected).length;
   }
 
-  private async reconcile(endpoint: TunnelEndpoint, all: readonly TunnelEndpoint[], identity: ClusterIdentity, routes: () => Promise<readonly Cidr[]>): Promise<void> {
+  /**
+   * Brings the namespace to an endpoint whose claims were accepted. Resolves a refusal, having
+   * changed nothing, when the remote's ranges cannot be placed; the finalizer is set only once
+   * everything is checked, right before anything is set up.
+   */
+  private async reconcile(endpoint: TunnelEndpoint, all: readonly TunnelEndpoint[], identity: ClusterIdentity, claims: AcceptedClaims, routes: () => Promise<readonly Cidr[]>): Promise<RefusedClaims | undefined> {
     const { kc, netns, workDir } = this.options;
     const { spec } = endpoint;
     const uid = endpoint.metadata.uid!;
     if (!identity.podCidr) throw new Error(`${STEP}: the cluster's pod CIDR is not recorded (reinstall the Cluster resource)`);
-    if (!endpoint.metadata.finalizers?.includes(GATEWAY_FINALIZER)) {
-      await setTunnelEndpointFinalizers(kc, endpoint, [...(endpoint.metadata.finalizers ?? []), GATEWAY_FINALIZER], STEP);
-    }
     const ifname = interfaceOf(endpoint, identity.clusterId);
     const slot = endpoint.status?.slot ?? freeSlot(all, endpoint);
-    const link = Cidr.parse(spec.linkCidr);
+    const link = claims.link;
     const remoteRole = spec.role === "server" ? "client" : "server";
     const remoteTunnelAddress = tunnelAddress(link, remoteRole).split("/")[0]!;
     const others = all.filter((e) => e.metadata.uid !== uid).flatMap((e) => [e.status?.remotePodCidrAsSeen, e.status?.remoteExternalCidrAsSeen]).filter((c): c is string => !!c);
     const inputs = JSON.stringify({ spec, slot, others, cidrs: [identity.podCidr, identity.externalCidr, identity.serviceCidr] });
 
     let applied = this.applied.get(uid);
-    if (!applied || applied.inputs !== inputs || !isRunning(applied.process)) {
+    const stale = !applied || applied.inputs !== inputs || !isRunning(applied.process);
+    let view = applied?.view;
+    if (stale) {
       if (spec.role === "server") checkServerPort(endpoint, all);
-      const keys = await this.ensureKeyPair(ifname, spec.remoteClusterId);
       // How this cluster sees the remote: remapped where it overlaps anything local.
-      const view = spec.remote.podCidr
-        ? chooseRemoteView({
-            localPodCidr: Cidr.parse(identity.podCidr),
-            ...(identity.externalCidr ? { localExternalCidr: Cidr.parse(identity.externalCidr) } : {}),
-            remotePodCidr: Cidr.parse(spec.remote.podCidr),
-            ...(spec.remote.externalCidr ? { remoteExternalCidr: Cidr.parse(spec.remote.externalCidr) } : {}),
-            reserved: [...(identity.serviceCidr ? [Cidr.parse(identity.serviceCidr)] : []), ...others.map((c) => Cidr.parse(c)), ...(await routes())],
-          })
-        : undefined;
+      const decided = decideRemoteView(claims, {
+        podCidr: Cidr.parse(identity.podCidr),
+        ...(identity.externalCidr ? { externalCidr: Cidr.parse(identity.externalCidr) } : {}),
+        taken: [...(identity.serviceCidr ? [Cidr.parse(identity.serviceCidr)] : []), ...others.map((c) => Cidr.parse(c)), ...(await routes())],
+      });
+      if (!decided.accepted) return decided;
+      view = decided.view;
+    }
+    if (!endpoint.metadata.finalizers?.includes(GATEWAY_FINALIZER)) {
+      await setTunnelEndpointFinalizers(kc, endpoint, [...(endpoint.metadata.finalizers ?? []), GATEWAY_FINALIZER], STEP);
+    }
+    if (!applied || stale) {
+      const keys = await this.ensureKeyPair(ifname, spec.remoteClusterId);
       const running = await ensureWireguardInterface({
         netns,
         ifname,
@@ -203,8 +231,8 @@ export class TunnelGateway {
       });
       if (running.started) this.options.reporter.info(`${STEP}: interface ${ifname} up for ${spec.remoteClusterName} (wireguard-go pid ${running.process.pid})`);
       if (spec.remote.publicKey) {
-        const stale = (await readWireguardStatus(netns, ifname)).peers.filter((p) => p.publicKey !== spec.remote.publicKey);
-        for (const peer of stale) await runIn(netns, "wg", ["set", ifname, "peer", peer.publicKey, "remove"]);
+        const formerPeers = (await readWireguardStatus(netns, ifname)).peers.filter((p) => p.publicKey !== spec.remote.publicKey);
+        for (const peer of formerPeers) await runIn(netns, "wg", ["set", ifname, "peer", peer.publicKey, "remove"]);
         await configureWireguardPeer({
           netns,
           ifname,
@@ -219,7 +247,7 @@ export class TunnelGateway {
       this.applied.set(uid, applied);
     }
 
-    if (applied.connected && Date.now() - applied.observedAt < CONNECTED_PROBE_MS) return;
+    if (applied.connected && Date.now() - applied.observedAt < CONNECTED_PROBE_MS) return undefined;
     const status = await this.observe(endpoint, ifname, applied, identity, remoteTunnelAddress);
     const comparable = JSON.stringify({ ...status, latestHandshake: undefined, rttMs: undefined });
     const observed = { ...applied, observedAt: Date.now(), connected: status.phase === "Connected" };
@@ -229,6 +257,7 @@ export class TunnelGateway {
       this.applied.set(uid, { ...observed, status: comparable, statusWrittenAt: Date.now() });
       if (status.phase !== endpoint.status?.phase) this.options.reporter.info(`${STEP}: tunnel to ${spec.remoteClusterName} (${ifname}): ${status.phase}${status.message ? `: ${status.message}` : ""}`);
     }
+    return undefined;
   }
 
   /** The status to report: keys and views, plus the handshake and a probe when the peer is configured. */
