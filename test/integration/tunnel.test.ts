@@ -5,62 +5,22 @@
  * ways, and the WireGuard counters show it); a port change re-converges in place; a killed
  * wireguard-go comes back by itself; delete leaves nothing on either side.
  */
-import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
-import { ensurePeeringTokenSecret, forgePeeringToken } from "../../provider/authentication/tokens.js";
 import { stopProcess } from "../../provider/host/processes.js";
-import { getIdentityKubeconfig } from "../../provider/peering/outgoing.js";
-import { createPeering, deletePeering, type PeeringRecord } from "../../provider/peering/peering.js";
-import { progressTo } from "../../provider/peering/progress.js";
-import { loadKubeconfig } from "../../provider/kube/client.js";
 import { Cidr } from "../../provider/net/cidr.js";
 import { translateAddress } from "../../provider/network-fabric/remap.js";
-import { deleteTunnel, ensureTunnel, providerEndpointNamespace, readTunnel, type TunnelRecord, type TunnelSides } from "../../provider/network-fabric/tunnel.js";
+import { deleteTunnel, ensureTunnel, readTunnel, type TunnelRecord } from "../../provider/network-fabric/tunnel.js";
 import { TUNNEL_DEFAULTS, type TunnelSettings } from "../../provider/network-fabric/tunnel-plan.js";
 import { poll } from "../../provider/wait/poll.js";
 import { API_SERVER_PORT, AUTH_SERVICE_PORT } from "../../local-cluster/control-plane.js";
-import { addPodAddress, clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
+import { addPodAddress, type LabState } from "../../local-cluster/lab.js";
 import { addPodAddress as addAddressInNamespace } from "../../local-cluster/netns.js";
 import { findWireguardProcess, readWireguardStatus } from "../../agent/gateway/index.js";
-import { installForPeering, type InstalledCluster } from "../support/install.js";
 import { sharedLab, withLab } from "../support/labs.js";
 import { tunnelTraces } from "../support/leaks.js";
 import { pingReplies, tcpTransfer } from "../support/probes.js";
+import { peerPair, quietProgress as progress, unpeerPair, type Pair } from "../support/tunnel-pair.js";
 
-const progress = progressTo(() => undefined);
 const TRANSFER_BYTES = 256 * 1024;
-
-/** A peered pair, b consuming from a, with what the tunnel steps need. */
-interface Pair {
-  readonly a: ClusterState;
-  readonly b: ClusterState;
-  readonly provider: InstalledCluster;
-  readonly consumer: InstalledCluster;
-  readonly record: PeeringRecord;
-  readonly sides: TunnelSides;
-}
-
-async function peer(lab: LabState, options: { readonly externalCidr?: string } = {}): Promise<Pair> {
-  const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
-  const provider = await installForPeering(a, options);
-  const consumer = await installForPeering(b, options);
-  const token = forgePeeringToken();
-  await ensurePeeringTokenSecret(provider.kc, { tokenId: token.tokenId, secretHash: token.secretHash });
-  const record = await createPeering(
-    { consumerKubeconfig: consumer.kubeconfig, provider: { clusterId: provider.clusterId, authUrl: a.authUrl, authCaPem: provider.caPem, token: token.token }, resources: { pods: 10 }, timeoutMs: 90_000 },
-    progress,
-  );
-  const identity = loadKubeconfig((await getIdentityKubeconfig(consumer.kc, provider.clusterId))!, "identity");
-  const sides: TunnelSides = {
-    consumer: { kc: consumer.kc, namespace: SYSTEM_NAMESPACE, party: { clusterId: consumer.clusterId, clusterName: "b" } },
-    provider: { kc: identity, namespace: providerEndpointNamespace("out-of-band", record.tenantNamespace), party: { clusterId: provider.clusterId, clusterName: "a" } },
-  };
-  return { a, b, provider, consumer, record, sides };
-}
-
-async function unpeer(pair: Pair): Promise<void> {
-  await deleteTunnel(pair.sides, 60_000, progress).catch(() => undefined);
-  await deletePeering(pair.consumer.kubeconfig, pair.record, { authUrl: pair.a.authUrl, authCaPem: pair.provider.caPem }, { force: true, timeoutMs: 30_000 }, progress);
-}
 
 /** Pod addresses in both clusters, each also as the other cluster sees it. */
 function podsOf(pair: Pair, tunnel: TunnelRecord, host: number): { a: { real: string; fromB: string }; b: { real: string; fromA: string } } {
@@ -95,7 +55,7 @@ async function expectTrafficThroughTunnel(pair: Pair, tunnel: TunnelRecord, host
 
 describe("tunnel steps on real clusters", () => {
   test("GIVEN b peered with a (distinct pod CIDRs) WHEN the tunnel is built, its port changed, its wireguard-go killed and it is deleted THEN pods talk through it each time and nothing is left", async () => {
-    const pair = await peer(await sharedLab());
+    const pair = await peerPair(await sharedLab());
     const settings: TunnelSettings = { server: "provider", serverAddress: pair.a.publicAddress, ...TUNNEL_DEFAULTS, port: 51821, behindNat: [] };
     let tunnel: TunnelRecord | undefined;
     try {
@@ -133,7 +93,7 @@ describe("tunnel steps on real clusters", () => {
       expect(await tunnelTraces(pair.b, [moved.consumer.interfaceName])).toEqual([]);
       expect((await readTunnel(pair.sides, settings)).gone).toBe(true);
     } finally {
-      await unpeer(pair);
+      await unpeerPair(pair);
     }
   });
 
@@ -141,7 +101,7 @@ describe("tunnel steps on real clusters", () => {
     await withLab([{ name: "a", podCidr: "10.150.0.0/16" }, { name: "b", podCidr: "10.150.0.0/16" }], // Only b's API server and auth service are forwarded (for the test's own install), not its gateway port.
       { profile: "nat", behindNat: ["b"], natForwards: [{ protocol: "tcp", port: API_SERVER_PORT }, { protocol: "tcp", port: AUTH_SERVICE_PORT }] }, async (lab) => {
       const external = "10.220.0.0/24";
-      const pair = await peer(lab, { externalCidr: external });
+      const pair = await peerPair(lab, { externalCidr: external });
       try {
         const settings: TunnelSettings = { server: "provider", serverAddress: pair.a.publicAddress, ...TUNNEL_DEFAULTS, behindNat: ["consumer"] };
         const tunnel = await ensureTunnel(pair.sides, settings, 60_000, progress);
@@ -159,7 +119,7 @@ describe("tunnel steps on real clusters", () => {
         const seen = (await readWireguardStatus(pair.a.netns, tunnel.provider.interfaceName)).peers[0]?.endpoint ?? "";
         expect(seen.split(":")[0]).toBe(pair.b.publicAddress);
       } finally {
-        await unpeer(pair);
+        await unpeerPair(pair);
       }
     });
   });

@@ -1,0 +1,53 @@
+/**
+ * A peered pair for the tunnel suites: consumer `b` peered out-of-band with provider `a`, and the
+ * `TunnelSides` the tunnel steps take, the provider's side written with b's own identity (the
+ * identity Secret the peering stores on b), exactly as a `Tunnel` resource writes it.
+ */
+import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
+import { ensurePeeringTokenSecret, forgePeeringToken } from "../../provider/authentication/tokens.js";
+import { loadKubeconfig } from "../../provider/kube/client.js";
+import { deleteTunnel, providerEndpointNamespace, type TunnelSides } from "../../provider/network-fabric/tunnel.js";
+import { getIdentityKubeconfig } from "../../provider/peering/outgoing.js";
+import { createPeering, deletePeering, type PeeringRecord } from "../../provider/peering/peering.js";
+import { progressTo } from "../../provider/peering/progress.js";
+import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
+import { installForPeering, type InstalledCluster } from "./install.js";
+
+/** Progress that goes nowhere. */
+export const quietProgress = progressTo(() => undefined);
+
+/** A peered pair, b consuming from a, with what the tunnel steps need. */
+export interface Pair {
+  readonly a: ClusterState;
+  readonly b: ClusterState;
+  readonly provider: InstalledCluster;
+  readonly consumer: InstalledCluster;
+  readonly record: PeeringRecord;
+  /** Both sides; `sides.provider.kc` is b's identity on a. */
+  readonly sides: TunnelSides;
+}
+
+/** Installs a and b of `lab` and peers b with a out-of-band. */
+export async function peerPair(lab: LabState, options: { readonly externalCidr?: string } = {}): Promise<Pair> {
+  const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
+  const provider = await installForPeering(a, options);
+  const consumer = await installForPeering(b, options);
+  const token = forgePeeringToken();
+  await ensurePeeringTokenSecret(provider.kc, { tokenId: token.tokenId, secretHash: token.secretHash });
+  const record = await createPeering(
+    { consumerKubeconfig: consumer.kubeconfig, provider: { clusterId: provider.clusterId, authUrl: a.authUrl, authCaPem: provider.caPem, token: token.token }, resources: { pods: 10 }, timeoutMs: 90_000 },
+    quietProgress,
+  );
+  const identity = loadKubeconfig((await getIdentityKubeconfig(consumer.kc, provider.clusterId))!, "identity");
+  const sides: TunnelSides = {
+    consumer: { kc: consumer.kc, namespace: SYSTEM_NAMESPACE, party: { clusterId: consumer.clusterId, clusterName: "b" } },
+    provider: { kc: identity, namespace: providerEndpointNamespace("out-of-band", record.tenantNamespace), party: { clusterId: provider.clusterId, clusterName: "a" } },
+  };
+  return { a, b, provider, consumer, record, sides };
+}
+
+/** Removes the pair's tunnel (if any) and its peering. */
+export async function unpeerPair(pair: Pair): Promise<void> {
+  await deleteTunnel(pair.sides, 60_000, quietProgress).catch(() => undefined);
+  await deletePeering(pair.consumer.kubeconfig, pair.record, { authUrl: pair.a.authUrl, authCaPem: pair.provider.caPem }, { force: true, timeoutMs: 30_000 }, quietProgress);
+}
