@@ -1,18 +1,23 @@
 /**
  * The consumer's virtual-node heartbeat: each pass relists this cluster's OutgoingPeerings and,
- * for each, renews the virtual node's Lease and, every 20 s, its Ready condition (as a kubelet
- * would), then follows the provider's current offer with the identity the peering holds, so that
- * the node's capacity tracks offers the provider recomputes. A provider that cannot be reached does not stop the
- * heartbeat of the others.
+ * for each, renews the virtual node's Lease, reads the provider's current offer with the identity
+ * the peering holds (so that the node's capacity tracks offers the provider recomputes), and posts
+ * the node's Ready condition every 20 s (as a kubelet would) or at once when it changes. A
+ * provider that refuses the identity (revoked there) makes the node NotReady, saying so, in that
+ * same pass; one that cannot be reached does not stop the heartbeat of the others.
  */
 import * as k8s from "@kubernetes/client-node";
-import { SYSTEM_NAMESPACE, type OutgoingPeering } from "../provider/api/index.js";
-import { loadKubeconfig } from "../provider/kube/client.js";
+import { SYSTEM_NAMESPACE, type OfferedResources, type OutgoingPeering } from "../provider/api/index.js";
+import { loadKubeconfig, serverOf } from "../provider/kube/client.js";
 import { describeKubeError } from "../provider/kube/errors.js";
 import { getResourceOffer } from "../provider/negotiation/request.js";
 import { listOutgoingPeerings } from "../provider/peering/outgoing.js";
-import { postReadyCondition, renewNodeLease, resizeVirtualNode } from "../provider/virtual-node/node.js";
+import { describeRevokedIdentity, IDENTITY_REVOKED_REASON } from "../provider/peering/revoked.js";
+import { PEERING_ACTIVE, postNodeReadiness, renewNodeLease, resizeVirtualNode, type NodeReadinessReport } from "../provider/virtual-node/node.js";
 import type { Reporter } from "./reporter.js";
+
+/** Pause between two heartbeat passes, as kubelets renew their Lease: a revoked identity shows within one. */
+export const HEARTBEAT_INTERVAL_MS = 10_000;
 
 /** How long a peering's identity, once read, is used before it is read again. */
 const IDENTITY_REUSE_MS = 60_000;
@@ -42,12 +47,56 @@ async function recentPeeringIdentity(kc: k8s.KubeConfig, peering: OutgoingPeerin
 /**
  * Post a virtual node's Ready condition again once the last post is this old. Its Lease, renewed
  * every pass, is what tells the node controller that the node is alive; the condition only needs
- * to stay fresh enough to read, as a kubelet posts an unchanged status seldom.
+ * to stay fresh enough to read, as a kubelet posts an unchanged status seldom. A changed condition
+ * is posted at once.
  */
 const READY_REPOST_MS = 20_000;
 
-/** When this agent last posted each virtual node's Ready condition, and the node as it came back. */
-const posted = new Map<string, { readonly at: number; readonly node: k8s.V1Node }>();
+/** What this agent last posted as each virtual node's Ready condition, when, and the node as it came back. */
+const posted = new Map<string, { readonly at: number; readonly node: k8s.V1Node; readonly report: NodeReadinessReport }>();
+
+const sameReport = (a: NodeReadinessReport, b: NodeReadinessReport): boolean => a.ready === b.ready && a.reason === b.reason && a.message === b.message;
+
+/** Makes the next pass post the node's condition (and read the node) again, keeping what it last said. */
+function repostNext(nodeName: string): void {
+  const last = posted.get(nodeName);
+  if (last) posted.set(nodeName, { ...last, at: Number.NEGATIVE_INFINITY });
+}
+
+/** What the provider says of a peering this pass: the node's readiness, and its current offer when it could be read. */
+interface ProviderAnswer {
+  /** The readiness to post; undefined when the provider could not be asked (the last one stands). */
+  readonly report?: NodeReadinessReport;
+  readonly offer?: OfferedResources;
+}
+
+/**
+ * Reads the provider's offer with the peering's identity. A refusal of the identity itself is the
+ * provider having revoked it: the node is not Ready, and its condition says why. Any other failure
+ * (provider out of reach, the identity Secret unreadable) is warned about and decides nothing.
+ */
+async function askProvider(kc: k8s.KubeConfig, peering: OutgoingPeering, now: number, reporter: Reporter): Promise<ProviderAnswer> {
+  const { providerClusterName, tenantNamespace, requestName, identitySecret, virtualNodeName } = peering.spec;
+  let provider: k8s.KubeConfig;
+  try {
+    provider = await recentPeeringIdentity(kc, peering, now);
+  } catch (error) {
+    reporter.warn(`heartbeat: reading the identity Secret ${SYSTEM_NAMESPACE}/${identitySecret} for Node ${virtualNodeName}: ${describeKubeError(error)}`);
+    return {};
+  }
+  try {
+    const offer = await getResourceOffer(provider, { tenantNamespace, name: requestName });
+    return { report: PEERING_ACTIVE, ...(offer ? { offer: offer.spec.resources } : {}) };
+  } catch (error) {
+    // The identity may have been replaced: read it afresh next time.
+    identities.delete(identitySecret);
+    const call = `reading ResourceOffer ${tenantNamespace}/${requestName}`;
+    const revoked = describeRevokedIdentity(error, { providerName: providerClusterName, endpoint: serverOf(provider), call });
+    if (revoked) return { report: { ready: false, reason: IDENTITY_REVOKED_REASON, message: revoked } };
+    reporter.warn(`heartbeat: following the offer of provider ${providerClusterName} for Node ${virtualNodeName}: ${call} at ${serverOf(provider)}: ${describeKubeError(error)}`);
+    return {};
+  }
+}
 
 /** One heartbeat pass over every peering; resolves with the virtual nodes it renewed. */
 export async function beatOnce(kc: k8s.KubeConfig, reporter: Reporter, now = new Date()): Promise<string[]> {
@@ -66,39 +115,32 @@ export async function beatOnce(kc: k8s.KubeConfig, reporter: Reporter, now = new
     let node: k8s.V1Node;
     try {
       await renewNodeLease(kc, nodeName, now);
+      const answer = await askProvider(kc, peering, now.getTime(), reporter);
       const last = posted.get(nodeName);
-      if (last && now.getTime() - last.at < READY_REPOST_MS) {
+      const report = answer.report ?? last?.report ?? PEERING_ACTIVE;
+      if (last && sameReport(last.report, report) && now.getTime() - last.at < READY_REPOST_MS) {
         node = last.node;
       } else {
-        node = await postReadyCondition(kc, nodeName, now);
-        posted.set(nodeName, { at: now.getTime(), node });
+        node = await postNodeReadiness(kc, nodeName, report, now);
+        posted.set(nodeName, { at: now.getTime(), node, report });
+        if (!last || last.report.ready !== report.ready) reporter[report.ready ? "info" : "warn"](`heartbeat: Node ${nodeName} Ready=${report.ready} (${report.reason}): ${report.message}`);
       }
       renewed.push(nodeName);
-    } catch (error) {
-      posted.delete(nodeName);
-      reporter.warn(`heartbeat: Node ${nodeName}: ${(error as Error).message}`);
-      continue;
-    }
-    try {
       // A resized node is read afresh at the next post.
-      if (await followOffer(kc, peering, node, now.getTime())) posted.delete(nodeName);
+      if (answer.offer && (await followOffer(kc, nodeName, node, answer.offer))) repostNext(nodeName);
     } catch (error) {
-      // The identity may have been replaced: read it afresh next time.
-      identities.delete(peering.spec.identitySecret);
-      reporter.warn(`heartbeat: following the offer of provider ${peering.spec.providerClusterName} for Node ${nodeName}: ${describeKubeError(error)}`);
+      // What the provider last said stands: a pass that fails here must not turn a revoked peering Ready.
+      repostNext(nodeName);
+      reporter.warn(`heartbeat: Node ${nodeName}: ${(error as Error).message}`);
     }
   }
   return renewed;
 }
 
 /** Resizes the virtual node when the provider's current offer differs from its capacity; resolves whether it did. */
-async function followOffer(kc: k8s.KubeConfig, peering: OutgoingPeering, node: k8s.V1Node, now: number): Promise<boolean> {
-  const provider = await recentPeeringIdentity(kc, peering, now);
-  const offer = await getResourceOffer(provider, { tenantNamespace: peering.spec.tenantNamespace, name: peering.spec.requestName });
-  if (!offer) return false;
+async function followOffer(kc: k8s.KubeConfig, nodeName: string, node: k8s.V1Node, wanted: OfferedResources): Promise<boolean> {
   const capacity = node.status?.capacity ?? {};
-  const wanted = offer.spec.resources;
   if (capacity["cpu"] === wanted.cpu && capacity["memory"] === wanted.memory && capacity["pods"] === String(wanted.pods)) return false;
-  await resizeVirtualNode(kc, peering.spec.virtualNodeName, wanted);
+  await resizeVirtualNode(kc, nodeName, wanted);
   return true;
 }

@@ -17,7 +17,7 @@ import { parseArgs } from "node:util";
 import { KubeConfig } from "@kubernetes/client-node";
 import { loadKubeconfig, reuseConnections } from "../provider/kube/client.js";
 import { startAuthService } from "./auth-service/index.js";
-import { beatOnce } from "./heartbeat.js";
+import { beatOnce, HEARTBEAT_INTERVAL_MS } from "./heartbeat.js";
 import { renewAgentLease } from "./liveness.js";
 import { runLoop, Wakeup } from "./loop.js";
 import { RetryNow, wakeOnChanges } from "./watch.js";
@@ -33,7 +33,7 @@ import { consoleReporter } from "./reporter.js";
  * as a new auth certificate is served; these pauses are only the resync. The node heartbeat
  * renews every 10 s as kubelets do. A pass that waits on a remote side asks for `pending`.
  */
-const INTERVALS = { heartbeat: 10_000, offers: 30_000, inBand: 30_000, liveness: 10_000, gateway: 10_000, pending: 1_000, tlsRefresh: 30_000 };
+const INTERVALS = { heartbeat: HEARTBEAT_INTERVAL_MS, offers: 30_000, inBand: 30_000, liveness: 10_000, gateway: 10_000, pending: 1_000, tlsRefresh: 30_000 };
 
 /** The collection of one of the project's custom resources, across namespaces. */
 const collection = (plural: string): string => `/apis/${API_GROUP}/${API_VERSION}/${plural}`;

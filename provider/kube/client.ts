@@ -96,7 +96,8 @@ export async function deleteOptional(remove: () => Promise<unknown>): Promise<bo
 /** Rethrows a client error as an Error whose message says what was attempted where. */
 export function describeFailure(action: string, endpoint: string): (error: unknown) => never {
   return (error) => {
-    throw new Error(`${action} at ${endpoint}: ${describeKubeError(error)}`);
+    // The status stays readable (httpStatusOf): a refused identity is reported, not thrown, on read.
+    throw Object.assign(new Error(`${action} at ${endpoint}: ${describeKubeError(error)}`), { httpStatus: statusOf(error) });
   };
 }
 

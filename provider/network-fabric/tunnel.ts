@@ -18,6 +18,7 @@ import type * as k8s from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE, type TunnelEndpoint, type TunnelRemote } from "../api/index.js";
 import { serverOf } from "../kube/client.js";
 import type { Progress } from "../peering/progress.js";
+import { describeRevokedIdentity } from "../peering/revoked.js";
 import { poll } from "../wait/poll.js";
 import { applyTunnelEndpoint, deleteTunnelEndpoint, getTunnelEndpoint, type EndpointRef } from "./endpoints.js";
 import { endpointReadiness, forgeTunnelEndpointSpec, otherSide, tunnelEndpointName, type PeeringSide, type TunnelParty, type TunnelSettings } from "./tunnel-plan.js";
@@ -159,12 +160,25 @@ export interface TunnelDrift {
   readonly record?: TunnelRecord;
 }
 
-/** Reads both gateways' reports. */
+/**
+ * Reads both gateways' reports. A provider that refuses the identity its endpoint is read with
+ * (revoked there) is reported as the first problem, not thrown: the peering's next `pulumi up`
+ * authenticates again, and the tunnel's then converges.
+ */
 export async function readTunnel(sides: TunnelSides, settings: TunnelSettings): Promise<TunnelDrift> {
-  const endpoints = {
-    consumer: await getTunnelEndpoint(sides.consumer.kc, endpointRefOf(sides, "consumer"), STEP),
-    provider: await getTunnelEndpoint(sides.provider.kc, endpointRefOf(sides, "provider"), STEP),
-  };
+  const consumer = await getTunnelEndpoint(sides.consumer.kc, endpointRefOf(sides, "consumer"), STEP);
+  const ref = endpointRefOf(sides, "provider");
+  const providerRead = await getTunnelEndpoint(sides.provider.kc, ref, STEP).then(
+    (provider) => ({ provider, revoked: undefined }),
+    (error: unknown) => {
+      const call = `reading TunnelEndpoint ${ref.namespace}/${ref.name}`;
+      const revoked = describeRevokedIdentity(error, { providerName: sides.provider.party.clusterName, endpoint: serverOf(sides.provider.kc), call });
+      if (!revoked) throw error;
+      return { provider: undefined, revoked };
+    },
+  );
+  if (providerRead.revoked) return { problems: [providerRead.revoked], gone: false };
+  const endpoints = { consumer, provider: providerRead.provider };
   if (!endpoints.consumer && !endpoints.provider) return { problems: ["both TunnelEndpoints are gone"], gone: true };
   const problems: string[] = [];
   for (const side of ["consumer", "provider"] as const) {

@@ -20,10 +20,12 @@ import { tenantNamespace } from "../api/index.js";
 import { forgeIdentityKubeconfig, forgeIdentityRequest, requestIdentity, revokeIdentity, waitForAuthService } from "../authentication/identity.js";
 import { getClusterIdentity } from "../cluster/install.js";
 import { loadKubeconfig, readOptional, serverOf } from "../kube/client.js";
+import { describeKubeError } from "../kube/errors.js";
 import { ensureResourceRequest, getResourceOffer, waitForResourceOffer, withdrawResourceRequest } from "../negotiation/request.js";
 import { deleteVirtualNode, ensureVirtualNode, nodeReadiness, resizeVirtualNode, waitForNodeReady } from "../virtual-node/node.js";
 import { deleteConsumerRecords, ensureIdentitySecret, ensureOutgoingPeering, getIdentityKubeconfig, identitySecretName } from "./outgoing.js";
 import type { Progress } from "./progress.js";
+import { describeRevokedIdentity } from "./revoked.js";
 
 /** What the provider hands to the consumer (the outputs of its `PeeringToken`). */
 export interface ProviderHandover {
@@ -202,7 +204,11 @@ export interface PeeringDrift {
   readonly gone: boolean;
 }
 
-/** Reads the live peering and reports drift (identity gone, offer withdrawn, node missing or not Ready). */
+/**
+ * Reads the live peering and reports drift (identity revoked or gone, offer withdrawn, node missing
+ * or not Ready). A provider that refuses the identity is drift, reported first since it is the
+ * cause of the rest, never a failure of the read: the next `pulumi up` authenticates again.
+ */
 export async function readPeering(consumerKubeconfig: string, record: PeeringRecord): Promise<PeeringDrift> {
   const consumer = loadKubeconfig(consumerKubeconfig, "consumer kubeconfig");
   const problems: string[] = [];
@@ -212,8 +218,12 @@ export async function readPeering(consumerKubeconfig: string, record: PeeringRec
   if (!readiness.ready) problems.push(`virtual node ${record.virtualNodeName}: ${readiness.state}`);
   const identityText = await getIdentityKubeconfig(consumer, record.providerClusterId);
   if (!identityText) return { problems: [...problems, `identity for provider ${record.providerClusterName} is gone`], gone: node === undefined };
-  const offer = await getResourceOffer(loadKubeconfig(identityText, "stored identity"), { tenantNamespace: record.tenantNamespace, name: record.requestName }).catch((error: Error) => {
-    problems.push(`provider ${record.providerClusterName} could not be read with the identity: ${error.message}`);
+  const provider = loadKubeconfig(identityText, "stored identity");
+  const location = { tenantNamespace: record.tenantNamespace, name: record.requestName };
+  const offer = await getResourceOffer(provider, location).catch((error: unknown) => {
+    const call = `reading ResourceOffer ${location.tenantNamespace}/${location.name}`;
+    const revoked = describeRevokedIdentity(error, { providerName: record.providerClusterName, endpoint: serverOf(provider), call });
+    problems.unshift(revoked ?? `provider ${record.providerClusterName} could not be read with the identity (${call} at ${serverOf(provider)}): ${describeKubeError(error)}`);
     return undefined;
   });
   if (!offer && problems.length === 0) problems.push(`the offer of provider ${record.providerClusterName} was withdrawn`);

@@ -4,6 +4,17 @@
  * state, and the next `pulumi up` continues from it.
  */
 
+/**
+ * The `status` output of a resource whose create failed half-way. Its next `pulumi up` updates it,
+ * which runs create again (every step is idempotent): a create-retry, never a replacement.
+ */
+export const INCOMPLETE = "incomplete";
+
+/** Whether `outputs` are what a create that failed half-way left (see {@link INCOMPLETE}). */
+export function isIncomplete(outputs: { readonly status?: string } | undefined): boolean {
+  return outputs?.status === INCOMPLETE;
+}
+
 /** An error that carries what was already created. */
 export interface PartialFailure extends Error {
   readonly id: string;

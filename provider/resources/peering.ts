@@ -12,10 +12,11 @@ import { createPeering, defaultVirtualNodeName, deletePeering, readPeering, upda
 import type { TunnelRecord } from "../network-fabric/tunnel.js";
 import { withTunnelDefaults, type TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
 import { progressTo } from "../peering/progress.js";
-import { changesOf, driftRepair, inPlace, inputChanged, replaces, type DiffRules, type FoundChanges } from "./diff-rules.js";
+import { changesOf, driftRepair, inPlace, inputChanged, labelOf, replaces, type DiffRules, type FoundChanges } from "./diff-rules.js";
 import { explainedDiff } from "./engine-log.js";
+import { readOrFail } from "./read-failure.js";
 import { checkKubeconfig, checkResourceAsk, checkSeconds, checkTunnelSettings, Failures, isUnknown } from "./inputs.js";
-import { partialFailure } from "./partial.js";
+import { isIncomplete, partialFailure } from "./partial.js";
 
 /** What the provider handed over (its `PeeringToken`'s outputs). */
 export interface ProviderInputs {
@@ -170,7 +171,8 @@ export const PEERING_DIFF = {
   virtualNodeName: {
     ...replaces("a Kubernetes Node cannot be renamed: the peering is made again with a virtual node of the new name"),
     // Outputs hold the resolved node name: a default that resolves to the same name is no change.
-    changed: (olds, news) => (news.virtualNodeName ?? defaultVirtualNodeName(olds.providerClusterName ?? "")) !== olds.virtualNodeName,
+    // A create that failed half-way resolved none: its outputs hold the name as it was given.
+    changed: (olds, news) => (isIncomplete(olds) ? news.virtualNodeName !== olds.virtualNodeName : (news.virtualNodeName ?? defaultVirtualNodeName(olds.providerClusterName ?? "")) !== olds.virtualNodeName),
   },
   resources: inPlace("renegotiated: the provider's agent answers the changed request with a new offer and the virtual node is resized to it; the identity stays"),
   labels: inPlace("in-band, the virtual node's labels are patched; out-of-band they are only recorded, and the node keeps those it was created with"),
@@ -183,7 +185,10 @@ export const PEERING_DIFF = {
   providerAuthUrl: inPlace("in-band, the consumer's agent is told the auth service's port inside the tunnel, which it uses only to authenticate again; the identity stays"),
   "provider.authUrl": { ...inPlace(AUTH_ENDPOINT), changed: (olds, news) => olds.provider?.authUrl !== news.provider?.authUrl },
   "provider.authCaCert": { ...inPlace(AUTH_ENDPOINT), changed: (olds, news) => olds.provider?.authCaCert !== news.provider?.authCaCert },
-  status: driftRepair("Ready", "pulumi refresh found the peering broken; update runs the peering's steps again (each is idempotent), which repairs it"),
+  status: driftRepair(
+    "Ready",
+    "the last create stopped half-way, or pulumi refresh found the peering broken (its identity revoked, its node gone): update runs the peering's steps again (each is idempotent, authentication included), which finishes or repairs it",
+  ),
 } as const satisfies DiffRules<PeeringOutputs, PeeringInputs>;
 
 /** What changed between a peering's state and its new inputs. */
@@ -232,9 +237,9 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
   async read(id, props) {
     const record = recordOf(props!);
     if (!record) return { id, props: props! };
-    const drift = isInBand(props!)
-      ? await readInBandPeering(props!.consumerKubeconfig, props!.providerKubeconfig!, record, withTunnelDefaults(props!.tunnel!))
-      : await readPeering(props!.consumerKubeconfig, record);
+    const drift = await readOrFail("Peering", labelOf(props!, id), () =>
+      isInBand(props!) ? readInBandPeering(props!.consumerKubeconfig, props!.providerKubeconfig!, record, withTunnelDefaults(props!.tunnel!)) : readPeering(props!.consumerKubeconfig, record),
+    );
     // Nothing of it left on the consumer (clusters rebuilt, or unpeered by hand): it is gone.
     if (drift.gone) return { id: "", props: {} as PeeringOutputs };
     return { id, props: { ...props!, ...(drift.offer ? { offer: drift.offer } : {}), status: drift.problems.length ? drift.problems.join("; ") : "Ready" } };

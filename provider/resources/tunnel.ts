@@ -13,8 +13,9 @@ import { deleteTunnel, ensureTunnel, providerEndpointNamespace, readTunnel, type
 import { withTunnelDefaults, type TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
 import { getIdentityKubeconfig } from "../peering/outgoing.js";
 import { progressTo } from "../peering/progress.js";
-import { changesOf, driftRepair, inPlace, replaces, type DiffRules, type FoundChanges } from "./diff-rules.js";
+import { changesOf, driftRepair, inPlace, labelOf, replaces, type DiffRules, type FoundChanges } from "./diff-rules.js";
 import { explainedDiff } from "./engine-log.js";
+import { readOrFail } from "./read-failure.js";
 import { checkKubeconfig, checkSeconds, checkTunnelSettings, Failures } from "./inputs.js";
 import { partialFailure } from "./partial.js";
 
@@ -96,7 +97,7 @@ export const TUNNEL_DIFF = {
   timeoutSeconds: inPlace("only the deadline of later operations; update checks the tunnel again (handshake and probe) as it is"),
   consumerKubeconfig: inPlace("only how pulumi reaches the consumer cluster, which its cluster ID identifies; update checks the tunnel again through it"),
   tenantNamespace: inPlace("the provider's TunnelEndpoint is written in the peering's tenant namespace, which moved"),
-  status: driftRepair("Connected", "pulumi refresh found the tunnel broken; update converges both gateways again"),
+  status: driftRepair("Connected", "the last create stopped half-way, or pulumi refresh found the tunnel broken: update converges both gateways again, which finishes or repairs it"),
 } as const satisfies DiffRules<TunnelOutputs, TunnelInputs>;
 
 /** What changed between a tunnel's state and its new inputs. */
@@ -125,7 +126,7 @@ export const provider: pulumi.dynamic.ResourceProvider<TunnelInputs, TunnelOutpu
   },
   async read(id, props) {
     if (!props?.consumer) return { id, props: props! };
-    const drift = await readTunnel(await sidesOf(props), withTunnelDefaults(props));
+    const drift = await readOrFail("Tunnel", labelOf(props, id), async () => readTunnel(await sidesOf(props), withTunnelDefaults(props)));
     // Both gateways' endpoints gone (clusters rebuilt, or unpeered by hand): the tunnel is gone.
     if (drift.gone) return { id: "", props: {} as TunnelOutputs };
     // Handshake times and round trips move all the time: refresh reports the state, not the timings.

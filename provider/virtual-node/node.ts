@@ -40,12 +40,28 @@ function capacityOf(resources: OfferedResources): Record<string, string> {
   return { cpu: resources.cpu, memory: resources.memory, pods: String(resources.pods) };
 }
 
-function readyCondition(now: Date): k8s.V1NodeCondition {
+/** What the heartbeat posts as a virtual node's Ready condition: Ready, or not and why. */
+export interface NodeReadinessReport {
+  readonly ready: boolean;
+  /** The condition's reason, one CamelCase word. */
+  readonly reason: string;
+  /** What a user reads with `kubectl describe node`. */
+  readonly message: string;
+}
+
+/** A peering whose provider still honours it. */
+export const PEERING_ACTIVE: NodeReadinessReport = {
+  ready: true,
+  reason: "PeeringActive",
+  message: "the provider's offer is accepted and the consumer agent's heartbeat is running",
+};
+
+function readyCondition(now: Date, report: NodeReadinessReport = PEERING_ACTIVE): k8s.V1NodeCondition {
   return {
     type: "Ready",
-    status: "True",
-    reason: "PeeringActive",
-    message: "the provider's offer is accepted and the consumer agent's heartbeat is running",
+    status: report.ready ? "True" : "False",
+    reason: report.reason,
+    message: report.message,
     lastHeartbeatTime: now,
     lastTransitionTime: now,
   };
@@ -155,12 +171,20 @@ export async function renewNodeLease(consumer: k8s.KubeConfig, nodeName: string,
 
 /** Posts the virtual node's Ready condition (keeping when it turned Ready); resolves the node as it now is. */
 export async function postReadyCondition(consumer: k8s.KubeConfig, nodeName: string, now = new Date()): Promise<k8s.V1Node> {
+  return postNodeReadiness(consumer, nodeName, PEERING_ACTIVE, now);
+}
+
+/**
+ * Posts the virtual node's Ready condition as `report` says (keeping when it last turned to that
+ * status, as a kubelet does); resolves the node as it now is.
+ */
+export async function postNodeReadiness(consumer: k8s.KubeConfig, nodeName: string, report: NodeReadinessReport, now = new Date()): Promise<k8s.V1Node> {
   const core = consumer.makeApiClient(k8s.CoreV1Api);
   const fail = describeFailure(`virtual node: heartbeat of Node ${nodeName}`, serverOf(consumer));
   const node = await core.readNode({ name: nodeName }).catch(fail);
   const previous = node.status?.conditions?.find((c) => c.type === "Ready");
-  const ready = readyCondition(now);
-  if (previous?.status === "True" && previous.lastTransitionTime) ready.lastTransitionTime = previous.lastTransitionTime;
+  const ready = readyCondition(now, report);
+  if (previous?.status === ready.status && previous.lastTransitionTime) ready.lastTransitionTime = previous.lastTransitionTime;
   const conditions = [...(node.status?.conditions ?? []).filter((c) => c.type !== "Ready"), ready];
   return core.patchNodeStatus({ name: nodeName, body: { status: { conditions } } }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.StrategicMergePatch)).catch(fail);
 }
