@@ -6,12 +6,15 @@ import * as k8s from "@kubernetes/client-node";
 import { createHash } from "node:crypto";
 import { describeKubeError, statusOf } from "./errors.js";
 
-/** A kubeconfig that could not be used; the message names which input it came from. */
+/** A kubeconfig that could not be used; the message names which input it came from, never its text. */
 export class KubeconfigError extends Error {
   /** Brand for checks across copies of this module (no `instanceof`). */
   readonly isKubeconfigError = true;
-  constructor(readonly input: string, reason: string) {
-    super(`${input}: not a usable kubeconfig: ${reason}`);
+  /** What is wrong, without the input's name: `not a usable kubeconfig: …`. */
+  readonly reason: string;
+  constructor(readonly input: string, problem: string) {
+    super(`${input}: not a usable kubeconfig: ${problem}`);
+    this.reason = `not a usable kubeconfig: ${problem}`;
     this.name = "KubeconfigError";
   }
 }
@@ -40,6 +43,18 @@ export function reuseConnections(kc: k8s.KubeConfig): k8s.KubeConfig {
 }
 
 /**
+ * Why kubeconfig text did not parse, without a word of the text: the YAML parser's message quotes
+ * the lines around the fault (a key's `client-key-data`, say) and some of its reasons quote a
+ * tag or an alias, so only where it is (line, column) and the reason cut before any quote is kept.
+ */
+function parseProblem(error: unknown): string {
+  const { reason, mark } = error as { reason?: unknown; mark?: { line?: unknown; column?: unknown } };
+  const at = typeof mark?.line === "number" && typeof mark.column === "number" ? ` at line ${mark.line + 1}, column ${mark.column + 1}` : "";
+  const why = typeof reason === "string" ? reason.split(/["'!*&:\n]/)[0]!.trim() : "";
+  return at ? `it is not valid YAML${at}${why ? ` (${why})` : ""}` : "it does not read as a kubeconfig (clusters, contexts and users, each with a name)";
+}
+
+/**
  * Parses kubeconfig text; `input` names where it came from (e.g. `Cluster "a": kubeconfig`) so the
  * error says which property to fix. Requires a current context with a cluster and a user.
  */
@@ -49,7 +64,7 @@ export function loadKubeconfig(text: string, input: string): k8s.KubeConfig {
   try {
     kc.loadFromString(text);
   } catch (error) {
-    throw new KubeconfigError(input, (error as Error).message.split("\n")[0]!);
+    throw new KubeconfigError(input, parseProblem(error));
   }
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new KubeconfigError(input, "its current context names no cluster");
@@ -57,7 +72,7 @@ export function loadKubeconfig(text: string, input: string): k8s.KubeConfig {
   try {
     new URL(cluster.server);
   } catch {
-    throw new KubeconfigError(input, `cluster server "${cluster.server}" is not a URL`);
+    throw new KubeconfigError(input, "the server of its current cluster is not a URL");
   }
   return reuseConnections(kc);
 }

@@ -46,9 +46,8 @@ const DEFAULT_TIMEOUT_SECONDS = 300;
 function check(_olds: ClusterInputs, inputs: ClusterInputs): Promise<pulumi.dynamic.CheckResult<ClusterInputs>> {
   const news = inputs as unknown as Record<string, unknown>;
   const failures = new Failures();
-  const owner = `Cluster "${isUnknown(news["name"]) ? "?" : String(news["name"])}"`;
   if (!isUnknown(news["name"]) && !/^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$/.test(String(news["name"] ?? ""))) failures.add("name", `${JSON.stringify(news["name"])} is not a DNS label of at most 32 characters`);
-  checkKubeconfig(failures, "kubeconfig", news["kubeconfig"], owner);
+  checkKubeconfig(failures, "kubeconfig", news["kubeconfig"]);
   checkCidr(failures, "podCidr", news["podCidr"]);
   checkCidr(failures, "serviceCidr", news["serviceCidr"]);
   if (news["externalCidr"] !== undefined) checkCidr(failures, "externalCidr", news["externalCidr"]);

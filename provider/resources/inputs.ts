@@ -1,6 +1,13 @@
 /**
  * Validation shared by the resources' `check()`: pure functions that report every problem at
- * once, each naming its property, as the Pulumi engine shows check failures.
+ * once, each naming its input.
+ *
+ * Failures never carry a `property`. For a failure that names one, the engine prints the value
+ * the program gave that property, secret or not (`<type> resource '<name>': property <p> value
+ * <v> has a problem: <reason>`: a whole kubeconfig, or the token inside `provider`); for a failure
+ * without one it prints only the reason (`<type> resource '<name>' has a problem: <reason>`). A
+ * dynamic provider is never told which inputs are secret (the engine unwraps them before `check`),
+ * so every failure goes without, and its reason starts with the input's name instead.
  */
 import { loadKubeconfig } from "../kube/client.js";
 import { tunnelSettingsProblems, type TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
@@ -10,9 +17,9 @@ import type { ResourceAsk } from "../api/index.js";
 
 /** One check failure, as the engine takes it. */
 export interface CheckFailure {
-  /** Input property path, e.g. `resources.cpu`. */
+  /** Always empty: see the module's comment. */
   readonly property: string;
-  /** What is wrong, quoting the bad value where it is not secret. */
+  /** `<input>: <what is wrong>`, quoting the bad value only where the input is never secret. */
   readonly reason: string;
 }
 
@@ -27,20 +34,35 @@ export function isUnknown(value: unknown): boolean {
 /** Collects failures; each `check*` adds to it and returns nothing. */
 export class Failures {
   readonly list: CheckFailure[] = [];
-  add(property: string, reason: string): void {
-    this.list.push({ property, reason });
+  /** Adds what is wrong with `input` (a property path, e.g. `resources.cpu`). */
+  add(input: string, reason: string): void {
+    this.list.push({ property: "", reason: `${input}: ${reason}` });
   }
 }
 
-/** A kubeconfig input must parse and name a cluster and a user; the reason never echoes it. */
-export function checkKubeconfig(failures: Failures, property: string, value: unknown, owner: string): void {
+/** A kubeconfig input must parse and name a cluster and a user; the reason never quotes it. */
+export function checkKubeconfig(failures: Failures, property: string, value: unknown): void {
   if (isUnknown(value)) return;
-  if (typeof value !== "string") return failures.add(property, `${owner}: ${property} must be the text of a kubeconfig`);
+  if (typeof value !== "string") return failures.add(property, "must be the text of a kubeconfig");
   try {
-    loadKubeconfig(value, `${owner}: ${property}`);
+    loadKubeconfig(value, property);
   } catch (error) {
-    failures.add(property, (error as Error).message);
+    failures.add(property, (error as { reason?: string }).reason ?? "not a usable kubeconfig");
   }
+}
+
+/**
+ * A secret pasted as text (a token), trimmed: pasted from a terminal or a file it often brings its
+ * line's end, which its receiver would refuse like a wrong secret. Whitespace left inside, or
+ * nothing left at all, is a failure that says so without quoting the secret. A value not known
+ * yet is handed back as it is.
+ */
+export function trimmedSecret(failures: Failures, property: string, value: string): string {
+  if (isUnknown(value)) return value;
+  const trimmed = value.trim();
+  if (trimmed === "") failures.add(property, "is empty");
+  else if (/\s/.test(trimmed)) failures.add(property, "has whitespace inside it (pasted across lines?): give it exactly as its source holds it");
+  return trimmed;
 }
 
 /** A CIDR input must parse as an IPv4 CIDR. */

@@ -55,7 +55,7 @@ export function peeringTokenChanges(olds: PeeringTokenOutputs, news: PeeringToke
 export const provider: pulumi.dynamic.ResourceProvider<PeeringTokenInputs, PeeringTokenOutputs> = {
   async check(_olds, news) {
     const failures = new Failures();
-    checkKubeconfig(failures, "kubeconfig", news.kubeconfig, owner);
+    checkKubeconfig(failures, "kubeconfig", news.kubeconfig);
     checkSeconds(failures, "expiresInSeconds", news.expiresInSeconds);
     return { inputs: news, failures: failures.list };
   },

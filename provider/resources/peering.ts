@@ -15,7 +15,7 @@ import { progressTo } from "../peering/progress.js";
 import { changesOf, driftRepair, inPlace, inputChanged, labelOf, replaces, type DiffRules, type FoundChanges } from "./diff-rules.js";
 import { explainedDiff } from "./engine-log.js";
 import { readOrFail } from "./read-failure.js";
-import { checkKubeconfig, checkResourceAsk, checkSeconds, checkTunnelSettings, Failures, isUnknown } from "./inputs.js";
+import { checkKubeconfig, checkResourceAsk, checkSeconds, checkTunnelSettings, Failures, isUnknown, trimmedSecret } from "./inputs.js";
 import { isIncomplete, partialFailure } from "./partial.js";
 
 /** What the provider handed over (its `PeeringToken`'s outputs). */
@@ -128,13 +128,30 @@ async function peer(inputs: PeeringInputs): Promise<PeeringOutputs> {
 
 /** In-band needs the provider's kubeconfig and a tunnel that can be built. */
 function checkInBand(failures: Failures, news: PeeringInputs): void {
-  checkKubeconfig(failures, "providerKubeconfig", news.providerKubeconfig, "Peering (in-band)");
+  checkKubeconfig(failures, "providerKubeconfig", news.providerKubeconfig);
   if (news.provider !== undefined) failures.add("provider", "in-band, the provider is reached with its own kubeconfig (providerCluster): leave the token handover out");
   if (news.tunnel === undefined) {
     failures.add("tunnel", "in-band, the tunnel is built first: give at least tunnel.serverAddress (where the serving side's gateway is reached)");
   } else if (!isUnknown(news.tunnel)) {
     checkTunnelSettings(failures, "tunnel.", news.tunnel);
   }
+}
+
+/**
+ * Checks what the provider handed over (a secret as a whole: no reason quotes any of it) and
+ * returns it with its token trimmed, or undefined when there is none to check yet.
+ */
+function checkHandover(failures: Failures, news: PeeringInputs): ProviderInputs | undefined {
+  const handover = news.provider;
+  if (handover === undefined || handover === null || typeof handover !== "object") return undefined;
+  const consumerId = news.consumerClusterId;
+  if (!isUnknown(consumerId) && !isUnknown(handover.clusterId) && consumerId !== undefined && consumerId === handover.clusterId) {
+    failures.add("provider.clusterId", `a cluster cannot peer with itself (consumer and provider are both cluster ${consumerId})`);
+  }
+  const authUrl = handover.authUrl;
+  if (authUrl !== undefined && !isUnknown(authUrl) && !String(authUrl).startsWith("https://")) failures.add("provider.authUrl", "is not an https URL");
+  const token: unknown = handover.token;
+  return typeof token === "string" ? { ...handover, token: trimmedSecret(failures, "provider.token", token) } : handover;
 }
 
 /** Why a peering cannot change provider in place. */
@@ -201,20 +218,14 @@ export function peeringChanges(olds: PeeringOutputs, news: PeeringInputs): Found
 export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOutputs> = {
   async check(_olds, news) {
     const failures = new Failures();
-    checkKubeconfig(failures, "consumerKubeconfig", news.consumerKubeconfig, "Peering");
+    checkKubeconfig(failures, "consumerKubeconfig", news.consumerKubeconfig);
     checkResourceAsk(failures, "resources", news.resources);
     checkSeconds(failures, "timeoutSeconds", news.timeoutSeconds);
-    const consumerId = news.consumerClusterId;
-    const providerId = news.provider?.clusterId;
-    if (!isUnknown(consumerId) && !isUnknown(providerId) && consumerId !== undefined && consumerId === providerId) {
-      failures.add("provider", `a cluster cannot peer with itself (consumer and provider are both cluster ${consumerId})`);
-    }
-    const authUrl = news.provider?.authUrl;
-    if (authUrl !== undefined && !isUnknown(authUrl) && !String(authUrl).startsWith("https://")) failures.add("provider.authUrl", `${JSON.stringify(authUrl)} is not an https URL`);
+    const handover = checkHandover(failures, news);
     if (isInBand(news)) checkInBand(failures, news);
     else if (news.approach !== undefined && news.approach !== "out-of-band" && !isUnknown(news.approach)) failures.add("approach", `${JSON.stringify(news.approach)} is neither "out-of-band" nor "in-band"`);
     else if (news.provider === undefined) failures.add("provider", `out-of-band, give what the provider handed over (its PeeringToken's clusterId, authUrl, authCaCert and token), or peer in-band with providerCluster and tunnel`);
-    return { inputs: news, failures: failures.list };
+    return { inputs: handover ? { ...news, provider: handover } : news, failures: failures.list };
   },
   async diff(id, olds, news) {
     return explainedDiff("Peering", PEERING_DIFF, id, news, peeringChanges(olds, news), true);

@@ -110,7 +110,7 @@ export function tunnelChanges(olds: TunnelOutputs, news: TunnelInputs): FoundCha
 export const provider: pulumi.dynamic.ResourceProvider<TunnelInputs, TunnelOutputs> = {
   async check(_olds, news) {
     const failures = new Failures();
-    checkKubeconfig(failures, "consumerKubeconfig", news.consumerKubeconfig, "Tunnel");
+    checkKubeconfig(failures, "consumerKubeconfig", news.consumerKubeconfig);
     checkSeconds(failures, "timeoutSeconds", news.timeoutSeconds);
     checkTunnelSettings(failures, "", news);
     return { inputs: news, failures: failures.list };
