@@ -6,7 +6,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { createServer, type Server } from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
 import { AUTH_TLS_SECRET, SYSTEM_NAMESPACE } from "../../provider/api/names.js";
 import { IDENTITY_PATH, MAX_BODY_BYTES, REVOKE_PATH } from "../../provider/authentication/protocol.js";
@@ -86,23 +86,47 @@ async function readTls(kc: k8s.KubeConfig): Promise<TlsMaterial | undefined> {
   return serving ? { ...serving, clientCa: await readClientCa(kc) } : undefined;
 }
 
-/** Reads a request body up to `limit` bytes; undefined when it is larger. */
+/** How long a connection answered 413 still takes (and drops) what its client sends, at most. */
+const LINGER_MS = 2_000;
+
+/**
+ * Reads a request body up to `limit` bytes; undefined when it is larger. Past the limit nothing
+ * more is kept, and the connection is left open for the answer (see {@link closeLingering}).
+ */
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    req.on("data", (chunk: Buffer) => {
+    const take = (chunk: Buffer): void => {
       size += chunk.length;
       if (size > limit) {
+        req.off("data", take);
         resolve(undefined);
-        req.destroy();
         return;
       }
       chunks.push(chunk);
-    });
+    };
+    req.on("data", take);
     req.on("end", () => resolve(Buffer.concat(chunks)));
     req.on("error", reject);
   });
+}
+
+/**
+ * Makes the HTTP layer's close after the answer on `socket` a lingering one: this side ends (the
+ * answer, then TLS close_notify and FIN) and drops whatever the client still sends until it ends
+ * too, or for {@link LINGER_MS} at most. Closed at once with the client's bytes unread, the socket
+ * would make the kernel send a reset, which can destroy the answer in the client's buffers before
+ * it is read: the client would see a connection reset instead of the 413.
+ */
+function closeLingering(socket: Socket): void {
+  socket.destroySoon = () => {
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    socket.once("close", () => clearTimeout(timer));
+    socket.once("end", () => socket.destroy());
+    socket.end();
+    socket.resume();
+  };
 }
 
 function write(res: ServerResponse, answer: Answer): void {
@@ -146,8 +170,10 @@ export async function startAuthService(options: AuthServiceOptions): Promise<Run
     try {
       const raw = await readBody(req, MAX_BODY_BYTES);
       let body: unknown;
-      if (raw === undefined) answer = refuse(413, `request body larger than ${MAX_BODY_BYTES} bytes`);
-      else {
+      if (raw === undefined) {
+        closeLingering(req.socket);
+        answer = refuse(413, `request body larger than ${MAX_BODY_BYTES} bytes`, { connection: "close" });
+      } else {
         try {
           body = raw.length === 0 ? {} : JSON.parse(raw.toString("utf8"));
         } catch {
