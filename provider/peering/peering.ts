@@ -3,7 +3,8 @@
  * own kubeconfig and what the provider handed over (cluster id, auth URL and CA, token); every
  * call on the provider goes through the identity its auth service issues.
  *
- *   1. authentication  consumer makes a key and CSR; provider's auth service checks the token and
+ *   1. authentication  consumer signs a CSR with its cluster's identity key; provider's auth
+ *                      service checks the token (bound to the first consumer that uses it) and
  *                      returns a certificate for the tenant namespace; consumer stores it
  *   2. negotiation     consumer files a ResourceRequest on the provider; provider's agent answers
  *                      with a ResourceOffer; consumer accepts it
@@ -18,7 +19,9 @@ import * as k8s from "@kubernetes/client-node";
 import type { OfferedResources, ResourceAsk } from "../api/index.js";
 import { tenantNamespace } from "../api/index.js";
 import { forgeIdentityKubeconfig, forgeIdentityRequest, requestIdentity, revokeIdentity, waitForAuthService } from "../authentication/identity.js";
+import { ensureConsumerKey } from "../authentication/consumer-key.js";
 import { getClusterIdentity } from "../cluster/install.js";
+import { claimPeering } from "./claim.js";
 import { loadKubeconfig, readOptional, serverOf } from "../kube/client.js";
 import { describeKubeError } from "../kube/errors.js";
 import { ensureResourceRequest, getResourceOffer, waitForResourceOffer, withdrawResourceRequest } from "../negotiation/request.js";
@@ -54,6 +57,8 @@ export interface PeeringRequest {
   readonly taints?: readonly k8s.V1Taint[];
   /** The whole operation's deadline. */
   readonly timeoutMs: number;
+  /** URN of the `Peering` resource making it: a second resource for the same pair is refused. */
+  readonly owner?: string;
 }
 
 /** What a created peering is: recorded in state, never secret. */
@@ -107,10 +112,12 @@ export async function createPeering(request: PeeringRequest, progress: Progress)
   const me = await getClusterIdentity(consumer);
   if (!me) throw new Error(`peering: the consumer cluster at ${serverOf(consumer)} is not installed (create its Cluster resource first)`);
 
-  // 1. authentication — consumer forges a key and CSR; provider's auth service issues the identity.
+  await claimPeering(consumer, { clusterId: request.provider.clusterId }, request.owner);
+
+  // 1. authentication — consumer signs a CSR with its cluster's key; provider's auth service issues the identity.
   progress.step(1, 3, `authentication: asking ${request.provider.authUrl} for an identity`);
   await ensureAuthServiceReachable(request.provider.authUrl, request.provider.authCaPem, Math.min(AUTH_REACH_TIMEOUT_MS, left()), signal);
-  const { keyPem, csrPem } = forgeIdentityRequest(me.clusterId);
+  const { keyPem, csrPem } = forgeIdentityRequest(me.clusterId, await ensureConsumerKey(consumer));
   const identity = await requestIdentity({
     authUrl: request.provider.authUrl,
     authCaPem: request.provider.authCaPem,

@@ -28,7 +28,8 @@ describe("a mesh through the pulumi CLI", () => {
       try {
         await configureMeshForLab(workspace, lab);
         const planned = await plannedSteps(workspace);
-        expect(planned.filter((s) => s.startsWith("create ")).length).toBe(3 + 3 + 6 + 3);
+        // 3 Clusters, a token and a peering per ordered pair (a token serves one consumer), a tunnel per pair.
+        expect(planned.filter((s) => s.startsWith("create ")).length).toBe(3 + 6 + 6 + 3);
         await workspace.ok(["up", "--yes"]);
 
         for (const cluster of lab.clusters) {
