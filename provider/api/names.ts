@@ -40,3 +40,14 @@ export function tenantNamespace(consumerClusterId: string): string {
 export function consumerUserName(consumerClusterId: string): string {
   return `pulumi-liqo:consumer:${consumerClusterId}`;
 }
+
+/**
+ * `"b-to-a" (stack dev, project demo)` from a resource's URN, as this project records owners
+ * (`urn:pulumi:<stack>::<project>::<type>::<name>`); the URN itself when it has another shape.
+ */
+export function describeOwner(urn: string): string {
+  const parts = urn.split("::");
+  const stack = parts[0]?.split(":")[2];
+  const name = parts[parts.length - 1];
+  return parts.length >= 4 && stack && name ? `"${name}" (stack ${stack}, project ${parts[1]})` : urn;
+}

@@ -12,11 +12,13 @@ import { randomBytes, X509Certificate } from "node:crypto";
 import { isIP } from "node:net";
 import { forgeCertificateAuthority, forgeServingCertificate } from "../../local-cluster/pki.js";
 import {
+  API_GROUP,
   AUTH_TLS_SECRET,
   CLUSTER_IDENTITY_CONFIGMAP,
   MANAGED_BY,
   MANAGED_BY_LABEL,
   SYSTEM_NAMESPACE,
+  describeOwner,
 } from "../api/names.js";
 import { forgeCustomResourceDefinitions } from "../api/crds.js";
 import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../kube/client.js";
@@ -107,6 +109,11 @@ export interface ClusterIdentityArgs {
   readonly serviceCidr?: string;
   /** The cluster's external CIDR, if any. @example "10.220.0.0/24" */
   readonly externalCidr?: string;
+  /**
+   * URN of the `Cluster` resource that installs it. Recorded with the identity: another `Cluster`
+   * resource on the same cluster is refused while this one's install is there.
+   */
+  readonly owner?: string;
 }
 
 /** What {@link ensureClusterIdentity} returns. */
@@ -127,11 +134,19 @@ export function forgeClusterId(): string {
   return randomBytes(8).toString("hex");
 }
 
+/** Annotation of the identity ConfigMap naming the `Cluster` resource (URN) that installed it. */
+export const INSTALL_OWNER_ANNOTATION = `${API_GROUP}/owner`;
+
 function identityConfigMap(clusterId: string, args: ClusterIdentityArgs): k8s.V1ConfigMap {
   return {
     apiVersion: "v1",
     kind: "ConfigMap",
-    metadata: { name: CLUSTER_IDENTITY_CONFIGMAP, namespace: SYSTEM_NAMESPACE, labels: { ...MANAGED_LABELS } },
+    metadata: {
+      name: CLUSTER_IDENTITY_CONFIGMAP,
+      namespace: SYSTEM_NAMESPACE,
+      labels: { ...MANAGED_LABELS },
+      ...(args.owner ? { annotations: { [INSTALL_OWNER_ANNOTATION]: args.owner } } : {}),
+    },
     data: {
       clusterId,
       clusterName: args.clusterName,
@@ -153,11 +168,10 @@ function identityConfigMap(clusterId: string, args: ClusterIdentityArgs): k8s.V1
 export async function ensureClusterIdentity(kc: k8s.KubeConfig, args: ClusterIdentityArgs): Promise<ClusterIdentityResult> {
   const endpoint = serverOf(kc);
   const core = kc.makeApiClient(k8s.CoreV1Api);
-  const read = (): Promise<k8s.V1ConfigMap | undefined> =>
-    readOptional(() => core.readNamespacedConfigMap({ name: CLUSTER_IDENTITY_CONFIGMAP, namespace: SYSTEM_NAMESPACE })).catch(
-      describeFailure(`${STEP}: reading ConfigMap ${SYSTEM_NAMESPACE}/${CLUSTER_IDENTITY_CONFIGMAP}`, endpoint),
-    );
-  let clusterId = (await read())?.data?.["clusterId"];
+  const read = (): Promise<k8s.V1ConfigMap | undefined> => readIdentityConfigMap(kc);
+  const existing = await read();
+  refuseOtherOwner(kc, existing, args.owner);
+  let clusterId = existing?.data?.["clusterId"];
   if (!isClusterId(clusterId)) {
     const fresh = forgeClusterId();
     try {
@@ -165,8 +179,11 @@ export async function ensureClusterIdentity(kc: k8s.KubeConfig, args: ClusterIde
       clusterId = fresh;
     } catch (error) {
       if (statusOf(error) !== 409) describeFailure(`${STEP}: creating ConfigMap ${SYSTEM_NAMESPACE}/${CLUSTER_IDENTITY_CONFIGMAP}`, endpoint)(error);
-      // Someone else created it meanwhile (or it held a malformed id): keep theirs if it is valid.
-      const theirs = (await read())?.data?.["clusterId"];
+      // Someone else created it meanwhile (or it held a malformed id): keep theirs if it is valid,
+      // unless it is another Cluster resource's, created at the same time as this one.
+      const winner = await read();
+      refuseOtherOwner(kc, winner, args.owner);
+      const theirs = winner?.data?.["clusterId"];
       clusterId = isClusterId(theirs) ? theirs : fresh;
     }
   }
@@ -176,12 +193,43 @@ export async function ensureClusterIdentity(kc: k8s.KubeConfig, args: ClusterIde
   return { clusterId };
 }
 
-/** Reads the cluster's identity; undefined when the cluster is not installed (or the record is incomplete). */
-export async function getClusterIdentity(kc: k8s.KubeConfig): Promise<ClusterIdentity | undefined> {
-  const core = kc.makeApiClient(k8s.CoreV1Api);
-  const cm = await readOptional(() => core.readNamespacedConfigMap({ name: CLUSTER_IDENTITY_CONFIGMAP, namespace: SYSTEM_NAMESPACE })).catch(
+/** The identity ConfigMap as stored; undefined when there is none. */
+function readIdentityConfigMap(kc: k8s.KubeConfig): Promise<k8s.V1ConfigMap | undefined> {
+  return readOptional(() => kc.makeApiClient(k8s.CoreV1Api).readNamespacedConfigMap({ name: CLUSTER_IDENTITY_CONFIGMAP, namespace: SYSTEM_NAMESPACE })).catch(
     describeFailure(`${STEP}: reading ConfigMap ${SYSTEM_NAMESPACE}/${CLUSTER_IDENTITY_CONFIGMAP}`, serverOf(kc)),
   );
+}
+
+/**
+ * Throws when the install belongs to another `Cluster` resource than `owner`: two resources on one
+ * cluster would share its identity, and deleting either would uninstall the other's. An install
+ * that names no owner (made outside the engine, or before owners were recorded) is taken over.
+ */
+function refuseOtherOwner(kc: k8s.KubeConfig, configMap: k8s.V1ConfigMap | undefined, owner: string | undefined): void {
+  const holder = configMap?.metadata?.annotations?.[INSTALL_OWNER_ANNOTATION];
+  if (!owner || !holder || holder === owner) return;
+  throw new Error(
+    `${STEP}: the cluster at ${serverOf(kc)} is already installed by Cluster ${describeOwner(holder)} (cluster ID ${configMap?.data?.["clusterId"] ?? "?"}); ` +
+      `one cluster takes one Cluster resource: use that one's outputs, or delete it first (nothing was changed)`,
+  );
+}
+
+/** URN of the `Cluster` resource whose install is on the cluster; undefined when none is recorded. */
+export async function getInstallOwner(kc: k8s.KubeConfig): Promise<string | undefined> {
+  return (await readIdentityConfigMap(kc))?.metadata?.annotations?.[INSTALL_OWNER_ANNOTATION];
+}
+
+/**
+ * Refuses, before anything is written, an install of the cluster by another `Cluster` resource
+ * than the one (`owner`, its URN) whose install is there.
+ */
+export async function checkInstallOwner(kc: k8s.KubeConfig, owner: string | undefined): Promise<void> {
+  if (owner) refuseOtherOwner(kc, await readIdentityConfigMap(kc), owner);
+}
+
+/** Reads the cluster's identity; undefined when the cluster is not installed (or the record is incomplete). */
+export async function getClusterIdentity(kc: k8s.KubeConfig): Promise<ClusterIdentity | undefined> {
+  const cm = await readIdentityConfigMap(kc);
   const data = cm?.data ?? {};
   const { clusterId, clusterName, apiServerUrl, apiServerCa, podCidr, serviceCidr, externalCidr } = data;
   if (!isClusterId(clusterId) || clusterName === undefined || !apiServerUrl || !apiServerCa) return undefined;

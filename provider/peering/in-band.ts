@@ -24,6 +24,7 @@ import { deleteTunnel, ensureTunnel, readTunnel, type TunnelRecord, type TunnelS
 import { roleOf, tunnelAddress, tunnelLinkCidr, type TunnelSettings } from "../network-fabric/tunnel-plan.js";
 import { deleteVirtualNode, ensureVirtualNode, nodeReadiness, waitForNodeReady } from "../virtual-node/node.js";
 import { poll } from "../wait/poll.js";
+import { claimPeering } from "./claim.js";
 import { defaultVirtualNodeName, type PeeringRecord } from "./peering.js";
 import { deleteConsumerRecords, ensureOutgoingPeering, getIdentityKubeconfig, getOutgoingPeering, identitySecretName } from "./outgoing.js";
 import type { Progress } from "./progress.js";
@@ -45,6 +46,8 @@ export interface InBandPeeringRequest {
   readonly taints?: readonly k8s.V1Taint[];
   /** The whole operation's deadline. */
   readonly timeoutMs: number;
+  /** URN of the `Peering` resource making it: a second resource for the same pair is refused. */
+  readonly owner?: string;
 }
 
 /** A created in-band peering: the peering's record and both gateways' reports. */
@@ -130,6 +133,7 @@ export async function createInBandPeering(request: InBandPeeringRequest, progres
   const signal = AbortSignal.timeout(request.timeoutMs);
   const end = Date.now() + request.timeoutMs;
   const left = (): number => Math.max(1, end - Date.now());
+  await claimPeering(p.consumer, { clusterId: p.them.clusterId, clusterName: p.them.clusterName }, request.owner);
 
   progress.step(1, 4, `network fabric: tunnel between the gateways of ${p.me.clusterName} and ${p.them.clusterName} (${request.tunnel.server} serves at ${request.tunnel.serverAddress}:${request.tunnel.port})`);
   const tunnel = await ensureTunnel(p.sides, request.tunnel, left(), { step: () => undefined });

@@ -6,6 +6,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { API_GROUP, API_GROUP_VERSION, API_VERSION, MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL, SYSTEM_NAMESPACE, type OutgoingPeering } from "../api/index.js";
 import { deleteOptional, describeFailure, ensureObject, isNotFound, readOptional, serverOf } from "../kube/client.js";
+import { releasePeeringClaim } from "./claim.js";
 
 /** Name of the Secret holding the identity for provider `providerClusterId`. */
 export const identitySecretName = (providerClusterId: string): string => `identity-${providerClusterId}`;
@@ -43,7 +44,7 @@ export async function ensureOutgoingPeering(consumer: k8s.KubeConfig, spec: Outg
   await ensureObject(consumer, peering).catch(describeFailure(`virtual node: recording OutgoingPeering ${peering.metadata.name}`, serverOf(consumer)));
 }
 
-/** Removes the consumer's records of the peering (OutgoingPeering, then the identity Secret). */
+/** Removes the consumer's records of the peering (OutgoingPeering, the identity Secret, then the claim on the pair). */
 export async function deleteConsumerRecords(consumer: k8s.KubeConfig, providerClusterId: string): Promise<void> {
   const custom = consumer.makeApiClient(k8s.CustomObjectsApi);
   const core = consumer.makeApiClient(k8s.CoreV1Api);
@@ -52,6 +53,7 @@ export async function deleteConsumerRecords(consumer: k8s.KubeConfig, providerCl
     custom.deleteNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: SYSTEM_NAMESPACE, plural: "outgoingpeerings", name: outgoingPeeringName(providerClusterId) }),
   ).catch(fail);
   await deleteOptional(() => core.deleteNamespacedSecret({ name: identitySecretName(providerClusterId), namespace: SYSTEM_NAMESPACE })).catch(fail);
+  await releasePeeringClaim(consumer, providerClusterId);
 }
 
 /** The OutgoingPeerings of this cluster, or none while the CRD is not installed. */

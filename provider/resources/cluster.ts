@@ -3,7 +3,8 @@
  * results into outputs. No protocol logic and no Kubernetes call of its own.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import { ensureAuthServiceTls, ensureClusterIdentity, ensureCustomResourceDefinitions, ensureSystemNamespace, getClusterIdentity, uninstallCluster } from "../cluster/install.js";
+import { describeOwner } from "../api/names.js";
+import { checkInstallOwner, ensureAuthServiceTls, ensureClusterIdentity, ensureCustomResourceDefinitions, ensureSystemNamespace, getClusterIdentity, getInstallOwner, uninstallCluster } from "../cluster/install.js";
 import { waitForAgent } from "../cluster/agent.js";
 import { deleteAgentClusterRbac, ensureAgentDeployment } from "../cluster/agent-deployment.js";
 import { loadKubeconfig, serverOf } from "../kube/client.js";
@@ -11,6 +12,7 @@ import { getPeeringsUsing } from "../peering/outgoing.js";
 import { changesOf, inPlace, type DiffRules, type FoundChanges } from "./diff-rules.js";
 import { explainedDiff } from "./engine-log.js";
 import { checkCidr, checkKubeconfig, checkPort, checkSeconds, Failures, isUnknown } from "./inputs.js";
+import { ownUrnOf } from "./hidden-inputs.js";
 import { orPartial } from "./partial.js";
 
 /** Inputs, as the SDK's `ClusterArgs` sends them. */
@@ -86,7 +88,10 @@ async function install(inputs: ClusterInputs): Promise<{ id: string; outs: Clust
   const gatewayEndpoint = `${inputs.gateway?.address ?? host}:${inputs.gateway?.port ?? DEFAULT_GATEWAY_PORT}`;
   const timeoutMs = (inputs.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
   const caPem = Buffer.from(kc.getCurrentCluster()!.caData ?? "", "base64").toString("utf8");
+  const owner = ownUrnOf(inputs);
 
+  // Before anything is written: another Cluster resource's install is not this one's to adopt.
+  await checkInstallOwner(kc, owner);
   await ensureSystemNamespace(kc);
   await ensureCustomResourceDefinitions(kc, { timeoutMs });
   const { clusterId } = await ensureClusterIdentity(kc, {
@@ -96,6 +101,7 @@ async function install(inputs: ClusterInputs): Promise<{ id: string; outs: Clust
     podCidr: inputs.podCidr,
     serviceCidr: inputs.serviceCidr,
     ...(inputs.externalCidr ? { externalCidr: inputs.externalCidr } : {}),
+    ...(owner ? { owner } : {}),
   });
   const partialOuts = { ...inputs, clusterId, apiServerUrl, authUrl, authCaCert: "", gatewayEndpoint };
   return orPartial(clusterId, partialOuts, async () => {
@@ -154,6 +160,13 @@ export const provider: pulumi.dynamic.ResourceProvider<ClusterInputs, ClusterOut
   },
   async delete(_id, props) {
     const kc = loadKubeconfig(props.kubeconfig, `Cluster "${props.name}": kubeconfig`);
+    const holder = await getInstallOwner(kc);
+    const owner = ownUrnOf(props);
+    if (holder && owner && holder !== owner) {
+      // Recorded before a second Cluster on one cluster was refused: uninstalling would take the other's install.
+      process.stderr.write(`cluster: Cluster "${props.name}" forgotten without uninstalling: the install at ${serverOf(kc)} belongs to Cluster ${describeOwner(holder)}\n`);
+      return;
+    }
     const users = await getPeeringsUsing(kc);
     if (users.length > 0 && !props.force) {
       throw new Error(`Cluster "${props.name}" (${serverOf(kc)}) is still used by: ${users.join("; ")}. Delete those peerings first, or set force: true to uninstall anyway.`);

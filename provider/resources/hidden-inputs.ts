@@ -10,3 +10,9 @@
  * new URN and nothing else to update).
  */
 export const URN_INPUT = "__urn";
+
+/** A resource's own URN from its inputs (or outputs, which keep them); undefined when absent. */
+export function ownUrnOf(inputs: object): string | undefined {
+  const urn = (inputs as Record<string, unknown>)[URN_INPUT];
+  return typeof urn === "string" && urn !== "" ? urn : undefined;
+}

@@ -12,6 +12,9 @@ import { createPeering, defaultVirtualNodeName, deletePeering, readPeering, upda
 import type { TunnelRecord } from "../network-fabric/tunnel.js";
 import { withTunnelDefaults, type TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
 import { progressTo } from "../peering/progress.js";
+import { isRefusedBeforeChange, releasePeeringClaim } from "../peering/claim.js";
+import { loadKubeconfig } from "../kube/client.js";
+import { ownUrnOf } from "./hidden-inputs.js";
 import { changesOf, driftRepair, inPlace, inputChanged, labelOf, replaces, type DiffRules, type FoundChanges } from "./diff-rules.js";
 import { explainedDiff } from "./engine-log.js";
 import { readOrFail } from "./read-failure.js";
@@ -76,9 +79,11 @@ function idOf(inputs: Pick<PeeringInputs, "consumerClusterId" | "provider" | "pr
   return `${inputs.consumerClusterId}-to-${inputs.provider?.clusterId ?? inputs.providerClusterId}`;
 }
 
-/** What both approaches ask the same way: resources, the node's name, labels and taints, the deadline. */
+/** What both approaches ask the same way: resources, the node's name, labels and taints, the deadline, the owner. */
 function askOf(inputs: PeeringInputs) {
+  const owner = ownUrnOf(inputs);
   return {
+    ...(owner ? { owner } : {}),
     resources: inputs.resources,
     ...(inputs.virtualNodeName ? { virtualNodeName: inputs.virtualNodeName } : {}),
     ...(inputs.labels ? { labels: inputs.labels } : {}),
@@ -121,6 +126,8 @@ async function peer(inputs: PeeringInputs): Promise<PeeringOutputs> {
     );
     return { ...withoutToken(inputs), ...record, status: "Ready" };
   } catch (error) {
+    // A refusal changed nothing, so there is nothing to keep (a duplicate must not be recorded).
+    if (isRefusedBeforeChange(error)) throw error;
     // Whatever was done is kept in state; the next `pulumi up` updates it, which runs create again.
     throw partialFailure(error, idOf(inputs), { ...withoutToken(inputs), status: "incomplete" });
   }
@@ -260,7 +267,8 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
     // In-band, both clusters are at hand: even a create that failed half-way is cleaned up fully.
     if (isInBand(props)) return deleteInBandPeering(props.consumerKubeconfig, props.providerKubeconfig!, props.virtualNodeName, timeoutMs, progress);
     const record = recordOf(props);
-    if (!record) return;
+    // A create that failed before it had a record still holds its claim on the pair: let it go.
+    if (!record) return releasePeeringClaim(loadKubeconfig(props.consumerKubeconfig, "consumerKubeconfig"), props.provider.clusterId, ownUrnOf(props));
     const left = await deletePeering(
       props.consumerKubeconfig,
       record,

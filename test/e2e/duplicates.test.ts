@@ -1,0 +1,98 @@
+/**
+ * What a user may declare by mistake, through the real `pulumi` CLI on the shared clusters: a
+ * second `Peering` of a pair already peered, and a second `Cluster` on a kubeconfig another
+ * `Cluster` installed. Each is refused, naming the first, and changes nothing on either cluster;
+ * the engine does not record it, so taking it out of the program leaves the stack as it was.
+ */
+import * as k8s from "@kubernetes/client-node";
+import { join } from "node:path";
+import { CLUSTER_IDENTITY_CONFIGMAP, SYSTEM_NAMESPACE, tenantNamespace } from "../../provider/api/index.js";
+import { peeringClaimName } from "../../provider/peering/claim.js";
+import { identitySecretName, outgoingPeeringName } from "../../provider/peering/outgoing.js";
+import { API_GROUP, API_VERSION } from "../../provider/api/names.js";
+import { nodeReadiness } from "../../provider/virtual-node/node.js";
+import { clusterOf, type LabState } from "../../local-cluster/lab.js";
+import { adminConfig } from "../support/install.js";
+import { sharedLab } from "../support/labs.js";
+import { projectTraces } from "../support/leaks.js";
+import { configureForLab, PulumiWorkspace } from "../support/pulumi.js";
+
+const PROGRAM = join(__dirname, "programs", "duplicates");
+
+/** The versions of everything the first peering and a's install consist of: any write changes one. */
+async function versionsOf(lab: LabState, consumerId: string, providerId: string): Promise<Record<string, string | undefined>> {
+  const [a, b] = [adminConfig(clusterOf(lab, "a")), adminConfig(clusterOf(lab, "b"))];
+  const [coreA, coreB] = [a.makeApiClient(k8s.CoreV1Api), b.makeApiClient(k8s.CoreV1Api)];
+  const outgoing = (await b.makeApiClient(k8s.CustomObjectsApi).getNamespacedCustomObject({
+    group: API_GROUP,
+    version: API_VERSION,
+    namespace: SYSTEM_NAMESPACE,
+    plural: "outgoingpeerings",
+    name: outgoingPeeringName(providerId),
+  })) as k8s.KubernetesObject;
+  return {
+    "a: identity ConfigMap": (await coreA.readNamespacedConfigMap({ name: CLUSTER_IDENTITY_CONFIGMAP, namespace: SYSTEM_NAMESPACE })).metadata?.resourceVersion,
+    "a: tenant Namespace": (await coreA.readNamespace({ name: tenantNamespace(consumerId) })).metadata?.resourceVersion,
+    "b: identity Secret": (await coreB.readNamespacedSecret({ name: identitySecretName(providerId), namespace: SYSTEM_NAMESPACE })).metadata?.resourceVersion,
+    "b: OutgoingPeering": outgoing.metadata?.resourceVersion,
+    "b: claim": (await coreB.readNamespacedConfigMap({ name: peeringClaimName(providerId), namespace: SYSTEM_NAMESPACE })).metadata?.resourceVersion,
+    "b: identity ConfigMap": (await coreB.readNamespacedConfigMap({ name: CLUSTER_IDENTITY_CONFIGMAP, namespace: SYSTEM_NAMESPACE })).metadata?.resourceVersion,
+  };
+}
+
+describe("mistakes a user may declare, through the pulumi CLI", () => {
+  let lab: LabState;
+  beforeAll(async () => {
+    lab = await sharedLab();
+  });
+
+  test("GIVEN b peered with a WHEN a second Peering of the pair, then a second Cluster on a's kubeconfig, is added THEN each is refused naming the first, and nothing changes", async () => {
+    const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
+    const workspace = await PulumiWorkspace.create(PROGRAM);
+    try {
+      await configureForLab(workspace, lab);
+      await workspace.ok(["up", "--yes"]);
+      const virtualNode = (await workspace.ok(["stack", "output", "virtualNode"])).stdout.trim();
+      const providerId = (await workspace.ok(["stack", "output", "providerClusterId"])).stdout.trim();
+      const consumerId = (await adminConfig(b).makeApiClient(k8s.CoreV1Api).readNamespacedConfigMap({ name: CLUSTER_IDENTITY_CONFIGMAP, namespace: SYSTEM_NAMESPACE })).data!["clusterId"]!;
+      const before = await versionsOf(lab, consumerId, providerId);
+      const stateBefore = (await workspace.ok(["stack", "export"])).stdout;
+
+      // The same pair peered twice.
+      await workspace.ok(["config", "set", "duplicatePeering", "true"]);
+      const twice = await workspace.pulumi(["up", "--yes"]);
+      expect(twice.exitCode).not.toBe(0);
+      const said = `${twice.stdout}\n${twice.stderr}`;
+      expect(said).toContain(`already peers with provider`);
+      expect(said).toContain(`through Peering "b-to-a" (stack test`);
+      expect(said).toContain("nothing was changed");
+      expect((await workspace.ok(["stack", "export"])).stdout).not.toContain("b-to-a-again");
+      expect(await versionsOf(lab, consumerId, providerId)).toEqual(before);
+      const node = await adminConfig(b).makeApiClient(k8s.CoreV1Api).readNode({ name: virtualNode });
+      expect(nodeReadiness(node).ready).toBe(true);
+
+      // a's cluster declared twice.
+      await workspace.ok(["config", "set", "duplicatePeering", "false"]);
+      await workspace.ok(["config", "set", "duplicateCluster", "true"]);
+      const again = await workspace.pulumi(["up", "--yes"]);
+      expect(again.exitCode).not.toBe(0);
+      const saidAgain = `${again.stdout}\n${again.stderr}`;
+      expect(saidAgain).toContain(`is already installed by Cluster "a" (stack test`);
+      expect(saidAgain).toContain(`cluster ID ${providerId}`);
+      expect(saidAgain).toContain("nothing was changed");
+      expect((await workspace.ok(["stack", "export"])).stdout).not.toContain("a-again");
+      expect(await versionsOf(lab, consumerId, providerId)).toEqual(before);
+
+      // Taken out again, the stack is as it was: nothing to change.
+      await workspace.ok(["config", "set", "duplicateCluster", "false"]);
+      await workspace.ok(["preview", "--expect-no-changes"]);
+      expect(JSON.parse((await workspace.ok(["stack", "export"])).stdout).deployment.resources.length).toBe(JSON.parse(stateBefore).deployment.resources.length);
+      await workspace.ok(["destroy", "--yes"]);
+    } finally {
+      await workspace.pulumi(["destroy", "--yes"]);
+      workspace.dispose();
+    }
+    expect(await projectTraces(a.kubeconfig)).toEqual([]);
+    expect(await projectTraces(b.kubeconfig)).toEqual([]);
+  });
+});

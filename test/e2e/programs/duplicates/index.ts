@@ -1,0 +1,31 @@
+import * as pulumi from "@pulumi/pulumi";
+import { readFileSync } from "node:fs";
+import { Cluster, Peering, PeeringToken } from "pulumi-liqo";
+
+const config = new pulumi.Config();
+const cluster = (resourceName: string, name: string) =>
+  new Cluster(resourceName, {
+    name,
+    kubeconfig: readFileSync(config.require(`${name}Kubeconfig`), "utf8"),
+    podCidr: config.require(`${name}PodCidr`),
+    serviceCidr: config.require(`${name}ServiceCidr`),
+  });
+
+const provider = cluster("a", "a");
+const consumer = cluster("b", "b");
+const token = new PeeringToken("a-token", { cluster: provider });
+const peer = (name: string) =>
+  new Peering(name, {
+    consumer,
+    provider: { clusterId: token.clusterId, authUrl: token.authUrl, authCaCert: token.authCaCert, token: token.token },
+    resources: { cpu: "1", memory: "1Gi", pods: 10 },
+    timeoutSeconds: 60,
+  });
+
+const peering = peer("b-to-a");
+// The mistakes: the same pair peered twice, and a's cluster declared twice.
+if (config.getBoolean("duplicatePeering")) peer("b-to-a-again");
+if (config.getBoolean("duplicateCluster")) cluster("a-again", "a");
+
+export const virtualNode = peering.virtualNodeName;
+export const providerClusterId = provider.clusterId;
