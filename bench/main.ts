@@ -3,17 +3,18 @@
  * it asserts nothing, it measures; the targets it shows are met or missed by the figures of
  * this run, taken side by side on this (shared, noisy) machine.
  *
- * Usage: node dist/bench/main.js [tunnel] [stacks] [mesh] [--runs N] [--rounds N] [--seconds N] [--idle N] [--out FILE]
+ * Usage: node dist/bench/main.js [tunnel] [stacks] [mesh] [auth] [--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--out FILE]
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { downLab, listLabs } from "../local-cluster/lab.js";
 import { labOwner, TEST_LAB_ROOT } from "../test/support/labs.js";
+import { benchAuth } from "./auth.js";
 import { formatSeries, formatTarget, machine, timed } from "./figures.js";
 import { benchMeshes, benchStacks, type SectionResult } from "./stacks.js";
 import { benchTunnel, removeBenchNamespaces } from "./tunnel.js";
 
-const SECTIONS = ["tunnel", "stacks", "mesh"] as const;
+const SECTIONS = ["tunnel", "stacks", "mesh", "auth"] as const;
 type Section = (typeof SECTIONS)[number];
 
 /** What the command line asked for. */
@@ -27,25 +28,27 @@ interface Options {
   readonly seconds: number;
   /** Seconds the agents are watched idle. */
   readonly idle: number;
+  /** Auth service refusals timed of each kind. */
+  readonly refusals: number;
   readonly out: string;
 }
 
-const USAGE = "usage: npm run bench -- [tunnel] [stacks] [mesh] [--runs N] [--rounds N] [--seconds N] [--idle N] [--out FILE]";
+const USAGE = "usage: npm run bench -- [tunnel] [stacks] [mesh] [auth] [--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--out FILE]";
 
 /** Reads the command line; a wrong argument ends the run with the usage. */
 function parseOptions(args: readonly string[]): Options {
-  const numbers: Record<string, number> = { runs: 5, rounds: 3, seconds: 10, idle: 60 };
+  const numbers: Record<string, number> = { runs: 5, rounds: 3, seconds: 10, idle: 60, refusals: 200 };
   const sections: Section[] = [];
   let out = join(".bench-output", `bench-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
-    const flag = /^--(runs|rounds|seconds|idle|out)$/.exec(arg)?.[1];
+    const flag = /^--(runs|rounds|seconds|idle|refusals|out)$/.exec(arg)?.[1];
     if ((SECTIONS as readonly string[]).includes(arg)) sections.push(arg as Section);
     else if (flag === "out" && args[i + 1]) out = args[++i]!;
     else if (flag && /^[1-9]\d*$/.test(args[i + 1] ?? "")) numbers[flag] = Number(args[++i]);
     else throw new Error(`${arg}: not understood, or its value is not a positive whole number\n${USAGE}`);
   }
-  return { sections: sections.length ? sections : SECTIONS, runs: numbers["runs"]!, rounds: numbers["rounds"]!, seconds: numbers["seconds"]!, idle: numbers["idle"]!, out };
+  return { sections: sections.length ? sections : SECTIONS, runs: numbers["runs"]!, rounds: numbers["rounds"]!, seconds: numbers["seconds"]!, idle: numbers["idle"]!, refusals: numbers["refusals"]!, out };
 }
 
 /** Removes what an interrupted run made: this run's labs and tunnel namespaces. */
@@ -69,7 +72,13 @@ async function main(): Promise<void> {
   const results: Partial<Record<Section, SectionResult & { seconds: number }>> = {};
   for (const section of options.sections) {
     const { seconds, result } = await timed(() =>
-      section === "tunnel" ? benchTunnel(options.rounds, options.seconds, log) : section === "stacks" ? benchStacks(options.runs, log) : benchMeshes(options.idle, log),
+      section === "tunnel"
+        ? benchTunnel(options.rounds, options.seconds, log)
+        : section === "stacks"
+          ? benchStacks(options.runs, log)
+          : section === "mesh"
+            ? benchMeshes(options.idle, log)
+            : benchAuth(options.refusals, log),
     );
     results[section] = { ...result, seconds: Math.round(seconds) };
   }
