@@ -56,6 +56,9 @@ export interface GatewayOptions {
 interface Applied {
   /** What the applied state was derived from, except the namespace's routes (read only to apply). */
   readonly inputs: string;
+  /** The interface, and whom it reaches, so that it can be taken down without its endpoint. */
+  readonly ifname: string;
+  readonly remoteClusterName: string;
   readonly process: ProcessRecord;
   readonly publicKey: string;
   readonly slot: number;
@@ -172,10 +175,13 @@ export class TunnelGateway {
         this.options.reporter.warn(`${STEP}: ${label}: ${message}`);
         if (!endpoint.metadata.deletionTimestamp) {
           await writeTunnelEndpointStatus(kc, endpoint, { ...endpoint.status, phase: "Error", message, observedGeneration: endpoint.metadata.generation! }, STEP).catch(() => undefined);
-          this.applied.delete(endpoint.metadata.uid!);
+          // Applied again next pass; what runs stays known, so it can still be taken down.
+          const applied = this.applied.get(endpoint.metadata.uid!);
+          if (applied) this.applied.set(endpoint.metadata.uid!, { ...applied, inputs: "" });
         }
       }
     }
+    await this.removeOrphans(endpoints);
     return endpoints.filter((e) => !e.metadata.deletionTimestamp && !refused.has(e.metadata.uid!) && !this.applied.get(e.metadata.uid!)?.connected).length;
   }
 
@@ -243,7 +249,7 @@ export class TunnelGateway {
         });
       }
       if (view) await applyPeerFabric(netns, { peerId: ifname, tunnelInterface: ifname, view, slot });
-      applied = { inputs, process: running.process, publicKey: keys.publicKey, slot, view, status: "", statusWrittenAt: 0, observedAt: 0, connected: false };
+      applied = { inputs, ifname, remoteClusterName: spec.remoteClusterName, process: running.process, publicKey: keys.publicKey, slot, view, status: "", statusWrittenAt: 0, observedAt: 0, connected: false };
       this.applied.set(uid, applied);
     }
 
@@ -307,19 +313,40 @@ export class TunnelGateway {
 
   /** Removes everything of an endpoint being deleted, then lets it go. */
   private async takeDown(endpoint: TunnelEndpoint, identity: ClusterIdentity): Promise<void> {
-    const { kc, netns } = this.options;
+    const { kc } = this.options;
     const ifname = interfaceOf(endpoint, identity.clusterId);
-    const previous = this.applied.get(endpoint.metadata.uid!);
-    await removePeerFabric(netns, ifname, endpoint.status?.slot);
-    const removed = await deleteWireguardInterface({ netns, ifname, ...(previous ? { process: previous.process } : {}) });
-    const name = keySecretName(ifname);
-    await deleteOptional(() => kc.makeApiClient(k8s.CoreV1Api).deleteNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE })).catch(
-      describeFailure(`${STEP}: deleting Secret ${SYSTEM_NAMESPACE}/${name}`, serverOf(kc)),
-    );
+    const removed = await this.removeTunnel(ifname, endpoint.status?.slot, this.applied.get(endpoint.metadata.uid!)?.process);
     this.applied.delete(endpoint.metadata.uid!);
     if (endpoint.metadata.finalizers?.includes(GATEWAY_FINALIZER)) {
       await setTunnelEndpointFinalizers(kc, endpoint, endpoint.metadata.finalizers.filter((f) => f !== GATEWAY_FINALIZER), STEP);
     }
-    this.options.reporter.info(`${STEP}: tunnel to ${endpoint.spec.remoteClusterName} removed (${[...removed, `Secret ${name}`].join(", ") || "nothing left"})`);
+    this.options.reporter.info(`${STEP}: tunnel to ${endpoint.spec.remoteClusterName} removed (${removed.join(", ") || "nothing left"})`);
+  }
+
+  /**
+   * Takes down tunnels this gateway runs whose endpoint is gone without passing through
+   * {@link takeDown}: a tenant may patch its endpoint's finalizers away and delete it, and what it
+   * had started must not run on without an object that stands for it.
+   */
+  private async removeOrphans(endpoints: readonly TunnelEndpoint[]): Promise<void> {
+    const live = new Set(endpoints.map((e) => e.metadata.uid));
+    for (const [uid, applied] of this.applied) {
+      if (live.has(uid)) continue;
+      const removed = await this.removeTunnel(applied.ifname, applied.slot, applied.process);
+      this.applied.delete(uid);
+      this.options.reporter.warn(`${STEP}: tunnel to ${applied.remoteClusterName} removed, its TunnelEndpoint having gone without the gateway (${removed.join(", ") || "nothing left"})`);
+    }
+  }
+
+  /** Removes one tunnel's fabric, interface and key Secret; resolves what was removed. */
+  private async removeTunnel(ifname: string, slot: number | undefined, process: ProcessRecord | undefined): Promise<string[]> {
+    const { kc, netns } = this.options;
+    await removePeerFabric(netns, ifname, slot);
+    const removed = await deleteWireguardInterface({ netns, ifname, ...(process ? { process } : {}) });
+    const name = keySecretName(ifname);
+    await deleteOptional(() => kc.makeApiClient(k8s.CoreV1Api).deleteNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE })).catch(
+      describeFailure(`${STEP}: deleting Secret ${SYSTEM_NAMESPACE}/${name}`, serverOf(kc)),
+    );
+    return [...removed, `Secret ${name}`];
   }
 }

@@ -191,4 +191,23 @@ describe("trust boundaries of the network fabric: b's identity against a's gatew
       });
     }
   });
+
+  test("GIVEN b's tunnel on a WHEN b's identity strips the gateway's finalizer from its endpoint and deletes it THEN a's gateway still takes the tunnel down: no interface, wireguard-go, key Secret or UDP listener is left", async () => {
+    const p = pair!;
+    const asB = p.sides.provider.kc;
+    await ensureTunnel(p.sides, settings, 60_000, quietProgress);
+    const ref = endpointRefOf(p.sides, "provider");
+    const ifname = tunnel.provider.interfaceName;
+    const mine = (traces: readonly string[]): string[] => traces.filter((t) => t.includes(ifname) || t.includes(`:${settings.port}`));
+    expect(mine([...(await tunnelTraces(p.a, [ifname])), ...(await udpListeners(p.a.netns))])).not.toEqual([]);
+
+    await patchAs(asB, ref, { metadata: { finalizers: null } });
+    await asB.makeApiClient(k8s.CustomObjectsApi).deleteNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ref.namespace, plural: PLURAL, name: ref.name });
+    expect(await getTunnelEndpoint(asB, ref, "test")).toBeUndefined();
+    const left = await poll({ step: "test", object: `a's gateway taking down ${ifname} without its endpoint`, endpoint: "a's gateway" }, { timeoutMs: 30_000, intervalMs: 250 }, async () => {
+      const traces = mine([...(await tunnelTraces(p.a, [ifname])), ...(await udpListeners(p.a.netns))]);
+      return traces.length === 0 ? { done: true, value: traces } : { done: false, state: traces.join("; ") };
+    });
+    expect(left).toEqual([]);
+  });
 });
