@@ -304,60 +304,63 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
   });
 
   test("GIVEN b's token and identity WHEN c, holding the same token, asks as b, as itself, or as b with a token of its own, or revokes b with a certificate for b's name THEN each is refused and b's tenant is untouched", async () => {
-    const shared = await newToken();
-    const own = await newToken();
-    const cId = forgeClusterId();
-    const [bKey, cKey] = [forgeRsaKeyPem(), forgeRsaKeyPem()];
-    try {
-      const identity = await requestIdentity({ authUrl, authCaPem, token: shared.token, consumerClusterId: consumerId, consumerClusterName: "b", csrPem: forgeIdentityRequest(consumerId, bKey).csrPem, timeoutMs: TIMEOUT_MS });
-      const tenant = identity.tenantNamespace;
-      const rbac = kcA.makeApiClient(k8s.RbacAuthorizationV1Api);
-      const snapshot = async () => ({
-        ...(await leftOf(kcA, consumerId)),
-        namespaceVersion: (await kcA.makeApiClient(k8s.CoreV1Api).readNamespace({ name: tenant })).metadata?.resourceVersion,
-        bindingVersion: (await rbac.readNamespacedRoleBinding({ name: TENANT_ROLE, namespace: tenant })).metadata?.resourceVersion,
-        ownToken: (await getPeeringTokenRecord(kcA, own.tokenId))?.boundTo,
-        c: await leftOf(kcA, cId),
-      });
-      const before = await snapshot();
-      expect(before).toMatchObject({ namespace: true, ownToken: undefined, c: { namespace: false, csrs: [] } });
-      const ask = (token: string, clusterId: string, key: string): Promise<Error> =>
-        rejectionOf(requestIdentity({ authUrl, authCaPem, token, consumerClusterId: clusterId, consumerClusterName: "c", csrPem: forgeIdentityRequest(clusterId, key).csrPem, timeoutMs: TIMEOUT_MS }));
+    // Its own service: four refusals must not spend the failure budget of the suite's service.
+    await withOwnService(async (authUrl) => {
+      const shared = await newToken();
+      const own = await newToken();
+      const cId = forgeClusterId();
+      const [bKey, cKey] = [forgeRsaKeyPem(), forgeRsaKeyPem()];
+      try {
+        const identity = await requestIdentity({ authUrl, authCaPem, token: shared.token, consumerClusterId: consumerId, consumerClusterName: "b", csrPem: forgeIdentityRequest(consumerId, bKey).csrPem, timeoutMs: TIMEOUT_MS });
+        const tenant = identity.tenantNamespace;
+        const rbac = kcA.makeApiClient(k8s.RbacAuthorizationV1Api);
+        const snapshot = async () => ({
+          ...(await leftOf(kcA, consumerId)),
+          namespaceVersion: (await kcA.makeApiClient(k8s.CoreV1Api).readNamespace({ name: tenant })).metadata?.resourceVersion,
+          bindingVersion: (await rbac.readNamespacedRoleBinding({ name: TENANT_ROLE, namespace: tenant })).metadata?.resourceVersion,
+          ownToken: (await getPeeringTokenRecord(kcA, own.tokenId))?.boundTo,
+          c: await leftOf(kcA, cId),
+        });
+        const before = await snapshot();
+        expect(before).toMatchObject({ namespace: true, ownToken: undefined, c: { namespace: false, csrs: [] } });
+        const ask = (token: string, clusterId: string, key: string): Promise<Error> =>
+          rejectionOf(requestIdentity({ authUrl, authCaPem, token, consumerClusterId: clusterId, consumerClusterName: "c", csrPem: forgeIdentityRequest(clusterId, key).csrPem, timeoutMs: TIMEOUT_MS }));
 
-      // c names b, with b's token: the token is b's (its id and its key), and c has only the id.
-      const asB = await ask(shared.token, consumerId, cKey);
-      expect(asB.message).toContain(authUrl);
-      expect(asB.message).toContain("HTTP 403: peering token refused: it is bound to the consumer that used it first");
-      // c as itself, with b's token: a token is for one consumer.
-      expect((await ask(shared.token, cId, cKey)).message).toContain("HTTP 403: peering token refused: it is bound to the consumer that used it first");
-      // c names b with a fresh token of its own: b's tenant is bound to b's key, whatever the token.
-      const ownAsB = await ask(own.token, consumerId, cKey);
-      expect(ownAsB.message).toContain(`HTTP 403: cluster ${consumerId} already holds an identity on this provider, bound to another key`);
-      expect(await snapshot()).toEqual(before);
+        // c names b, with b's token: the token is b's (its id and its key), and c has only the id.
+        const asB = await ask(shared.token, consumerId, cKey);
+        expect(asB.message).toContain(authUrl);
+        expect(asB.message).toContain("HTTP 403: peering token refused: it is bound to the consumer that used it first");
+        // c as itself, with b's token: a token is for one consumer.
+        expect((await ask(shared.token, cId, cKey)).message).toContain("HTTP 403: peering token refused: it is bound to the consumer that used it first");
+        // c names b with a fresh token of its own: b's tenant is bound to b's key, whatever the token.
+        const ownAsB = await ask(own.token, consumerId, cKey);
+        expect(ownAsB.message).toContain(`HTTP 403: cluster ${consumerId} already holds an identity on this provider, bound to another key`);
+        expect(await snapshot()).toEqual(before);
 
-      // A certificate for b's name with c's key, as the provider's CA signed such certificates before
-      // tokens were bound: it may not revoke b.
-      const { csrPem } = forgeIdentityRequest(consumerId, cKey);
-      const csrName = await submitCsr(kcA, forgeCertificateSigningRequest({ consumerClusterId: consumerId, csrPem }));
-      await approveCsr(kcA, csrName);
-      const forged = await waitForCertificate(kcA, csrName, { timeoutMs: TIMEOUT_MS });
-      await kcA.makeApiClient(k8s.CertificatesV1Api).deleteCertificateSigningRequest({ name: csrName });
-      const revokeRefused = await rejectionOf(revokeIdentity({ authUrl, authCaPem, certificatePem: forged, keyPem: cKey, timeoutMs: TIMEOUT_MS }));
-      expect(revokeRefused.message).toContain(`HTTP 403: revocation refused: the certificate's key is not the one consumer ${consumerId}'s identity is bound to`);
-      expect(await snapshot()).toEqual(before);
+        // A certificate for b's name with c's key, as the provider's CA signed such certificates before
+        // tokens were bound: it may not revoke b.
+        const { csrPem } = forgeIdentityRequest(consumerId, cKey);
+        const csrName = await submitCsr(kcA, forgeCertificateSigningRequest({ consumerClusterId: consumerId, csrPem }));
+        await approveCsr(kcA, csrName);
+        const forged = await waitForCertificate(kcA, csrName, { timeoutMs: TIMEOUT_MS });
+        await kcA.makeApiClient(k8s.CertificatesV1Api).deleteCertificateSigningRequest({ name: csrName });
+        const revokeRefused = await rejectionOf(revokeIdentity({ authUrl, authCaPem, certificatePem: forged, keyPem: cKey, timeoutMs: TIMEOUT_MS }));
+        expect(revokeRefused.message).toContain(`HTTP 403: revocation refused: the certificate's key is not the one consumer ${consumerId}'s identity is bound to`);
+        expect(await snapshot()).toEqual(before);
 
-      // b itself is unaffected: it comes back with its token and key, and its identity still works.
-      const asBAgain = loadKubeconfig(forgeIdentityKubeconfig(identity, bKey), "b's identity");
-      expect(await may(asBAgain, "create", API_GROUP, "resourcerequests", tenant)).toBe(true);
-      await requestIdentity({ authUrl, authCaPem, token: shared.token, consumerClusterId: consumerId, consumerClusterName: "b", csrPem: forgeIdentityRequest(consumerId, bKey).csrPem, timeoutMs: TIMEOUT_MS });
-      const said = reporter.lines.join("\n");
-      for (const secret of [shared.token, own.token, bKey, cKey]) expect(said).not.toContain(secret);
-    } finally {
-      await revokePeeringToken(kcA, shared.tokenId);
-      await revokePeeringToken(kcA, own.tokenId);
-      await removeTenant(kcA, consumerId);
-      await removeTenant(kcA, cId);
-    }
+        // b itself is unaffected: it comes back with its token and key, and its identity still works.
+        const asBAgain = loadKubeconfig(forgeIdentityKubeconfig(identity, bKey), "b's identity");
+        expect(await may(asBAgain, "create", API_GROUP, "resourcerequests", tenant)).toBe(true);
+        await requestIdentity({ authUrl, authCaPem, token: shared.token, consumerClusterId: consumerId, consumerClusterName: "b", csrPem: forgeIdentityRequest(consumerId, bKey).csrPem, timeoutMs: TIMEOUT_MS });
+        const said = reporter.lines.join("\n");
+        for (const secret of [shared.token, own.token, bKey, cKey]) expect(said).not.toContain(secret);
+      } finally {
+        await revokePeeringToken(kcA, shared.tokenId);
+        await revokePeeringToken(kcA, own.tokenId);
+        await removeTenant(kcA, consumerId);
+        await removeTenant(kcA, cId);
+      }
+    });
   });
 
   test("GIVEN a fresh token WHEN two consumers use it at the same moment THEN exactly one is issued an identity and the token is bound to it", async () => {
