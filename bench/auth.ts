@@ -4,10 +4,11 @@
  * ids are real. Measured end to end (TLS, the service, its read of the token's Secret) on a real
  * cluster, interleaved, with the failure limiter opened wide so that no answer is a 429.
  */
+import { randomBytes } from "node:crypto";
 import { startAuthService } from "../agent/auth-service/index.js";
 import { IDENTITY_PATH } from "../provider/authentication/protocol.js";
 import { parseAuthUrl, postToAuthService } from "../provider/authentication/auth-client.js";
-import { ensurePeeringTokenSecret, forgePeeringToken } from "../provider/authentication/tokens.js";
+import { ensurePeeringTokenSecret, forgePeeringToken, parsePeeringToken } from "../provider/authentication/tokens.js";
 import { ensureAuthServiceTls, ensureSystemNamespace, forgeClusterId, uninstallCluster } from "../provider/cluster/install.js";
 import { adminConfig } from "../local-cluster/inspect.js";
 import { clusterOf } from "../local-cluster/lab.js";
@@ -37,7 +38,9 @@ export async function benchAuth(samples: number, log: Log): Promise<SectionResul
         if (answer.status !== 403) throw new Error(`auth: expected a 403 refusal, got HTTP ${answer.status}`);
         return ms;
       };
-      const wrongSecret = `plt_${real.tokenId}_${forgePeeringToken().token.split("_")[2]}`;
+      // A secret of the right shape (43 base64url characters), so both kinds take the path that reads a record.
+      const wrongSecret = `plt_${real.tokenId}_${randomBytes(32).toString("base64url")}`;
+      if (!parsePeeringToken(wrongSecret)) throw new Error("auth: the wrong-secret token is not well formed");
       const [known, unknown]: [number[], number[]] = [[], []];
       for (let i = 0; i < samples; i++) {
         known.push(await refusalMs(wrongSecret));
