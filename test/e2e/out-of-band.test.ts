@@ -219,7 +219,7 @@ describe("out-of-band peering through the pulumi CLI", () => {
       await workspace.ok(["config", "set", "bKubeconfig", broken]);
       const preview = await workspace.pulumi(["preview"]);
       expect(preview.exitCode).not.toBe(0);
-      expect(preview.stdout + preview.stderr).toMatch(/Cluster "b": kubeconfig: not a usable kubeconfig/);
+      expect(preview.stdout + preview.stderr).toMatch(/Cluster resource 'b' has a problem: kubeconfig: not a usable kubeconfig/);
       expect(await projectTraces(clusterOf(lab, "b").kubeconfig)).toEqual([]);
     } finally {
       workspace.dispose();
