@@ -3,9 +3,9 @@
  * reachable only through the tunnel, so the agent (which runs in the cluster, beside its gateway)
  * authenticates and negotiates itself, with what its OutgoingPeering's `inBand` says. Each pass:
  *
- *   authentication  no identity yet: sign a CSR with the cluster's key, present the one-time token to the
- *                   auth service inside the tunnel, store the identity (pointing at the API
- *                   server inside the tunnel) and delete the token
+ *   authentication  no identity yet: sign a CSR with the cluster's key, present the one-time
+ *                   token to the auth service inside the tunnel, store the identity (pointing at
+ *                   the API server inside the tunnel) and delete the token
  *   negotiation     file the ResourceRequest with the identity and report the offer answering it
  *
  * The key is the consumer cluster's own and never leaves it; the status says how far it got.

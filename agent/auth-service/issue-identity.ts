@@ -118,14 +118,15 @@ async function bindToConsumer(ctx: IssueContext, tokenId: string, record: Peerin
   if (tenantKey !== undefined && tenantKey !== presented.keySha256) {
     return `cluster ${presented.clusterId} already holds an identity on this provider, bound to another key: only that consumer may be issued one`;
   }
-  let current: PeeringTokenRecord | undefined = record;
-  for (let attempt = 0; attempt < BIND_ATTEMPTS && current; attempt++) {
-    const refusal = tokenBindingRefusal(current.boundTo, presented);
-    if (refusal || current.boundTo) return refusal;
-    if (await bindPeeringToken(ctx.kc, tokenId, presented, current.resourceVersion)) return undefined;
+  if (record.boundTo) return undefined; // Bound to this very consumer already.
+  let resourceVersion = record.resourceVersion;
+  for (let attempt = 0; attempt < BIND_ATTEMPTS; attempt++) {
+    if (await bindPeeringToken(ctx.kc, tokenId, presented, resourceVersion)) return undefined;
     // Changed meanwhile (most likely bound by a concurrent first use): read it and decide again.
     const fresh = await getPeeringTokenRecord(ctx.kc, tokenId);
-    current = fresh && fresh.secretHash === record.secretHash ? fresh : undefined;
+    if (!fresh || fresh.secretHash !== record.secretHash) break;
+    if (fresh.boundTo) return tokenBindingRefusal(fresh.boundTo, presented);
+    resourceVersion = fresh.resourceVersion;
   }
   return "peering token refused: unknown, revoked or wrong token";
 }

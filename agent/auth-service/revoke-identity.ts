@@ -2,7 +2,8 @@
  * `POST /v1/revoke`: a consumer gives its identity up, authenticated by that identity (mutual TLS).
  * The certificate must chain to this cluster's client CA, be valid now, name exactly a consumer
  * user and carry the key that consumer's tenant is bound to; then everything of that consumer
- * goes: RBAC, tenant namespace (with its requests and offers), CSRs. Kubernetes cannot revoke a certificate, so removing its RBAC is what ends it.
+ * goes: RBAC, tenant namespace (with its requests and offers), CSRs. Kubernetes cannot revoke a
+ * certificate, so removing its RBAC is what ends it.
  */
 import type * as k8s from "@kubernetes/client-node";
 import { X509Certificate } from "node:crypto";

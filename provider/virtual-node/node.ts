@@ -140,7 +140,7 @@ export async function resizeVirtualNode(consumer: k8s.KubeConfig, nodeName: stri
 /** One heartbeat: renews the node's Lease and posts its Ready condition, as a kubelet does. Resolves the node as it now is. */
 export async function renewNodeHeartbeat(consumer: k8s.KubeConfig, nodeName: string, now = new Date()): Promise<k8s.V1Node> {
   await renewNodeLease(consumer, nodeName, now);
-  return postReadyCondition(consumer, nodeName, now);
+  return postNodeReadiness(consumer, nodeName, PEERING_ACTIVE, now);
 }
 
 /** Renews the virtual node's Lease (creating it, owned by the node, when missing). */
@@ -167,11 +167,6 @@ export async function renewNodeLease(consumer: k8s.KubeConfig, nodeName: string,
       };
     },
   }).catch(fail);
-}
-
-/** Posts the virtual node's Ready condition (keeping when it turned Ready); resolves the node as it now is. */
-export async function postReadyCondition(consumer: k8s.KubeConfig, nodeName: string, now = new Date()): Promise<k8s.V1Node> {
-  return postNodeReadiness(consumer, nodeName, PEERING_ACTIVE, now);
 }
 
 /**
