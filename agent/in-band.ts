@@ -19,10 +19,14 @@ import { deleteOptional, loadKubeconfig, readOptional } from "../provider/kube/c
 import { describeKubeError } from "../provider/kube/errors.js";
 import { ensureResourceRequest, getResourceOffer } from "../provider/negotiation/request.js";
 import { ensureIdentitySecret, getIdentityKubeconfig, listOutgoingPeerings, writeOutgoingPeeringStatus } from "../provider/peering/outgoing.js";
+import type { WaitFailedError } from "../provider/wait/poll.js";
 import type { Reporter } from "./reporter.js";
 
-/** How long one pass may try the auth service before reporting and retrying on the next. */
-const AUTH_ATTEMPT_MS = 10_000;
+/**
+ * How long one pass may try the auth service before reporting and retrying on the next: longer
+ * than the service waits for its signer (CERTIFICATE_WAIT_MS), so that its reason arrives here.
+ */
+const AUTH_ATTEMPT_MS = 30_000;
 
 /** The identity for the peering's provider: the stored one, or one obtained now through the tunnel. */
 async function ensureInBandIdentity(kc: k8s.KubeConfig, me: ClusterIdentity, peering: OutgoingPeering): Promise<k8s.KubeConfig> {
@@ -81,7 +85,10 @@ export async function advanceInBandPeerings(kc: k8s.KubeConfig, reporter: Report
     } catch (error) {
       const message = describeKubeError(error);
       reporter.warn(`in-band peering with ${provider}: ${message}`);
-      await writeOutgoingPeeringStatus(kc, peering, { phase: "Error", observedGeneration: generation, message }).catch(() => undefined);
+      // Failed: the provider refused or said that asking again will not help (pulumi stops waiting);
+      // Error: anything else, which the next pass may well get past. Both are tried again.
+      const phase = (error as Partial<WaitFailedError>).isWaitFailedError ? "Failed" : "Error";
+      await writeOutgoingPeeringStatus(kc, peering, { phase, observedGeneration: generation, message }).catch(() => undefined);
     }
   }
   return pending.length;

@@ -27,3 +27,9 @@ export function fail(status: number, error: string): Answer {
   const body: ErrorBody = { error };
   return { status, body };
 }
+
+/** A failure of the service itself that asking again will not cure (see {@link ErrorBody.terminal}). */
+export function failForGood(status: number, error: string): Answer {
+  const body: ErrorBody = { error, terminal: true };
+  return { status, body };
+}

@@ -22,7 +22,8 @@ import { publicKeyFingerprint } from "../../provider/authentication/consumer-key
 import { bindPeeringToken, getPeeringTokenRecord, parsePeeringToken, tokenBindingRefusal, verifyPeeringToken, type PeeringTokenRecord, type TokenBinding } from "../../provider/authentication/tokens.js";
 import { getClusterIdentity, isClusterId } from "../../provider/cluster/install.js";
 import type { Reporter } from "../reporter.js";
-import { fail, refuse, type Answer } from "./answer.js";
+import type { WaitTimeoutError } from "../../provider/wait/poll.js";
+import { fail, failForGood, refuse, type Answer } from "./answer.js";
 
 /** What the handler needs from the service. */
 export interface IssueContext {
@@ -86,7 +87,16 @@ export async function issueIdentity(ctx: IssueContext, body: unknown, source: st
   await ensureTenantRbac(ctx.kc, clusterId);
   const csrName = await submitCsr(ctx.kc, forgeCertificateSigningRequest({ consumerClusterId: clusterId, csrPem: csr }));
   await approveCsr(ctx.kc, csrName);
-  const certificate = await waitForCertificate(ctx.kc, csrName, { timeoutMs: ctx.certificateTimeoutMs });
+  let certificate: string;
+  try {
+    certificate = await waitForCertificate(ctx.kc, csrName, { timeoutMs: ctx.certificateTimeoutMs });
+  } catch (error) {
+    if (!(error as Partial<WaitTimeoutError>).isWaitTimeoutError) throw error;
+    // Approved and unsigned this long: the signer is not running; the consumer must not wait on.
+    const reason = `CertificateSigningRequest ${csrName} was approved but the cluster's signer issued no certificate within ${ctx.certificateTimeoutMs / 1000} s: is kube-controller-manager running with its csrsigning controller and --cluster-signing-cert-file?`;
+    ctx.log.warn(`could not issue identity to consumer ${clusterId} from ${source}: ${reason}`);
+    return failForGood(503, `issuing the identity failed on the provider: ${reason}`);
+  }
   // Older CSRs of this consumer are records of certificates already handed out: tidy them.
   await deleteConsumerCsrs(ctx.kc, clusterId, csrName);
   ctx.log.info(`issued identity to consumer ${clusterId} (${clusterName}) from ${source}: CSR ${csrName}, token id ${parsed!.tokenId}`);
@@ -102,6 +112,13 @@ export async function issueIdentity(ctx: IssueContext, body: unknown, source: st
   };
   return { status: 200, body: answer };
 }
+
+/**
+ * How long an approved CSR may wait for the cluster's signer, which issues within a second when it
+ * runs: long enough for a loaded control plane, and shorter than any client's attempt (the in-band
+ * agent gives one 30 s), so that the client hears why rather than timing out itself.
+ */
+export const CERTIFICATE_WAIT_MS = 20_000;
 
 /** How often a first use retries binding when another request changed the token's record meanwhile. */
 const BIND_ATTEMPTS = 3;

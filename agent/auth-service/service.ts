@@ -16,7 +16,7 @@ import { poll } from "../../provider/wait/poll.js";
 import type { Reporter } from "../reporter.js";
 import { fail, refuse, type Answer } from "./answer.js";
 import { FailureLimiter, type FailureLimiterOptions } from "./failure-limiter.js";
-import { issueIdentity } from "./issue-identity.js";
+import { CERTIFICATE_WAIT_MS, issueIdentity } from "./issue-identity.js";
 import { revokeConsumerIdentity, splitPemBundle } from "./revoke-identity.js";
 
 /** Options of {@link startAuthService}. */
@@ -35,7 +35,7 @@ export interface AuthServiceOptions {
   readonly refreshIntervalMs?: number;
   /** Told when a new certificate is served (after a refresh found one). */
   readonly onReload?: () => void;
-  /** How long to wait for the cluster's signer. @default 60000 */
+  /** How long to wait for the cluster's signer. @default {@link CERTIFICATE_WAIT_MS} */
   readonly certificateTimeoutMs?: number;
   /** Failure limiter knobs. @default 5 refusals per minute per source IP */
   readonly failureLimit?: FailureLimiterOptions;
@@ -183,7 +183,7 @@ export async function startAuthService(options: AuthServiceOptions): Promise<Run
         }
         if (body === undefined) answer = refuse(400, "request body is not JSON");
         else if (path === IDENTITY_PATH) {
-          answer = await issueIdentity({ kc, now, log, certificateTimeoutMs: options.certificateTimeoutMs ?? 60_000 }, body, source);
+          answer = await issueIdentity({ kc, now, log, certificateTimeoutMs: options.certificateTimeoutMs ?? CERTIFICATE_WAIT_MS }, body, source);
         } else {
           const socket = req.socket as TLSSocket;
           const peer = socket.getPeerCertificate();

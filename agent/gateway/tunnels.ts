@@ -25,7 +25,7 @@ import { getClusterIdentity, type ClusterIdentity } from "../../provider/cluster
 import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../../provider/kube/client.js";
 import { Cidr } from "../../provider/net/cidr.js";
 import { GATEWAY_FINALIZER, listTunnelEndpoints, setTunnelEndpointFinalizers, writeTunnelEndpointStatus } from "../../provider/network-fabric/endpoints.js";
-import { checkEndpointClaims, decideRemoteView, type AcceptedClaims, type ClaimsVerdict, type RefusedClaims } from "../../provider/network-fabric/claims.js";
+import { checkEndpointClaims, decideRemoteView, servedPortClash, type AcceptedClaims, type ClaimsVerdict, type RefusedClaims } from "../../provider/network-fabric/claims.js";
 import type { RemoteView } from "../../provider/network-fabric/remap.js";
 import { tunnelAddress } from "../../provider/network-fabric/tunnel-plan.js";
 import { isRunning, type ProcessRecord } from "../../provider/host/processes.js";
@@ -95,21 +95,6 @@ function freeSlot(endpoints: readonly TunnelEndpoint[], self: TunnelEndpoint): n
   const taken = new Set(endpoints.filter((e) => e.metadata.uid !== self.metadata.uid).map((e) => e.status?.slot));
   for (let slot = 1; slot <= 255; slot++) if (!taken.has(slot)) return slot;
   throw new Error(`${STEP}: every one of the 255 peer slots is taken`);
-}
-
-/**
- * Each tunnel this gateway serves needs a UDP port of its own (one wireguard-go interface per
- * tunnel): refuses a port another served tunnel already holds, naming it.
- */
-function checkServerPort(endpoint: TunnelEndpoint, all: readonly TunnelEndpoint[]): void {
-  const holder = all.find(
-    (e) => e.metadata.uid !== endpoint.metadata.uid && !e.metadata.deletionTimestamp && e.spec.role === "server" && e.spec.listenPort === endpoint.spec.listenPort && e.status?.interfaceName,
-  );
-  if (holder) {
-    throw new Error(
-      `${STEP}: UDP port ${endpoint.spec.listenPort} is already served on this gateway by the tunnel to ${holder.spec.remoteClusterName}; give each tunnel this cluster serves a port of its own`,
-    );
-  }
 }
 
 /** Destinations of the namespace's own routes (its bridges, links, host networks): no remote may be seen under them. */
@@ -207,7 +192,8 @@ export class TunnelGateway {
     const stale = !applied || applied.inputs !== inputs || !isRunning(applied.process);
     let view = applied?.view;
     if (stale) {
-      if (spec.role === "server") checkServerPort(endpoint, all);
+      const clash = servedPortClash(endpoint, all);
+      if (clash) return clash;
       // How this cluster sees the remote: remapped where it overlaps anything local.
       const decided = decideRemoteView(claims, {
         podCidr: Cidr.parse(identity.podCidr),

@@ -101,7 +101,10 @@ export interface OutgoingPeering {
   };
   /** In-band only: how far the agent got. */
   status?: {
-    /** `Authenticating`, `Negotiating`, `Negotiated` or `Error`. */
+    /**
+     * `Authenticating`, `Negotiating`, `Negotiated`, `Error` (tried again), or `Failed`: the
+     * provider refused or said asking again will not help, so whoever waits stops at once.
+     */
     phase?: string;
     /** Why. */
     message?: string;

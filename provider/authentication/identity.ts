@@ -13,7 +13,7 @@ import { forgeRsaKeyPem } from "./consumer-key.js";
 import { forgeKubeconfig } from "../kube/kubeconfig.js";
 import { poll, type CheckResult } from "../wait/poll.js";
 import { parseAuthUrl, postToAuthService, probeAuthService, type AuthAnswer, type AuthEndpoint } from "./auth-client.js";
-import { IDENTITY_PATH, REVOKE_PATH, type IdentityRequestBody, type IdentityResponseBody, type RevokeResponseBody } from "./protocol.js";
+import { IDENTITY_PATH, REVOKE_PATH, type ErrorBody, type IdentityRequestBody, type IdentityResponseBody, type RevokeResponseBody } from "./protocol.js";
 
 const STEP = "authentication";
 
@@ -137,6 +137,8 @@ async function callAuthService<T>(
         if (isTlsVerificationError(error)) return { failed: true, reason: `its TLS certificate does not verify against the given auth CA: ${describeNetworkError(error)}` };
         return { done: false, state: describeNetworkError(error) };
       }
+      // A failure the service says asking again will not cure ends the wait with its reason.
+      if (answer.status >= 500 && (answer.body as Partial<ErrorBody> | undefined)?.terminal === true) return { failed: true, reason: describeAnswer(answer) };
       if (answer.status >= 500) return { done: false, state: describeAnswer(answer) };
       if (answer.status !== 200) return { failed: true, reason: `refused, ${describeAnswer(answer)}` };
       return accept(answer);

@@ -48,6 +48,12 @@ export interface RevokeResponseBody {
 export interface ErrorBody {
   /** What went wrong, for a human; never contains a secret. */
   readonly error: string;
+  /**
+   * Set on a server failure (5xx) that asking again will not cure until the provider's operator
+   * acts (its certificate signer is not running, say): the client stops waiting at once and
+   * reports `error`, rather than retrying until its deadline.
+   */
+  readonly terminal?: boolean;
 }
 
 /** Longest maximum body the service reads: a CSR and a token fit many times over. */

@@ -12,7 +12,7 @@
  * Remote ranges are never refused for overlapping something: they are remapped (remap.ts), with
  * {@link NOT_PRIVATE_SPACE} counted as taken, so no claim can steer traffic meant elsewhere.
  */
-import { REMOTE_CLUSTER_LABEL, SYSTEM_NAMESPACE, tenantNamespace, type TunnelEndpointSpec } from "../api/index.js";
+import { REMOTE_CLUSTER_LABEL, SYSTEM_NAMESPACE, tenantNamespace, type TunnelEndpoint, type TunnelEndpointSpec } from "../api/index.js";
 import { Cidr } from "../net/cidr.js";
 import { chooseRemoteView, type RemapError, type RemoteView } from "./remap.js";
 import { tunnelEndpointName, tunnelLinkCidr } from "./tunnel-plan.js";
@@ -184,4 +184,23 @@ export function decideRemoteView(claims: AcceptedClaims, local: LocalRanges): { 
     if (!remap.isRemapError || remap.kind !== "pool-exhausted") throw error;
     return refuse(remap.range === "external" ? "spec.remote.externalCidr" : "spec.remote.podCidr", remap.message!);
   }
+}
+
+/**
+ * Each tunnel a gateway serves needs a UDP port of its own (one wireguard-go interface per
+ * tunnel): refuses `endpoint` when another served tunnel of the same gateway holds its port,
+ * naming that tunnel. A refusal rather than an error, so that whoever waits on the endpoint hears
+ * it at once; the gateway decides again on every pass, and serves the endpoint once the port is
+ * free or the spec names another.
+ */
+export function servedPortClash(endpoint: TunnelEndpoint, all: readonly TunnelEndpoint[]): RefusedClaims | undefined {
+  if (endpoint.spec.role !== "server") return undefined;
+  const holder = all.find(
+    (e) => e.metadata.uid !== endpoint.metadata.uid && !e.metadata.deletionTimestamp && e.spec.role === "server" && e.spec.listenPort === endpoint.spec.listenPort && e.status?.interfaceName,
+  );
+  if (!holder) return undefined;
+  return refuse(
+    "spec.listenPort",
+    `UDP port ${endpoint.spec.listenPort} is already served on this gateway by the tunnel to ${quoted(holder.spec.remoteClusterName)}; give each tunnel this cluster serves a port of its own`,
+  );
 }

@@ -26,7 +26,7 @@ import { deleteVirtualNode, ensureVirtualNode, nodeReadiness, waitForNodeReady }
 import { poll } from "../wait/poll.js";
 import { claimPeering } from "./claim.js";
 import { defaultVirtualNodeName, type PeeringRecord } from "./peering.js";
-import { deleteConsumerRecords, ensureOutgoingPeering, getIdentityKubeconfig, getOutgoingPeering, identitySecretName } from "./outgoing.js";
+import { deleteConsumerRecords, ensureOutgoingPeering, getIdentityKubeconfig, getOutgoingPeering, identitySecretName, writeOutgoingPeeringStatus } from "./outgoing.js";
 import type { Progress } from "./progress.js";
 
 /** Name the provider's API server certificate is verified under inside the tunnel: every API server's certificate carries it. */
@@ -113,7 +113,16 @@ async function authCaOf(provider: k8s.KubeConfig): Promise<string> {
   return ca;
 }
 
-/** Waits until the consumer's agent reports the offer for the OutgoingPeering's current generation. */
+/**
+ * A `Failed` status of an earlier run would end this run's wait at once, though the cause may be
+ * fixed by now: it is set back to pending, which the agent's watch takes as the cue to try again.
+ */
+async function askAgainIfFailed(p: Parties): Promise<void> {
+  const peering = await getOutgoingPeering(p.consumer, p.them.clusterId);
+  if (peering?.status?.phase === "Failed") await writeOutgoingPeeringStatus(p.consumer, peering, { phase: "Pending", observedGeneration: 0, message: "asked again by pulumi up" });
+}
+
+/** Waits until the consumer's agent reports the offer for the OutgoingPeering's current generation (or that it failed for good). */
 function waitForInBandOffer(p: Parties, timeoutMs: number, signal: AbortSignal): Promise<OfferedResources> {
   return poll(
     { step: "negotiation", object: `offer of provider ${p.them.clusterName} through the tunnel, reported by the agent of consumer ${p.me.clusterName}`, endpoint: serverOf(p.consumer) },
@@ -121,7 +130,9 @@ function waitForInBandOffer(p: Parties, timeoutMs: number, signal: AbortSignal):
     async () => {
       const peering = await getOutgoingPeering(p.consumer, p.them.clusterId);
       const status = peering?.status;
-      if (peering && status && status.observedGeneration === peering.metadata.generation && status.phase === "Negotiated" && status.offer) return { done: true, value: status.offer };
+      const current = peering && status && status.observedGeneration === peering.metadata.generation;
+      if (current && status.phase === "Negotiated" && status.offer) return { done: true, value: status.offer };
+      if (current && status.phase === "Failed") return { failed: true, reason: `the agent of ${p.me.clusterName} reports: ${status.message ?? "no reason given"}` };
       return { done: false, state: status ? `${status.phase ?? "no phase"}${status.message ? `: ${status.message}` : ""}` : "the agent has not reported yet" };
     },
   );
@@ -162,6 +173,7 @@ export async function createInBandPeering(request: InBandPeeringRequest, progres
     },
   };
   await ensureOutgoingPeering(p.consumer, spec);
+  await askAgainIfFailed(p);
 
   progress.step(3, 4, `negotiation: waiting for an offer from provider ${p.them.clusterName} through the tunnel`);
   const offer = await waitForInBandOffer(p, left(), signal);

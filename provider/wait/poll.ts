@@ -73,16 +73,21 @@ export async function poll<T>(context: WaitContext, options: PollOptions, check:
   const sleep = options.sleep ?? realSleep;
   const deadline = now() + options.timeoutMs;
   let lastState = "not checked yet";
+  // A look that the deadline cut short only says "aborted": the reason the wait ends with is the
+  // last one a look completed with, which is what either side last reported.
+  const seen = (state: string): void => {
+    if (!options.signal?.aborted || lastState === "not checked yet") lastState = state;
+  };
   for (;;) {
     if (options.signal?.aborted) throw new WaitTimeoutError(context, options.timeoutMs, `${lastState} (operation deadline reached)`);
     try {
       const result = await check();
       if ("failed" in result) throw new WaitFailedError(context, result.reason);
       if (result.done) return result.value;
-      lastState = result.state;
+      seen(result.state);
     } catch (error) {
       if ((error as Partial<WaitFailedError> | null)?.isWaitFailedError) throw error;
-      lastState = (error as Error | null)?.message ?? String(error);
+      seen((error as Error | null)?.message ?? String(error));
     }
     if (now() >= deadline) throw new WaitTimeoutError(context, options.timeoutMs, lastState);
     await sleep(Math.min(options.intervalMs ?? 250, Math.max(0, deadline - now())));

@@ -1,5 +1,5 @@
 /** What a TunnelEndpoint may claim: its origin, one tunnel per tenant, the derived link block, remote ranges remapped. */
-import { REMOTE_CLUSTER_LABEL, SYSTEM_NAMESPACE, tenantNamespace, type TunnelEndpointSpec } from "../../../../provider/api/index.js";
+import { REMOTE_CLUSTER_LABEL, SYSTEM_NAMESPACE, tenantNamespace, type TunnelEndpoint, type TunnelEndpointSpec } from "../../../../provider/api/index.js";
 import { Cidr } from "../../../../provider/net/cidr.js";
 import {
   checkEndpointClaims,
@@ -8,6 +8,7 @@ import {
   NOT_PRIVATE_SPACE,
   PRIVATE_SPACE,
   refusalMessage,
+  servedPortClash,
   type AcceptedClaims,
   type ClaimsVerdict,
   type EndpointOrigin,
@@ -163,5 +164,26 @@ describe("remote view of accepted claims", () => {
     expect(all.reduce((sum, c) => sum + c.size, 0)).toBe(2 ** 32);
     for (const p of PRIVATE_SPACE) for (const n of NOT_PRIVATE_SPACE) expect(p.overlaps(n)).toBe(false);
     expect(NOT_PRIVATE_SPACE.length).toBeLessThan(40);
+  });
+});
+
+describe("served ports", () => {
+  const served = (uid: string, spec: TunnelEndpointSpec, extra: Partial<TunnelEndpoint["metadata"]> = {}, up = true): TunnelEndpoint =>
+    ({ metadata: { uid, name: `to-${spec.remoteClusterId}`, namespace: SYSTEM_NAMESPACE, ...extra }, spec, ...(up ? { status: { interfaceName: "lqwg-x" } } : {}) }) as TunnelEndpoint;
+  const holder = served("1", specFromB({ remoteClusterId: C, remoteClusterName: "c" }));
+
+  test("GIVEN a port another served tunnel holds WHEN a second server endpoint asks for it THEN it is refused, naming the port and the holder", () => {
+    const clash = servedPortClash(served("2", specFromB(), {}, false), [holder]);
+    expect(clash).toEqual({ accepted: false, field: "spec.listenPort", reason: expect.stringContaining('UDP port 51820 is already served on this gateway by the tunnel to "c"') });
+  });
+
+  test("GIVEN a holder that is going, not yet up, a client, or on another port WHEN a server endpoint asks THEN nothing clashes", () => {
+    const asking = served("2", specFromB(), {}, false);
+    expect(servedPortClash(asking, [served("1", holder.spec, { deletionTimestamp: new Date() })])).toBeUndefined();
+    expect(servedPortClash(asking, [served("1", holder.spec, {}, false)])).toBeUndefined();
+    expect(servedPortClash(asking, [served("1", { ...holder.spec, role: "client" })])).toBeUndefined();
+    expect(servedPortClash(asking, [served("1", { ...holder.spec, listenPort: 51821 })])).toBeUndefined();
+    expect(servedPortClash(served("2", { ...specFromB(), role: "client" }), [holder])).toBeUndefined();
+    expect(servedPortClash(holder, [holder])).toBeUndefined();
   });
 });

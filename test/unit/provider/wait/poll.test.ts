@@ -168,6 +168,22 @@ describe("poll", () => {
     expect(clock.elapsed()).toBeLessThan(60_000);
   });
 
+  test("GIVEN a look that the deadline cuts short WHEN the wait ends THEN it ends with the reason the last complete look gave, not the abort", async () => {
+    const clock = fakeClock();
+    const controller = new AbortController();
+    let calls = 0;
+    const check = async (): Promise<CheckResult<never>> => {
+      calls += 1;
+      if (calls === 1) return { done: false, state: "HTTP 503: the signer has not issued the certificate" };
+      // The deadline passes while this look is in flight: the request ends as aborted.
+      controller.abort();
+      throw new Error("This operation was aborted");
+    };
+    const error = (await rejection(poll(context, { timeoutMs: 60_000, intervalMs: 100, signal: controller.signal, now: clock.now, sleep: clock.sleep }, check))) as WaitTimeoutError;
+    expect(error.isWaitTimeoutError).toBe(true);
+    expect(error.lastState).toBe("HTTP 503: the signer has not issued the certificate (operation deadline reached)");
+  });
+
   test("GIVEN an interval longer than the time left WHEN pausing THEN no pause exceeds the remaining time", async () => {
     const clock = fakeClock();
     const start = clock.now();
