@@ -14,7 +14,7 @@
  */
 import type * as k8s from "@kubernetes/client-node";
 import { tenantNamespace } from "../../provider/api/names.js";
-import { approveCsr, deleteConsumerCsrs, forgeCertificateSigningRequest, submitCsr, waitForCertificate } from "../../provider/authentication/certificates.js";
+import { approveCsr, deleteConsumerCsrs, deleteCsr, forgeCertificateSigningRequest, submitCsr, waitForCertificate } from "../../provider/authentication/certificates.js";
 import { checkIdentityCsr } from "../../provider/authentication/csr-policy.js";
 import type { IdentityResponseBody } from "../../provider/authentication/protocol.js";
 import { ensureTenantNamespace, ensureTenantRbac, getTenantKeyFingerprint } from "../../provider/authentication/tenant.js";
@@ -95,6 +95,8 @@ export async function issueIdentity(ctx: IssueContext, body: unknown, source: st
     // Approved and unsigned this long: the signer is not running; the consumer must not wait on.
     const reason = `CertificateSigningRequest ${csrName} was approved but the cluster's signer issued no certificate within ${ctx.certificateTimeoutMs / 1000} s: is kube-controller-manager running with its csrsigning controller and --cluster-signing-cert-file?`;
     ctx.log.warn(`could not issue identity to consumer ${clusterId} from ${source}: ${reason}`);
+    // Withdrawn, so that a signer that comes back later signs no certificate that nobody holds.
+    await deleteCsr(ctx.kc, csrName);
     return failForGood(503, `issuing the identity failed on the provider: ${reason}`);
   }
   // Older CSRs of this consumer are records of certificates already handed out: tidy them.

@@ -115,7 +115,13 @@ export async function deleteConsumerCsrs(kc: k8s.KubeConfig, consumerClusterId: 
   for (const csr of listed.items) {
     const name = csr.metadata!.name!;
     if (name === keep) continue;
-    if (await deleteOptional(() => api.deleteCertificateSigningRequest({ name })).catch(describeFailure(`${STEP}: deleting CertificateSigningRequest ${name}`, endpoint))) deleted++;
+    if (await deleteCsr(kc, name)) deleted++;
   }
   return deleted;
+}
+
+/** Deletes one CSR; resolves whether it was there. */
+export async function deleteCsr(kc: k8s.KubeConfig, name: string): Promise<boolean> {
+  const api = kc.makeApiClient(k8s.CertificatesV1Api);
+  return deleteOptional(() => api.deleteCertificateSigningRequest({ name })).catch(describeFailure(`${STEP}: deleting CertificateSigningRequest ${name}`, serverOf(kc)));
 }

@@ -1,0 +1,123 @@
+/**
+ * Faults that will not heal end a wait at once, with the reason the other side gave, on real
+ * clusters: a provider whose certificate signer is stopped (its kube-controller-manager paused) and
+ * a tunnel asking for a UDP port that the provider's gateway already serves. Neither waits out the
+ * operation's 300 s deadline, and neither leaves anything behind.
+ */
+import * as k8s from "@kubernetes/client-node";
+import { MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL, SYSTEM_NAMESPACE } from "../../provider/api/index.js";
+import { removeTenant } from "../../provider/authentication/tenant.js";
+import { ensurePeeringTokenSecret, forgePeeringToken, revokePeeringToken } from "../../provider/authentication/tokens.js";
+import { uninstallCluster } from "../../provider/cluster/install.js";
+import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
+import { applyTunnelEndpoint, deleteTunnelEndpoint, getTunnelEndpoint } from "../../provider/network-fabric/endpoints.js";
+import { deleteTunnel, ensureTunnel, type TunnelSides } from "../../provider/network-fabric/tunnel.js";
+import { forgeTunnelEndpointSpec, TUNNEL_DEFAULTS, tunnelEndpointName, type TunnelParty, type TunnelSettings } from "../../provider/network-fabric/tunnel-plan.js";
+import { releasePeeringClaim } from "../../provider/peering/claim.js";
+import { getIdentityKubeconfig } from "../../provider/peering/outgoing.js";
+import { createPeering } from "../../provider/peering/peering.js";
+import { progressTo } from "../../provider/peering/progress.js";
+import { poll } from "../../provider/wait/poll.js";
+import { adminConfig, installForPeering, type InstalledCluster } from "../support/install.js";
+import { sharedLab } from "../support/labs.js";
+import { tunnelTraces } from "../support/leaks.js";
+
+const quiet = progressTo(() => undefined);
+/** The deadline a user gets by default: each fault must end far inside it. */
+const DEFAULT_DEADLINE_MS = 300_000;
+
+/** The PID of `component` of `cluster`, as the lab recorded it. */
+function pidOf(cluster: ClusterState, component: string): number {
+  const record = [...cluster.processes].reverse().find((p) => p.name === component);
+  if (!record) throw new Error(`cluster ${cluster.name} has no ${component} process recorded`);
+  return record.pid;
+}
+
+/** The time `body` takes to reject, and its error. */
+async function timedRejection(body: Promise<unknown>): Promise<{ error: Error; ms: number }> {
+  const started = Date.now();
+  try {
+    await body;
+  } catch (error) {
+    return { error: error as Error, ms: Date.now() - started };
+  }
+  throw new Error("expected a rejection, got success");
+}
+
+describe("waits that end on the other side's word", () => {
+  let lab: LabState;
+  let a: InstalledCluster;
+  let b: InstalledCluster;
+
+  beforeAll(async () => {
+    lab = await sharedLab();
+    a = await installForPeering(clusterOf(lab, "a"));
+    b = await installForPeering(clusterOf(lab, "b"));
+  });
+
+  afterAll(async () => {
+    await uninstallCluster(adminConfig(b.cluster));
+    await uninstallCluster(adminConfig(a.cluster));
+  });
+
+  test("GIVEN a provider whose certificate signer does not run WHEN a consumer peers THEN it fails within 40 s with the auth service's reason, and nothing of the attempt stays", async () => {
+    const token = forgePeeringToken();
+    await ensurePeeringTokenSecret(a.kc, { tokenId: token.tokenId, secretHash: token.secretHash });
+    const controllerManager = pidOf(a.cluster, "kube-controller-manager");
+    process.kill(controllerManager, "SIGSTOP");
+    try {
+      const attempt = createPeering(
+        { consumerKubeconfig: b.kubeconfig, provider: { clusterId: a.clusterId, authUrl: a.cluster.authUrl, authCaPem: a.caPem, token: token.token }, resources: { pods: 5 }, timeoutMs: DEFAULT_DEADLINE_MS },
+        quiet,
+      );
+      const { error, ms } = await timedRejection(attempt);
+      expect(error.message).toMatch(/signer issued no certificate within 20 s: is kube-controller-manager running/);
+      expect(error.message).toContain(a.cluster.authUrl.replace(/\/$/, ""));
+      expect(error.message).not.toMatch(/deadline reached/);
+      expect(ms).toBeLessThan(40_000);
+      // No identity on the consumer; no CSR on the provider that a signer coming back could still sign.
+      expect(await getIdentityKubeconfig(b.kc, a.clusterId)).toBeUndefined();
+      const csrs = await a.kc.makeApiClient(k8s.CertificatesV1Api).listCertificateSigningRequest({ labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY},${REMOTE_CLUSTER_LABEL}=${b.clusterId}` });
+      expect(csrs.items.map((c) => c.metadata?.name)).toEqual([]);
+    } finally {
+      process.kill(controllerManager, "SIGCONT");
+      await releasePeeringClaim(b.kc, a.clusterId);
+      await removeTenant(a.kc, b.clusterId);
+      await revokePeeringToken(a.kc, token.tokenId);
+    }
+  });
+
+  test("GIVEN a provider's gateway that already serves a UDP port WHEN an in-band tunnel asks it to serve there THEN the wait ends within 20 s naming the port and the tunnel holding it, and removing it leaves nothing", async () => {
+    const port = 51835;
+    const party = (cluster: InstalledCluster): TunnelParty => ({ clusterId: cluster.clusterId, clusterName: cluster.cluster.name });
+    const settings: TunnelSettings = { ...TUNNEL_DEFAULTS, server: "provider", serverAddress: a.cluster.publicAddress, port, behindNat: [] };
+    // Another tunnel of a, served on that port: a third cluster that a's admin peered in-band.
+    const third: TunnelParty = { clusterId: "00000000000000ee", clusterName: "x" };
+    const holderRef = { namespace: SYSTEM_NAMESPACE, name: tunnelEndpointName(third.clusterId) };
+    const sides: TunnelSides = {
+      consumer: { kc: b.kc, namespace: SYSTEM_NAMESPACE, party: party(b) },
+      provider: { kc: a.kc, namespace: SYSTEM_NAMESPACE, party: party(a) },
+    };
+    const before = { a: await tunnelTraces(a.cluster), b: await tunnelTraces(b.cluster) };
+    try {
+      await applyTunnelEndpoint(a.kc, holderRef, forgeTunnelEndpointSpec("provider", { consumer: third, provider: party(a) }, settings, {}), "test");
+      await poll({ step: "test", object: `TunnelEndpoint ${holderRef.name} served`, endpoint: a.cluster.apiServerUrl }, { timeoutMs: 30_000, intervalMs: 250 }, async () => {
+        const holder = await getTunnelEndpoint(a.kc, holderRef, "test");
+        return holder?.status?.interfaceName ? { done: true, value: undefined } : { done: false, state: JSON.stringify(holder?.status ?? {}) };
+      });
+
+      const { error, ms } = await timedRejection(ensureTunnel(sides, settings, DEFAULT_DEADLINE_MS, quiet));
+      expect(error.message).toMatch(new RegExp(`gateway refused the spec: refused spec.listenPort: UDP port ${port} is already served on this gateway by the tunnel to "x"`));
+      expect(error.message).toContain(a.cluster.apiServerUrl);
+      expect(ms).toBeLessThan(20_000);
+    } finally {
+      await deleteTunnel(sides, 60_000, quiet);
+      await deleteTunnelEndpoint(a.kc, holderRef, "test");
+      await poll({ step: "test", object: `TunnelEndpoint ${holderRef.name} taken down`, endpoint: a.cluster.apiServerUrl }, { timeoutMs: 60_000, intervalMs: 250 }, async () =>
+        (await getTunnelEndpoint(a.kc, holderRef, "test")) ? { done: false, state: "still there" } : { done: true, value: undefined },
+      );
+    }
+    expect(await tunnelTraces(a.cluster)).toEqual(before.a);
+    expect(await tunnelTraces(b.cluster)).toEqual(before.b);
+  });
+});
