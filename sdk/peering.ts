@@ -3,6 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { Cluster } from "./cluster.js";
 import { lazyProvider } from "./lazy-provider.js";
 import { ownUrn } from "./own-urn.js";
+import { claimServedPort } from "./served-ports.js";
 import type { TunnelEnd, TunnelSettingsArgs } from "./tunnel.js";
 
 /** What a provider hands to a consumer: its `PeeringToken`'s outputs, or the same values from another stack. */
@@ -123,5 +124,10 @@ export class Peering extends pulumi.dynamic.Resource {
       "liqo",
       "Peering",
     );
+    if (args.approach === "in-band" && args.tunnel && args.providerCluster) {
+      const { tunnel, consumer, providerCluster } = args;
+      const servedBy = pulumi.output(tunnel).apply((t) => (t.server === "consumer" ? consumer.clusterId : providerCluster.clusterId));
+      claimServedPort({ holder: `Peering "${name}" (in-band)`, serverClusterId: servedBy, port: pulumi.output(tunnel).apply((t) => t.port), resource: this });
+    }
   }
 }

@@ -2,6 +2,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { lazyProvider } from "./lazy-provider.js";
 import { ownUrn } from "./own-urn.js";
+import { claimServedPort } from "./served-ports.js";
 import type { Peering } from "./peering.js";
 
 /** A side of a peering. */
@@ -96,5 +97,7 @@ export class Tunnel extends pulumi.dynamic.Resource {
       "liqo",
       "Tunnel",
     );
+    const servedBy = pulumi.output(args.server).apply((server) => (server === "consumer" ? args.peering.consumerClusterId : args.peering.providerClusterId));
+    claimServedPort({ holder: `Tunnel "${name}"`, serverClusterId: servedBy, port: args.port, resource: this });
   }
 }

@@ -2,7 +2,8 @@
  * What a user may declare by mistake, through the real `pulumi` CLI on the shared clusters: a
  * second `Peering` of a pair already peered, and a second `Cluster` on a kubeconfig another
  * `Cluster` installed. Each is refused, naming the first, and changes nothing on either cluster;
- * the engine does not record it, so taking it out of the program leaves the stack as it was.
+ * the engine does not record it, so taking it out of the program leaves the stack as it was. Two
+ * tunnels that one gateway would serve on one UDP port fail at preview, naming both.
  */
 import * as k8s from "@kubernetes/client-node";
 import { join } from "node:path";
@@ -83,8 +84,16 @@ describe("mistakes a user may declare, through the pulumi CLI", () => {
       expect((await workspace.ok(["stack", "export"])).stdout).not.toContain("a-again");
       expect(await versionsOf(lab, consumerId, providerId)).toEqual(before);
 
-      // Taken out again, the stack is as it was: nothing to change.
+      // Two tunnels that a's gateway would serve on one port: the preview already says so, naming both.
       await workspace.ok(["config", "set", "duplicateCluster", "false"]);
+      await workspace.ok(["config", "set", "aGatewayAddress", a.publicAddress]);
+      await workspace.ok(["config", "set", "portClash", "true"]);
+      const clash = await workspace.pulumi(["preview"]);
+      expect(clash.exitCode).not.toBe(0);
+      expect(`${clash.stdout}\n${clash.stderr}`).toMatch(new RegExp(`the gateway of cluster ${providerId} would serve UDP port 51820 for (Tunnel "b-a"|Peering "a-to-b" \\(in-band\\)) too`));
+      await workspace.ok(["config", "set", "portClash", "false"]);
+
+      // Taken out again, the stack is as it was: nothing to change.
       await workspace.ok(["preview", "--expect-no-changes"]);
       expect(JSON.parse((await workspace.ok(["stack", "export"])).stdout).deployment.resources.length).toBe(JSON.parse(stateBefore).deployment.resources.length);
       await workspace.ok(["destroy", "--yes"]);

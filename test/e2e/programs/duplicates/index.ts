@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { readFileSync } from "node:fs";
-import { Cluster, Peering, PeeringToken } from "pulumi-liqo";
+import { Cluster, Peering, PeeringToken, Tunnel } from "pulumi-liqo";
 
 const config = new pulumi.Config();
 const cluster = (resourceName: string, name: string) =>
@@ -26,6 +26,17 @@ const peering = peer("b-to-a");
 // The mistakes: the same pair peered twice, and a's cluster declared twice.
 if (config.getBoolean("duplicatePeering")) peer("b-to-a-again");
 if (config.getBoolean("duplicateCluster")) cluster("a-again", "a");
+// Two tunnels that a's gateway would serve on one UDP port: b-to-a's, and an in-band a-to-b's.
+if (config.getBoolean("portClash")) {
+  new Tunnel("b-a", { peering, serverAddress: config.require("aGatewayAddress"), port: 51820 });
+  new Peering("a-to-b", {
+    approach: "in-band",
+    consumer: provider,
+    providerCluster: consumer,
+    tunnel: { server: "consumer", serverAddress: config.require("aGatewayAddress"), port: 51820 },
+    resources: { pods: 5 },
+  });
+}
 
 export const virtualNode = peering.virtualNodeName;
 export const providerClusterId = provider.clusterId;
