@@ -20,13 +20,13 @@ import type { OfferedResources, ResourceAsk } from "../api/index.js";
 import { tenantNamespace } from "../api/index.js";
 import { forgeIdentityKubeconfig, forgeIdentityRequest, requestIdentity, revokeIdentity, waitForAuthService } from "../authentication/identity.js";
 import { ensureConsumerKey } from "../authentication/consumer-key.js";
-import { getClusterIdentity } from "../cluster/install.js";
+import { getClusterIdentity, type ClusterIdentity } from "../cluster/install.js";
 import { claimPeering } from "./claim.js";
 import { loadKubeconfig, readOptional, serverOf } from "../kube/client.js";
 import { describeKubeError } from "../kube/errors.js";
 import { ensureResourceRequest, getResourceOffer, waitForResourceOffer, withdrawResourceRequest } from "../negotiation/request.js";
 import { deleteVirtualNode, ensureVirtualNode, nodeReadiness, resizeVirtualNode, waitForNodeReady } from "../virtual-node/node.js";
-import { deleteConsumerRecords, ensureIdentitySecret, ensureOutgoingPeering, getIdentityKubeconfig, identitySecretName } from "./outgoing.js";
+import { deleteConsumerRecords, ensureIdentitySecret, ensureOutgoingPeering, getIdentityKubeconfig, getOutgoingPeering, identitySecretName } from "./outgoing.js";
 import type { Progress } from "./progress.js";
 import { describeRevokedIdentity } from "./revoked.js";
 
@@ -114,23 +114,10 @@ export async function createPeering(request: PeeringRequest, progress: Progress)
 
   await claimPeering(consumer, { clusterId: request.provider.clusterId }, request.owner);
 
-  // 1. authentication — consumer signs a CSR with its cluster's key; provider's auth service issues the identity.
-  progress.step(1, 3, `authentication: asking ${request.provider.authUrl} for an identity`);
-  await ensureAuthServiceReachable(request.provider.authUrl, request.provider.authCaPem, Math.min(AUTH_REACH_TIMEOUT_MS, left()), signal);
-  const { keyPem, csrPem } = forgeIdentityRequest(me.clusterId, await ensureConsumerKey(consumer));
-  const identity = await requestIdentity({
-    authUrl: request.provider.authUrl,
-    authCaPem: request.provider.authCaPem,
-    token: request.provider.token,
-    consumerClusterId: me.clusterId,
-    consumerClusterName: me.clusterName,
-    csrPem,
-    timeoutMs: left(),
-    signal,
-  });
-  const identityKubeconfig = forgeIdentityKubeconfig(identity, keyPem);
-  await ensureIdentitySecret(consumer, identity.providerClusterId, identityKubeconfig);
-  const provider = loadKubeconfig(identityKubeconfig, "identity issued by the provider");
+  // 1. authentication — consumer signs a CSR with its cluster's key; provider's auth service issues
+  // the identity. A repair (node or offer gone, a create retried) keeps the identity it holds.
+  const identity = (await heldIdentity(consumer, request.provider.clusterId, progress)) ?? (await authenticate(consumer, me, request, progress, left, signal));
+  const provider = identity.provider;
 
   // 2. negotiation — consumer asks the provider (with its identity); provider's agent offers.
   const requestName = `from-${me.clusterId}`;
@@ -167,6 +154,53 @@ export async function createPeering(request: PeeringRequest, progress: Progress)
     offer,
     providerApiServerUrl: identity.apiServerUrl,
   };
+}
+
+/** An identity on the provider as the steps after authentication use it. */
+interface UsableIdentity {
+  /** Client for the provider's API server, as the consumer. */
+  readonly provider: k8s.KubeConfig;
+  readonly providerClusterId: string;
+  readonly providerClusterName: string;
+  readonly tenantNamespace: string;
+  readonly apiServerUrl: string;
+}
+
+/**
+ * The identity the consumer already holds for this provider, if the provider still accepts it
+ * (it reads the consumer's own offer with it): then a repair needs no token and no new
+ * certificate. Undefined when there is none, or the provider does not accept it (revoked) or
+ * cannot be asked: then the consumer authenticates again.
+ */
+async function heldIdentity(consumer: k8s.KubeConfig, providerClusterId: string, progress: Progress): Promise<UsableIdentity | undefined> {
+  const [text, outgoing] = [await getIdentityKubeconfig(consumer, providerClusterId), await getOutgoingPeering(consumer, providerClusterId)];
+  if (!text || !outgoing) return undefined;
+  const provider = loadKubeconfig(text, "stored identity");
+  const { providerClusterName, tenantNamespace: tenant, requestName } = outgoing.spec;
+  // Refused (revoked) or not answering: authentication, which follows, says why in its own words.
+  if (!(await getResourceOffer(provider, { tenantNamespace: tenant, name: requestName }).then(() => true, () => false))) return undefined;
+  progress.step(1, 3, `authentication: provider ${providerClusterName} at ${serverOf(provider)} still accepts the identity held for it; not asking for another`);
+  return { provider, providerClusterId, providerClusterName, tenantNamespace: tenant, apiServerUrl: serverOf(provider) };
+}
+
+/** Asks the provider's auth service for an identity with the token, and stores it in the consumer. */
+async function authenticate(consumer: k8s.KubeConfig, me: ClusterIdentity, request: PeeringRequest, progress: Progress, left: () => number, signal: AbortSignal): Promise<UsableIdentity> {
+  progress.step(1, 3, `authentication: asking ${request.provider.authUrl} for an identity`);
+  await ensureAuthServiceReachable(request.provider.authUrl, request.provider.authCaPem, Math.min(AUTH_REACH_TIMEOUT_MS, left()), signal);
+  const { keyPem, csrPem } = forgeIdentityRequest(me.clusterId, await ensureConsumerKey(consumer));
+  const identity = await requestIdentity({
+    authUrl: request.provider.authUrl,
+    authCaPem: request.provider.authCaPem,
+    token: request.provider.token,
+    consumerClusterId: me.clusterId,
+    consumerClusterName: me.clusterName,
+    csrPem,
+    timeoutMs: left(),
+    signal,
+  });
+  const identityKubeconfig = forgeIdentityKubeconfig(identity, keyPem);
+  await ensureIdentitySecret(consumer, identity.providerClusterId, identityKubeconfig);
+  return { ...identity, provider: loadKubeconfig(identityKubeconfig, "identity issued by the provider") };
 }
 
 async function negotiate(

@@ -144,14 +144,23 @@ describe("out-of-band peering through the pulumi CLI", () => {
       expect(secretText).not.toContain(token);
       expect(secretText).not.toContain(Buffer.from(token).toString("base64"));
 
-      // Drift: the virtual node deleted behind Pulumi's back shows on refresh; up repairs it.
+      // Drift: the virtual node deleted behind Pulumi's back shows on refresh; up repairs it in
+      // place, from the identity b holds: no new certificate, no CSR on a.
+      const identityVersion = async (): Promise<string | undefined> =>
+        (await client(b).listNamespacedSecret({ namespace: SYSTEM_NAMESPACE })).items.find((s) => s.metadata?.name?.startsWith("identity-"))?.metadata?.resourceVersion;
+      const heldBefore = await identityVersion();
+      const csrNames = async (): Promise<string[]> => (await adminConfig(a).makeApiClient(k8s.CertificatesV1Api).listCertificateSigningRequest()).items.map((c) => c.metadata!.name!).sort();
+      const csrsBefore = await csrNames();
       await client(b).deleteNode({ name: "liqo-a" });
       const drift = await workspace.pulumi(["refresh", "--yes", "--expect-no-changes"]);
       expect(drift.exitCode).not.toBe(0);
       expect((await workspace.ok(["stack", "export"])).stdout).toContain("virtual node liqo-a: node not found");
       expect(await plannedSteps(workspace)).toEqual(["update b-to-a"]);
-      await workspace.ok(["up", "--yes"]);
+      const repair = await workspace.ok(["up", "--yes"]);
+      expect(repair.stdout).toContain("still accepts the identity held for it; not asking for another");
       expect(await nodeCapacity(b, "liqo-a")).toEqual({ cpu: "3", memory: "4Gi", pods: "20" });
+      expect(await identityVersion()).toBe(heldBefore);
+      expect(await csrNames()).toEqual(csrsBefore);
       await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
 
       const ifnames = await interfacesInState(workspace);
