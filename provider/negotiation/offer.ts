@@ -88,3 +88,18 @@ export function offerChanged(current: OfferedResources, next: OfferedResources, 
   ];
   return pairs.some(([a, b]) => (a === 0 ? b !== 0 : (Math.abs(b - a) / a) * 100 > thresholdPercent));
 }
+
+/**
+ * Why the virtual node of `offer` can run no pod (a dimension is zero: a share of a provider
+ * with no free capacity, say), or undefined when it can run some. The peering is still made,
+ * since the provider's agent raises the offer when capacity frees up; the user is told.
+ */
+export function emptyOfferReason(offer: OfferedResources): string | undefined {
+  const empty = [
+    ...(parseCpuMillis(offer.cpu) <= 0 ? ["cpu"] : []),
+    ...(parseMemoryBytes(offer.memory) <= 0 ? ["memory"] : []),
+    ...(offer.pods <= 0 ? ["pods"] : []),
+  ];
+  if (empty.length === 0) return undefined;
+  return `the provider offers no ${empty.join(", no ")} (cpu ${offer.cpu}, memory ${offer.memory}, pods ${offer.pods}): the virtual node can run no pod until the provider has free capacity or the request asks for less`;
+}

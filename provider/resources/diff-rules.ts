@@ -37,11 +37,12 @@ export function replaces(reason: string): DiffRule<object, object> {
 }
 
 /**
- * The rule of the `status` that `pulumi refresh` recorded: anything but `healthy` is drift, which
- * the next `pulumi up` repairs through update, for `reason`.
+ * The rule of the `status` that `pulumi refresh` recorded: anything but `healthy` (the one healthy
+ * status, or a test of it) is drift, which the next `pulumi up` repairs through update, for `reason`.
  */
-export function driftRepair(healthy: string, reason: string): DiffRule<{ readonly status?: string }, object> {
-  return { ...inPlace(reason), changed: (olds) => olds.status !== undefined && olds.status !== healthy };
+export function driftRepair(healthy: string | ((status: string) => boolean), reason: string): DiffRule<{ readonly status?: string }, object> {
+  const isHealthy = typeof healthy === "string" ? (status: string) => status === healthy : healthy;
+  return { ...inPlace(reason), changed: (olds) => olds.status !== undefined && !isHealthy(olds.status) };
 }
 
 /** A resource's rules, by the name a preview gives the input. */

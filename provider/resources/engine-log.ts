@@ -12,6 +12,7 @@
  * machine's network namespaces and processes).
  */
 import type * as pulumi from "@pulumi/pulumi";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { explainChanges, labelOf, urnOf, type FoundChanges } from "./diff-rules.js";
 
@@ -48,6 +49,7 @@ interface Engine {
   readonly client: EngineClient;
   readonly forgeRequest: () => LogRequest;
   readonly info: number;
+  readonly warning: number;
 }
 
 /** One client per engine address, made on first use. */
@@ -59,11 +61,12 @@ function engineAt(at: EngineAddress): Engine {
   const load = createRequire(at.hostScript);
   const grpc = load("@grpc/grpc-js") as { credentials: { createInsecure(): unknown } };
   const services = load("../../proto/engine_grpc_pb") as { EngineClient: new (address: string, credentials: unknown) => EngineClient };
-  const messages = load("../../proto/engine_pb") as { LogRequest: new () => LogRequest; LogSeverity: { INFO: number } };
+  const messages = load("../../proto/engine_pb") as { LogRequest: new () => LogRequest; LogSeverity: { INFO: number; WARNING: number } };
   const engine = {
     client: new services.EngineClient(at.address, grpc.credentials.createInsecure()),
     forgeRequest: () => new messages.LogRequest(),
     info: messages.LogSeverity.INFO,
+    warning: messages.LogSeverity.WARNING,
   };
   engines.set(at.address, engine);
   return engine;
@@ -75,10 +78,12 @@ export interface EngineLogOptions {
   readonly argv?: readonly string[];
   /** How long to wait for the engine to take the message. @default 2000 */
   readonly timeoutMs?: number;
+  /** A warning shows in the engine's summary as well as with the resource. @default "info" */
+  readonly severity?: "info" | "warning";
 }
 
 /**
- * Sends `message` to the engine as information about resource `urn` ("" for none: the engine then
+ * Sends `message` to the engine as information (or a warning) about resource `urn` ("" for none: the engine then
  * shows it with the stack). Resolves once the engine took it, or after the timeout, or at once
  * outside the dynamic provider host; never rejects.
  */
@@ -89,7 +94,7 @@ export async function logToEngine(message: string, urn: string, options: EngineL
     if (!at) return;
     const engine = engineAt(at);
     const request = engine.forgeRequest();
-    request.setSeverity(engine.info);
+    request.setSeverity(options.severity === "warning" ? engine.warning : engine.info);
     request.setMessage(message);
     request.setUrn(urn);
     await new Promise<void>((resolve) => {
@@ -122,3 +127,50 @@ export async function explainedDiff(
   }
   return { changes: found.changed.length > 0, replaces: [...found.replaces], deleteBeforeReplace };
 }
+
+/** A process as /proc tells it: its parent, its command name and its start time (against PID reuse). */
+interface ProcStat {
+  readonly ppid: number;
+  readonly comm: string;
+  readonly startTicks: string;
+}
+
+function procStat(pid: number): ProcStat | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return { ppid: Number(fields[1]), comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")), startTicks: fields[19] ?? "" };
+  } catch {
+    return undefined;
+  }
+}
+
+/** How often the dynamic provider host looks for its engine. */
+const ENGINE_WATCH_MS = 1_000;
+
+/**
+ * Ends the dynamic provider host once the engine that started it is gone (a killed `pulumi up`):
+ * its waits would otherwise run on for minutes, changing clusters for nobody, since no result can
+ * be recorded any more; the next `pulumi up` converges from what the clusters hold. The engine is
+ * the first ancestor that is not one of the `sh` wrappers through which it starts the host.
+ * Outside the host (a test calling a provider directly) it does nothing.
+ */
+export function exitWhenEngineGoes(argv: readonly string[] = process.argv): void {
+  if (!engineAddressOf(argv)) return;
+  let pid = process.ppid;
+  let stat = procStat(pid);
+  while (stat && stat.comm === "sh" && stat.ppid > 1) {
+    pid = stat.ppid;
+    stat = procStat(pid);
+  }
+  if (!stat) return;
+  const engine = { pid, startTicks: stat.startTicks };
+  setInterval(() => {
+    if (procStat(engine.pid)?.startTicks === engine.startTicks) return;
+    process.stderr.write(`pulumi-liqo: the engine (pid ${engine.pid}) is gone; the dynamic provider stops\n`);
+    process.exit(1);
+  }, ENGINE_WATCH_MS).unref();
+}
+
+// Started once, when the first resource shim is loaded in the host.
+exitWhenEngineGoes();

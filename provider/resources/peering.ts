@@ -14,9 +14,10 @@ import { withTunnelDefaults, type TunnelSettingsInput } from "../network-fabric/
 import { progressTo } from "../peering/progress.js";
 import { isRefusedBeforeChange, releasePeeringClaim } from "../peering/claim.js";
 import { loadKubeconfig } from "../kube/client.js";
+import { emptyOfferReason } from "../negotiation/offer.js";
 import { ownUrnOf } from "./hidden-inputs.js";
-import { changesOf, driftRepair, inPlace, inputChanged, labelOf, replaces, type DiffRules, type FoundChanges } from "./diff-rules.js";
-import { explainedDiff } from "./engine-log.js";
+import { changesOf, driftRepair, inPlace, inputChanged, labelOf, replaces, urnOf, type DiffRules, type FoundChanges } from "./diff-rules.js";
+import { explainedDiff, logToEngine } from "./engine-log.js";
 import { readOrFail } from "./read-failure.js";
 import { checkKubeconfig, checkResourceAsk, checkSeconds, checkTunnelSettings, Failures, isUnknown, trimmedSecret } from "./inputs.js";
 import { isIncomplete, partialFailure } from "./partial.js";
@@ -56,7 +57,7 @@ export interface PeeringInputs {
 /** Outputs: the inputs (without the token) and the peering's record, plus its live status. */
 export interface PeeringOutputs extends Omit<PeeringInputs, "provider">, Partial<Omit<PeeringRecord, "consumerClusterId">> {
   readonly provider: Omit<ProviderInputs, "token">;
-  /** `Ready`, or what `pulumi refresh` found wrong. */
+  /** `Ready` (`Ready, with an empty offer: …` when the node can run no pod), or what `pulumi refresh` found wrong. */
   readonly status?: string;
   readonly offer?: OfferedResources;
   /** In-band: both gateways' reports. */
@@ -114,7 +115,7 @@ async function peer(inputs: PeeringInputs): Promise<PeeringOutputs> {
         },
         progress,
       );
-      return { ...withoutToken(inputs), ...record, tunnelStatus: tunnel, status: "Ready" };
+      return { ...withoutToken(inputs), ...record, tunnelStatus: tunnel, status: readyStatus(record.offer) };
     }
     const record = await createPeering(
       {
@@ -124,13 +125,34 @@ async function peer(inputs: PeeringInputs): Promise<PeeringOutputs> {
       },
       progress,
     );
-    return { ...withoutToken(inputs), ...record, status: "Ready" };
+    return { ...withoutToken(inputs), ...record, status: readyStatus(record.offer) };
   } catch (error) {
     // A refusal changed nothing, so there is nothing to keep (a duplicate must not be recorded).
     if (isRefusedBeforeChange(error)) throw error;
     // Whatever was done is kept in state; the next `pulumi up` updates it, which runs create again.
     throw partialFailure(error, idOf(inputs), { ...withoutToken(inputs), status: "incomplete" });
   }
+}
+
+/** A peering that stands. */
+const READY = "Ready";
+/** What the status adds when the offer lets the node run no pod: a fact to know, not drift to repair. */
+const EMPTY_OFFER = `${READY}, with an empty offer: `;
+
+/** `Ready`, or `Ready` with why the offer is empty. */
+function readyStatus(offer: OfferedResources): string {
+  const empty = emptyOfferReason(offer);
+  return empty ? `${EMPTY_OFFER}${empty}` : READY;
+}
+
+/** Whether `status` is one of a peering that stands (an empty offer included: up cannot change it). */
+const isReady = (status: string | undefined): boolean => status === READY || !!status?.startsWith(EMPTY_OFFER);
+
+/** Tells `pulumi up` (as a warning on the resource) when the peering stands with an empty offer; hands `outs` back. */
+async function warnIfEmpty(inputs: PeeringInputs, outs: PeeringOutputs): Promise<PeeringOutputs> {
+  const empty = outs.offer && emptyOfferReason(outs.offer);
+  if (empty) await logToEngine(`Peering ${labelOf(inputs, outs.virtualNodeName ?? "")}: ${empty}`, urnOf(inputs), { severity: "warning" });
+  return outs;
 }
 
 /** In-band needs the provider's kubeconfig and a tunnel that can be built. */
@@ -210,7 +232,7 @@ export const PEERING_DIFF = {
   "provider.authUrl": { ...inPlace(AUTH_ENDPOINT), changed: (olds, news) => olds.provider?.authUrl !== news.provider?.authUrl },
   "provider.authCaCert": { ...inPlace(AUTH_ENDPOINT), changed: (olds, news) => olds.provider?.authCaCert !== news.provider?.authCaCert },
   status: driftRepair(
-    "Ready",
+    isReady,
     "the last create stopped half-way, or pulumi refresh found the peering broken (its identity revoked, its node gone): update runs the peering's steps again (each is idempotent, authentication included), which finishes or repairs it",
   ),
 } as const satisfies DiffRules<PeeringOutputs, PeeringInputs>;
@@ -238,19 +260,19 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
     return explainedDiff("Peering", PEERING_DIFF, id, news, peeringChanges(olds, news), true);
   },
   async create(inputs) {
-    return { id: idOf(inputs), outs: await peer(inputs) };
+    return { id: idOf(inputs), outs: await warnIfEmpty(inputs, await peer(inputs)) };
   },
   async update(_id, olds, news) {
     const record = recordOf(olds as PeeringOutputs);
     // A create that failed half-way left no record, and drift left a broken one: run create again
     // (every step is idempotent, so what exists is adopted and what is missing is made).
     // In-band, create is also the update: the tunnel, the agent's request and the node all converge.
-    if (!record || olds.status !== "Ready" || isInBand(news)) return { outs: await peer(news) };
+    if (!record || !isReady(olds.status) || isInBand(news)) return { outs: await warnIfEmpty(news, await peer(news)) };
     const resized =
       JSON.stringify(olds.resources) === JSON.stringify(news.resources)
         ? record
         : await updatePeeringResources(news.consumerKubeconfig, record, news.resources, (news.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000, progress);
-    return { outs: { ...withoutToken(news), ...resized, status: "Ready" } };
+    return { outs: await warnIfEmpty(news, { ...withoutToken(news), ...resized, status: readyStatus(resized.offer) }) };
   },
   async read(id, props) {
     const record = recordOf(props!);
@@ -260,7 +282,8 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
     );
     // Nothing of it left on the consumer (clusters rebuilt, or unpeered by hand): it is gone.
     if (drift.gone) return { id: "", props: {} as PeeringOutputs };
-    return { id, props: { ...props!, ...(drift.offer ? { offer: drift.offer } : {}), status: drift.problems.length ? drift.problems.join("; ") : "Ready" } };
+    const offer = drift.offer ?? props!.offer;
+    return { id, props: { ...props!, ...(drift.offer ? { offer: drift.offer } : {}), status: drift.problems.length ? drift.problems.join("; ") : offer ? readyStatus(offer) : READY } };
   },
   async delete(_id, props) {
     const timeoutMs = (props.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;

@@ -1,4 +1,4 @@
-import { computeFreeCapacity, computeOffer, offerChanged } from "../../../../provider/negotiation/offer.js";
+import { computeFreeCapacity, computeOffer, emptyOfferReason, offerChanged } from "../../../../provider/negotiation/offer.js";
 
 const node = (cpu: string, memory: string, pods: string, virtual = false) => ({ allocatable: { cpu, memory, pods }, virtual });
 
@@ -41,5 +41,17 @@ describe("offerChanged", () => {
   });
   test("GIVEN a dimension leaving zero WHEN compared THEN changed", () => {
     expect(offerChanged({ cpu: "0", memory: "0", pods: 0 }, { cpu: "1m", memory: "0", pods: 0 }, 10)).toBe(true);
+  });
+});
+
+describe("emptyOfferReason", () => {
+  test("GIVEN a share of a provider with no free capacity WHEN the offer is judged THEN it is empty, naming each zero dimension", () => {
+    const offer = computeOffer({ sharePercent: 50 }, computeFreeCapacity([], []));
+    expect(emptyOfferReason(offer)).toMatch(/^the provider offers no cpu, no memory, no pods \(cpu 0, memory 0, pods 0\): the virtual node can run no pod/);
+    expect(emptyOfferReason({ cpu: "2", memory: "4Gi", pods: 0 })).toMatch(/^the provider offers no pods \(/);
+  });
+
+  test("GIVEN an offer with some of everything WHEN judged THEN it is not empty", () => {
+    expect(emptyOfferReason({ cpu: "100m", memory: "1Mi", pods: 1 })).toBeUndefined();
   });
 });

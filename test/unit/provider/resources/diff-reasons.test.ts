@@ -172,6 +172,12 @@ describeDiff<PeeringOutputs, PeeringInputs>({
     { name: "provider.token", olds: sample.olds, news: { ...sample.news, provider: { ...handover, token: "plt_fedcba9876543210_secret1" } }, unchanged: "a rotated token must not touch a peering that exists" },
     { name: "virtualNodeName left to its default", olds: sample.olds, news: { ...sample.news, virtualNodeName: undefined as never }, unchanged: "the default resolves to the name the node has" },
     drifted(sample),
+    {
+      name: "status of a peering that stands with an empty offer",
+      olds: { ...sample.olds, status: "Ready, with an empty offer: the provider offers no pods (cpu 1, memory 1Gi, pods 0)" },
+      news: sample.news,
+      unchanged: "an empty offer is the provider's answer, which up cannot change: a warning, not drift",
+    },
   ],
 });
 
