@@ -15,7 +15,7 @@ import { pingReplies } from "../support/probes.js";
 import { adminConfig } from "../support/install.js";
 import { sharedLab } from "../support/labs.js";
 import { projectTraces, tunnelTraces } from "../support/leaks.js";
-import { configureForLab, plannedSteps, previewOf, PulumiWorkspace } from "../support/pulumi.js";
+import { configureForLab, descendantsOf, isAlive, plannedSteps, previewOf, PulumiWorkspace } from "../support/pulumi.js";
 import { PEERING_DIFF } from "../../provider/resources/peering.js";
 import { PEERING_TOKEN_DIFF } from "../../provider/resources/peering-token.js";
 import { TUNNEL_DIFF } from "../../provider/resources/tunnel.js";
@@ -194,17 +194,22 @@ describe("out-of-band peering through the pulumi CLI", () => {
         const list = await secrets.listNamespacedSecret({ namespace: SYSTEM_NAMESPACE }).catch(() => ({ items: [] as k8s.V1Secret[] }));
         return list.items.some((s) => s.metadata?.name?.startsWith("identity-")) ? { done: true, value: undefined } : { done: false, state: "no identity yet" };
       });
+      // The engine's plugins and program: the language host, the program, the dynamic provider.
+      const left = descendantsOf(run.pid!);
+      expect(left.length).toBeGreaterThanOrEqual(3);
       run.kill("SIGKILL");
       await run;
+      // Nothing runs on for nobody: each notices within a second or two that the engine is gone.
+      await poll({ step: "test", object: "the killed engine's plugins and program to end", endpoint: "this machine" }, { timeoutMs: 15_000, intervalMs: 250 }, async () => {
+        const alive = left.filter(isAlive);
+        return alive.length === 0 ? { done: true, value: undefined } : { done: false, state: `still running: ${alive.join(", ")}` };
+      });
 
-      // The killed run left its lock, and maybe pending creates: the engine names the remedy.
+      // What the README says to run after a killed update: `pulumi cancel` when the stack is
+      // locked, then `pulumi up`, which converges without clearing anything by hand.
       let again = await workspace.pulumi(["up", "--yes"]);
       if (again.exitCode !== 0 && /currently locked/.test(again.stderr)) {
         await workspace.ok(["cancel", "--yes"]);
-        again = await workspace.pulumi(["up", "--yes"]);
-      }
-      if (again.exitCode !== 0 && /pending/i.test(again.stdout + again.stderr)) {
-        await workspace.ok(["refresh", "--yes", "--clear-pending-creates"]);
         again = await workspace.pulumi(["up", "--yes"]);
       }
       expect([again.exitCode, again.stderr]).toEqual([0, ""]);

@@ -175,3 +175,32 @@ export async function configureMeshForLab(workspace: PulumiWorkspace, lab: LabSt
   const members = lab.clusters.map((c) => ({ name: c.name, kubeconfig: c.kubeconfig, podCidr: c.podCidr, serviceCidr: c.serviceCidr, gatewayAddress: c.publicAddress }));
   await workspace.ok(["config", "set", "clusters", JSON.stringify(members)]);
 }
+
+/** The processes below `pid` (children, their children, …), as /proc tells it now: a killed engine's plugins and program. */
+export function descendantsOf(pid: number): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // Ended while listed.
+    }
+  }
+  const found: number[] = [];
+  const walk = (parent: number): void => {
+    for (const [child, ppid] of parents) if (ppid === parent) (found.push(child), walk(child));
+  };
+  walk(pid);
+  return found;
+}
+
+/** Whether process `pid` still runs (a zombie counts as ended). */
+export function isAlive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
+}

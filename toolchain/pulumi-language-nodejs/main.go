@@ -76,6 +76,8 @@ func main() {
 	// The engine reads the first line of our stdout as the port to dial.
 	fmt.Printf("%d\n", lis.Addr().(*net.TCPAddr).Port)
 
+	go exitWhenEngineGoes(os.Getppid(), time.Second)
+
 	if err := srv.Serve(lis); err != nil {
 		fatalf("language host stopped serving: %v", err)
 	}
@@ -107,6 +109,62 @@ func parseArgs(args []string) (engineAddress, tracing string) {
 		engineAddress = positional[len(positional)-1]
 	}
 	return engineAddress, tracing
+}
+
+// exitWhenEngineGoes ends this host, and the program it runs, once the engine
+// that started it is gone (killed, say): nothing would read their results, and
+// the program would otherwise go on changing clusters for nobody. The engine is
+// the parent; its death shows as this process being given another parent.
+func exitWhenEngineGoes(engine int, every time.Duration) {
+	for range time.Tick(every) {
+		if os.Getppid() == engine {
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "pulumi-language-nodejs: the engine (pid %d) is gone; stopping the program\n", engine)
+		programs.stopAll(5 * time.Second)
+		os.Exit(1)
+	}
+}
+
+// programs are the Node processes this host runs, so that they end with it.
+var programs = &running{procs: map[*os.Process]struct{}{}}
+
+type running struct {
+	mu    sync.Mutex
+	procs map[*os.Process]struct{}
+}
+
+func (r *running) add(p *os.Process) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.procs[p] = struct{}{}
+}
+
+func (r *running) remove(p *os.Process) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.procs, p)
+}
+
+// stopAll interrupts every program, as the engine's cancellation would, and
+// kills those still running after grace.
+func (r *running) stopAll(grace time.Duration) {
+	r.mu.Lock()
+	procs := make([]*os.Process, 0, len(r.procs))
+	for p := range r.procs {
+		procs = append(procs, p)
+	}
+	r.mu.Unlock()
+	for _, p := range procs {
+		_ = p.Signal(os.Interrupt)
+	}
+	deadline := time.Now().Add(grace)
+	for _, p := range procs {
+		for time.Now().Before(deadline) && p.Signal(syscall.Signal(0)) == nil {
+			time.Sleep(100 * time.Millisecond)
+		}
+		_ = p.Kill()
+	}
 }
 
 func fatalf(format string, args ...any) {
@@ -247,7 +305,11 @@ func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 10 * time.Second
 
-	err = cmd.Run()
+	if err = cmd.Start(); err == nil {
+		programs.add(cmd.Process)
+		err = cmd.Wait()
+		programs.remove(cmd.Process)
+	}
 	var exitErr *exec.ExitError
 	switch {
 	case err == nil:
