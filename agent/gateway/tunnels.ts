@@ -83,6 +83,12 @@ interface Applied {
    * old session (15 s or more) and handshakes again.
    */
   readonly peerSeenAt: { readonly publicKey: string; readonly endpoint: string } | undefined;
+  /**
+   * The UDP port the interface got (a client's is any free one), taken again by a restarted
+   * client: the server, which remembers where it saw the client, would otherwise dial a port
+   * nobody listens on, and wait for the client's own rehandshake (15 s).
+   */
+  readonly ownPort: number | undefined;
 }
 
 /** Rewrite an unchanged status at most this often (it carries the handshake time and round trip). */
@@ -227,9 +233,10 @@ export class TunnelGateway {
         if (decision.report) this.options.reporter.warn(decision.report);
         if (!endpoint.metadata.deletionTimestamp) {
           await writeTunnelEndpointStatus(kc, endpoint, { ...endpoint.status, phase: "Error", message, observedGeneration: endpoint.metadata.generation! }, STEP).catch(() => undefined);
-          // Applied again next pass; what runs stays known, so it can still be taken down.
+          // Applied again next pass; what runs stays known, so it can still be taken down. A port
+          // kept from before may be what failed: the next start takes any free one.
           const applied = this.applied.get(uid);
-          if (applied) this.applied.set(uid, { ...applied, inputs: "" });
+          if (applied) this.applied.set(uid, { ...applied, inputs: "", ownPort: undefined });
         }
       }
     }
@@ -280,7 +287,7 @@ export class TunnelGateway {
         privateKey: keys.privateKey,
         // Only the server must be found at a known port; a client dials from any free one, so
         // one gateway may dial many peers.
-        listenPort: spec.role === "server" ? spec.listenPort : 0,
+        listenPort: spec.role === "server" ? spec.listenPort : (applied?.ownPort ?? 0),
         address: tunnelAddress(link, spec.role),
         mtu: spec.mtu,
         logFile: join(workDir, `${ifname}.log`),
@@ -292,8 +299,9 @@ export class TunnelGateway {
       // probe below starts the new session at once; the client roams on as before.
       const seen = applied?.peerSeenAt?.publicKey === spec.remote.publicKey ? applied?.peerSeenAt : undefined;
       const dial = spec.remote.endpoint ?? (running.started ? seen?.endpoint : undefined);
+      const own = await readWireguardStatus(netns, ifname);
       if (spec.remote.publicKey) {
-        const formerPeers = (await readWireguardStatus(netns, ifname)).peers.filter((p) => p.publicKey !== spec.remote.publicKey);
+        const formerPeers = own.peers.filter((p) => p.publicKey !== spec.remote.publicKey);
         for (const peer of formerPeers) await runIn(netns, "wg", ["set", ifname, "peer", peer.publicKey, "remove"]);
         await configureWireguardPeer({
           netns,
@@ -305,7 +313,7 @@ export class TunnelGateway {
         });
       }
       if (view) await applyPeerFabric(netns, { peerId: ifname, tunnelInterface: ifname, view, slot });
-      applied = { inputs, ifname, remoteClusterName: spec.remoteClusterName, process: running.process, publicKey: keys.publicKey, slot, view, status: "", statusWrittenAt: 0, observedAt: 0, connected: false, peerSeenAt: seen };
+      applied = { inputs, ifname, remoteClusterName: spec.remoteClusterName, process: running.process, publicKey: keys.publicKey, slot, view, status: "", statusWrittenAt: 0, observedAt: 0, connected: false, peerSeenAt: seen, ownPort: own.listenPort };
       this.applied.set(uid, applied);
     }
 

@@ -77,10 +77,14 @@ describe("tunnel steps on real clusters", () => {
       await expectTrafficThroughTunnel(pair, moved, 30);
 
       // Either gateway's wireguard-go dies (SIGKILL, as a crash): its gateway sees it within a
-      // fraction of a second and brings it back with the same key, unasked, and the restarted side
-      // starts the new session at once: pods talk again within the README's bound.
+      // fraction of a second and brings it back with the same key (and a client on the same port),
+      // unasked, and the restarted side starts the new session at once: pods talk again within the
+      // README's bound.
       const pods = podsOf(pair, moved, 30);
-      for (const [side, netns, ifname] of [["provider", pair.a.netns, moved.provider.interfaceName], ["consumer", pair.b.netns, moved.consumer.interfaceName]] as const) {
+      const provider = ["provider", pair.a.netns, moved.provider.interfaceName] as const;
+      const consumer = ["consumer", pair.b.netns, moved.consumer.interfaceName] as const;
+      // The provider again last: it must find the restarted consumer where it saw it before.
+      for (const [side, netns, ifname] of [provider, consumer, provider]) {
         const killed = (await findWireguardProcess(netns, ifname))!;
         const killedAt = performance.now();
         process.kill(killed.pid, "SIGKILL");
