@@ -158,7 +158,7 @@ async function localRoutes(netns: string, exceptPrefix: string): Promise<Cidr[]>
 /** The gateway of one cluster. Call {@link TunnelGateway.pass} periodically. */
 export class TunnelGateway {
   private readonly applied = new Map<string, Applied>();
-  /** The backoff of each endpoint that failed lately, by uid. */
+  /** The backoff of each endpoint that failed lately, by uid and generation (a new spec is tried at once). */
   private readonly retries = new Map<string, Backoff>();
   private readonly now: () => number;
 
@@ -201,13 +201,15 @@ export class TunnelGateway {
     let routes: Promise<Cidr[]> | undefined;
     const readRoutes = (): Promise<Cidr[]> => (routes ??= localRoutes(this.options.netns, WIREGUARD_IFNAME_PREFIX));
     const refused = new Set<string>();
-    for (const uid of this.retries.keys()) if (!endpoints.some((e) => e.metadata.uid === uid)) this.retries.delete(uid);
+    const retryKey = (e: TunnelEndpoint): string => `${e.metadata.uid}@${e.metadata.generation}`;
+    for (const key of this.retries.keys()) if (!endpoints.some((e) => retryKey(e) === key)) this.retries.delete(key);
     for (const endpoint of endpoints) {
       const label = `TunnelEndpoint ${endpoint.metadata.namespace}/${endpoint.metadata.name}`;
       const uid = endpoint.metadata.uid!;
-      const backoff = this.retries.get(uid) ?? new Backoff(`${STEP}: ${label}`);
-      // Backing off: a pass woken by the endpoint's own status write (or anything else) leaves it be.
-      if (this.now() < backoff.dueAt) continue;
+      const backoff = this.retries.get(retryKey(endpoint)) ?? new Backoff(`${STEP}: ${label}`);
+      // Backing off: a pass woken by the endpoint's own status write (or anything else) leaves it
+      // be; a delete is never held back.
+      if (!endpoint.metadata.deletionTimestamp && this.now() < backoff.dueAt) continue;
       try {
         if (endpoint.metadata.deletionTimestamp) {
           // Without the finalizer the gateway never set anything up for it (or already took it down).
@@ -225,11 +227,11 @@ export class TunnelGateway {
         }
         const recovered = backoff.succeeded();
         if (recovered) this.options.reporter.info(recovered);
-        this.retries.delete(uid);
+        this.retries.delete(retryKey(endpoint));
       } catch (error) {
         const message = (error as Error).message;
         const decision = backoff.failed(message, this.now());
-        this.retries.set(uid, backoff);
+        this.retries.set(retryKey(endpoint), backoff);
         if (decision.report) this.options.reporter.warn(decision.report);
         if (!endpoint.metadata.deletionTimestamp) {
           await writeTunnelEndpointStatus(kc, endpoint, { ...endpoint.status, phase: "Error", message, observedGeneration: endpoint.metadata.generation! }, STEP).catch(() => undefined);
