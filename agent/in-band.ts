@@ -8,7 +8,10 @@
  *                   the API server inside the tunnel) and delete the token
  *   negotiation     file the ResourceRequest with the identity and report the offer answering it
  *
- * The key is the consumer cluster's own and never leaves it; the status says how far it got.
+ * The key is the consumer cluster's own and never leaves it; the status says how far it got. A
+ * peering whose step fails (the tunnel not up yet, the auth service refusing) is tried again with
+ * the agent's backoff (backoff.ts), its own, so that it neither floods the auth service nor holds
+ * back the others; the reason is reported when it changes and at each step of the backoff.
  */
 import * as k8s from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE, type OutgoingPeering } from "../provider/api/index.js";
@@ -20,6 +23,7 @@ import { describeKubeError } from "../provider/kube/errors.js";
 import { ensureResourceRequest, getResourceOffer } from "../provider/negotiation/request.js";
 import { ensureIdentitySecret, getIdentityKubeconfig, listOutgoingPeerings, writeOutgoingPeeringStatus } from "../provider/peering/outgoing.js";
 import type { WaitFailedError } from "../provider/wait/poll.js";
+import { AGENT_BACKOFF, Backoff, type BackoffPolicy } from "./backoff.js";
 import type { Reporter } from "./reporter.js";
 
 /**
@@ -27,6 +31,15 @@ import type { Reporter } from "./reporter.js";
  * than the service waits for its signer (CERTIFICATE_WAIT_MS), so that its reason arrives here.
  */
 const AUTH_ATTEMPT_MS = 30_000;
+
+/**
+ * The agent's backoff with a lower cap: what an in-band peering waits on most (its tunnel) comes
+ * up within seconds, and a 30 s pause would be most of a `pulumi up`'s wait.
+ */
+const IN_BAND_BACKOFF: BackoffPolicy = { ...AGENT_BACKOFF, maxMs: 10_000 };
+
+/** The backoff of each in-band peering that failed lately, by its uid. */
+const retries = new Map<string, Backoff>();
 
 /** The identity for the peering's provider: the stored one, or one obtained now through the tunnel. */
 async function ensureInBandIdentity(kc: k8s.KubeConfig, me: ClusterIdentity, peering: OutgoingPeering): Promise<k8s.KubeConfig> {
@@ -60,10 +73,12 @@ async function ensureInBandIdentity(kc: k8s.KubeConfig, me: ClusterIdentity, pee
  * One pass over this cluster's in-band peerings that have not reached their current generation's
  * offer. Resolves how many are still pending: they wait on the provider, which no watch here sees.
  */
-export async function advanceInBandPeerings(kc: k8s.KubeConfig, reporter: Reporter): Promise<number> {
+export async function advanceInBandPeerings(kc: k8s.KubeConfig, reporter: Reporter, now: () => number = Date.now): Promise<number> {
   const pending = (await listOutgoingPeerings(kc)).filter(
     (p) => p.spec.inBand && !(p.status?.observedGeneration === p.metadata.generation && p.status?.phase === "Negotiated"),
   );
+  const uidOf = (p: OutgoingPeering): string => p.metadata.uid ?? p.metadata.name!;
+  for (const uid of retries.keys()) if (!pending.some((p) => uidOf(p) === uid)) retries.delete(uid);
   // Most passes find nothing to do: the cluster's identity is read only when there is.
   const me = pending.length > 0 ? await getClusterIdentity(kc) : undefined;
   if (!me) return 0;
@@ -71,6 +86,8 @@ export async function advanceInBandPeerings(kc: k8s.KubeConfig, reporter: Report
     const access = peering.spec.inBand!;
     const generation = peering.metadata.generation!;
     const provider = peering.spec.providerClusterName;
+    const backoff = retries.get(uidOf(peering)) ?? new Backoff(`in-band peering with ${provider}`, IN_BAND_BACKOFF);
+    if (now() < backoff.dueAt) continue;
     try {
       const identity = await ensureInBandIdentity(kc, me, peering);
       const location = { tenantNamespace: peering.spec.tenantNamespace, name: peering.spec.requestName };
@@ -82,9 +99,14 @@ export async function advanceInBandPeerings(kc: k8s.KubeConfig, reporter: Report
       } else if (peering.status?.phase !== "Negotiating") {
         await writeOutgoingPeeringStatus(kc, peering, { phase: "Negotiating", observedGeneration: generation, message: `waiting for ${provider}'s offer` });
       }
+      const recovered = backoff.succeeded();
+      if (recovered) reporter.info(recovered);
+      retries.delete(uidOf(peering));
     } catch (error) {
       const message = describeKubeError(error);
-      reporter.warn(`in-band peering with ${provider}: ${message}`);
+      const decision = backoff.failed(message, now());
+      retries.set(uidOf(peering), backoff);
+      if (decision.report) reporter.warn(decision.report);
       // Failed: the provider refused or said that asking again will not help (pulumi stops waiting);
       // Error: anything else, which the next pass may well get past. Both are tried again.
       const phase = (error as Partial<WaitFailedError>).isWaitFailedError ? "Failed" : "Error";

@@ -1,12 +1,14 @@
 /**
- * The agent's one loop shape: run a pass, wait, repeat until aborted. A failed pass is logged and
- * retried with capped exponential backoff (1 s up to 30 s); a good pass resets it. The delay is
- * injectable so that loops are tested without real time.
+ * The agent's one loop shape: run a pass, wait, repeat until aborted. A failed pass is retried with
+ * the agent's capped exponential backoff (backoff.ts: 1 s up to 30 s), its reason reported when it
+ * changes and at each step; a good pass resets it and says it recovered. The delay and the random
+ * source of the jitter are injectable so that loops are tested without real time.
  *
  * Passes relist what they need each time rather than keeping a cache from a watch: the
  * project's custom resources come and go with the `Cluster` resource. Watches only wake a loop
  * (see watch.ts), so a loop can pass rarely while nothing changes and at once when something does.
  */
+import { AGENT_BACKOFF, Backoff, type BackoffPolicy } from "./backoff.js";
 import type { Reporter } from "./reporter.js";
 
 /** A periodic loop's settings. */
@@ -23,6 +25,10 @@ export interface LoopOptions {
   readonly wakeup?: Wakeup;
   /** @default a setTimeout sleep that ends early on abort */
   readonly delay?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** How failed passes back off. @default {@link AGENT_BACKOFF} */
+  readonly backoff?: BackoffPolicy;
+  /** Random source of the backoff's jitter, in [0, 1). @default Math.random */
+  readonly random?: () => number;
 }
 
 /**
@@ -57,11 +63,6 @@ export class Wakeup {
   }
 }
 
-/** Backoff after `failures` consecutive failed passes: 1 s, 2 s, 4 s … capped at 30 s. */
-export function backoffMs(failures: number): number {
-  return Math.min(30_000, 1000 * 2 ** Math.max(0, failures - 1));
-}
-
 /** Sleeps `ms`, resolving early when `signal` aborts. */
 export function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -83,17 +84,20 @@ export function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
  */
 export async function runLoop(options: LoopOptions, pass: () => Promise<number | void>): Promise<void> {
   const delay = options.delay ?? abortableDelay;
-  let failures = 0;
+  const backoff = new Backoff(options.name, options.backoff ?? AGENT_BACKOFF, options.random);
   while (!options.signal.aborted) {
-    let next: number | void = undefined;
+    let pause: number;
     try {
-      next = await pass();
-      failures = 0;
+      const next = await pass();
+      const recovered = backoff.succeeded();
+      if (recovered) options.reporter.info(recovered);
+      pause = next ?? options.intervalMs;
     } catch (error) {
-      failures += 1;
-      options.reporter.warn(`${options.name}: ${(error as Error).message ?? String(error)} (retry in ${backoffMs(failures) / 1000} s)`);
+      const decision = backoff.failed((error as Error).message ?? String(error), Date.now());
+      if (decision.report) options.reporter.warn(decision.report);
+      pause = decision.delayMs;
     }
-    const pause = failures === 0 ? (next ?? options.intervalMs) : backoffMs(failures);
-    await (options.wakeup && failures === 0 ? options.wakeup.sleep(pause, options.signal, delay) : delay(pause, options.signal));
+    // A failing loop is not woken early: every change it is told of would be another attempt.
+    await (options.wakeup && backoff.failureCount === 0 ? options.wakeup.sleep(pause, options.signal, delay) : delay(pause, options.signal));
   }
 }

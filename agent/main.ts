@@ -9,7 +9,7 @@
  * cluster's TunnelEndpoints ask for, in that network namespace (in local clusters, the cluster's).
  *
  *   node dist/agent/main.js [--kubeconfig PATH] [--auth-listen HOST:PORT] [--name NAME]
- *                           [--gateway-netns NETNS --gateway-dir DIR]
+ *                           [--gateway-netns NETNS --gateway-dir DIR [--wireguard-go PATH]]
  */
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
@@ -52,6 +52,7 @@ async function main(): Promise<void> {
       name: { type: "string", default: hostname() },
       "gateway-netns": { type: "string" },
       "gateway-dir": { type: "string" },
+      "wireguard-go": { type: "string" },
     },
   });
   const gatewayNetns = values["gateway-netns"];
@@ -65,7 +66,7 @@ async function main(): Promise<void> {
   const wakeups = { offers: new Wakeup(), inBand: new Wakeup(), gateway: new Wakeup(), liveness: new Wakeup() };
   const auth = await startAuthService({ kc, listen: { host: host!, port: Number(port) }, log: reporter, refreshIntervalMs: INTERVALS.tlsRefresh, onReload: () => wakeups.liveness.wake() });
   reporter.info(`agent ${values.name}: auth service listening on ${host}:${auth.port}`);
-  const watching = { signal: stop.signal, retryNow: new RetryNow() };
+  const watching = { signal: stop.signal, retryNow: new RetryNow(), reporter };
   const capacity = capacityEventFilters();
   let followsCapacity = false;
   const loops = [
@@ -79,7 +80,7 @@ async function main(): Promise<void> {
         void auth.refresh();
         watching.retryNow.kick();
       },
-      { signal: stop.signal },
+      { signal: stop.signal, reporter },
     ),
     wakeOnChanges(kc, collection("resourcerequests"), () => wakeups.offers.wake(), watching),
     wakeOnChanges(kc, collection("outgoingpeerings"), () => wakeups.inBand.wake(), watching),
@@ -94,7 +95,8 @@ async function main(): Promise<void> {
     runLoop({ name: "heartbeat", intervalMs: INTERVALS.heartbeat, signal: stop.signal, reporter }, async () => void (await beatOnce(kc, reporter))),
   ];
   if (gatewayNetns) {
-    const gateway = new TunnelGateway({ kc, netns: gatewayNetns, workDir: values["gateway-dir"]!, reporter });
+    const gateway = new TunnelGateway({ kc, netns: gatewayNetns, workDir: values["gateway-dir"]!, reporter, ...(values["wireguard-go"] ? { wireguardGo: values["wireguard-go"] } : {}) });
+    gateway.watchProcesses(stop.signal, () => wakeups.gateway.wake());
     loops.push(wakeOnChanges(kc, collection("tunnelendpoints"), () => wakeups.gateway.wake(), watching));
     loops.push(runLoop({ name: "gateway", intervalMs: INTERVALS.gateway, signal: stop.signal, reporter, wakeup: wakeups.gateway }, async () => ((await gateway.pass()) > 0 ? INTERVALS.pending : undefined)));
     reporter.info(`agent ${values.name}: gateway for network namespace ${gatewayNetns}`);

@@ -4,10 +4,14 @@
  * resourceVersion it saw when the connection ends (client-node ends an idle one after 30 s), so an
  * idle cluster costs one request a collection every 30 s. A watch that cannot resume (410 Gone,
  * the collection not installed yet, a network error) starts over after a pause and wakes its
- * loop, which relists: nothing is ever missed, at worst found a pause later.
+ * loop, which relists: nothing is ever missed, at worst found a pause later. The pause is the
+ * agent's backoff (backoff.ts), reset once a connection delivers an event; its reason is reported.
  */
 import * as k8s from "@kubernetes/client-node";
+import { describeKubeError } from "../provider/kube/errors.js";
+import { AGENT_BACKOFF, Backoff, type BackoffPolicy } from "./backoff.js";
 import { abortableDelay } from "./loop.js";
+import type { Reporter } from "./reporter.js";
 
 /**
  * Cuts short the pause of every watch waiting to start over: a watch on a collection that is not
@@ -42,8 +46,10 @@ export class RetryNow {
 export interface WatchOptions {
   /** Ends the watch. */
   readonly signal: AbortSignal;
-  /** Pause before starting over after a failure. @default 5000 */
-  readonly retryMs?: number;
+  /** How the pause before starting over after a failure grows. @default {@link AGENT_BACKOFF} */
+  readonly backoff?: BackoffPolicy;
+  /** Where the reason of a failed watch is reported. @default nowhere */
+  readonly reporter?: Reporter;
   /** Cuts that pause short. */
   readonly retryNow?: RetryNow;
   /** Which events wake: all but bookmarks unless given. */
@@ -58,6 +64,9 @@ function isOrdinaryEnd(error: unknown): boolean {
   return error === null || error === undefined || (error as Error).name === "TimeoutError" || (error as Error).name === "AbortError";
 }
 
+/** Pause before a watch that ended quietly without a resource version starts over from a fresh list. */
+const QUIET_RESTART_MS = 5000;
+
 /**
  * Calls `onChange` whenever an object under API `path` (e.g.
  * `/apis/peering.pulumi-liqo.dev/v1alpha1/resourcerequests`) is added, changed or deleted, and
@@ -65,6 +74,7 @@ function isOrdinaryEnd(error: unknown): boolean {
  */
 export async function wakeOnChanges(kc: k8s.KubeConfig, path: string, onChange: () => void, options: WatchOptions): Promise<void> {
   const watch = new k8s.Watch(kc);
+  const backoff = new Backoff(`watch ${path}`, options.backoff ?? AGENT_BACKOFF);
   let resourceVersion: string | undefined;
   while (!options.signal.aborted) {
     let stop: (() => void) | undefined;
@@ -77,7 +87,11 @@ export async function wakeOnChanges(kc: k8s.KubeConfig, path: string, onChange: 
           (type: string, object: { metadata?: { resourceVersion?: string } } | undefined) => {
             // ERROR is the server saying it cannot resume from that version (410): start over.
             if (type === "ERROR") resourceVersion = undefined;
-            else resourceVersion = object?.metadata?.resourceVersion ?? resourceVersion;
+            else {
+              resourceVersion = object?.metadata?.resourceVersion ?? resourceVersion;
+              const recovered = backoff.succeeded();
+              if (recovered) options.reporter?.info(recovered);
+            }
             if (type !== "BOOKMARK" && (options.relevant?.(type, object) ?? true)) onChange();
           },
           (error: unknown) => resolve({ error }),
@@ -94,7 +108,14 @@ export async function wakeOnChanges(kc: k8s.KubeConfig, path: string, onChange: 
     if (options.signal.aborted) return;
     if (!isOrdinaryEnd(ended.error) || resourceVersion === undefined) {
       resourceVersion = undefined;
-      await (options.retryNow ? options.retryNow.sleep(options.retryMs ?? 5000, options.signal) : abortableDelay(options.retryMs ?? 5000, options.signal));
+      // A failure backs off and says why; a quiet end with nothing seen (an empty collection) is no failure.
+      let pauseMs = QUIET_RESTART_MS;
+      if (!isOrdinaryEnd(ended.error)) {
+        const decision = backoff.failed(describeKubeError(ended.error), Date.now());
+        if (decision.report) options.reporter?.warn(decision.report);
+        pauseMs = decision.delayMs;
+      }
+      await (options.retryNow ? options.retryNow.sleep(pauseMs, options.signal) : abortableDelay(pauseMs, options.signal));
       onChange();
     }
   }

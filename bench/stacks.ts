@@ -3,6 +3,7 @@
  * program in the same run, since the machine is shared and noisy:
  * - one out-of-band peering's `pulumi up` (its two Clusters already in place) against an empty up;
  * - no-change `pulumi preview` and `pulumi refresh` of the demo stack against an empty stack's;
+ *   then, on its tunnel, the time a killed wireguard-go takes to carry traffic again (recovery.ts);
  * - `pulumi up` of an all-to-all mesh of 2, 4 and 6 clusters, and the agents' idle usage after it.
  */
 import { dirname, join } from "node:path";
@@ -10,6 +11,7 @@ import type { LabState } from "../local-cluster/lab.js";
 import { withLab } from "../test/support/labs.js";
 import { configureForLab, configureMeshForLab, PulumiWorkspace } from "../test/support/pulumi.js";
 import { agentUsage, type AgentUsage } from "./agent-usage.js";
+import { benchRecovery } from "./recovery.js";
 import { ratio, series, target, timed, type Series, type Target } from "./figures.js";
 
 const REPO = dirname(require.resolve("pulumi-liqo/package.json"));
@@ -75,7 +77,7 @@ async function benchPeeringUp(lab: LabState, empty: PulumiWorkspace, runs: numbe
   });
 }
 
-/** No-change previews and refreshes of the demo stack and of the empty stack, interleaved. */
+/** No-change previews and refreshes of the demo stack and of the empty stack, interleaved; then its tunnel's recovery. */
 async function benchNoChange(lab: LabState, empty: PulumiWorkspace, runs: number, log: Log): Promise<SectionResult> {
   return withStack(join(REPO, "examples", "local-peering"), lab, async (demo) => {
     log("no-change: the demo stack up (not measured)");
@@ -92,9 +94,11 @@ async function benchNoChange(lab: LabState, empty: PulumiWorkspace, runs: number
     const emptyPreview = series("pulumi preview, no change: empty stack", "s", samples.emptyPreview);
     const demoRefresh = series("pulumi refresh, no change: demo stack (6 resources)", "s", samples.demoRefresh);
     const emptyRefresh = series("pulumi refresh, no change: empty stack", "s", samples.emptyRefresh);
+    // Last: the kills leave the tunnel as it was, but its status catches up only on the next resync.
+    const recovery = await benchRecovery(lab, runs, log);
     return {
-      series: [demoPreview, emptyPreview, demoRefresh, emptyRefresh],
-      targets: [target("demo preview / empty preview", ratio(demoPreview, emptyPreview), "max", 1.5), target("demo refresh / empty refresh", ratio(demoRefresh, emptyRefresh), "max", 1.5)],
+      series: [demoPreview, emptyPreview, demoRefresh, emptyRefresh, ...recovery.series],
+      targets: [target("demo preview / empty preview", ratio(demoPreview, emptyPreview), "max", 1.5), target("demo refresh / empty refresh", ratio(demoRefresh, emptyRefresh), "max", 1.5), ...recovery.targets],
     };
   });
 }

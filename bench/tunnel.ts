@@ -28,7 +28,7 @@ interface Sample {
 }
 
 /** Pings `address` from `netns` until it answers; the milliseconds since `since`. */
-async function firstPacket(netns: string, address: string, since: number): Promise<number> {
+export async function firstPacket(netns: string, address: string, since: number): Promise<number> {
   for (;;) {
     try {
       await runIn(netns, "ping", ["-c", "1", "-W", "1", address]);

@@ -10,6 +10,7 @@
  *   address CLUSTER [--lab L]
  *   nodes [CLUSTER...] [--lab L]
  *   schedule-probe CLUSTER POD [--lab L]
+ *   restart CLUSTER [COMPONENT] [--lab L]
  *   down [--lab L | --all]
  */
 import { parseArgs } from "node:util";
@@ -17,6 +18,8 @@ import { runIn } from "../provider/host/exec.js";
 import { PROFILES, type ConnectivityProfile, type PortForward } from "./connectivity.js";
 import { describeNodes, scheduleProbePod } from "./inspect.js";
 import { addPodAddress, clusterOf, downLab, labHealth, listLabs, readLab, setProfile, upLab, type LabState } from "./lab.js";
+import { parseComponent, restartComponents } from "./restart.js";
+import { COMPONENTS } from "./supervisor.js";
 
 const USAGE = `usage: npm run clusters -- <command> [options]
   up NAME... [--lab L] [--profile ${PROFILES.join("|")}] [--behind-nat NAME]...
@@ -28,6 +31,8 @@ const USAGE = `usage: npm run clusters -- <command> [options]
   address CLUSTER [--lab L]             the address other clusters reach CLUSTER (and its gateway) at
   nodes [CLUSTER...] [--lab L]          nodes of the clusters, virtual ones included
   schedule-probe CLUSTER POD [--lab L]  a pod only a virtual node takes; prints where it is bound
+  restart CLUSTER [COMPONENT] [--lab L] restarts ${COMPONENTS.join(", ")}
+                                        (default: all) and waits until the cluster is ready again
   down [--lab L | --all]
 The lab defaults to "demo"; state lives in $LIQO_LAB_ROOT (default /tmp/pulumi-liqo-labs).`;
 
@@ -143,6 +148,15 @@ async function main(argv: string[]): Promise<void> {
       if (!cluster || !pod) throw new Error("schedule-probe: expected CLUSTER POD");
       const node = await scheduleProbePod(clusterOf(requireLab(lab), cluster), pod);
       return void console.log(`cluster ${cluster}: pod default/${pod} scheduled onto ${node}`);
+    }
+    case "restart": {
+      const [cluster, component] = args;
+      if (!cluster || args.length > 2) throw new Error(`restart: expected CLUSTER [COMPONENT] (components: ${COMPONENTS.join(", ")})`);
+      const state = requireLab(lab);
+      clusterOf(state, cluster);
+      const lines = await restartComponents(state, cluster, component ? [parseComponent(component)] : undefined, (line) => console.error(line));
+      for (const line of lines) console.log(line);
+      return;
     }
     case "down": {
       const names = values.all ? listLabs() : [lab];

@@ -3,8 +3,10 @@
  * kube-scheduler from upstream binaries, each a process in the cluster's network namespace.
  *
  * Ready means: `/readyz` answers 200 from the host, a namespace can be created, and both
- * kube-controller-manager and kube-scheduler hold their leader lease (so CSRs get signed and pods
- * get scheduled from then on). A component that exits ends the wait at once, naming its log.
+ * kube-controller-manager and kube-scheduler hold their leader lease, renewed within its duration
+ * (so CSRs get signed and pods get scheduled from then on). A component that exits ends the wait
+ * at once, naming its log. Each start is given to the caller with its command line, which the
+ * cluster's supervisor (supervisor.ts) runs again when the process exits.
  */
 import * as k8s from "@kubernetes/client-node";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -25,8 +27,9 @@ import {
 import { startInNamespace, type ProcessRecord } from "../provider/host/processes.js";
 import { AGENT_NODE_FLAGS } from "../provider/cluster/agent-deployment.js";
 
-/** The port every local API server listens on. */
-export const API_SERVER_PORT = 6443;
+import { API_SERVER_PORT } from "./plan.js";
+
+export { API_SERVER_PORT };
 
 /** Where and how one control plane runs. */
 export interface ControlPlaneSpec {
@@ -46,7 +49,20 @@ export interface ControlPlaneSpec {
   readonly serviceCidr: Cidr;
   /** Node lifecycle controller's grace period before a silent Node turns NotReady. */
   readonly nodeMonitorGracePeriodSeconds: number;
+  /** The wireguard-go executable the agent's gateway runs. @default "wireguard-go" from PATH */
+  readonly wireguardGo?: string;
 }
+
+/** How a process was started: what its supervisor runs again when it exits, as a unit's `ExecStart`. */
+export interface Launch {
+  /** Executable. */
+  readonly command: string;
+  /** Its arguments. */
+  readonly args: readonly string[];
+}
+
+/** Receives each process started, with how, so that the caller records both before anything else can fail. */
+export type OnStarted = (record: ProcessRecord, launch: Launch) => void;
 
 /** Files of a control plane, all below its directory. */
 export interface ControlPlaneFiles {
@@ -101,17 +117,17 @@ export function writeControlPlaneFiles(spec: ControlPlaneSpec): ControlPlaneFile
 }
 
 /** Starts one component in the cluster's namespace, its output in `logs/<name>.log`. */
-function starter(spec: ControlPlaneSpec, onStarted: (record: ProcessRecord) => void): (name: string, args: string[]) => void {
+function starter(spec: ControlPlaneSpec, onStarted: OnStarted): (name: string, args: string[], command?: string) => void {
   const logs = join(spec.dir, "logs");
   mkdirSync(logs, { recursive: true });
-  return (name, args) => onStarted(startInNamespace(spec.netns, name, name, args, join(logs, `${name}.log`)));
+  return (name, args, command = name) => onStarted(startInNamespace(spec.netns, name, command, args, join(logs, `${name}.log`)), { command, args });
 }
 
 /**
  * Starts etcd and kube-apiserver, calling `onStarted` after each so that the caller records the
  * PID before anything else can fail.
  */
-export function startApiServer(spec: ControlPlaneSpec, onStarted: (record: ProcessRecord) => void): void {
+export function startApiServer(spec: ControlPlaneSpec, onStarted: OnStarted): void {
   const pki = join(spec.dir, "pki");
   const start = starter(spec, onStarted);
 
@@ -154,7 +170,7 @@ export function startApiServer(spec: ControlPlaneSpec, onStarted: (record: Proce
  * Starts kube-controller-manager and kube-scheduler. Only once the API server is ready: before its
  * RBAC bootstrap finishes, kube-controller-manager cannot read its configmap and exits.
  */
-export function startControllers(spec: ControlPlaneSpec, onStarted: (record: ProcessRecord) => void): void {
+export function startControllers(spec: ControlPlaneSpec, onStarted: OnStarted): void {
   const pki = join(spec.dir, "pki");
   const start = starter(spec, onStarted);
   start("kube-controller-manager", [
@@ -221,22 +237,17 @@ export function agentEntryPoint(): string {
  * Deployment: auth service on {@link AUTH_SERVICE_PORT}, offer answering, heartbeat, and the
  * gateway, which sets up tunnels in the cluster's namespace.
  */
-export function startAgent(spec: ControlPlaneSpec, onStarted: (record: ProcessRecord) => void): void {
-  const logs = join(spec.dir, "logs");
-  mkdirSync(logs, { recursive: true });
-  onStarted(
-    startInNamespace(
-      spec.netns,
-      "agent",
-      process.execPath,
-      [
-        ...AGENT_NODE_FLAGS,
-        agentEntryPoint(),
-        ...["--kubeconfig", join(spec.dir, "agent.kubeconfig"), "--auth-listen", `0.0.0.0:${AUTH_SERVICE_PORT}`, "--name", `agent-${spec.name}`],
-        ...["--gateway-netns", spec.netns, "--gateway-dir", join(spec.dir, "gateway")],
-      ],
-      join(logs, "agent.log"),
-    ),
+export function startAgent(spec: ControlPlaneSpec, onStarted: OnStarted): void {
+  starter(spec, onStarted)(
+    "agent",
+    [
+      ...AGENT_NODE_FLAGS,
+      agentEntryPoint(),
+      ...["--kubeconfig", join(spec.dir, "agent.kubeconfig"), "--auth-listen", `0.0.0.0:${AUTH_SERVICE_PORT}`, "--name", `agent-${spec.name}`],
+      ...["--gateway-netns", spec.netns, "--gateway-dir", join(spec.dir, "gateway")],
+      ...(spec.wireguardGo ? ["--wireguard-go", spec.wireguardGo] : []),
+    ],
+    process.execPath,
   );
 }
 
@@ -278,7 +289,10 @@ export async function waitForApiServer(spec: ControlPlaneSpec, dead: LivenessChe
   await core.deleteNamespace({ name: probe });
 }
 
-/** Waits until kube-controller-manager and kube-scheduler each hold their leader lease. */
+/**
+ * Waits until kube-controller-manager and kube-scheduler each hold their leader lease and have
+ * renewed it within its duration: a holder recorded by a process that has since died does not count.
+ */
 export async function waitForControllers(spec: ControlPlaneSpec, dead: LivenessCheck, timeoutMs: number): Promise<void> {
   const { kc, endpoint, step } = adminClient(spec);
   const deadline = Date.now() + timeoutMs;
@@ -290,7 +304,10 @@ export async function waitForControllers(spec: ControlPlaneSpec, dead: LivenessC
       const lease = await coordination.readNamespacedLease({ name: component, namespace: "kube-system" }).catch((e: unknown) => {
         throw new Error(describeKubeError(e));
       });
-      return lease.spec?.holderIdentity ? { done: true, value: undefined } : { done: false, state: "lease has no holder" };
+      const renewed = lease.spec?.renewTime ? new Date(lease.spec.renewTime).getTime() : 0;
+      const fresh = Date.now() - renewed <= (lease.spec?.leaseDurationSeconds ?? 15) * 1000;
+      if (lease.spec?.holderIdentity && fresh) return { done: true, value: undefined };
+      return { done: false, state: lease.spec?.holderIdentity ? `held by ${lease.spec.holderIdentity}, last renewed ${lease.spec.renewTime ? new Date(lease.spec.renewTime).toISOString() : "never"}` : "lease has no holder" };
     });
   }
 }

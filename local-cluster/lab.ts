@@ -2,9 +2,10 @@
  * A lab: N local clusters on one machine, each a network namespace on a shared bridge with its own
  * address, running a real control plane. The lab's state file records every name and PID it
  * creates *before* creating it, so `downLab` removes exactly what a run made, even one that
- * crashed half-way.
+ * crashed half-way. Once up, each cluster has a supervisor (supervisor.ts) that starts again any
+ * of its processes that exits, as a host's service manager would; `downLab` stops it first.
  */
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { Cidr } from "../provider/net/cidr.js";
 import { applyProfile, configureNatRouter, profileRules, type ConnectivityProfile, type PortForward, type PortRange } from "./connectivity.js";
@@ -19,7 +20,11 @@ import {
   waitForControllers,
   writeControlPlaneFiles,
   type ControlPlaneSpec,
+  type Launch,
+  type OnStarted,
 } from "./control-plane.js";
+import { readLabFile, saveLab, stateFile, updateLab } from "./state.js";
+import { startSupervisor } from "./supervisor.js";
 import { run } from "../provider/host/exec.js";
 import {
   addPodAddress as addAddressToPods,
@@ -58,6 +63,8 @@ export interface LabOptions {
   readonly gatewayPorts?: PortRange;
   /** The node lifecycle controller's grace period. @default 40 */
   readonly nodeMonitorGracePeriodSeconds?: number;
+  /** The wireguard-go executable the agents' gateways run (tests: one that fails). @default "wireguard-go" from PATH */
+  readonly wireguardGo?: string;
   /** How long each cluster may take to become ready. @default 180000 */
   readonly readyTimeoutMs?: number;
   /** Receives progress lines. @default writes to stderr */
@@ -72,8 +79,12 @@ export interface ClusterState extends PlannedCluster {
   readonly apiServerUrl: string;
   /** The agent's auth service URL as the host and other clusters reach it (open profile). */
   readonly authUrl: string;
-  /** Processes started for this cluster, in start order. */
+  /** Processes started for this cluster, in start order; a restarted one replaces its record. */
   readonly processes: ProcessRecord[];
+  /** How each process was started, by name: what the supervisor runs again when it exits. */
+  readonly launches: Record<string, Launch>;
+  /** The cluster's supervisor, once started (the last thing `up` does). */
+  supervisor?: ProcessRecord;
 }
 
 /** A lab as recorded in its state file. */
@@ -82,21 +93,19 @@ export interface LabState extends Omit<LabPlan, "clusters"> {
   readonly dir: string;
   /** Current connectivity profile. */
   profile: ConnectivityProfile;
+  /** The node lifecycle controller's grace period the clusters run with. */
+  readonly nodeMonitorGracePeriodSeconds: number;
+  /** The wireguard-go executable the agents' gateways run, if not the one on PATH. */
+  readonly wireguardGo?: string;
   /** The clusters, in creation order. */
   readonly clusters: ClusterState[];
 }
 
-const stateFile = (dir: string): string => join(dir, "lab.json");
 const defaultLog = (line: string): void => void process.stderr.write(`${line}\n`);
-
-function save(state: LabState): void {
-  writeFileSync(stateFile(state.dir), JSON.stringify(state, null, 2), { mode: 0o600 });
-}
 
 /** Reads lab `name`'s state, or undefined if there is none. */
 export function readLab(name: string, root = DEFAULT_LAB_ROOT): LabState | undefined {
-  const file = stateFile(join(root, name));
-  return existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as LabState) : undefined;
+  return readLabFile(join(root, name));
 }
 
 /** Names of the labs that have state under `root`. */
@@ -121,7 +130,9 @@ async function usedSubnetIndexes(root: string, except: string): Promise<number[]
   return [...fromLabs, ...fromHost];
 }
 
-function controlPlaneSpec(cluster: PlannedCluster, nodeMonitorGracePeriodSeconds: number): ControlPlaneSpec {
+/** The control plane of a cluster of `state`. */
+export function controlPlaneSpec(state: Pick<LabState, "nodeMonitorGracePeriodSeconds" | "wireguardGo">, cluster: PlannedCluster): ControlPlaneSpec {
+  const { nodeMonitorGracePeriodSeconds, wireguardGo } = state;
   return {
     name: cluster.name,
     netns: cluster.netns,
@@ -131,6 +142,7 @@ function controlPlaneSpec(cluster: PlannedCluster, nodeMonitorGracePeriodSeconds
     podCidr: Cidr.parse(cluster.podCidr),
     serviceCidr: Cidr.parse(cluster.serviceCidr),
     nodeMonitorGracePeriodSeconds,
+    ...(wireguardGo ? { wireguardGo } : {}),
   };
 }
 
@@ -154,7 +166,7 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
   const existing = readLab(name, root);
   if (existing && isHealthy(existing) && sameClusters(existing, requests)) {
     log(`[lab ${name}] already up: ${existing.clusters.map((c) => c.name).join(", ")}`);
-    return existing;
+    return ensureSupervisors(existing, log);
   }
   const removed = await downLab(name, root);
   if (removed.length > 0) log(`[lab ${name}] removed leftovers of a previous run: ${removed.join(", ")}`);
@@ -168,10 +180,15 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
     usedSubnetIndexes: await usedSubnetIndexes(root, name),
   });
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const state: LabState = { ...plan, dir, clusters: [] };
-  save(state);
+  const state: LabState = {
+    ...plan,
+    dir,
+    clusters: [],
+    nodeMonitorGracePeriodSeconds: options.nodeMonitorGracePeriodSeconds ?? 40,
+    ...(options.wireguardGo ? { wireguardGo: options.wireguardGo } : {}),
+  };
+  saveLab(state);
 
-  const grace = options.nodeMonitorGracePeriodSeconds ?? 40;
   const record = recorder(state);
   await createBridge(plan.bridge, `${plan.hostAddress}/24`);
   for (const planned of plan.clusters) {
@@ -181,13 +198,14 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
       apiServerUrl: `https://${planned.publicAddress}:${API_SERVER_PORT}`,
       authUrl: `https://${planned.publicAddress}:${AUTH_SERVICE_PORT}`,
       processes: [],
+      launches: {},
     };
     state.clusters.push(cluster);
-    save(state);
+    saveLab(state);
     log(`[lab ${name}] cluster ${cluster.name}: network (${cluster.publicAddress}${cluster.routerNetns ? ", behind NAT" : ""}, pods ${cluster.podCidr}, services ${cluster.serviceCidr})`);
     await createNetwork(state, cluster);
     mkdirSync(cluster.dir, { recursive: true, mode: 0o700 });
-    const spec = controlPlaneSpec(cluster, grace);
+    const spec = controlPlaneSpec(state, cluster);
     writeControlPlaneFiles(spec);
     log(`[lab ${name}] cluster ${cluster.name}: starting etcd and kube-apiserver`);
     startApiServer(spec, record(cluster));
@@ -198,27 +216,47 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
     throw new Error(`${error.message}\n  logs: ${join(cluster.dir, "logs")}`);
   };
   for (const cluster of state.clusters) {
-    const spec = controlPlaneSpec(cluster, grace);
+    const spec = controlPlaneSpec(state, cluster);
     await waitForApiServer(spec, deadProcess(cluster), timeoutMs).catch(withLogs(cluster));
     log(`[lab ${name}] cluster ${cluster.name}: API server ready; starting kube-controller-manager and kube-scheduler`);
     startControllers(spec, record(cluster));
   }
   for (const cluster of state.clusters) {
-    const spec = controlPlaneSpec(cluster, grace);
+    const spec = controlPlaneSpec(state, cluster);
     await waitForControllers(spec, deadProcess(cluster), timeoutMs).catch(withLogs(cluster));
     startAgent(spec, record(cluster));
     log(`[lab ${name}] cluster ${cluster.name}: ready at ${cluster.apiServerUrl} (kubeconfig ${cluster.kubeconfig}); agent started`);
   }
   await setProfile(state, state.profile);
-  return state;
+  return ensureSupervisors(state, log);
 }
 
-/** Appends a started process to the cluster's record and saves the state at once. */
-function recorder(state: LabState): (cluster: ClusterState) => (process: ProcessRecord) => void {
-  return (cluster) => (process) => {
+/** Appends a started process, and how it was started, to the cluster's record and saves the state at once. */
+function recorder(state: LabState): (cluster: ClusterState) => OnStarted {
+  return (cluster) => (process, launch) => {
     cluster.processes.push(process);
-    save(state);
+    cluster.launches[process.name] = launch;
+    saveLab(state);
   };
+}
+
+/**
+ * Starts the supervisor of every cluster that has none running (the last step of `up`; again on
+ * an `up` that finds the lab healthy, should one have died), recorded at once. Resolves the lab's
+ * state as written.
+ */
+export function ensureSupervisors(state: LabState, log: (line: string) => void = defaultLog): LabState {
+  for (const cluster of state.clusters) {
+    if (cluster.supervisor && isRunning(cluster.supervisor)) continue;
+    const supervisor = startSupervisor(state.dir, cluster);
+    const updated = updateLab(state.dir, (s) => {
+      const mine = s.clusters.find((c) => c.name === cluster.name);
+      if (mine) mine.supervisor = supervisor;
+    });
+    if (updated) Object.assign(state, updated);
+    log(`[lab ${state.name}] cluster ${cluster.name}: supervisor started (pid ${supervisor.pid}); it restarts any process of the cluster that exits`);
+  }
+  return state;
 }
 
 /** The name of the first recorded process of `cluster` that has exited, if any. */
@@ -263,7 +301,8 @@ export async function setProfile(state: LabState, profile: ConnectivityProfile):
     await applyProfile(cluster.netns, profileRules(profile, state.hostAddress, API_SERVER_PORT, state.gatewayPorts));
   }
   state.profile = profile;
-  save(state);
+  // Only the profile: the supervisors may have recorded restarted processes meanwhile.
+  updateLab(state.dir, (s) => void (s.profile = profile));
 }
 
 /** Adds a "pod" address, which must lie in the cluster's pod CIDR, to the cluster's pod interface. */
@@ -283,6 +322,13 @@ export async function addPodAddress(state: LabState, clusterName: string, addres
 export async function downLab(name: string, root = DEFAULT_LAB_ROOT): Promise<string[]> {
   const removed: string[] = [];
   const state = readLab(name, root);
+  // The supervisors first: they would start again what is stopped next.
+  for (const supervisor of state?.clusters.flatMap((c) => (c.supervisor ? [c.supervisor] : [])) ?? []) {
+    if (isRunning(supervisor)) {
+      await stopProcess(supervisor);
+      removed.push(`${supervisor.name} (pid ${supervisor.pid})`);
+    }
+  }
   const records = state?.clusters.flatMap((c) => c.processes) ?? [];
   const netnses = new Set(state?.clusters.flatMap((c) => [c.netns, ...(c.routerNetns ? [c.routerNetns] : [])]) ?? []);
   const prefix = namespacePrefix(name);
@@ -340,7 +386,7 @@ export interface ClusterHealth {
   readonly name: string;
   /** API server URL as the host reaches it. */
   readonly apiServerUrl: string;
-  /** Each recorded process and whether it runs. */
+  /** Each recorded process and whether it runs, the supervisor last. */
   readonly processes: { readonly name: string; readonly pid: number; readonly running: boolean }[];
 }
 
@@ -349,7 +395,7 @@ export function labHealth(state: LabState): ClusterHealth[] {
   return state.clusters.map((c) => ({
     name: c.name,
     apiServerUrl: c.apiServerUrl,
-    processes: c.processes.map((p) => ({ name: p.name, pid: p.pid, running: isRunning(p) })),
+    processes: [...c.processes, ...(c.supervisor ? [c.supervisor] : [])].map((p) => ({ name: p.name, pid: p.pid, running: isRunning(p) })),
   }));
 }
 

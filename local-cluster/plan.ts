@@ -6,6 +6,9 @@ import { join } from "node:path";
 import { Cidr } from "../provider/net/cidr.js";
 import type { ConnectivityProfile, PortForward, PortRange } from "./connectivity.js";
 
+/** The port every local API server listens on. */
+export const API_SERVER_PORT = 6443;
+
 /** One cluster asked of a lab. */
 export interface ClusterRequest {
   /** Cluster name: a lowercase letter, then up to 11 lowercase letters, digits or dashes. */

@@ -5,7 +5,9 @@
  *   key pair     made here, once per endpoint, kept in a Secret of the system namespace: the
  *                private key never leaves the cluster; only the public key goes into the status
  *   interface    a wireguard-go interface named for the endpoint; restarted when it died (the
- *                key is the same, so the peer needs nothing new)
+ *                key is the same, so the peer needs nothing new): its exit is seen within
+ *                {@link EXIT_CHECK_MS} and wakes a pass, and the restarted side dials the peer
+ *                where it was last seen, so the tunnel is back in about a second
  *   peer         the remote's public key, its endpoint (the client only dials), allowed ranges
  *   remapping    the remote's ranges as this cluster sees them (remapped where they overlap a
  *                local range), with the NAT rules and routes that need
@@ -14,7 +16,10 @@
  * Before any of that, the endpoint's claims are checked (claims.ts): one written by a consumer
  * (in its tenant namespace) gets only its peering's own tunnel, on the link block both sides
  * derive; a refused endpoint is answered in its status and gets no finalizer, key, interface or
- * listener. An endpoint being deleted is taken down (interface, rules, routes, key) before the
+ * listener. An endpoint that fails (wireguard-go cannot start, the API refuses a write) is tried
+ * again with the agent's backoff (backoff.ts), its own, however often a pass is woken; the
+ * reason goes to the reporter when it changes and at each step, and to the endpoint's status.
+ * An endpoint being deleted is taken down (interface, rules, routes, key) before the
  * gateway's finalizer is removed, so a delete that returns has left nothing behind.
  */
 import * as k8s from "@kubernetes/client-node";
@@ -30,6 +35,7 @@ import type { RemoteView } from "../../provider/network-fabric/remap.js";
 import { tunnelAddress } from "../../provider/network-fabric/tunnel-plan.js";
 import { isRunning, type ProcessRecord } from "../../provider/host/processes.js";
 import { runIn } from "../../provider/host/exec.js";
+import { Backoff } from "../backoff.js";
 import type { Reporter } from "../reporter.js";
 import { answerRefusal, readOrigins } from "./admission.js";
 import { applyPeerFabric, probeAcross, removePeerFabric } from "./fabric.js";
@@ -50,6 +56,8 @@ export interface GatewayOptions {
   readonly reporter: Reporter;
   /** The wireguard-go executable. @default "wireguard-go" */
   readonly wireguardGo?: string;
+  /** The clock of the backoff of failing endpoints (ms). @default Date.now */
+  readonly now?: () => number;
 }
 
 /** What was last applied for one endpoint, so that a pass over an unchanged endpoint costs next to nothing. */
@@ -69,6 +77,18 @@ interface Applied {
   /** When the link was last probed, and whether the probe was answered. */
   readonly observedAt: number;
   readonly connected: boolean;
+  /**
+   * Where the peer was last seen (`wg show`), kept across a restart of wireguard-go: a server's
+   * fresh process would otherwise not know where its client is until the client gives up on the
+   * old session (15 s or more) and handshakes again.
+   */
+  readonly peerSeenAt: { readonly publicKey: string; readonly endpoint: string } | undefined;
+  /**
+   * The UDP port the interface got (a client's is any free one), taken again by a restarted
+   * client: the server, which remembers where it saw the client, would otherwise dial a port
+   * nobody listens on, and wait for the client's own rehandshake (15 s).
+   */
+  readonly ownPort: number | undefined;
 }
 
 /** Rewrite an unchanged status at most this often (it carries the handshake time and round trip). */
@@ -81,6 +101,13 @@ const STATUS_REFRESH_MS = 30_000;
  * every 2 s, the bulk of an idle gateway's CPU.
  */
 const CONNECTED_PROBE_MS = STATUS_REFRESH_MS;
+
+/**
+ * How often the gateway checks that the wireguard-go processes it runs are alive (a read of
+ * `/proc/PID/stat` each): a dead one wakes a pass at once rather than at the next resync. Some
+ * of them were started by an agent before this one, so they are not its children to wait on.
+ */
+export const EXIT_CHECK_MS = 250;
 
 /** The Secret holding the key pair of interface `ifname`. */
 export const keySecretName = (ifname: string): string => `wireguard-${ifname}`;
@@ -116,9 +143,31 @@ async function localRoutes(netns: string, exceptPrefix: string): Promise<Cidr[]>
 /** The gateway of one cluster. Call {@link TunnelGateway.pass} periodically. */
 export class TunnelGateway {
   private readonly applied = new Map<string, Applied>();
+  /** The backoff of each endpoint that failed lately, by uid and generation (a new spec is tried at once). */
+  private readonly retries = new Map<string, Backoff>();
+  private readonly now: () => number;
 
   constructor(private readonly options: GatewayOptions) {
     mkdirSync(options.workDir, { recursive: true, mode: 0o700 });
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * Calls `onExit` as soon as a wireguard-go process this gateway runs is found dead (checked every
+   * {@link EXIT_CHECK_MS}), until `signal` aborts: the caller wakes its loop, whose pass restarts it.
+   */
+  watchProcesses(signal: AbortSignal, onExit: () => void): void {
+    const reported = new Set<number>();
+    const timer = setInterval(() => {
+      for (const applied of this.applied.values()) {
+        if (reported.has(applied.process.pid) || isRunning(applied.process)) continue;
+        reported.add(applied.process.pid);
+        this.options.reporter.warn(`${STEP}: wireguard-go of ${applied.ifname} (pid ${applied.process.pid}) for ${applied.remoteClusterName} exited; restarting it`);
+        onExit();
+      }
+    }, EXIT_CHECK_MS);
+    timer.unref();
+    signal.addEventListener("abort", () => clearInterval(timer), { once: true });
   }
 
   /**
@@ -137,8 +186,15 @@ export class TunnelGateway {
     let routes: Promise<Cidr[]> | undefined;
     const readRoutes = (): Promise<Cidr[]> => (routes ??= localRoutes(this.options.netns, WIREGUARD_IFNAME_PREFIX));
     const refused = new Set<string>();
+    const retryKey = (e: TunnelEndpoint): string => `${e.metadata.uid}@${e.metadata.generation}`;
+    for (const key of this.retries.keys()) if (!endpoints.some((e) => retryKey(e) === key)) this.retries.delete(key);
     for (const endpoint of endpoints) {
       const label = `TunnelEndpoint ${endpoint.metadata.namespace}/${endpoint.metadata.name}`;
+      const uid = endpoint.metadata.uid!;
+      const backoff = this.retries.get(retryKey(endpoint)) ?? new Backoff(`${STEP}: ${label}`);
+      // Backing off: a pass woken by the endpoint's own status write (or anything else) leaves it
+      // be; a delete is never held back.
+      if (!endpoint.metadata.deletionTimestamp && this.now() < backoff.dueAt) continue;
       try {
         if (endpoint.metadata.deletionTimestamp) {
           // Without the finalizer the gateway never set anything up for it (or already took it down).
@@ -148,21 +204,26 @@ export class TunnelGateway {
         const verdict: ClaimsVerdict = checkEndpointClaims(endpoint, origins.get(endpoint.metadata.namespace ?? "")!, identity.clusterId);
         const refusal = verdict.accepted ? await this.reconcile(endpoint, endpoints, identity, verdict, readRoutes) : verdict;
         if (refusal) {
-          const uid = endpoint.metadata.uid!;
           refused.add(uid);
           await answerRefusal(kc, endpoint, refusal, this.options.reporter, STEP);
           // What runs stays; but once a spec is accepted again, its status must be written and probed afresh.
           const applied = this.applied.get(uid);
           if (applied) this.applied.set(uid, { ...applied, status: "", observedAt: 0, connected: false });
         }
+        const recovered = backoff.succeeded();
+        if (recovered) this.options.reporter.info(recovered);
+        this.retries.delete(retryKey(endpoint));
       } catch (error) {
         const message = (error as Error).message;
-        this.options.reporter.warn(`${STEP}: ${label}: ${message}`);
+        const decision = backoff.failed(message, this.now());
+        this.retries.set(retryKey(endpoint), backoff);
+        if (decision.report) this.options.reporter.warn(decision.report);
         if (!endpoint.metadata.deletionTimestamp) {
           await writeTunnelEndpointStatus(kc, endpoint, { ...endpoint.status, phase: "Error", message, observedGeneration: endpoint.metadata.generation! }, STEP).catch(() => undefined);
-          // Applied again next pass; what runs stays known, so it can still be taken down.
-          const applied = this.applied.get(endpoint.metadata.uid!);
-          if (applied) this.applied.set(endpoint.metadata.uid!, { ...applied, inputs: "" });
+          // Applied again next pass; what runs stays known, so it can still be taken down. A port
+          // kept from before may be what failed: the next start takes any free one.
+          const applied = this.applied.get(uid);
+          if (applied) this.applied.set(uid, { ...applied, inputs: "", ownPort: undefined });
         }
       }
     }
@@ -214,7 +275,7 @@ export class TunnelGateway {
         privateKey: keys.privateKey,
         // Only the server must be found at a known port; a client dials from any free one, so
         // one gateway may dial many peers.
-        listenPort: spec.role === "server" ? spec.listenPort : 0,
+        listenPort: spec.role === "server" ? spec.listenPort : (applied?.ownPort ?? 0),
         address: tunnelAddress(link, spec.role),
         mtu: spec.mtu,
         logFile: join(workDir, `${ifname}.log`),
@@ -222,27 +283,32 @@ export class TunnelGateway {
         ...(this.options.wireguardGo ? { wireguardGo: this.options.wireguardGo } : {}),
       });
       if (running.started) this.options.reporter.info(`${STEP}: interface ${ifname} up for ${spec.remoteClusterName} (wireguard-go pid ${running.process.pid})`);
+      // The server of a restarted interface dials its client where it last saw it, so that the
+      // probe below starts the new session at once; the client roams on as before.
+      const seen = applied?.peerSeenAt?.publicKey === spec.remote.publicKey ? applied?.peerSeenAt : undefined;
+      const dial = spec.remote.endpoint ?? (running.started ? seen?.endpoint : undefined);
+      const own = await readWireguardStatus(netns, ifname);
       if (spec.remote.publicKey) {
-        const formerPeers = (await readWireguardStatus(netns, ifname)).peers.filter((p) => p.publicKey !== spec.remote.publicKey);
+        const formerPeers = own.peers.filter((p) => p.publicKey !== spec.remote.publicKey);
         for (const peer of formerPeers) await runIn(netns, "wg", ["set", ifname, "peer", peer.publicKey, "remove"]);
         await configureWireguardPeer({
           netns,
           ifname,
           peerPublicKey: spec.remote.publicKey,
-          ...(spec.remote.endpoint ? { endpoint: spec.remote.endpoint } : {}),
+          ...(dial ? { endpoint: dial } : {}),
           allowedIps: [link.toString(), ...(view ? view.ranges.map((r) => r.real.toString()) : [])],
           ...(spec.keepaliveSeconds > 0 ? { keepaliveSeconds: spec.keepaliveSeconds } : {}),
         });
       }
       if (view) await applyPeerFabric(netns, { peerId: ifname, tunnelInterface: ifname, view, slot });
-      applied = { inputs, ifname, remoteClusterName: spec.remoteClusterName, process: running.process, publicKey: keys.publicKey, slot, view, status: "", statusWrittenAt: 0, observedAt: 0, connected: false };
+      applied = { inputs, ifname, remoteClusterName: spec.remoteClusterName, process: running.process, publicKey: keys.publicKey, slot, view, status: "", statusWrittenAt: 0, observedAt: 0, connected: false, peerSeenAt: seen, ownPort: own.listenPort };
       this.applied.set(uid, applied);
     }
 
     if (applied.connected && Date.now() - applied.observedAt < CONNECTED_PROBE_MS) return undefined;
-    const status = await this.observe(endpoint, ifname, applied, identity, remoteTunnelAddress);
+    const { status, peerSeenAt } = await this.observe(endpoint, ifname, applied, identity, remoteTunnelAddress);
     const comparable = JSON.stringify({ ...status, latestHandshake: undefined, rttMs: undefined });
-    const observed = { ...applied, observedAt: Date.now(), connected: status.phase === "Connected" };
+    const observed = { ...applied, observedAt: Date.now(), connected: status.phase === "Connected", peerSeenAt: peerSeenAt ?? applied.peerSeenAt };
     this.applied.set(uid, observed);
     if (comparable !== applied.status || Date.now() - applied.statusWrittenAt > STATUS_REFRESH_MS) {
       await writeTunnelEndpointStatus(kc, endpoint, status, STEP);
@@ -252,8 +318,11 @@ export class TunnelGateway {
     return undefined;
   }
 
-  /** The status to report: keys and views, plus the handshake and a probe when the peer is configured. */
-  private async observe(endpoint: TunnelEndpoint, ifname: string, applied: Applied, identity: ClusterIdentity, remoteTunnelAddress: string): Promise<TunnelEndpointStatus> {
+  /**
+   * The status to report: keys and views, plus the handshake and a probe when the peer is
+   * configured; and where the peer was seen.
+   */
+  private async observe(endpoint: TunnelEndpoint, ifname: string, applied: Applied, identity: ClusterIdentity, remoteTunnelAddress: string): Promise<{ status: TunnelEndpointStatus; peerSeenAt?: Applied["peerSeenAt"] }> {
     const { spec } = endpoint;
     const { publicKey, slot, view } = applied;
     const base: TunnelEndpointStatus = {
@@ -266,15 +335,17 @@ export class TunnelGateway {
       ...(view ? { remotePodCidrAsSeen: view.remotePodCidrAsSeen.toString() } : {}),
       ...(view?.remoteExternalCidrAsSeen ? { remoteExternalCidrAsSeen: view.remoteExternalCidrAsSeen.toString() } : {}),
     };
-    if (!spec.remote.publicKey || !view) return { ...base, phase: "Pending", message: `waiting for ${spec.remoteClusterName}'s public key and pod CIDR` };
+    if (!spec.remote.publicKey || !view) return { status: { ...base, phase: "Pending", message: `waiting for ${spec.remoteClusterName}'s public key and pod CIDR` } };
     const peer = (await readWireguardStatus(this.options.netns, ifname)).peers.find((p) => p.publicKey === spec.remote.publicKey);
     const rttMs = await probeAcross(this.options.netns, ifname, remoteTunnelAddress);
     const handshake = peer?.latestHandshake ? { latestHandshake: peer.latestHandshake.toISOString() } : {};
+    const peerSeenAt = peer?.endpoint ? { publicKey: peer.publicKey, endpoint: peer.endpoint } : undefined;
     if (rttMs === undefined) {
       const where = spec.role === "client" ? `dialing ${spec.remote.endpoint ?? "(no endpoint)"}` : `listening on UDP ${spec.listenPort}`;
-      return { ...base, ...handshake, phase: "Pending", message: `no answer from ${spec.remoteClusterName}'s tunnel address ${remoteTunnelAddress} yet (${where}; ${peer?.latestHandshake ? "handshake done" : "no handshake yet"})` };
+      const message = `no answer from ${spec.remoteClusterName}'s tunnel address ${remoteTunnelAddress} yet (${where}; ${peer?.latestHandshake ? "handshake done" : "no handshake yet"})`;
+      return { status: { ...base, ...handshake, phase: "Pending", message }, peerSeenAt };
     }
-    return { ...base, ...handshake, phase: "Connected", rttMs: Math.round(rttMs * 1000) / 1000 };
+    return { status: { ...base, ...handshake, phase: "Connected", rttMs: Math.round(rttMs * 1000) / 1000 }, peerSeenAt };
   }
 
   /** The endpoint's key pair from its Secret, made and stored on first use. */

@@ -3,26 +3,14 @@
  * link, firewall rule or file. A second `up` after such a crash recovers by itself.
  */
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { run } from "../../provider/host/exec.js";
-import { bridgeName, downLab, namespacePrefix, readLab, upLab } from "../../local-cluster/lab.js";
+import { downLab, readLab, upLab } from "../../local-cluster/lab.js";
 import { isRunning, type ProcessRecord } from "../../provider/host/processes.js";
 import { poll } from "../../provider/wait/poll.js";
 import { TEST_LAB_ROOT, uniqueLabName } from "../support/labs.js";
-
-/** What of lab `name` exists on the host right now. */
-async function traces(name: string, records: readonly ProcessRecord[]): Promise<string[]> {
-  const found: string[] = [];
-  for (const ns of (await run("ip", ["netns", "list"])).split("\n")) if (ns.startsWith(namespacePrefix(name))) found.push(`namespace ${ns}`);
-  for (const line of (await run("ip", ["-o", "link", "show"])).split("\n")) {
-    const link = line.split(":")[1]?.trim().split("@")[0] ?? "";
-    if (link === bridgeName(name) || link.startsWith(`${bridgeName(name)}-`)) found.push(`link ${link}`);
-  }
-  for (const r of records) if (isRunning(r)) found.push(`process ${r.name} ${r.pid}`);
-  if (existsSync(join(TEST_LAB_ROOT, name))) found.push(`directory ${join(TEST_LAB_ROOT, name)}`);
-  return found;
-}
+import { labTraces } from "../support/leaks.js";
 
 /** The host's firewall rules, without iptables-save's timestamped comments. */
 async function hostRules(): Promise<string> {
@@ -56,12 +44,13 @@ describe("lab teardown", () => {
       if (child.exitCode === null) child.kill("SIGKILL");
       await downLab(name, TEST_LAB_ROOT);
     }
-    expect(await traces(name, seen)).toEqual([]);
+    expect(await labTraces(name, TEST_LAB_ROOT, seen)).toEqual([]);
     expect(await hostRules()).toBe(hostRulesBefore);
   });
 
-  test("GIVEN a healthy lab WHEN up is asked for the same clusters THEN it is reused as is", async () => {
+  test("GIVEN a healthy lab WHEN up is asked for the same clusters THEN it is reused as is, supervisor included", async () => {
     const name = uniqueLabName();
+    const seen: ProcessRecord[] = [];
     try {
       const first = await upLab([{ name: "solo" }], { name, root: TEST_LAB_ROOT, log: () => undefined });
       const lines: string[] = [];
@@ -69,9 +58,13 @@ describe("lab teardown", () => {
       expect(second.clusters[0]!.processes.map((p) => p.pid)).toEqual(first.clusters[0]!.processes.map((p) => p.pid));
       expect(lines).toEqual([`[lab ${name}] already up: solo`]);
       expect(readFileSync(second.clusters[0]!.kubeconfig, "utf8")).toContain(second.clusters[0]!.apiServerUrl);
+      // Its supervisor was started once, and runs on.
+      expect(second.clusters[0]!.supervisor?.pid).toBe(first.clusters[0]!.supervisor?.pid);
+      expect(isRunning(second.clusters[0]!.supervisor!)).toBe(true);
+      seen.push(...second.clusters[0]!.processes, second.clusters[0]!.supervisor!);
     } finally {
       await downLab(name, TEST_LAB_ROOT);
     }
-    expect(await traces(name, [])).toEqual([]);
+    expect(await labTraces(name, TEST_LAB_ROOT, seen)).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@
  * ways, and the WireGuard counters show it); a port change re-converges in place; a killed
  * wireguard-go comes back by itself; delete leaves nothing on either side.
  */
-import { stopProcess } from "../../provider/host/processes.js";
+import { runIn } from "../../provider/host/exec.js";
 import { Cidr } from "../../provider/net/cidr.js";
 import { translateAddress } from "../../provider/network-fabric/remap.js";
 import { deleteTunnel, ensureTunnel, readTunnel, type TunnelRecord } from "../../provider/network-fabric/tunnel.js";
@@ -21,6 +21,9 @@ import { pingReplies, tcpTransfer } from "../support/probes.js";
 import { peerPair, quietProgress as progress, unpeerPair, type Pair } from "../support/tunnel-pair.js";
 
 const TRANSFER_BYTES = 256 * 1024;
+
+/** The README's promise: a killed wireguard-go is back, and pods talk through it again, within this. */
+const WIREGUARD_RECOVERY_MS = 5_000;
 
 /** Pod addresses in both clusters, each also as the other cluster sees it. */
 function podsOf(pair: Pair, tunnel: TunnelRecord, host: number): { a: { real: string; fromB: string }; b: { real: string; fromA: string } } {
@@ -73,15 +76,26 @@ describe("tunnel steps on real clusters", () => {
       expect((await readWireguardStatus(pair.b.netns, moved.consumer.interfaceName)).peers[0]?.endpoint).toBe(`${pair.a.publicAddress}:51822`);
       await expectTrafficThroughTunnel(pair, moved, 30);
 
-      // The provider's wireguard-go dies: its gateway brings it back with the same key, unasked.
-      const killed = (await findWireguardProcess(pair.a.netns, moved.provider.interfaceName))!;
-      await stopProcess(killed, 1000);
+      // Either gateway's wireguard-go dies (SIGKILL, as a crash): its gateway sees it within a
+      // fraction of a second and brings it back with the same key (and a client on the same port),
+      // unasked, and the restarted side starts the new session at once: pods talk again within the
+      // README's bound.
       const pods = podsOf(pair, moved, 30);
-      await poll({ step: "test", object: "ping across the restored tunnel", endpoint: pair.a.netns }, { timeoutMs: 30_000, intervalMs: 500 }, async () => {
-        const restarted = await findWireguardProcess(pair.a.netns, moved.provider.interfaceName);
-        const answered = await pingReplies(pair.b.netns, pods.b.real, pods.a.fromB).then(() => true, () => false);
-        return restarted && restarted.pid !== killed.pid && answered ? { done: true, value: undefined } : { done: false, state: `wireguard-go ${restarted ? `pid ${restarted.pid}` : "absent"}, ping ${answered ? "ok" : "lost"}` };
-      });
+      const provider = ["provider", pair.a.netns, moved.provider.interfaceName] as const;
+      const consumer = ["consumer", pair.b.netns, moved.consumer.interfaceName] as const;
+      // The provider again last: it must find the restarted consumer where it saw it before.
+      for (const [side, netns, ifname] of [provider, consumer, provider]) {
+        const killed = (await findWireguardProcess(netns, ifname))!;
+        const killedAt = performance.now();
+        process.kill(killed.pid, "SIGKILL");
+        await poll({ step: "test", object: `ping across the tunnel after the ${side}'s wireguard-go was killed`, endpoint: netns }, { timeoutMs: WIREGUARD_RECOVERY_MS, intervalMs: 100 }, async () => {
+          const restarted = await findWireguardProcess(netns, ifname);
+          const answered = restarted !== undefined && (await runIn(pair.b.netns, "ping", ["-I", pods.b.real, "-c", "1", "-W", "1", pods.a.fromB]).then(() => true, () => false));
+          return restarted && restarted.pid !== killed.pid && answered ? { done: true, value: undefined } : { done: false, state: `wireguard-go ${restarted ? `pid ${restarted.pid}` : "absent"}, ping ${answered ? "ok" : "lost"}` };
+        });
+        const recoveredMs = performance.now() - killedAt;
+        expect(recoveredMs).toBeLessThanOrEqual(WIREGUARD_RECOVERY_MS);
+      }
       // Its status catches up within a gateway pass or two.
       await poll({ step: "test", object: "both gateways reporting the tunnel up", endpoint: pair.a.netns }, { timeoutMs: 30_000, intervalMs: 500 }, async () => {
         const problems = (await readTunnel(pair.sides, { ...settings, port: 51822 })).problems;

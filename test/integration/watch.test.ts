@@ -41,7 +41,7 @@ describe("watches that wake the agent's loops", () => {
     const stop = new AbortController();
     const retryNow = new RetryNow();
     let wakes = 0;
-    const watching = wakeOnChanges(kc, "/apis/no-such-group.example/v1/things", () => void (wakes += 1), { signal: stop.signal, retryMs: 60_000, retryNow });
+    const watching = wakeOnChanges(kc, "/apis/no-such-group.example/v1/things", () => void (wakes += 1), { signal: stop.signal, backoff: { initialMs: 60_000, maxMs: 60_000 }, retryNow });
     try {
       for (let kick = 1; kick <= 2; kick++) {
         // Each failed start waits up to 60 s unless kicked; a kick ends that wait and the loop is woken.

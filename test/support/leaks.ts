@@ -5,8 +5,11 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { wireguardSocketPath } from "../../agent/gateway/index.js";
-import type { ClusterState } from "../../local-cluster/lab.js";
+import { bridgeName, namespacePrefix, type ClusterState } from "../../local-cluster/lab.js";
+import { run } from "../../provider/host/exec.js";
+import { isRunning, type ProcessRecord } from "../../provider/host/processes.js";
 import { API_GROUP, MANAGED_BY, MANAGED_BY_LABEL, SYSTEM_NAMESPACE } from "../../provider/api/index.js";
 import { runIn } from "../../provider/host/exec.js";
 import { namespacePids } from "../../provider/host/namespaces.js";
@@ -70,4 +73,21 @@ export async function tunnelTraces(cluster: ClusterState, ifnames: readonly stri
   const secrets = await kc.makeApiClient(k8s.CoreV1Api).listNamespacedSecret({ namespace: SYSTEM_NAMESPACE }).catch(() => ({ items: [] as k8s.V1Secret[] }));
   traces.push(...secrets.items.map((s) => s.metadata?.name ?? "").filter((name) => name.startsWith("wireguard-")).map((name) => `secret ${SYSTEM_NAMESPACE}/${name}`));
   return traces;
+}
+
+/**
+ * What of lab `name` (under `root`) exists on the host right now: its namespaces, its bridge and
+ * veth links, any of `records` still running (a lab's processes and supervisors), its directory.
+ * Empty when nothing is left.
+ */
+export async function labTraces(name: string, root: string, records: readonly ProcessRecord[]): Promise<string[]> {
+  const found: string[] = [];
+  for (const ns of (await run("ip", ["netns", "list"])).split("\n")) if (ns.startsWith(namespacePrefix(name))) found.push(`namespace ${ns}`);
+  for (const line of (await run("ip", ["-o", "link", "show"])).split("\n")) {
+    const link = line.split(":")[1]?.trim().split("@")[0] ?? "";
+    if (link === bridgeName(name) || link.startsWith(`${bridgeName(name)}-`)) found.push(`link ${link}`);
+  }
+  for (const r of records) if (isRunning(r)) found.push(`process ${r.name} ${r.pid}`);
+  if (existsSync(join(root, name))) found.push(`directory ${join(root, name)}`);
+  return found;
 }

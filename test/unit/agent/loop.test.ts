@@ -1,13 +1,14 @@
-import { abortableDelay, backoffMs, runLoop, Wakeup } from "../../../agent/loop.js";
+import { abortableDelay, runLoop, Wakeup } from "../../../agent/loop.js";
 import { RetryNow } from "../../../agent/watch.js";
 import type { Reporter } from "../../../agent/reporter.js";
 
 describe("runLoop", () => {
-  test("GIVEN failing then passing passes WHEN looped THEN it backs off 1 s, 2 s, then returns to the interval", async () => {
+  test("GIVEN failing then passing passes WHEN looped THEN it backs off 1 s, 2 s, says why and that it recovered, then returns to the interval", async () => {
     const stop = new AbortController();
     const delays: number[] = [];
     const warnings: string[] = [];
-    const reporter: Reporter = { info: () => undefined, warn: (l) => warnings.push(l) };
+    const infos: string[] = [];
+    const reporter: Reporter = { info: (l) => infos.push(l), warn: (l) => warnings.push(l) };
     let calls = 0;
     await runLoop(
       {
@@ -15,6 +16,7 @@ describe("runLoop", () => {
         intervalMs: 10_000,
         signal: stop.signal,
         reporter,
+        random: () => 0,
         delay: async (ms) => {
           delays.push(ms);
           if (delays.length === 4) stop.abort();
@@ -26,11 +28,30 @@ describe("runLoop", () => {
       },
     );
     expect(delays).toEqual([1000, 2000, 10_000, 10_000]);
-    expect(warnings).toEqual(["test: boom 1 (retry in 1 s)", "test: boom 2 (retry in 2 s)"]);
+    expect(warnings).toEqual(["test: boom 1 (attempt 1, retry in 1 s)", "test: boom 2 (attempt 2, retry in 2 s)"]);
+    expect(infos).toEqual(["test: recovered after 2 failed attempts"]);
   });
 
-  test("GIVEN many failures WHEN backing off THEN the pause is capped at 30 s", () => {
-    expect([1, 2, 3, 4, 5, 6, 20].map(backoffMs)).toEqual([1000, 2000, 4000, 8000, 16000, 30000, 30000]);
+  test("GIVEN a pass that keeps failing and a wake after each WHEN looped THEN the wakes do not cut the backoff short", async () => {
+    const stop = new AbortController();
+    const wakeup = new Wakeup();
+    const slept: number[] = [];
+    await runLoop(
+      {
+        name: "test",
+        intervalMs: 10_000,
+        signal: stop.signal,
+        reporter: { info: () => undefined, warn: () => undefined },
+        wakeup,
+        random: () => 0,
+        delay: async (ms) => void (slept.push(ms) === 4 && stop.abort()),
+      },
+      async () => {
+        wakeup.wake();
+        throw new Error("boom");
+      },
+    );
+    expect(slept).toEqual([1000, 2000, 4000, 8000]);
   });
 
   test("GIVEN a pass that asks for a shorter pause WHEN looped THEN that pause is used for that turn only", async () => {
