@@ -51,7 +51,7 @@ const CONSUMER_CN = /^CN=pulumi-liqo:consumer:([0-9a-f]{16})$/;
  * server without a client CA would fall back to the public roots.
  */
 export function consumerOfCertificate(peer: PeerCertificate, clientCaPems: readonly string[], now: number): { clusterId: string; keySha256: string } | { status: number; reason: string } {
-  if (!peer.raw) return { status: 401, reason: "a client certificate (the identity to revoke) is required" };
+  if (!peer.raw) return { status: 401, reason: "a client certificate (the identity itself) is required" };
   if (!peer.authorized) return { status: 403, reason: `client certificate refused by TLS: ${peer.authorizationError ?? "not verified"}` };
   let cert: X509Certificate;
   try {
