@@ -22,7 +22,7 @@ import type { Reporter } from "./reporter.js";
 export const RENEW_AT_FRACTION = 2 / 3;
 
 /** How long one renewal may try the auth service before it counts as failed and backs off. */
-const ATTEMPT_TIMEOUT_MS = 10_000;
+export const ATTEMPT_TIMEOUT_MS = 10_000;
 
 /** Longest pause between two passes: a peering made meanwhile is looked at within it. */
 const MAX_PAUSE_MS = 60_000;

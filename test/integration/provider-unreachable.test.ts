@@ -7,19 +7,16 @@
  * the path back, the next heartbeat makes it Ready. Unpeer and uninstall leave nothing behind.
  */
 import * as k8s from "@kubernetes/client-node";
-import { readFileSync } from "node:fs";
 import { HEARTBEAT_INTERVAL_MS, PROVIDER_CALL_TIMEOUT_MS, PROVIDER_UNREACHABLE_AFTER_MS, PROVIDER_UNREACHABLE_REASON } from "../../agent/heartbeat.js";
 import { clusterOf, type ClusterState } from "../../local-cluster/lab.js";
 import { API_SERVER_PORT } from "../../local-cluster/control-plane.js";
-import { ensurePeeringTokenSecret, forgePeeringToken, revokePeeringToken } from "../../provider/authentication/tokens.js";
-import { uninstallCluster } from "../../provider/cluster/install.js";
 import { runIn } from "../../provider/host/exec.js";
 import { createPeering, deletePeering, type PeeringRecord } from "../../provider/peering/peering.js";
 import { progressTo } from "../../provider/peering/progress.js";
 import { NODE_LEASE_NAMESPACE } from "../../provider/virtual-node/node.js";
-import { adminConfig, installForPeering } from "../support/install.js";
 import { sharedLab } from "../support/labs.js";
 import { projectTraces } from "../support/leaks.js";
+import { preparePeering } from "../support/peering-pair.js";
 import { waitForReadyStatus } from "../support/revoke.js";
 
 const quiet = progressTo(() => undefined);
@@ -43,19 +40,11 @@ describe("a provider out of reach", () => {
   test("GIVEN b peered with a WHEN a's API server drops b's packets THEN b's node goes NotReady (ProviderUnreachable) within the bound and not before, its Lease renewed meanwhile; WHEN the path is back THEN Ready within a heartbeat; nothing is left", async () => {
     const lab = await sharedLab();
     const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
-    const provider = await installForPeering(a);
-    const consumer = await installForPeering(b);
-    const token = forgePeeringToken();
-    await ensurePeeringTokenSecret(provider.kc, { tokenId: token.tokenId, secretHash: token.secretHash });
-    const consumerKubeconfig = readFileSync(b.kubeconfig, "utf8");
-    const auth = { authUrl: a.authUrl, authCaPem: provider.caPem };
+    const { consumer, consumerKubeconfig, auth, request, cleanup } = await preparePeering(a, b, { cpu: "1", memory: "1Gi", pods: 5 });
     const rule = dropRule(b);
     let record: PeeringRecord | undefined;
     try {
-      record = await createPeering(
-        { consumerKubeconfig, provider: { clusterId: provider.clusterId, ...auth, token: token.token }, resources: { cpu: "1", memory: "1Gi", pods: 5 }, timeoutMs: 90_000 },
-        quiet,
-      );
+      record = await createPeering(request, quiet);
       const nodeName = record.virtualNodeName;
 
       await runIn(a.netns, "iptables", ["-w", "-I", ...rule]);
@@ -79,9 +68,7 @@ describe("a provider out of reach", () => {
     } finally {
       if (await hasRule(a.netns, rule)) await runIn(a.netns, "iptables", ["-w", "-D", ...rule]);
       if (record) await deletePeering(consumerKubeconfig, record, auth, { force: true, timeoutMs: 20_000 }, quiet).catch(() => undefined);
-      await revokePeeringToken(provider.kc, token.tokenId);
-      await uninstallCluster(adminConfig(b));
-      await uninstallCluster(adminConfig(a));
+      await cleanup();
     }
     expect(await hasRule(a.netns, rule)).toBe(false);
     expect(await projectTraces(b.kubeconfig)).toEqual([]);
