@@ -105,7 +105,7 @@ async function renewOne(kc: k8s.KubeConfig, peering: OutgoingPeering, now: numbe
   const provider = peering.spec.providerClusterName;
   const access = authAccessOf(peering);
   try {
-    if (!access) throw new Error("the peering records no auth service to renew at (it was made before renewal existed): run pulumi up to record it");
+    if (!access) throw new Error("the peering records no auth service to renew at (it was made by a version without renewal): replace its Peering (pulumi up --replace <urn>) before the identity expires");
     const consumerClusterId = CONSUMER_CN.exec(new X509Certificate(held.certificatePem).subject)?.[1];
     if (!consumerClusterId) throw new Error(`the certificate in ${input} is not a consumer identity`);
     const certificatePem = await renewIdentity({

@@ -221,7 +221,7 @@ export function agentEntryPoint(): string {
  * Deployment: auth service on {@link AUTH_SERVICE_PORT}, offer answering, heartbeat, and the
  * gateway, which sets up tunnels in the cluster's namespace.
  */
-export function startAgent(spec: ControlPlaneSpec, onStarted: (record: ProcessRecord) => void): void {
+export function startAgent(spec: ControlPlaneSpec, onStarted: (record: ProcessRecord) => void, environment?: Readonly<Record<string, string>>): void {
   const logs = join(spec.dir, "logs");
   mkdirSync(logs, { recursive: true });
   onStarted(
@@ -236,6 +236,7 @@ export function startAgent(spec: ControlPlaneSpec, onStarted: (record: ProcessRe
         ...["--gateway-netns", spec.netns, "--gateway-dir", join(spec.dir, "gateway")],
       ],
       join(logs, "agent.log"),
+      environment,
     ),
   );
 }

@@ -10,11 +10,11 @@ import * as k8s from "@kubernetes/client-node";
 import { HEARTBEAT_INTERVAL_MS, PROVIDER_CALL_TIMEOUT_MS, PROVIDER_UNREACHABLE_AFTER_MS, PROVIDER_UNREACHABLE_REASON } from "../../agent/heartbeat.js";
 import { clusterOf, type ClusterState } from "../../local-cluster/lab.js";
 import { API_SERVER_PORT } from "../../local-cluster/control-plane.js";
-import { runIn } from "../../provider/host/exec.js";
 import { createPeering, deletePeering, type PeeringRecord } from "../../provider/peering/peering.js";
 import { progressTo } from "../../provider/peering/progress.js";
 import { NODE_LEASE_NAMESPACE } from "../../provider/virtual-node/node.js";
 import { sharedLab } from "../support/labs.js";
+import { firewallRule } from "../support/firewall.js";
 import { projectTraces } from "../support/leaks.js";
 import { preparePeering } from "../support/peering-pair.js";
 import { waitForReadyStatus } from "../support/revoke.js";
@@ -29,25 +29,19 @@ const NOT_READY_NOT_BEFORE_MS = PROVIDER_UNREACHABLE_AFTER_MS - ONE_PASS_MS;
 /** The firewall rule in the provider's namespace that drops what the consumer sends to its API server. */
 const dropRule = (consumer: ClusterState): string[] => ["INPUT", "-s", consumer.address, "-p", "tcp", "--dport", String(API_SERVER_PORT), "-j", "DROP"];
 
-async function hasRule(netns: string, rule: string[]): Promise<boolean> {
-  return runIn(netns, "iptables", ["-w", "-C", ...rule]).then(
-    () => true,
-    () => false,
-  );
-}
 
 describe("a provider out of reach", () => {
   test("GIVEN b peered with a WHEN a's API server drops b's packets THEN b's node goes NotReady (ProviderUnreachable) within the bound and not before, its Lease renewed meanwhile; WHEN the path is back THEN Ready within a heartbeat; nothing is left", async () => {
     const lab = await sharedLab();
     const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
     const { consumer, consumerKubeconfig, auth, request, cleanup } = await preparePeering(a, b, { cpu: "1", memory: "1Gi", pods: 5 });
-    const rule = dropRule(b);
+    const rule = firewallRule(a.netns, dropRule(b));
     let record: PeeringRecord | undefined;
     try {
       record = await createPeering(request, quiet);
       const nodeName = record.virtualNodeName;
 
-      await runIn(a.netns, "iptables", ["-w", "-I", ...rule]);
+      await rule.insert();
       const cut = Date.now();
       const condition = await waitForReadyStatus(consumer.kc, nodeName, "False", NOT_READY_WITHIN_MS);
       const elapsed = Date.now() - cut;
@@ -60,17 +54,17 @@ describe("a provider out of reach", () => {
       const lease = await consumer.kc.makeApiClient(k8s.CoordinationV1Api).readNamespacedLease({ name: nodeName, namespace: NODE_LEASE_NAMESPACE });
       expect(new Date(lease.spec!.renewTime as unknown as string).getTime()).toBeGreaterThan(cut + PROVIDER_UNREACHABLE_AFTER_MS - ONE_PASS_MS);
 
-      await runIn(a.netns, "iptables", ["-w", "-D", ...rule]);
+      await rule.remove();
       const back = Date.now();
       const ready = await waitForReadyStatus(consumer.kc, nodeName, "True", ONE_PASS_MS + 5_000);
       expect(Date.now() - back).toBeLessThan(ONE_PASS_MS + 5_000);
       expect(ready.reason).toBe("PeeringActive");
     } finally {
-      if (await hasRule(a.netns, rule)) await runIn(a.netns, "iptables", ["-w", "-D", ...rule]);
+      await rule.remove();
       if (record) await deletePeering(consumerKubeconfig, record, auth, { force: true, timeoutMs: 20_000 }, quiet).catch(() => undefined);
       await cleanup();
     }
-    expect(await hasRule(a.netns, rule)).toBe(false);
+    expect(await rule.present()).toBe(false);
     expect(await projectTraces(b.kubeconfig)).toEqual([]);
     expect(await projectTraces(a.kubeconfig)).toEqual([]);
   });
