@@ -24,6 +24,14 @@ export const RENEW_AT_FRACTION = 2 / 3;
 /** How long one renewal may try the auth service before it counts as failed and backs off. */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
 
+/**
+ * Shortest time between two renewals of one identity. Signers date certificates back
+ * (kube-controller-manager's by 5 minutes, against clock skew), so a short lifetime with a low
+ * threshold could make a fresh certificate due at once: this keeps such a setting from renewing
+ * in a loop against the provider.
+ */
+export const MIN_RENEWAL_SPACING_MS = 10_000;
+
 /** Longest pause between two passes: a peering made meanwhile is looked at within it. */
 const MAX_PAUSE_MS = 60_000;
 
@@ -36,13 +44,15 @@ export interface RenewalFailures {
 }
 
 /**
- * When to renew an identity (ms since the epoch): once `fraction` of its lifetime has passed, or,
- * after failures, a backoff after the last one. Pure.
+ * When to renew an identity (ms since the epoch): once `fraction` of its lifetime (as the
+ * certificate states it, from notBefore to notAfter) has passed, or, after failures, a backoff after
+ * the last one; and never sooner than {@link MIN_RENEWAL_SPACING_MS} after the last renewal. Pure.
  */
-export function renewalTime(validity: CertificateValidity, fraction: number, failures?: RenewalFailures): number {
+export function renewalTime(validity: CertificateValidity, fraction: number, failures?: RenewalFailures, lastRenewedAt?: number): number {
   const from = validity.notBefore.getTime();
   const due = from + fraction * (validity.notAfter.getTime() - from);
-  return failures ? Math.max(due, failures.lastAt + backoffMs(failures.count)) : due;
+  const spaced = lastRenewedAt === undefined ? due : Math.max(due, lastRenewedAt + MIN_RENEWAL_SPACING_MS);
+  return failures ? Math.max(spaced, failures.lastAt + backoffMs(failures.count)) : spaced;
 }
 
 /** Where a peering's agent renews its identity: in-band inside the tunnel, out-of-band as the handover said. */
@@ -64,13 +74,17 @@ export interface RenewalOptions {
 
 /** Failures by OutgoingPeering name, for backoff; a restarted agent tries at once. */
 const failures = new Map<string, RenewalFailures>();
+/** When each OutgoingPeering's identity was last renewed by this agent (ms since the epoch). */
+const renewedAt = new Map<string, number>();
 
 /** One pass over every peering's identity; resolves how long until the next one is needed. */
 export async function renewIdentities(kc: k8s.KubeConfig, reporter: Reporter, options: RenewalOptions = {}): Promise<number> {
   const now = (options.now ?? new Date()).getTime();
   const fraction = options.fraction ?? RENEW_AT_FRACTION;
   const peerings = await listOutgoingPeerings(kc);
-  for (const name of failures.keys()) if (!peerings.some((p) => p.metadata.name === name)) failures.delete(name);
+  for (const known of [failures, renewedAt]) {
+    for (const name of known.keys()) if (!peerings.some((p) => p.metadata.name === name)) known.delete(name);
+  }
   let pause = MAX_PAUSE_MS;
   for (const peering of peerings) {
     try {
@@ -96,7 +110,7 @@ async function renewOne(kc: k8s.KubeConfig, peering: OutgoingPeering, now: numbe
   const held = heldCertificateOf(stored.kubeconfig, input);
   const validity = certificateValidity(held.certificatePem);
   const expiresAt = validity.notAfter.toISOString();
-  const at = renewalTime(validity, fraction, failures.get(name));
+  const at = renewalTime(validity, fraction, failures.get(name), renewedAt.get(name));
   if (now < at) {
     const known = peering.status?.identity;
     if (known?.expiresAt !== expiresAt || known?.renewAt !== new Date(at).toISOString()) await writeIdentityStatus(kc, name, { expiresAt, renewAt: new Date(at).toISOString() });
@@ -121,8 +135,9 @@ async function renewOne(kc: k8s.KubeConfig, peering: OutgoingPeering, now: numbe
     if (!(await replaceStoredIdentity(kc, secret, stored.resourceVersion, withRenewedCertificate(stored.kubeconfig, certificatePem, input)))) return now;
     forgetPeeringIdentity(secret);
     failures.delete(name);
+    renewedAt.set(name, now);
     const renewed = certificateValidity(certificatePem);
-    const next = renewalTime(renewed, fraction);
+    const next = renewalTime(renewed, fraction, undefined, now);
     await writeIdentityStatus(kc, name, {
       expiresAt: renewed.notAfter.toISOString(),
       renewAt: new Date(next).toISOString(),
@@ -135,7 +150,7 @@ async function renewOne(kc: k8s.KubeConfig, peering: OutgoingPeering, now: numbe
   } catch (error) {
     const count = (failures.get(name)?.count ?? 0) + 1;
     failures.set(name, { count, lastAt: now });
-    const retryAt = renewalTime(validity, fraction, failures.get(name));
+    const retryAt = renewalTime(validity, fraction, failures.get(name), renewedAt.get(name));
     const reason = describeKubeError(error);
     reporter.warn(`identity renewal: renewing the identity for provider ${provider}${access ? ` at ${access.url}` : ""} failed (${count} in a row; next try at ${new Date(retryAt).toISOString()}; it expires at ${expiresAt}): ${reason}`);
     await writeIdentityStatus(kc, name, { expiresAt, renewAt: new Date(retryAt).toISOString(), renewalFailures: count, renewalError: reason });

@@ -1,8 +1,9 @@
 /**
  * A peering outlives its identity, on real clusters and the real agents: a private lab whose
- * agents issue identities of the CSR API's minimum lifetime (600 s) and renew them after 2% of it
- * (12 s), so that the suite sees renewals without waiting out a lifetime (the bench `renewal` runs
- * the default two thirds against real 600 s identities).
+ * agents issue identities of the CSR API's minimum lifetime (600 s, valid 900 s as the signer
+ * dates them 5 minutes back) and renew them at 35% of it (15 s after issuance), so that the suite
+ * sees renewals without waiting out a lifetime (the bench `renewal` runs the default two thirds
+ * against real 600 s identities).
  *
  * - b's identity is replaced again and again while the test keeps calling a's API server with
  *   whatever identity b holds and the heartbeat keeps the node Ready; the OutgoingPeering and a
@@ -37,20 +38,28 @@ import { waitForReadyStatus } from "../support/revoke.js";
 
 const quiet = progressTo(() => undefined);
 const LIFETIME_SECONDS = 600;
-const FRACTION = 0.02;
-/** How often the agent renews here: 2% of 600 s. */
-const RENEW_EVERY_MS = LIFETIME_SECONDS * 1000 * FRACTION;
+/** kube-controller-manager's signer dates certificates 5 minutes back: a 600 s identity is valid for 900 s. */
+const BACKDATE_SECONDS = 300;
+const FRACTION = 0.35;
+/** How often the agent renews here: at 35% of 900 s, which is 15 s after issuance. */
+const RENEW_EVERY_MS = (FRACTION * (LIFETIME_SECONDS + BACKDATE_SECONDS) - BACKDATE_SECONDS) * 1000;
 /** A failing renewal shows once it is due and its attempt has run out, plus a pass. */
 const FAILING_WITHIN_MS = RENEW_EVERY_MS + ATTEMPT_TIMEOUT_MS + 5_000;
 /** After the path is back: the longest backoff (30 s), one attempt, a pass. */
 const RECOVERED_WITHIN_MS = 30_000 + ATTEMPT_TIMEOUT_MS + 5_000;
 
 /** The identity b holds now: its certificate's serial and expiry, and a client made of it. */
-async function heldIdentity(pair: PeeringPair): Promise<{ serial: string; expiresAt: string; kc: k8s.KubeConfig }> {
+async function heldIdentity(pair: PeeringPair): Promise<{ serial: string; expiresAt: string; spanSeconds: number; kc: k8s.KubeConfig }> {
   const text = await getIdentityKubeconfig(pair.consumer.kc, pair.provider.clusterId);
   if (!text) throw new Error("test: b holds no identity for a");
   const { certificatePem } = heldCertificateOf(text, "b's identity");
-  return { serial: new X509Certificate(certificatePem).serialNumber, expiresAt: certificateValidity(certificatePem).notAfter.toISOString(), kc: loadKubeconfig(text, "b's identity") };
+  const validity = certificateValidity(certificatePem);
+  return {
+    serial: new X509Certificate(certificatePem).serialNumber,
+    expiresAt: validity.notAfter.toISOString(),
+    spanSeconds: (validity.notAfter.getTime() - validity.notBefore.getTime()) / 1000,
+    kc: loadKubeconfig(text, "b's identity"),
+  };
 }
 
 async function identityStatus(pair: PeeringPair): Promise<IdentityStatus | undefined> {
@@ -62,7 +71,7 @@ const refuseRule = (consumer: ClusterState): string[] => ["INPUT", "-s", consume
 
 
 describe("identity renewal", () => {
-  test("GIVEN b peered with a, identities of 600 s renewed after 12 s WHEN traffic and heartbeats go on THEN the identity is replaced without a failed call or a NotReady node, and the expiry is reported; WHEN a's auth service is out of b's reach THEN the failure shows in the status and the node long before the expiry, and clears once it is back; nothing is left", async () => {
+  test("GIVEN b peered with a, identities of 600 s renewed after 15 s WHEN traffic and heartbeats go on THEN the identity is replaced without a failed call or a NotReady node, and the expiry is reported; WHEN a's auth service is out of b's reach THEN the failure shows in the status and the node long before the expiry, and clears once it is back; nothing is left", async () => {
     let traces: { a: string[]; b: string[]; rule: boolean } | undefined;
     const agentEnvironment = { LIQO_IDENTITY_LIFETIME_SECONDS: String(LIFETIME_SECONDS), LIQO_IDENTITY_RENEW_FRACTION: String(FRACTION) };
     await withLab([{ name: "a" }, { name: "b" }], { agentEnvironment }, async (lab) => {
@@ -77,6 +86,7 @@ describe("identity renewal", () => {
         const nodeName = record.virtualNodeName;
         const first = await heldIdentity(pair);
         expect(Date.parse(first.expiresAt) - Date.now()).toBeLessThanOrEqual(LIFETIME_SECONDS * 1000);
+        expect(first.spanSeconds).toBe(LIFETIME_SECONDS + BACKDATE_SECONDS);
 
         // 1. Renewals while the test calls a with whatever b holds, and the node stays Ready.
         const started = Date.now();

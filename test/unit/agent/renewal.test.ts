@@ -1,4 +1,4 @@
-import { authAccessOf, RENEW_AT_FRACTION, renewalTime } from "../../../agent/renewal.js";
+import { authAccessOf, MIN_RENEWAL_SPACING_MS, RENEW_AT_FRACTION, renewalTime } from "../../../agent/renewal.js";
 import type { OutgoingPeering } from "../../../provider/api/index.js";
 
 const DAY = 24 * 3600 * 1000;
@@ -25,6 +25,15 @@ describe("when an identity is renewed", () => {
 
   test("GIVEN a threshold injected for tests THEN the identity is due at that share of its lifetime", () => {
     expect(renewalTime(thirtyDays, 0.02)).toBe(issued + 0.6 * DAY);
+  });
+
+  test("GIVEN a certificate dated back by its signer and a low threshold WHEN it was just renewed THEN the next renewal waits the minimum spacing instead of looping", () => {
+    const now = issued + 300_000;
+    // kube-controller-manager dates a 600 s certificate 5 minutes back: valid 900 s, 300 s of them past.
+    const backdated = { notBefore: new Date(issued), notAfter: new Date(now + 600_000) };
+    expect(renewalTime(backdated, 0.02)).toBeLessThan(now);
+    expect(renewalTime(backdated, 0.02, undefined, now)).toBe(now + MIN_RENEWAL_SPACING_MS);
+    expect(renewalTime(backdated, RENEW_AT_FRACTION, undefined, now)).toBe(issued + 600_000);
   });
 });
 
