@@ -66,8 +66,8 @@ const CONSUMER_CN = /CN=pulumi-liqo:consumer:([0-9a-f]{16})/;
 
 /** Knobs of {@link renewIdentities}. */
 export interface RenewalOptions {
-  /** The current time. @default new Date() */
-  readonly now?: Date;
+  /** The clock (ms since the epoch); tests move it. @default Date.now */
+  readonly clock?: () => number;
   /** Share of the lifetime after which to renew. @default RENEW_AT_FRACTION */
   readonly fraction?: number;
 }
@@ -79,7 +79,8 @@ const renewedAt = new Map<string, number>();
 
 /** One pass over every peering's identity; resolves how long until the next one is needed. */
 export async function renewIdentities(kc: k8s.KubeConfig, reporter: Reporter, options: RenewalOptions = {}): Promise<number> {
-  const now = (options.now ?? new Date()).getTime();
+  const clock = options.clock ?? Date.now;
+  const now = clock();
   const fraction = options.fraction ?? RENEW_AT_FRACTION;
   const peerings = await listOutgoingPeerings(kc);
   for (const known of [failures, renewedAt]) {
@@ -88,7 +89,7 @@ export async function renewIdentities(kc: k8s.KubeConfig, reporter: Reporter, op
   let pause = MAX_PAUSE_MS;
   for (const peering of peerings) {
     try {
-      const at = await renewOne(kc, peering, now, fraction, reporter);
+      const at = await renewOne(kc, peering, clock, fraction, reporter);
       pause = Math.min(pause, at - now);
     } catch (error) {
       // The consumer's own API server failed us: nothing was renewed; look again soon.
@@ -100,7 +101,8 @@ export async function renewIdentities(kc: k8s.KubeConfig, reporter: Reporter, op
 }
 
 /** Looks at one peering's identity and renews it when due; resolves when to look again (ms since the epoch). */
-async function renewOne(kc: k8s.KubeConfig, peering: OutgoingPeering, now: number, fraction: number, reporter: Reporter): Promise<number> {
+async function renewOne(kc: k8s.KubeConfig, peering: OutgoingPeering, clock: () => number, fraction: number, reporter: Reporter): Promise<number> {
+  const now = clock();
   const name = peering.metadata.name!;
   const secret = peering.spec.identitySecret;
   const stored = await getStoredIdentity(kc, secret);
@@ -149,7 +151,8 @@ async function renewOne(kc: k8s.KubeConfig, peering: OutgoingPeering, now: numbe
     return next;
   } catch (error) {
     const count = (failures.get(name)?.count ?? 0) + 1;
-    failures.set(name, { count, lastAt: now });
+    // The backoff runs from when the try ended, which took up to ATTEMPT_TIMEOUT_MS.
+    failures.set(name, { count, lastAt: clock() });
     const retryAt = renewalTime(validity, fraction, failures.get(name), renewedAt.get(name));
     const reason = describeKubeError(error);
     reporter.warn(`identity renewal: renewing the identity for provider ${provider}${access ? ` at ${access.url}` : ""} failed (${count} in a row; next try at ${new Date(retryAt).toISOString()}; it expires at ${expiresAt}): ${reason}`);
