@@ -15,7 +15,8 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { X509Certificate } from "node:crypto";
-import { HEARTBEAT_INTERVAL_MS, IDENTITY_RENEWAL_FAILING_REASON } from "../../agent/heartbeat.js";
+import { HEARTBEAT_INTERVAL_MS } from "../../agent/heartbeat.js";
+import { IDENTITY_RENEWAL_FAILING_REASON } from "../../agent/readiness.js";
 import { ATTEMPT_TIMEOUT_MS } from "../../agent/renewal.js";
 import { AUTH_SERVICE_PORT } from "../../local-cluster/control-plane.js";
 import { clusterOf, type ClusterState } from "../../local-cluster/lab.js";

@@ -7,7 +7,8 @@
  * the path back, the next heartbeat makes it Ready. Unpeer and uninstall leave nothing behind.
  */
 import * as k8s from "@kubernetes/client-node";
-import { HEARTBEAT_INTERVAL_MS, PROVIDER_CALL_TIMEOUT_MS, PROVIDER_UNREACHABLE_AFTER_MS, PROVIDER_UNREACHABLE_REASON } from "../../agent/heartbeat.js";
+import { HEARTBEAT_INTERVAL_MS, PROVIDER_CALL_TIMEOUT_MS } from "../../agent/heartbeat.js";
+import { PROVIDER_UNREACHABLE_AFTER_MS, PROVIDER_UNREACHABLE_REASON } from "../../agent/readiness.js";
 import { clusterOf, type ClusterState } from "../../local-cluster/lab.js";
 import { API_SERVER_PORT } from "../../local-cluster/control-plane.js";
 import { createPeering, deletePeering, type PeeringRecord } from "../../provider/peering/peering.js";

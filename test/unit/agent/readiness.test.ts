@@ -1,4 +1,4 @@
-import { decideReadiness, IDENTITY_EXPIRED_REASON, IDENTITY_RENEWAL_FAILING_REASON, PROVIDER_UNREACHABLE_AFTER_MS, PROVIDER_UNREACHABLE_REASON } from "../../../agent/heartbeat.js";
+import { decideReadiness, IDENTITY_EXPIRED_REASON, IDENTITY_RENEWAL_FAILING_REASON, PROVIDER_UNREACHABLE_AFTER_MS, PROVIDER_UNREACHABLE_REASON } from "../../../agent/readiness.js";
 import { IDENTITY_REVOKED_REASON } from "../../../provider/peering/revoked.js";
 import { PEERING_ACTIVE } from "../../../provider/virtual-node/node.js";
 
