@@ -4,7 +4,10 @@
  * the peering holds (so that the node's capacity tracks offers the provider recomputes), and posts
  * the node's Ready condition every 20 s (as a kubelet would) or at once when it changes. A
  * provider that refuses the identity (revoked there) makes the node NotReady, saying so, in that
- * same pass; one that cannot be reached does not stop the heartbeat of the others.
+ * same pass. One that cannot be reached makes it NotReady once no call has reached it for
+ * {@link PROVIDER_UNREACHABLE_AFTER_MS}, and does not stop the heartbeat of the others (each call
+ * is cut at {@link PROVIDER_CALL_TIMEOUT_MS}). A failing renewal of the identity (see renewal.ts)
+ * shows in the condition while the node stays Ready.
  */
 import * as k8s from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE, type OfferedResources, type OutgoingPeering } from "../provider/api/index.js";
@@ -14,10 +17,14 @@ import { getResourceOffer } from "../provider/negotiation/request.js";
 import { listOutgoingPeerings } from "../provider/peering/outgoing.js";
 import { describeRevokedIdentity, IDENTITY_REVOKED_REASON } from "../provider/peering/revoked.js";
 import { PEERING_ACTIVE, postNodeReadiness, renewNodeLease, resizeVirtualNode, type NodeReadinessReport } from "../provider/virtual-node/node.js";
+import { decideReadiness, PROVIDER_UNREACHABLE_AFTER_MS } from "./readiness.js";
 import type { Reporter } from "./reporter.js";
 
 /** Pause between two heartbeat passes, as kubelets renew their Lease: a revoked identity shows within one. */
 export const HEARTBEAT_INTERVAL_MS = 10_000;
+
+/** Longest wait for one call to a provider: a provider with no path to it (packets dropped) must not hold up the pass. */
+export const PROVIDER_CALL_TIMEOUT_MS = 5_000;
 
 /** How long a peering's identity, once read, is used before it is read again. */
 const IDENTITY_REUSE_MS = 60_000;
@@ -33,6 +40,11 @@ export async function getPeeringIdentity(kc: k8s.KubeConfig, peering: OutgoingPe
   const secret = await kc.makeApiClient(k8s.CoreV1Api).readNamespacedSecret({ name: peering.spec.identitySecret, namespace: SYSTEM_NAMESPACE });
   const text = Buffer.from(secret.data?.["kubeconfig"] ?? "", "base64").toString("utf8");
   return loadKubeconfig(text, `Secret ${SYSTEM_NAMESPACE}/${peering.spec.identitySecret}`);
+}
+
+/** Makes the next pass read the identity in Secret `secretName` afresh (it was renewed). */
+export function forgetPeeringIdentity(secretName: string): void {
+  identities.delete(secretName);
 }
 
 /** {@link getPeeringIdentity}, reusing what was read less than a minute ago. */
@@ -65,15 +77,27 @@ function repostNext(nodeName: string): void {
 
 /** What the provider says of a peering this pass: the node's readiness, and its current offer when it could be read. */
 interface ProviderAnswer {
-  /** The readiness to post; undefined when the provider could not be asked (the last one stands). */
+  /** The readiness the provider's answer implies; undefined when it gave none. */
   readonly report?: NodeReadinessReport;
   readonly offer?: OfferedResources;
+  /** Why the provider could not be reached (the call, its URL, the cause); undefined when it was, or was not asked. */
+  readonly unreachable?: string;
+}
+
+/** `promise`, or a rejection once `ms` have passed without it settling. */
+function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /**
  * Reads the provider's offer with the peering's identity. A refusal of the identity itself is the
- * provider having revoked it: the node is not Ready, and its condition says why. Any other failure
- * (provider out of reach, the identity Secret unreadable) is warned about and decides nothing.
+ * provider having revoked it: the node is not Ready, and its condition says why. A provider out of
+ * reach is reported as such (the caller decides when that makes the node NotReady); the identity
+ * Secret unreadable is warned about and decides nothing.
  */
 async function askProvider(kc: k8s.KubeConfig, peering: OutgoingPeering, now: number, reporter: Reporter): Promise<ProviderAnswer> {
   const { providerClusterName, tenantNamespace, requestName, identitySecret, virtualNodeName } = peering.spec;
@@ -85,7 +109,7 @@ async function askProvider(kc: k8s.KubeConfig, peering: OutgoingPeering, now: nu
     return {};
   }
   try {
-    const offer = await getResourceOffer(provider, { tenantNamespace, name: requestName });
+    const offer = await within(getResourceOffer(provider, { tenantNamespace, name: requestName }), PROVIDER_CALL_TIMEOUT_MS);
     return { report: PEERING_ACTIVE, ...(offer ? { offer: offer.spec.resources } : {}) };
   } catch (error) {
     // The identity may have been replaced: read it afresh next time.
@@ -93,10 +117,14 @@ async function askProvider(kc: k8s.KubeConfig, peering: OutgoingPeering, now: nu
     const call = `reading ResourceOffer ${tenantNamespace}/${requestName}`;
     const revoked = describeRevokedIdentity(error, { providerName: providerClusterName, endpoint: serverOf(provider), call });
     if (revoked) return { report: { ready: false, reason: IDENTITY_REVOKED_REASON, message: revoked } };
-    reporter.warn(`heartbeat: following the offer of provider ${providerClusterName} for Node ${virtualNodeName}: ${call} at ${serverOf(provider)}: ${describeKubeError(error)}`);
-    return {};
+    const unreachable = `${call} at ${serverOf(provider)}: ${describeKubeError(error)}`;
+    reporter.warn(`heartbeat: following the offer of provider ${providerClusterName} for Node ${virtualNodeName}: ${unreachable}`);
+    return { unreachable };
   }
 }
+
+/** When a heartbeat call last reached each peering's provider, by virtual node name. */
+const contacts = new Map<string, number>();
 
 /** One heartbeat pass over every peering; resolves with the virtual nodes it renewed. */
 export async function beatOnce(kc: k8s.KubeConfig, reporter: Reporter, now = new Date()): Promise<string[]> {
@@ -108,6 +136,9 @@ export async function beatOnce(kc: k8s.KubeConfig, reporter: Reporter, now = new
   for (const name of posted.keys()) {
     if (!peerings.some((p) => p.spec.virtualNodeName === name)) posted.delete(name);
   }
+  for (const name of contacts.keys()) {
+    if (!peerings.some((p) => p.spec.virtualNodeName === name)) contacts.delete(name);
+  }
   for (const peering of peerings) {
     // An in-band peering gets its node only once its first offer is in.
     if (peering.spec.inBand && !peering.status?.offer) continue;
@@ -116,8 +147,17 @@ export async function beatOnce(kc: k8s.KubeConfig, reporter: Reporter, now = new
     try {
       await renewNodeLease(kc, nodeName, now);
       const answer = await askProvider(kc, peering, now.getTime(), reporter);
+      if (answer.report || !contacts.has(nodeName)) contacts.set(nodeName, now.getTime());
       const last = posted.get(nodeName);
-      const report = answer.report ?? last?.report ?? PEERING_ACTIVE;
+      const report = decideReadiness({
+        providerName: peering.spec.providerClusterName,
+        ...(answer.report ? { answered: answer.report } : {}),
+        ...(answer.unreachable ? { unreachable: answer.unreachable } : {}),
+        ...(last ? { last: last.report } : {}),
+        lastContactAt: contacts.get(nodeName)!,
+        ...(peering.status?.identity ? { identity: peering.status.identity } : {}),
+        now: now.getTime(),
+      });
       if (last && sameReport(last.report, report) && now.getTime() - last.at < READY_REPOST_MS) {
         node = last.node;
       } else {

@@ -5,11 +5,19 @@
  * cluster may be both. In a real cluster it runs as the Deployment
  * that `Cluster` installs; in local clusters, as a process in the cluster's network namespace.
  *
+ * As a consumer it also renews the identity each peering holds before it expires (renewal.ts).
+ *
  * With --gateway-netns it is also the cluster's gateway: it sets up the WireGuard tunnels the
  * cluster's TunnelEndpoints ask for, in that network namespace (in local clusters, the cluster's).
  *
  *   node dist/agent/main.js [--kubeconfig PATH] [--auth-listen HOST:PORT] [--name NAME]
  *                           [--gateway-netns NETNS --gateway-dir DIR [--wireguard-go PATH]]
+ *
+ * Environment, for tests and benches that cannot wait out a 30-day identity:
+ *   LIQO_IDENTITY_LIFETIME_SECONDS  lifetime of the identities this cluster's auth service issues
+ *                                   (at least 600, the CSR API's minimum; default 30 days)
+ *   LIQO_IDENTITY_RENEW_FRACTION    share of an identity's lifetime after which this cluster's
+ *                                   agent renews it (between 0 and 1; default 2/3)
  */
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
@@ -18,6 +26,8 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { loadKubeconfig, reuseConnections } from "../provider/kube/client.js";
 import { startAuthService } from "./auth-service/index.js";
 import { beatOnce, HEARTBEAT_INTERVAL_MS } from "./heartbeat.js";
+import { renewIdentities, RENEW_AT_FRACTION } from "./renewal.js";
+import { IDENTITY_EXPIRATION_SECONDS } from "../provider/authentication/certificates.js";
 import { renewAgentLease } from "./liveness.js";
 import { runLoop, Wakeup } from "./loop.js";
 import { RetryNow, wakeOnChanges } from "./watch.js";
@@ -33,10 +43,19 @@ import { consoleReporter } from "./reporter.js";
  * as a new auth certificate is served; these pauses are only the resync. The node heartbeat
  * renews every 10 s as kubelets do. A pass that waits on a remote side asks for `pending`.
  */
-const INTERVALS = { heartbeat: HEARTBEAT_INTERVAL_MS, offers: 30_000, inBand: 30_000, liveness: 10_000, gateway: 10_000, pending: 1_000, tlsRefresh: 30_000 };
+const INTERVALS = { heartbeat: HEARTBEAT_INTERVAL_MS, offers: 30_000, inBand: 30_000, liveness: 10_000, gateway: 10_000, pending: 1_000, tlsRefresh: 30_000, renewal: 60_000 };
 
 /** The collection of one of the project's custom resources, across namespaces. */
 const collection = (plural: string): string => `/apis/${API_GROUP}/${API_VERSION}/${plural}`;
+
+/** A number from environment variable `name`, or `fallback` when unset; throws naming the variable when out of `[min, max]`. */
+function numberFromEnv(name: string, fallback: number, min: number, max: number): number {
+  const text = process.env[name];
+  if (text === undefined || text === "") return fallback;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < min || value > max) throw new Error(`${name}=${JSON.stringify(text)} must be a number from ${min} to ${max}`);
+  return value;
+}
 
 function inClusterConfig(): KubeConfig {
   const kc = new KubeConfig();
@@ -63,8 +82,18 @@ async function main(): Promise<void> {
   const reporter = consoleReporter;
   const stop = new AbortController();
 
-  const wakeups = { offers: new Wakeup(), inBand: new Wakeup(), gateway: new Wakeup(), liveness: new Wakeup() };
-  const auth = await startAuthService({ kc, listen: { host: host!, port: Number(port) }, log: reporter, refreshIntervalMs: INTERVALS.tlsRefresh, onReload: () => wakeups.liveness.wake() });
+  const identityLifetimeSeconds = Math.round(numberFromEnv("LIQO_IDENTITY_LIFETIME_SECONDS", IDENTITY_EXPIRATION_SECONDS, 600, 10 * 365 * 24 * 3600));
+  const renewFraction = numberFromEnv("LIQO_IDENTITY_RENEW_FRACTION", RENEW_AT_FRACTION, 0.001, 0.999);
+
+  const wakeups = { offers: new Wakeup(), inBand: new Wakeup(), gateway: new Wakeup(), liveness: new Wakeup(), renewal: new Wakeup() };
+  const auth = await startAuthService({
+    kc,
+    listen: { host: host!, port: Number(port) },
+    log: reporter,
+    refreshIntervalMs: INTERVALS.tlsRefresh,
+    onReload: () => wakeups.liveness.wake(),
+    identityLifetimeSeconds,
+  });
   reporter.info(`agent ${values.name}: auth service listening on ${host}:${auth.port}`);
   const watching = { signal: stop.signal, retryNow: new RetryNow(), reporter };
   const capacity = capacityEventFilters();
@@ -83,7 +112,15 @@ async function main(): Promise<void> {
       { signal: stop.signal, reporter },
     ),
     wakeOnChanges(kc, collection("resourcerequests"), () => wakeups.offers.wake(), watching),
-    wakeOnChanges(kc, collection("outgoingpeerings"), () => wakeups.inBand.wake(), watching),
+    wakeOnChanges(
+      kc,
+      collection("outgoingpeerings"),
+      () => {
+        wakeups.inBand.wake();
+        wakeups.renewal.wake();
+      },
+      watching,
+    ),
     runLoop({ name: "liveness", intervalMs: INTERVALS.liveness, signal: stop.signal, reporter, wakeup: wakeups.liveness }, () => renewAgentLease(kc, values.name!, auth.servingCertificate())),
     // Offers that are a share of free capacity follow nodes and pods, as they change.
     wakeOnChanges(kc, "/api/v1/nodes", () => followsCapacity && wakeups.offers.wake(), { ...watching, relevant: capacity.nodes }),
@@ -93,6 +130,8 @@ async function main(): Promise<void> {
     }),
     runLoop({ name: "in-band peering", intervalMs: INTERVALS.inBand, signal: stop.signal, reporter, wakeup: wakeups.inBand }, async () => ((await advanceInBandPeerings(kc, reporter)) > 0 ? INTERVALS.pending : undefined)),
     runLoop({ name: "heartbeat", intervalMs: INTERVALS.heartbeat, signal: stop.signal, reporter }, async () => void (await beatOnce(kc, reporter))),
+    // Each pass says when the next identity is due; a new peering wakes it.
+    runLoop({ name: "identity renewal", intervalMs: INTERVALS.renewal, signal: stop.signal, reporter, wakeup: wakeups.renewal }, () => renewIdentities(kc, reporter, { fraction: renewFraction })),
   ];
   if (gatewayNetns) {
     const gateway = new TunnelGateway({ kc, netns: gatewayNetns, workDir: values["gateway-dir"]!, reporter, ...(values["wireguard-go"] ? { wireguardGo: values["wireguard-go"] } : {}) });

@@ -3,19 +3,24 @@
  * it asserts nothing, it measures; the targets it shows are met or missed by the figures of
  * this run, taken side by side on this (shared, noisy) machine.
  *
- * Usage: node dist/bench/main.js [tunnel] [stacks] [mesh] [auth] [--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--out FILE]
+ * `renewal` (an identity of 600 s renewed while calls go on, about 11 minutes) runs only when named.
+ *
+ * Usage: node dist/bench/main.js [tunnel] [stacks] [mesh] [auth] [renewal] [--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--out FILE]
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { downLab, listLabs } from "../local-cluster/lab.js";
 import { labOwner, TEST_LAB_ROOT } from "../test/support/labs.js";
 import { benchAuth } from "./auth.js";
+import { benchRenewal } from "./renewal.js";
 import { formatSeries, formatTarget, machine, timed } from "./figures.js";
 import { benchMeshes, benchStacks, type SectionResult } from "./stacks.js";
 import { benchTunnel, removeBenchNamespaces } from "./tunnel.js";
 
-const SECTIONS = ["tunnel", "stacks", "mesh", "auth"] as const;
+const SECTIONS = ["tunnel", "stacks", "mesh", "auth", "renewal"] as const;
 type Section = (typeof SECTIONS)[number];
+/** What runs when no section is named: all but the long `renewal`. */
+const DEFAULT_SECTIONS: readonly Section[] = ["tunnel", "stacks", "mesh", "auth"];
 
 /** What the command line asked for. */
 interface Options {
@@ -33,7 +38,7 @@ interface Options {
   readonly out: string;
 }
 
-const USAGE = "usage: npm run bench -- [tunnel] [stacks] [mesh] [auth] [--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--out FILE]";
+const USAGE = "usage: npm run bench -- [tunnel] [stacks] [mesh] [auth] [renewal] [--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--out FILE]";
 
 /** Reads the command line; a wrong argument ends the run with the usage. */
 function parseOptions(args: readonly string[]): Options {
@@ -48,7 +53,7 @@ function parseOptions(args: readonly string[]): Options {
     else if (flag && /^[1-9]\d*$/.test(args[i + 1] ?? "")) numbers[flag] = Number(args[++i]);
     else throw new Error(`${arg}: not understood, or its value is not a positive whole number\n${USAGE}`);
   }
-  return { sections: sections.length ? sections : SECTIONS, runs: numbers["runs"]!, rounds: numbers["rounds"]!, seconds: numbers["seconds"]!, idle: numbers["idle"]!, refusals: numbers["refusals"]!, out };
+  return { sections: sections.length ? sections : DEFAULT_SECTIONS, runs: numbers["runs"]!, rounds: numbers["rounds"]!, seconds: numbers["seconds"]!, idle: numbers["idle"]!, refusals: numbers["refusals"]!, out };
 }
 
 /** Removes what an interrupted run made: this run's labs and tunnel namespaces. */
@@ -78,7 +83,9 @@ async function main(): Promise<void> {
           ? benchStacks(options.runs, log)
           : section === "mesh"
             ? benchMeshes(options.idle, log)
-            : benchAuth(options.refusals, log),
+            : section === "auth"
+              ? benchAuth(options.refusals, log)
+              : benchRenewal(log),
     );
     results[section] = { ...result, seconds: Math.round(seconds) };
   }

@@ -59,6 +59,8 @@ export interface Launch {
   readonly command: string;
   /** Its arguments. */
   readonly args: readonly string[];
+  /** Extra environment, kept so that a restart runs it the same way. */
+  readonly environment?: Readonly<Record<string, string>>;
 }
 
 /** Receives each process started, with how, so that the caller records both before anything else can fail. */
@@ -117,10 +119,11 @@ export function writeControlPlaneFiles(spec: ControlPlaneSpec): ControlPlaneFile
 }
 
 /** Starts one component in the cluster's namespace, its output in `logs/<name>.log`. */
-function starter(spec: ControlPlaneSpec, onStarted: OnStarted): (name: string, args: string[], command?: string) => void {
+function starter(spec: ControlPlaneSpec, onStarted: OnStarted): (name: string, args: string[], command?: string, environment?: Readonly<Record<string, string>>) => void {
   const logs = join(spec.dir, "logs");
   mkdirSync(logs, { recursive: true });
-  return (name, args, command = name) => onStarted(startInNamespace(spec.netns, name, command, args, join(logs, `${name}.log`)), { command, args });
+  return (name, args, command = name, environment) =>
+    onStarted(startInNamespace(spec.netns, name, command, args, join(logs, `${name}.log`), environment), { command, args, ...(environment ? { environment } : {}) });
 }
 
 /**
@@ -237,7 +240,7 @@ export function agentEntryPoint(): string {
  * Deployment: auth service on {@link AUTH_SERVICE_PORT}, offer answering, heartbeat, and the
  * gateway, which sets up tunnels in the cluster's namespace.
  */
-export function startAgent(spec: ControlPlaneSpec, onStarted: OnStarted): void {
+export function startAgent(spec: ControlPlaneSpec, onStarted: OnStarted, environment?: Readonly<Record<string, string>>): void {
   starter(spec, onStarted)(
     "agent",
     [
@@ -248,6 +251,7 @@ export function startAgent(spec: ControlPlaneSpec, onStarted: OnStarted): void {
       ...(spec.wireguardGo ? ["--wireguard-go", spec.wireguardGo] : []),
     ],
     process.execPath,
+    environment,
   );
 }
 

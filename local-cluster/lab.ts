@@ -65,6 +65,8 @@ export interface LabOptions {
   readonly nodeMonitorGracePeriodSeconds?: number;
   /** The wireguard-go executable the agents' gateways run (tests: one that fails). @default "wireguard-go" from PATH */
   readonly wireguardGo?: string;
+  /** Extra environment of every cluster's agent (e.g. `LIQO_IDENTITY_LIFETIME_SECONDS` for short-lived identities). */
+  readonly agentEnvironment?: Readonly<Record<string, string>>;
   /** How long each cluster may take to become ready. @default 180000 */
   readonly readyTimeoutMs?: number;
   /** Receives progress lines. @default writes to stderr */
@@ -224,7 +226,7 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
   for (const cluster of state.clusters) {
     const spec = controlPlaneSpec(state, cluster);
     await waitForControllers(spec, deadProcess(cluster), timeoutMs).catch(withLogs(cluster));
-    startAgent(spec, record(cluster));
+    startAgent(spec, record(cluster), options.agentEnvironment);
     log(`[lab ${name}] cluster ${cluster.name}: ready at ${cluster.apiServerUrl} (kubeconfig ${cluster.kubeconfig}); agent started`);
   }
   await setProfile(state, state.profile);

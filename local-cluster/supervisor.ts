@@ -140,7 +140,7 @@ export async function supervise(options: SuperviseOptions): Promise<void> {
       }
       const old = records.get(component)!;
       const decision = backoffs.get(component)!.failed(`${component} (pid ${old.pid}) exited; see ${old.logFile}`, now);
-      const record = startInNamespace(cluster.netns, component, launch.command, launch.args, old.logFile);
+      const record = startInNamespace(cluster.netns, component, launch.command, launch.args, old.logFile, launch.environment);
       startedAt.set(component, now);
       updateLab(options.labDir, (state) => {
         const mine = state.clusters.find((c) => c.name === options.cluster);

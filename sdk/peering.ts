@@ -85,6 +85,12 @@ export class Peering extends pulumi.dynamic.Resource {
   declare readonly offer: pulumi.Output<{ cpu: string; memory: string; pods: number }>;
   /** `Ready`, or what the last refresh found wrong. */
   declare readonly status: pulumi.Output<string>;
+  /**
+   * When the identity the consumer holds on the provider expires (RFC 3339), as the last create,
+   * update or refresh read it. The consumer's agent renews it at two thirds of its lifetime, so a
+   * `pulumi refresh` shows the renewed date. @example "2026-12-23T10:04:05.000Z"
+   */
+  declare readonly identityExpiresAt: pulumi.Output<string | undefined>;
   /** The consumer's kubeconfig (a secret), for the peering's `Tunnel`. */
   declare readonly consumerKubeconfig: pulumi.Output<string>;
   /** The consumer's cluster id. */
@@ -116,6 +122,7 @@ export class Peering extends pulumi.dynamic.Resource {
         providerClusterName: undefined,
         offer: undefined,
         status: undefined,
+        identityExpiresAt: undefined,
         providerClusterId: args.providerCluster?.clusterId,
         tunnelStatus: undefined,
         ...ownUrn("Peering", name, opts),

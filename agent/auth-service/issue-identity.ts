@@ -35,6 +35,8 @@ export interface IssueContext {
   readonly log: Reporter;
   /** How long to wait for the signer. */
   readonly certificateTimeoutMs: number;
+  /** Lifetime of the certificate, in seconds. @default IDENTITY_EXPIRATION_SECONDS */
+  readonly lifetimeSeconds?: number;
 }
 
 /** Longest cluster name accepted (it is stored as an annotation, not a label). */
@@ -85,7 +87,7 @@ export async function issueIdentity(ctx: IssueContext, body: unknown, source: st
   // 5-6. Provider cluster acts: tenant, RBAC, certificate.
   await ensureTenantNamespace(ctx.kc, { consumerClusterId: clusterId, consumerClusterName: clusterName, consumerKeySha256: presented.keySha256 });
   await ensureTenantRbac(ctx.kc, clusterId);
-  const csrName = await submitCsr(ctx.kc, forgeCertificateSigningRequest({ consumerClusterId: clusterId, csrPem: csr }));
+  const csrName = await submitCsr(ctx.kc, forgeCertificateSigningRequest({ consumerClusterId: clusterId, csrPem: csr, ...(ctx.lifetimeSeconds ? { expirationSeconds: ctx.lifetimeSeconds } : {}) }));
   await approveCsr(ctx.kc, csrName);
   let certificate: string;
   try {

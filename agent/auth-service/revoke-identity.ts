@@ -25,8 +25,8 @@ export interface PeerCertificate {
   readonly authorizationError?: string;
 }
 
-/** What the handler needs from the service. */
-export interface RevokeContext {
+/** What a handler that authenticates its caller by client certificate needs from the service. */
+export interface CertificateAuthContext {
   /** Client of the provider cluster. */
   readonly kc: k8s.KubeConfig;
   /** Current time in ms. */
@@ -35,6 +35,10 @@ export interface RevokeContext {
   readonly log: Reporter;
   /** The cluster's client CA certificates (PEM); empty when they could not be read. */
   readonly clientCaPems: readonly string[];
+}
+
+/** What the handler needs from the service. */
+export interface RevokeContext extends CertificateAuthContext {
   /** How long to wait for the tenant namespace to be gone. */
   readonly removalTimeoutMs: number;
 }
@@ -47,7 +51,7 @@ const CONSUMER_CN = /^CN=pulumi-liqo:consumer:([0-9a-f]{16})$/;
  * server without a client CA would fall back to the public roots.
  */
 export function consumerOfCertificate(peer: PeerCertificate, clientCaPems: readonly string[], now: number): { clusterId: string; keySha256: string } | { status: number; reason: string } {
-  if (!peer.raw) return { status: 401, reason: "a client certificate (the identity to revoke) is required" };
+  if (!peer.raw) return { status: 401, reason: "a client certificate (the identity itself) is required" };
   if (!peer.authorized) return { status: 403, reason: `client certificate refused by TLS: ${peer.authorizationError ?? "not verified"}` };
   let cert: X509Certificate;
   try {
@@ -77,14 +81,22 @@ export function splitPemBundle(bundle: string): string[] {
   return bundle.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
 }
 
-/** Handles one revocation from `source`. */
-export async function revokeConsumerIdentity(ctx: RevokeContext, peer: PeerCertificate, source: string): Promise<Answer> {
+/**
+ * The consumer that a request's client certificate stands for, or the answer refusing it (logged);
+ * `action` (`revocation`, `renewal`) names the request in both.
+ */
+export function authenticateConsumer(ctx: CertificateAuthContext, peer: PeerCertificate, source: string, action: string): { clusterId: string; keySha256: string } | Answer {
   if (ctx.clientCaPems.length === 0) return fail(503, "this cluster's client CA could not be read (kube-system/extension-apiserver-authentication); try again later");
   const who = consumerOfCertificate(peer, ctx.clientCaPems, ctx.now());
-  if ("reason" in who) {
-    ctx.log.warn(`refused revocation from ${source}: ${who.reason}`);
-    return refuse(who.status, `revocation refused: ${who.reason}`);
-  }
+  if (!("reason" in who)) return who;
+  ctx.log.warn(`refused ${action} from ${source}: ${who.reason}`);
+  return refuse(who.status, `${action} refused: ${who.reason}`);
+}
+
+/** Handles one revocation from `source`. */
+export async function revokeConsumerIdentity(ctx: RevokeContext, peer: PeerCertificate, source: string): Promise<Answer> {
+  const who = authenticateConsumer(ctx, peer, source, "revocation");
+  if ("status" in who) return who;
   // A certificate for the right name but another key (one issued before tenants were bound to a
   // key, say) is not the consumer the tenant belongs to.
   const tenantKey = await getTenantKeyFingerprint(ctx.kc, who.clusterId);

@@ -9,7 +9,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
 import { AUTH_TLS_SECRET, SYSTEM_NAMESPACE } from "../../provider/api/names.js";
-import { IDENTITY_PATH, MAX_BODY_BYTES, REVOKE_PATH } from "../../provider/authentication/protocol.js";
+import { IDENTITY_EXPIRATION_SECONDS } from "../../provider/authentication/certificates.js";
+import { IDENTITY_PATH, MAX_BODY_BYTES, RENEW_PATH, REVOKE_PATH } from "../../provider/authentication/protocol.js";
 import { readOptional, serverOf } from "../../provider/kube/client.js";
 import { describeKubeError } from "../../provider/kube/errors.js";
 import { poll } from "../../provider/wait/poll.js";
@@ -17,7 +18,8 @@ import type { Reporter } from "../reporter.js";
 import { fail, refuse, type Answer } from "./answer.js";
 import { FailureLimiter, type FailureLimiterOptions } from "./failure-limiter.js";
 import { CERTIFICATE_WAIT_MS, issueIdentity } from "./issue-identity.js";
-import { revokeConsumerIdentity, splitPemBundle } from "./revoke-identity.js";
+import { renewConsumerIdentity } from "./renew-identity.js";
+import { revokeConsumerIdentity, splitPemBundle, type PeerCertificate } from "./revoke-identity.js";
 
 /** Options of {@link startAuthService}. */
 export interface AuthServiceOptions {
@@ -39,6 +41,8 @@ export interface AuthServiceOptions {
   readonly certificateTimeoutMs?: number;
   /** Failure limiter knobs. @default 5 refusals per minute per source IP */
   readonly failureLimit?: FailureLimiterOptions;
+  /** Lifetime of the certificates issued and renewed, in seconds (the CSR API's minimum is 600). @default IDENTITY_EXPIRATION_SECONDS (30 days) */
+  readonly identityLifetimeSeconds?: number;
 }
 
 /** A running auth service. */
@@ -131,6 +135,15 @@ function closeLingering(socket: Socket): void {
   };
 }
 
+/** What the TLS layer saw of the client's certificate (revocation and renewal authenticate by it). */
+function peerOf(socket: TLSSocket): PeerCertificate {
+  const peer = socket.getPeerCertificate();
+  return { ...(peer?.raw ? { raw: peer.raw } : {}), authorized: socket.authorized, ...(socket.authorizationError ? { authorizationError: String(socket.authorizationError) } : {}) };
+}
+
+/** What each endpoint does, for a server error's message. */
+const ACTIONS: Readonly<Record<string, string>> = { [IDENTITY_PATH]: "issuing the identity", [REVOKE_PATH]: "revoking the identity", [RENEW_PATH]: "renewing the identity" };
+
 function write(res: ServerResponse, answer: Answer): void {
   const payload = JSON.stringify(answer.body);
   res.writeHead(answer.status, { "content-type": "application/json", "cache-control": "no-store", ...answer.headers });
@@ -138,14 +151,16 @@ function write(res: ServerResponse, answer: Answer): void {
 }
 
 /**
- * Starts the auth service: waits for its TLS Secret, listens, and serves `POST /v1/identity` and
- * `POST /v1/revoke`. Resolves once it listens.
+ * Starts the auth service: waits for its TLS Secret, listens, and serves `POST /v1/identity`,
+ * `POST /v1/renew` and `POST /v1/revoke`. Resolves once it listens.
  */
 export async function startAuthService(options: AuthServiceOptions): Promise<RunningAuthService> {
   const { kc, log } = options;
   const now = options.now ?? Date.now;
   const endpoint = serverOf(kc);
   const limiter = new FailureLimiter(options.failureLimit);
+  const lifetimeSeconds = options.identityLifetimeSeconds ?? IDENTITY_EXPIRATION_SECONDS;
+  const certificateTimeoutMs = options.certificateTimeoutMs ?? CERTIFICATE_WAIT_MS;
 
   let tls = await poll(
     { step: STEP, object: `Secret ${SYSTEM_NAMESPACE}/${AUTH_TLS_SECRET}`, endpoint },
@@ -160,7 +175,7 @@ export async function startAuthService(options: AuthServiceOptions): Promise<Run
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const source = req.socket.remoteAddress ?? "unknown";
     const path = (req.url ?? "").split("?")[0];
-    if (path !== IDENTITY_PATH && path !== REVOKE_PATH) return write(res, fail(404, `no such endpoint; use POST ${IDENTITY_PATH} or POST ${REVOKE_PATH}`));
+    if (path === undefined || !Object.hasOwn(ACTIONS, path)) return write(res, fail(404, `no such endpoint; use POST ${IDENTITY_PATH}, POST ${RENEW_PATH} or POST ${REVOKE_PATH}`));
     if (req.method !== "POST") return write(res, { ...fail(405, `${path} accepts POST only`), headers: { allow: "POST" } });
     const blockedMs = limiter.blockedFor(source, now());
     if (blockedMs !== undefined) {
@@ -183,22 +198,18 @@ export async function startAuthService(options: AuthServiceOptions): Promise<Run
         }
         if (body === undefined) answer = refuse(400, "request body is not JSON");
         else if (path === IDENTITY_PATH) {
-          answer = await issueIdentity({ kc, now, log, certificateTimeoutMs: options.certificateTimeoutMs ?? CERTIFICATE_WAIT_MS }, body, source);
+          answer = await issueIdentity({ kc, now, log, certificateTimeoutMs, lifetimeSeconds }, body, source);
+        } else if (path === RENEW_PATH) {
+          answer = await renewConsumerIdentity({ kc, now, log, clientCaPems: splitPemBundle(tls.clientCa), certificateTimeoutMs, lifetimeSeconds }, peerOf(req.socket as TLSSocket), body, source);
         } else {
-          const socket = req.socket as TLSSocket;
-          const peer = socket.getPeerCertificate();
-          answer = await revokeConsumerIdentity(
-            { kc, now, log, clientCaPems: splitPemBundle(tls.clientCa), removalTimeoutMs: 60_000 },
-            { ...(peer?.raw ? { raw: peer.raw } : {}), authorized: socket.authorized, ...(socket.authorizationError ? { authorizationError: String(socket.authorizationError) } : {}) },
-            source,
-          );
+          answer = await revokeConsumerIdentity({ kc, now, log, clientCaPems: splitPemBundle(tls.clientCa), removalTimeoutMs: 60_000 }, peerOf(req.socket as TLSSocket), source);
         }
       }
     } catch (error) {
       // Errors of the steps name the step, the object and the API server; they carry no secret.
       const reason = describeKubeError(error);
       log.warn(`${STEP}: ${path} from ${source} failed: ${reason}`);
-      answer = fail(500, `${path === IDENTITY_PATH ? "issuing the identity" : "revoking the identity"} failed on the provider: ${reason}`);
+      answer = fail(500, `${ACTIONS[path]} failed on the provider: ${reason}`);
     }
     if (answer.countsAsFailure) limiter.recordFailure(source, now());
     write(res, answer);
@@ -208,8 +219,8 @@ export async function startAuthService(options: AuthServiceOptions): Promise<Run
     {
       cert: tls.cert,
       key: tls.key,
-      // Ask for a client certificate (revocation) without requiring one (identity requests have none);
-      // the revoke handler decides. Without a client CA, no certificate can pass (see consumerOfCertificate).
+      // Ask for a client certificate (revocation, renewal) without requiring one (identity requests
+      // have none); the revoke and renew handlers decide. Without a client CA, no certificate can pass (see consumerOfCertificate).
       ...(tls.clientCa ? { ca: tls.clientCa } : {}),
       requestCert: true,
       rejectUnauthorized: false,

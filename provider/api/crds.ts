@@ -98,9 +98,13 @@ export interface OutgoingPeering {
     virtualNodeName: string;
     /** In-band only: the agent authenticates and negotiates itself, through the tunnel. */
     inBand?: InBandAccess;
+    /** Out-of-band: the provider's auth service, where the agent renews the identity. */
+    auth?: AuthServiceAccess;
   };
-  /** In-band only: how far the agent got. */
+  /** In-band: how far the agent got; both: the identity's lifetime and renewal. */
   status?: {
+    /** The identity the consumer holds, as the agent's renewal last saw it. */
+    identity?: IdentityStatus;
     /**
      * `Authenticating`, `Negotiating`, `Negotiated`, `Error` (tried again), or `Failed`: the
      * provider refused or said asking again will not help, so whoever waits stops at once.
@@ -113,6 +117,28 @@ export interface OutgoingPeering {
     /** The offer accepted for that generation. */
     offer?: OfferedResources;
   };
+}
+
+/** Where a consumer's agent reaches the provider's auth service (out-of-band: as the handover said). */
+export interface AuthServiceAccess {
+  /** The auth service's URL. @example "https://172.29.1.10:8443" */
+  url: string;
+  /** PEM CA of the auth service. */
+  caPem: string;
+}
+
+/** An OutgoingPeering's identity: when it expires, and how its renewal goes. */
+export interface IdentityStatus {
+  /** When the certificate held now expires (RFC 3339). */
+  expiresAt?: string;
+  /** When the agent renews it, or tries again after a failure (RFC 3339). */
+  renewAt?: string;
+  /** When it was last renewed (RFC 3339). */
+  renewedAt?: string;
+  /** Renewals failed in a row; absent once one succeeds. */
+  renewalFailures?: number;
+  /** Why the last renewal failed; absent once one succeeds. Never holds a secret. */
+  renewalError?: string;
 }
 
 /** Which end of a tunnel listens for the other: the reachable one when the other is behind NAT. */
@@ -247,10 +273,17 @@ export function forgeCustomResourceDefinitions(): V1CustomResourceDefinition[] {
             { authUrl: str, authServerName: str, authCaPem: str, apiServerUrl: str, apiServerName: str, tokenSecret: str, resources: resourceAsk },
             ["authUrl", "authCaPem", "apiServerUrl", "tokenSecret", "resources"],
           ),
+          auth: obj({ url: str, caPem: str }, ["url", "caPem"]),
         },
         ["providerClusterId", "identitySecret", "tenantNamespace", "requestName", "virtualNodeName"],
       ),
-      obj({ phase: str, message: str, observedGeneration: int, offer: offered }),
+      obj({
+        phase: str,
+        message: str,
+        observedGeneration: int,
+        offer: offered,
+        identity: obj({ expiresAt: str, renewAt: str, renewedAt: str, renewalFailures: int, renewalError: str }),
+      }),
     ),
     crd(
       "TunnelEndpoint",

@@ -5,15 +5,18 @@
  * 2. consumer -> provider's auth service: {@link requestIdentity} presents the token and the CSR;
  *    the service checks both, has its cluster sign the CSR and grants the tenant's RBAC;
  * 3. consumer: {@link forgeIdentityKubeconfig} turns the identity into a kubeconfig for the provider;
- * 4. on unpeer, consumer -> auth service: {@link revokeIdentity}, authenticated by the identity itself.
+ * 4. before it expires, consumer -> auth service: {@link renewIdentity}, authenticated by the
+ *    identity itself, trades it for a new certificate of the same key;
+ * 5. on unpeer, consumer -> auth service: {@link revokeIdentity}, authenticated by the identity itself.
  */
 import forge from "node-forge";
+import { X509Certificate } from "node:crypto";
 import { consumerUserName } from "../api/names.js";
 import { forgeRsaKeyPem } from "./consumer-key.js";
 import { forgeKubeconfig } from "../kube/kubeconfig.js";
 import { poll, type CheckResult } from "../wait/poll.js";
 import { parseAuthUrl, postToAuthService, probeAuthService, type AuthAnswer, type AuthEndpoint } from "./auth-client.js";
-import { IDENTITY_PATH, REVOKE_PATH, type ErrorBody, type IdentityRequestBody, type IdentityResponseBody, type RevokeResponseBody } from "./protocol.js";
+import { IDENTITY_PATH, RENEW_PATH, REVOKE_PATH, type ErrorBody, type IdentityRequestBody, type IdentityResponseBody, type RenewRequestBody, type RenewResponseBody, type RevokeResponseBody } from "./protocol.js";
 
 const STEP = "authentication";
 
@@ -271,4 +274,75 @@ export async function waitForAuthService(authUrl: string, authCaPem: string, tim
     await probeAuthService(endpoint, authCaPem, Math.min(5000, timeoutMs));
     return { done: true, value: undefined };
   });
+}
+
+/** Input of {@link renewIdentity}. */
+export interface RenewIdentityArgs {
+  /** The provider's auth service. */
+  readonly authUrl: string;
+  /** PEM CA that signed the auth service's certificate. */
+  readonly authCaPem: string;
+  /** Name to verify the auth service's certificate under (in-band). @default the URL's host */
+  readonly authServerName?: string;
+  /** The identity's current certificate: it authenticates the renewal (mutual TLS). */
+  readonly certificatePem: string;
+  /** Its private key (secret): the new certificate carries the same one. */
+  readonly keyPem: string;
+  /** The consumer's cluster id (the certificate's user is named after it). */
+  readonly consumerClusterId: string;
+  /** Give up after this long (same retry policy as {@link requestIdentity}). */
+  readonly timeoutMs: number;
+  /** Ends the call early. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Trades the identity the consumer holds for a new certificate of the same user and key, proving
+ * who it is with the current certificate; no token is needed. Resolves the new certificate (PEM).
+ * A revoked or expired identity is refused (HTTP 401/403): only a peering token brings it back.
+ */
+export async function renewIdentity(args: RenewIdentityArgs): Promise<string> {
+  const endpoint = parseAuthUrl(args.authUrl, STEP);
+  const { csrPem } = forgeIdentityRequest(args.consumerClusterId, args.keyPem);
+  const body: RenewRequestBody = { csr: csrPem };
+  return callAuthService(
+    `renewal of the identity of consumer ${args.consumerClusterId}`,
+    endpoint,
+    args,
+    (timeoutMs) =>
+      postToAuthService({
+        endpoint,
+        path: RENEW_PATH,
+        caPem: args.authCaPem,
+        ...(args.authServerName ? { serverName: args.authServerName } : {}),
+        body,
+        certPem: args.certificatePem,
+        keyPem: args.keyPem,
+        timeoutMs,
+        signal: args.signal,
+      }),
+    (answer): CheckResult<string> => {
+      const b = (answer.body ?? {}) as Partial<Record<keyof RenewResponseBody, unknown>>;
+      if (!isText(b.certificate)) return { failed: true, reason: "answer lacks certificate" };
+      const wrong = checkIssued(b.certificate, csrPem, args.consumerClusterId);
+      return wrong ? { failed: true, reason: wrong } : { done: true, value: b.certificate };
+    },
+  );
+}
+
+/** When a certificate (PEM) starts and stops being valid. */
+export interface CertificateValidity {
+  readonly notBefore: Date;
+  readonly notAfter: Date;
+}
+
+/** The validity period of a certificate (PEM); throws when it does not parse (the PEM is never quoted). */
+export function certificateValidity(certificatePem: string): CertificateValidity {
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(certificatePem);
+  } catch {
+    throw new Error(`${STEP}: the identity's certificate is not a readable PEM certificate`);
+  }
+  return { notBefore: cert.validFromDate, notAfter: cert.validToDate };
 }

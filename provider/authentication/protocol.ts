@@ -7,6 +7,8 @@
 export const IDENTITY_PATH = "/v1/identity";
 /** Path of the revocation: the consumer, authenticated by its certificate (mutual TLS), gives its identity up. */
 export const REVOKE_PATH = "/v1/revoke";
+/** Path of the renewal: the consumer, authenticated by its current certificate (mutual TLS), receives a new one for the same key. */
+export const RENEW_PATH = "/v1/renew";
 
 /** Body of `POST /v1/identity`. */
 export interface IdentityRequestBody {
@@ -42,6 +44,18 @@ export interface RevokeResponseBody {
   readonly revoked: boolean;
   /** The tenant namespace that was removed. */
   readonly tenantNamespace: string;
+}
+
+/** Body of `POST /v1/renew` (over mutual TLS with the identity being renewed). */
+export interface RenewRequestBody {
+  /** PEM PKCS#10 request for the same user name as the presented certificate, signed with the same key. */
+  readonly csr: string;
+}
+
+/** Answer of `POST /v1/renew` (HTTP 200). */
+export interface RenewResponseBody {
+  /** PEM client certificate, for the same user and key, with a new lifetime. */
+  readonly certificate: string;
 }
 
 /** Body of every refusal or failure (HTTP 4xx/5xx). */

@@ -150,3 +150,28 @@ export async function removeTenant(kc: k8s.KubeConfig, consumerClusterId: string
   );
   return { removed: boundRemoved || namespaceRemoved || csrs.items.length > 0, tenantNamespace: namespace };
 }
+
+/** What a renewal needs to know of a consumer's tenant. */
+export interface TenantStanding {
+  /** The key fingerprint the tenant is bound to; undefined for a tenant made before tenants recorded one. */
+  readonly keySha256?: string;
+  /** Whether the consumer may still act there: the namespace is not being deleted and its RoleBinding is in place. */
+  readonly active: boolean;
+}
+
+/**
+ * Consumer `consumerClusterId`'s tenant as a renewal sees it; undefined when it has none here
+ * (revoked, or never peered). A revocation removes the RoleBinding first and then the namespace,
+ * so a tenant half-way through that is not active.
+ */
+export async function getTenantStanding(kc: k8s.KubeConfig, consumerClusterId: string): Promise<TenantStanding | undefined> {
+  const name = tenantNamespace(consumerClusterId);
+  const endpoint = serverOf(kc);
+  const namespace = await readOptional(() => kc.makeApiClient(k8s.CoreV1Api).readNamespace({ name })).catch(describeFailure(`${STEP}: reading tenant Namespace ${name}`, endpoint));
+  if (namespace?.metadata?.labels?.[REMOTE_CLUSTER_LABEL] !== consumerClusterId) return undefined;
+  const binding = await readOptional(() => kc.makeApiClient(k8s.RbacAuthorizationV1Api).readNamespacedRoleBinding({ name: TENANT_ROLE, namespace: name })).catch(
+    describeFailure(`${STEP}: reading RoleBinding ${name}/${TENANT_ROLE}`, endpoint),
+  );
+  const keySha256 = namespace.metadata.annotations?.[CONSUMER_KEY_ANNOTATION];
+  return { ...(keySha256 ? { keySha256 } : {}), active: namespace.status?.phase !== "Terminating" && binding !== undefined };
+}

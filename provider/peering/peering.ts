@@ -134,6 +134,8 @@ export async function createPeering(request: PeeringRequest, progress: Progress)
     tenantNamespace: identity.tenantNamespace,
     requestName,
     virtualNodeName,
+    // Where the consumer's agent renews the identity before it expires.
+    auth: { url: request.provider.authUrl, caPem: request.provider.authCaPem },
   });
   await ensureVirtualNode(consumer, {
     name: virtualNodeName,

@@ -15,6 +15,7 @@ import { progressTo } from "../peering/progress.js";
 import { isRefusedBeforeChange, releasePeeringClaim } from "../peering/claim.js";
 import { loadKubeconfig } from "../kube/client.js";
 import { emptyOfferReason } from "../negotiation/offer.js";
+import { getIdentityExpiresAt } from "../peering/outgoing.js";
 import { ownUrnOf } from "./hidden-inputs.js";
 import { changesOf, driftRepair, inPlace, inputChanged, labelOf, replaces, urnOf, type DiffRules, type FoundChanges } from "./diff-rules.js";
 import { explainedDiff, logToEngine } from "./engine-log.js";
@@ -59,6 +60,8 @@ export interface PeeringOutputs extends Omit<PeeringInputs, "provider">, Partial
   readonly provider: Omit<ProviderInputs, "token">;
   /** `Ready` (`Ready, with an empty offer: …` when the node can run no pod), or what `pulumi refresh` found wrong. */
   readonly status?: string;
+  /** When the consumer's identity on the provider expires (RFC 3339), as last read. */
+  readonly identityExpiresAt?: string;
   readonly offer?: OfferedResources;
   /** In-band: both gateways' reports. */
   readonly tunnelStatus?: TunnelRecord;
@@ -96,6 +99,12 @@ function askOf(inputs: PeeringInputs) {
 /** The port of the provider's auth service, from its URL. */
 const authPortOf = (authUrl: string | undefined): number => Number(new URL(authUrl ?? "https://x").port || 443);
 
+/** `{ identityExpiresAt }` of the identity the consumer holds for the provider, or nothing when it holds none. */
+async function identityExpiryOf(consumerKubeconfig: string, providerClusterId: string): Promise<Pick<PeeringOutputs, "identityExpiresAt">> {
+  const expiresAt = await getIdentityExpiresAt(loadKubeconfig(consumerKubeconfig, "consumerKubeconfig"), providerClusterId);
+  return expiresAt ? { identityExpiresAt: expiresAt } : {};
+}
+
 function recordOf(outs: PeeringOutputs): PeeringRecord | undefined {
   const { consumerClusterId, providerClusterId, providerClusterName, tenantNamespace, requestName, virtualNodeName, offer, providerApiServerUrl } = outs;
   if (!providerClusterId || !providerClusterName || !tenantNamespace || !requestName || !virtualNodeName || !offer || !providerApiServerUrl) return undefined;
@@ -115,7 +124,7 @@ async function peer(inputs: PeeringInputs): Promise<PeeringOutputs> {
         },
         progress,
       );
-      return { ...withoutToken(inputs), ...record, tunnelStatus: tunnel, status: readyStatus(record.offer) };
+      return { ...withoutToken(inputs), ...record, tunnelStatus: tunnel, ...(await identityExpiryOf(inputs.consumerKubeconfig, record.providerClusterId)), status: readyStatus(record.offer) };
     }
     const record = await createPeering(
       {
@@ -125,7 +134,7 @@ async function peer(inputs: PeeringInputs): Promise<PeeringOutputs> {
       },
       progress,
     );
-    return { ...withoutToken(inputs), ...record, status: readyStatus(record.offer) };
+    return { ...withoutToken(inputs), ...record, ...(await identityExpiryOf(inputs.consumerKubeconfig, record.providerClusterId)), status: readyStatus(record.offer) };
   } catch (error) {
     // A refusal changed nothing, so there is nothing to keep (a duplicate must not be recorded).
     if (isRefusedBeforeChange(error)) throw error;
@@ -272,7 +281,7 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
       JSON.stringify(olds.resources) === JSON.stringify(news.resources)
         ? record
         : await updatePeeringResources(news.consumerKubeconfig, record, news.resources, (news.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000, progress);
-    return { outs: await warnIfEmpty(news, { ...withoutToken(news), ...resized, status: readyStatus(resized.offer) }) };
+    return { outs: await warnIfEmpty(news, { ...withoutToken(news), ...resized, ...(await identityExpiryOf(news.consumerKubeconfig, record.providerClusterId)), status: readyStatus(resized.offer) }) };
   },
   async read(id, props) {
     const record = recordOf(props!);
@@ -282,8 +291,11 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
     );
     // Nothing of it left on the consumer (clusters rebuilt, or unpeered by hand): it is gone.
     if (drift.gone) return { id: "", props: {} as PeeringOutputs };
+    // The expiry is reported as it is now: the agent's renewals move it (none once the identity is gone).
+    const { identityExpiresAt: _recorded, ...rest } = props!;
+    const expiry = await readOrFail("Peering", labelOf(props!, id), () => identityExpiryOf(props!.consumerKubeconfig, record.providerClusterId));
     const offer = drift.offer ?? props!.offer;
-    return { id, props: { ...props!, ...(drift.offer ? { offer: drift.offer } : {}), status: drift.problems.length ? drift.problems.join("; ") : offer ? readyStatus(offer) : READY } };
+    return { id, props: { ...rest, ...(drift.offer ? { offer: drift.offer } : {}), ...expiry, status: drift.problems.length ? drift.problems.join("; ") : offer ? readyStatus(offer) : READY } };
   },
   async delete(_id, props) {
     const timeoutMs = (props.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;

@@ -13,7 +13,9 @@ import { startAuthService, type RunningAuthService } from "../../agent/auth-serv
 import type { Reporter } from "../../agent/reporter.js";
 import { API_GROUP, API_GROUP_VERSION, MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL, SYSTEM_NAMESPACE, consumerUserName, tenantNamespace } from "../../provider/api/names.js";
 import { forgeCustomResourceDefinitions } from "../../provider/api/crds.js";
-import { forgeIdentityKubeconfig, forgeIdentityRequest, requestIdentity, revokeIdentity, type Identity } from "../../provider/authentication/identity.js";
+import { certificateValidity, forgeIdentityKubeconfig, forgeIdentityRequest, renewIdentity, requestIdentity, revokeIdentity, type Identity } from "../../provider/authentication/identity.js";
+import { parseAuthUrl, postToAuthService } from "../../provider/authentication/auth-client.js";
+import { RENEW_PATH } from "../../provider/authentication/protocol.js";
 import { removeTenant, TENANT_ROLE } from "../../provider/authentication/tenant.js";
 import { ensurePeeringTokenSecret, forgePeeringToken, getPeeringTokenRecord, parsePeeringToken, peeringTokenSecretName, revokePeeringToken } from "../../provider/authentication/tokens.js";
 import { forgeRsaKeyPem, publicKeyFingerprint } from "../../provider/authentication/consumer-key.js";
@@ -495,6 +497,78 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(error.message).toContain(authUrl);
     expect(error.message).toContain("TLS certificate does not verify");
+  });
+
+  test("GIVEN b's identity WHEN b renews it with that identity THEN a later certificate of the same user and key that works; WHEN a stranger, another consumer, b with another key, or b once revoked tries THEN each is refused and nothing changes", async () => {
+    // Its own service: five refusals must not spend the failure budget of the suite's service.
+    await withOwnService(async (url) => {
+      const [bToken, cToken] = [await newToken(), await newToken()];
+      const cId = forgeClusterId();
+      const [bKey, cKey] = [forgeRsaKeyPem(), forgeRsaKeyPem()];
+      const issue = (token: string, clusterId: string, key: string): Promise<Identity> =>
+        requestIdentity({ authUrl: url, authCaPem, token, consumerClusterId: clusterId, consumerClusterName: "x", csrPem: forgeIdentityRequest(clusterId, key).csrPem, timeoutMs: TIMEOUT_MS });
+      /** A renewal as raw as an attacker would send it: any client certificate, any CSR. */
+      const renewAs = (client: { cert: string; key: string } | undefined, csr: string) =>
+        postToAuthService({ endpoint: parseAuthUrl(url, "test"), path: RENEW_PATH, caPem: authCaPem, body: { csr }, ...(client ? { certPem: client.cert, keyPem: client.key } : {}), timeoutMs: TIMEOUT_MS });
+      try {
+        const b = await issue(bToken.token, consumerId, bKey);
+        const c = await issue(cToken.token, cId, cKey);
+
+        // b renews with the identity it holds, and no token.
+        const renewed = await renewIdentity({ authUrl: url, authCaPem, certificatePem: b.certificatePem, keyPem: bKey, consumerClusterId: consumerId, timeoutMs: TIMEOUT_MS });
+        expect(renewed).not.toBe(b.certificatePem);
+        expect(certificateValidity(renewed).notAfter.getTime()).toBeGreaterThanOrEqual(certificateValidity(b.certificatePem).notAfter.getTime());
+        expect(publicKeyFingerprint(createPublicKey(renewed))).toBe(publicKeyFingerprint(createPublicKey(bKey)));
+        expect(await may(loadKubeconfig(forgeIdentityKubeconfig({ ...b, certificatePem: renewed }, bKey), "renewed identity"), "create", API_GROUP, "resourcerequests", b.tenantNamespace)).toBe(true);
+        // The older CSR is tidied: one record per consumer.
+        expect((await leftOf(kcA, consumerId)).csrs).toHaveLength(1);
+
+        const rbac = kcA.makeApiClient(k8s.RbacAuthorizationV1Api);
+        const snapshot = async () => ({
+          b: await leftOf(kcA, consumerId),
+          c: await leftOf(kcA, cId),
+          namespaceVersion: (await kcA.makeApiClient(k8s.CoreV1Api).readNamespace({ name: b.tenantNamespace })).metadata?.resourceVersion,
+          bindingVersion: (await rbac.readNamespacedRoleBinding({ name: TENANT_ROLE, namespace: b.tenantNamespace })).metadata?.resourceVersion,
+        });
+        const before = await snapshot();
+        const bCsr = forgeIdentityRequest(consumerId, bKey).csrPem;
+
+        // A stranger with no certificate.
+        const bare = await renewAs(undefined, bCsr);
+        expect(bare.status).toBe(401);
+        expect(bare.body).toEqual({ error: "renewal refused: a client certificate (the identity itself) is required" });
+        // A stranger with a certificate for b's name from another CA (and a CSR of its own key for b).
+        const stranger = forgeClientCertificate(forgeCertificateAuthority("not the cluster CA"), { commonName: consumerUserName(consumerId) });
+        const strangerAnswer = await renewAs(stranger, forgeIdentityRequest(consumerId, stranger.key).csrPem);
+        expect(strangerAnswer.status).toBe(403);
+        expect(String((strangerAnswer.body as { error: string }).error)).toMatch(/^renewal refused: client certificate refused by TLS/);
+        // Another consumer, c, with its own valid identity, asking for a certificate in b's name.
+        const other = await rejectionOf(renewIdentity({ authUrl: url, authCaPem, certificatePem: c.certificatePem, keyPem: cKey, consumerClusterId: consumerId, timeoutMs: TIMEOUT_MS }));
+        expect(other.message).toContain(url);
+        expect(other.message).toContain(`HTTP 403: renewal refused: CSR subject must be exactly CN=${consumerUserName(cId)}`);
+        // b's own certificate, with a CSR of another key: a renewal never moves an identity to a new key.
+        const moved = await renewAs({ cert: renewed, key: bKey }, forgeIdentityRequest(consumerId, cKey).csrPem);
+        expect(moved.status).toBe(403);
+        expect(moved.body).toEqual({ error: "renewal refused: the CSR must be signed by the key of the certificate being renewed" });
+        expect(await snapshot()).toEqual(before);
+
+        // b revoked: the certificate it still holds renews nothing; only a token brings it back.
+        await revokeIdentity({ authUrl: url, authCaPem, certificatePem: renewed, keyPem: bKey, timeoutMs: TIMEOUT_MS });
+        const revoked = await rejectionOf(renewIdentity({ authUrl: url, authCaPem, certificatePem: renewed, keyPem: bKey, consumerClusterId: consumerId, timeoutMs: TIMEOUT_MS }));
+        expect(revoked.message).toContain(`HTTP 403: renewal refused: consumer ${consumerId} holds no active identity on this provider (revoked or never issued): peer again with a peering token`);
+        expect(await leftOf(kcA, consumerId)).toEqual({ namespace: false, csrs: [] });
+        expect(await leftOf(kcA, cId)).toEqual(before.c);
+
+        const said = reporter.lines.join("\n");
+        expect(said).toContain(`renewed identity of consumer ${consumerId}`);
+        for (const secret of [bToken.token, cToken.token, bKey, cKey, renewed, b.certificatePem]) expect(said).not.toContain(secret);
+      } finally {
+        await revokePeeringToken(kcA, bToken.tokenId);
+        await revokePeeringToken(kcA, cToken.tokenId);
+        await removeTenant(kcA, consumerId);
+        await removeTenant(kcA, cId);
+      }
+    });
   });
 
   test("GIVEN installed clusters WHEN uninstalled THEN no namespace, CRD or CSR of the project is left", async () => {

@@ -5,17 +5,14 @@
  * `identity revoked` instead of failing; peering again with the same token brings it back Ready.
  */
 import * as k8s from "@kubernetes/client-node";
-import { readFileSync } from "node:fs";
 import { HEARTBEAT_INTERVAL_MS } from "../../agent/heartbeat.js";
 import { clusterOf } from "../../local-cluster/lab.js";
-import { ensurePeeringTokenSecret, forgePeeringToken, revokePeeringToken } from "../../provider/authentication/tokens.js";
-import { uninstallCluster } from "../../provider/cluster/install.js";
-import { createPeering, deletePeering, readPeering, type PeeringRecord, type PeeringRequest } from "../../provider/peering/peering.js";
+import { createPeering, deletePeering, readPeering, type PeeringRecord } from "../../provider/peering/peering.js";
 import { progressTo } from "../../provider/peering/progress.js";
 import { IDENTITY_REVOKED, IDENTITY_REVOKED_REASON } from "../../provider/peering/revoked.js";
 import { poll } from "../../provider/wait/poll.js";
-import { adminConfig, installForPeering } from "../support/install.js";
 import { sharedLab } from "../support/labs.js";
+import { preparePeering } from "../support/peering-pair.js";
 import { revokeHeldIdentity, waitForReadyStatus } from "../support/revoke.js";
 
 const quiet = progressTo(() => undefined);
@@ -26,18 +23,7 @@ describe("a revoked identity", () => {
   test("GIVEN b peered with a WHEN b's identity is revoked at a's auth service THEN b's node goes NotReady within one heartbeat saying why, reading reports identity revoked, and peering again makes it Ready", async () => {
     const lab = await sharedLab();
     const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
-    const provider = await installForPeering(a);
-    const consumer = await installForPeering(b);
-    const token = forgePeeringToken();
-    await ensurePeeringTokenSecret(provider.kc, { tokenId: token.tokenId, secretHash: token.secretHash });
-    const consumerKubeconfig = readFileSync(b.kubeconfig, "utf8");
-    const request: PeeringRequest = {
-      consumerKubeconfig,
-      provider: { clusterId: provider.clusterId, authUrl: a.authUrl, authCaPem: provider.caPem, token: token.token },
-      resources: { cpu: "2", memory: "4Gi", pods: 20 },
-      timeoutMs: 90_000,
-    };
-    const auth = { authUrl: a.authUrl, authCaPem: provider.caPem };
+    const { provider, consumer, consumerKubeconfig, auth, request, cleanup } = await preparePeering(a, b, { cpu: "2", memory: "4Gi", pods: 20 });
     let record: PeeringRecord | undefined;
     try {
       record = await createPeering(request, quiet);
@@ -68,9 +54,7 @@ describe("a revoked identity", () => {
       });
     } finally {
       if (record) await deletePeering(consumerKubeconfig, record, auth, { force: true, timeoutMs: 20_000 }, quiet).catch(() => undefined);
-      await revokePeeringToken(provider.kc, token.tokenId);
-      await uninstallCluster(adminConfig(b));
-      await uninstallCluster(adminConfig(a));
+      await cleanup();
     }
   });
 });
