@@ -134,7 +134,7 @@ export function probeAuthService(endpoint: AuthEndpoint, caPem: string, timeoutM
       socket.end();
       resolve();
     });
-    socket.once("timeout", () => socket.destroy(new Error(`no TLS handshake within ${timeoutMs} ms`)));
+    socket.once("timeout", () => socket.destroy(Object.assign(new Error(`no TLS handshake within ${timeoutMs} ms`), { code: "ETIMEDOUT" })));
     socket.once("error", (error) => reject(explainConnectionError(error)));
   });
 }
