@@ -16,11 +16,12 @@
  */
 import type * as k8s from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE, type TunnelEndpoint, type TunnelRemote } from "../api/index.js";
-import { serverOf } from "../kube/client.js";
+import { probeApiServer, serverOf } from "../kube/client.js";
 import type { Progress } from "../peering/progress.js";
 import { describeRevokedIdentity } from "../peering/revoked.js";
+import { describeUnreachable, providerUnreachableError } from "../peering/unreachable.js";
 import { poll } from "../wait/poll.js";
-import { applyTunnelEndpoint, deleteTunnelEndpoint, getTunnelEndpoint, type EndpointRef } from "./endpoints.js";
+import { applyTunnelEndpoint, deleteTunnelEndpoint, gatewayKeySecretName, getTunnelEndpoint, type EndpointRef } from "./endpoints.js";
 import { endpointReadiness, forgeTunnelEndpointSpec, otherSide, tunnelEndpointName, type PeeringSide, type TunnelParty, type TunnelSettings } from "./tunnel-plan.js";
 
 const STEP = "network fabric";
@@ -161,6 +162,46 @@ export interface TunnelDrift {
 }
 
 /**
+ * How long a gateway's `Connected` may go without a handshake before it counts as stale: a gateway
+ * probes a connected tunnel every 30 s, so WireGuard renews its session every 2 minutes and drops
+ * one older than 3 (REJECT_AFTER_TIME); a report beyond this is from a gateway no longer looking.
+ */
+export const HANDSHAKE_STALE_MS = 5 * 60_000;
+
+/** What is wrong with `side`'s report, judged against the other side's endpoint too, or undefined when it is real. */
+function sideProblem(sides: TunnelSides, endpoints: Readonly<Record<PeeringSide, TunnelEndpoint | undefined>>, side: PeeringSide, nowMs: number): string | undefined {
+  const endpoint = endpoints[side];
+  const other = endpoints[otherSide(side)];
+  const ref = endpointRefOf(sides, side);
+  if (!endpoint) return `its TunnelEndpoint ${ref.namespace}/${ref.name} is gone (that side of the tunnel was removed)`;
+  if (endpoint.metadata.deletionTimestamp) return `its TunnelEndpoint ${ref.namespace}/${ref.name} is being deleted (waiting for its gateway's finalizer)`;
+  const readiness = endpointReadiness(endpoint);
+  if (!readiness.connected) return readiness.state;
+  // Connected as its gateway last wrote: true only if the other side still exists, has the key this
+  // side dials, and the handshake is recent.
+  if (!other) return `reports Connected, but the other side's TunnelEndpoint is gone: the report is stale`;
+  const otherKey = other.status?.publicKey;
+  if (otherKey && endpoint.spec.remote.publicKey !== otherKey) return `reports Connected to a key the other side's gateway no longer has (it announced a new one): the report is stale`;
+  const handshake = Date.parse(endpoint.status?.latestHandshake ?? "");
+  if (!Number.isFinite(handshake)) return `reports Connected without a handshake time: the report is stale`;
+  if (nowMs - handshake > HANDSHAKE_STALE_MS) return `reports Connected, but its last handshake was ${Math.round((nowMs - handshake) / 1000)} s ago: the report is stale (is its gateway running?)`;
+  return undefined;
+}
+
+/**
+ * The problems of a tunnel, one per side that is not really up: an endpoint gone or being
+ * deleted, a gateway that has not answered or refused, and a `Connected` that is no longer true
+ * (the other side gone, a key it no longer has, no handshake for minutes). Empty when both sides
+ * are up. Pure: `nowMs` is the reading's time.
+ */
+export function tunnelProblems(sides: TunnelSides, endpoints: Readonly<Record<PeeringSide, TunnelEndpoint | undefined>>, nowMs: number): string[] {
+  return (["consumer", "provider"] as const).flatMap((side) => {
+    const problem = sideProblem(sides, endpoints, side, nowMs);
+    return problem ? [`${describeSide(sides, side)}: ${problem}`] : [];
+  });
+}
+
+/**
  * Reads both gateways' reports. A provider that refuses the identity its endpoint is read with
  * (revoked there) is reported as the first problem, not thrown: the peering's next `pulumi up`
  * authenticates again, and the tunnel's then converges.
@@ -180,11 +221,7 @@ export async function readTunnel(sides: TunnelSides, settings: TunnelSettings): 
   if (providerRead.revoked) return { problems: [providerRead.revoked], gone: false };
   const endpoints = { consumer, provider: providerRead.provider };
   if (!endpoints.consumer && !endpoints.provider) return { problems: ["both TunnelEndpoints are gone"], gone: true };
-  const problems: string[] = [];
-  for (const side of ["consumer", "provider"] as const) {
-    const readiness = endpointReadiness(endpoints[side]);
-    if (!readiness.connected) problems.push(`${describeSide(sides, side)}: ${readiness.state}`);
-  }
+  const problems = tunnelProblems(sides, endpoints, Date.now());
   const both = endpoints.consumer?.status?.publicKey && endpoints.provider?.status?.publicKey;
   return {
     problems,
@@ -193,26 +230,64 @@ export async function readTunnel(sides: TunnelSides, settings: TunnelSettings): 
   };
 }
 
+/** How delete treats a provider that cannot be reached. */
+export interface TunnelDeleteOptions {
+  /** Remove the consumer's side even when the provider cannot be reached, and list what stays there. */
+  readonly force: boolean;
+  readonly timeoutMs: number;
+  /** The provider gateway's interface as last reported, to name what stays; unknown if the tunnel never came up. */
+  readonly providerInterface?: string;
+}
+
+/**
+ * What a tunnel leaves on a provider that could not be reached: its endpoint, and what the
+ * provider's gateway set up for it. Deleting the endpoint there (or the consumer's tenant
+ * namespace, which holds it) makes that gateway take the rest down.
+ */
+export function tunnelLeftOnProvider(sides: TunnelSides, providerInterface: string | undefined): string[] {
+  const ref = endpointRefOf(sides, "provider");
+  const gateway = `the gateway of ${describeSide(sides, "provider")}`;
+  const ifname = providerInterface || undefined;
+  return [
+    `TunnelEndpoint ${ref.namespace}/${ref.name}`,
+    ifname ? `WireGuard interface ${ifname} with its routes and NAT rules, in ${gateway}` : `the WireGuard interface (never reported) with its routes and NAT rules, in ${gateway}`,
+    `the wireguard-go process serving ${ifname ?? "it"}`,
+    `key Secret ${SYSTEM_NAMESPACE}/${ifname ? gatewayKeySecretName(ifname) : "wireguard-<interface>"}`,
+  ];
+}
+
+/** Deletes `side`'s endpoint and waits until its gateway has taken down what it set up (its finalizer guarantees it). */
+async function removeSide(sides: TunnelSides, side: PeeringSide, timeoutMs: number, signal: AbortSignal): Promise<void> {
+  const ref = endpointRefOf(sides, side);
+  const { kc } = sides[side];
+  await deleteTunnelEndpoint(kc, ref, STEP);
+  await poll(
+    { step: STEP, object: `TunnelEndpoint ${ref.namespace}/${ref.name} taken down by the gateway of ${describeSide(sides, side)}`, endpoint: serverOf(kc) },
+    { timeoutMs, intervalMs: 500, signal },
+    async () => {
+      const endpoint = await getTunnelEndpoint(kc, ref, STEP);
+      return endpoint ? { done: false, state: `still there (finalizers: ${endpoint.metadata.finalizers?.join(", ") || "none"}; ${endpointReadiness(endpoint).state})` } : { done: true, value: undefined };
+    },
+  );
+}
+
 /**
  * Deletes both endpoints and waits until both gateways have taken down what they set up
- * (interface, routes, rules, key), which their finalizers guarantee.
+ * (interface, routes, rules, key). One short probe of the provider's API server comes first: a
+ * provider out of reach fails the delete at once, changing nothing, unless `force`; then only the
+ * consumer's side is removed. Resolves what stays on the provider (nothing when both sides went).
  */
-export async function deleteTunnel(sides: TunnelSides, timeoutMs: number, progress: Progress): Promise<void> {
-  const signal = AbortSignal.timeout(timeoutMs);
-  progress.step(1, 1, `${STEP}: removing the tunnel on both gateways`);
-  await Promise.all(
-    (["provider", "consumer"] as const).map(async (side) => {
-      const ref = endpointRefOf(sides, side);
-      const { kc } = sides[side];
-      await deleteTunnelEndpoint(kc, ref, STEP);
-      await poll(
-        { step: STEP, object: `TunnelEndpoint ${ref.namespace}/${ref.name} taken down by the gateway of ${describeSide(sides, side)}`, endpoint: serverOf(kc) },
-        { timeoutMs, intervalMs: 500, signal },
-        async () => {
-          const endpoint = await getTunnelEndpoint(kc, ref, STEP);
-          return endpoint ? { done: false, state: `still there (finalizers: ${endpoint.metadata.finalizers?.join(", ") || "none"}; ${endpointReadiness(endpoint).state})` } : { done: true, value: undefined };
-        },
-      );
-    }),
-  );
+export async function deleteTunnel(sides: TunnelSides, options: TunnelDeleteOptions, progress: Progress): Promise<string[]> {
+  const signal = AbortSignal.timeout(options.timeoutMs);
+  const cause = await probeApiServer(sides.provider.kc);
+  if (!cause) {
+    progress.step(1, 1, `${STEP}: removing the tunnel on both gateways`);
+    await Promise.all((["provider", "consumer"] as const).map((side) => removeSide(sides, side, options.timeoutMs, signal)));
+    return [];
+  }
+  const unreachable = { step: STEP, providerName: sides.provider.party.clusterName, endpoint: `API server ${serverOf(sides.provider.kc)}`, cause };
+  if (!options.force) throw providerUnreachableError(unreachable, "Tunnel");
+  progress.step(1, 1, `${STEP}: ${describeUnreachable(unreachable)}; removing the tunnel on the gateway of ${describeSide(sides, "consumer")} only (force)`);
+  await removeSide(sides, "consumer", options.timeoutMs, signal);
+  return tunnelLeftOnProvider(sides, options.providerInterface);
 }

@@ -235,5 +235,5 @@ export async function deleteInBandPeering(consumerKubeconfig: string, providerKu
     describeFailure(`cleanup: deleting Secret ${SYSTEM_NAMESPACE}/${tokenSecret}`, serverOf(p.consumer)),
   );
   progress.step(3, 3, `network fabric: removing the tunnel`);
-  await deleteTunnel(p.sides, timeoutMs, { step: () => undefined });
+  await deleteTunnel(p.sides, { force: false, timeoutMs }, { step: () => undefined });
 }

@@ -15,9 +15,10 @@ import { progressTo } from "../peering/progress.js";
 import { isRefusedBeforeChange, releasePeeringClaim } from "../peering/claim.js";
 import { loadKubeconfig } from "../kube/client.js";
 import { ownUrnOf } from "./hidden-inputs.js";
-import { changesOf, driftRepair, inPlace, inputChanged, labelOf, replaces, type DiffRules, type FoundChanges } from "./diff-rules.js";
-import { explainedDiff } from "./engine-log.js";
-import { readOrFail } from "./read-failure.js";
+import { forcedDeleteReport } from "../peering/unreachable.js";
+import { changesOf, driftRepair, inPlace, inputChanged, labelOf, replaces, urnOf, type DiffRules, type FoundChanges } from "./diff-rules.js";
+import { explainedDiff, logToEngine } from "./engine-log.js";
+import { deleteFailure, readOrFail } from "./read-failure.js";
 import { checkKubeconfig, checkResourceAsk, checkSeconds, checkTunnelSettings, Failures, isUnknown, trimmedSecret } from "./inputs.js";
 import { isIncomplete, partialFailure } from "./partial.js";
 
@@ -221,6 +222,9 @@ export function peeringChanges(olds: PeeringOutputs, news: PeeringInputs): Found
   return changesOf(PEERING_DIFF, olds, news, { unknownIsUnchanged: isInBand(news) });
 }
 
+/** How what a forced delete left on the provider goes. */
+const PEERING_LEFT_REMEDY = "When the provider is back, its admin removes them by deleting that namespace and those CSRs";
+
 /** The `Peering` dynamic provider's operations. */
 export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOutputs> = {
   async check(_olds, news) {
@@ -262,20 +266,18 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
     if (drift.gone) return { id: "", props: {} as PeeringOutputs };
     return { id, props: { ...props!, ...(drift.offer ? { offer: drift.offer } : {}), status: drift.problems.length ? drift.problems.join("; ") : "Ready" } };
   },
-  async delete(_id, props) {
+  async delete(id, props) {
     const timeoutMs = (props.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
     // In-band, both clusters are at hand: even a create that failed half-way is cleaned up fully.
     if (isInBand(props)) return deleteInBandPeering(props.consumerKubeconfig, props.providerKubeconfig!, props.virtualNodeName, timeoutMs, progress);
     const record = recordOf(props);
     // A create that failed before it had a record still holds its claim on the pair: let it go.
     if (!record) return releasePeeringClaim(loadKubeconfig(props.consumerKubeconfig, "consumerKubeconfig"), props.provider.clusterId, ownUrnOf(props));
-    const left = await deletePeering(
-      props.consumerKubeconfig,
-      record,
-      { authUrl: props.provider.authUrl, authCaPem: props.provider.authCaCert },
-      { force: props.force ?? false, timeoutMs },
-      progress,
-    );
-    if (left.length > 0) process.stderr.write(`peering: forced delete left on the provider: ${left.join("; ")}\n`);
+    const label = labelOf(props, id);
+    const handover = { authUrl: props.provider.authUrl, authCaPem: props.provider.authCaCert };
+    const left = await deletePeering(props.consumerKubeconfig, record, handover, { force: props.force ?? false, timeoutMs }, progress).catch((error: unknown) => {
+      throw deleteFailure("Peering", label, error);
+    });
+    if (left.length > 0) await logToEngine(forcedDeleteReport("Peering", label, record.providerClusterName, left, PEERING_LEFT_REMEDY), urnOf(props));
   },
 };

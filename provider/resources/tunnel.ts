@@ -13,9 +13,10 @@ import { deleteTunnel, ensureTunnel, providerEndpointNamespace, readTunnel, type
 import { withTunnelDefaults, type TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
 import { getIdentityKubeconfig } from "../peering/outgoing.js";
 import { progressTo } from "../peering/progress.js";
-import { changesOf, driftRepair, inPlace, labelOf, replaces, type DiffRules, type FoundChanges } from "./diff-rules.js";
-import { explainedDiff } from "./engine-log.js";
-import { readOrFail } from "./read-failure.js";
+import { forcedDeleteReport } from "../peering/unreachable.js";
+import { changesOf, driftRepair, inPlace, labelOf, replaces, urnOf, type DiffRules, type FoundChanges } from "./diff-rules.js";
+import { explainedDiff, logToEngine } from "./engine-log.js";
+import { deleteFailure, readOrFail } from "./read-failure.js";
 import { checkKubeconfig, checkSeconds, checkTunnelSettings, Failures } from "./inputs.js";
 import { partialFailure } from "./partial.js";
 
@@ -29,6 +30,8 @@ export interface TunnelInputs extends TunnelSettingsInput {
   /** The consumer's tenant namespace on the provider (from the peering). */
   readonly tenantNamespace: string;
   readonly timeoutSeconds?: number;
+  /** On delete with the provider unreachable, remove the consumer's side anyway and list what stays on the provider. */
+  readonly force?: boolean;
 }
 
 /** Outputs: the inputs and both gateways' reports. */
@@ -97,6 +100,7 @@ export const TUNNEL_DIFF = {
   timeoutSeconds: inPlace("only the deadline of later operations; update checks the tunnel again (handshake and probe) as it is"),
   consumerKubeconfig: inPlace("only how pulumi reaches the consumer cluster, which its cluster ID identifies; update checks the tunnel again through it"),
   tenantNamespace: inPlace("the provider's TunnelEndpoint is written in the peering's tenant namespace, which moved"),
+  force: inPlace("only what a later delete does when the provider cannot be reached; update records it and contacts neither cluster"),
   status: driftRepair("Connected", "the last create stopped half-way, or pulumi refresh found the tunnel broken: update converges both gateways again, which finishes or repairs it"),
 } as const satisfies DiffRules<TunnelOutputs, TunnelInputs>;
 
@@ -105,6 +109,19 @@ export function tunnelChanges(olds: TunnelOutputs, news: TunnelInputs): FoundCha
   // The peering's outputs are unknown in preview whenever the peering updates: not a change here.
   return changesOf(TUNNEL_DIFF, olds, news, { unknownIsUnchanged: true });
 }
+
+/** Inputs that only change what a later delete does: an update that changes nothing else contacts no cluster. */
+const RECORD_ONLY: readonly string[] = ["force"];
+
+/** The gateways' reports and status as last recorded, kept by an update that converges nothing. */
+const reportsOf = (olds: TunnelOutputs): Pick<TunnelOutputs, "consumer" | "provider" | "status"> => ({
+  ...(olds.consumer ? { consumer: olds.consumer } : {}),
+  ...(olds.provider ? { provider: olds.provider } : {}),
+  ...(olds.status ? { status: olds.status } : {}),
+});
+
+/** How what a forced delete left on the provider goes. */
+const LEFT_REMEDY = "When the provider is back, deleting that TunnelEndpoint there (or the consumer's tenant namespace, which holds it) makes its gateway take the rest down";
 
 /** The `Tunnel` dynamic provider's operations. */
 export const provider: pulumi.dynamic.ResourceProvider<TunnelInputs, TunnelOutputs> = {
@@ -121,7 +138,9 @@ export const provider: pulumi.dynamic.ResourceProvider<TunnelInputs, TunnelOutpu
   async create(inputs) {
     return { id: idOf(inputs), outs: await converge(inputs) };
   },
-  async update(_id, _olds, news) {
+  async update(_id, olds, news) {
+    // Setting force is how a user gets out when the provider is gone: it must not need the provider.
+    if (tunnelChanges(olds, news).changed.every((key) => RECORD_ONLY.includes(key))) return { outs: { ...olds, ...news, ...reportsOf(olds) } };
     return { outs: await converge(news) };
   },
   async read(id, props) {
@@ -132,7 +151,13 @@ export const provider: pulumi.dynamic.ResourceProvider<TunnelInputs, TunnelOutpu
     // Handshake times and round trips move all the time: refresh reports the state, not the timings.
     return { id, props: { ...props, status: drift.problems.length ? drift.problems.join("; ") : "Connected" } };
   },
-  async delete(_id, props) {
-    await deleteTunnel(await sidesOf(props), timeoutOf(props), progress);
+  async delete(id, props) {
+    try {
+      const options = { force: props.force ?? false, timeoutMs: timeoutOf(props), ...(props.provider?.interfaceName ? { providerInterface: props.provider.interfaceName } : {}) };
+      const left = await deleteTunnel(await sidesOf(props), options, progress);
+      if (left.length > 0) await logToEngine(forcedDeleteReport("Tunnel", labelOf(props, id), props.providerClusterName, left, LEFT_REMEDY), urnOf(props));
+    } catch (error) {
+      throw deleteFailure("Tunnel", labelOf(props, id), error);
+    }
   },
 };

@@ -88,7 +88,7 @@ describe("tunnel steps on real clusters", () => {
         return problems.length === 0 ? { done: true, value: undefined } : { done: false, state: problems.join("; ") };
       });
 
-      await deleteTunnel(pair.sides, 60_000, progress);
+      await deleteTunnel(pair.sides, { force: false, timeoutMs: 60_000 }, progress);
       expect(await tunnelTraces(pair.a, [moved.provider.interfaceName])).toEqual([]);
       expect(await tunnelTraces(pair.b, [moved.consumer.interfaceName])).toEqual([]);
       expect((await readTunnel(pair.sides, settings)).gone).toBe(true);

@@ -48,6 +48,6 @@ export async function peerPair(lab: LabState, options: { readonly externalCidr?:
 
 /** Removes the pair's tunnel (if any) and its peering. */
 export async function unpeerPair(pair: Pair): Promise<void> {
-  await deleteTunnel(pair.sides, 60_000, quietProgress).catch(() => undefined);
+  await deleteTunnel(pair.sides, { force: false, timeoutMs: 60_000 }, quietProgress).catch(() => undefined);
   await deletePeering(pair.consumer.kubeconfig, pair.record, { authUrl: pair.a.authUrl, authCaPem: pair.provider.caPem }, { force: true, timeoutMs: 30_000 }, quietProgress);
 }
