@@ -1,7 +1,7 @@
 /**
  * The remote is gone, and the consumer wants out, through the real `pulumi` CLI on a private lab:
- * the provider team's stack (examples/two-teams/provider) and the consumer team's stack
- * (test/e2e/programs/provider-gone: cluster b, its Peering and Tunnel). With the provider's
+ * the provider team's stack and the consumer team's (examples/two-teams: cluster b, its Peering,
+ * and its Tunnel since `gatewayAddress` is given). With the provider's
  * kube-apiserver stopped, `pulumi destroy` fails within seconds saying the provider is
  * unreachable, at which URL and why, and that `force` exists, with no stack trace and nothing
  * changed; `force: true` is set by `pulumi up` without the provider; then `pulumi destroy` removes
@@ -18,10 +18,10 @@ import { projectTraces, tunnelTraces } from "../support/leaks.js";
 import { failureSummary, previewOf, PulumiWorkspace } from "../support/pulumi.js";
 
 const PROVIDER_PROGRAM = join(__dirname, "..", "..", "examples", "two-teams", "provider");
-const CONSUMER_PROGRAM = join(__dirname, "programs", "provider-gone");
+const CONSUMER_PROGRAM = join(__dirname, "..", "..", "examples", "two-teams", "consumer");
 /** A stack trace line, as Node prints one. */
 const TRACE_LINE = /^\s+at /m;
-/** How long a failing or forced destroy may take: seconds of work plus the engine's own start, far below the 120 s deadline the program sets. */
+/** How long a failing or forced destroy may take: seconds of work plus the engine's own start, far below the resources' 300 s deadline. */
 const WITHIN_SECONDS_MS = 45_000;
 
 async function configure(workspace: PulumiWorkspace, cluster: ClusterState, extra: Record<string, string> = {}): Promise<void> {
@@ -79,7 +79,7 @@ describe("the provider is gone and the consumer wants out", () => {
 
         // force is set with the provider still gone: up changes only the record.
         await consumerTeam.ok(["config", "set", "--type", "bool", "force", "true"]);
-        expect((await previewOf(consumerTeam)).steps.sort()).toEqual(["update b-to-a", "update b-to-a-tunnel"]);
+        expect((await previewOf(consumerTeam)).steps.sort()).toEqual(["update b-to-provider", "update b-to-provider-tunnel"]);
         const setForce = await timed(consumerTeam, ["up", "--yes"]);
         expect(setForce.result.exitCode === 0 ? "" : failureSummary(setForce.result)).toBe("");
         expect(setForce.ms).toBeLessThan(WITHIN_SECONDS_MS);
@@ -90,12 +90,12 @@ describe("the provider is gone and the consumer wants out", () => {
         expect(forced.ms).toBeLessThan(WITHIN_SECONDS_MS);
         const report = forced.result.stdout.replace(/\s+/g, " ");
         for (const part of [
-          "Tunnel \"b-to-a-tunnel\": forced delete removed the consumer's side; left on provider a:",
+          "Tunnel \"b-to-provider-tunnel\": forced delete removed the consumer's side; left on provider a:",
           "TunnelEndpoint pulumi-liqo-tenant-",
           `WireGuard interface ${providerInterface} with its routes and NAT rules`,
           `the wireguard-go process serving ${providerInterface}`,
           `key Secret pulumi-liqo-system/wireguard-${providerInterface}`,
-          "Peering \"b-to-a\": forced delete removed the consumer's side; left on provider a: tenant namespace pulumi-liqo-tenant-",
+          "Peering \"b-to-provider\": forced delete removed the consumer's side; left on provider a: tenant namespace pulumi-liqo-tenant-",
           "Role and RoleBinding pulumi-liqo-tenant-",
           "ResourceRequest pulumi-liqo-tenant-",
           "CertificateSigningRequests labelled peering.pulumi-liqo.dev/remote-cluster-id=",
