@@ -19,7 +19,7 @@ import { SYSTEM_NAMESPACE, type TunnelEndpoint, type TunnelRemote } from "../api
 import { probeApiServer, serverOf } from "../kube/client.js";
 import type { Progress } from "../peering/progress.js";
 import { describeRevokedIdentity } from "../peering/revoked.js";
-import { describeUnreachable, providerUnreachableError } from "../peering/unreachable.js";
+import { describeUnreachable, providerUnreachableError, type UnreachableProvider } from "../peering/unreachable.js";
 import { poll } from "../wait/poll.js";
 import { applyTunnelEndpoint, deleteTunnelEndpoint, gatewayKeySecretName, getTunnelEndpoint, type EndpointRef } from "./endpoints.js";
 import { endpointReadiness, forgeTunnelEndpointSpec, otherSide, tunnelEndpointName, type PeeringSide, type TunnelParty, type TunnelSettings } from "./tunnel-plan.js";
@@ -37,6 +37,9 @@ export interface TunnelSideAccess {
 
 /** Both sides of a tunnel. */
 export type TunnelSides = Readonly<Record<PeeringSide, TunnelSideAccess>>;
+
+/** Both sides as named (party and namespace), whether or not a side can be reached. */
+export type TunnelParties = Readonly<Record<PeeringSide, Omit<TunnelSideAccess, "kc">>>;
 
 /** What one side's gateway reports. */
 export interface TunnelEndView {
@@ -64,7 +67,7 @@ export interface TunnelEndView {
 export type TunnelRecord = Readonly<Record<PeeringSide, TunnelEndView>>;
 
 /** Where a side's `TunnelEndpoint` is. */
-export function endpointRefOf(sides: TunnelSides, side: PeeringSide): EndpointRef {
+export function endpointRefOf(sides: TunnelParties, side: PeeringSide): EndpointRef {
   return { namespace: sides[side].namespace, name: tunnelEndpointName(sides[otherSide(side)].party.clusterId) };
 }
 
@@ -73,7 +76,7 @@ export function providerEndpointNamespace(approach: "out-of-band" | "in-band", t
   return approach === "in-band" ? SYSTEM_NAMESPACE : tenantNamespace;
 }
 
-const describeSide = (sides: TunnelSides, side: PeeringSide): string => `${side} ${sides[side].party.clusterName}`;
+const describeSide = (sides: TunnelParties, side: PeeringSide): string => `${side} ${sides[side].party.clusterName}`;
 
 /** What a side's gateway last announced, for the other side's spec (possibly of an older generation). */
 function announced(endpoint: TunnelEndpoint | undefined): Omit<TunnelRemote, "endpoint"> {
@@ -169,7 +172,7 @@ export interface TunnelDrift {
 export const HANDSHAKE_STALE_MS = 5 * 60_000;
 
 /** What is wrong with `side`'s report, judged against the other side's endpoint too, or undefined when it is real. */
-function sideProblem(sides: TunnelSides, endpoints: Readonly<Record<PeeringSide, TunnelEndpoint | undefined>>, side: PeeringSide, nowMs: number): string | undefined {
+function sideProblem(sides: TunnelParties, endpoints: Readonly<Record<PeeringSide, TunnelEndpoint | undefined>>, side: PeeringSide, nowMs: number): string | undefined {
   const endpoint = endpoints[side];
   const other = endpoints[otherSide(side)];
   const ref = endpointRefOf(sides, side);
@@ -194,7 +197,7 @@ function sideProblem(sides: TunnelSides, endpoints: Readonly<Record<PeeringSide,
  * (the other side gone, a key it no longer has, no handshake for minutes). Empty when both sides
  * are up. Pure: `nowMs` is the reading's time.
  */
-export function tunnelProblems(sides: TunnelSides, endpoints: Readonly<Record<PeeringSide, TunnelEndpoint | undefined>>, nowMs: number): string[] {
+export function tunnelProblems(sides: TunnelParties, endpoints: Readonly<Record<PeeringSide, TunnelEndpoint | undefined>>, nowMs: number): string[] {
   return (["consumer", "provider"] as const).flatMap((side) => {
     const problem = sideProblem(sides, endpoints, side, nowMs);
     return problem ? [`${describeSide(sides, side)}: ${problem}`] : [];
@@ -230,6 +233,24 @@ export async function readTunnel(sides: TunnelSides, settings: TunnelSettings): 
   };
 }
 
+/**
+ * Reads a tunnel whose consumer no longer holds an identity for the provider (its peering was
+ * deleted or unpeered): the provider's side cannot be read, and without an identity the tunnel
+ * cannot be kept up, so whatever the consumer's gateway last wrote, this is never `Connected`.
+ */
+export async function readTunnelWithoutIdentity(sides: TunnelParties, consumerKc: k8s.KubeConfig): Promise<TunnelDrift> {
+  const ref = endpointRefOf(sides, "consumer");
+  const endpoint = await getTunnelEndpoint(consumerKc, ref, STEP);
+  const consumerState = endpoint ? `its TunnelEndpoint ${ref.namespace}/${ref.name} remains (${endpointReadiness(endpoint).state})` : `its TunnelEndpoint ${ref.namespace}/${ref.name} is gone`;
+  return {
+    problems: [
+      `${describeSide(sides, "provider")}: cannot be read: ${describeSide(sides, "consumer")} holds no identity for it any more (its Peering was deleted or unpeered)`,
+      `${describeSide(sides, "consumer")}: ${consumerState}`,
+    ],
+    gone: false,
+  };
+}
+
 /** How delete treats a provider that cannot be reached. */
 export interface TunnelDeleteOptions {
   /** Remove the consumer's side even when the provider cannot be reached, and list what stays there. */
@@ -244,7 +265,7 @@ export interface TunnelDeleteOptions {
  * provider's gateway set up for it. Deleting the endpoint there (or the consumer's tenant
  * namespace, which holds it) makes that gateway take the rest down.
  */
-export function tunnelLeftOnProvider(sides: TunnelSides, providerInterface: string | undefined): string[] {
+export function tunnelLeftOnProvider(sides: TunnelParties, providerInterface: string | undefined): string[] {
   const ref = endpointRefOf(sides, "provider");
   const gateway = `the gateway of ${describeSide(sides, "provider")}`;
   const ifname = providerInterface || undefined;
@@ -257,9 +278,8 @@ export function tunnelLeftOnProvider(sides: TunnelSides, providerInterface: stri
 }
 
 /** Deletes `side`'s endpoint and waits until its gateway has taken down what it set up (its finalizer guarantees it). */
-async function removeSide(sides: TunnelSides, side: PeeringSide, timeoutMs: number, signal: AbortSignal): Promise<void> {
+async function removeSide(sides: TunnelParties, side: PeeringSide, kc: k8s.KubeConfig, timeoutMs: number, signal: AbortSignal): Promise<void> {
   const ref = endpointRefOf(sides, side);
-  const { kc } = sides[side];
   await deleteTunnelEndpoint(kc, ref, STEP);
   await poll(
     { step: STEP, object: `TunnelEndpoint ${ref.namespace}/${ref.name} taken down by the gateway of ${describeSide(sides, side)}`, endpoint: serverOf(kc) },
@@ -282,12 +302,33 @@ export async function deleteTunnel(sides: TunnelSides, options: TunnelDeleteOpti
   const cause = await probeApiServer(sides.provider.kc);
   if (!cause) {
     progress.step(1, 1, `${STEP}: removing the tunnel on both gateways`);
-    await Promise.all((["provider", "consumer"] as const).map((side) => removeSide(sides, side, options.timeoutMs, signal)));
+    await Promise.all((["provider", "consumer"] as const).map((side) => removeSide(sides, side, sides[side].kc, options.timeoutMs, signal)));
     return [];
   }
   const unreachable = { step: STEP, providerName: sides.provider.party.clusterName, endpoint: `API server ${serverOf(sides.provider.kc)}`, cause };
+  return removeConsumerSideOnly(sides, sides.consumer.kc, unreachable, options, progress);
+}
+
+/**
+ * Deletes a tunnel whose consumer no longer holds an identity for the provider (its peering was
+ * deleted or unpeered first): the provider's side cannot be reached at all, so this is the
+ * unreachable case of {@link deleteTunnel}: it fails changing nothing, or with `force` removes the
+ * consumer's side and lists what may stay on the provider.
+ */
+export async function deleteTunnelWithoutIdentity(sides: TunnelParties, consumerKc: k8s.KubeConfig, options: TunnelDeleteOptions, progress: Progress): Promise<string[]> {
+  const unreachable = {
+    step: STEP,
+    providerName: sides.provider.party.clusterName,
+    endpoint: "through the peering's identity",
+    cause: `consumer ${sides.consumer.party.clusterName} holds no identity for it any more (its Peering was deleted or unpeered)`,
+  };
+  return removeConsumerSideOnly(sides, consumerKc, unreachable, options, progress);
+}
+
+/** The unreachable provider's case: fails without `force`; with it, removes the consumer's side alone and lists what stays. */
+async function removeConsumerSideOnly(sides: TunnelParties, consumerKc: k8s.KubeConfig, unreachable: UnreachableProvider, options: TunnelDeleteOptions, progress: Progress): Promise<string[]> {
   if (!options.force) throw providerUnreachableError(unreachable, "Tunnel");
   progress.step(1, 1, `${STEP}: ${describeUnreachable(unreachable)}; removing the tunnel on the gateway of ${describeSide(sides, "consumer")} only (force)`);
-  await removeSide(sides, "consumer", options.timeoutMs, signal);
+  await removeSide(sides, "consumer", consumerKc, options.timeoutMs, AbortSignal.timeout(options.timeoutMs));
   return tunnelLeftOnProvider(sides, options.providerInterface);
 }

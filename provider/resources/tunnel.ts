@@ -6,10 +6,22 @@
  * No key is ever an input or an output but the gateways' public keys.
  */
 import type * as pulumi from "@pulumi/pulumi";
+import type * as k8s from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE } from "../api/index.js";
 import { getClusterIdentity } from "../cluster/install.js";
 import { loadKubeconfig, serverOf } from "../kube/client.js";
-import { deleteTunnel, ensureTunnel, providerEndpointNamespace, readTunnel, type TunnelEndView, type TunnelSides } from "../network-fabric/tunnel.js";
+import {
+  deleteTunnel,
+  deleteTunnelWithoutIdentity,
+  ensureTunnel,
+  providerEndpointNamespace,
+  readTunnel,
+  readTunnelWithoutIdentity,
+  type TunnelDrift,
+  type TunnelEndView,
+  type TunnelParties,
+  type TunnelSides,
+} from "../network-fabric/tunnel.js";
 import { withTunnelDefaults, type TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
 import { getIdentityKubeconfig } from "../peering/outgoing.js";
 import { progressTo } from "../peering/progress.js";
@@ -47,24 +59,44 @@ export interface TunnelOutputs extends TunnelInputs {
 const DEFAULT_TIMEOUT_SECONDS = 300;
 const progress = progressTo((line) => process.stderr.write(`tunnel: ${line}\n`));
 
-/** Both sides: the consumer with its kubeconfig, the provider only through the peering's identity. */
-async function sidesOf(inputs: TunnelInputs): Promise<TunnelSides> {
-  const consumer = loadKubeconfig(inputs.consumerKubeconfig, "Tunnel: consumerKubeconfig");
-  const me = await getClusterIdentity(consumer);
-  if (!me) throw new Error(`network fabric: the consumer cluster at ${serverOf(consumer)} is not installed (create its Cluster resource first)`);
-  const identity = await getIdentityKubeconfig(consumer, inputs.providerClusterId);
-  if (!identity) {
-    throw new Error(`network fabric: consumer ${me.clusterName} at ${serverOf(consumer)} holds no identity for provider ${inputs.providerClusterName}: the Peering must exist (and be Ready) before its Tunnel`);
-  }
-  const provider = loadKubeconfig(identity, "the peering's identity");
-  return {
-    consumer: { kc: consumer, namespace: SYSTEM_NAMESPACE, party: { clusterId: inputs.consumerClusterId, clusterName: me.clusterName } },
-    provider: {
-      kc: provider,
-      namespace: providerEndpointNamespace("out-of-band", inputs.tenantNamespace),
-      party: { clusterId: inputs.providerClusterId, clusterName: inputs.providerClusterName },
-    },
+/** The consumer's side as its kubeconfig reaches it, both sides as named, and the identity it holds for the provider (undefined once unpeered). */
+async function partiesOf(inputs: TunnelInputs): Promise<{ consumerKc: k8s.KubeConfig; parties: TunnelParties; identity: string | undefined }> {
+  const consumerKc = loadKubeconfig(inputs.consumerKubeconfig, "Tunnel: consumerKubeconfig");
+  const me = await getClusterIdentity(consumerKc);
+  if (!me) throw new Error(`network fabric: the consumer cluster at ${serverOf(consumerKc)} is not installed (create its Cluster resource first)`);
+  const parties: TunnelParties = {
+    consumer: { namespace: SYSTEM_NAMESPACE, party: { clusterId: inputs.consumerClusterId, clusterName: me.clusterName } },
+    provider: { namespace: providerEndpointNamespace("out-of-band", inputs.tenantNamespace), party: { clusterId: inputs.providerClusterId, clusterName: inputs.providerClusterName } },
   };
+  return { consumerKc, parties, identity: await getIdentityKubeconfig(consumerKc, inputs.providerClusterId) };
+}
+
+/** Both sides reached: the consumer with its kubeconfig, the provider only through the peering's identity. */
+const sidesWith = (consumerKc: k8s.KubeConfig, parties: TunnelParties, identity: string): TunnelSides => ({
+  consumer: { ...parties.consumer, kc: consumerKc },
+  provider: { ...parties.provider, kc: loadKubeconfig(identity, "the peering's identity") },
+});
+
+/** Both sides; fails when the consumer holds no identity for the provider. */
+async function sidesOf(inputs: TunnelInputs): Promise<TunnelSides> {
+  const { consumerKc, parties, identity } = await partiesOf(inputs);
+  if (!identity) {
+    throw new Error(`network fabric: consumer ${parties.consumer.party.clusterName} at ${serverOf(consumerKc)} holds no identity for provider ${inputs.providerClusterName}: the Peering must exist (and be Ready) before its Tunnel`);
+  }
+  return sidesWith(consumerKc, parties, identity);
+}
+
+/** What refresh finds: both sides through the identity, or the consumer's alone once the peering no longer holds one. */
+async function readSides(inputs: TunnelInputs): Promise<TunnelDrift> {
+  const { consumerKc, parties, identity } = await partiesOf(inputs);
+  return identity ? readTunnel(sidesWith(consumerKc, parties, identity), withTunnelDefaults(inputs)) : readTunnelWithoutIdentity(parties, consumerKc);
+}
+
+/** Removes the tunnel (see deleteTunnel), or only the consumer's side under `force` once the consumer holds no identity. */
+async function removeTunnel(inputs: TunnelOutputs): Promise<string[]> {
+  const options = { force: inputs.force ?? false, timeoutMs: timeoutOf(inputs), ...(inputs.provider?.interfaceName ? { providerInterface: inputs.provider.interfaceName } : {}) };
+  const { consumerKc, parties, identity } = await partiesOf(inputs);
+  return identity ? deleteTunnel(sidesWith(consumerKc, parties, identity), options, progress) : deleteTunnelWithoutIdentity(parties, consumerKc, options, progress);
 }
 
 const idOf = (inputs: TunnelInputs): string => `${inputs.consumerClusterId}-to-${inputs.providerClusterId}`;
@@ -145,7 +177,7 @@ export const provider: pulumi.dynamic.ResourceProvider<TunnelInputs, TunnelOutpu
   },
   async read(id, props) {
     if (!props?.consumer) return { id, props: props! };
-    const drift = await readOrFail("Tunnel", labelOf(props, id), async () => readTunnel(await sidesOf(props), withTunnelDefaults(props)));
+    const drift = await readOrFail("Tunnel", labelOf(props, id), () => readSides(props));
     // Both gateways' endpoints gone (clusters rebuilt, or unpeered by hand): the tunnel is gone.
     if (drift.gone) return { id: "", props: {} as TunnelOutputs };
     // Handshake times and round trips move all the time: refresh reports the state, not the timings.
@@ -153,8 +185,7 @@ export const provider: pulumi.dynamic.ResourceProvider<TunnelInputs, TunnelOutpu
   },
   async delete(id, props) {
     try {
-      const options = { force: props.force ?? false, timeoutMs: timeoutOf(props), ...(props.provider?.interfaceName ? { providerInterface: props.provider.interfaceName } : {}) };
-      const left = await deleteTunnel(await sidesOf(props), options, progress);
+      const left = await removeTunnel(props);
       if (left.length > 0) await logToEngine(forcedDeleteReport("Tunnel", labelOf(props, id), props.providerClusterName, left, LEFT_REMEDY), urnOf(props));
     } catch (error) {
       throw deleteFailure("Tunnel", labelOf(props, id), error);
