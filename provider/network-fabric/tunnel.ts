@@ -181,20 +181,20 @@ function sideProblem(sides: TunnelParties, endpoints: Readonly<Record<PeeringSid
   const readiness = endpointReadiness(endpoint);
   if (!readiness.connected) return readiness.state;
   // Connected as its gateway last wrote: true only if the other side still exists, has the key this
-  // side dials, and the handshake is recent.
+  // side dials, and the handshake (when the gateway read one) is recent.
   if (!other) return `reports Connected, but the other side's TunnelEndpoint is gone: the report is stale`;
   const otherKey = other.status?.publicKey;
   if (otherKey && endpoint.spec.remote.publicKey !== otherKey) return `reports Connected to a key the other side's gateway no longer has (it announced a new one): the report is stale`;
+  // A gateway that read no handshake time still proved the tunnel by its probe: only a time read can be old.
   const handshake = Date.parse(endpoint.status?.latestHandshake ?? "");
-  if (!Number.isFinite(handshake)) return `reports Connected without a handshake time: the report is stale`;
-  if (nowMs - handshake > HANDSHAKE_STALE_MS) return `reports Connected, but its last handshake was ${Math.round((nowMs - handshake) / 1000)} s ago: the report is stale (is its gateway running?)`;
+  if (Number.isFinite(handshake) && nowMs - handshake > HANDSHAKE_STALE_MS) return `reports Connected, but its last handshake was ${Math.round((nowMs - handshake) / 1000)} s ago: the report is stale (is its gateway running?)`;
   return undefined;
 }
 
 /**
  * The problems of a tunnel, one per side that is not really up: an endpoint gone or being
  * deleted, a gateway that has not answered or refused, and a `Connected` that is no longer true
- * (the other side gone, a key it no longer has, no handshake for minutes). Empty when both sides
+ * (the other side gone, a key it no longer has, a handshake minutes old). Empty when both sides
  * are up. Pure: `nowMs` is the reading's time.
  */
 export function tunnelProblems(sides: TunnelParties, endpoints: Readonly<Record<PeeringSide, TunnelEndpoint | undefined>>, nowMs: number): string[] {

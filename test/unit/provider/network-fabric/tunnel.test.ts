@@ -61,6 +61,11 @@ describe("tunnelProblems", () => {
     ]);
   });
 
+  test("GIVEN a Connected without a handshake time (the gateway read none, its probe crossed) WHEN judged THEN the probe stands as proof", () => {
+    const { latestHandshake: _none, ...status } = providerUp().status!;
+    expect(tunnelProblems(sides, { consumer: consumerUp(), provider: { ...providerUp(), status } }, NOW)).toEqual([]);
+  });
+
   test("GIVEN a gateway that has not answered the current generation WHEN judged THEN its state is the problem", () => {
     const behind = { ...consumerUp(), metadata: { ...consumerUp().metadata, generation: 4 } };
     expect(tunnelProblems(sides, { consumer: behind, provider: providerUp() }, NOW)).toEqual(["consumer b: gateway has not answered generation 4 yet (last answered 3)"]);
