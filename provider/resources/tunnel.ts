@@ -10,18 +10,8 @@ import type * as k8s from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE } from "../api/index.js";
 import { getClusterIdentity } from "../cluster/install.js";
 import { loadKubeconfig, serverOf } from "../kube/client.js";
-import {
-  deleteTunnel,
-  deleteTunnelWithoutIdentity,
-  ensureTunnel,
-  providerEndpointNamespace,
-  readTunnel,
-  readTunnelWithoutIdentity,
-  type TunnelDrift,
-  type TunnelEndView,
-  type TunnelParties,
-  type TunnelSides,
-} from "../network-fabric/tunnel.js";
+import { ensureTunnel, providerEndpointNamespace, readTunnel, readTunnelWithoutIdentity, type TunnelDrift, type TunnelEndView, type TunnelParties, type TunnelSides } from "../network-fabric/tunnel.js";
+import { deleteTunnel, deleteTunnelWithoutIdentity } from "../network-fabric/tunnel-delete.js";
 import { withTunnelDefaults, type TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
 import { getIdentityKubeconfig } from "../peering/outgoing.js";
 import { progressTo } from "../peering/progress.js";

@@ -8,7 +8,8 @@
 import { stopProcess } from "../../provider/host/processes.js";
 import { Cidr } from "../../provider/net/cidr.js";
 import { translateAddress } from "../../provider/network-fabric/remap.js";
-import { deleteTunnel, ensureTunnel, readTunnel, type TunnelRecord } from "../../provider/network-fabric/tunnel.js";
+import { ensureTunnel, readTunnel, type TunnelRecord } from "../../provider/network-fabric/tunnel.js";
+import { deleteTunnel } from "../../provider/network-fabric/tunnel-delete.js";
 import { TUNNEL_DEFAULTS, type TunnelSettings } from "../../provider/network-fabric/tunnel-plan.js";
 import { poll } from "../../provider/wait/poll.js";
 import { API_SERVER_PORT, AUTH_SERVICE_PORT } from "../../local-cluster/control-plane.js";

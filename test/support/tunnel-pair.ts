@@ -6,7 +6,8 @@
 import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
 import { ensurePeeringTokenSecret, forgePeeringToken } from "../../provider/authentication/tokens.js";
 import { loadKubeconfig } from "../../provider/kube/client.js";
-import { deleteTunnel, providerEndpointNamespace, type TunnelSides } from "../../provider/network-fabric/tunnel.js";
+import { providerEndpointNamespace, type TunnelSides } from "../../provider/network-fabric/tunnel.js";
+import { deleteTunnel } from "../../provider/network-fabric/tunnel-delete.js";
 import { getIdentityKubeconfig } from "../../provider/peering/outgoing.js";
 import { createPeering, deletePeering, type PeeringRecord } from "../../provider/peering/peering.js";
 import { progressTo } from "../../provider/peering/progress.js";

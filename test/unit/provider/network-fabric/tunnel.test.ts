@@ -4,7 +4,8 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import type { TunnelEndpoint } from "../../../../provider/api/index.js";
-import { HANDSHAKE_STALE_MS, tunnelLeftOnProvider, tunnelProblems, type TunnelSides } from "../../../../provider/network-fabric/tunnel.js";
+import { HANDSHAKE_STALE_MS, tunnelProblems, type TunnelSides } from "../../../../provider/network-fabric/tunnel.js";
+import { tunnelLeftOnProvider } from "../../../../provider/network-fabric/tunnel-delete.js";
 
 const NOW = Date.parse("2026-11-23T10:00:00Z");
 const CONSUMER_ID = "00000000000000bb";
