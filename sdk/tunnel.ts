@@ -33,6 +33,14 @@ export interface TunnelArgs extends TunnelSettingsArgs {
   readonly peering: Peering;
   /** Deadline of each operation (create, update, delete), in seconds. @default 300 */
   readonly timeoutSeconds?: pulumi.Input<number>;
+  /**
+   * On delete with the provider unreachable (found in one connection attempt of a few seconds),
+   * remove the consumer's side anyway (its TunnelEndpoint, which its gateway takes down) and list
+   * what stays on the provider. Without it, such a delete fails at once and changes nothing.
+   * Changing it updates in place without contacting either cluster, so it can be set after the
+   * provider is gone: `pulumi up`, then `pulumi destroy`. @default false
+   */
+  readonly force?: pulumi.Input<boolean>;
 }
 
 /** What one side's gateway reports. */
@@ -88,6 +96,7 @@ export class Tunnel extends pulumi.dynamic.Resource {
         keepaliveSeconds: args.keepaliveSeconds,
         behindNat: args.behindNat,
         timeoutSeconds: args.timeoutSeconds,
+        force: args.force,
         consumer: undefined,
         provider: undefined,
         status: undefined,

@@ -29,7 +29,7 @@ import { MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL, SYSTEM_NAMESPACE, t
 import { getClusterIdentity, type ClusterIdentity } from "../../provider/cluster/install.js";
 import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../../provider/kube/client.js";
 import { Cidr } from "../../provider/net/cidr.js";
-import { GATEWAY_FINALIZER, listTunnelEndpoints, setTunnelEndpointFinalizers, writeTunnelEndpointStatus } from "../../provider/network-fabric/endpoints.js";
+import { GATEWAY_FINALIZER, gatewayKeySecretName, listTunnelEndpoints, setTunnelEndpointFinalizers, writeTunnelEndpointStatus } from "../../provider/network-fabric/endpoints.js";
 import { checkEndpointClaims, decideRemoteView, servedPortClash, type AcceptedClaims, type ClaimsVerdict, type RefusedClaims } from "../../provider/network-fabric/claims.js";
 import type { RemoteView } from "../../provider/network-fabric/remap.js";
 import { tunnelAddress } from "../../provider/network-fabric/tunnel-plan.js";
@@ -109,8 +109,8 @@ const CONNECTED_PROBE_MS = STATUS_REFRESH_MS;
  */
 export const EXIT_CHECK_MS = 250;
 
-/** The Secret holding the key pair of interface `ifname`. */
-export const keySecretName = (ifname: string): string => `wireguard-${ifname}`;
+/** The Secret holding the key pair of interface `ifname` (named where the Tunnel's delete can name it too). */
+export const keySecretName = gatewayKeySecretName;
 
 /** The interface name of an endpoint: one per endpoint object, unique on the machine. */
 export function interfaceOf(endpoint: TunnelEndpoint, localClusterId: string): string {

@@ -5,6 +5,7 @@
 import { request } from "node:https";
 import { isIP } from "node:net";
 import { connect } from "node:tls";
+import { explainConnectionError } from "../kube/errors.js";
 
 /** Where the auth service is and how to reach it. */
 export interface AuthEndpoint {
@@ -115,7 +116,7 @@ export function postToAuthService(post: AuthPost): Promise<AuthAnswer> {
     req.on("error", (error: NodeJS.ErrnoException) => {
       // An abort by our own timeout reads "This operation was aborted": say what it was.
       if (error.name === "AbortError") reject(new Error(post.signal?.aborted ? "operation deadline reached" : `no answer within ${post.timeoutMs} ms`));
-      else reject(error);
+      else reject(explainConnectionError(error));
     });
     req.end(payload);
   });
@@ -133,7 +134,7 @@ export function probeAuthService(endpoint: AuthEndpoint, caPem: string, timeoutM
       socket.end();
       resolve();
     });
-    socket.once("timeout", () => socket.destroy(new Error(`no TLS handshake within ${timeoutMs} ms`)));
-    socket.once("error", reject);
+    socket.once("timeout", () => socket.destroy(Object.assign(new Error(`no TLS handshake within ${timeoutMs} ms`), { code: "ETIMEDOUT" })));
+    socket.once("error", (error) => reject(explainConnectionError(error)));
   });
 }

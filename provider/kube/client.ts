@@ -4,7 +4,10 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { createHash } from "node:crypto";
-import { describeKubeError, statusOf } from "./errors.js";
+import { readFileSync } from "node:fs";
+import { isIP } from "node:net";
+import { connect } from "node:tls";
+import { describeConnectionFailure, describeKubeError, statusOf } from "./errors.js";
 
 /** A kubeconfig that could not be used; the message names which input it came from, never its text. */
 export class KubeconfigError extends Error {
@@ -126,4 +129,38 @@ export const FIELD_MANAGER = "pulumi-liqo";
 export async function ensureObject<T extends k8s.KubernetesObject>(kc: k8s.KubeConfig, object: T): Promise<T> {
   const client = k8s.KubernetesObjectApi.makeApiClient(kc);
   return client.patch(object, undefined, undefined, FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply);
+}
+
+/** How long {@link probeApiServer} gives one connection attempt: a live API server answers a handshake in milliseconds. */
+export const PROBE_TIMEOUT_MS = 3_000;
+
+/**
+ * One TLS handshake with the API server `kc` points at, verified against its CA: resolves
+ * undefined when the server answers, or why it cannot be reached (`connection refused (…)`,
+ * `timed out (…)`, `TLS: unknown authority (…)`). Sends no request, so it needs no rights; it
+ * is the short look taken before a long wait on a cluster that may be gone.
+ */
+export function probeApiServer(kc: k8s.KubeConfig, timeoutMs = PROBE_TIMEOUT_MS): Promise<string | undefined> {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) return Promise.resolve("the kubeconfig's current context names no cluster");
+  const url = new URL(cluster.server);
+  const ca = cluster.caData ? Buffer.from(cluster.caData, "base64") : cluster.caFile ? readFileSync(cluster.caFile) : undefined;
+  const servername = cluster.tlsServerName ?? (isIP(url.hostname) ? undefined : url.hostname);
+  return new Promise((resolve) => {
+    const socket = connect({
+      host: url.hostname,
+      port: Number(url.port || 443),
+      ...(ca ? { ca } : {}),
+      ...(servername ? { servername } : {}),
+      rejectUnauthorized: !cluster.skipTLSVerify,
+    });
+    const timer = setTimeout(() => socket.destroy(Object.assign(new Error(`no TLS handshake within ${timeoutMs} ms`), { code: "ETIMEDOUT" })), timeoutMs);
+    const done = (outcome: string | undefined): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(outcome);
+    };
+    socket.once("secureConnect", () => done(undefined));
+    socket.once("error", (error) => done(describeConnectionFailure(error) ?? error.message));
+  });
 }

@@ -12,6 +12,9 @@ const PLURAL = "tunnelendpoints";
 /** Finalizer the gateway puts on every endpoint it has set up, and removes once it has taken it all down. */
 export const GATEWAY_FINALIZER = `${API_GROUP}/gateway`;
 
+/** The Secret (in the system namespace) where a gateway keeps the key pair of interface `ifname`. */
+export const gatewayKeySecretName = (ifname: string): string => `wireguard-${ifname}`;
+
 /** Where a `TunnelEndpoint` lives. */
 export interface EndpointRef {
   readonly namespace: string;

@@ -12,7 +12,7 @@
  *   4. connected           both gateways report a handshake and a probe across the tunnel
  *
  * Every step is idempotent; running it again with changed settings (port, endpoint, MTU)
- * re-converges both gateways in place.
+ * re-converges both gateways in place. Delete is in ./tunnel-delete.ts.
  */
 import type * as k8s from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE, type TunnelEndpoint, type TunnelRemote } from "../api/index.js";
@@ -20,10 +20,11 @@ import { serverOf } from "../kube/client.js";
 import type { Progress } from "../peering/progress.js";
 import { describeRevokedIdentity } from "../peering/revoked.js";
 import { poll } from "../wait/poll.js";
-import { applyTunnelEndpoint, deleteTunnelEndpoint, getTunnelEndpoint, type EndpointRef } from "./endpoints.js";
+import { applyTunnelEndpoint, getTunnelEndpoint, type EndpointRef } from "./endpoints.js";
 import { endpointReadiness, forgeTunnelEndpointSpec, otherSide, tunnelEndpointName, type PeeringSide, type TunnelParty, type TunnelSettings } from "./tunnel-plan.js";
 
-const STEP = "network fabric";
+/** The step every tunnel operation reports under. */
+export const STEP = "network fabric";
 
 /** One side as the steps reach it. */
 export interface TunnelSideAccess {
@@ -36,6 +37,9 @@ export interface TunnelSideAccess {
 
 /** Both sides of a tunnel. */
 export type TunnelSides = Readonly<Record<PeeringSide, TunnelSideAccess>>;
+
+/** Both sides as named (party and namespace), whether or not a side can be reached. */
+export type TunnelParties = Readonly<Record<PeeringSide, Omit<TunnelSideAccess, "kc">>>;
 
 /** What one side's gateway reports. */
 export interface TunnelEndView {
@@ -63,7 +67,7 @@ export interface TunnelEndView {
 export type TunnelRecord = Readonly<Record<PeeringSide, TunnelEndView>>;
 
 /** Where a side's `TunnelEndpoint` is. */
-export function endpointRefOf(sides: TunnelSides, side: PeeringSide): EndpointRef {
+export function endpointRefOf(sides: TunnelParties, side: PeeringSide): EndpointRef {
   return { namespace: sides[side].namespace, name: tunnelEndpointName(sides[otherSide(side)].party.clusterId) };
 }
 
@@ -72,7 +76,8 @@ export function providerEndpointNamespace(approach: "out-of-band" | "in-band", t
   return approach === "in-band" ? SYSTEM_NAMESPACE : tenantNamespace;
 }
 
-const describeSide = (sides: TunnelSides, side: PeeringSide): string => `${side} ${sides[side].party.clusterName}`;
+/** `consumer b`: a side as messages name it. */
+export const describeSide = (sides: TunnelParties, side: PeeringSide): string => `${side} ${sides[side].party.clusterName}`;
 
 /** What a side's gateway last announced, for the other side's spec (possibly of an older generation). */
 function announced(endpoint: TunnelEndpoint | undefined): Omit<TunnelRemote, "endpoint"> {
@@ -161,6 +166,46 @@ export interface TunnelDrift {
 }
 
 /**
+ * How long a gateway's `Connected` may go without a handshake before it counts as stale: a gateway
+ * probes a connected tunnel every 30 s, so WireGuard renews its session every 2 minutes and drops
+ * one older than 3 (REJECT_AFTER_TIME); a report beyond this is from a gateway no longer looking.
+ */
+export const HANDSHAKE_STALE_MS = 5 * 60_000;
+
+/** What is wrong with `side`'s report, judged against the other side's endpoint too, or undefined when it is real. */
+function sideProblem(sides: TunnelParties, endpoints: Readonly<Record<PeeringSide, TunnelEndpoint | undefined>>, side: PeeringSide, nowMs: number): string | undefined {
+  const endpoint = endpoints[side];
+  const other = endpoints[otherSide(side)];
+  const ref = endpointRefOf(sides, side);
+  if (!endpoint) return `its TunnelEndpoint ${ref.namespace}/${ref.name} is gone (that side of the tunnel was removed)`;
+  if (endpoint.metadata.deletionTimestamp) return `its TunnelEndpoint ${ref.namespace}/${ref.name} is being deleted (waiting for its gateway's finalizer)`;
+  const readiness = endpointReadiness(endpoint);
+  if (!readiness.connected) return readiness.state;
+  // Connected as its gateway last wrote: true only if the other side still exists, has the key this
+  // side dials, and the handshake (when the gateway read one) is recent.
+  if (!other) return `reports Connected, but the other side's TunnelEndpoint is gone: the report is stale`;
+  const otherKey = other.status?.publicKey;
+  if (otherKey && endpoint.spec.remote.publicKey !== otherKey) return `reports Connected to a key the other side's gateway no longer has (it announced a new one): the report is stale`;
+  // A gateway that read no handshake time still proved the tunnel by its probe: only a time read can be old.
+  const handshake = Date.parse(endpoint.status?.latestHandshake ?? "");
+  if (Number.isFinite(handshake) && nowMs - handshake > HANDSHAKE_STALE_MS) return `reports Connected, but its last handshake was ${Math.round((nowMs - handshake) / 1000)} s ago: the report is stale (is its gateway running?)`;
+  return undefined;
+}
+
+/**
+ * The problems of a tunnel, one per side that is not really up: an endpoint gone or being
+ * deleted, a gateway that has not answered or refused, and a `Connected` that is no longer true
+ * (the other side gone, a key it no longer has, a handshake minutes old). Empty when both sides
+ * are up. Pure: `nowMs` is the reading's time.
+ */
+export function tunnelProblems(sides: TunnelParties, endpoints: Readonly<Record<PeeringSide, TunnelEndpoint | undefined>>, nowMs: number): string[] {
+  return (["consumer", "provider"] as const).flatMap((side) => {
+    const problem = sideProblem(sides, endpoints, side, nowMs);
+    return problem ? [`${describeSide(sides, side)}: ${problem}`] : [];
+  });
+}
+
+/**
  * Reads both gateways' reports. A provider that refuses the identity its endpoint is read with
  * (revoked there) is reported as the first problem, not thrown: the peering's next `pulumi up`
  * authenticates again, and the tunnel's then converges.
@@ -180,11 +225,7 @@ export async function readTunnel(sides: TunnelSides, settings: TunnelSettings): 
   if (providerRead.revoked) return { problems: [providerRead.revoked], gone: false };
   const endpoints = { consumer, provider: providerRead.provider };
   if (!endpoints.consumer && !endpoints.provider) return { problems: ["both TunnelEndpoints are gone"], gone: true };
-  const problems: string[] = [];
-  for (const side of ["consumer", "provider"] as const) {
-    const readiness = endpointReadiness(endpoints[side]);
-    if (!readiness.connected) problems.push(`${describeSide(sides, side)}: ${readiness.state}`);
-  }
+  const problems = tunnelProblems(sides, endpoints, Date.now());
   const both = endpoints.consumer?.status?.publicKey && endpoints.provider?.status?.publicKey;
   return {
     problems,
@@ -194,25 +235,19 @@ export async function readTunnel(sides: TunnelSides, settings: TunnelSettings): 
 }
 
 /**
- * Deletes both endpoints and waits until both gateways have taken down what they set up
- * (interface, routes, rules, key), which their finalizers guarantee.
+ * Reads a tunnel whose consumer no longer holds an identity for the provider (its peering was
+ * deleted or unpeered): the provider's side cannot be read, and without an identity the tunnel
+ * cannot be kept up, so whatever the consumer's gateway last wrote, this is never `Connected`.
  */
-export async function deleteTunnel(sides: TunnelSides, timeoutMs: number, progress: Progress): Promise<void> {
-  const signal = AbortSignal.timeout(timeoutMs);
-  progress.step(1, 1, `${STEP}: removing the tunnel on both gateways`);
-  await Promise.all(
-    (["provider", "consumer"] as const).map(async (side) => {
-      const ref = endpointRefOf(sides, side);
-      const { kc } = sides[side];
-      await deleteTunnelEndpoint(kc, ref, STEP);
-      await poll(
-        { step: STEP, object: `TunnelEndpoint ${ref.namespace}/${ref.name} taken down by the gateway of ${describeSide(sides, side)}`, endpoint: serverOf(kc) },
-        { timeoutMs, intervalMs: 500, signal },
-        async () => {
-          const endpoint = await getTunnelEndpoint(kc, ref, STEP);
-          return endpoint ? { done: false, state: `still there (finalizers: ${endpoint.metadata.finalizers?.join(", ") || "none"}; ${endpointReadiness(endpoint).state})` } : { done: true, value: undefined };
-        },
-      );
-    }),
-  );
+export async function readTunnelWithoutIdentity(sides: TunnelParties, consumerKc: k8s.KubeConfig): Promise<TunnelDrift> {
+  const ref = endpointRefOf(sides, "consumer");
+  const endpoint = await getTunnelEndpoint(consumerKc, ref, STEP);
+  const consumerState = endpoint ? `its TunnelEndpoint ${ref.namespace}/${ref.name} remains (${endpointReadiness(endpoint).state})` : `its TunnelEndpoint ${ref.namespace}/${ref.name} is gone`;
+  return {
+    problems: [
+      `${describeSide(sides, "provider")}: cannot be read: ${describeSide(sides, "consumer")} holds no identity for it any more (its Peering was deleted or unpeered)`,
+      `${describeSide(sides, "consumer")}: ${consumerState}`,
+    ],
+    gone: false,
+  };
 }

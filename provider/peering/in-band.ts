@@ -20,7 +20,8 @@ import { removeTenant } from "../authentication/tenant.js";
 import { ensurePeeringTokenSecret, forgePeeringToken, parsePeeringToken, revokePeeringToken } from "../authentication/tokens.js";
 import { AUTH_SERVICE_TLS_NAME, getClusterIdentity, type ClusterIdentity } from "../cluster/install.js";
 import { deleteOptional, describeFailure, ensureObject, loadKubeconfig, readOptional, serverOf } from "../kube/client.js";
-import { deleteTunnel, ensureTunnel, readTunnel, type TunnelRecord, type TunnelSides } from "../network-fabric/tunnel.js";
+import { ensureTunnel, readTunnel, type TunnelRecord, type TunnelSides } from "../network-fabric/tunnel.js";
+import { deleteTunnel } from "../network-fabric/tunnel-delete.js";
 import { roleOf, tunnelAddress, tunnelLinkCidr, type TunnelSettings } from "../network-fabric/tunnel-plan.js";
 import { deleteVirtualNode, ensureVirtualNode, nodeReadiness, waitForNodeReady } from "../virtual-node/node.js";
 import { poll } from "../wait/poll.js";
@@ -247,5 +248,5 @@ export async function deleteInBandPeering(consumerKubeconfig: string, providerKu
     describeFailure(`cleanup: deleting Secret ${SYSTEM_NAMESPACE}/${tokenSecret}`, serverOf(p.consumer)),
   );
   progress.step(3, 3, `network fabric: removing the tunnel`);
-  await deleteTunnel(p.sides, timeoutMs, { step: () => undefined });
+  await deleteTunnel(p.sides, { force: false, timeoutMs }, { step: () => undefined });
 }

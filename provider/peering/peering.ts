@@ -17,18 +17,21 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import type { OfferedResources, ResourceAsk } from "../api/index.js";
-import { tenantNamespace } from "../api/index.js";
+import { REMOTE_CLUSTER_LABEL, tenantNamespace } from "../api/index.js";
 import { forgeIdentityKubeconfig, forgeIdentityRequest, requestIdentity, revokeIdentity, waitForAuthService } from "../authentication/identity.js";
 import { ensureConsumerKey } from "../authentication/consumer-key.js";
 import { getClusterIdentity, type ClusterIdentity } from "../cluster/install.js";
 import { claimPeering } from "./claim.js";
-import { loadKubeconfig, readOptional, serverOf } from "../kube/client.js";
+import { loadKubeconfig, PROBE_TIMEOUT_MS, probeApiServer, readOptional, serverOf } from "../kube/client.js";
 import { describeKubeError } from "../kube/errors.js";
 import { ensureResourceRequest, getResourceOffer, waitForResourceOffer, withdrawResourceRequest } from "../negotiation/request.js";
 import { deleteVirtualNode, ensureVirtualNode, nodeReadiness, resizeVirtualNode, waitForNodeReady } from "../virtual-node/node.js";
 import { deleteConsumerRecords, ensureIdentitySecret, ensureOutgoingPeering, getIdentityKubeconfig, getOutgoingPeering, identitySecretName } from "./outgoing.js";
 import type { Progress } from "./progress.js";
 import { describeRevokedIdentity } from "./revoked.js";
+import { describeUnreachable, providerUnreachableError, type UnreachableProvider } from "./unreachable.js";
+import { parseAuthUrl, probeAuthService } from "../authentication/auth-client.js";
+import { TENANT_ROLE } from "../authentication/tenant.js";
 
 /** What the provider hands to the consumer (the outputs of its `PeeringToken`). */
 export interface ProviderHandover {
@@ -281,11 +284,41 @@ export interface DeleteOptions {
 }
 
 /**
+ * What a peering leaves on a provider it could not unpeer from: the tenant namespace and all in it,
+ * the RBAC that still lets the identity in (a client certificate cannot be revoked), and the CSRs.
+ */
+export function peeringLeftOnProvider(record: PeeringRecord, requestWithdrawn: boolean): string[] {
+  const ns = record.tenantNamespace;
+  return [
+    `tenant namespace ${ns}`,
+    `Role and RoleBinding ${ns}/${TENANT_ROLE} (the identity's rights: its certificate stays valid until it expires)`,
+    requestWithdrawn ? `ResourceOffer ${ns}/${record.requestName} (the ResourceRequest was withdrawn)` : `ResourceRequest ${ns}/${record.requestName} and its ResourceOffer`,
+    `CertificateSigningRequests labelled ${REMOTE_CLUSTER_LABEL}=${record.consumerClusterId}`,
+  ];
+}
+
+/**
+ * Why the provider cannot be unpeered from, found in one connection attempt to each endpoint the
+ * unpeering needs (its auth service revokes, its API server removes), or undefined when both answer.
+ */
+async function findUnreachable(provider: k8s.KubeConfig, handover: Pick<ProviderHandover, "authUrl" | "authCaPem">, providerName: string): Promise<UnreachableProvider | undefined> {
+  const [api, auth] = await Promise.all([
+    probeApiServer(provider),
+    probeAuthService(parseAuthUrl(handover.authUrl, "unpeer"), handover.authCaPem, PROBE_TIMEOUT_MS).then(
+      () => undefined,
+      (error: Error) => error.message,
+    ),
+  ]);
+  if (api) return { step: "unpeer", providerName, endpoint: `API server ${serverOf(provider)}`, cause: api };
+  return auth ? { step: "unpeer", providerName, endpoint: `auth service ${handover.authUrl}`, cause: auth } : undefined;
+}
+
+/**
  * Unpeers. First the provider's side, in one call to its auth service: revoking the identity
  * removes the tenant namespace with the request, the RBAC and the CSR. Then the consumer's virtual
- * node and records. With the auth service unreachable it fails naming it and changes nothing,
- * unless `force`: then it withdraws the request if the API server answers, cleans the consumer,
- * and returns what it left on the provider.
+ * node and records. A short probe of the provider's endpoints comes first: with either out of
+ * reach it fails at once naming it and changes nothing, unless `force`: then it withdraws the
+ * request if the API server answers, cleans the consumer, and returns what it left on the provider.
  */
 export async function deletePeering(consumerKubeconfig: string, record: PeeringRecord, handover: Pick<ProviderHandover, "authUrl" | "authCaPem">, options: DeleteOptions, progress: Progress): Promise<string[]> {
   const consumer = loadKubeconfig(consumerKubeconfig, "consumer kubeconfig");
@@ -295,13 +328,22 @@ export async function deletePeering(consumerKubeconfig: string, record: PeeringR
     const provider = loadKubeconfig(identityText, "stored identity");
     const user = provider.getCurrentUser()!;
     const decode = (data: string | undefined): string => Buffer.from(data ?? "", "base64").toString("utf8");
-    progress.step(1, 2, `authentication: revoking the identity at ${handover.authUrl} (provider ${record.providerClusterName})`);
-    try {
-      await revokeIdentity({ authUrl: handover.authUrl, authCaPem: handover.authCaPem, certificatePem: decode(user.certData), keyPem: decode(user.keyData), timeoutMs: options.timeoutMs });
-    } catch (error) {
-      if (!options.force) throw new Error(`unpeer from provider ${record.providerClusterName} (auth service ${handover.authUrl}) failed: ${(error as Error).message}; nothing was changed; set force to clean the consumer side anyway`);
-      const withdrawn = await withdrawResourceRequest(provider, { tenantNamespace: record.tenantNamespace, name: record.requestName }).then(() => "its ResourceRequest withdrawn", () => "its ResourceRequest too");
-      leftOnProvider.push(`tenant namespace ${record.tenantNamespace} with its RBAC and CSR on ${serverOf(provider)} (${withdrawn})`);
+    const unreachable = await findUnreachable(provider, handover, record.providerClusterName);
+    if (unreachable && !options.force) throw providerUnreachableError(unreachable, "Peering");
+    if (!unreachable) progress.step(1, 2, `authentication: revoking the identity at ${handover.authUrl} (provider ${record.providerClusterName})`);
+    const failure = unreachable
+      ? describeUnreachable(unreachable)
+      : await revokeIdentity({ authUrl: handover.authUrl, authCaPem: handover.authCaPem, certificatePem: decode(user.certData), keyPem: decode(user.keyData), timeoutMs: options.timeoutMs }).then(
+          () => undefined,
+          (error: Error) => error.message,
+        );
+    if (failure) {
+      if (!options.force) throw new Error(`unpeer from provider ${record.providerClusterName} (auth service ${handover.authUrl}) failed: ${failure}; nothing was changed; set force: true on the Peering to clean the consumer side anyway`);
+      progress.step(1, 2, `unpeer: ${failure}; leaving the provider's side (force)`);
+      // The request can still be withdrawn when the API server answers (only the auth service is out of reach).
+      const apiAnswers = !unreachable?.endpoint.startsWith("API server");
+      const withdrawn = apiAnswers && (await withdrawResourceRequest(provider, { tenantNamespace: record.tenantNamespace, name: record.requestName }).then(() => true, () => false));
+      leftOnProvider.push(...peeringLeftOnProvider(record, withdrawn));
     }
   }
   progress.step(2, 2, `virtual node: removing Node ${record.virtualNodeName} and the consumer's records`);
@@ -309,4 +351,3 @@ export async function deletePeering(consumerKubeconfig: string, record: PeeringR
   await deleteConsumerRecords(consumer, record.providerClusterId);
   return leftOnProvider;
 }
-

@@ -17,9 +17,10 @@ import { loadKubeconfig } from "../kube/client.js";
 import { emptyOfferReason } from "../negotiation/offer.js";
 import { getIdentityExpiresAt } from "../peering/outgoing.js";
 import { ownUrnOf } from "./hidden-inputs.js";
+import { forcedDeleteReport } from "../peering/unreachable.js";
 import { changesOf, driftRepair, inPlace, inputChanged, labelOf, replaces, urnOf, type DiffRules, type FoundChanges } from "./diff-rules.js";
 import { explainedDiff, logToEngine } from "./engine-log.js";
-import { readOrFail } from "./read-failure.js";
+import { deleteFailure, readOrFail } from "./read-failure.js";
 import { checkKubeconfig, checkResourceAsk, checkSeconds, checkTunnelSettings, Failures, isUnknown, trimmedSecret } from "./inputs.js";
 import { isIncomplete, partialFailure } from "./partial.js";
 
@@ -252,6 +253,9 @@ export function peeringChanges(olds: PeeringOutputs, news: PeeringInputs): Found
   return changesOf(PEERING_DIFF, olds, news, { unknownIsUnchanged: isInBand(news) });
 }
 
+/** How what a forced delete left on the provider goes. */
+const PEERING_LEFT_REMEDY = "When the provider is back, its admin removes them by deleting that namespace and those CSRs";
+
 /** The `Peering` dynamic provider's operations. */
 export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOutputs> = {
   async check(_olds, news) {
@@ -272,6 +276,9 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
     return { id: idOf(inputs), outs: await warnIfEmpty(inputs, await peer(inputs)) };
   },
   async update(_id, olds, news) {
+    // Turning force on is the way out when the provider is gone (refresh may have recorded that
+    // as drift): it only records the intent, needs neither cluster, and repairs nothing.
+    if (news.force === true && olds.force !== true) return { outs: { ...(olds as PeeringOutputs), force: true } };
     const record = recordOf(olds as PeeringOutputs);
     // A create that failed half-way left no record, and drift left a broken one: run create again
     // (every step is idempotent, so what exists is adopted and what is missing is made).
@@ -297,20 +304,18 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
     const offer = drift.offer ?? props!.offer;
     return { id, props: { ...rest, ...(drift.offer ? { offer: drift.offer } : {}), ...expiry, status: drift.problems.length ? drift.problems.join("; ") : offer ? readyStatus(offer) : READY } };
   },
-  async delete(_id, props) {
+  async delete(id, props) {
     const timeoutMs = (props.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
     // In-band, both clusters are at hand: even a create that failed half-way is cleaned up fully.
     if (isInBand(props)) return deleteInBandPeering(props.consumerKubeconfig, props.providerKubeconfig!, props.virtualNodeName, timeoutMs, progress);
     const record = recordOf(props);
     // A create that failed before it had a record still holds its claim on the pair: let it go.
     if (!record) return releasePeeringClaim(loadKubeconfig(props.consumerKubeconfig, "consumerKubeconfig"), props.provider.clusterId, ownUrnOf(props));
-    const left = await deletePeering(
-      props.consumerKubeconfig,
-      record,
-      { authUrl: props.provider.authUrl, authCaPem: props.provider.authCaCert },
-      { force: props.force ?? false, timeoutMs },
-      progress,
-    );
-    if (left.length > 0) process.stderr.write(`peering: forced delete left on the provider: ${left.join("; ")}\n`);
+    const label = labelOf(props, id);
+    const handover = { authUrl: props.provider.authUrl, authCaPem: props.provider.authCaCert };
+    const left = await deletePeering(props.consumerKubeconfig, record, handover, { force: props.force ?? false, timeoutMs }, progress).catch((error: unknown) => {
+      throw deleteFailure("Peering", label, error);
+    });
+    if (left.length > 0) await logToEngine(forcedDeleteReport("Peering", label, record.providerClusterName, left, PEERING_LEFT_REMEDY), urnOf(props));
   },
 };

@@ -6,16 +6,19 @@
  * No key is ever an input or an output but the gateways' public keys.
  */
 import type * as pulumi from "@pulumi/pulumi";
+import type * as k8s from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE } from "../api/index.js";
 import { getClusterIdentity } from "../cluster/install.js";
 import { loadKubeconfig, serverOf } from "../kube/client.js";
-import { deleteTunnel, ensureTunnel, providerEndpointNamespace, readTunnel, type TunnelEndView, type TunnelSides } from "../network-fabric/tunnel.js";
+import { ensureTunnel, providerEndpointNamespace, readTunnel, readTunnelWithoutIdentity, type TunnelDrift, type TunnelEndView, type TunnelParties, type TunnelSides } from "../network-fabric/tunnel.js";
+import { deleteTunnel, deleteTunnelWithoutIdentity } from "../network-fabric/tunnel-delete.js";
 import { withTunnelDefaults, type TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
 import { getIdentityKubeconfig } from "../peering/outgoing.js";
 import { progressTo } from "../peering/progress.js";
-import { changesOf, driftRepair, inPlace, labelOf, replaces, type DiffRules, type FoundChanges } from "./diff-rules.js";
-import { explainedDiff } from "./engine-log.js";
-import { readOrFail } from "./read-failure.js";
+import { forcedDeleteReport } from "../peering/unreachable.js";
+import { changesOf, driftRepair, inPlace, labelOf, replaces, urnOf, type DiffRules, type FoundChanges } from "./diff-rules.js";
+import { explainedDiff, logToEngine } from "./engine-log.js";
+import { deleteFailure, readOrFail } from "./read-failure.js";
 import { checkKubeconfig, checkSeconds, checkTunnelSettings, Failures } from "./inputs.js";
 import { partialFailure } from "./partial.js";
 
@@ -29,6 +32,8 @@ export interface TunnelInputs extends TunnelSettingsInput {
   /** The consumer's tenant namespace on the provider (from the peering). */
   readonly tenantNamespace: string;
   readonly timeoutSeconds?: number;
+  /** On delete with the provider unreachable, remove the consumer's side anyway and list what stays on the provider. */
+  readonly force?: boolean;
 }
 
 /** Outputs: the inputs and both gateways' reports. */
@@ -44,24 +49,44 @@ export interface TunnelOutputs extends TunnelInputs {
 const DEFAULT_TIMEOUT_SECONDS = 300;
 const progress = progressTo((line) => process.stderr.write(`tunnel: ${line}\n`));
 
-/** Both sides: the consumer with its kubeconfig, the provider only through the peering's identity. */
-async function sidesOf(inputs: TunnelInputs): Promise<TunnelSides> {
-  const consumer = loadKubeconfig(inputs.consumerKubeconfig, "Tunnel: consumerKubeconfig");
-  const me = await getClusterIdentity(consumer);
-  if (!me) throw new Error(`network fabric: the consumer cluster at ${serverOf(consumer)} is not installed (create its Cluster resource first)`);
-  const identity = await getIdentityKubeconfig(consumer, inputs.providerClusterId);
-  if (!identity) {
-    throw new Error(`network fabric: consumer ${me.clusterName} at ${serverOf(consumer)} holds no identity for provider ${inputs.providerClusterName}: the Peering must exist (and be Ready) before its Tunnel`);
-  }
-  const provider = loadKubeconfig(identity, "the peering's identity");
-  return {
-    consumer: { kc: consumer, namespace: SYSTEM_NAMESPACE, party: { clusterId: inputs.consumerClusterId, clusterName: me.clusterName } },
-    provider: {
-      kc: provider,
-      namespace: providerEndpointNamespace("out-of-band", inputs.tenantNamespace),
-      party: { clusterId: inputs.providerClusterId, clusterName: inputs.providerClusterName },
-    },
+/** The consumer's side as its kubeconfig reaches it, both sides as named, and the identity it holds for the provider (undefined once unpeered). */
+async function partiesOf(inputs: TunnelInputs): Promise<{ consumerKc: k8s.KubeConfig; parties: TunnelParties; identity: string | undefined }> {
+  const consumerKc = loadKubeconfig(inputs.consumerKubeconfig, "Tunnel: consumerKubeconfig");
+  const me = await getClusterIdentity(consumerKc);
+  if (!me) throw new Error(`network fabric: the consumer cluster at ${serverOf(consumerKc)} is not installed (create its Cluster resource first)`);
+  const parties: TunnelParties = {
+    consumer: { namespace: SYSTEM_NAMESPACE, party: { clusterId: inputs.consumerClusterId, clusterName: me.clusterName } },
+    provider: { namespace: providerEndpointNamespace("out-of-band", inputs.tenantNamespace), party: { clusterId: inputs.providerClusterId, clusterName: inputs.providerClusterName } },
   };
+  return { consumerKc, parties, identity: await getIdentityKubeconfig(consumerKc, inputs.providerClusterId) };
+}
+
+/** Both sides reached: the consumer with its kubeconfig, the provider only through the peering's identity. */
+const sidesWith = (consumerKc: k8s.KubeConfig, parties: TunnelParties, identity: string): TunnelSides => ({
+  consumer: { ...parties.consumer, kc: consumerKc },
+  provider: { ...parties.provider, kc: loadKubeconfig(identity, "the peering's identity") },
+});
+
+/** Both sides; fails when the consumer holds no identity for the provider. */
+async function sidesOf(inputs: TunnelInputs): Promise<TunnelSides> {
+  const { consumerKc, parties, identity } = await partiesOf(inputs);
+  if (!identity) {
+    throw new Error(`network fabric: consumer ${parties.consumer.party.clusterName} at ${serverOf(consumerKc)} holds no identity for provider ${inputs.providerClusterName}: the Peering must exist (and be Ready) before its Tunnel`);
+  }
+  return sidesWith(consumerKc, parties, identity);
+}
+
+/** What refresh finds: both sides through the identity, or the consumer's alone once the peering no longer holds one. */
+async function readSides(inputs: TunnelInputs): Promise<TunnelDrift> {
+  const { consumerKc, parties, identity } = await partiesOf(inputs);
+  return identity ? readTunnel(sidesWith(consumerKc, parties, identity), withTunnelDefaults(inputs)) : readTunnelWithoutIdentity(parties, consumerKc);
+}
+
+/** Removes the tunnel (see deleteTunnel), or only the consumer's side under `force` once the consumer holds no identity. */
+async function removeTunnel(inputs: TunnelOutputs): Promise<string[]> {
+  const options = { force: inputs.force ?? false, timeoutMs: timeoutOf(inputs), ...(inputs.provider?.interfaceName ? { providerInterface: inputs.provider.interfaceName } : {}) };
+  const { consumerKc, parties, identity } = await partiesOf(inputs);
+  return identity ? deleteTunnel(sidesWith(consumerKc, parties, identity), options, progress) : deleteTunnelWithoutIdentity(parties, consumerKc, options, progress);
 }
 
 const idOf = (inputs: TunnelInputs): string => `${inputs.consumerClusterId}-to-${inputs.providerClusterId}`;
@@ -97,6 +122,7 @@ export const TUNNEL_DIFF = {
   timeoutSeconds: inPlace("only the deadline of later operations; update checks the tunnel again (handshake and probe) as it is"),
   consumerKubeconfig: inPlace("only how pulumi reaches the consumer cluster, which its cluster ID identifies; update checks the tunnel again through it"),
   tenantNamespace: inPlace("the provider's TunnelEndpoint is written in the peering's tenant namespace, which moved"),
+  force: inPlace("only what a later delete does when the provider cannot be reached; update records it and contacts neither cluster"),
   status: driftRepair("Connected", "the last create stopped half-way, or pulumi refresh found the tunnel broken: update converges both gateways again, which finishes or repairs it"),
 } as const satisfies DiffRules<TunnelOutputs, TunnelInputs>;
 
@@ -105,6 +131,19 @@ export function tunnelChanges(olds: TunnelOutputs, news: TunnelInputs): FoundCha
   // The peering's outputs are unknown in preview whenever the peering updates: not a change here.
   return changesOf(TUNNEL_DIFF, olds, news, { unknownIsUnchanged: true });
 }
+
+/** Inputs that only change what a later delete does: an update that changes nothing else contacts no cluster. */
+const RECORD_ONLY: readonly string[] = ["force"];
+
+/** The gateways' reports and status as last recorded, kept by an update that converges nothing. */
+const reportsOf = (olds: TunnelOutputs): Pick<TunnelOutputs, "consumer" | "provider" | "status"> => ({
+  ...(olds.consumer ? { consumer: olds.consumer } : {}),
+  ...(olds.provider ? { provider: olds.provider } : {}),
+  ...(olds.status ? { status: olds.status } : {}),
+});
+
+/** How what a forced delete left on the provider goes. */
+const LEFT_REMEDY = "When the provider is back, deleting that TunnelEndpoint there (or the consumer's tenant namespace, which holds it) makes its gateway take the rest down";
 
 /** The `Tunnel` dynamic provider's operations. */
 export const provider: pulumi.dynamic.ResourceProvider<TunnelInputs, TunnelOutputs> = {
@@ -121,18 +160,25 @@ export const provider: pulumi.dynamic.ResourceProvider<TunnelInputs, TunnelOutpu
   async create(inputs) {
     return { id: idOf(inputs), outs: await converge(inputs) };
   },
-  async update(_id, _olds, news) {
+  async update(_id, olds, news) {
+    // Setting force is how a user gets out when the provider is gone: it must not need the provider.
+    if (tunnelChanges(olds, news).changed.every((key) => RECORD_ONLY.includes(key))) return { outs: { ...olds, ...news, ...reportsOf(olds) } };
     return { outs: await converge(news) };
   },
   async read(id, props) {
     if (!props?.consumer) return { id, props: props! };
-    const drift = await readOrFail("Tunnel", labelOf(props, id), async () => readTunnel(await sidesOf(props), withTunnelDefaults(props)));
+    const drift = await readOrFail("Tunnel", labelOf(props, id), () => readSides(props));
     // Both gateways' endpoints gone (clusters rebuilt, or unpeered by hand): the tunnel is gone.
     if (drift.gone) return { id: "", props: {} as TunnelOutputs };
     // Handshake times and round trips move all the time: refresh reports the state, not the timings.
     return { id, props: { ...props, status: drift.problems.length ? drift.problems.join("; ") : "Connected" } };
   },
-  async delete(_id, props) {
-    await deleteTunnel(await sidesOf(props), timeoutOf(props), progress);
+  async delete(id, props) {
+    try {
+      const left = await removeTunnel(props);
+      if (left.length > 0) await logToEngine(forcedDeleteReport("Tunnel", labelOf(props, id), props.providerClusterName, left, LEFT_REMEDY), urnOf(props));
+    } catch (error) {
+      throw deleteFailure("Tunnel", labelOf(props, id), error);
+    }
   },
 };

@@ -12,7 +12,7 @@ import { PEERING_DIFF } from "../../provider/resources/peering.js";
 import { adminConfig } from "../support/install.js";
 import { sharedLab } from "../support/labs.js";
 import { projectTraces } from "../support/leaks.js";
-import { configureForLab, previewOf, PulumiWorkspace } from "../support/pulumi.js";
+import { configureForLab, outputsOf, previewOf, PulumiWorkspace } from "../support/pulumi.js";
 import { revokeHeldIdentity, waitForReadyStatus } from "../support/revoke.js";
 
 const PROGRAM = join(__dirname, "..", "..", "examples", "local-peering");
@@ -21,13 +21,6 @@ const ONE_HEARTBEAT_MS = HEARTBEAT_INTERVAL_MS + 5_000;
 /** A stack trace line, as Node prints one. */
 const TRACE_LINE = /^\s+at /m;
 
-/** The outputs the stack's state holds for resource `name` of type `liqo:<type>`. */
-async function outputsOf(workspace: PulumiWorkspace, type: string, name: string): Promise<Record<string, unknown>> {
-  const state = JSON.parse((await workspace.ok(["stack", "export"])).stdout) as { deployment: { resources?: { urn: string; outputs?: Record<string, unknown> }[] } };
-  const resource = state.deployment.resources?.find((r) => r.urn.endsWith(`dynamic/liqo:${type}::${name}`));
-  if (!resource) throw new Error(`test: no ${type} ${name} in the stack's state`);
-  return resource.outputs ?? {};
-}
 
 describe("revoked and half-made peerings through the pulumi CLI", () => {
   let lab: LabState;

@@ -14,7 +14,8 @@ import { ensurePeeringTokenSecret, forgePeeringToken, revokePeeringToken } from 
 import { uninstallCluster } from "../../provider/cluster/install.js";
 import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
 import { applyTunnelEndpoint, deleteTunnelEndpoint, getTunnelEndpoint } from "../../provider/network-fabric/endpoints.js";
-import { deleteTunnel, ensureTunnel, type TunnelSides } from "../../provider/network-fabric/tunnel.js";
+import { ensureTunnel, type TunnelSides } from "../../provider/network-fabric/tunnel.js";
+import { deleteTunnel } from "../../provider/network-fabric/tunnel-delete.js";
 import { forgeTunnelEndpointSpec, TUNNEL_DEFAULTS, tunnelEndpointName, type TunnelParty, type TunnelSettings } from "../../provider/network-fabric/tunnel-plan.js";
 import { releasePeeringClaim } from "../../provider/peering/claim.js";
 import { provider as peering, peeringChanges, type PeeringInputs, type PeeringOutputs } from "../../provider/resources/peering.js";
@@ -115,7 +116,7 @@ describe("faults answered at once and in words", () => {
       expect(error.message).toContain(a.cluster.apiServerUrl);
       expect(ms).toBeLessThan(20_000);
     } finally {
-      await deleteTunnel(sides, 60_000, quiet);
+      await deleteTunnel(sides, { force: false, timeoutMs: 60_000 }, quiet);
       await deleteTunnelEndpoint(a.kc, holderRef, "test");
       await poll({ step: "test", object: `TunnelEndpoint ${holderRef.name} taken down`, endpoint: a.cluster.apiServerUrl }, { timeoutMs: 60_000, intervalMs: 250 }, async () =>
         (await getTunnelEndpoint(a.kc, holderRef, "test")) ? { done: false, state: "still there" } : { done: true, value: undefined },

@@ -8,7 +8,8 @@
 import { runIn } from "../../provider/host/exec.js";
 import { Cidr } from "../../provider/net/cidr.js";
 import { translateAddress } from "../../provider/network-fabric/remap.js";
-import { deleteTunnel, ensureTunnel, readTunnel, type TunnelRecord } from "../../provider/network-fabric/tunnel.js";
+import { ensureTunnel, readTunnel, type TunnelRecord } from "../../provider/network-fabric/tunnel.js";
+import { deleteTunnel } from "../../provider/network-fabric/tunnel-delete.js";
 import { TUNNEL_DEFAULTS, type TunnelSettings } from "../../provider/network-fabric/tunnel-plan.js";
 import { poll } from "../../provider/wait/poll.js";
 import { API_SERVER_PORT, AUTH_SERVICE_PORT } from "../../local-cluster/control-plane.js";
@@ -102,7 +103,7 @@ describe("tunnel steps on real clusters", () => {
         return problems.length === 0 ? { done: true, value: undefined } : { done: false, state: problems.join("; ") };
       });
 
-      await deleteTunnel(pair.sides, 60_000, progress);
+      await deleteTunnel(pair.sides, { force: false, timeoutMs: 60_000 }, progress);
       expect(await tunnelTraces(pair.a, [moved.provider.interfaceName])).toEqual([]);
       expect(await tunnelTraces(pair.b, [moved.consumer.interfaceName])).toEqual([]);
       expect((await readTunnel(pair.sides, settings)).gone).toBe(true);

@@ -131,6 +131,14 @@ export class PulumiWorkspace {
   }
 }
 
+/** The outputs the stack's state holds for resource `name` of type `liqo:<type>`. */
+export async function outputsOf(workspace: PulumiWorkspace, type: string, name: string): Promise<Record<string, unknown>> {
+  const state = JSON.parse((await workspace.ok(["stack", "export"])).stdout) as { deployment: { resources?: { urn: string; outputs?: Record<string, unknown> }[] } };
+  const resource = state.deployment.resources?.find((r) => r.urn.endsWith(`dynamic/liqo:${type}::${name}`));
+  if (!resource) throw new Error(`test: no ${type} ${name} in the stack's state`);
+  return resource.outputs ?? {};
+}
+
 /** What `pulumi preview --json` says: the steps it proposes and what the providers told the engine. */
 export interface Preview {
   /** The steps, as `op name` (e.g. `create b-to-a`), without the stack itself. */

@@ -6,7 +6,8 @@
 import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
 import { ensurePeeringTokenSecret, forgePeeringToken } from "../../provider/authentication/tokens.js";
 import { loadKubeconfig } from "../../provider/kube/client.js";
-import { deleteTunnel, providerEndpointNamespace, type TunnelSides } from "../../provider/network-fabric/tunnel.js";
+import { providerEndpointNamespace, type TunnelSides } from "../../provider/network-fabric/tunnel.js";
+import { deleteTunnel } from "../../provider/network-fabric/tunnel-delete.js";
 import { getIdentityKubeconfig } from "../../provider/peering/outgoing.js";
 import { createPeering, deletePeering, type PeeringRecord } from "../../provider/peering/peering.js";
 import { progressTo } from "../../provider/peering/progress.js";
@@ -48,6 +49,6 @@ export async function peerPair(lab: LabState, options: { readonly externalCidr?:
 
 /** Removes the pair's tunnel (if any) and its peering. */
 export async function unpeerPair(pair: Pair): Promise<void> {
-  await deleteTunnel(pair.sides, 60_000, quietProgress).catch(() => undefined);
+  await deleteTunnel(pair.sides, { force: false, timeoutMs: 60_000 }, quietProgress).catch(() => undefined);
   await deletePeering(pair.consumer.kubeconfig, pair.record, { authUrl: pair.a.authUrl, authCaPem: pair.provider.caPem }, { force: true, timeoutMs: 30_000 }, quietProgress);
 }

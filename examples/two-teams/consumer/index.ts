@@ -1,9 +1,11 @@
 import * as pulumi from "@pulumi/pulumi";
 import { readFileSync } from "node:fs";
-import { Cluster, Peering } from "pulumi-liqo";
+import { Cluster, Peering, Tunnel } from "pulumi-liqo";
 
 const config = new pulumi.Config();
 const name = config.get("name") ?? "b";
+// Set once the provider is gone for good (`pulumi up`, then `pulumi destroy`): see the README's "When the provider is gone".
+const force = config.getBoolean("force") ?? false;
 const cluster = new Cluster(name, {
   name,
   kubeconfig: readFileSync(config.require("kubeconfig"), "utf8"),
@@ -22,6 +24,14 @@ const peering = new Peering(`${name}-to-provider`, {
     token: provider.requireOutput("peeringToken") as pulumi.Output<string>,
   },
   resources: { cpu: "1", memory: "2Gi", pods: 10 },
+  force,
 });
 
+// The tunnel, when the provider team says where its gateway serves.
+const gatewayAddress = config.get("gatewayAddress");
+const tunnel = gatewayAddress ? new Tunnel(`${name}-to-provider-tunnel`, { peering, serverAddress: gatewayAddress, force }) : undefined;
+
 export const virtualNode = peering.virtualNodeName;
+export const tunnelStatus = tunnel?.status;
+export const consumerInterface = tunnel?.consumer.interfaceName;
+export const providerInterface = tunnel?.provider.interfaceName;

@@ -206,6 +206,7 @@ const tunnelInputs: Required<TunnelInputs> = {
   mtu: 1420,
   keepaliveSeconds: 25,
   behindNat: ["consumer"],
+  force: false,
 };
 describeDiff<TunnelOutputs, TunnelInputs>({
   kind: "Tunnel",

@@ -1,0 +1,120 @@
+/**
+ * The remote is gone, and the consumer wants out, through the real `pulumi` CLI on a private lab:
+ * the provider team's stack and the consumer team's (examples/two-teams: cluster b, its Peering,
+ * and its Tunnel since `gatewayAddress` is given). With the provider's
+ * kube-apiserver stopped, `pulumi destroy` fails within seconds saying the provider is
+ * unreachable, at which URL and why, and that `force` exists, with no stack trace and nothing
+ * changed; `force: true` is set by `pulumi up` without the provider; then `pulumi destroy` removes
+ * the consumer's side within seconds and lists everything that stays on the provider.
+ */
+import * as k8s from "@kubernetes/client-node";
+import { join } from "node:path";
+import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
+import { API_GROUP, API_VERSION } from "../../provider/api/index.js";
+import { stopProcess } from "../../provider/host/processes.js";
+import { adminConfig } from "../support/install.js";
+import { withLab } from "../support/labs.js";
+import { projectTraces, tunnelTraces } from "../support/leaks.js";
+import { failureSummary, previewOf, PulumiWorkspace } from "../support/pulumi.js";
+
+const PROVIDER_PROGRAM = join(__dirname, "..", "..", "examples", "two-teams", "provider");
+const CONSUMER_PROGRAM = join(__dirname, "..", "..", "examples", "two-teams", "consumer");
+/** A stack trace line, as Node prints one. */
+const TRACE_LINE = /^\s+at /m;
+/** How long a failing or forced destroy may take: seconds of work plus the engine's own start, far below the resources' 300 s deadline. */
+const WITHIN_SECONDS_MS = 45_000;
+
+async function configure(workspace: PulumiWorkspace, cluster: ClusterState, extra: Record<string, string> = {}): Promise<void> {
+  const settings = { kubeconfig: cluster.kubeconfig, podCidr: cluster.podCidr, serviceCidr: cluster.serviceCidr, ...extra };
+  for (const [key, value] of Object.entries(settings)) await workspace.ok(["config", "set", key, value]);
+}
+
+/** Runs `pulumi args…` and how long it took. */
+async function timed(workspace: PulumiWorkspace, args: readonly string[]): Promise<{ result: Awaited<ReturnType<PulumiWorkspace["pulumi"]>>; ms: number }> {
+  const started = Date.now();
+  const result = await workspace.pulumi(args);
+  return { result, ms: Date.now() - started };
+}
+
+/** The objects of the consumer's side a forced delete must remove: its TunnelEndpoints and the virtual node. */
+async function consumerSide(b: ClusterState): Promise<string[]> {
+  const kc = adminConfig(b);
+  const endpoints = (await kc
+    .makeApiClient(k8s.CustomObjectsApi)
+    .listClusterCustomObject({ group: API_GROUP, version: API_VERSION, plural: "tunnelendpoints" })
+    .catch(() => ({ items: [] }))) as { items: { metadata: { namespace: string; name: string } }[] };
+  const nodes = await kc.makeApiClient(k8s.CoreV1Api).listNode();
+  return [...endpoints.items.map((e) => `tunnelendpoint ${e.metadata.namespace}/${e.metadata.name}`), ...nodes.items.filter((n) => n.metadata?.name === "liqo-a").map(() => "node liqo-a")];
+}
+
+describe("the provider is gone and the consumer wants out", () => {
+  test("GIVEN a peering with its tunnel and the provider's API server stopped WHEN destroyed without force, then force set by up, then destroyed THEN it fails fast naming the cause, force needs no provider, and destroy cleans the consumer within seconds listing what stays", async () => {
+    await withLab([{ name: "a" }, { name: "b" }], {}, async (lab: LabState) => {
+      const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
+      const providerTeam = await PulumiWorkspace.create(PROVIDER_PROGRAM, "prod");
+      const consumerTeam = await PulumiWorkspace.create(CONSUMER_PROGRAM, "prod", providerTeam);
+      try {
+        await configure(providerTeam, a, { name: "a" });
+        await providerTeam.ok(["up", "--yes"]);
+        await configure(consumerTeam, b, { providerStack: "organization/two-teams-provider/prod", gatewayAddress: a.publicAddress });
+        await consumerTeam.ok(["up", "--yes"]);
+        expect((await consumerTeam.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");
+        const consumerInterface = (await consumerTeam.ok(["stack", "output", "consumerInterface"])).stdout.trim();
+        const providerInterface = (await consumerTeam.ok(["stack", "output", "providerInterface"])).stdout.trim();
+        expect(await consumerSide(b)).toEqual([expect.stringMatching(/^tunnelendpoint pulumi-liqo-system\/to-/), "node liqo-a"]);
+
+        // The provider goes: its API server stops (the lab's record of it, by PID).
+        await stopProcess(a.processes.find((p) => p.name === "kube-apiserver")!);
+
+        // Without force: a clear error within seconds, no trace, nothing changed.
+        const refused = await timed(consumerTeam, ["destroy", "--yes"]);
+        expect(refused.result.exitCode).not.toBe(0);
+        const said = refused.result.stdout + refused.result.stderr;
+        expect(said).toContain(`network fabric: provider a is unreachable: API server ${a.apiServerUrl}: connection refused (`);
+        expect(said).toContain("Nothing was changed. If the provider is gone for good, set force: true on the Tunnel");
+        expect(said).not.toMatch(TRACE_LINE);
+        expect(said).not.toContain("fetch failed");
+        expect(refused.ms).toBeLessThan(WITHIN_SECONDS_MS);
+        expect(await consumerSide(b)).toHaveLength(2);
+
+        // A refresh meanwhile records the failure as each resource's status; it is not a way in.
+        const refreshed = await consumerTeam.pulumi(["refresh", "--yes"]);
+        expect(refreshed.stdout + refreshed.stderr).not.toMatch(TRACE_LINE);
+
+        // force is set with the provider still gone: up changes only the record, drift or not.
+        await consumerTeam.ok(["config", "set", "--type", "bool", "force", "true"]);
+        expect((await previewOf(consumerTeam)).steps.sort()).toEqual(["update b-to-provider", "update b-to-provider-tunnel"]);
+        const setForce = await timed(consumerTeam, ["up", "--yes"]);
+        expect(setForce.result.exitCode === 0 ? "" : failureSummary(setForce.result)).toBe("");
+        expect(setForce.ms).toBeLessThan(WITHIN_SECONDS_MS);
+
+        // With force: the consumer's side goes within seconds, and the report lists what stays on a.
+        const forced = await timed(consumerTeam, ["destroy", "--yes"]);
+        expect(forced.result.exitCode === 0 ? "" : failureSummary(forced.result)).toBe("");
+        expect(forced.ms).toBeLessThan(WITHIN_SECONDS_MS);
+        const report = forced.result.stdout.replace(/\s+/g, " ");
+        for (const part of [
+          "Tunnel \"b-to-provider-tunnel\": forced delete removed the consumer's side; left on provider a:",
+          "TunnelEndpoint pulumi-liqo-tenant-",
+          `WireGuard interface ${providerInterface} with its routes and NAT rules`,
+          `the wireguard-go process serving ${providerInterface}`,
+          `key Secret pulumi-liqo-system/wireguard-${providerInterface}`,
+          "Peering \"b-to-provider\": forced delete removed the consumer's side; left on provider a: tenant namespace pulumi-liqo-tenant-",
+          "Role and RoleBinding pulumi-liqo-tenant-",
+          "ResourceRequest pulumi-liqo-tenant-",
+          "CertificateSigningRequests labelled peering.pulumi-liqo.dev/remote-cluster-id=",
+        ]) {
+          expect(report).toContain(part);
+        }
+        // Nothing of the peering is left on the consumer: objects, interface, process, key.
+        expect(await projectTraces(b.kubeconfig)).toEqual([]);
+        expect(await tunnelTraces(b, [consumerInterface])).toEqual([]);
+      } finally {
+        // a's API server is gone: its stack cannot be destroyed, and the lab goes with withLab.
+        await consumerTeam.pulumi(["destroy", "--yes"]);
+        consumerTeam.dispose();
+        providerTeam.dispose();
+      }
+    });
+  });
+});
