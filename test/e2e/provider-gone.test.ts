@@ -9,11 +9,11 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { join } from "node:path";
-import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
+import { clusterOf, readLab, type ClusterState, type LabState } from "../../local-cluster/lab.js";
 import { API_GROUP, API_VERSION } from "../../provider/api/index.js";
 import { stopProcess } from "../../provider/host/processes.js";
 import { adminConfig } from "../support/install.js";
-import { withLab } from "../support/labs.js";
+import { TEST_LAB_ROOT, withLab } from "../support/labs.js";
 import { projectTraces, tunnelTraces } from "../support/leaks.js";
 import { failureSummary, previewOf, PulumiWorkspace } from "../support/pulumi.js";
 
@@ -63,8 +63,11 @@ describe("the provider is gone and the consumer wants out", () => {
         const providerInterface = (await consumerTeam.ok(["stack", "output", "providerInterface"])).stdout.trim();
         expect(await consumerSide(b)).toEqual([expect.stringMatching(/^tunnelendpoint pulumi-liqo-system\/to-/), "node liqo-a"]);
 
-        // The provider goes: its API server stops (the lab's record of it, by PID).
-        await stopProcess(a.processes.find((p) => p.name === "kube-apiserver")!);
+        // The provider goes, as a host does: its supervisor first (it would start the API server
+        // again), then its API server (the lab's records of them, by PID).
+        const provider = clusterOf(readLab(lab.name, TEST_LAB_ROOT)!, "a");
+        await stopProcess(provider.supervisor!);
+        await stopProcess(provider.processes.find((p) => p.name === "kube-apiserver")!);
 
         // Without force: a clear error within seconds, no trace, nothing changed.
         const refused = await timed(consumerTeam, ["destroy", "--yes"]);
