@@ -15,7 +15,7 @@ import { pingReplies } from "../support/probes.js";
 import { adminConfig } from "../support/install.js";
 import { sharedLab } from "../support/labs.js";
 import { projectTraces, tunnelTraces } from "../support/leaks.js";
-import { configureForLab, descendantsOf, isAlive, plannedSteps, previewOf, PulumiWorkspace } from "../support/pulumi.js";
+import { configureForLab, descendantsOf, failureSummary, isAlive, plannedSteps, previewOf, PulumiWorkspace, type PulumiResult } from "../support/pulumi.js";
 import { PEERING_DIFF } from "../../provider/resources/peering.js";
 import { PEERING_TOKEN_DIFF } from "../../provider/resources/peering-token.js";
 import { TUNNEL_DIFF } from "../../provider/resources/tunnel.js";
@@ -185,12 +185,18 @@ describe("out-of-band peering through the pulumi CLI", () => {
   test("GIVEN a pulumi up killed half-way through the peering WHEN run again THEN it converges and destroy leaves nothing", async () => {
     const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
     const workspace = await PulumiWorkspace.create(PROGRAM);
+    let run: ReturnType<typeof execa> | undefined;
     try {
       await configureForLab(workspace, lab);
-      const run = execa("pulumi", ["up", "--yes", "--non-interactive"], { cwd: workspace.programDir, env: workspace.env, reject: false, stdin: "ignore" });
+      run = execa("pulumi", ["up", "--yes", "--non-interactive"], { cwd: workspace.programDir, env: workspace.env, reject: false, stdin: "ignore" });
       const secrets = client(b);
+      let ended: PulumiResult | undefined;
+      void run.then((result) => (ended = { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) }));
       // Half-way: the consumer holds its identity, the virtual node does not exist yet.
-      await poll({ step: "test", object: "identity Secret in the consumer", endpoint: b.apiServerUrl }, { timeoutMs: 120_000, intervalMs: 50 }, async () => {
+      // Bounded by the resources' own deadline: on a loaded machine the program's start and both
+      // installs have taken two minutes before authentication began.
+      await poll({ step: "test", object: "identity Secret in the consumer", endpoint: b.apiServerUrl }, { timeoutMs: 300_000, intervalMs: 50 }, async () => {
+        if (ended) return { failed: true, reason: `pulumi up ended (exit ${ended.exitCode}) before the consumer held an identity:\n${failureSummary(ended)}` };
         const list = await secrets.listNamespacedSecret({ namespace: SYSTEM_NAMESPACE }).catch(() => ({ items: [] as k8s.V1Secret[] }));
         return list.items.some((s) => s.metadata?.name?.startsWith("identity-")) ? { done: true, value: undefined } : { done: false, state: "no identity yet" };
       });
@@ -217,6 +223,11 @@ describe("out-of-band peering through the pulumi CLI", () => {
       await workspace.ok(["preview", "--expect-no-changes"]);
       await workspace.ok(["destroy", "--yes"]);
     } finally {
+      // A run that the test failed before killing is stopped as a user would stop it.
+      if (run && run.exitCode === null && run.signalCode === null) {
+        run.kill("SIGINT");
+        await run;
+      }
       await workspace.pulumi(["destroy", "--yes"]);
       workspace.dispose();
     }
