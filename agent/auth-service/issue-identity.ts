@@ -14,7 +14,6 @@
  */
 import type * as k8s from "@kubernetes/client-node";
 import { tenantNamespace } from "../../provider/api/names.js";
-import { approveCsr, deleteConsumerCsrs, deleteCsr, forgeCertificateSigningRequest, submitCsr, waitForCertificate } from "../../provider/authentication/certificates.js";
 import { checkIdentityCsr } from "../../provider/authentication/csr-policy.js";
 import type { IdentityResponseBody } from "../../provider/authentication/protocol.js";
 import { ensureTenantNamespace, ensureTenantRbac, getTenantKeyFingerprint } from "../../provider/authentication/tenant.js";
@@ -22,8 +21,8 @@ import { publicKeyFingerprint } from "../../provider/authentication/consumer-key
 import { bindPeeringToken, getPeeringTokenRecord, parsePeeringToken, tokenBindingRefusal, verifyPeeringToken, type PeeringTokenRecord, type TokenBinding } from "../../provider/authentication/tokens.js";
 import { getClusterIdentity, isClusterId } from "../../provider/cluster/install.js";
 import type { Reporter } from "../reporter.js";
-import type { WaitTimeoutError } from "../../provider/wait/poll.js";
-import { fail, failForGood, refuse, type Answer } from "./answer.js";
+import { fail, refuse, type Answer } from "./answer.js";
+import { signConsumerCsr } from "./sign-certificate.js";
 
 /** What the handler needs from the service. */
 export interface IssueContext {
@@ -87,22 +86,9 @@ export async function issueIdentity(ctx: IssueContext, body: unknown, source: st
   // 5-6. Provider cluster acts: tenant, RBAC, certificate.
   await ensureTenantNamespace(ctx.kc, { consumerClusterId: clusterId, consumerClusterName: clusterName, consumerKeySha256: presented.keySha256 });
   await ensureTenantRbac(ctx.kc, clusterId);
-  const csrName = await submitCsr(ctx.kc, forgeCertificateSigningRequest({ consumerClusterId: clusterId, csrPem: csr, ...(ctx.lifetimeSeconds ? { expirationSeconds: ctx.lifetimeSeconds } : {}) }));
-  await approveCsr(ctx.kc, csrName);
-  let certificate: string;
-  try {
-    certificate = await waitForCertificate(ctx.kc, csrName, { timeoutMs: ctx.certificateTimeoutMs });
-  } catch (error) {
-    if (!(error as Partial<WaitTimeoutError>).isWaitTimeoutError) throw error;
-    // Approved and unsigned this long: the signer is not running; the consumer must not wait on.
-    const reason = `CertificateSigningRequest ${csrName} was approved but the cluster's signer issued no certificate within ${ctx.certificateTimeoutMs / 1000} s: is kube-controller-manager running with its csrsigning controller and --cluster-signing-cert-file?`;
-    ctx.log.warn(`could not issue identity to consumer ${clusterId} from ${source}: ${reason}`);
-    // Withdrawn, so that a signer that comes back later signs no certificate that nobody holds.
-    await deleteCsr(ctx.kc, csrName);
-    return failForGood(503, `issuing the identity failed on the provider: ${reason}`);
-  }
-  // Older CSRs of this consumer are records of certificates already handed out: tidy them.
-  await deleteConsumerCsrs(ctx.kc, clusterId, csrName);
+  const signed = await signConsumerCsr(ctx, { consumerClusterId: clusterId, csrPem: csr, ...(ctx.lifetimeSeconds ? { expirationSeconds: ctx.lifetimeSeconds } : {}), purpose: "issuing the identity", source });
+  if (!("certificate" in signed)) return signed;
+  const { certificate, csrName } = signed;
   ctx.log.info(`issued identity to consumer ${clusterId} (${clusterName}) from ${source}: CSR ${csrName}, token id ${parsed!.tokenId}`);
 
   // 7. Answer.
@@ -116,13 +102,6 @@ export async function issueIdentity(ctx: IssueContext, body: unknown, source: st
   };
   return { status: 200, body: answer };
 }
-
-/**
- * How long an approved CSR may wait for the cluster's signer, which issues within a second when it
- * runs: long enough for a loaded control plane, and shorter than any client's attempt (the in-band
- * agent gives one 30 s), so that the client hears why rather than timing out itself.
- */
-export const CERTIFICATE_WAIT_MS = 20_000;
 
 /** How often a first use retries binding when another request changed the token's record meanwhile. */
 const BIND_ATTEMPTS = 3;

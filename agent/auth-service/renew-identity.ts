@@ -14,12 +14,12 @@
  * 5. answer with the certificate. The tenant and its RBAC are left as they are: nothing is granted.
  */
 import { X509Certificate } from "node:crypto";
-import { approveCsr, deleteConsumerCsrs, forgeCertificateSigningRequest, submitCsr, waitForCertificate } from "../../provider/authentication/certificates.js";
 import { publicKeyFingerprint } from "../../provider/authentication/consumer-key.js";
 import { checkIdentityCsr } from "../../provider/authentication/csr-policy.js";
 import type { RenewResponseBody } from "../../provider/authentication/protocol.js";
 import { getTenantStanding } from "../../provider/authentication/tenant.js";
 import { refuse, type Answer } from "./answer.js";
+import { signConsumerCsr } from "./sign-certificate.js";
 import { authenticateConsumer, type CertificateAuthContext, type PeerCertificate } from "./revoke-identity.js";
 
 /** What the handler needs from the service. */
@@ -60,10 +60,9 @@ export async function renewConsumerIdentity(ctx: RenewContext, peer: PeerCertifi
   }
 
   // 4-5. Provider cluster acts: a new certificate for the same user and key.
-  const csrName = await submitCsr(ctx.kc, forgeCertificateSigningRequest({ consumerClusterId: who.clusterId, csrPem: csr, expirationSeconds: ctx.lifetimeSeconds }));
-  await approveCsr(ctx.kc, csrName);
-  const certificate = await waitForCertificate(ctx.kc, csrName, { timeoutMs: ctx.certificateTimeoutMs });
-  await deleteConsumerCsrs(ctx.kc, who.clusterId, csrName);
+  const signed = await signConsumerCsr(ctx, { consumerClusterId: who.clusterId, csrPem: csr, expirationSeconds: ctx.lifetimeSeconds, purpose: "renewing the identity", source });
+  if (!("certificate" in signed)) return signed;
+  const { certificate, csrName } = signed;
   ctx.log.info(`renewed identity of consumer ${who.clusterId} from ${source}: CSR ${csrName}, valid until ${new X509Certificate(certificate).validToDate.toISOString()}`);
   const answer: RenewResponseBody = { certificate };
   return { status: 200, body: answer };

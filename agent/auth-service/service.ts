@@ -17,7 +17,8 @@ import { poll } from "../../provider/wait/poll.js";
 import type { Reporter } from "../reporter.js";
 import { fail, refuse, type Answer } from "./answer.js";
 import { FailureLimiter, type FailureLimiterOptions } from "./failure-limiter.js";
-import { CERTIFICATE_WAIT_MS, issueIdentity } from "./issue-identity.js";
+import { issueIdentity } from "./issue-identity.js";
+import { CERTIFICATE_WAIT_MS } from "./sign-certificate.js";
 import { renewConsumerIdentity } from "./renew-identity.js";
 import { revokeConsumerIdentity, splitPemBundle, type PeerCertificate } from "./revoke-identity.js";
 

@@ -17,6 +17,7 @@ import { forgeKubeconfig } from "../kube/kubeconfig.js";
 import { poll, type CheckResult } from "../wait/poll.js";
 import { parseAuthUrl, postToAuthService, probeAuthService, type AuthAnswer, type AuthEndpoint } from "./auth-client.js";
 import { IDENTITY_PATH, RENEW_PATH, REVOKE_PATH, type ErrorBody, type IdentityRequestBody, type IdentityResponseBody, type RenewRequestBody, type RenewResponseBody, type RevokeResponseBody } from "./protocol.js";
+import { classifyConnectionError } from "../kube/errors.js";
 
 const STEP = "authentication";
 
@@ -102,22 +103,6 @@ function describeNetworkError(error: unknown): string {
 }
 
 /**
- * Whether a network error is the auth service's certificate failing verification: that will not
- * fix itself by retrying (wrong CA, wrong host name), so it ends the call at once.
- */
-function isTlsVerificationError(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code ?? "";
-  return (
-    code.startsWith("ERR_TLS_") ||
-    code.startsWith("CERT_") ||
-    code.includes("SELF_SIGNED") ||
-    code === "UNABLE_TO_VERIFY_LEAF_SIGNATURE" ||
-    code === "UNABLE_TO_GET_ISSUER_CERT_LOCALLY" ||
-    code === "UNABLE_TO_GET_ISSUER_CERT"
-  );
-}
-
-/**
  * Calls the auth service until it answers for good or the time is up: the retry policy of both
  * requests. Connection errors and 5xx mean "not yet"; 4xx is the service's refusal (terminal).
  */
@@ -137,7 +122,10 @@ async function callAuthService<T>(
       try {
         answer = await send(Math.max(1, deadline - Date.now()));
       } catch (error) {
-        if (isTlsVerificationError(error)) return { failed: true, reason: `its TLS certificate does not verify against the given auth CA: ${describeNetworkError(error)}` };
+        // The service's certificate failing verification (wrong CA, wrong name, expired) will not
+        // fix itself by retrying: it ends the call at once.
+        const fault = classifyConnectionError(error)?.fault;
+        if (fault?.startsWith("TLS: ") && fault !== "TLS: client certificate refused") return { failed: true, reason: `its TLS certificate does not verify against the given auth CA: ${describeNetworkError(error)}` };
         return { done: false, state: describeNetworkError(error) };
       }
       // A failure the service says asking again will not cure ends the wait with its reason.

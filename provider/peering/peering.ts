@@ -26,7 +26,7 @@ import { loadKubeconfig, PROBE_TIMEOUT_MS, probeApiServer, readOptional, serverO
 import { describeKubeError } from "../kube/errors.js";
 import { ensureResourceRequest, getResourceOffer, waitForResourceOffer, withdrawResourceRequest } from "../negotiation/request.js";
 import { deleteVirtualNode, ensureVirtualNode, nodeReadiness, resizeVirtualNode, waitForNodeReady } from "../virtual-node/node.js";
-import { deleteConsumerRecords, ensureIdentitySecret, ensureOutgoingPeering, getIdentityKubeconfig, getOutgoingPeering, identitySecretName } from "./outgoing.js";
+import { deleteConsumerRecords, ensureIdentitySecret, ensureOutgoingPeering, getIdentityKubeconfig, getOutgoingPeering, heldCertificateOf, identitySecretName } from "./outgoing.js";
 import type { Progress } from "./progress.js";
 import { describeRevokedIdentity } from "./revoked.js";
 import { describeUnreachable, providerUnreachableError, type UnreachableProvider } from "./unreachable.js";
@@ -326,14 +326,13 @@ export async function deletePeering(consumerKubeconfig: string, record: PeeringR
   const leftOnProvider: string[] = [];
   if (identityText) {
     const provider = loadKubeconfig(identityText, "stored identity");
-    const user = provider.getCurrentUser()!;
-    const decode = (data: string | undefined): string => Buffer.from(data ?? "", "base64").toString("utf8");
+    const held = heldCertificateOf(identityText, "stored identity");
     const unreachable = await findUnreachable(provider, handover, record.providerClusterName);
     if (unreachable && !options.force) throw providerUnreachableError(unreachable, "Peering");
     if (!unreachable) progress.step(1, 2, `authentication: revoking the identity at ${handover.authUrl} (provider ${record.providerClusterName})`);
     const failure = unreachable
       ? describeUnreachable(unreachable)
-      : await revokeIdentity({ authUrl: handover.authUrl, authCaPem: handover.authCaPem, certificatePem: decode(user.certData), keyPem: decode(user.keyData), timeoutMs: options.timeoutMs }).then(
+      : await revokeIdentity({ authUrl: handover.authUrl, authCaPem: handover.authCaPem, ...held, timeoutMs: options.timeoutMs }).then(
           () => undefined,
           (error: Error) => error.message,
         );
