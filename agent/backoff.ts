@@ -75,7 +75,9 @@ export class Backoff {
     const news = reason !== this.lastReason || step > this.lastStep;
     this.lastReason = reason;
     this.lastStep = step;
-    const report = news ? `${this.label}: ${reason} (attempt ${this.failures}, retry in ${formatSeconds(delayMs)})` : undefined;
+    const report = news
+      ? `${this.label}: ${reason} (attempt ${this.failures}, retry in ${formatSeconds(delayMs)})`
+      : undefined;
     return { delayMs, failures: this.failures, report };
   }
 

@@ -16,7 +16,13 @@ import { describeKubeError } from "../provider/kube/errors.js";
 import { getResourceOffer } from "../provider/negotiation/request.js";
 import { listOutgoingPeerings } from "../provider/peering/outgoing.js";
 import { describeRevokedIdentity, IDENTITY_REVOKED_REASON } from "../provider/peering/revoked.js";
-import { PEERING_ACTIVE, postNodeReadiness, renewNodeLease, resizeVirtualNode, type NodeReadinessReport } from "../provider/virtual-node/node.js";
+import {
+  PEERING_ACTIVE,
+  postNodeReadiness,
+  renewNodeLease,
+  resizeVirtualNode,
+  type NodeReadinessReport,
+} from "../provider/virtual-node/node.js";
 import { decideReadiness, PROVIDER_UNREACHABLE_AFTER_MS } from "./readiness.js";
 import type { Reporter } from "./reporter.js";
 
@@ -37,7 +43,9 @@ const identities = new Map<string, { readonly kc: k8s.KubeConfig; readonly readA
 
 /** Reads the kubeconfig of the identity a peering holds on its provider. */
 export async function getPeeringIdentity(kc: k8s.KubeConfig, peering: OutgoingPeering): Promise<k8s.KubeConfig> {
-  const secret = await kc.makeApiClient(k8s.CoreV1Api).readNamespacedSecret({ name: peering.spec.identitySecret, namespace: SYSTEM_NAMESPACE });
+  const secret = await kc
+    .makeApiClient(k8s.CoreV1Api)
+    .readNamespacedSecret({ name: peering.spec.identitySecret, namespace: SYSTEM_NAMESPACE });
   const text = Buffer.from(secret.data?.["kubeconfig"] ?? "", "base64").toString("utf8");
   return loadKubeconfig(text, `Secret ${SYSTEM_NAMESPACE}/${peering.spec.identitySecret}`);
 }
@@ -48,7 +56,11 @@ export function forgetPeeringIdentity(secretName: string): void {
 }
 
 /** {@link getPeeringIdentity}, reusing what was read less than a minute ago. */
-async function recentPeeringIdentity(kc: k8s.KubeConfig, peering: OutgoingPeering, now: number): Promise<k8s.KubeConfig> {
+async function recentPeeringIdentity(
+  kc: k8s.KubeConfig,
+  peering: OutgoingPeering,
+  now: number,
+): Promise<k8s.KubeConfig> {
   const known = identities.get(peering.spec.identitySecret);
   if (known && now - known.readAt < IDENTITY_REUSE_MS) return known.kc;
   const fresh = await getPeeringIdentity(kc, peering);
@@ -65,9 +77,13 @@ async function recentPeeringIdentity(kc: k8s.KubeConfig, peering: OutgoingPeerin
 const READY_REPOST_MS = 20_000;
 
 /** What this agent last posted as each virtual node's Ready condition, when, and the node as it came back. */
-const posted = new Map<string, { readonly at: number; readonly node: k8s.V1Node; readonly report: NodeReadinessReport }>();
+const posted = new Map<
+  string,
+  { readonly at: number; readonly node: k8s.V1Node; readonly report: NodeReadinessReport }
+>();
 
-const sameReport = (a: NodeReadinessReport, b: NodeReadinessReport): boolean => a.ready === b.ready && a.reason === b.reason && a.message === b.message;
+const sameReport = (a: NodeReadinessReport, b: NodeReadinessReport): boolean =>
+  a.ready === b.ready && a.reason === b.reason && a.message === b.message;
 
 /** Makes the next pass post the node's condition (and read the node) again, keeping what it last said. */
 function repostNext(nodeName: string): void {
@@ -99,26 +115,42 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
  * reach is reported as such (the caller decides when that makes the node NotReady); the identity
  * Secret unreadable is warned about and decides nothing.
  */
-async function askProvider(kc: k8s.KubeConfig, peering: OutgoingPeering, now: number, reporter: Reporter): Promise<ProviderAnswer> {
+async function askProvider(
+  kc: k8s.KubeConfig,
+  peering: OutgoingPeering,
+  now: number,
+  reporter: Reporter,
+): Promise<ProviderAnswer> {
   const { providerClusterName, tenantNamespace, requestName, identitySecret, virtualNodeName } = peering.spec;
   let provider: k8s.KubeConfig;
   try {
     provider = await recentPeeringIdentity(kc, peering, now);
   } catch (error) {
-    reporter.warn(`heartbeat: reading the identity Secret ${SYSTEM_NAMESPACE}/${identitySecret} for Node ${virtualNodeName}: ${describeKubeError(error)}`);
+    reporter.warn(
+      `heartbeat: reading the identity Secret ${SYSTEM_NAMESPACE}/${identitySecret} for Node ${virtualNodeName}: ${describeKubeError(error)}`,
+    );
     return {};
   }
   try {
-    const offer = await within(getResourceOffer(provider, { tenantNamespace, name: requestName }), PROVIDER_CALL_TIMEOUT_MS);
+    const offer = await within(
+      getResourceOffer(provider, { tenantNamespace, name: requestName }),
+      PROVIDER_CALL_TIMEOUT_MS,
+    );
     return { report: PEERING_ACTIVE, ...(offer ? { offer: offer.spec.resources } : {}) };
   } catch (error) {
     // The identity may have been replaced: read it afresh next time.
     identities.delete(identitySecret);
     const call = `reading ResourceOffer ${tenantNamespace}/${requestName}`;
-    const revoked = describeRevokedIdentity(error, { providerName: providerClusterName, endpoint: serverOf(provider), call });
+    const revoked = describeRevokedIdentity(error, {
+      providerName: providerClusterName,
+      endpoint: serverOf(provider),
+      call,
+    });
     if (revoked) return { report: { ready: false, reason: IDENTITY_REVOKED_REASON, message: revoked } };
     const unreachable = `${call} at ${serverOf(provider)}: ${describeKubeError(error)}`;
-    reporter.warn(`heartbeat: following the offer of provider ${providerClusterName} for Node ${virtualNodeName}: ${unreachable}`);
+    reporter.warn(
+      `heartbeat: following the offer of provider ${providerClusterName} for Node ${virtualNodeName}: ${unreachable}`,
+    );
     return { unreachable };
   }
 }
@@ -163,7 +195,10 @@ export async function beatOnce(kc: k8s.KubeConfig, reporter: Reporter, now = new
       } else {
         node = await postNodeReadiness(kc, nodeName, report, now);
         posted.set(nodeName, { at: now.getTime(), node, report });
-        if (!last || last.report.ready !== report.ready) reporter[report.ready ? "info" : "warn"](`heartbeat: Node ${nodeName} Ready=${report.ready} (${report.reason}): ${report.message}`);
+        if (!last || last.report.ready !== report.ready)
+          reporter[report.ready ? "info" : "warn"](
+            `heartbeat: Node ${nodeName} Ready=${report.ready} (${report.reason}): ${report.message}`,
+          );
       }
       renewed.push(nodeName);
       // A resized node is read afresh at the next post.
@@ -178,9 +213,19 @@ export async function beatOnce(kc: k8s.KubeConfig, reporter: Reporter, now = new
 }
 
 /** Resizes the virtual node when the provider's current offer differs from its capacity; resolves whether it did. */
-async function followOffer(kc: k8s.KubeConfig, nodeName: string, node: k8s.V1Node, wanted: OfferedResources): Promise<boolean> {
+async function followOffer(
+  kc: k8s.KubeConfig,
+  nodeName: string,
+  node: k8s.V1Node,
+  wanted: OfferedResources,
+): Promise<boolean> {
   const capacity = node.status?.capacity ?? {};
-  if (capacity["cpu"] === wanted.cpu && capacity["memory"] === wanted.memory && capacity["pods"] === String(wanted.pods)) return false;
+  if (
+    capacity["cpu"] === wanted.cpu &&
+    capacity["memory"] === wanted.memory &&
+    capacity["pods"] === String(wanted.pods)
+  )
+    return false;
   await resizeVirtualNode(kc, nodeName, wanted);
   return true;
 }

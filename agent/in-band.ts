@@ -21,7 +21,12 @@ import { getClusterIdentity, type ClusterIdentity } from "../provider/cluster/in
 import { deleteOptional, loadKubeconfig, readOptional } from "../provider/kube/client.js";
 import { describeKubeError } from "../provider/kube/errors.js";
 import { ensureResourceRequest, getResourceOffer } from "../provider/negotiation/request.js";
-import { ensureIdentitySecret, getIdentityKubeconfig, listOutgoingPeerings, writeOutgoingPeeringStatus } from "../provider/peering/outgoing.js";
+import {
+  ensureIdentitySecret,
+  getIdentityKubeconfig,
+  listOutgoingPeerings,
+  writeOutgoingPeeringStatus,
+} from "../provider/peering/outgoing.js";
 import type { WaitFailedError } from "../provider/wait/poll.js";
 import { AGENT_BACKOFF, Backoff, type BackoffPolicy } from "./backoff.js";
 import type { Reporter } from "./reporter.js";
@@ -42,15 +47,24 @@ const IN_BAND_BACKOFF: BackoffPolicy = { ...AGENT_BACKOFF, maxMs: 10_000 };
 const retries = new Map<string, Backoff>();
 
 /** The identity for the peering's provider: the stored one, or one obtained now through the tunnel. */
-async function ensureInBandIdentity(kc: k8s.KubeConfig, me: ClusterIdentity, peering: OutgoingPeering): Promise<k8s.KubeConfig> {
+async function ensureInBandIdentity(
+  kc: k8s.KubeConfig,
+  me: ClusterIdentity,
+  peering: OutgoingPeering,
+): Promise<k8s.KubeConfig> {
   const { providerClusterId } = peering.spec;
   const access = peering.spec.inBand!;
   const stored = await getIdentityKubeconfig(kc, providerClusterId);
   if (stored) return loadKubeconfig(stored, `Secret ${SYSTEM_NAMESPACE}/${peering.spec.identitySecret}`);
   const core = kc.makeApiClient(k8s.CoreV1Api);
-  const secret = await readOptional(() => core.readNamespacedSecret({ name: access.tokenSecret, namespace: SYSTEM_NAMESPACE }));
+  const secret = await readOptional(() =>
+    core.readNamespacedSecret({ name: access.tokenSecret, namespace: SYSTEM_NAMESPACE }),
+  );
   const token = Buffer.from(secret?.data?.["token"] ?? "", "base64").toString("utf8");
-  if (!token) throw new Error(`authentication: no identity yet and no token in Secret ${SYSTEM_NAMESPACE}/${access.tokenSecret} (re-run pulumi up to hand a new one over)`);
+  if (!token)
+    throw new Error(
+      `authentication: no identity yet and no token in Secret ${SYSTEM_NAMESPACE}/${access.tokenSecret} (re-run pulumi up to hand a new one over)`,
+    );
   const { keyPem, csrPem } = forgeIdentityRequest(me.clusterId, await ensureConsumerKey(kc));
   const identity = await requestIdentity({
     authUrl: access.authUrl,
@@ -62,7 +76,10 @@ async function ensureInBandIdentity(kc: k8s.KubeConfig, me: ClusterIdentity, pee
     csrPem,
     timeoutMs: AUTH_ATTEMPT_MS,
   });
-  const kubeconfig = forgeIdentityKubeconfig(identity, keyPem, { server: access.apiServerUrl, tlsServerName: access.apiServerName });
+  const kubeconfig = forgeIdentityKubeconfig(identity, keyPem, {
+    server: access.apiServerUrl,
+    tlsServerName: access.apiServerName,
+  });
   await ensureIdentitySecret(kc, providerClusterId, kubeconfig);
   // One-time: the token has done its work, and an identity now stands for the consumer.
   await deleteOptional(() => core.deleteNamespacedSecret({ name: access.tokenSecret, namespace: SYSTEM_NAMESPACE }));
@@ -73,9 +90,14 @@ async function ensureInBandIdentity(kc: k8s.KubeConfig, me: ClusterIdentity, pee
  * One pass over this cluster's in-band peerings that have not reached their current generation's
  * offer. Resolves how many are still pending: they wait on the provider, which no watch here sees.
  */
-export async function advanceInBandPeerings(kc: k8s.KubeConfig, reporter: Reporter, now: () => number = Date.now): Promise<number> {
+export async function advanceInBandPeerings(
+  kc: k8s.KubeConfig,
+  reporter: Reporter,
+  now: () => number = Date.now,
+): Promise<number> {
   const pending = (await listOutgoingPeerings(kc)).filter(
-    (p) => p.spec.inBand && !(p.status?.observedGeneration === p.metadata.generation && p.status?.phase === "Negotiated"),
+    (p) =>
+      p.spec.inBand && !(p.status?.observedGeneration === p.metadata.generation && p.status?.phase === "Negotiated"),
   );
   const uidOf = (p: OutgoingPeering): string => p.metadata.uid ?? p.metadata.name!;
   for (const uid of retries.keys()) if (!pending.some((p) => uidOf(p) === uid)) retries.delete(uid);
@@ -91,13 +113,28 @@ export async function advanceInBandPeerings(kc: k8s.KubeConfig, reporter: Report
     try {
       const identity = await ensureInBandIdentity(kc, me, peering);
       const location = { tenantNamespace: peering.spec.tenantNamespace, name: peering.spec.requestName };
-      const requestGeneration = await ensureResourceRequest(identity, { ...location, consumerClusterId: me.clusterId, consumerClusterName: me.clusterName, resources: access.resources });
+      const requestGeneration = await ensureResourceRequest(identity, {
+        ...location,
+        consumerClusterId: me.clusterId,
+        consumerClusterName: me.clusterName,
+        resources: access.resources,
+      });
       const offer = await getResourceOffer(identity, location);
       if (offer && offer.spec.requestGeneration >= requestGeneration) {
-        await writeOutgoingPeeringStatus(kc, peering, { phase: "Negotiated", observedGeneration: generation, offer: offer.spec.resources });
-        reporter.info(`in-band peering with ${provider}: offer ${JSON.stringify(offer.spec.resources)} through the tunnel`);
+        await writeOutgoingPeeringStatus(kc, peering, {
+          phase: "Negotiated",
+          observedGeneration: generation,
+          offer: offer.spec.resources,
+        });
+        reporter.info(
+          `in-band peering with ${provider}: offer ${JSON.stringify(offer.spec.resources)} through the tunnel`,
+        );
       } else if (peering.status?.phase !== "Negotiating") {
-        await writeOutgoingPeeringStatus(kc, peering, { phase: "Negotiating", observedGeneration: generation, message: `waiting for ${provider}'s offer` });
+        await writeOutgoingPeeringStatus(kc, peering, {
+          phase: "Negotiating",
+          observedGeneration: generation,
+          message: `waiting for ${provider}'s offer`,
+        });
       }
       const recovered = backoff.succeeded();
       if (recovered) reporter.info(recovered);
@@ -110,7 +147,9 @@ export async function advanceInBandPeerings(kc: k8s.KubeConfig, reporter: Report
       // Failed: the provider refused or said that asking again will not help (pulumi stops waiting);
       // Error: anything else, which the next pass may well get past. Both are tried again.
       const phase = (error as Partial<WaitFailedError>).isWaitFailedError ? "Failed" : "Error";
-      await writeOutgoingPeeringStatus(kc, peering, { phase, observedGeneration: generation, message }).catch(() => undefined);
+      await writeOutgoingPeeringStatus(kc, peering, { phase, observedGeneration: generation, message }).catch(
+        () => undefined,
+      );
     }
   }
   return pending.length;

@@ -11,18 +11,40 @@ import { AGENT_LEASE, MANAGED_BY, MANAGED_BY_LABEL, SYSTEM_NAMESPACE } from "../
 import { isNotFound } from "../provider/kube/client.js";
 import { renewLease } from "../provider/kube/lease.js";
 import { microTime } from "../provider/kube/time.js";
-import { AGENT_LEASE_DURATION_SECONDS, SERVED_AUTH_CERTIFICATE_ANNOTATION, certificateFingerprint } from "../provider/cluster/agent.js";
+import {
+  AGENT_LEASE_DURATION_SECONDS,
+  SERVED_AUTH_CERTIFICATE_ANNOTATION,
+  certificateFingerprint,
+} from "../provider/cluster/agent.js";
 
 /** Renews the agent's lease, naming the auth certificate it serves; does nothing while the system namespace does not exist yet. */
-export async function renewAgentLease(kc: k8s.KubeConfig, holder: string, servedCertificatePem?: string, now = new Date()): Promise<void> {
-  const spec: k8s.V1LeaseSpec = { holderIdentity: holder, leaseDurationSeconds: AGENT_LEASE_DURATION_SECONDS, renewTime: microTime(now) as unknown as k8s.V1MicroTime };
-  const annotations: Record<string, string> = servedCertificatePem ? { [SERVED_AUTH_CERTIFICATE_ANNOTATION]: certificateFingerprint(servedCertificatePem) } : {};
+export async function renewAgentLease(
+  kc: k8s.KubeConfig,
+  holder: string,
+  servedCertificatePem?: string,
+  now = new Date(),
+): Promise<void> {
+  const spec: k8s.V1LeaseSpec = {
+    holderIdentity: holder,
+    leaseDurationSeconds: AGENT_LEASE_DURATION_SECONDS,
+    renewTime: microTime(now) as unknown as k8s.V1MicroTime,
+  };
+  const annotations: Record<string, string> = servedCertificatePem
+    ? { [SERVED_AUTH_CERTIFICATE_ANNOTATION]: certificateFingerprint(servedCertificatePem) }
+    : {};
   try {
     await renewLease(kc, {
       namespace: SYSTEM_NAMESPACE,
       name: AGENT_LEASE,
-      renew: (lease) => ({ ...lease, metadata: { ...lease.metadata, annotations: { ...lease.metadata?.annotations, ...annotations } }, spec: { ...lease.spec, ...spec } }),
-      create: async () => ({ metadata: { name: AGENT_LEASE, labels: { [MANAGED_BY_LABEL]: MANAGED_BY }, annotations }, spec }),
+      renew: (lease) => ({
+        ...lease,
+        metadata: { ...lease.metadata, annotations: { ...lease.metadata?.annotations, ...annotations } },
+        spec: { ...lease.spec, ...spec },
+      }),
+      create: async () => ({
+        metadata: { name: AGENT_LEASE, labels: { [MANAGED_BY_LABEL]: MANAGED_BY }, annotations },
+        spec,
+      }),
     });
   } catch (error) {
     if (isNotFound(error)) return; // The namespace appears when a Cluster resource installs it.

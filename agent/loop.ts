@@ -46,7 +46,11 @@ export class Wakeup {
   }
 
   /** Sleeps `ms` with `delay`, or less if woken (or woken since the last sleep). */
-  async sleep(ms: number, signal: AbortSignal, delay: (ms: number, signal: AbortSignal) => Promise<void>): Promise<void> {
+  async sleep(
+    ms: number,
+    signal: AbortSignal,
+    delay: (ms: number, signal: AbortSignal) => Promise<void>,
+  ): Promise<void> {
     if (!this.pending && !signal.aborted) {
       const woken = new AbortController();
       const cut = (): void => woken.abort();
@@ -98,6 +102,8 @@ export async function runLoop(options: LoopOptions, pass: () => Promise<number |
       pause = decision.delayMs;
     }
     // A failing loop is not woken early: every change it is told of would be another attempt.
-    await (options.wakeup && backoff.failureCount === 0 ? options.wakeup.sleep(pause, options.signal, delay) : delay(pause, options.signal));
+    await (options.wakeup && backoff.failureCount === 0
+      ? options.wakeup.sleep(pause, options.signal, delay)
+      : delay(pause, options.signal));
   }
 }

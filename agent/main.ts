@@ -43,7 +43,16 @@ import { consoleReporter } from "./reporter.js";
  * as a new auth certificate is served; these pauses are only the resync. The node heartbeat
  * renews every 10 s as kubelets do. A pass that waits on a remote side asks for `pending`.
  */
-const INTERVALS = { heartbeat: HEARTBEAT_INTERVAL_MS, offers: 30_000, inBand: 30_000, liveness: 10_000, gateway: 10_000, pending: 1_000, tlsRefresh: 30_000, renewal: 60_000 };
+const INTERVALS = {
+  heartbeat: HEARTBEAT_INTERVAL_MS,
+  offers: 30_000,
+  inBand: 30_000,
+  liveness: 10_000,
+  gateway: 10_000,
+  pending: 1_000,
+  tlsRefresh: 30_000,
+  renewal: 60_000,
+};
 
 /** The collection of one of the project's custom resources, across namespaces. */
 const collection = (plural: string): string => `/apis/${API_GROUP}/${API_VERSION}/${plural}`;
@@ -53,7 +62,8 @@ function numberFromEnv(name: string, fallback: number, min: number, max: number)
   const text = process.env[name];
   if (text === undefined || text === "") return fallback;
   const value = Number(text);
-  if (!Number.isFinite(value) || value < min || value > max) throw new Error(`${name}=${JSON.stringify(text)} must be a number from ${min} to ${max}`);
+  if (!Number.isFinite(value) || value < min || value > max)
+    throw new Error(`${name}=${JSON.stringify(text)} must be a number from ${min} to ${max}`);
   return value;
 }
 
@@ -75,17 +85,28 @@ async function main(): Promise<void> {
     },
   });
   const gatewayNetns = values["gateway-netns"];
-  if (gatewayNetns && !values["gateway-dir"]) throw new Error("--gateway-netns needs --gateway-dir (where the gateway keeps its logs)");
+  if (gatewayNetns && !values["gateway-dir"])
+    throw new Error("--gateway-netns needs --gateway-dir (where the gateway keeps its logs)");
   // Without --kubeconfig the agent runs in a pod, with its ServiceAccount.
-  const kc = values.kubeconfig ? loadKubeconfig(readFileSync(values.kubeconfig, "utf8"), `--kubeconfig ${values.kubeconfig}`) : inClusterConfig();
+  const kc = values.kubeconfig
+    ? loadKubeconfig(readFileSync(values.kubeconfig, "utf8"), `--kubeconfig ${values.kubeconfig}`)
+    : inClusterConfig();
   const [host, port] = values["auth-listen"]!.split(":");
   const reporter = consoleReporter;
   const stop = new AbortController();
 
-  const identityLifetimeSeconds = Math.round(numberFromEnv("LIQO_IDENTITY_LIFETIME_SECONDS", IDENTITY_EXPIRATION_SECONDS, 600, 10 * 365 * 24 * 3600));
+  const identityLifetimeSeconds = Math.round(
+    numberFromEnv("LIQO_IDENTITY_LIFETIME_SECONDS", IDENTITY_EXPIRATION_SECONDS, 600, 10 * 365 * 24 * 3600),
+  );
   const renewFraction = numberFromEnv("LIQO_IDENTITY_RENEW_FRACTION", RENEW_AT_FRACTION, 0.001, 0.999);
 
-  const wakeups = { offers: new Wakeup(), inBand: new Wakeup(), gateway: new Wakeup(), liveness: new Wakeup(), renewal: new Wakeup() };
+  const wakeups = {
+    offers: new Wakeup(),
+    inBand: new Wakeup(),
+    gateway: new Wakeup(),
+    liveness: new Wakeup(),
+    renewal: new Wakeup(),
+  };
   const auth = await startAuthService({
     kc,
     listen: { host: host!, port: Number(port) },
@@ -121,23 +142,61 @@ async function main(): Promise<void> {
       },
       watching,
     ),
-    runLoop({ name: "liveness", intervalMs: INTERVALS.liveness, signal: stop.signal, reporter, wakeup: wakeups.liveness }, () => renewAgentLease(kc, values.name!, auth.servingCertificate())),
+    runLoop(
+      { name: "liveness", intervalMs: INTERVALS.liveness, signal: stop.signal, reporter, wakeup: wakeups.liveness },
+      () => renewAgentLease(kc, values.name!, auth.servingCertificate()),
+    ),
     // Offers that are a share of free capacity follow nodes and pods, as they change.
-    wakeOnChanges(kc, "/api/v1/nodes", () => followsCapacity && wakeups.offers.wake(), { ...watching, relevant: capacity.nodes }),
-    wakeOnChanges(kc, "/api/v1/pods", () => followsCapacity && wakeups.offers.wake(), { ...watching, relevant: capacity.pods }),
-    runLoop({ name: "offer answering", intervalMs: INTERVALS.offers, signal: stop.signal, reporter, wakeup: wakeups.offers }, async () => {
-      followsCapacity = (await answerResourceRequests(kc, reporter)).followsCapacity;
+    wakeOnChanges(kc, "/api/v1/nodes", () => followsCapacity && wakeups.offers.wake(), {
+      ...watching,
+      relevant: capacity.nodes,
     }),
-    runLoop({ name: "in-band peering", intervalMs: INTERVALS.inBand, signal: stop.signal, reporter, wakeup: wakeups.inBand }, async () => ((await advanceInBandPeerings(kc, reporter)) > 0 ? INTERVALS.pending : undefined)),
-    runLoop({ name: "heartbeat", intervalMs: INTERVALS.heartbeat, signal: stop.signal, reporter }, async () => void (await beatOnce(kc, reporter))),
+    wakeOnChanges(kc, "/api/v1/pods", () => followsCapacity && wakeups.offers.wake(), {
+      ...watching,
+      relevant: capacity.pods,
+    }),
+    runLoop(
+      { name: "offer answering", intervalMs: INTERVALS.offers, signal: stop.signal, reporter, wakeup: wakeups.offers },
+      async () => {
+        followsCapacity = (await answerResourceRequests(kc, reporter)).followsCapacity;
+      },
+    ),
+    runLoop(
+      { name: "in-band peering", intervalMs: INTERVALS.inBand, signal: stop.signal, reporter, wakeup: wakeups.inBand },
+      async () => ((await advanceInBandPeerings(kc, reporter)) > 0 ? INTERVALS.pending : undefined),
+    ),
+    runLoop(
+      { name: "heartbeat", intervalMs: INTERVALS.heartbeat, signal: stop.signal, reporter },
+      async () => void (await beatOnce(kc, reporter)),
+    ),
     // Each pass says when the next identity is due; a new peering wakes it.
-    runLoop({ name: "identity renewal", intervalMs: INTERVALS.renewal, signal: stop.signal, reporter, wakeup: wakeups.renewal }, () => renewIdentities(kc, reporter, { fraction: renewFraction })),
+    runLoop(
+      {
+        name: "identity renewal",
+        intervalMs: INTERVALS.renewal,
+        signal: stop.signal,
+        reporter,
+        wakeup: wakeups.renewal,
+      },
+      () => renewIdentities(kc, reporter, { fraction: renewFraction }),
+    ),
   ];
   if (gatewayNetns) {
-    const gateway = new TunnelGateway({ kc, netns: gatewayNetns, workDir: values["gateway-dir"]!, reporter, ...(values["wireguard-go"] ? { wireguardGo: values["wireguard-go"] } : {}) });
+    const gateway = new TunnelGateway({
+      kc,
+      netns: gatewayNetns,
+      workDir: values["gateway-dir"]!,
+      reporter,
+      ...(values["wireguard-go"] ? { wireguardGo: values["wireguard-go"] } : {}),
+    });
     gateway.watchProcesses(stop.signal, () => wakeups.gateway.wake());
     loops.push(wakeOnChanges(kc, collection("tunnelendpoints"), () => wakeups.gateway.wake(), watching));
-    loops.push(runLoop({ name: "gateway", intervalMs: INTERVALS.gateway, signal: stop.signal, reporter, wakeup: wakeups.gateway }, async () => ((await gateway.pass()) > 0 ? INTERVALS.pending : undefined)));
+    loops.push(
+      runLoop(
+        { name: "gateway", intervalMs: INTERVALS.gateway, signal: stop.signal, reporter, wakeup: wakeups.gateway },
+        async () => ((await gateway.pass()) > 0 ? INTERVALS.pending : undefined),
+      ),
+    );
     reporter.info(`agent ${values.name}: gateway for network namespace ${gatewayNetns}`);
   }
   for (const signal of ["SIGTERM", "SIGINT"] as const) {

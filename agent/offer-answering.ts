@@ -5,7 +5,15 @@
  * offer moved by more than the threshold. Offers whose request is gone are removed.
  */
 import * as k8s from "@kubernetes/client-node";
-import { API_GROUP, API_GROUP_VERSION, API_VERSION, MANAGED_BY, MANAGED_BY_LABEL, type ResourceOffer, type ResourceRequest } from "../provider/api/index.js";
+import {
+  API_GROUP,
+  API_GROUP_VERSION,
+  API_VERSION,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  type ResourceOffer,
+  type ResourceRequest,
+} from "../provider/api/index.js";
 import { getClusterIdentity } from "../provider/cluster/install.js";
 import { deleteOptional, ensureObject, isNotFound } from "../provider/kube/client.js";
 import { computeFreeCapacity, computeOffer, offerChanged, type Capacity } from "../provider/negotiation/offer.js";
@@ -21,14 +29,25 @@ export interface OfferAnsweringOptions {
 /** The cluster's free allocatable capacity: real nodes' allocatable less bound pods' requests. */
 export async function getFreeCapacity(kc: k8s.KubeConfig): Promise<Capacity> {
   const core = kc.makeApiClient(k8s.CoreV1Api);
-  const [nodes, pods] = await Promise.all([core.listNode(), core.listPodForAllNamespaces({ fieldSelector: "status.phase!=Succeeded,status.phase!=Failed" })]);
+  const [nodes, pods] = await Promise.all([
+    core.listNode(),
+    core.listPodForAllNamespaces({ fieldSelector: "status.phase!=Succeeded,status.phase!=Failed" }),
+  ]);
   return computeFreeCapacity(
-    nodes.items.map((n) => ({ allocatable: n.status?.allocatable, virtual: n.metadata?.labels?.[VIRTUAL_NODE_LABEL] === "true" })),
+    nodes.items.map((n) => ({
+      allocatable: n.status?.allocatable,
+      virtual: n.metadata?.labels?.[VIRTUAL_NODE_LABEL] === "true",
+    })),
     pods.items
       .filter((p) => p.spec?.nodeName)
       .map((p) => ({
         requests: (p.spec?.containers ?? []).reduce(
-          (acc, c) => ({ ...acc, ...Object.fromEntries(Object.entries(c.resources?.requests ?? {}).filter(([k]) => k === "cpu" || k === "memory")) }),
+          (acc, c) => ({
+            ...acc,
+            ...Object.fromEntries(
+              Object.entries(c.resources?.requests ?? {}).filter(([k]) => k === "cpu" || k === "memory"),
+            ),
+          }),
           {} as { cpu?: string; memory?: string },
         ),
       })),
@@ -47,7 +66,10 @@ interface CapacityObject {
  * removed or with new allocatable; a pod placed, finished or removed. A virtual node's heartbeat
  * (a status post every 20 s) moves nothing and wakes nothing.
  */
-export function capacityEventFilters(): { readonly nodes: (type: string, object: unknown) => boolean; readonly pods: (type: string, object: unknown) => boolean } {
+export function capacityEventFilters(): {
+  readonly nodes: (type: string, object: unknown) => boolean;
+  readonly pods: (type: string, object: unknown) => boolean;
+} {
   const allocatable = new Map<string, string>();
   const placement = new Map<string, string>();
   const changed = (seen: Map<string, string>, type: string, key: string | undefined, value: string): boolean => {
@@ -61,8 +83,20 @@ export function capacityEventFilters(): { readonly nodes: (type: string, object:
     return true;
   };
   return {
-    nodes: (type, object) => changed(allocatable, type, (object as CapacityObject).metadata?.name, JSON.stringify((object as CapacityObject).status?.allocatable ?? {})),
-    pods: (type, object) => changed(placement, type, (object as CapacityObject).metadata?.uid, `${(object as CapacityObject).spec?.nodeName ?? ""} ${(object as CapacityObject).status?.phase ?? ""}`),
+    nodes: (type, object) =>
+      changed(
+        allocatable,
+        type,
+        (object as CapacityObject).metadata?.name,
+        JSON.stringify((object as CapacityObject).status?.allocatable ?? {}),
+      ),
+    pods: (type, object) =>
+      changed(
+        placement,
+        type,
+        (object as CapacityObject).metadata?.uid,
+        `${(object as CapacityObject).spec?.nodeName ?? ""} ${(object as CapacityObject).status?.phase ?? ""}`,
+      ),
   };
 }
 
@@ -78,13 +112,19 @@ export interface OfferPass {
 }
 
 /** One pass of offer answering. */
-export async function answerResourceRequests(kc: k8s.KubeConfig, reporter: Reporter, options: OfferAnsweringOptions = {}): Promise<OfferPass> {
+export async function answerResourceRequests(
+  kc: k8s.KubeConfig,
+  reporter: Reporter,
+  options: OfferAnsweringOptions = {},
+): Promise<OfferPass> {
   const identity = await getClusterIdentity(kc);
   if (!identity) return { changes: 0, followsCapacity: false }; // Not installed yet (no Cluster resource): nothing can be asked of us.
   const api = kc.makeApiClient(k8s.CustomObjectsApi);
   const list = async <T>(plural: string): Promise<T[] | undefined> => {
     try {
-      const result = (await api.listClusterCustomObject({ group: API_GROUP, version: API_VERSION, plural })) as { items: T[] };
+      const result = (await api.listClusterCustomObject({ group: API_GROUP, version: API_VERSION, plural })) as {
+        items: T[];
+      };
       return result.items;
     } catch (error) {
       if (isNotFound(error)) return undefined; // CRDs not installed (yet, or any more).
@@ -96,7 +136,9 @@ export async function answerResourceRequests(kc: k8s.KubeConfig, reporter: Repor
   if (!requests || !offers) return { changes: 0, followsCapacity: false };
   const key = (m: k8s.V1ObjectMeta | undefined): string => `${m?.namespace}/${m?.name}`;
   const offerOf = new Map(offers.map((o) => [key(o.metadata), o]));
-  const free = requests.some((r) => r.spec.resources.sharePercent !== undefined) ? await getFreeCapacity(kc) : undefined;
+  const free = requests.some((r) => r.spec.resources.sharePercent !== undefined)
+    ? await getFreeCapacity(kc)
+    : undefined;
   let changes = 0;
 
   for (const request of requests) {
@@ -104,23 +146,43 @@ export async function answerResourceRequests(kc: k8s.KubeConfig, reporter: Repor
     const resources = computeOffer(request.spec.resources, free ?? { cpuMillis: 0, memoryBytes: 0, pods: 0 });
     const current = offerOf.get(key(request.metadata));
     const stale = !current || current.spec.requestGeneration !== generation;
-    const moved = current !== undefined && request.spec.resources.sharePercent !== undefined && offerChanged(current.spec.resources, resources, options.thresholdPercent ?? 10);
+    const moved =
+      current !== undefined &&
+      request.spec.resources.sharePercent !== undefined &&
+      offerChanged(current.spec.resources, resources, options.thresholdPercent ?? 10);
     if (!stale && !moved) continue;
     const offer: ResourceOffer = {
       apiVersion: API_GROUP_VERSION,
       kind: "ResourceOffer",
-      metadata: { name: request.metadata.name!, namespace: request.metadata.namespace!, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
-      spec: { providerClusterId: identity.clusterId, providerClusterName: identity.clusterName, resources, requestGeneration: generation },
+      metadata: {
+        name: request.metadata.name!,
+        namespace: request.metadata.namespace!,
+        labels: { [MANAGED_BY_LABEL]: MANAGED_BY },
+      },
+      spec: {
+        providerClusterId: identity.clusterId,
+        providerClusterName: identity.clusterName,
+        resources,
+        requestGeneration: generation,
+      },
     };
     await ensureObject(kc, offer);
-    reporter.info(`offer answering: ${key(request.metadata)} offered cpu ${resources.cpu}, memory ${resources.memory}, pods ${resources.pods} (request generation ${generation})`);
+    reporter.info(
+      `offer answering: ${key(request.metadata)} offered cpu ${resources.cpu}, memory ${resources.memory}, pods ${resources.pods} (request generation ${generation})`,
+    );
     changes += 1;
   }
   const requested = new Set(requests.map((r) => key(r.metadata)));
   for (const offer of offers) {
     if (requested.has(key(offer.metadata))) continue;
     await deleteOptional(() =>
-      api.deleteNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: offer.metadata.namespace!, plural: "resourceoffers", name: offer.metadata.name! }),
+      api.deleteNamespacedCustomObject({
+        group: API_GROUP,
+        version: API_VERSION,
+        namespace: offer.metadata.namespace!,
+        plural: "resourceoffers",
+        name: offer.metadata.name!,
+      }),
     );
     reporter.info(`offer answering: withdrew offer ${key(offer.metadata)} (its request is gone)`);
     changes += 1;

@@ -5,7 +5,11 @@
  */
 import type { IdentityStatus } from "../provider/api/index.js";
 import { IDENTITY_REVOKED_REASON } from "../provider/peering/revoked.js";
-import { NODE_LEASE_DURATION_SECONDS, PEERING_ACTIVE, type NodeReadinessReport } from "../provider/virtual-node/node.js";
+import {
+  NODE_LEASE_DURATION_SECONDS,
+  PEERING_ACTIVE,
+  type NodeReadinessReport,
+} from "../provider/virtual-node/node.js";
 
 /**
  * How long a provider may go without one call of the heartbeat reaching it before its virtual node
@@ -52,7 +56,11 @@ export function decideReadiness(inputs: ReadinessInputs): NodeReadinessReport {
   const { answered, identity, now } = inputs;
   const expiresAt = identity?.expiresAt ? Date.parse(identity.expiresAt) : undefined;
   if (answered?.reason === IDENTITY_REVOKED_REASON && expiresAt !== undefined && now >= expiresAt) {
-    return { ready: false, reason: IDENTITY_EXPIRED_REASON, message: `identity expired at ${identity!.expiresAt} and provider ${inputs.providerName} refuses it; pulumi up authenticates again with the peering token` };
+    return {
+      ready: false,
+      reason: IDENTITY_EXPIRED_REASON,
+      message: `identity expired at ${identity!.expiresAt} and provider ${inputs.providerName} refuses it; pulumi up authenticates again with the peering token`,
+    };
   }
   const silentMs = now - inputs.lastContactAt;
   const base: NodeReadinessReport =

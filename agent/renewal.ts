@@ -13,7 +13,14 @@ import { X509Certificate } from "node:crypto";
 import { SYSTEM_NAMESPACE, type OutgoingPeering } from "../provider/api/index.js";
 import { certificateValidity, renewIdentity, type CertificateValidity } from "../provider/authentication/identity.js";
 import { describeKubeError } from "../provider/kube/errors.js";
-import { getStoredIdentity, heldCertificateOf, listOutgoingPeerings, replaceStoredIdentity, withRenewedCertificate, writeIdentityStatus } from "../provider/peering/outgoing.js";
+import {
+  getStoredIdentity,
+  heldCertificateOf,
+  listOutgoingPeerings,
+  replaceStoredIdentity,
+  withRenewedCertificate,
+  writeIdentityStatus,
+} from "../provider/peering/outgoing.js";
 import { forgetPeeringIdentity } from "./heartbeat.js";
 import { AGENT_BACKOFF, backoffStepMs } from "./backoff.js";
 import type { Reporter } from "./reporter.js";
@@ -48,7 +55,12 @@ export interface RenewalFailures {
  * certificate states it, from notBefore to notAfter) has passed, or, after failures, a backoff after
  * the last one; and never sooner than {@link MIN_RENEWAL_SPACING_MS} after the last renewal. Pure.
  */
-export function renewalTime(validity: CertificateValidity, fraction: number, failures?: RenewalFailures, lastRenewedAt?: number): number {
+export function renewalTime(
+  validity: CertificateValidity,
+  fraction: number,
+  failures?: RenewalFailures,
+  lastRenewedAt?: number,
+): number {
   const from = validity.notBefore.getTime();
   const due = from + fraction * (validity.notAfter.getTime() - from);
   const spaced = lastRenewedAt === undefined ? due : Math.max(due, lastRenewedAt + MIN_RENEWAL_SPACING_MS);
@@ -56,7 +68,9 @@ export function renewalTime(validity: CertificateValidity, fraction: number, fai
 }
 
 /** Where a peering's agent renews its identity: in-band inside the tunnel, out-of-band as the handover said. */
-export function authAccessOf(peering: OutgoingPeering): { readonly url: string; readonly caPem: string; readonly serverName?: string } | undefined {
+export function authAccessOf(
+  peering: OutgoingPeering,
+): { readonly url: string; readonly caPem: string; readonly serverName?: string } | undefined {
   const { inBand, auth } = peering.spec;
   if (inBand) return { url: inBand.authUrl, caPem: inBand.authCaPem, serverName: inBand.authServerName };
   return auth ? { url: auth.url, caPem: auth.caPem } : undefined;
@@ -78,7 +92,11 @@ const failures = new Map<string, RenewalFailures>();
 const renewedAt = new Map<string, number>();
 
 /** One pass over every peering's identity; resolves how long until the next one is needed. */
-export async function renewIdentities(kc: k8s.KubeConfig, reporter: Reporter, options: RenewalOptions = {}): Promise<number> {
+export async function renewIdentities(
+  kc: k8s.KubeConfig,
+  reporter: Reporter,
+  options: RenewalOptions = {},
+): Promise<number> {
   const clock = options.clock ?? Date.now;
   const now = clock();
   const fraction = options.fraction ?? RENEW_AT_FRACTION;
@@ -93,7 +111,9 @@ export async function renewIdentities(kc: k8s.KubeConfig, reporter: Reporter, op
       pause = Math.min(pause, at - now);
     } catch (error) {
       // The consumer's own API server failed us: nothing was renewed; look again soon.
-      reporter.warn(`identity renewal of the peering with ${peering.spec.providerClusterName}: ${describeKubeError(error)}`);
+      reporter.warn(
+        `identity renewal of the peering with ${peering.spec.providerClusterName}: ${describeKubeError(error)}`,
+      );
       pause = Math.min(pause, backoffStepMs(AGENT_BACKOFF, 1));
     }
   }
@@ -101,7 +121,13 @@ export async function renewIdentities(kc: k8s.KubeConfig, reporter: Reporter, op
 }
 
 /** Looks at one peering's identity and renews it when due; resolves when to look again (ms since the epoch). */
-async function renewOne(kc: k8s.KubeConfig, peering: OutgoingPeering, clock: () => number, fraction: number, reporter: Reporter): Promise<number> {
+async function renewOne(
+  kc: k8s.KubeConfig,
+  peering: OutgoingPeering,
+  clock: () => number,
+  fraction: number,
+  reporter: Reporter,
+): Promise<number> {
   const now = clock();
   const name = peering.metadata.name!;
   const secret = peering.spec.identitySecret;
@@ -115,13 +141,17 @@ async function renewOne(kc: k8s.KubeConfig, peering: OutgoingPeering, clock: () 
   const at = renewalTime(validity, fraction, failures.get(name), renewedAt.get(name));
   if (now < at) {
     const known = peering.status?.identity;
-    if (known?.expiresAt !== expiresAt || known?.renewAt !== new Date(at).toISOString()) await writeIdentityStatus(kc, name, { expiresAt, renewAt: new Date(at).toISOString() });
+    if (known?.expiresAt !== expiresAt || known?.renewAt !== new Date(at).toISOString())
+      await writeIdentityStatus(kc, name, { expiresAt, renewAt: new Date(at).toISOString() });
     return at;
   }
   const provider = peering.spec.providerClusterName;
   const access = authAccessOf(peering);
   try {
-    if (!access) throw new Error("the peering records no auth service to renew at (it was made by a version without renewal): replace its Peering (pulumi up --replace <urn>) before the identity expires");
+    if (!access)
+      throw new Error(
+        "the peering records no auth service to renew at (it was made by a version without renewal): replace its Peering (pulumi up --replace <urn>) before the identity expires",
+      );
     const consumerClusterId = CONSUMER_CN.exec(new X509Certificate(held.certificatePem).subject)?.[1];
     if (!consumerClusterId) throw new Error(`the certificate in ${input} is not a consumer identity`);
     const certificatePem = await renewIdentity({
@@ -134,7 +164,15 @@ async function renewOne(kc: k8s.KubeConfig, peering: OutgoingPeering, clock: () 
       timeoutMs: ATTEMPT_TIMEOUT_MS,
     });
     // Another writer (pulumi up authenticating again) came first: its identity stands; look again.
-    if (!(await replaceStoredIdentity(kc, secret, stored.resourceVersion, withRenewedCertificate(stored.kubeconfig, certificatePem, input)))) return now;
+    if (
+      !(await replaceStoredIdentity(
+        kc,
+        secret,
+        stored.resourceVersion,
+        withRenewedCertificate(stored.kubeconfig, certificatePem, input),
+      ))
+    )
+      return now;
     forgetPeeringIdentity(secret);
     failures.delete(name);
     renewedAt.set(name, now);
@@ -147,7 +185,9 @@ async function renewOne(kc: k8s.KubeConfig, peering: OutgoingPeering, clock: () 
       renewalFailures: null,
       renewalError: null,
     });
-    reporter.info(`identity renewal: the identity for provider ${provider} was renewed at ${access!.url}; it expires at ${renewed.notAfter.toISOString()} (was ${expiresAt})`);
+    reporter.info(
+      `identity renewal: the identity for provider ${provider} was renewed at ${access!.url}; it expires at ${renewed.notAfter.toISOString()} (was ${expiresAt})`,
+    );
     return next;
   } catch (error) {
     const count = (failures.get(name)?.count ?? 0) + 1;
@@ -155,8 +195,15 @@ async function renewOne(kc: k8s.KubeConfig, peering: OutgoingPeering, clock: () 
     failures.set(name, { count, lastAt: clock() });
     const retryAt = renewalTime(validity, fraction, failures.get(name), renewedAt.get(name));
     const reason = describeKubeError(error);
-    reporter.warn(`identity renewal: renewing the identity for provider ${provider}${access ? ` at ${access.url}` : ""} failed (${count} in a row; next try at ${new Date(retryAt).toISOString()}; it expires at ${expiresAt}): ${reason}`);
-    await writeIdentityStatus(kc, name, { expiresAt, renewAt: new Date(retryAt).toISOString(), renewalFailures: count, renewalError: reason });
+    reporter.warn(
+      `identity renewal: renewing the identity for provider ${provider}${access ? ` at ${access.url}` : ""} failed (${count} in a row; next try at ${new Date(retryAt).toISOString()}; it expires at ${expiresAt}): ${reason}`,
+    );
+    await writeIdentityStatus(kc, name, {
+      expiresAt,
+      renewAt: new Date(retryAt).toISOString(),
+      renewalFailures: count,
+      renewalError: reason,
+    });
     return retryAt;
   }
 }

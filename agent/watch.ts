@@ -61,7 +61,12 @@ type Ended = { readonly error: unknown };
 
 /** Whether a watch ended the ordinary way (idle timeout, server closed it): resume at once. */
 function isOrdinaryEnd(error: unknown): boolean {
-  return error === null || error === undefined || (error as Error).name === "TimeoutError" || (error as Error).name === "AbortError";
+  return (
+    error === null ||
+    error === undefined ||
+    (error as Error).name === "TimeoutError" ||
+    (error as Error).name === "AbortError"
+  );
 }
 
 /** Pause before a watch that ended quietly without a resource version starts over from a fresh list. */
@@ -72,7 +77,12 @@ const QUIET_RESTART_MS = 5000;
  * `/apis/peering.pulumi-liqo.dev/v1alpha1/resourcerequests`) is added, changed or deleted, and
  * after every restart that may have missed a change. Resolves when `signal` aborts.
  */
-export async function wakeOnChanges(kc: k8s.KubeConfig, path: string, onChange: () => void, options: WatchOptions): Promise<void> {
+export async function wakeOnChanges(
+  kc: k8s.KubeConfig,
+  path: string,
+  onChange: () => void,
+  options: WatchOptions,
+): Promise<void> {
   const watch = new k8s.Watch(kc);
   const backoff = new Backoff(`watch ${path}`, options.backoff ?? AGENT_BACKOFF);
   let resourceVersion: string | undefined;
@@ -115,7 +125,9 @@ export async function wakeOnChanges(kc: k8s.KubeConfig, path: string, onChange: 
         if (decision.report) options.reporter?.warn(decision.report);
         pauseMs = decision.delayMs;
       }
-      await (options.retryNow ? options.retryNow.sleep(pauseMs, options.signal) : abortableDelay(pauseMs, options.signal));
+      await (options.retryNow
+        ? options.retryNow.sleep(pauseMs, options.signal)
+        : abortableDelay(pauseMs, options.signal));
       onChange();
     }
   }

@@ -9,7 +9,12 @@ import { startAuthService } from "../agent/auth-service/index.js";
 import { IDENTITY_PATH } from "../provider/authentication/protocol.js";
 import { parseAuthUrl, postToAuthService } from "../provider/authentication/auth-client.js";
 import { ensurePeeringTokenSecret, forgePeeringToken, parsePeeringToken } from "../provider/authentication/tokens.js";
-import { ensureAuthServiceTls, ensureSystemNamespace, forgeClusterId, uninstallCluster } from "../provider/cluster/install.js";
+import {
+  ensureAuthServiceTls,
+  ensureSystemNamespace,
+  forgeClusterId,
+  uninstallCluster,
+} from "../provider/cluster/install.js";
 import { adminConfig } from "../local-cluster/inspect.js";
 import { clusterOf } from "../local-cluster/lab.js";
 import { withLab } from "../test/support/labs.js";
@@ -28,12 +33,23 @@ export async function benchAuth(samples: number, log: Log): Promise<SectionResul
     const real = forgePeeringToken();
     await ensurePeeringTokenSecret(kc, { tokenId: real.tokenId, secretHash: real.secretHash });
     const quiet = (): void => undefined;
-    const service = await startAuthService({ kc, listen: { host: "127.0.0.1", port: 0 }, log: { info: quiet, warn: quiet }, failureLimit: { maxFailures: Number.MAX_SAFE_INTEGER } });
+    const service = await startAuthService({
+      kc,
+      listen: { host: "127.0.0.1", port: 0 },
+      log: { info: quiet, warn: quiet },
+      failureLimit: { maxFailures: Number.MAX_SAFE_INTEGER },
+    });
     try {
       const endpoint = parseAuthUrl(`https://127.0.0.1:${service.port}`, "bench");
       const refusalMs = async (token: string): Promise<number> => {
         const started = performance.now();
-        const answer = await postToAuthService({ endpoint, path: IDENTITY_PATH, caPem, body: { token, clusterId: forgeClusterId(), clusterName: "bench", csr: "-" }, timeoutMs: 10_000 });
+        const answer = await postToAuthService({
+          endpoint,
+          path: IDENTITY_PATH,
+          caPem,
+          body: { token, clusterId: forgeClusterId(), clusterName: "bench", csr: "-" },
+          timeoutMs: 10_000,
+        });
         const ms = performance.now() - started;
         if (answer.status !== 403) throw new Error(`auth: expected a 403 refusal, got HTTP ${answer.status}`);
         return ms;
@@ -52,7 +68,10 @@ export async function benchAuth(samples: number, log: Log): Promise<SectionResul
       const timing = ratio(knownSeries, unknownSeries);
       return {
         series: [knownSeries, unknownSeries],
-        targets: [target("real id / unknown id refusal time at most", timing, "max", 1.1), target("real id / unknown id refusal time at least", timing, "min", 0.9)],
+        targets: [
+          target("real id / unknown id refusal time at most", timing, "max", 1.1),
+          target("real id / unknown id refusal time at least", timing, "min", 0.9),
+        ],
       };
     } finally {
       await service.close();

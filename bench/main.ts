@@ -38,7 +38,8 @@ interface Options {
   readonly out: string;
 }
 
-const USAGE = "usage: npm run bench -- [tunnel] [stacks] [mesh] [auth] [renewal] [--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--out FILE]";
+const USAGE =
+  "usage: npm run bench -- [tunnel] [stacks] [mesh] [auth] [renewal] [--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--out FILE]";
 
 /** Reads the command line; a wrong argument ends the run with the usage. */
 function parseOptions(args: readonly string[]): Options {
@@ -53,7 +54,15 @@ function parseOptions(args: readonly string[]): Options {
     else if (flag && /^[1-9]\d*$/.test(args[i + 1] ?? "")) numbers[flag] = Number(args[++i]);
     else throw new Error(`${arg}: not understood, or its value is not a positive whole number\n${USAGE}`);
   }
-  return { sections: sections.length ? sections : DEFAULT_SECTIONS, runs: numbers["runs"]!, rounds: numbers["rounds"]!, seconds: numbers["seconds"]!, idle: numbers["idle"]!, refusals: numbers["refusals"]!, out };
+  return {
+    sections: sections.length ? sections : DEFAULT_SECTIONS,
+    runs: numbers["runs"]!,
+    rounds: numbers["rounds"]!,
+    seconds: numbers["seconds"]!,
+    idle: numbers["idle"]!,
+    refusals: numbers["refusals"]!,
+    out,
+  };
 }
 
 /** Removes what an interrupted run made: this run's labs and tunnel namespaces. */
@@ -90,13 +99,18 @@ async function main(): Promise<void> {
     results[section] = { ...result, seconds: Math.round(seconds) };
   }
   const all = Object.values(results);
-  console.log(`\nmachine: ${host.cpu}, ${host.cores} cores, ${host.memoryGiB} GiB, Linux ${host.kernel}, Node ${host.node}; load at start ${host.loadAtStart.join(" ")}`);
+  console.log(
+    `\nmachine: ${host.cpu}, ${host.cores} cores, ${host.memoryGiB} GiB, Linux ${host.kernel}, Node ${host.node}; load at start ${host.loadAtStart.join(" ")}`,
+  );
   console.log(`figure${" ".repeat(53)}median   [min–max] n`);
   for (const s of all.flatMap((r) => r.series)) console.log(formatSeries(s));
   console.log("\ntargets");
   for (const t of all.flatMap((r) => r.targets)) console.log(formatTarget(t));
   mkdirSync(dirname(options.out), { recursive: true });
-  writeFileSync(options.out, `${JSON.stringify({ date: new Date().toISOString(), machine: host, options, results }, null, 2)}\n`);
+  writeFileSync(
+    options.out,
+    `${JSON.stringify({ date: new Date().toISOString(), machine: host, options, results }, null, 2)}\n`,
+  );
   console.log(`\nJSON: ${options.out}`);
 }
 

@@ -51,13 +51,28 @@ export async function benchRecovery(lab: LabState, runs: number, log: Log): Prom
   const [a, b] = await sidesOf(lab);
   const samples: number[] = [];
   for (let run = 1; run <= runs; run++) {
-    for (const [killed, from] of [[a, b], [b, a]] as const) {
+    for (const [killed, from] of [
+      [a, b],
+      [b, a],
+    ] as const) {
       // Each run starts from a tunnel that carries traffic.
       await firstPacket(from.netns, killed.address, performance.now());
       samples.push(await killAndTime(killed, from));
-      log(`recovery: run ${run}/${runs}: wireguard-go of ${killed.netns} killed, ping across again after ${samples.at(-1)!.toFixed(2)} s`);
+      log(
+        `recovery: run ${run}/${runs}: wireguard-go of ${killed.netns} killed, ping across again after ${samples.at(-1)!.toFixed(2)} s`,
+      );
     }
   }
   const recovery = series("killed wireguard-go: ping across the tunnel again", "s", samples);
-  return { series: [recovery], targets: [target(`killed wireguard-go back within ${RECOVERY_PROMISE_S} s (worst)`, recovery.max, "max", RECOVERY_PROMISE_S)] };
+  return {
+    series: [recovery],
+    targets: [
+      target(
+        `killed wireguard-go back within ${RECOVERY_PROMISE_S} s (worst)`,
+        recovery.max,
+        "max",
+        RECOVERY_PROMISE_S,
+      ),
+    ],
+  };
 }

@@ -29,66 +29,104 @@ const PAST_EXPIRY_MS = 30_000;
 /** Runs the lab, peers, and watches the identity renewed; resolves the figures. */
 export async function benchRenewal(log: Log): Promise<SectionResult> {
   log(`renewal: starting two local clusters whose identities last ${LIFETIME_SECONDS} s`);
-  return withLab([{ name: "a" }, { name: "b" }], { agentEnvironment: { LIQO_IDENTITY_LIFETIME_SECONDS: String(LIFETIME_SECONDS) } }, async (lab) => {
-    const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
-    const pair = await preparePeering(a, b, { cpu: "1", memory: "1Gi", pods: 5 });
-    const quiet = progressTo(() => undefined);
-    const record = await createPeering(pair.request, quiet);
-    try {
-      const core = pair.consumer.kc.makeApiClient(k8s.CoreV1Api);
-      const location = { tenantNamespace: record.tenantNamespace, name: record.requestName };
-      const held = async () => {
-        const text = (await getIdentityKubeconfig(pair.consumer.kc, pair.provider.clusterId))!;
-        const { certificatePem } = heldCertificateOf(text, "b's identity");
-        return { serial: new X509Certificate(certificatePem).serialNumber, validity: certificateValidity(certificatePem), kc: loadKubeconfig(text, "b's identity") };
-      };
-      const first = await held();
-      const lifetimeMs = first.validity.notAfter.getTime() - first.validity.notBefore.getTime();
-      const until = first.validity.notAfter.getTime() + PAST_EXPIRY_MS;
-      log(`renewal: peered; the first identity expires at ${first.validity.notAfter.toISOString()}; watching until ${new Date(until).toISOString()}`);
-      const latencies: number[] = [];
-      const failures: string[] = [];
-      const notReady: string[] = [];
-      const renewals: { at: number; serial: string }[] = [];
-      let callsPastExpiry = 0;
-      let last = first.serial;
-      while (Date.now() < until) {
-        const tick = Date.now();
-        const now = await held();
-        if (now.serial !== last) {
-          renewals.push({ at: tick, serial: now.serial });
-          log(`renewal: identity replaced after ${Math.round((tick - first.validity.notBefore.getTime()) / 1000)} s; it now expires at ${now.validity.notAfter.toISOString()}`);
-          last = now.serial;
+  return withLab(
+    [{ name: "a" }, { name: "b" }],
+    { agentEnvironment: { LIQO_IDENTITY_LIFETIME_SECONDS: String(LIFETIME_SECONDS) } },
+    async (lab) => {
+      const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
+      const pair = await preparePeering(a, b, { cpu: "1", memory: "1Gi", pods: 5 });
+      const quiet = progressTo(() => undefined);
+      const record = await createPeering(pair.request, quiet);
+      try {
+        const core = pair.consumer.kc.makeApiClient(k8s.CoreV1Api);
+        const location = { tenantNamespace: record.tenantNamespace, name: record.requestName };
+        const held = async () => {
+          const text = (await getIdentityKubeconfig(pair.consumer.kc, pair.provider.clusterId))!;
+          const { certificatePem } = heldCertificateOf(text, "b's identity");
+          return {
+            serial: new X509Certificate(certificatePem).serialNumber,
+            validity: certificateValidity(certificatePem),
+            kc: loadKubeconfig(text, "b's identity"),
+          };
+        };
+        const first = await held();
+        const lifetimeMs = first.validity.notAfter.getTime() - first.validity.notBefore.getTime();
+        const until = first.validity.notAfter.getTime() + PAST_EXPIRY_MS;
+        log(
+          `renewal: peered; the first identity expires at ${first.validity.notAfter.toISOString()}; watching until ${new Date(until).toISOString()}`,
+        );
+        const latencies: number[] = [];
+        const failures: string[] = [];
+        const notReady: string[] = [];
+        const renewals: { at: number; serial: string }[] = [];
+        let callsPastExpiry = 0;
+        let last = first.serial;
+        while (Date.now() < until) {
+          const tick = Date.now();
+          const now = await held();
+          if (now.serial !== last) {
+            renewals.push({ at: tick, serial: now.serial });
+            log(
+              `renewal: identity replaced after ${Math.round((tick - first.validity.notBefore.getTime()) / 1000)} s; it now expires at ${now.validity.notAfter.toISOString()}`,
+            );
+            last = now.serial;
+          }
+          const started = performance.now();
+          try {
+            await getResourceOffer(now.kc, location);
+            latencies.push(performance.now() - started);
+            if (tick > first.validity.notAfter.getTime()) callsPastExpiry++;
+          } catch (error) {
+            failures.push(`${new Date(tick).toISOString()} ${describeKubeError(error)}`);
+          }
+          const readiness = nodeReadiness(await core.readNode({ name: record.virtualNodeName }));
+          if (!readiness.ready) notReady.push(`${new Date(tick).toISOString()} ${readiness.state}`);
+          // One look a second: the heartbeat's own pace is ten.
+          await new Promise((resolve) => setTimeout(resolve, Math.max(0, 1_000 - (Date.now() - tick))));
         }
-        const started = performance.now();
-        try {
-          await getResourceOffer(now.kc, location);
-          latencies.push(performance.now() - started);
-          if (tick > first.validity.notAfter.getTime()) callsPastExpiry++;
-        } catch (error) {
-          failures.push(`${new Date(tick).toISOString()} ${describeKubeError(error)}`);
-        }
-        const readiness = nodeReadiness(await core.readNode({ name: record.virtualNodeName }));
-        if (!readiness.ready) notReady.push(`${new Date(tick).toISOString()} ${readiness.state}`);
-        // One look a second: the heartbeat's own pace is ten.
-        await new Promise((resolve) => setTimeout(resolve, Math.max(0, 1_000 - (Date.now() - tick))));
+        for (const line of [...failures, ...notReady].slice(0, 10)) log(`renewal: ${line}`);
+        const firstRenewalShare = renewals.length
+          ? (renewals[0]!.at - first.validity.notBefore.getTime()) / lifetimeMs
+          : Number.NaN;
+        return {
+          series: [series("API call with the identity held, across renewal", "ms", latencies)],
+          targets: [
+            target(
+              "first renewal, share of the lifetime, at least",
+              Math.round(firstRenewalShare * 100) / 100,
+              "min",
+              0.6,
+            ),
+            target(
+              "first renewal, share of the lifetime, at most",
+              Math.round(firstRenewalShare * 100) / 100,
+              "max",
+              0.75,
+            ),
+            target("failed API calls across the renewal", failures.length, "max", 0),
+            target("samples with the node not Ready", notReady.length, "max", 0),
+            target("API calls made past the first identity's expiry", callsPastExpiry, "min", 1),
+          ],
+          details: {
+            lifetimeSeconds: LIFETIME_SECONDS,
+            renewals: renewals.map((r) => ({
+              at: new Date(r.at).toISOString(),
+              afterSeconds: Math.round((r.at - first.validity.notBefore.getTime()) / 1000),
+            })),
+            failures,
+            notReady,
+          },
+        };
+      } finally {
+        await deletePeering(
+          pair.consumerKubeconfig,
+          record,
+          pair.auth,
+          { force: true, timeoutMs: 20_000 },
+          quiet,
+        ).catch(() => undefined);
+        await pair.cleanup();
       }
-      for (const line of [...failures, ...notReady].slice(0, 10)) log(`renewal: ${line}`);
-      const firstRenewalShare = renewals.length ? (renewals[0]!.at - first.validity.notBefore.getTime()) / lifetimeMs : Number.NaN;
-      return {
-        series: [series("API call with the identity held, across renewal", "ms", latencies)],
-        targets: [
-          target("first renewal, share of the lifetime, at least", Math.round(firstRenewalShare * 100) / 100, "min", 0.6),
-          target("first renewal, share of the lifetime, at most", Math.round(firstRenewalShare * 100) / 100, "max", 0.75),
-          target("failed API calls across the renewal", failures.length, "max", 0),
-          target("samples with the node not Ready", notReady.length, "max", 0),
-          target("API calls made past the first identity's expiry", callsPastExpiry, "min", 1),
-        ],
-        details: { lifetimeSeconds: LIFETIME_SECONDS, renewals: renewals.map((r) => ({ at: new Date(r.at).toISOString(), afterSeconds: Math.round((r.at - first.validity.notBefore.getTime()) / 1000) })), failures, notReady },
-      };
-    } finally {
-      await deletePeering(pair.consumerKubeconfig, record, pair.auth, { force: true, timeoutMs: 20_000 }, quiet).catch(() => undefined);
-      await pair.cleanup();
-    }
-  });
+    },
+  );
 }

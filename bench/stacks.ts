@@ -45,7 +45,11 @@ async function withEmptyStack<T>(body: (empty: PulumiWorkspace) => Promise<T>): 
 }
 
 /** Runs `body` with a stack of `program` configured for `lab`; destroys the stack and removes the workspace afterwards. */
-async function withStack<T>(program: string, lab: LabState, body: (workspace: PulumiWorkspace) => Promise<T>): Promise<T> {
+async function withStack<T>(
+  program: string,
+  lab: LabState,
+  body: (workspace: PulumiWorkspace) => Promise<T>,
+): Promise<T> {
   const workspace = await PulumiWorkspace.create(program);
   try {
     await configureForLab(workspace, lab);
@@ -69,11 +73,16 @@ async function benchPeeringUp(lab: LabState, empty: PulumiWorkspace, runs: numbe
       peeringUps.push(await secondsOf(stack, ["up", "--yes"]));
       await stack.ok(["config", "set", "peer", "false"]);
       await stack.ok(["up", "--yes"]);
-      log(`peering: run ${run}/${runs}: peering up ${peeringUps.at(-1)!.toFixed(1)} s, empty up ${emptyUps.at(-1)!.toFixed(1)} s`);
+      log(
+        `peering: run ${run}/${runs}: peering up ${peeringUps.at(-1)!.toFixed(1)} s, empty up ${emptyUps.at(-1)!.toFixed(1)} s`,
+      );
     }
     const peering = series("pulumi up: one out-of-band peering (Clusters in place)", "s", peeringUps);
     const baseline = series("pulumi up: empty program", "s", emptyUps);
-    return { series: [peering, baseline], targets: [target("peering up / empty up", ratio(peering, baseline), "max", 1.5)] };
+    return {
+      series: [peering, baseline],
+      targets: [target("peering up / empty up", ratio(peering, baseline), "max", 1.5)],
+    };
   });
 }
 
@@ -82,13 +91,20 @@ async function benchNoChange(lab: LabState, empty: PulumiWorkspace, runs: number
   return withStack(join(REPO, "examples", "local-peering"), lab, async (demo) => {
     log("no-change: the demo stack up (not measured)");
     await demo.ok(["up", "--yes"]);
-    const samples = { demoPreview: [] as number[], emptyPreview: [] as number[], demoRefresh: [] as number[], emptyRefresh: [] as number[] };
+    const samples = {
+      demoPreview: [] as number[],
+      emptyPreview: [] as number[],
+      demoRefresh: [] as number[],
+      emptyRefresh: [] as number[],
+    };
     for (let run = 1; run <= runs; run++) {
       samples.emptyPreview.push(await secondsOf(empty, ["preview", "--expect-no-changes"]));
       samples.demoPreview.push(await secondsOf(demo, ["preview", "--expect-no-changes"]));
       samples.emptyRefresh.push(await secondsOf(empty, ["refresh", "--yes", "--expect-no-changes"]));
       samples.demoRefresh.push(await secondsOf(demo, ["refresh", "--yes", "--expect-no-changes"]));
-      log(`no-change: run ${run}/${runs}: preview ${samples.demoPreview.at(-1)!.toFixed(1)} s (empty ${samples.emptyPreview.at(-1)!.toFixed(1)} s), refresh ${samples.demoRefresh.at(-1)!.toFixed(1)} s (empty ${samples.emptyRefresh.at(-1)!.toFixed(1)} s)`);
+      log(
+        `no-change: run ${run}/${runs}: preview ${samples.demoPreview.at(-1)!.toFixed(1)} s (empty ${samples.emptyPreview.at(-1)!.toFixed(1)} s), refresh ${samples.demoRefresh.at(-1)!.toFixed(1)} s (empty ${samples.emptyRefresh.at(-1)!.toFixed(1)} s)`,
+      );
     }
     const demoPreview = series("pulumi preview, no change: demo stack (6 resources)", "s", samples.demoPreview);
     const emptyPreview = series("pulumi preview, no change: empty stack", "s", samples.emptyPreview);
@@ -98,7 +114,11 @@ async function benchNoChange(lab: LabState, empty: PulumiWorkspace, runs: number
     const recovery = await benchRecovery(lab, runs, log);
     return {
       series: [demoPreview, emptyPreview, demoRefresh, emptyRefresh, ...recovery.series],
-      targets: [target("demo preview / empty preview", ratio(demoPreview, emptyPreview), "max", 1.5), target("demo refresh / empty refresh", ratio(demoRefresh, emptyRefresh), "max", 1.5), ...recovery.targets],
+      targets: [
+        target("demo preview / empty preview", ratio(demoPreview, emptyPreview), "max", 1.5),
+        target("demo refresh / empty refresh", ratio(demoRefresh, emptyRefresh), "max", 1.5),
+        ...recovery.targets,
+      ],
     };
   });
 }
@@ -121,23 +141,31 @@ const CLUSTER_NAMES = ["a", "b", "c", "d", "e", "f"];
  * `pulumi up` of the mesh example all-to-all on `size` fresh clusters; with `idleSeconds`, then
  * the agents' resident memory and CPU while idle, each agent serving `size - 1` peerings each way.
  */
-async function benchMesh(size: number, idleSeconds: number | undefined, log: Log): Promise<{ up: number; agents?: AgentUsage[] }> {
+async function benchMesh(
+  size: number,
+  idleSeconds: number | undefined,
+  log: Log,
+): Promise<{ up: number; agents?: AgentUsage[] }> {
   log(`mesh: starting ${size} local clusters`);
-  return withLab(CLUSTER_NAMES.slice(0, size).map((name) => ({ name })), {}, async (lab) => {
-    const workspace = await PulumiWorkspace.create(join(REPO, "examples", "mesh"));
-    try {
-      await configureMeshForLab(workspace, lab);
-      const up = await secondsOf(workspace, ["up", "--yes"]);
-      log(`mesh: ${size} clusters all-to-all up in ${up.toFixed(1)} s`);
-      if (idleSeconds === undefined) return { up };
-      log(`mesh: sampling the ${size} agents for ${idleSeconds} s of idle`);
-      const agents = await agentUsage(lab, idleSeconds);
-      return { up, agents };
-    } finally {
-      await workspace.pulumi(["destroy", "--yes"]);
-      workspace.dispose();
-    }
-  });
+  return withLab(
+    CLUSTER_NAMES.slice(0, size).map((name) => ({ name })),
+    {},
+    async (lab) => {
+      const workspace = await PulumiWorkspace.create(join(REPO, "examples", "mesh"));
+      try {
+        await configureMeshForLab(workspace, lab);
+        const up = await secondsOf(workspace, ["up", "--yes"]);
+        log(`mesh: ${size} clusters all-to-all up in ${up.toFixed(1)} s`);
+        if (idleSeconds === undefined) return { up };
+        log(`mesh: sampling the ${size} agents for ${idleSeconds} s of idle`);
+        const agents = await agentUsage(lab, idleSeconds);
+        return { up, agents };
+      } finally {
+        await workspace.pulumi(["destroy", "--yes"]);
+        workspace.dispose();
+      }
+    },
+  );
 }
 
 /** Mesh ups of 2, 4 and 6 clusters; the agents' idle usage with 1 and with 5 peerings each way. */
@@ -146,14 +174,34 @@ export async function benchMeshes(idleSeconds: number, log: Log): Promise<Sectio
   const four = await benchMesh(4, undefined, log);
   const six = await benchMesh(6, idleSeconds, log);
   const usage = (label: string, agents: readonly AgentUsage[]): Series[] => [
-    series(`agent resident memory, idle, ${label}`, "MB", agents.map((a) => a.rssMiB)),
-    series(`agent CPU, idle, ${label}`, "%", agents.map((a) => a.cpuPercent)),
+    series(
+      `agent resident memory, idle, ${label}`,
+      "MB",
+      agents.map((a) => a.rssMiB),
+    ),
+    series(
+      `agent CPU, idle, ${label}`,
+      "%",
+      agents.map((a) => a.cpuPercent),
+    ),
   ];
   const [rssOne, cpuOne] = usage("1 peering each way (2-cluster mesh)", two.agents!);
   const [rssFive, cpuFive] = usage("5 peerings each way (6-cluster mesh)", six.agents!);
   return {
-    series: [series("pulumi up: mesh of 2 clusters, all-to-all", "s", [two.up]), series("pulumi up: mesh of 4 clusters, all-to-all", "s", [four.up]), series("pulumi up: mesh of 6 clusters, all-to-all", "s", [six.up]), rssOne!, cpuOne!, rssFive!, cpuFive!],
-    targets: [target("6-cluster mesh up (s)", six.up, "max", 60), target("agent memory with 5 peerings, worst (MB)", rssFive!.max, "max", 80), target("agent CPU with 5 peerings, worst (%)", cpuFive!.max, "max", 1)],
+    series: [
+      series("pulumi up: mesh of 2 clusters, all-to-all", "s", [two.up]),
+      series("pulumi up: mesh of 4 clusters, all-to-all", "s", [four.up]),
+      series("pulumi up: mesh of 6 clusters, all-to-all", "s", [six.up]),
+      rssOne!,
+      cpuOne!,
+      rssFive!,
+      cpuFive!,
+    ],
+    targets: [
+      target("6-cluster mesh up (s)", six.up, "max", 60),
+      target("agent memory with 5 peerings, worst (MB)", rssFive!.max, "max", 80),
+      target("agent CPU with 5 peerings, worst (%)", cpuFive!.max, "max", 1),
+    ],
     details: { agentsWithOnePeering: two.agents, agentsWithFivePeerings: six.agents },
   };
 }

@@ -12,7 +12,13 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { configureWireguardPeer, deleteWireguardInterface, ensureWireguardInterface, forgeWireguardKeyPair, wireguardSocketPath } from "../agent/gateway/index.js";
+import {
+  configureWireguardPeer,
+  deleteWireguardInterface,
+  ensureWireguardInterface,
+  forgeWireguardKeyPair,
+  wireguardSocketPath,
+} from "../agent/gateway/index.js";
 import { run, runIn } from "../provider/host/exec.js";
 import { namespaceExists, namespacePids } from "../provider/host/namespaces.js";
 import { delay, recordOf, startInNamespace, stopProcess, type ProcessRecord } from "../provider/host/processes.js";
@@ -41,14 +47,23 @@ export async function firstPacket(netns: string, address: string, since: number)
 
 /** Gbit/s of one iperf3 TCP stream of `seconds` from `from` to a one-off server on `address` in `to`. */
 async function throughput(from: string, to: string, address: string, seconds: number, work: string): Promise<number> {
-  const server = startInNamespace(to, "iperf3 server", "iperf3", ["-s", "-1", "-B", address, "-p", String(IPERF_PORT)], join(work, "iperf3-server.log"));
+  const server = startInNamespace(
+    to,
+    "iperf3 server",
+    "iperf3",
+    ["-s", "-1", "-B", address, "-p", String(IPERF_PORT)],
+    join(work, "iperf3-server.log"),
+  );
   try {
     const deadline = performance.now() + 5000;
     while (!(await runIn(to, "ss", ["-Hltn", `sport = :${IPERF_PORT}`])).trim()) {
-      if (performance.now() > deadline) throw new Error(`iperf3 server on ${address} in ${to} did not listen within 5 s`);
+      if (performance.now() > deadline)
+        throw new Error(`iperf3 server on ${address} in ${to} did not listen within 5 s`);
       await delay(50);
     }
-    const report = JSON.parse(await runIn(from, "iperf3", ["-c", address, "-p", String(IPERF_PORT), "-t", String(seconds), "-J"])) as { error?: string; end: { sum_received: { bits_per_second: number } } };
+    const report = JSON.parse(
+      await runIn(from, "iperf3", ["-c", address, "-p", String(IPERF_PORT), "-t", String(seconds), "-J"]),
+    ) as { error?: string; end: { sum_received: { bits_per_second: number } } };
     if (report.error) throw new Error(`iperf3 to ${address}: ${report.error}`);
     return Math.round((report.end.sum_received.bits_per_second / 1e9) * 100) / 100;
   } finally {
@@ -79,7 +94,10 @@ async function handTunnel(bed: Bed, seconds: number): Promise<Sample> {
   const [ifa, ifb] = [`lqh${bed.id}a`, `lqh${bed.id}b`];
   const [ka, kb] = [forgeWireguardKeyPair(), forgeWireguardKeyPair()];
   const start = performance.now();
-  const [pa, pb] = [startInNamespace(bed.a, `wireguard-go ${ifa}`, "wireguard-go", ["-f", ifa], join(bed.work, `${ifa}.log`)), startInNamespace(bed.b, `wireguard-go ${ifb}`, "wireguard-go", ["-f", ifb], join(bed.work, `${ifb}.log`))];
+  const [pa, pb] = [
+    startInNamespace(bed.a, `wireguard-go ${ifa}`, "wireguard-go", ["-f", ifa], join(bed.work, `${ifa}.log`)),
+    startInNamespace(bed.b, `wireguard-go ${ifb}`, "wireguard-go", ["-f", ifb], join(bed.work, `${ifb}.log`)),
+  ];
   bed.started.push(pa, pb);
   try {
     await untilSocket(ifa);
@@ -95,8 +113,22 @@ async function handTunnel(bed: Bed, seconds: number): Promise<Sample> {
       }
     };
     await wg(bed.a, ifa, ka.privateKey, ["listen-port", "51820", "peer", kb.publicKey, "allowed-ips", "10.202.0.2/32"]);
-    await wg(bed.b, ifb, kb.privateKey, ["listen-port", "51821", "peer", ka.publicKey, "endpoint", "10.201.0.1:51820", "allowed-ips", "10.202.0.1/32", "persistent-keepalive", "5"]);
-    for (const [netns, ifname, address] of [[bed.a, ifa, "10.202.0.1/30"], [bed.b, ifb, "10.202.0.2/30"]] as const) {
+    await wg(bed.b, ifb, kb.privateKey, [
+      "listen-port",
+      "51821",
+      "peer",
+      ka.publicKey,
+      "endpoint",
+      "10.201.0.1:51820",
+      "allowed-ips",
+      "10.202.0.1/32",
+      "persistent-keepalive",
+      "5",
+    ]);
+    for (const [netns, ifname, address] of [
+      [bed.a, ifa, "10.202.0.1/30"],
+      [bed.b, ifb, "10.202.0.2/30"],
+    ] as const) {
       await runIn(netns, "ip", ["addr", "add", address, "dev", ifname]);
       await runIn(netns, "ip", ["link", "set", ifname, "mtu", "1420", "up"]);
     }
@@ -115,12 +147,38 @@ async function gatewayTunnel(bed: Bed, seconds: number): Promise<Sample> {
   const start = performance.now();
   const ends: { netns: string; ifname: string; process?: ProcessRecord }[] = [];
   try {
-    const wa = await ensureWireguardInterface({ netns: bed.a, ifname: ifa, privateKey: ka.privateKey, listenPort: 51830, address: "10.203.0.1/30", logFile: join(bed.work, `${ifa}.log`) });
+    const wa = await ensureWireguardInterface({
+      netns: bed.a,
+      ifname: ifa,
+      privateKey: ka.privateKey,
+      listenPort: 51830,
+      address: "10.203.0.1/30",
+      logFile: join(bed.work, `${ifa}.log`),
+    });
     ends.push(wa);
-    const wb = await ensureWireguardInterface({ netns: bed.b, ifname: ifb, privateKey: kb.privateKey, listenPort: 0, address: "10.203.0.2/30", logFile: join(bed.work, `${ifb}.log`) });
+    const wb = await ensureWireguardInterface({
+      netns: bed.b,
+      ifname: ifb,
+      privateKey: kb.privateKey,
+      listenPort: 0,
+      address: "10.203.0.2/30",
+      logFile: join(bed.work, `${ifb}.log`),
+    });
     ends.push(wb);
-    await configureWireguardPeer({ netns: bed.a, ifname: ifa, peerPublicKey: kb.publicKey, allowedIps: ["10.203.0.2/32"] });
-    await configureWireguardPeer({ netns: bed.b, ifname: ifb, peerPublicKey: ka.publicKey, endpoint: "10.201.0.1:51830", allowedIps: ["10.203.0.1/32"], keepaliveSeconds: 5 });
+    await configureWireguardPeer({
+      netns: bed.a,
+      ifname: ifa,
+      peerPublicKey: kb.publicKey,
+      allowedIps: ["10.203.0.2/32"],
+    });
+    await configureWireguardPeer({
+      netns: bed.b,
+      ifname: ifb,
+      peerPublicKey: ka.publicKey,
+      endpoint: "10.201.0.1:51830",
+      allowedIps: ["10.203.0.1/32"],
+      keepaliveSeconds: 5,
+    });
     const firstPacketMs = await firstPacket(bed.b, "10.203.0.1", start);
     return { firstPacketMs, gbps: await throughput(bed.a, bed.b, "10.203.0.2", seconds, bed.work) };
   } finally {
@@ -156,32 +214,67 @@ export async function benchTunnel(rounds: number, seconds: number, log: Log): Pr
     }
     const start = performance.now();
     await runIn(bed.a, "ip", ["link", "add", "veth0", "type", "veth", "peer", "name", "veth0", "netns", bed.b]);
-    for (const [netns, address] of [[bed.a, "10.201.0.1/24"], [bed.b, "10.201.0.2/24"]] as const) {
+    for (const [netns, address] of [
+      [bed.a, "10.201.0.1/24"],
+      [bed.b, "10.201.0.2/24"],
+    ] as const) {
       await runIn(netns, "ip", ["addr", "add", address, "dev", "veth0"]);
       await runIn(netns, "ip", ["link", "set", "veth0", "up"]);
     }
     const vethFirst = await firstPacket(bed.a, "10.201.0.2", start);
     const samples = { veth: [] as Sample[], hand: [] as Sample[], gateway: [] as Sample[] };
     for (let round = 1; round <= rounds; round++) {
-      samples.veth.push({ firstPacketMs: vethFirst, gbps: await throughput(bed.a, bed.b, "10.201.0.2", seconds, bed.work) });
+      samples.veth.push({
+        firstPacketMs: vethFirst,
+        gbps: await throughput(bed.a, bed.b, "10.201.0.2", seconds, bed.work),
+      });
       samples.hand.push(await handTunnel(bed, seconds));
       samples.gateway.push(await gatewayTunnel(bed, seconds));
-      log(`tunnel: round ${round}/${rounds}: veth ${samples.veth.at(-1)!.gbps}, by hand ${samples.hand.at(-1)!.gbps}, gateway ${samples.gateway.at(-1)!.gbps} Gbit/s`);
+      log(
+        `tunnel: round ${round}/${rounds}: veth ${samples.veth.at(-1)!.gbps}, by hand ${samples.hand.at(-1)!.gbps}, gateway ${samples.gateway.at(-1)!.gbps} Gbit/s`,
+      );
     }
-    const veth = series("iperf3 through the plain veth", "Gbit/s", samples.veth.map((s) => s.gbps));
-    const hand = series("iperf3 through WireGuard configured by hand", "Gbit/s", samples.hand.map((s) => s.gbps));
-    const gateway = series("iperf3 through WireGuard made by the gateway", "Gbit/s", samples.gateway.map((s) => s.gbps));
+    const veth = series(
+      "iperf3 through the plain veth",
+      "Gbit/s",
+      samples.veth.map((s) => s.gbps),
+    );
+    const hand = series(
+      "iperf3 through WireGuard configured by hand",
+      "Gbit/s",
+      samples.hand.map((s) => s.gbps),
+    );
+    const gateway = series(
+      "iperf3 through WireGuard made by the gateway",
+      "Gbit/s",
+      samples.gateway.map((s) => s.gbps),
+    );
     return {
       series: [
         veth,
         hand,
         gateway,
         series("first packet: plain veth", "ms", [vethFirst]),
-        series("first packet: WireGuard configured by hand", "ms", samples.hand.map((s) => s.firstPacketMs)),
-        series("first packet: WireGuard made by the gateway", "ms", samples.gateway.map((s) => s.firstPacketMs)),
+        series(
+          "first packet: WireGuard configured by hand",
+          "ms",
+          samples.hand.map((s) => s.firstPacketMs),
+        ),
+        series(
+          "first packet: WireGuard made by the gateway",
+          "ms",
+          samples.gateway.map((s) => s.firstPacketMs),
+        ),
       ],
-      targets: [target("gateway tunnel / hand-made tunnel (throughput)", ratio(gateway, hand), "min", 0.95), target("gateway tunnel / plain veth (throughput)", ratio(gateway, veth), "min", 0.15)],
-      details: { wireguardGo: (await run("wireguard-go", ["--version"])).split("\n")[0], iperf3: `one TCP stream, ${seconds} s`, mtu: 1420 },
+      targets: [
+        target("gateway tunnel / hand-made tunnel (throughput)", ratio(gateway, hand), "min", 0.95),
+        target("gateway tunnel / plain veth (throughput)", ratio(gateway, veth), "min", 0.15),
+      ],
+      details: {
+        wireguardGo: (await run("wireguard-go", ["--version"])).split("\n")[0],
+        iperf3: `one TCP stream, ${seconds} s`,
+        mtu: 1420,
+      },
     };
   } finally {
     for (const record of bed.started) await stopProcess(record, 5000);

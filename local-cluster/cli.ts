@@ -17,7 +17,17 @@ import { parseArgs } from "node:util";
 import { runIn } from "../provider/host/exec.js";
 import { PROFILES, type ConnectivityProfile, type PortForward } from "./connectivity.js";
 import { describeNodes, scheduleProbePod } from "./inspect.js";
-import { addPodAddress, clusterOf, downLab, labHealth, listLabs, readLab, setProfile, upLab, type LabState } from "./lab.js";
+import {
+  addPodAddress,
+  clusterOf,
+  downLab,
+  labHealth,
+  listLabs,
+  readLab,
+  setProfile,
+  upLab,
+  type LabState,
+} from "./lab.js";
 import { parseComponent, restartComponents } from "./restart.js";
 import { COMPONENTS } from "./supervisor.js";
 
@@ -49,14 +59,18 @@ function pairs(values: readonly string[] | undefined, flag: string): Map<string,
 function forwards(values: readonly string[] | undefined): PortForward[] | undefined {
   return values?.map((value) => {
     const [protocol, port] = value.split(":");
-    if ((protocol !== "tcp" && protocol !== "udp") || !/^\d+$/.test(port ?? "")) throw new Error(`--forward ${value}: expected tcp:PORT or udp:PORT`);
+    if ((protocol !== "tcp" && protocol !== "udp") || !/^\d+$/.test(port ?? ""))
+      throw new Error(`--forward ${value}: expected tcp:PORT or udp:PORT`);
     return { protocol, port: Number(port) };
   });
 }
 
 function requireLab(name: string): LabState {
   const state = readLab(name);
-  if (!state) throw new Error(`no lab "${name}" is up (labs: ${listLabs().join(", ") || "none"}); start one with: npm run clusters -- up a b`);
+  if (!state)
+    throw new Error(
+      `no lab "${name}" is up (labs: ${listLabs().join(", ") || "none"}); start one with: npm run clusters -- up a b`,
+    );
   return state;
 }
 
@@ -65,8 +79,12 @@ function show(state: LabState): void {
   for (const health of labHealth(state)) {
     const cluster = state.clusters.find((c) => c.name === health.name)!;
     const down = health.processes.filter((p) => !p.running).map((p) => p.name);
-    console.log(`  ${cluster.name}: ${health.apiServerUrl}  auth ${cluster.authUrl}  pods ${cluster.podCidr}  services ${cluster.serviceCidr}${cluster.routerNetns ? "  (behind NAT)" : ""}`);
-    console.log(`     netns ${cluster.netns}  ${down.length ? `NOT RUNNING: ${down.join(", ")}` : `processes: ${health.processes.map((p) => `${p.name}[${p.pid}]`).join(" ")}`}`);
+    console.log(
+      `  ${cluster.name}: ${health.apiServerUrl}  auth ${cluster.authUrl}  pods ${cluster.podCidr}  services ${cluster.serviceCidr}${cluster.routerNetns ? "  (behind NAT)" : ""}`,
+    );
+    console.log(
+      `     netns ${cluster.netns}  ${down.length ? `NOT RUNNING: ${down.join(", ")}` : `processes: ${health.processes.map((p) => `${p.name}[${p.pid}]`).join(" ")}`}`,
+    );
     console.log(`     export KUBECONFIG=${cluster.kubeconfig}`);
   }
 }
@@ -90,7 +108,8 @@ async function main(argv: string[]): Promise<void> {
   if (values.help || !command) return void console.log(USAGE);
   const lab = values.lab!;
   const profile = values.profile as ConnectivityProfile | undefined;
-  if (profile && !PROFILES.includes(profile)) throw new Error(`--profile ${profile}: expected one of ${PROFILES.join(", ")}`);
+  if (profile && !PROFILES.includes(profile))
+    throw new Error(`--profile ${profile}: expected one of ${PROFILES.join(", ")}`);
 
   switch (command) {
     case "up": {
@@ -130,7 +149,19 @@ async function main(argv: string[]): Promise<void> {
     case "ping": {
       const [cluster, source, target] = args;
       if (!cluster || !source || !target) throw new Error("ping: expected CLUSTER SOURCE TARGET");
-      return void console.log(await runIn(clusterOf(requireLab(lab), cluster).netns, "ping", ["-I", source, "-c", "3", "-i", "0.2", "-W", "2", target]));
+      return void console.log(
+        await runIn(clusterOf(requireLab(lab), cluster).netns, "ping", [
+          "-I",
+          source,
+          "-c",
+          "3",
+          "-i",
+          "0.2",
+          "-W",
+          "2",
+          target,
+        ]),
+      );
     }
     case "address": {
       const [cluster] = args;
@@ -151,10 +182,16 @@ async function main(argv: string[]): Promise<void> {
     }
     case "restart": {
       const [cluster, component] = args;
-      if (!cluster || args.length > 2) throw new Error(`restart: expected CLUSTER [COMPONENT] (components: ${COMPONENTS.join(", ")})`);
+      if (!cluster || args.length > 2)
+        throw new Error(`restart: expected CLUSTER [COMPONENT] (components: ${COMPONENTS.join(", ")})`);
       const state = requireLab(lab);
       clusterOf(state, cluster);
-      const lines = await restartComponents(state, cluster, component ? [parseComponent(component)] : undefined, (line) => console.error(line));
+      const lines = await restartComponents(
+        state,
+        cluster,
+        component ? [parseComponent(component)] : undefined,
+        (line) => console.error(line),
+      );
       for (const line of lines) console.log(line);
       return;
     }

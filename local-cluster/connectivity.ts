@@ -37,7 +37,12 @@ export interface PortForward {
 const CHAIN = "LQ-PROFILE";
 
 /** The iptables rules (arguments after `-A CHAIN`) of a profile: pure, unit-tested. */
-export function profileRules(profile: ConnectivityProfile, hostAddress: string, apiPort: number, gatewayPorts: PortRange): string[][] {
+export function profileRules(
+  profile: ConnectivityProfile,
+  hostAddress: string,
+  apiPort: number,
+  gatewayPorts: PortRange,
+): string[][] {
   if (profile !== "gateway-only") return [];
   return [
     ["-m", "conntrack", "--ctstate", "ESTABLISHED,RELATED", "-j", "RETURN"],
@@ -50,11 +55,16 @@ export function profileRules(profile: ConnectivityProfile, hostAddress: string, 
 
 /** Applies `profile` to the cluster in `netns`, replacing the previous profile's rules. */
 export async function applyProfile(netns: string, rules: readonly string[][]): Promise<void> {
-  const has = async (args: string[]): Promise<boolean> => runIn(netns, "iptables", args).then(() => true, () => false);
+  const has = async (args: string[]): Promise<boolean> =>
+    runIn(netns, "iptables", args).then(
+      () => true,
+      () => false,
+    );
   if (!(await has(["-S", CHAIN]))) await runIn(netns, "iptables", ["-N", CHAIN]);
   await runIn(netns, "iptables", ["-F", CHAIN]);
   // Only what arrives over the wire (eth0) is filtered: loopback and tunnels stay untouched.
-  if (!(await has(["-C", "INPUT", "-i", "eth0", "-j", CHAIN]))) await runIn(netns, "iptables", ["-I", "INPUT", "-i", "eth0", "-j", CHAIN]);
+  if (!(await has(["-C", "INPUT", "-i", "eth0", "-j", CHAIN])))
+    await runIn(netns, "iptables", ["-I", "INPUT", "-i", "eth0", "-j", CHAIN]);
   for (const rule of rules) await runIn(netns, "iptables", ["-A", CHAIN, ...rule]);
 }
 
@@ -62,10 +72,41 @@ export async function applyProfile(netns: string, rules: readonly string[][]): P
  * Makes `routerNetns` a NAT router for the private network behind its `lan` interface: it
  * masquerades what leaves through `eth0` and forwards `forwards` to `privateAddress`.
  */
-export async function configureNatRouter(routerNetns: string, privateCidr: string, privateAddress: string, forwards: readonly PortForward[]): Promise<void> {
+export async function configureNatRouter(
+  routerNetns: string,
+  privateCidr: string,
+  privateAddress: string,
+  forwards: readonly PortForward[],
+): Promise<void> {
   await runIn(routerNetns, "sysctl", ["-q", "-w", "net.ipv4.ip_forward=1"]);
-  await runIn(routerNetns, "iptables", ["-t", "nat", "-A", "POSTROUTING", "-s", privateCidr, "-o", "eth0", "-j", "MASQUERADE"]);
+  await runIn(routerNetns, "iptables", [
+    "-t",
+    "nat",
+    "-A",
+    "POSTROUTING",
+    "-s",
+    privateCidr,
+    "-o",
+    "eth0",
+    "-j",
+    "MASQUERADE",
+  ]);
   for (const { protocol, port } of forwards) {
-    await runIn(routerNetns, "iptables", ["-t", "nat", "-A", "PREROUTING", "-i", "eth0", "-p", protocol, "--dport", String(port), "-j", "DNAT", "--to-destination", `${privateAddress}:${port}`]);
+    await runIn(routerNetns, "iptables", [
+      "-t",
+      "nat",
+      "-A",
+      "PREROUTING",
+      "-i",
+      "eth0",
+      "-p",
+      protocol,
+      "--dport",
+      String(port),
+      "-j",
+      "DNAT",
+      "--to-destination",
+      `${privateAddress}:${port}`,
+    ]);
   }
 }

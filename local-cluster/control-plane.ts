@@ -106,11 +106,20 @@ export function writeControlPlaneFiles(spec: ControlPlaneSpec): ControlPlaneFile
 
   const kubeconfig = (file: string, server: string, identity: ClientIdentity): void => {
     const client = forgeClientCertificate(ca, identity);
-    const text = forgeKubeconfig({ name: `local-${spec.name}`, server, caPem: ca.cert, certPem: client.cert, keyPem: client.key });
+    const text = forgeKubeconfig({
+      name: `local-${spec.name}`,
+      server,
+      caPem: ca.cert,
+      certPem: client.cert,
+      keyPem: client.key,
+    });
     writeFileSync(join(spec.dir, file), text, { mode: 0o600 });
   };
   const inside = `https://127.0.0.1:${API_SERVER_PORT}`;
-  kubeconfig("admin.kubeconfig", `https://${spec.publicAddress}:${API_SERVER_PORT}`, { commonName: "local-admin", organizations: ["system:masters"] });
+  kubeconfig("admin.kubeconfig", `https://${spec.publicAddress}:${API_SERVER_PORT}`, {
+    commonName: "local-admin",
+    organizations: ["system:masters"],
+  });
   // The agent runs in the namespace too; it reaches its API server on loopback, NAT or not.
   kubeconfig("agent.kubeconfig", inside, { commonName: "pulumi-liqo-agent", organizations: ["system:masters"] });
   kubeconfig("controller-manager.kubeconfig", inside, { commonName: "system:kube-controller-manager" });
@@ -119,11 +128,18 @@ export function writeControlPlaneFiles(spec: ControlPlaneSpec): ControlPlaneFile
 }
 
 /** Starts one component in the cluster's namespace, its output in `logs/<name>.log`. */
-function starter(spec: ControlPlaneSpec, onStarted: OnStarted): (name: string, args: string[], command?: string, environment?: Readonly<Record<string, string>>) => void {
+function starter(
+  spec: ControlPlaneSpec,
+  onStarted: OnStarted,
+): (name: string, args: string[], command?: string, environment?: Readonly<Record<string, string>>) => void {
   const logs = join(spec.dir, "logs");
   mkdirSync(logs, { recursive: true });
   return (name, args, command = name, environment) =>
-    onStarted(startInNamespace(spec.netns, name, command, args, join(logs, `${name}.log`), environment), { command, args, ...(environment ? { environment } : {}) });
+    onStarted(startInNamespace(spec.netns, name, command, args, join(logs, `${name}.log`), environment), {
+      command,
+      args,
+      ...(environment ? { environment } : {}),
+    });
 }
 
 /**
@@ -240,13 +256,24 @@ export function agentEntryPoint(): string {
  * Deployment: auth service on {@link AUTH_SERVICE_PORT}, offer answering, heartbeat, and the
  * gateway, which sets up tunnels in the cluster's namespace.
  */
-export function startAgent(spec: ControlPlaneSpec, onStarted: OnStarted, environment?: Readonly<Record<string, string>>): void {
+export function startAgent(
+  spec: ControlPlaneSpec,
+  onStarted: OnStarted,
+  environment?: Readonly<Record<string, string>>,
+): void {
   starter(spec, onStarted)(
     "agent",
     [
       ...AGENT_NODE_FLAGS,
       agentEntryPoint(),
-      ...["--kubeconfig", join(spec.dir, "agent.kubeconfig"), "--auth-listen", `0.0.0.0:${AUTH_SERVICE_PORT}`, "--name", `agent-${spec.name}`],
+      ...[
+        "--kubeconfig",
+        join(spec.dir, "agent.kubeconfig"),
+        "--auth-listen",
+        `0.0.0.0:${AUTH_SERVICE_PORT}`,
+        "--name",
+        `agent-${spec.name}`,
+      ],
       ...["--gateway-netns", spec.netns, "--gateway-dir", join(spec.dir, "gateway")],
       ...(spec.wireguardGo ? ["--wireguard-go", spec.wireguardGo] : []),
     ],
@@ -278,8 +305,13 @@ export async function waitForApiServer(spec: ControlPlaneSpec, dead: LivenessChe
     const failure = exited();
     if (failure) return failure;
     const { status, body } = await getReadyz(kc);
-    const failing = body.split("\n").filter((l) => l.includes("[-]")).join(", ");
-    return status === 200 ? { done: true, value: undefined } : { done: false, state: `HTTP ${status}: ${failing || body.slice(0, 200)}` };
+    const failing = body
+      .split("\n")
+      .filter((l) => l.includes("[-]"))
+      .join(", ");
+    return status === 200
+      ? { done: true, value: undefined }
+      : { done: false, state: `HTTP ${status}: ${failing || body.slice(0, 200)}` };
   });
 
   const core = kc.makeApiClient(k8s.CoreV1Api);
@@ -297,21 +329,36 @@ export async function waitForApiServer(spec: ControlPlaneSpec, dead: LivenessChe
  * Waits until kube-controller-manager and kube-scheduler each hold their leader lease and have
  * renewed it within its duration: a holder recorded by a process that has since died does not count.
  */
-export async function waitForControllers(spec: ControlPlaneSpec, dead: LivenessCheck, timeoutMs: number): Promise<void> {
+export async function waitForControllers(
+  spec: ControlPlaneSpec,
+  dead: LivenessCheck,
+  timeoutMs: number,
+): Promise<void> {
   const { kc, endpoint, step } = adminClient(spec);
   const deadline = Date.now() + timeoutMs;
   const coordination = kc.makeApiClient(k8s.CoordinationV1Api);
   for (const component of ["kube-controller-manager", "kube-scheduler"]) {
-    await poll({ step, object: `lease kube-system/${component}`, endpoint }, { timeoutMs: Math.max(1, deadline - Date.now()), intervalMs: 500 }, async () => {
-      const name = dead();
-      if (name) return { failed: true, reason: `${name} exited; see ${join(spec.dir, "logs", `${name}.log`)}` };
-      const lease = await coordination.readNamespacedLease({ name: component, namespace: "kube-system" }).catch((e: unknown) => {
-        throw new Error(describeKubeError(e));
-      });
-      const renewed = lease.spec?.renewTime ? new Date(lease.spec.renewTime).getTime() : 0;
-      const fresh = Date.now() - renewed <= (lease.spec?.leaseDurationSeconds ?? 15) * 1000;
-      if (lease.spec?.holderIdentity && fresh) return { done: true, value: undefined };
-      return { done: false, state: lease.spec?.holderIdentity ? `held by ${lease.spec.holderIdentity}, last renewed ${lease.spec.renewTime ? new Date(lease.spec.renewTime).toISOString() : "never"}` : "lease has no holder" };
-    });
+    await poll(
+      { step, object: `lease kube-system/${component}`, endpoint },
+      { timeoutMs: Math.max(1, deadline - Date.now()), intervalMs: 500 },
+      async () => {
+        const name = dead();
+        if (name) return { failed: true, reason: `${name} exited; see ${join(spec.dir, "logs", `${name}.log`)}` };
+        const lease = await coordination
+          .readNamespacedLease({ name: component, namespace: "kube-system" })
+          .catch((e: unknown) => {
+            throw new Error(describeKubeError(e));
+          });
+        const renewed = lease.spec?.renewTime ? new Date(lease.spec.renewTime).getTime() : 0;
+        const fresh = Date.now() - renewed <= (lease.spec?.leaseDurationSeconds ?? 15) * 1000;
+        if (lease.spec?.holderIdentity && fresh) return { done: true, value: undefined };
+        return {
+          done: false,
+          state: lease.spec?.holderIdentity
+            ? `held by ${lease.spec.holderIdentity}, last renewed ${lease.spec.renewTime ? new Date(lease.spec.renewTime).toISOString() : "never"}`
+            : "lease has no holder",
+        };
+      },
+    );
   }
 }

@@ -17,13 +17,18 @@ export function adminConfig(cluster: ClusterState): k8s.KubeConfig {
 
 /** One line per node: name, Ready, capacity, taints. */
 export async function describeNodes(cluster: ClusterState): Promise<string[]> {
-  const nodes = await adminConfig(cluster).makeApiClient(k8s.CoreV1Api).listNode().catch((e: unknown) => {
-    throw new Error(`listing nodes of cluster ${cluster.name}: ${describeKubeError(e)}`);
-  });
+  const nodes = await adminConfig(cluster)
+    .makeApiClient(k8s.CoreV1Api)
+    .listNode()
+    .catch((e: unknown) => {
+      throw new Error(`listing nodes of cluster ${cluster.name}: ${describeKubeError(e)}`);
+    });
   if (nodes.items.length === 0) return [`cluster ${cluster.name}: no nodes`];
   return nodes.items.map((node) => {
     const { state } = nodeReadiness(node);
-    const capacity = Object.entries(node.status?.capacity ?? {}).map(([k, v]) => `${k}=${v}`).join(" ");
+    const capacity = Object.entries(node.status?.capacity ?? {})
+      .map(([k, v]) => `${k}=${v}`)
+      .join(" ");
     const taints = (node.spec?.taints ?? []).map((t) => `${t.key}=${t.value ?? ""}:${t.effect}`).join(",");
     const kind = node.metadata?.labels?.[VIRTUAL_NODE_LABEL] === "true" ? "virtual" : "node";
     return `cluster ${cluster.name}: ${kind} ${node.metadata?.name}  ${state}  ${capacity}${taints ? `  taints ${taints}` : ""}`;
@@ -42,7 +47,13 @@ export async function scheduleProbePod(cluster: ClusterState, name: string, time
       body: {
         metadata: { name, labels: { app: name } },
         spec: {
-          containers: [{ name: "app", image: "registry.invalid/offloaded:1", resources: { requests: { cpu: "100m", memory: "64Mi" } } }],
+          containers: [
+            {
+              name: "app",
+              image: "registry.invalid/offloaded:1",
+              resources: { requests: { cpu: "100m", memory: "64Mi" } },
+            },
+          ],
           tolerations: [{ key: VIRTUAL_NODE_TAINT.key, operator: "Exists" }],
           nodeSelector: { [VIRTUAL_NODE_LABEL]: "true" },
         },
@@ -51,9 +62,15 @@ export async function scheduleProbePod(cluster: ClusterState, name: string, time
     .catch((e: unknown) => {
       throw new Error(`creating pod default/${name} in cluster ${cluster.name}: ${describeKubeError(e)}`);
     });
-  return poll({ step: `cluster ${cluster.name}`, object: `pod default/${name} scheduled`, endpoint: cluster.apiServerUrl }, { timeoutMs, intervalMs: 250 }, async () => {
-    const pod = await core.readNamespacedPod({ name, namespace: "default" });
-    const reason = pod.status?.conditions?.find((c) => c.type === "PodScheduled")?.message;
-    return pod.spec?.nodeName ? { done: true, value: pod.spec.nodeName } : { done: false, state: reason ?? "pending" };
-  });
+  return poll(
+    { step: `cluster ${cluster.name}`, object: `pod default/${name} scheduled`, endpoint: cluster.apiServerUrl },
+    { timeoutMs, intervalMs: 250 },
+    async () => {
+      const pod = await core.readNamespacedPod({ name, namespace: "default" });
+      const reason = pod.status?.conditions?.find((c) => c.type === "PodScheduled")?.message;
+      return pod.spec?.nodeName
+        ? { done: true, value: pod.spec.nodeName }
+        : { done: false, state: reason ?? "pending" };
+    },
+  );
 }

@@ -8,7 +8,14 @@
 import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { Cidr } from "../provider/net/cidr.js";
-import { applyProfile, configureNatRouter, profileRules, type ConnectivityProfile, type PortForward, type PortRange } from "./connectivity.js";
+import {
+  applyProfile,
+  configureNatRouter,
+  profileRules,
+  type ConnectivityProfile,
+  type PortForward,
+  type PortRange,
+} from "./connectivity.js";
 import {
   API_SERVER_PORT,
   AUTH_SERVICE_PORT,
@@ -118,7 +125,10 @@ export function listLabs(root = DEFAULT_LAB_ROOT): string[] {
 /** Looks a cluster up by name, with an error that lists the lab's clusters. */
 export function clusterOf(state: LabState, name: string): ClusterState {
   const cluster = state.clusters.find((c) => c.name === name);
-  if (!cluster) throw new Error(`lab ${state.name} has no cluster "${name}" (it has: ${state.clusters.map((c) => c.name).join(", ")})`);
+  if (!cluster)
+    throw new Error(
+      `lab ${state.name} has no cluster "${name}" (it has: ${state.clusters.map((c) => c.name).join(", ")})`,
+    );
   return cluster;
 }
 
@@ -133,7 +143,10 @@ async function usedSubnetIndexes(root: string, except: string): Promise<number[]
 }
 
 /** The control plane of a cluster of `state`. */
-export function controlPlaneSpec(state: Pick<LabState, "nodeMonitorGracePeriodSeconds" | "wireguardGo">, cluster: PlannedCluster): ControlPlaneSpec {
+export function controlPlaneSpec(
+  state: Pick<LabState, "nodeMonitorGracePeriodSeconds" | "wireguardGo">,
+  cluster: PlannedCluster,
+): ControlPlaneSpec {
   const { nodeMonitorGracePeriodSeconds, wireguardGo } = state;
   return {
     name: cluster.name,
@@ -204,7 +217,9 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
     };
     state.clusters.push(cluster);
     saveLab(state);
-    log(`[lab ${name}] cluster ${cluster.name}: network (${cluster.publicAddress}${cluster.routerNetns ? ", behind NAT" : ""}, pods ${cluster.podCidr}, services ${cluster.serviceCidr})`);
+    log(
+      `[lab ${name}] cluster ${cluster.name}: network (${cluster.publicAddress}${cluster.routerNetns ? ", behind NAT" : ""}, pods ${cluster.podCidr}, services ${cluster.serviceCidr})`,
+    );
     await createNetwork(state, cluster);
     mkdirSync(cluster.dir, { recursive: true, mode: 0o700 });
     const spec = controlPlaneSpec(state, cluster);
@@ -214,9 +229,11 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
   }
   // The control planes boot in parallel; each is then awaited in turn.
   const timeoutMs = options.readyTimeoutMs ?? 180_000;
-  const withLogs = (cluster: ClusterState) => (error: Error): never => {
-    throw new Error(`${error.message}\n  logs: ${join(cluster.dir, "logs")}`);
-  };
+  const withLogs =
+    (cluster: ClusterState) =>
+    (error: Error): never => {
+      throw new Error(`${error.message}\n  logs: ${join(cluster.dir, "logs")}`);
+    };
   for (const cluster of state.clusters) {
     const spec = controlPlaneSpec(state, cluster);
     await waitForApiServer(spec, deadProcess(cluster), timeoutMs).catch(withLogs(cluster));
@@ -227,7 +244,9 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
     const spec = controlPlaneSpec(state, cluster);
     await waitForControllers(spec, deadProcess(cluster), timeoutMs).catch(withLogs(cluster));
     startAgent(spec, record(cluster), options.agentEnvironment);
-    log(`[lab ${name}] cluster ${cluster.name}: ready at ${cluster.apiServerUrl} (kubeconfig ${cluster.kubeconfig}); agent started`);
+    log(
+      `[lab ${name}] cluster ${cluster.name}: ready at ${cluster.apiServerUrl} (kubeconfig ${cluster.kubeconfig}); agent started`,
+    );
   }
   await setProfile(state, state.profile);
   return ensureSupervisors(state, log);
@@ -256,7 +275,9 @@ export function ensureSupervisors(state: LabState, log: (line: string) => void =
       if (mine) mine.supervisor = supervisor;
     });
     if (updated) Object.assign(state, updated);
-    log(`[lab ${state.name}] cluster ${cluster.name}: supervisor started (pid ${supervisor.pid}); it restarts any process of the cluster that exits`);
+    log(
+      `[lab ${state.name}] cluster ${cluster.name}: supervisor started (pid ${supervisor.pid}); it restarts any process of the cluster that exits`,
+    );
   }
   return state;
 }
@@ -271,7 +292,11 @@ function sameClusters(state: LabState, requests: readonly ClusterRequest[]): boo
     state.clusters.length === requests.length &&
     requests.every((r, i) => {
       const c = state.clusters[i]!;
-      return c.name === r.name && (!r.podCidr || r.podCidr === c.podCidr) && (!r.serviceCidr || r.serviceCidr === c.serviceCidr);
+      return (
+        c.name === r.name &&
+        (!r.podCidr || r.podCidr === c.podCidr) &&
+        (!r.serviceCidr || r.serviceCidr === c.serviceCidr)
+      );
     })
   );
 }
@@ -282,7 +307,11 @@ async function createNetwork(state: LabState, cluster: ClusterState): Promise<vo
     // The router holds the public address on the bridge; the cluster sits on a private link.
     await createNamespace(cluster.routerNetns);
     await attachToBridge(cluster.routerNetns, state.bridge, cluster.hostLink, `${cluster.publicAddress}/24`);
-    await linkNamespaces({ netns: cluster.routerNetns, address: `${cluster.gatewayAddress}/24` }, { netns: cluster.netns, address: `${cluster.address}/24` }, "lan");
+    await linkNamespaces(
+      { netns: cluster.routerNetns, address: `${cluster.gatewayAddress}/24` },
+      { netns: cluster.netns, address: `${cluster.address}/24` },
+      "lan",
+    );
     await run("ip", ["netns", "exec", cluster.netns, "ip", "route", "add", "default", "via", cluster.gatewayAddress!]);
     await configureNatRouter(cluster.routerNetns, cluster.privateCidr!, cluster.address, state.natForwards);
   } else {
@@ -294,7 +323,9 @@ async function createNetwork(state: LabState, cluster: ClusterState): Promise<vo
 /** Applies a connectivity profile (`open` or `gateway-only`) to a running lab. */
 export async function setProfile(state: LabState, profile: ConnectivityProfile): Promise<void> {
   if (profile === "nat" && !state.clusters.some((c) => c.routerNetns)) {
-    throw new Error(`lab ${state.name}: the nat profile is chosen at "up" (--profile nat --behind-nat NAME); it cannot be applied to a running lab`);
+    throw new Error(
+      `lab ${state.name}: the nat profile is chosen at "up" (--profile nat --behind-nat NAME); it cannot be applied to a running lab`,
+    );
   }
   if (profile !== "nat" && state.profile === "nat") {
     throw new Error(`lab ${state.name} was built behind NAT; bring it down and up again to change to ${profile}`);
@@ -397,7 +428,11 @@ export function labHealth(state: LabState): ClusterHealth[] {
   return state.clusters.map((c) => ({
     name: c.name,
     apiServerUrl: c.apiServerUrl,
-    processes: [...c.processes, ...(c.supervisor ? [c.supervisor] : [])].map((p) => ({ name: p.name, pid: p.pid, running: isRunning(p) })),
+    processes: [...c.processes, ...(c.supervisor ? [c.supervisor] : [])].map((p) => ({
+      name: p.name,
+      pid: p.pid,
+      running: isRunning(p),
+    })),
   }));
 }
 

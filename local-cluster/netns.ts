@@ -8,10 +8,11 @@ import { namespaceExists } from "../provider/host/namespaces.js";
 
 export { namespaceExists, namespacePids } from "../provider/host/namespaces.js";
 
-
 /** Whether a link named `name` exists in the host's namespace. */
 export async function linkExists(name: string): Promise<boolean> {
-  return (await run("ip", ["-o", "link", "show"])).split("\n").some((line) => line.split(":")[1]?.trim().split("@")[0] === name);
+  return (await run("ip", ["-o", "link", "show"]))
+    .split("\n")
+    .some((line) => line.split(":")[1]?.trim().split("@")[0] === name);
 }
 
 /** Creates network namespace `name` with its loopback up. */
@@ -46,7 +47,12 @@ export async function deleteLink(name: string): Promise<void> {
  * Joins namespace `netns` to host bridge `bridge` with a veth pair: `hostEnd` stays on the bridge,
  * the other end becomes `eth0` in the namespace with `addressWithPrefix`.
  */
-export async function attachToBridge(netns: string, bridge: string, hostEnd: string, addressWithPrefix: string): Promise<void> {
+export async function attachToBridge(
+  netns: string,
+  bridge: string,
+  hostEnd: string,
+  addressWithPrefix: string,
+): Promise<void> {
   await deleteLink(hostEnd);
   await run("ip", ["link", "add", hostEnd, "type", "veth", "peer", "name", `${hostEnd}p`]);
   await run("ip", ["link", "set", `${hostEnd}p`, "netns", netns]);

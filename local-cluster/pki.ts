@@ -71,7 +71,12 @@ function signWith(ca: KeyPair, cert: forge.pki.Certificate): void {
 }
 
 /** Creates a TLS serving certificate for the given DNS names and IP addresses. */
-export function forgeServingCertificate(ca: KeyPair, commonName: string, dnsNames: readonly string[], ips: readonly string[]): KeyPair {
+export function forgeServingCertificate(
+  ca: KeyPair,
+  commonName: string,
+  dnsNames: readonly string[],
+  ips: readonly string[],
+): KeyPair {
   const keys = generateRsaKey();
   const cert = newCertificate(keys.publicKey, [{ name: "commonName", value: commonName }]);
   cert.setExtensions([

@@ -93,19 +93,29 @@ const PRIVATE_NAT_CIDR = "192.168.100.0/24";
 const MAX_CLUSTERS = 40;
 
 /** Plans lab `name` in `dir`; throws {@link LabPlanError} listing every invalid input. */
-export function planLab(name: string, dir: string, requests: readonly ClusterRequest[], settings: PlanSettings): LabPlan {
+export function planLab(
+  name: string,
+  dir: string,
+  requests: readonly ClusterRequest[],
+  settings: PlanSettings,
+): LabPlan {
   const problems: string[] = [];
   if (!/^[a-z0-9]{1,8}$/.test(name)) problems.push(`lab name "${name}": use 1 to 8 lowercase letters or digits`);
   if (requests.length === 0) problems.push("no clusters requested");
   if (requests.length > MAX_CLUSTERS) problems.push(`${requests.length} clusters requested; at most ${MAX_CLUSTERS}`);
   const names = requests.map((r) => r.name);
   for (const [i, n] of names.entries()) {
-    if (!/^[a-z][a-z0-9-]{0,11}$/.test(n)) problems.push(`cluster name "${n}": use a lowercase letter, then up to 11 lowercase letters, digits or dashes`);
-    if (names.indexOf(n) !== i && names.indexOf(n, names.indexOf(n) + 1) === i) problems.push(`cluster name "${n}" is given more than once`);
+    if (!/^[a-z][a-z0-9-]{0,11}$/.test(n))
+      problems.push(`cluster name "${n}": use a lowercase letter, then up to 11 lowercase letters, digits or dashes`);
+    if (names.indexOf(n) !== i && names.indexOf(n, names.indexOf(n) + 1) === i)
+      problems.push(`cluster name "${n}" is given more than once`);
   }
-  const behindNat = settings.profile === "nat" ? (settings.behindNat?.length ? settings.behindNat : names.slice(-1)) : [];
-  for (const n of behindNat) if (!names.includes(n)) problems.push(`--behind-nat "${n}" is not one of the clusters (${names.join(", ")})`);
-  if (settings.profile !== "nat" && settings.behindNat?.length) problems.push(`--behind-nat needs --profile nat (profile is ${settings.profile})`);
+  const behindNat =
+    settings.profile === "nat" ? (settings.behindNat?.length ? settings.behindNat : names.slice(-1)) : [];
+  for (const n of behindNat)
+    if (!names.includes(n)) problems.push(`--behind-nat "${n}" is not one of the clusters (${names.join(", ")})`);
+  if (settings.profile !== "nat" && settings.behindNat?.length)
+    problems.push(`--behind-nat needs --profile nat (profile is ${settings.profile})`);
   const { from, to } = settings.gatewayPorts;
   if (!(Number.isInteger(from) && Number.isInteger(to) && from >= 1 && from <= to && to <= 65535)) {
     problems.push(`gateway ports ${from}-${to}: expected a range within 1-65535`);
@@ -122,7 +132,8 @@ export function planLab(name: string, dir: string, requests: readonly ClusterReq
         const reservedRanges: [string, Cidr][] = [["the NAT network", Cidr.parse(PRIVATE_NAT_CIDR)]];
         if (subnetIndex !== undefined) reservedRanges.push(["the lab network", labSubnet]);
         for (const [label, reserved] of reservedRanges) {
-          if (cidr.overlaps(reserved)) problems.push(`cluster ${request.name}: ${what} ${text} overlaps ${label} ${reserved.toString()}`);
+          if (cidr.overlaps(reserved))
+            problems.push(`cluster ${request.name}: ${what} ${text} overlaps ${label} ${reserved.toString()}`);
         }
         return cidr;
       } catch (error) {
@@ -132,7 +143,10 @@ export function planLab(name: string, dir: string, requests: readonly ClusterReq
     };
     const pods = parse("pod CIDR", request.podCidr ?? `10.${100 + index}.0.0/16`);
     const services = parse("service CIDR", request.serviceCidr ?? `10.${200 + index}.0.0/16`);
-    if (pods && services && pods.overlaps(services)) problems.push(`cluster ${request.name}: pod CIDR ${pods.toString()} overlaps service CIDR ${services.toString()}`);
+    if (pods && services && pods.overlaps(services))
+      problems.push(
+        `cluster ${request.name}: pod CIDR ${pods.toString()} overlaps service CIDR ${services.toString()}`,
+      );
     if (!pods || !services) return undefined;
     const publicAddress = labSubnet.nth(10 + index);
     const natted = behindNat.includes(request.name);
@@ -141,7 +155,13 @@ export function planLab(name: string, dir: string, requests: readonly ClusterReq
       name: request.name,
       index,
       netns: `liqo-${name}-${request.name}`,
-      ...(natted ? { routerNetns: `liqo-${name}-${request.name}-nat`, gatewayAddress: privateCidr.nth(1), privateCidr: privateCidr.toString() } : {}),
+      ...(natted
+        ? {
+            routerNetns: `liqo-${name}-${request.name}-nat`,
+            gatewayAddress: privateCidr.nth(1),
+            privateCidr: privateCidr.toString(),
+          }
+        : {}),
       hostLink: `lq-${name}-${index}`,
       address: natted ? privateCidr.nth(2) : publicAddress,
       publicAddress,

@@ -17,7 +17,8 @@ const RESTART_TIMEOUT_MS = 120_000;
 
 /** Checks a component name, naming the ones there are. */
 export function parseComponent(name: string): Component {
-  if (!(COMPONENTS as readonly string[]).includes(name)) throw new Error(`restart: no component "${name}" (components: ${COMPONENTS.join(", ")})`);
+  if (!(COMPONENTS as readonly string[]).includes(name))
+    throw new Error(`restart: no component "${name}" (components: ${COMPONENTS.join(", ")})`);
   return name as Component;
 }
 
@@ -25,7 +26,12 @@ export function parseComponent(name: string): Component {
  * Restarts `components` of cluster `clusterName` (default: every one) and waits until the cluster
  * is ready again. Resolves one line per component: its old and new PID.
  */
-export async function restartComponents(state: LabState, clusterName: string, components: readonly Component[] = COMPONENTS, log: (line: string) => void = () => undefined): Promise<string[]> {
+export async function restartComponents(
+  state: LabState,
+  clusterName: string,
+  components: readonly Component[] = COMPONENTS,
+  log: (line: string) => void = () => undefined,
+): Promise<string[]> {
   const started = Date.now();
   const fresh = ensureSupervisors(state, log);
   const cluster = clusterOf(fresh, clusterName);
@@ -36,7 +42,11 @@ export async function restartComponents(state: LabState, clusterName: string, co
     log(`cluster ${clusterName}: stopping ${component} (pid ${record.pid})`);
     await stopProcess(record);
   }
-  const context = { step: `restart of cluster ${clusterName}`, object: components.join(", "), endpoint: `lab ${state.name}` };
+  const context = {
+    step: `restart of cluster ${clusterName}`,
+    object: components.join(", "),
+    endpoint: `lab ${state.name}`,
+  };
   const now = await poll(context, { timeoutMs: RESTART_TIMEOUT_MS, intervalMs: 250 }, async () => {
     const current = readLab(state.name, dirname(state.dir));
     const mine = current && clusterOf(current, clusterName);
@@ -44,7 +54,9 @@ export async function restartComponents(state: LabState, clusterName: string, co
       const record = mine?.processes.find((p) => p.name === c);
       return !record || record.pid === old.get(c)!.pid || !isRunning(record);
     });
-    return waiting.length === 0 ? { done: true, value: mine! } : { done: false, state: `waiting for the supervisor to start ${waiting.join(", ")} again` };
+    return waiting.length === 0
+      ? { done: true, value: mine! }
+      : { done: false, state: `waiting for the supervisor to start ${waiting.join(", ")} again` };
   });
   const spec = controlPlaneSpec(fresh, now);
   // The supervisor restarts what exits meanwhile: these waits only look at the cluster's answers.
@@ -53,7 +65,10 @@ export async function restartComponents(state: LabState, clusterName: string, co
   await waitForControllers(spec, noExitCheck, RESTART_TIMEOUT_MS);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   return [
-    ...components.map((c) => `cluster ${clusterName}: restarted ${c} (pid ${old.get(c)!.pid} → ${now.processes.find((p) => p.name === c)!.pid})`),
+    ...components.map(
+      (c) =>
+        `cluster ${clusterName}: restarted ${c} (pid ${old.get(c)!.pid} → ${now.processes.find((p) => p.name === c)!.pid})`,
+    ),
     `cluster ${clusterName}: ready again after ${seconds} s (API server ready, controller manager and scheduler holding their leases)`,
   ];
 }

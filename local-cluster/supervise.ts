@@ -16,7 +16,13 @@ if (!values["lab-dir"] || !values.cluster) {
 }
 const stop = new AbortController();
 for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, () => stop.abort());
-supervise({ labDir: values["lab-dir"], cluster: values.cluster, signal: stop.signal, reporter: consoleReporter, apiServerPort: API_SERVER_PORT }).catch((error: Error) => {
+supervise({
+  labDir: values["lab-dir"],
+  cluster: values.cluster,
+  signal: stop.signal,
+  reporter: consoleReporter,
+  apiServerPort: API_SERVER_PORT,
+}).catch((error: Error) => {
   consoleReporter.warn(`supervisor of cluster ${values.cluster}: ${error.message}`);
   process.exit(1);
 });

@@ -65,16 +65,21 @@ export function decideRestarts(view: SupervisedView): Component[] {
     if (gate === "etcd running") return view.running.get("etcd") === true;
     return view.running.get("kube-apiserver") === true && view.apiReady();
   };
-  return COMPONENTS.filter((c) => view.running.get(c) === false && view.now >= (view.dueAt.get(c) ?? Number.NEGATIVE_INFINITY) && open(c));
+  return COMPONENTS.filter(
+    (c) => view.running.get(c) === false && view.now >= (view.dueAt.get(c) ?? Number.NEGATIVE_INFINITY) && open(c),
+  );
 }
 
 /** Whether the API server in this namespace answers `/readyz` with 200 (anonymous: the default RBAC allows it). */
 export function apiServerReady(caFile: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const req = request({ host: "127.0.0.1", port, path: "/readyz", ca: readFileSync(caFile), timeout: 2000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode === 200);
-    });
+    const req = request(
+      { host: "127.0.0.1", port, path: "/readyz", ca: readFileSync(caFile), timeout: 2000 },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode === 200);
+      },
+    );
     req.on("timeout", () => req.destroy());
     req.on("error", () => resolve(false));
     req.end();
@@ -88,7 +93,13 @@ export function supervisorEntryPoint(): string {
 
 /** Starts the supervisor of `cluster` (of the lab in `labDir`) in the cluster's namespace. */
 export function startSupervisor(labDir: string, cluster: ClusterState): ProcessRecord {
-  return startInNamespace(cluster.netns, "supervisor", process.execPath, [supervisorEntryPoint(), "--lab-dir", labDir, "--cluster", cluster.name], join(cluster.dir, "logs", "supervisor.log"));
+  return startInNamespace(
+    cluster.netns,
+    "supervisor",
+    process.execPath,
+    [supervisorEntryPoint(), "--lab-dir", labDir, "--cluster", cluster.name],
+    join(cluster.dir, "logs", "supervisor.log"),
+  );
 }
 
 /** Where the supervisor of one cluster works. */
@@ -110,7 +121,9 @@ export interface SuperviseOptions {
  */
 export async function supervise(options: SuperviseOptions): Promise<void> {
   const { reporter } = options;
-  const backoffs = new Map<Component, Backoff>(COMPONENTS.map((c) => [c, new Backoff(`supervisor: ${c}`, RESTART_BACKOFF)]));
+  const backoffs = new Map<Component, Backoff>(
+    COMPONENTS.map((c) => [c, new Backoff(`supervisor: ${c}`, RESTART_BACKOFF)]),
+  );
   const startedAt = new Map<Component, number>();
   const missingLaunch = new Set<Component>();
   reporter.info(`supervisor of cluster ${options.cluster}: watching ${COMPONENTS.join(", ")}`);
@@ -118,7 +131,9 @@ export async function supervise(options: SuperviseOptions): Promise<void> {
     const cluster = readLabFile(options.labDir)?.clusters.find((c) => c.name === options.cluster);
     if (!cluster) return reporter.info(`supervisor of cluster ${options.cluster}: the lab's state is gone; stopping`);
     const records = new Map(cluster.processes.map((p) => [p.name as Component, p]));
-    const running = new Map(COMPONENTS.filter((c) => records.has(c)).map((c) => [c, isRunning(records.get(c)!)] as const));
+    const running = new Map(
+      COMPONENTS.filter((c) => records.has(c)).map((c) => [c, isRunning(records.get(c)!)] as const),
+    );
     const now = Date.now();
     for (const [component, alive] of running) {
       if (alive && now - (startedAt.get(component) ?? 0) >= STABLE_MS) {
@@ -134,20 +149,32 @@ export async function supervise(options: SuperviseOptions): Promise<void> {
       if (options.signal.aborted) return;
       const launch = cluster.launches?.[component];
       if (!launch) {
-        if (!missingLaunch.has(component)) reporter.warn(`supervisor: ${component} exited, and the lab's state has no command line for it; run \`npm run clusters -- up\` again`);
+        if (!missingLaunch.has(component))
+          reporter.warn(
+            `supervisor: ${component} exited, and the lab's state has no command line for it; run \`npm run clusters -- up\` again`,
+          );
         missingLaunch.add(component);
         continue;
       }
       const old = records.get(component)!;
       const decision = backoffs.get(component)!.failed(`${component} (pid ${old.pid}) exited; see ${old.logFile}`, now);
-      const record = startInNamespace(cluster.netns, component, launch.command, launch.args, old.logFile, launch.environment);
+      const record = startInNamespace(
+        cluster.netns,
+        component,
+        launch.command,
+        launch.args,
+        old.logFile,
+        launch.environment,
+      );
       startedAt.set(component, now);
       updateLab(options.labDir, (state) => {
         const mine = state.clusters.find((c) => c.name === options.cluster);
         const index = mine?.processes.findIndex((p) => p.name === component) ?? -1;
         if (index >= 0) mine!.processes[index] = record;
       });
-      reporter.info(`supervisor: restarted ${component}: pid ${old.pid} exited, now pid ${record.pid} (restart ${decision.failures} in a row)`);
+      reporter.info(
+        `supervisor: restarted ${component}: pid ${old.pid} exited, now pid ${record.pid} (restart ${decision.failures} in a row)`,
+      );
       if (decision.report && decision.failures > 1) reporter.warn(decision.report);
     }
     await abortableDelay(CHECK_MS, options.signal);

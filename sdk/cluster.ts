@@ -95,7 +95,16 @@ export class Cluster extends pulumi.dynamic.Resource {
     super(
       lazyProvider("cluster"),
       name,
-      { ...args, kubeconfig: pulumi.secret(args.kubeconfig), clusterId: undefined, authUrl: undefined, authCaCert: undefined, gatewayEndpoint: undefined, apiServerUrl: args.apiServerUrl, ...ownUrn("Cluster", name, opts) },
+      {
+        ...args,
+        kubeconfig: pulumi.secret(args.kubeconfig),
+        clusterId: undefined,
+        authUrl: undefined,
+        authCaCert: undefined,
+        gatewayEndpoint: undefined,
+        apiServerUrl: args.apiServerUrl,
+        ...ownUrn("Cluster", name, opts),
+      },
       { ...opts, additionalSecretOutputs: ["kubeconfig"] },
       "liqo",
       "Cluster",

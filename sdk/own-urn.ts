@@ -7,6 +7,10 @@ import { URN_INPUT } from "../provider/resources/hidden-inputs.js";
  * does (stack, project, parent's type chain, the dynamic resource's type token), for the
  * resource's inputs.
  */
-export function ownUrn(type: string, name: string, opts: pulumi.CustomResourceOptions | undefined): Record<string, pulumi.Output<string>> {
+export function ownUrn(
+  type: string,
+  name: string,
+  opts: pulumi.CustomResourceOptions | undefined,
+): Record<string, pulumi.Output<string>> {
   return { [URN_INPUT]: pulumi.createUrn(name, `pulumi-nodejs:dynamic/liqo:${type}`, opts?.parent) };
 }

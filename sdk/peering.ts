@@ -133,8 +133,15 @@ export class Peering extends pulumi.dynamic.Resource {
     );
     if (args.approach === "in-band" && args.tunnel && args.providerCluster) {
       const { tunnel, consumer, providerCluster } = args;
-      const servedBy = pulumi.output(tunnel).apply((t) => (t.server === "consumer" ? consumer.clusterId : providerCluster.clusterId));
-      claimServedPort({ holder: `Peering "${name}" (in-band)`, serverClusterId: servedBy, port: pulumi.output(tunnel).apply((t) => t.port), resource: this });
+      const servedBy = pulumi
+        .output(tunnel)
+        .apply((t) => (t.server === "consumer" ? consumer.clusterId : providerCluster.clusterId));
+      claimServedPort({
+        holder: `Peering "${name}" (in-band)`,
+        serverClusterId: servedBy,
+        port: pulumi.output(tunnel).apply((t) => t.port),
+        resource: this,
+      });
     }
   }
 }

@@ -106,7 +106,9 @@ export class Tunnel extends pulumi.dynamic.Resource {
       "liqo",
       "Tunnel",
     );
-    const servedBy = pulumi.output(args.server).apply((server) => (server === "consumer" ? args.peering.consumerClusterId : args.peering.providerClusterId));
+    const servedBy = pulumi
+      .output(args.server)
+      .apply((server) => (server === "consumer" ? args.peering.consumerClusterId : args.peering.providerClusterId));
     claimServedPort({ holder: `Tunnel "${name}"`, serverClusterId: servedBy, port: args.port, resource: this });
   }
 }

@@ -16,6 +16,7 @@ function alive(pid) {
 module.exports = async function globalTeardown() {
   for (const name of listLabs(TEST_LAB_ROOT)) {
     const owner = labOwner(name);
-    if (owner === undefined || owner === Number(process.env.LIQO_TEST_RUN) || !alive(owner)) await downLab(name, TEST_LAB_ROOT);
+    if (owner === undefined || owner === Number(process.env.LIQO_TEST_RUN) || !alive(owner))
+      await downLab(name, TEST_LAB_ROOT);
   }
 };

@@ -16,9 +16,21 @@ import type * as k8s from "@kubernetes/client-node";
 import { tenantNamespace } from "../../provider/api/names.js";
 import { checkIdentityCsr } from "../../provider/authentication/csr-policy.js";
 import type { IdentityResponseBody } from "../../provider/authentication/protocol.js";
-import { ensureTenantNamespace, ensureTenantRbac, getTenantKeyFingerprint } from "../../provider/authentication/tenant.js";
+import {
+  ensureTenantNamespace,
+  ensureTenantRbac,
+  getTenantKeyFingerprint,
+} from "../../provider/authentication/tenant.js";
 import { publicKeyFingerprint } from "../../provider/authentication/consumer-key.js";
-import { bindPeeringToken, getPeeringTokenRecord, parsePeeringToken, tokenBindingRefusal, verifyPeeringToken, type PeeringTokenRecord, type TokenBinding } from "../../provider/authentication/tokens.js";
+import {
+  bindPeeringToken,
+  getPeeringTokenRecord,
+  parsePeeringToken,
+  tokenBindingRefusal,
+  verifyPeeringToken,
+  type PeeringTokenRecord,
+  type TokenBinding,
+} from "../../provider/authentication/tokens.js";
 import { getClusterIdentity, isClusterId } from "../../provider/cluster/install.js";
 import type { Reporter } from "../reporter.js";
 import { fail, refuse, type Answer } from "./answer.js";
@@ -48,11 +60,21 @@ export async function issueIdentity(ctx: IssueContext, body: unknown, source: st
   // 1. Shape. Messages name fields, never echo the token.
   const b = (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>;
   const missing = ["token", "clusterId", "clusterName", "csr"].filter((k) => typeof b[k] !== "string" || b[k] === "");
-  if (missing.length > 0) return refuse(400, `request body must be JSON with string fields token, clusterId, clusterName, csr; missing or empty: ${missing.join(", ")}`);
-  const { token, clusterId, clusterName, csr } = b as { token: string; clusterId: string; clusterName: string; csr: string };
+  if (missing.length > 0)
+    return refuse(
+      400,
+      `request body must be JSON with string fields token, clusterId, clusterName, csr; missing or empty: ${missing.join(", ")}`,
+    );
+  const { token, clusterId, clusterName, csr } = b as {
+    token: string;
+    clusterId: string;
+    clusterName: string;
+    csr: string;
+  };
   const problems: string[] = [];
   if (!isClusterId(clusterId)) problems.push("clusterId must be 16 lowercase hex characters");
-  if (clusterName.length > MAX_NAME_LENGTH || !NAME_PATTERN.test(clusterName)) problems.push(`clusterName must be 1-${MAX_NAME_LENGTH} letters, digits, spaces or . _ : -`);
+  if (clusterName.length > MAX_NAME_LENGTH || !NAME_PATTERN.test(clusterName))
+    problems.push(`clusterName must be 1-${MAX_NAME_LENGTH} letters, digits, spaces or . _ : -`);
   if (problems.length > 0) return refuse(400, problems.join("; "));
 
   // 2. Token. A well-formed token's record is read; any other takes the same comparison against a decoy.
@@ -60,8 +82,15 @@ export async function issueIdentity(ctx: IssueContext, body: unknown, source: st
   const record = parsed ? await getPeeringTokenRecord(ctx.kc, parsed.tokenId) : undefined;
   const verdict = verifyPeeringToken(token, record?.secretHash, record?.expiresAt, new Date(ctx.now()));
   if (!verdict.valid) {
-    ctx.log.warn(`refused identity request of consumer ${clusterId} from ${source}: token ${verdict.reason}${parsed ? ` (token id ${parsed.tokenId})` : ""}`);
-    return refuse(403, verdict.reason === "expired" ? "peering token refused: it has expired" : "peering token refused: unknown, revoked or wrong token");
+    ctx.log.warn(
+      `refused identity request of consumer ${clusterId} from ${source}: token ${verdict.reason}${parsed ? ` (token id ${parsed.tokenId})` : ""}`,
+    );
+    return refuse(
+      403,
+      verdict.reason === "expired"
+        ? "peering token refused: it has expired"
+        : "peering token refused: unknown, revoked or wrong token",
+    );
   }
 
   // 3. CSR subject and key: the CSR's signature proves the consumer holds the key it names.
@@ -72,24 +101,40 @@ export async function issueIdentity(ctx: IssueContext, body: unknown, source: st
   }
 
   const provider = await getClusterIdentity(ctx.kc);
-  if (!provider) return fail(503, "this cluster's identity is not installed (Cluster resource incomplete); try again later");
-  if (provider.clusterId === clusterId) return refuse(400, "clusterId is this provider's own id: a cluster cannot peer with itself");
+  if (!provider)
+    return fail(503, "this cluster's identity is not installed (Cluster resource incomplete); try again later");
+  if (provider.clusterId === clusterId)
+    return refuse(400, "clusterId is this provider's own id: a cluster cannot peer with itself");
 
   // 4. Binding: the token, and the consumer's tenant, belong to one consumer's id and key.
   const presented = { clusterId, keySha256: publicKeyFingerprint(csrVerdict.publicKeyPem) };
   const refusal = await bindToConsumer(ctx, parsed!.tokenId, record!, presented);
   if (refusal) {
-    ctx.log.warn(`refused identity request of consumer ${clusterId} from ${source}: ${refusal} (token id ${parsed!.tokenId})`);
+    ctx.log.warn(
+      `refused identity request of consumer ${clusterId} from ${source}: ${refusal} (token id ${parsed!.tokenId})`,
+    );
     return refuse(403, refusal);
   }
 
   // 5-6. Provider cluster acts: tenant, RBAC, certificate.
-  await ensureTenantNamespace(ctx.kc, { consumerClusterId: clusterId, consumerClusterName: clusterName, consumerKeySha256: presented.keySha256 });
+  await ensureTenantNamespace(ctx.kc, {
+    consumerClusterId: clusterId,
+    consumerClusterName: clusterName,
+    consumerKeySha256: presented.keySha256,
+  });
   await ensureTenantRbac(ctx.kc, clusterId);
-  const signed = await signConsumerCsr(ctx, { consumerClusterId: clusterId, csrPem: csr, ...(ctx.lifetimeSeconds ? { expirationSeconds: ctx.lifetimeSeconds } : {}), purpose: "issuing the identity", source });
+  const signed = await signConsumerCsr(ctx, {
+    consumerClusterId: clusterId,
+    csrPem: csr,
+    ...(ctx.lifetimeSeconds ? { expirationSeconds: ctx.lifetimeSeconds } : {}),
+    purpose: "issuing the identity",
+    source,
+  });
   if (!("certificate" in signed)) return signed;
   const { certificate, csrName } = signed;
-  ctx.log.info(`issued identity to consumer ${clusterId} (${clusterName}) from ${source}: CSR ${csrName}, token id ${parsed!.tokenId}`);
+  ctx.log.info(
+    `issued identity to consumer ${clusterId} (${clusterName}) from ${source}: CSR ${csrName}, token id ${parsed!.tokenId}`,
+  );
 
   // 7. Answer.
   const answer: IdentityResponseBody = {
@@ -110,7 +155,12 @@ const BIND_ATTEMPTS = 3;
  * Why `presented` may not be issued an identity with token `tokenId`, or undefined once the token
  * is bound to it (binding it now on first use). Writes nothing when it refuses.
  */
-async function bindToConsumer(ctx: IssueContext, tokenId: string, record: PeeringTokenRecord, presented: TokenBinding): Promise<string | undefined> {
+async function bindToConsumer(
+  ctx: IssueContext,
+  tokenId: string,
+  record: PeeringTokenRecord,
+  presented: TokenBinding,
+): Promise<string | undefined> {
   const bound = tokenBindingRefusal(record.boundTo, presented);
   if (bound) return bound;
   // Another token cannot take over a consumer that already has an identity here with another key.

@@ -31,7 +31,12 @@ export interface RenewContext extends CertificateAuthContext {
 }
 
 /** Handles one renewal from `source` (an IP, for logs). */
-export async function renewConsumerIdentity(ctx: RenewContext, peer: PeerCertificate, body: unknown, source: string): Promise<Answer> {
+export async function renewConsumerIdentity(
+  ctx: RenewContext,
+  peer: PeerCertificate,
+  body: unknown,
+  source: string,
+): Promise<Answer> {
   // 1. Who asks: the certificate it holds.
   const who = authenticateConsumer(ctx, peer, source, "renewal");
   if ("status" in who) return who;
@@ -47,7 +52,9 @@ export async function renewConsumerIdentity(ctx: RenewContext, peer: PeerCertifi
     return refuse(403, `renewal refused: ${refusal}`);
   }
   // 3. The request: the same user, the same key.
-  const csr = (typeof body === "object" && body !== null ? (body as Record<string, unknown>)["csr"] : undefined) as unknown;
+  const csr = (
+    typeof body === "object" && body !== null ? (body as Record<string, unknown>)["csr"] : undefined
+  ) as unknown;
   if (typeof csr !== "string" || csr === "") return refuse(400, "request body must be JSON with a string field csr");
   const verdict = checkIdentityCsr(csr, who.clusterId);
   if (!verdict.ok) {
@@ -55,15 +62,25 @@ export async function renewConsumerIdentity(ctx: RenewContext, peer: PeerCertifi
     return refuse(verdict.kind === "malformed" ? 400 : 403, `renewal refused: ${verdict.reason}`);
   }
   if (publicKeyFingerprint(verdict.publicKeyPem) !== who.keySha256) {
-    ctx.log.warn(`refused renewal of consumer ${who.clusterId} from ${source}: the CSR is signed by another key than the certificate's`);
+    ctx.log.warn(
+      `refused renewal of consumer ${who.clusterId} from ${source}: the CSR is signed by another key than the certificate's`,
+    );
     return refuse(403, "renewal refused: the CSR must be signed by the key of the certificate being renewed");
   }
 
   // 4-5. Provider cluster acts: a new certificate for the same user and key.
-  const signed = await signConsumerCsr(ctx, { consumerClusterId: who.clusterId, csrPem: csr, expirationSeconds: ctx.lifetimeSeconds, purpose: "renewing the identity", source });
+  const signed = await signConsumerCsr(ctx, {
+    consumerClusterId: who.clusterId,
+    csrPem: csr,
+    expirationSeconds: ctx.lifetimeSeconds,
+    purpose: "renewing the identity",
+    source,
+  });
   if (!("certificate" in signed)) return signed;
   const { certificate, csrName } = signed;
-  ctx.log.info(`renewed identity of consumer ${who.clusterId} from ${source}: CSR ${csrName}, valid until ${new X509Certificate(certificate).validToDate.toISOString()}`);
+  ctx.log.info(
+    `renewed identity of consumer ${who.clusterId} from ${source}: CSR ${csrName}, valid until ${new X509Certificate(certificate).validToDate.toISOString()}`,
+  );
   const answer: RenewResponseBody = { certificate };
   return { status: 200, body: answer };
 }

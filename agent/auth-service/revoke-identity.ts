@@ -50,9 +50,14 @@ const CONSUMER_CN = /^CN=pulumi-liqo:consumer:([0-9a-f]{16})$/;
  * checked again here against the CA certificates, not only trusted from the TLS layer, because a
  * server without a client CA would fall back to the public roots.
  */
-export function consumerOfCertificate(peer: PeerCertificate, clientCaPems: readonly string[], now: number): { clusterId: string; keySha256: string } | { status: number; reason: string } {
+export function consumerOfCertificate(
+  peer: PeerCertificate,
+  clientCaPems: readonly string[],
+  now: number,
+): { clusterId: string; keySha256: string } | { status: number; reason: string } {
   if (!peer.raw) return { status: 401, reason: "a client certificate (the identity itself) is required" };
-  if (!peer.authorized) return { status: 403, reason: `client certificate refused by TLS: ${peer.authorizationError ?? "not verified"}` };
+  if (!peer.authorized)
+    return { status: 403, reason: `client certificate refused by TLS: ${peer.authorizationError ?? "not verified"}` };
   let cert: X509Certificate;
   try {
     cert = new X509Certificate(peer.raw);
@@ -68,10 +73,14 @@ export function consumerOfCertificate(peer: PeerCertificate, clientCaPems: reado
     }
   });
   if (!signedByCa) return { status: 403, reason: "client certificate is not signed by this cluster's client CA" };
-  if (now < Date.parse(cert.validFrom) || now > Date.parse(cert.validTo)) return { status: 403, reason: "client certificate is not valid now (expired or not yet valid)" };
+  if (now < Date.parse(cert.validFrom) || now > Date.parse(cert.validTo))
+    return { status: 403, reason: "client certificate is not valid now (expired or not yet valid)" };
   const match = CONSUMER_CN.exec(cert.subject.trim());
   if (!match || !isClusterId(match[1]) || cert.subject.trim() !== `CN=${consumerUserName(match[1]!)}`) {
-    return { status: 403, reason: `client certificate subject "${cert.subject.replace(/\n/g, ", ")}" is not exactly CN=pulumi-liqo:consumer:<cluster id>` };
+    return {
+      status: 403,
+      reason: `client certificate subject "${cert.subject.replace(/\n/g, ", ")}" is not exactly CN=pulumi-liqo:consumer:<cluster id>`,
+    };
   }
   return { clusterId: match[1]!, keySha256: publicKeyFingerprint(cert.publicKey) };
 }
@@ -85,8 +94,17 @@ export function splitPemBundle(bundle: string): string[] {
  * The consumer that a request's client certificate stands for, or the answer refusing it (logged);
  * `action` (`revocation`, `renewal`) names the request in both.
  */
-export function authenticateConsumer(ctx: CertificateAuthContext, peer: PeerCertificate, source: string, action: string): { clusterId: string; keySha256: string } | Answer {
-  if (ctx.clientCaPems.length === 0) return fail(503, "this cluster's client CA could not be read (kube-system/extension-apiserver-authentication); try again later");
+export function authenticateConsumer(
+  ctx: CertificateAuthContext,
+  peer: PeerCertificate,
+  source: string,
+  action: string,
+): { clusterId: string; keySha256: string } | Answer {
+  if (ctx.clientCaPems.length === 0)
+    return fail(
+      503,
+      "this cluster's client CA could not be read (kube-system/extension-apiserver-authentication); try again later",
+    );
   const who = consumerOfCertificate(peer, ctx.clientCaPems, ctx.now());
   if (!("reason" in who)) return who;
   ctx.log.warn(`refused ${action} from ${source}: ${who.reason}`);
@@ -94,18 +112,29 @@ export function authenticateConsumer(ctx: CertificateAuthContext, peer: PeerCert
 }
 
 /** Handles one revocation from `source`. */
-export async function revokeConsumerIdentity(ctx: RevokeContext, peer: PeerCertificate, source: string): Promise<Answer> {
+export async function revokeConsumerIdentity(
+  ctx: RevokeContext,
+  peer: PeerCertificate,
+  source: string,
+): Promise<Answer> {
   const who = authenticateConsumer(ctx, peer, source, "revocation");
   if ("status" in who) return who;
   // A certificate for the right name but another key (one issued before tenants were bound to a
   // key, say) is not the consumer the tenant belongs to.
   const tenantKey = await getTenantKeyFingerprint(ctx.kc, who.clusterId);
   if (tenantKey !== undefined && tenantKey !== who.keySha256) {
-    ctx.log.warn(`refused revocation of consumer ${who.clusterId} from ${source}: the certificate's key is not the one its tenant is bound to`);
-    return refuse(403, `revocation refused: the certificate's key is not the one consumer ${who.clusterId}'s identity is bound to`);
+    ctx.log.warn(
+      `refused revocation of consumer ${who.clusterId} from ${source}: the certificate's key is not the one its tenant is bound to`,
+    );
+    return refuse(
+      403,
+      `revocation refused: the certificate's key is not the one consumer ${who.clusterId}'s identity is bound to`,
+    );
   }
   const result = await removeTenant(ctx.kc, who.clusterId, { timeoutMs: ctx.removalTimeoutMs });
-  ctx.log.info(`revoked identity of consumer ${who.clusterId} from ${source}: ${result.removed ? `removed ${result.tenantNamespace} and its CSRs` : "nothing left to remove"}`);
+  ctx.log.info(
+    `revoked identity of consumer ${who.clusterId} from ${source}: ${result.removed ? `removed ${result.tenantNamespace} and its CSRs` : "nothing left to remove"}`,
+  );
   const body: RevokeResponseBody = { revoked: result.removed, tenantNamespace: result.tenantNamespace };
   return { status: 200, body };
 }

@@ -73,7 +73,9 @@ const STEP = "auth service";
 /** Reads the serving certificate and key; undefined while the Secret is not there yet. */
 async function readServingTls(kc: k8s.KubeConfig): Promise<{ cert: string; key: string } | undefined> {
   const core = kc.makeApiClient(k8s.CoreV1Api);
-  const secret = await readOptional(() => core.readNamespacedSecret({ name: AUTH_TLS_SECRET, namespace: SYSTEM_NAMESPACE }));
+  const secret = await readOptional(() =>
+    core.readNamespacedSecret({ name: AUTH_TLS_SECRET, namespace: SYSTEM_NAMESPACE }),
+  );
   const decode = (key: string): string => Buffer.from(secret?.data?.[key] ?? "", "base64").toString("utf8");
   const [cert, key] = [decode("tls.crt"), decode("tls.key")];
   return cert && key ? { cert, key } : undefined;
@@ -82,7 +84,9 @@ async function readServingTls(kc: k8s.KubeConfig): Promise<{ cert: string; key: 
 /** Reads the client CA the API server trusts (the signer of identities), as the API server publishes it. */
 async function readClientCa(kc: k8s.KubeConfig): Promise<string> {
   const core = kc.makeApiClient(k8s.CoreV1Api);
-  const cm = await readOptional(() => core.readNamespacedConfigMap({ name: "extension-apiserver-authentication", namespace: "kube-system" }));
+  const cm = await readOptional(() =>
+    core.readNamespacedConfigMap({ name: "extension-apiserver-authentication", namespace: "kube-system" }),
+  );
   return cm?.data?.["client-ca-file"] ?? "";
 }
 
@@ -139,11 +143,19 @@ function closeLingering(socket: Socket): void {
 /** What the TLS layer saw of the client's certificate (revocation and renewal authenticate by it). */
 function peerOf(socket: TLSSocket): PeerCertificate {
   const peer = socket.getPeerCertificate();
-  return { ...(peer?.raw ? { raw: peer.raw } : {}), authorized: socket.authorized, ...(socket.authorizationError ? { authorizationError: String(socket.authorizationError) } : {}) };
+  return {
+    ...(peer?.raw ? { raw: peer.raw } : {}),
+    authorized: socket.authorized,
+    ...(socket.authorizationError ? { authorizationError: String(socket.authorizationError) } : {}),
+  };
 }
 
 /** What each endpoint does, for a server error's message. */
-const ACTIONS: Readonly<Record<string, string>> = { [IDENTITY_PATH]: "issuing the identity", [REVOKE_PATH]: "revoking the identity", [RENEW_PATH]: "renewing the identity" };
+const ACTIONS: Readonly<Record<string, string>> = {
+  [IDENTITY_PATH]: "issuing the identity",
+  [REVOKE_PATH]: "revoking the identity",
+  [RENEW_PATH]: "renewing the identity",
+};
 
 function write(res: ServerResponse, answer: Answer): void {
   const payload = JSON.stringify(answer.body);
@@ -168,21 +180,36 @@ export async function startAuthService(options: AuthServiceOptions): Promise<Run
     { timeoutMs: options.tlsWaitTimeoutMs ?? 600_000, intervalMs: 1_000 },
     async () => {
       const material = await readTls(kc);
-      return material ? { done: true, value: material } : { done: false, state: "Secret not found (is the Cluster installed?)" };
+      return material
+        ? { done: true, value: material }
+        : { done: false, state: "Secret not found (is the Cluster installed?)" };
     },
   );
-  if (!tls.clientCa) log.warn(`${STEP}: client CA not readable at ${endpoint} (kube-system/extension-apiserver-authentication); revocations are refused until it is`);
+  if (!tls.clientCa)
+    log.warn(
+      `${STEP}: client CA not readable at ${endpoint} (kube-system/extension-apiserver-authentication); revocations are refused until it is`,
+    );
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const source = req.socket.remoteAddress ?? "unknown";
     const path = (req.url ?? "").split("?")[0];
-    if (path === undefined || !Object.hasOwn(ACTIONS, path)) return write(res, fail(404, `no such endpoint; use POST ${IDENTITY_PATH}, POST ${RENEW_PATH} or POST ${REVOKE_PATH}`));
-    if (req.method !== "POST") return write(res, { ...fail(405, `${path} accepts POST only`), headers: { allow: "POST" } });
+    if (path === undefined || !Object.hasOwn(ACTIONS, path))
+      return write(
+        res,
+        fail(404, `no such endpoint; use POST ${IDENTITY_PATH}, POST ${RENEW_PATH} or POST ${REVOKE_PATH}`),
+      );
+    if (req.method !== "POST")
+      return write(res, { ...fail(405, `${path} accepts POST only`), headers: { allow: "POST" } });
     const blockedMs = limiter.blockedFor(source, now());
     if (blockedMs !== undefined) {
       const seconds = Math.ceil(blockedMs / 1000);
       log.warn(`${STEP}: throttled ${source} on ${path} for ${seconds} s after repeated refusals`);
-      return write(res, { ...refuse(429, `too many refused requests from ${source}; retry after ${seconds} s`, { "retry-after": String(seconds) }), countsAsFailure: false });
+      return write(res, {
+        ...refuse(429, `too many refused requests from ${source}; retry after ${seconds} s`, {
+          "retry-after": String(seconds),
+        }),
+        countsAsFailure: false,
+      });
     }
     let answer: Answer;
     try {
@@ -201,9 +228,18 @@ export async function startAuthService(options: AuthServiceOptions): Promise<Run
         else if (path === IDENTITY_PATH) {
           answer = await issueIdentity({ kc, now, log, certificateTimeoutMs, lifetimeSeconds }, body, source);
         } else if (path === RENEW_PATH) {
-          answer = await renewConsumerIdentity({ kc, now, log, clientCaPems: splitPemBundle(tls.clientCa), certificateTimeoutMs, lifetimeSeconds }, peerOf(req.socket as TLSSocket), body, source);
+          answer = await renewConsumerIdentity(
+            { kc, now, log, clientCaPems: splitPemBundle(tls.clientCa), certificateTimeoutMs, lifetimeSeconds },
+            peerOf(req.socket as TLSSocket),
+            body,
+            source,
+          );
         } else {
-          answer = await revokeConsumerIdentity({ kc, now, log, clientCaPems: splitPemBundle(tls.clientCa), removalTimeoutMs: 60_000 }, peerOf(req.socket as TLSSocket), source);
+          answer = await revokeConsumerIdentity(
+            { kc, now, log, clientCaPems: splitPemBundle(tls.clientCa), removalTimeoutMs: 60_000 },
+            peerOf(req.socket as TLSSocket),
+            source,
+          );
         }
       }
     } catch (error) {
@@ -249,12 +285,18 @@ export async function startAuthService(options: AuthServiceOptions): Promise<Run
     readTls(kc)
       .then((fresh) => {
         if (!fresh || (fresh.cert === tls.cert && fresh.key === tls.key && fresh.clientCa === tls.clientCa)) return;
-        server.setSecureContext({ cert: fresh.cert, key: fresh.key, ...(fresh.clientCa ? { ca: fresh.clientCa } : {}) });
+        server.setSecureContext({
+          cert: fresh.cert,
+          key: fresh.key,
+          ...(fresh.clientCa ? { ca: fresh.clientCa } : {}),
+        });
         tls = fresh;
         log.info(`${STEP}: reloaded TLS material`);
         options.onReload?.();
       })
-      .catch((error: unknown) => log.warn(`${STEP}: could not re-read TLS material at ${endpoint}: ${describeKubeError(error)}`));
+      .catch((error: unknown) =>
+        log.warn(`${STEP}: could not re-read TLS material at ${endpoint}: ${describeKubeError(error)}`),
+      );
   const refresh = setInterval(() => void reload(), options.refreshIntervalMs ?? 30_000);
   refresh.unref();
 

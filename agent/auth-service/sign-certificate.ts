@@ -4,7 +4,14 @@
  * hears at once, and for good, that it will not.
  */
 import type * as k8s from "@kubernetes/client-node";
-import { approveCsr, deleteConsumerCsrs, deleteCsr, forgeCertificateSigningRequest, submitCsr, waitForCertificate } from "../../provider/authentication/certificates.js";
+import {
+  approveCsr,
+  deleteConsumerCsrs,
+  deleteCsr,
+  forgeCertificateSigningRequest,
+  submitCsr,
+  waitForCertificate,
+} from "../../provider/authentication/certificates.js";
 import type { WaitTimeoutError } from "../../provider/wait/poll.js";
 import type { Reporter } from "../reporter.js";
 import { failForGood, type Answer } from "./answer.js";
@@ -41,9 +48,15 @@ export interface SigningRequest {
  * a terminal 503 when the signer issues nothing in time: then the CSR is withdrawn, so that a
  * signer coming back later signs no certificate that nobody holds.
  */
-export async function signConsumerCsr(ctx: SigningContext, request: SigningRequest): Promise<{ readonly certificate: string; readonly csrName: string } | Answer> {
+export async function signConsumerCsr(
+  ctx: SigningContext,
+  request: SigningRequest,
+): Promise<{ readonly certificate: string; readonly csrName: string } | Answer> {
   const { consumerClusterId, csrPem, expirationSeconds } = request;
-  const csrName = await submitCsr(ctx.kc, forgeCertificateSigningRequest({ consumerClusterId, csrPem, ...(expirationSeconds ? { expirationSeconds } : {}) }));
+  const csrName = await submitCsr(
+    ctx.kc,
+    forgeCertificateSigningRequest({ consumerClusterId, csrPem, ...(expirationSeconds ? { expirationSeconds } : {}) }),
+  );
   await approveCsr(ctx.kc, csrName);
   let certificate: string;
   try {

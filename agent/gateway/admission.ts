@@ -8,21 +8,35 @@ import * as k8s from "@kubernetes/client-node";
 import { REMOTE_CLUSTER_LABEL, SYSTEM_NAMESPACE, type TunnelEndpoint } from "../../provider/api/index.js";
 import { describeFailure, serverOf } from "../../provider/kube/client.js";
 import { writeTunnelEndpointStatus } from "../../provider/network-fabric/endpoints.js";
-import { endpointOrigin, refusalMessage, type EndpointOrigin, type RefusedClaims } from "../../provider/network-fabric/claims.js";
+import {
+  endpointOrigin,
+  refusalMessage,
+  type EndpointOrigin,
+  type RefusedClaims,
+} from "../../provider/network-fabric/claims.js";
 import type { Reporter } from "../reporter.js";
 
 /**
  * The origin of each endpoint's namespace, by namespace name. Lists the namespaces that carry a
  * remote cluster label, and only when some endpoint lives outside the system namespace.
  */
-export async function readOrigins(kc: k8s.KubeConfig, endpoints: readonly TunnelEndpoint[], step: string): Promise<ReadonlyMap<string, EndpointOrigin>> {
+export async function readOrigins(
+  kc: k8s.KubeConfig,
+  endpoints: readonly TunnelEndpoint[],
+  step: string,
+): Promise<ReadonlyMap<string, EndpointOrigin>> {
   const namespaces = new Set(endpoints.map((e) => e.metadata.namespace ?? ""));
   const labels = new Map<string, Record<string, string>>();
   if ([...namespaces].some((ns) => ns !== SYSTEM_NAMESPACE)) {
     const listed = await kc
       .makeApiClient(k8s.CoreV1Api)
       .listNamespace({ labelSelector: REMOTE_CLUSTER_LABEL })
-      .catch(describeFailure(`${step}: listing the namespaces labelled ${REMOTE_CLUSTER_LABEL} (to tell tenant namespaces)`, serverOf(kc)));
+      .catch(
+        describeFailure(
+          `${step}: listing the namespaces labelled ${REMOTE_CLUSTER_LABEL} (to tell tenant namespaces)`,
+          serverOf(kc),
+        ),
+      );
     for (const ns of listed.items) labels.set(ns.metadata?.name ?? "", ns.metadata?.labels ?? {});
   }
   return new Map([...namespaces].map((ns) => [ns, endpointOrigin(ns, labels.get(ns))]));
@@ -34,11 +48,22 @@ export async function readOrigins(kc: k8s.KubeConfig, endpoints: readonly Tunnel
  * was), and so do the status fields describing that. Writes (and warns) only when the refusal is
  * new, so a refused endpoint costs one read a pass and does not wake the gateway again.
  */
-export async function answerRefusal(kc: k8s.KubeConfig, endpoint: TunnelEndpoint, refusal: RefusedClaims, reporter: Reporter, step: string): Promise<void> {
+export async function answerRefusal(
+  kc: k8s.KubeConfig,
+  endpoint: TunnelEndpoint,
+  refusal: RefusedClaims,
+  reporter: Reporter,
+  step: string,
+): Promise<void> {
   const message = refusalMessage(refusal);
   const generation = endpoint.metadata.generation!;
   const status = endpoint.status;
   if (status?.phase === "Refused" && status.message === message && status.observedGeneration === generation) return;
-  await writeTunnelEndpointStatus(kc, endpoint, { ...status, phase: "Refused", message, observedGeneration: generation }, step);
+  await writeTunnelEndpointStatus(
+    kc,
+    endpoint,
+    { ...status, phase: "Refused", message, observedGeneration: generation },
+    step,
+  );
   reporter.warn(`${step}: TunnelEndpoint ${endpoint.metadata.namespace}/${endpoint.metadata.name}: ${message}`);
 }

@@ -11,7 +11,10 @@ import { isWireguardKey } from "./keys.js";
 export class GatewaySpecError extends Error {
   /** Brand for checks across copies of this module (no `instanceof`). */
   readonly isGatewaySpecError = true;
-  constructor(readonly what: string, readonly problems: readonly string[]) {
+  constructor(
+    readonly what: string,
+    readonly problems: readonly string[],
+  ) {
     super(`invalid ${what}:\n  - ${problems.join("\n  - ")}`);
     this.name = "GatewaySpecError";
   }
@@ -42,13 +45,16 @@ export function wireguardInterfaceName(peerId: string, localClusterId = ""): str
 export function ifnameProblems(ifname: string): string[] {
   return /^[A-Za-z0-9_.=+-]{1,15}$/.test(ifname)
     ? []
-    : [`ifname "${ifname}": use 1 to ${MAX_IFNAME_LENGTH} letters, digits or _.=+- (wireguard-go names its socket after it)`];
+    : [
+        `ifname "${ifname}": use 1 to ${MAX_IFNAME_LENGTH} letters, digits or _.=+- (wireguard-go names its socket after it)`,
+      ];
 }
 
 /** Problems of an address with prefix such as `10.254.0.1/30`. */
 export function interfaceAddressProblems(field: string, address: string): string[] {
   const match = /^([^/]+)\/(\d{1,2})$/.exec(address);
-  if (!match || Number(match[2]) > 32) return [`${field} "${address}": expected an address with its prefix, e.g. 10.254.0.1/30`];
+  if (!match || Number(match[2]) > 32)
+    return [`${field} "${address}": expected an address with its prefix, e.g. 10.254.0.1/30`];
   try {
     parseIpv4(match[1]!);
     return [];
@@ -58,7 +64,9 @@ export function interfaceAddressProblems(field: string, address: string): string
 }
 
 function portProblems(field: string, port: number): string[] {
-  return Number.isInteger(port) && port >= 1 && port <= 65535 ? [] : [`${field} ${port}: expected a UDP port from 1 to 65535`];
+  return Number.isInteger(port) && port >= 1 && port <= 65535
+    ? []
+    : [`${field} ${port}: expected a UDP port from 1 to 65535`];
 }
 
 function cidrProblems(field: string, cidrs: readonly string[]): string[] {
@@ -119,7 +127,8 @@ export interface WireguardPeerSpec {
 /** Checks a peer spec; throws {@link GatewaySpecError} with every problem. */
 export function checkPeerSpec(spec: WireguardPeerSpec): void {
   const problems = [...ifnameProblems(spec.ifname), ...cidrProblems("allowedIps", spec.allowedIps)];
-  if (!isWireguardKey(spec.peerPublicKey)) problems.push("peerPublicKey: expected 44 characters of base64 encoding 32 bytes");
+  if (!isWireguardKey(spec.peerPublicKey))
+    problems.push("peerPublicKey: expected 44 characters of base64 encoding 32 bytes");
   if (spec.endpoint !== undefined) {
     const match = /^(.+):(\d+)$/.exec(spec.endpoint);
     if (!match) problems.push(`endpoint "${spec.endpoint}": expected host:port, e.g. 172.29.4.10:51820`);
@@ -152,7 +161,14 @@ export function forgePeerArgs(spec: WireguardPeerSpec): string[] {
 
 /** `ip route replace <cidr> dev <ifname> [src <source>]` for each CIDR, as arguments after `ip`. */
 export function forgeRouteArgs(ifname: string, cidrs: readonly string[], source?: string): string[][] {
-  return cidrs.map((cidr) => ["route", "replace", cidr, "dev", ifname, ...(source === undefined ? [] : ["src", source])]);
+  return cidrs.map((cidr) => [
+    "route",
+    "replace",
+    cidr,
+    "dev",
+    ifname,
+    ...(source === undefined ? [] : ["src", source]),
+  ]);
 }
 
 /** Checks the routes asked of {@link forgeRouteArgs}; throws {@link GatewaySpecError} with every problem. */
@@ -182,6 +198,7 @@ export function interfaceSpecProblems(spec: {
     ...interfaceAddressProblems("address", spec.address),
   ];
   if (!isWireguardKey(spec.privateKey)) problems.push("privateKey: expected 44 characters of base64 encoding 32 bytes");
-  if (!(Number.isInteger(spec.mtu) && spec.mtu >= 576 && spec.mtu <= 65535)) problems.push(`mtu ${spec.mtu}: expected 576 to 65535`);
+  if (!(Number.isInteger(spec.mtu) && spec.mtu >= 576 && spec.mtu <= 65535))
+    problems.push(`mtu ${spec.mtu}: expected 576 to 65535`);
   return problems;
 }

@@ -21,7 +21,11 @@ const NAT_TABLES = ["mangle", "nat"] as const;
  * use the same pod CIDR: the remote's real addresses then look like local ones).
  */
 async function ensureGatewaySysctls(netns: string, ifname: string): Promise<void> {
-  for (const setting of ["net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0", `net.ipv4.conf.${ifname}.rp_filter=0`]) {
+  for (const setting of [
+    "net.ipv4.ip_forward=1",
+    "net.ipv4.conf.all.rp_filter=0",
+    `net.ipv4.conf.${ifname}.rp_filter=0`,
+  ]) {
     await runIn(netns, "sysctl", ["-q", "-w", setting]);
   }
 }
@@ -30,14 +34,24 @@ async function ensureGatewaySysctls(netns: string, ifname: string): Promise<void
 export async function removePeerFabric(netns: string, peerId: string, slot: number | undefined): Promise<void> {
   for (const table of NAT_TABLES) {
     const listing = await runIn(netns, "iptables", ["-w", "-t", table, "-S"]);
-    for (const args of forgeNatRuleDeletionsFromListing(table, listing, peerId)) await runIn(netns, "iptables", ["-w", ...args]);
+    for (const args of forgeNatRuleDeletionsFromListing(table, listing, peerId))
+      await runIn(netns, "iptables", ["-w", ...args]);
   }
   if (slot === undefined) return;
   const table = String(peerRouteTable(slot));
   const mark = forgePeerMarks(slot).toPeer;
   // `ip rule del` removes one matching rule a call; a crash between add and record may have left two.
   for (;;) {
-    const removed = await runIn(netns, "ip", ["rule", "del", "fwmark", mark, "lookup", table, "priority", String(FABRIC_RULE_PRIORITY)]).then(
+    const removed = await runIn(netns, "ip", [
+      "rule",
+      "del",
+      "fwmark",
+      mark,
+      "lookup",
+      table,
+      "priority",
+      String(FABRIC_RULE_PRIORITY),
+    ]).then(
       () => true,
       (error: CommandError) => {
         if (/No such file or directory|No such process/.test(error.stderr)) return false;
@@ -62,9 +76,11 @@ export async function applyPeerFabric(netns: string, plan: GatewayPlan): Promise
   await removePeerFabric(netns, plan.peerId, plan.slot);
   // The routes `ip route replace` added into the tunnel (proto boot), not the link's own /30
   // (proto kernel, from its address): a view that moved must not keep routing its old range.
-  await runIn(netns, "ip", ["route", "flush", "table", "main", "dev", plan.tunnelInterface, "proto", "boot"]).catch((error: CommandError) => {
-    if (!/Nothing to flush/.test(error.stderr)) throw error;
-  });
+  await runIn(netns, "ip", ["route", "flush", "table", "main", "dev", plan.tunnelInterface, "proto", "boot"]).catch(
+    (error: CommandError) => {
+      if (!/Nothing to flush/.test(error.stderr)) throw error;
+    },
+  );
   for (const rule of forgeNatRules(plan)) await runIn(netns, "iptables", ["-w", ...rule.args]);
   for (const args of forgeRoutes(plan)) await runIn(netns, "ip", args);
 }

@@ -16,15 +16,27 @@ export interface HandshakeWaitOptions {
  * `peerPublicKey`, and returns that peer's status. A timeout says what the peer looked like last:
  * absent, or its endpoint and byte counters.
  */
-export function waitForWireguardHandshake(netns: string, ifname: string, peerPublicKey: string, options: HandshakeWaitOptions = {}): Promise<WireguardPeerStatus> {
+export function waitForWireguardHandshake(
+  netns: string,
+  ifname: string,
+  peerPublicKey: string,
+  options: HandshakeWaitOptions = {},
+): Promise<WireguardPeerStatus> {
   return poll(
-    { step: "gateway", object: `WireGuard handshake of ${ifname} with peer ${peerPublicKey.slice(0, 8)}…`, endpoint: `netns ${netns}` },
+    {
+      step: "gateway",
+      object: `WireGuard handshake of ${ifname} with peer ${peerPublicKey.slice(0, 8)}…`,
+      endpoint: `netns ${netns}`,
+    },
     { timeoutMs: options.timeoutMs ?? 30_000, intervalMs: 100, ...(options.signal ? { signal: options.signal } : {}) },
     async () => {
       const peer = (await readWireguardStatus(netns, ifname)).peers.find((p) => p.publicKey === peerPublicKey);
       if (!peer) return { done: false, state: "peer not configured" };
       if (peer.latestHandshake) return { done: true, value: peer };
-      return { done: false, state: `no handshake yet (endpoint ${peer.endpoint ?? "unknown"}, rx ${peer.rxBytes} B, tx ${peer.txBytes} B)` };
+      return {
+        done: false,
+        state: `no handshake yet (endpoint ${peer.endpoint ?? "unknown"}, rx ${peer.rxBytes} B, tx ${peer.txBytes} B)`,
+      };
     },
   );
 }

@@ -14,7 +14,13 @@ import { connect } from "node:net";
 import { basename, dirname, join } from "node:path";
 import { runIn, type CommandError } from "../../provider/host/exec.js";
 import { namespaceExists, namespacePids } from "../../provider/host/namespaces.js";
-import { isRunning, recordOf, startInNamespace, stopProcess, type ProcessRecord } from "../../provider/host/processes.js";
+import {
+  isRunning,
+  recordOf,
+  startInNamespace,
+  stopProcess,
+  type ProcessRecord,
+} from "../../provider/host/processes.js";
 import { poll } from "../../provider/wait/poll.js";
 import {
   GatewaySpecError,
@@ -96,7 +102,11 @@ export async function linkExistsIn(netns: string, ifname: string): Promise<boole
 }
 
 /** The wireguard-go process serving `ifname` in namespace `netns`, found among that namespace's own processes. */
-export async function findWireguardProcess(netns: string, ifname: string, logFile = ""): Promise<ProcessRecord | undefined> {
+export async function findWireguardProcess(
+  netns: string,
+  ifname: string,
+  logFile = "",
+): Promise<ProcessRecord | undefined> {
   for (const pid of await namespacePids(netns)) {
     let argv: string[];
     try {
@@ -154,16 +164,24 @@ export async function ensureWireguardInterface(spec: WireguardInterfaceSpec): Pr
 
   const existing = await findWireguardProcess(netns, ifname, spec.logFile);
   const record =
-    existing ?? startInNamespace(netns, `wireguard-go ${ifname}`, spec.wireguardGo ?? "wireguard-go", ["-f", ifname], spec.logFile);
+    existing ??
+    startInNamespace(netns, `wireguard-go ${ifname}`, spec.wireguardGo ?? "wireguard-go", ["-f", ifname], spec.logFile);
   try {
     await poll(
-      { step: "gateway", object: `wireguard-go interface ${ifname} and socket ${wireguardSocketPath(ifname)}`, endpoint: `netns ${netns}` },
+      {
+        step: "gateway",
+        object: `wireguard-go interface ${ifname} and socket ${wireguardSocketPath(ifname)}`,
+        endpoint: `netns ${netns}`,
+      },
       { timeoutMs: spec.startTimeoutMs ?? 10_000, intervalMs: 50, ...(spec.signal ? { signal: spec.signal } : {}) },
       async () => {
-        if (!isRunning(record)) return { failed: true, reason: `wireguard-go (pid ${record.pid}) exited: ${tail(spec.logFile)}` };
+        if (!isRunning(record))
+          return { failed: true, reason: `wireguard-go (pid ${record.pid}) exited: ${tail(spec.logFile)}` };
         const link = await linkExistsIn(netns, ifname);
         const socket = existsSync(wireguardSocketPath(ifname));
-        return link && socket ? { done: true, value: undefined } : { done: false, state: `link ${link ? "up" : "absent"}, socket ${socket ? "present" : "absent"}` };
+        return link && socket
+          ? { done: true, value: undefined }
+          : { done: false, state: `link ${link ? "up" : "absent"}, socket ${socket ? "present" : "absent"}` };
       },
     );
     await withKeyFile(spec.keyDir ?? dirname(spec.logFile), spec.privateKey, (file) =>
@@ -196,12 +214,18 @@ export async function configureWireguardPeer(spec: WireguardPeerSpec): Promise<v
  * `source`, packets the gateway itself sends there leave from that address (e.g. its pod address)
  * rather than from the tunnel address.
  */
-export async function addTunnelRoutes(netns: string, ifname: string, cidrs: readonly string[], source?: string): Promise<void> {
+export async function addTunnelRoutes(
+  netns: string,
+  ifname: string,
+  cidrs: readonly string[],
+  source?: string,
+): Promise<void> {
   checkRoutes(ifname, cidrs, source);
   for (const args of forgeRouteArgs(ifname, cidrs, source)) await runIn(netns, "ip", args);
 }
 
-const isMissing = (error: unknown): boolean => /No such process|Cannot find device|does not exist/.test((error as CommandError).stderr ?? "");
+const isMissing = (error: unknown): boolean =>
+  /No such process|Cannot find device|does not exist/.test((error as CommandError).stderr ?? "");
 
 /** Removes the routes to `cidrs` through `ifname`; routes already gone are skipped. */
 export async function removeTunnelRoutes(netns: string, ifname: string, cidrs: readonly string[]): Promise<void> {
@@ -260,7 +284,9 @@ export async function deleteWireguardInterface(ref: WireguardInterfaceRef): Prom
   if (ref.routes?.length) {
     await removeTunnelRoutes(netns, ifname, ref.routes);
   }
-  const records = [ref.process, await findWireguardProcess(netns, ifname)].filter((r): r is ProcessRecord => r !== undefined);
+  const records = [ref.process, await findWireguardProcess(netns, ifname)].filter(
+    (r): r is ProcessRecord => r !== undefined,
+  );
   for (const record of records) {
     if (isRunning(record)) {
       await stopProcess(record, 5000);

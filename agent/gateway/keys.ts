@@ -17,7 +17,10 @@ export interface WireguardKeyPair {
 export class WireguardKeyError extends Error {
   /** Brand for checks across copies of this module (no `instanceof`). */
   readonly isWireguardKeyError = true;
-  constructor(readonly what: string, reason: string) {
+  constructor(
+    readonly what: string,
+    reason: string,
+  ) {
     super(`${what} is not a WireGuard key: ${reason}`);
     this.name = "WireguardKeyError";
   }
@@ -32,7 +35,10 @@ const X25519_PKCS8_PREFIX = Buffer.from("302e020100300506032b656e04220420", "hex
 /** Decodes a base64 WireGuard key into its 32 bytes, or throws {@link WireguardKeyError} naming `what`. */
 export function decodeWireguardKey(text: string, what = "key"): Buffer {
   if (!KEY_PATTERN.test(text)) {
-    throw new WireguardKeyError(what, `expected 44 characters of standard base64 encoding 32 bytes (got ${text.length} characters)`);
+    throw new WireguardKeyError(
+      what,
+      `expected 44 characters of standard base64 encoding 32 bytes (got ${text.length} characters)`,
+    );
   }
   return Buffer.from(text, "base64");
 }

@@ -42,7 +42,10 @@ export interface WireguardStatus {
 export class WireguardDumpError extends Error {
   /** Brand for checks across copies of this module (no `instanceof`). */
   readonly isWireguardDumpError = true;
-  constructor(readonly ifname: string, reason: string) {
+  constructor(
+    readonly ifname: string,
+    reason: string,
+  ) {
     super(`\`wg show ${ifname} dump\`: ${reason}`);
     this.name = "WireguardDumpError";
   }

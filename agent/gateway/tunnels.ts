@@ -25,12 +25,32 @@
 import * as k8s from "@kubernetes/client-node";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL, SYSTEM_NAMESPACE, type TunnelEndpoint, type TunnelEndpointStatus } from "../../provider/api/index.js";
+import {
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  REMOTE_CLUSTER_LABEL,
+  SYSTEM_NAMESPACE,
+  type TunnelEndpoint,
+  type TunnelEndpointStatus,
+} from "../../provider/api/index.js";
 import { getClusterIdentity, type ClusterIdentity } from "../../provider/cluster/install.js";
 import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../../provider/kube/client.js";
 import { Cidr } from "../../provider/net/cidr.js";
-import { GATEWAY_FINALIZER, gatewayKeySecretName, listTunnelEndpoints, setTunnelEndpointFinalizers, writeTunnelEndpointStatus } from "../../provider/network-fabric/endpoints.js";
-import { checkEndpointClaims, decideRemoteView, servedPortClash, type AcceptedClaims, type ClaimsVerdict, type RefusedClaims } from "../../provider/network-fabric/claims.js";
+import {
+  GATEWAY_FINALIZER,
+  gatewayKeySecretName,
+  listTunnelEndpoints,
+  setTunnelEndpointFinalizers,
+  writeTunnelEndpointStatus,
+} from "../../provider/network-fabric/endpoints.js";
+import {
+  checkEndpointClaims,
+  decideRemoteView,
+  servedPortClash,
+  type AcceptedClaims,
+  type ClaimsVerdict,
+  type RefusedClaims,
+} from "../../provider/network-fabric/claims.js";
 import type { RemoteView } from "../../provider/network-fabric/remap.js";
 import { tunnelAddress } from "../../provider/network-fabric/tunnel-plan.js";
 import { isRunning, type ProcessRecord } from "../../provider/host/processes.js";
@@ -40,7 +60,13 @@ import type { Reporter } from "../reporter.js";
 import { answerRefusal, readOrigins } from "./admission.js";
 import { applyPeerFabric, probeAcross, removePeerFabric } from "./fabric.js";
 import { WIREGUARD_IFNAME_PREFIX } from "./commands.js";
-import { configureWireguardPeer, deleteWireguardInterface, ensureWireguardInterface, readWireguardStatus, wireguardInterfaceName } from "./interface.js";
+import {
+  configureWireguardPeer,
+  deleteWireguardInterface,
+  ensureWireguardInterface,
+  readWireguardStatus,
+  wireguardInterfaceName,
+} from "./interface.js";
 import { forgeWireguardKeyPair, wireguardPublicKeyOf, type WireguardKeyPair } from "./keys.js";
 
 const STEP = "gateway";
@@ -162,7 +188,9 @@ export class TunnelGateway {
       for (const applied of this.applied.values()) {
         if (reported.has(applied.process.pid) || isRunning(applied.process)) continue;
         reported.add(applied.process.pid);
-        this.options.reporter.warn(`${STEP}: wireguard-go of ${applied.ifname} (pid ${applied.process.pid}) for ${applied.remoteClusterName} exited; restarting it`);
+        this.options.reporter.warn(
+          `${STEP}: wireguard-go of ${applied.ifname} (pid ${applied.process.pid}) for ${applied.remoteClusterName} exited; restarting it`,
+        );
         onExit();
       }
     }, EXIT_CHECK_MS);
@@ -201,8 +229,14 @@ export class TunnelGateway {
           if (endpoint.metadata.finalizers?.includes(GATEWAY_FINALIZER)) await this.takeDown(endpoint, identity);
           continue;
         }
-        const verdict: ClaimsVerdict = checkEndpointClaims(endpoint, origins.get(endpoint.metadata.namespace ?? "")!, identity.clusterId);
-        const refusal = verdict.accepted ? await this.reconcile(endpoint, endpoints, identity, verdict, readRoutes) : verdict;
+        const verdict: ClaimsVerdict = checkEndpointClaims(
+          endpoint,
+          origins.get(endpoint.metadata.namespace ?? "")!,
+          identity.clusterId,
+        );
+        const refusal = verdict.accepted
+          ? await this.reconcile(endpoint, endpoints, identity, verdict, readRoutes)
+          : verdict;
         if (refusal) {
           refused.add(uid);
           await answerRefusal(kc, endpoint, refusal, this.options.reporter, STEP);
@@ -219,7 +253,12 @@ export class TunnelGateway {
         this.retries.set(retryKey(endpoint), backoff);
         if (decision.report) this.options.reporter.warn(decision.report);
         if (!endpoint.metadata.deletionTimestamp) {
-          await writeTunnelEndpointStatus(kc, endpoint, { ...endpoint.status, phase: "Error", message, observedGeneration: endpoint.metadata.generation! }, STEP).catch(() => undefined);
+          await writeTunnelEndpointStatus(
+            kc,
+            endpoint,
+            { ...endpoint.status, phase: "Error", message, observedGeneration: endpoint.metadata.generation! },
+            STEP,
+          ).catch(() => undefined);
           // Applied again next pass; what runs stays known, so it can still be taken down. A port
           // kept from before may be what failed: the next start takes any free one.
           const applied = this.applied.get(uid);
@@ -228,7 +267,10 @@ export class TunnelGateway {
       }
     }
     await this.removeOrphans(endpoints);
-    return endpoints.filter((e) => !e.metadata.deletionTimestamp && !refused.has(e.metadata.uid!) && !this.applied.get(e.metadata.uid!)?.connected).length;
+    return endpoints.filter(
+      (e) =>
+        !e.metadata.deletionTimestamp && !refused.has(e.metadata.uid!) && !this.applied.get(e.metadata.uid!)?.connected,
+    ).length;
   }
 
   /**
@@ -236,18 +278,33 @@ export class TunnelGateway {
    * changed nothing, when the remote's ranges cannot be placed; the finalizer is set only once
    * everything is checked, right before anything is set up.
    */
-  private async reconcile(endpoint: TunnelEndpoint, all: readonly TunnelEndpoint[], identity: ClusterIdentity, claims: AcceptedClaims, routes: () => Promise<readonly Cidr[]>): Promise<RefusedClaims | undefined> {
+  private async reconcile(
+    endpoint: TunnelEndpoint,
+    all: readonly TunnelEndpoint[],
+    identity: ClusterIdentity,
+    claims: AcceptedClaims,
+    routes: () => Promise<readonly Cidr[]>,
+  ): Promise<RefusedClaims | undefined> {
     const { kc, netns, workDir } = this.options;
     const { spec } = endpoint;
     const uid = endpoint.metadata.uid!;
-    if (!identity.podCidr) throw new Error(`${STEP}: the cluster's pod CIDR is not recorded (reinstall the Cluster resource)`);
+    if (!identity.podCidr)
+      throw new Error(`${STEP}: the cluster's pod CIDR is not recorded (reinstall the Cluster resource)`);
     const ifname = interfaceOf(endpoint, identity.clusterId);
     const slot = endpoint.status?.slot ?? freeSlot(all, endpoint);
     const link = claims.link;
     const remoteRole = spec.role === "server" ? "client" : "server";
     const remoteTunnelAddress = tunnelAddress(link, remoteRole).split("/")[0]!;
-    const others = all.filter((e) => e.metadata.uid !== uid).flatMap((e) => [e.status?.remotePodCidrAsSeen, e.status?.remoteExternalCidrAsSeen]).filter((c): c is string => !!c);
-    const inputs = JSON.stringify({ spec, slot, others, cidrs: [identity.podCidr, identity.externalCidr, identity.serviceCidr] });
+    const others = all
+      .filter((e) => e.metadata.uid !== uid)
+      .flatMap((e) => [e.status?.remotePodCidrAsSeen, e.status?.remoteExternalCidrAsSeen])
+      .filter((c): c is string => !!c);
+    const inputs = JSON.stringify({
+      spec,
+      slot,
+      others,
+      cidrs: [identity.podCidr, identity.externalCidr, identity.serviceCidr],
+    });
 
     let applied = this.applied.get(uid);
     const stale = !applied || applied.inputs !== inputs || !isRunning(applied.process);
@@ -259,13 +316,22 @@ export class TunnelGateway {
       const decided = decideRemoteView(claims, {
         podCidr: Cidr.parse(identity.podCidr),
         ...(identity.externalCidr ? { externalCidr: Cidr.parse(identity.externalCidr) } : {}),
-        taken: [...(identity.serviceCidr ? [Cidr.parse(identity.serviceCidr)] : []), ...others.map((c) => Cidr.parse(c)), ...(await routes())],
+        taken: [
+          ...(identity.serviceCidr ? [Cidr.parse(identity.serviceCidr)] : []),
+          ...others.map((c) => Cidr.parse(c)),
+          ...(await routes()),
+        ],
       });
       if (!decided.accepted) return decided;
       view = decided.view;
     }
     if (!endpoint.metadata.finalizers?.includes(GATEWAY_FINALIZER)) {
-      await setTunnelEndpointFinalizers(kc, endpoint, [...(endpoint.metadata.finalizers ?? []), GATEWAY_FINALIZER], STEP);
+      await setTunnelEndpointFinalizers(
+        kc,
+        endpoint,
+        [...(endpoint.metadata.finalizers ?? []), GATEWAY_FINALIZER],
+        STEP,
+      );
     }
     if (!applied || stale) {
       const keys = await this.ensureKeyPair(ifname, spec.remoteClusterId);
@@ -282,7 +348,10 @@ export class TunnelGateway {
         keyDir: workDir,
         ...(this.options.wireguardGo ? { wireguardGo: this.options.wireguardGo } : {}),
       });
-      if (running.started) this.options.reporter.info(`${STEP}: interface ${ifname} up for ${spec.remoteClusterName} (wireguard-go pid ${running.process.pid})`);
+      if (running.started)
+        this.options.reporter.info(
+          `${STEP}: interface ${ifname} up for ${spec.remoteClusterName} (wireguard-go pid ${running.process.pid})`,
+        );
       // The server of a restarted interface dials its client where it last saw it, so that the
       // probe below starts the new session at once; the client roams on as before.
       const seen = applied?.peerSeenAt?.publicKey === spec.remote.publicKey ? applied?.peerSeenAt : undefined;
@@ -301,19 +370,41 @@ export class TunnelGateway {
         });
       }
       if (view) await applyPeerFabric(netns, { peerId: ifname, tunnelInterface: ifname, view, slot });
-      applied = { inputs, ifname, remoteClusterName: spec.remoteClusterName, process: running.process, publicKey: keys.publicKey, slot, view, status: "", statusWrittenAt: 0, observedAt: 0, connected: false, peerSeenAt: seen, ownPort: own.listenPort };
+      applied = {
+        inputs,
+        ifname,
+        remoteClusterName: spec.remoteClusterName,
+        process: running.process,
+        publicKey: keys.publicKey,
+        slot,
+        view,
+        status: "",
+        statusWrittenAt: 0,
+        observedAt: 0,
+        connected: false,
+        peerSeenAt: seen,
+        ownPort: own.listenPort,
+      };
       this.applied.set(uid, applied);
     }
 
     if (applied.connected && Date.now() - applied.observedAt < CONNECTED_PROBE_MS) return undefined;
     const { status, peerSeenAt } = await this.observe(endpoint, ifname, applied, identity, remoteTunnelAddress);
     const comparable = JSON.stringify({ ...status, latestHandshake: undefined, rttMs: undefined });
-    const observed = { ...applied, observedAt: Date.now(), connected: status.phase === "Connected", peerSeenAt: peerSeenAt ?? applied.peerSeenAt };
+    const observed = {
+      ...applied,
+      observedAt: Date.now(),
+      connected: status.phase === "Connected",
+      peerSeenAt: peerSeenAt ?? applied.peerSeenAt,
+    };
     this.applied.set(uid, observed);
     if (comparable !== applied.status || Date.now() - applied.statusWrittenAt > STATUS_REFRESH_MS) {
       await writeTunnelEndpointStatus(kc, endpoint, status, STEP);
       this.applied.set(uid, { ...observed, status: comparable, statusWrittenAt: Date.now() });
-      if (status.phase !== endpoint.status?.phase) this.options.reporter.info(`${STEP}: tunnel to ${spec.remoteClusterName} (${ifname}): ${status.phase}${status.message ? `: ${status.message}` : ""}`);
+      if (status.phase !== endpoint.status?.phase)
+        this.options.reporter.info(
+          `${STEP}: tunnel to ${spec.remoteClusterName} (${ifname}): ${status.phase}${status.message ? `: ${status.message}` : ""}`,
+        );
     }
     return undefined;
   }
@@ -322,7 +413,13 @@ export class TunnelGateway {
    * The status to report: keys and views, plus the handshake and a probe when the peer is
    * configured; and where the peer was seen.
    */
-  private async observe(endpoint: TunnelEndpoint, ifname: string, applied: Applied, identity: ClusterIdentity, remoteTunnelAddress: string): Promise<{ status: TunnelEndpointStatus; peerSeenAt?: Applied["peerSeenAt"] }> {
+  private async observe(
+    endpoint: TunnelEndpoint,
+    ifname: string,
+    applied: Applied,
+    identity: ClusterIdentity,
+    remoteTunnelAddress: string,
+  ): Promise<{ status: TunnelEndpointStatus; peerSeenAt?: Applied["peerSeenAt"] }> {
     const { spec } = endpoint;
     const { publicKey, slot, view } = applied;
     const base: TunnelEndpointStatus = {
@@ -335,17 +432,32 @@ export class TunnelGateway {
       ...(view ? { remotePodCidrAsSeen: view.remotePodCidrAsSeen.toString() } : {}),
       ...(view?.remoteExternalCidrAsSeen ? { remoteExternalCidrAsSeen: view.remoteExternalCidrAsSeen.toString() } : {}),
     };
-    if (!spec.remote.publicKey || !view) return { status: { ...base, phase: "Pending", message: `waiting for ${spec.remoteClusterName}'s public key and pod CIDR` } };
-    const peer = (await readWireguardStatus(this.options.netns, ifname)).peers.find((p) => p.publicKey === spec.remote.publicKey);
+    if (!spec.remote.publicKey || !view)
+      return {
+        status: {
+          ...base,
+          phase: "Pending",
+          message: `waiting for ${spec.remoteClusterName}'s public key and pod CIDR`,
+        },
+      };
+    const peer = (await readWireguardStatus(this.options.netns, ifname)).peers.find(
+      (p) => p.publicKey === spec.remote.publicKey,
+    );
     const rttMs = await probeAcross(this.options.netns, ifname, remoteTunnelAddress);
     const handshake = peer?.latestHandshake ? { latestHandshake: peer.latestHandshake.toISOString() } : {};
     const peerSeenAt = peer?.endpoint ? { publicKey: peer.publicKey, endpoint: peer.endpoint } : undefined;
     if (rttMs === undefined) {
-      const where = spec.role === "client" ? `dialing ${spec.remote.endpoint ?? "(no endpoint)"}` : `listening on UDP ${spec.listenPort}`;
+      const where =
+        spec.role === "client"
+          ? `dialing ${spec.remote.endpoint ?? "(no endpoint)"}`
+          : `listening on UDP ${spec.listenPort}`;
       const message = `no answer from ${spec.remoteClusterName}'s tunnel address ${remoteTunnelAddress} yet (${where}; ${peer?.latestHandshake ? "handshake done" : "no handshake yet"})`;
       return { status: { ...base, ...handshake, phase: "Pending", message }, peerSeenAt };
     }
-    return { status: { ...base, ...handshake, phase: "Connected", rttMs: Math.round(rttMs * 1000) / 1000 }, peerSeenAt };
+    return {
+      status: { ...base, ...handshake, phase: "Connected", rttMs: Math.round(rttMs * 1000) / 1000 },
+      peerSeenAt,
+    };
   }
 
   /** The endpoint's key pair from its Secret, made and stored on first use. */
@@ -354,7 +466,9 @@ export class TunnelGateway {
     const core = kc.makeApiClient(k8s.CoreV1Api);
     const name = keySecretName(ifname);
     const endpoint = serverOf(kc);
-    const secret = await readOptional(() => core.readNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE })).catch(describeFailure(`${STEP}: reading Secret ${SYSTEM_NAMESPACE}/${name}`, endpoint));
+    const secret = await readOptional(() => core.readNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE })).catch(
+      describeFailure(`${STEP}: reading Secret ${SYSTEM_NAMESPACE}/${name}`, endpoint),
+    );
     const stored = Buffer.from(secret?.data?.["privateKey"] ?? "", "base64").toString("utf8");
     if (stored) return { privateKey: stored, publicKey: wireguardPublicKeyOf(stored) };
     const fresh = forgeWireguardKeyPair();
@@ -362,7 +476,11 @@ export class TunnelGateway {
       apiVersion: "v1",
       kind: "Secret",
       type: "Opaque",
-      metadata: { name, namespace: SYSTEM_NAMESPACE, labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [REMOTE_CLUSTER_LABEL]: remoteClusterId } },
+      metadata: {
+        name,
+        namespace: SYSTEM_NAMESPACE,
+        labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [REMOTE_CLUSTER_LABEL]: remoteClusterId },
+      },
       data: { privateKey: Buffer.from(fresh.privateKey, "utf8").toString("base64") },
     } as k8s.V1Secret).catch(describeFailure(`${STEP}: applying Secret ${SYSTEM_NAMESPACE}/${name}`, endpoint));
     return fresh;
@@ -372,12 +490,23 @@ export class TunnelGateway {
   private async takeDown(endpoint: TunnelEndpoint, identity: ClusterIdentity): Promise<void> {
     const { kc } = this.options;
     const ifname = interfaceOf(endpoint, identity.clusterId);
-    const removed = await this.removeTunnel(ifname, endpoint.status?.slot, this.applied.get(endpoint.metadata.uid!)?.process);
+    const removed = await this.removeTunnel(
+      ifname,
+      endpoint.status?.slot,
+      this.applied.get(endpoint.metadata.uid!)?.process,
+    );
     this.applied.delete(endpoint.metadata.uid!);
     if (endpoint.metadata.finalizers?.includes(GATEWAY_FINALIZER)) {
-      await setTunnelEndpointFinalizers(kc, endpoint, endpoint.metadata.finalizers.filter((f) => f !== GATEWAY_FINALIZER), STEP);
+      await setTunnelEndpointFinalizers(
+        kc,
+        endpoint,
+        endpoint.metadata.finalizers.filter((f) => f !== GATEWAY_FINALIZER),
+        STEP,
+      );
     }
-    this.options.reporter.info(`${STEP}: tunnel to ${endpoint.spec.remoteClusterName} removed (${removed.join(", ") || "nothing left"})`);
+    this.options.reporter.info(
+      `${STEP}: tunnel to ${endpoint.spec.remoteClusterName} removed (${removed.join(", ") || "nothing left"})`,
+    );
   }
 
   /**
@@ -391,19 +520,25 @@ export class TunnelGateway {
       if (live.has(uid)) continue;
       const removed = await this.removeTunnel(applied.ifname, applied.slot, applied.process);
       this.applied.delete(uid);
-      this.options.reporter.warn(`${STEP}: tunnel to ${applied.remoteClusterName} removed, its TunnelEndpoint having gone without the gateway (${removed.join(", ") || "nothing left"})`);
+      this.options.reporter.warn(
+        `${STEP}: tunnel to ${applied.remoteClusterName} removed, its TunnelEndpoint having gone without the gateway (${removed.join(", ") || "nothing left"})`,
+      );
     }
   }
 
   /** Removes one tunnel's fabric, interface and key Secret; resolves what was removed. */
-  private async removeTunnel(ifname: string, slot: number | undefined, process: ProcessRecord | undefined): Promise<string[]> {
+  private async removeTunnel(
+    ifname: string,
+    slot: number | undefined,
+    process: ProcessRecord | undefined,
+  ): Promise<string[]> {
     const { kc, netns } = this.options;
     await removePeerFabric(netns, ifname, slot);
     const removed = await deleteWireguardInterface({ netns, ifname, ...(process ? { process } : {}) });
     const name = keySecretName(ifname);
-    await deleteOptional(() => kc.makeApiClient(k8s.CoreV1Api).deleteNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE })).catch(
-      describeFailure(`${STEP}: deleting Secret ${SYSTEM_NAMESPACE}/${name}`, serverOf(kc)),
-    );
+    await deleteOptional(() =>
+      kc.makeApiClient(k8s.CoreV1Api).deleteNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE }),
+    ).catch(describeFailure(`${STEP}: deleting Secret ${SYSTEM_NAMESPACE}/${name}`, serverOf(kc)));
     return [...removed, `Secret ${name}`];
   }
 }

@@ -8,7 +8,12 @@ const agentImage = config.require("agentImage");
 
 // The cloud side: an EKS cluster in the account's default VPC, its nodes sized from config.
 const vpc = aws.ec2.getVpcOutput({ default: true });
-const subnets = aws.ec2.getSubnetsOutput({ filters: [{ name: "vpc-id", values: [vpc.id] }, { name: "default-for-az", values: ["true"] }] });
+const subnets = aws.ec2.getSubnetsOutput({
+  filters: [
+    { name: "vpc-id", values: [vpc.id] },
+    { name: "default-for-az", values: ["true"] },
+  ],
+});
 const eksCluster = new eks.Cluster("cloud", {
   vpcId: vpc.id,
   publicSubnetIds: subnets.ids,
@@ -58,7 +63,11 @@ const token = new PeeringToken("on-prem-token", { cluster: onPrem, rotation: con
 const peering = new Peering("cloud-to-on-prem", {
   consumer: cloud,
   provider: { clusterId: token.clusterId, authUrl: token.authUrl, authCaCert: token.authCaCert, token: token.token },
-  resources: { cpu: config.get("cpu") ?? "4", memory: config.get("memory") ?? "8Gi", pods: config.getNumber("pods") ?? 40 },
+  resources: {
+    cpu: config.get("cpu") ?? "4",
+    memory: config.get("memory") ?? "8Gi",
+    pods: config.getNumber("pods") ?? 40,
+  },
   timeoutSeconds: 600,
 });
 

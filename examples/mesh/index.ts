@@ -18,21 +18,45 @@ type Topology = "all-to-all" | "hub-and-spoke";
 /** Who consumes from whom: every ordered pair, or the hub (the first member) with each spoke both ways. */
 function peeringsOf(names: readonly string[], topology: Topology): [consumer: string, provider: string][] {
   const [hub, ...spokes] = names;
-  if (topology === "hub-and-spoke") return spokes.flatMap((spoke): [string, string][] => [[spoke, hub!], [hub!, spoke]]);
-  return names.flatMap((consumer) => names.filter((provider) => provider !== consumer).map((provider): [string, string] => [consumer, provider]));
+  if (topology === "hub-and-spoke")
+    return spokes.flatMap((spoke): [string, string][] => [
+      [spoke, hub!],
+      [hub!, spoke],
+    ]);
+  return names.flatMap((consumer) =>
+    names.filter((provider) => provider !== consumer).map((provider): [string, string] => [consumer, provider]),
+  );
 }
 
 /** The whole mesh from one declaration: a Cluster each, a token and a peering per ordered pair, and one tunnel per pair. */
 function mesh(members: readonly MeshMember[], topology: Topology) {
   const byName = new Map(members.map((m) => [m.name, m]));
-  const clusters = new Map(members.map((m) => [m.name, new Cluster(m.name, { name: m.name, kubeconfig: readFileSync(m.kubeconfig, "utf8"), podCidr: m.podCidr, serviceCidr: m.serviceCidr })]));
+  const clusters = new Map(
+    members.map((m) => [
+      m.name,
+      new Cluster(m.name, {
+        name: m.name,
+        kubeconfig: readFileSync(m.kubeconfig, "utf8"),
+        podCidr: m.podCidr,
+        serviceCidr: m.serviceCidr,
+      }),
+    ]),
+  );
   let tunnels = 0;
-  const peerings = peeringsOf(members.map((m) => m.name), topology).map(([consumer, provider]) => {
+  const peerings = peeringsOf(
+    members.map((m) => m.name),
+    topology,
+  ).map(([consumer, provider]) => {
     // A token binds to the first consumer that uses it: each consumer gets its own from each provider.
     const token = new PeeringToken(`${provider}-token-for-${consumer}`, { cluster: clusters.get(provider)! });
     const peering = new Peering(`${consumer}-to-${provider}`, {
       consumer: clusters.get(consumer)!,
-      provider: { clusterId: token.clusterId, authUrl: token.authUrl, authCaCert: token.authCaCert, token: token.token },
+      provider: {
+        clusterId: token.clusterId,
+        authUrl: token.authUrl,
+        authCaCert: token.authCaCert,
+        token: token.token,
+      },
       resources: { sharePercent: 25 },
       timeoutSeconds: 120,
     });
@@ -40,7 +64,12 @@ function mesh(members: readonly MeshMember[], topology: Topology) {
     // first. A gateway serving several tunnels needs a UDP port for each: one per tunnel here.
     const tunnel =
       consumer < provider
-        ? new Tunnel(`${consumer}-${provider}`, { peering, serverAddress: byName.get(provider)!.gatewayAddress, port: 51820 + tunnels++, timeoutSeconds: 120 })
+        ? new Tunnel(`${consumer}-${provider}`, {
+            peering,
+            serverAddress: byName.get(provider)!.gatewayAddress,
+            port: 51820 + tunnels++,
+            timeoutSeconds: 120,
+          })
         : undefined;
     return { name: `${consumer}-to-${provider}`, peering, tunnel };
   });
@@ -48,7 +77,12 @@ function mesh(members: readonly MeshMember[], topology: Topology) {
 }
 
 const config = new pulumi.Config();
-const built = mesh(config.requireObject<MeshMember[]>("clusters"), (config.get("topology") ?? "all-to-all") as Topology);
+const built = mesh(
+  config.requireObject<MeshMember[]>("clusters"),
+  (config.get("topology") ?? "all-to-all") as Topology,
+);
 
 export const virtualNodes = Object.fromEntries(built.peerings.map((p) => [p.name, p.peering.virtualNodeName]));
-export const tunnels = Object.fromEntries(built.peerings.filter((p) => p.tunnel).map((p) => [p.name, p.tunnel!.status]));
+export const tunnels = Object.fromEntries(
+  built.peerings.filter((p) => p.tunnel).map((p) => [p.name, p.tunnel!.status]),
+);

@@ -221,9 +221,18 @@ type Schema = Record<string, unknown>;
 const str: Schema = { type: "string" };
 const int: Schema = { type: "integer" };
 const stringMap: Schema = { type: "object", additionalProperties: { type: "string" } };
-const obj = (properties: Record<string, Schema>, required: string[] = []): Schema => ({ type: "object", properties, ...(required.length ? { required } : {}) });
+const obj = (properties: Record<string, Schema>, required: string[] = []): Schema => ({
+  type: "object",
+  properties,
+  ...(required.length ? { required } : {}),
+});
 
-const resourceAsk = obj({ sharePercent: { type: "integer", minimum: 1, maximum: 100 }, cpu: str, memory: str, pods: { type: "integer", minimum: 1 } });
+const resourceAsk = obj({
+  sharePercent: { type: "integer", minimum: 1, maximum: 100 },
+  cpu: str,
+  memory: str,
+  pods: { type: "integer", minimum: 1 },
+});
 const offered = obj({ cpu: str, memory: str, pods: int }, ["cpu", "memory", "pods"]);
 
 function crd(kind: string, plural: string, spec: Schema, status?: Schema): V1CustomResourceDefinition {
@@ -252,11 +261,27 @@ function crd(kind: string, plural: string, spec: Schema, status?: Schema): V1Cus
 /** The CustomResourceDefinitions every participating cluster needs. */
 export function forgeCustomResourceDefinitions(): V1CustomResourceDefinition[] {
   return [
-    crd("ResourceRequest", "resourcerequests", obj({ consumerClusterId: str, consumerClusterName: str, resources: resourceAsk }, ["consumerClusterId", "resources"])),
+    crd(
+      "ResourceRequest",
+      "resourcerequests",
+      obj({ consumerClusterId: str, consumerClusterName: str, resources: resourceAsk }, [
+        "consumerClusterId",
+        "resources",
+      ]),
+    ),
     crd(
       "ResourceOffer",
       "resourceoffers",
-      obj({ providerClusterId: str, providerClusterName: str, resources: offered, labels: stringMap, requestGeneration: int }, ["providerClusterId", "resources", "requestGeneration"]),
+      obj(
+        {
+          providerClusterId: str,
+          providerClusterName: str,
+          resources: offered,
+          labels: stringMap,
+          requestGeneration: int,
+        },
+        ["providerClusterId", "resources", "requestGeneration"],
+      ),
     ),
     crd(
       "OutgoingPeering",
@@ -270,7 +295,15 @@ export function forgeCustomResourceDefinitions(): V1CustomResourceDefinition[] {
           requestName: str,
           virtualNodeName: str,
           inBand: obj(
-            { authUrl: str, authServerName: str, authCaPem: str, apiServerUrl: str, apiServerName: str, tokenSecret: str, resources: resourceAsk },
+            {
+              authUrl: str,
+              authServerName: str,
+              authCaPem: str,
+              apiServerUrl: str,
+              apiServerName: str,
+              tokenSecret: str,
+              resources: resourceAsk,
+            },
             ["authUrl", "authCaPem", "apiServerUrl", "tokenSecret", "resources"],
           ),
           auth: obj({ url: str, caPem: str }, ["url", "caPem"]),

@@ -85,7 +85,11 @@ export function postToAuthService(post: AuthPost): Promise<AuthAnswer> {
         ...(post.keyPem ? { key: post.keyPem } : {}),
         // A fresh connection per call: no pooled socket keeps the process alive or reuses a context.
         agent: false,
-        headers: { "content-type": "application/json", "content-length": String(payload.length), accept: "application/json" },
+        headers: {
+          "content-type": "application/json",
+          "content-length": String(payload.length),
+          accept: "application/json",
+        },
         signal: AbortSignal.any(signals),
       },
       (res) => {
@@ -109,13 +113,20 @@ export function postToAuthService(post: AuthPost): Promise<AuthAnswer> {
             body = undefined;
           }
           const retryAfter = Number(res.headers["retry-after"]);
-          resolve({ status: res.statusCode ?? 0, body, ...(Number.isFinite(retryAfter) ? { retryAfterSeconds: retryAfter } : {}) });
+          resolve({
+            status: res.statusCode ?? 0,
+            body,
+            ...(Number.isFinite(retryAfter) ? { retryAfterSeconds: retryAfter } : {}),
+          });
         });
       },
     );
     req.on("error", (error: NodeJS.ErrnoException) => {
       // An abort by our own timeout reads "This operation was aborted": say what it was.
-      if (error.name === "AbortError") reject(new Error(post.signal?.aborted ? "operation deadline reached" : `no answer within ${post.timeoutMs} ms`));
+      if (error.name === "AbortError")
+        reject(
+          new Error(post.signal?.aborted ? "operation deadline reached" : `no answer within ${post.timeoutMs} ms`),
+        );
       else reject(explainConnectionError(error));
     });
     req.end(payload);
@@ -129,12 +140,20 @@ export function postToAuthService(post: AuthPost): Promise<AuthAnswer> {
  */
 export function probeAuthService(endpoint: AuthEndpoint, caPem: string, timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: endpoint.url.hostname, port: Number(endpoint.url.port || 443), ca: caPem, servername: isIP(endpoint.url.hostname) ? undefined : endpoint.url.hostname, timeout: timeoutMs });
+    const socket = connect({
+      host: endpoint.url.hostname,
+      port: Number(endpoint.url.port || 443),
+      ca: caPem,
+      servername: isIP(endpoint.url.hostname) ? undefined : endpoint.url.hostname,
+      timeout: timeoutMs,
+    });
     socket.once("secureConnect", () => {
       socket.end();
       resolve();
     });
-    socket.once("timeout", () => socket.destroy(Object.assign(new Error(`no TLS handshake within ${timeoutMs} ms`), { code: "ETIMEDOUT" })));
+    socket.once("timeout", () =>
+      socket.destroy(Object.assign(new Error(`no TLS handshake within ${timeoutMs} ms`), { code: "ETIMEDOUT" })),
+    );
     socket.once("error", (error) => reject(explainConnectionError(error)));
   });
 }

@@ -62,15 +62,24 @@ export async function submitCsr(kc: k8s.KubeConfig, csr: k8s.V1CertificateSignin
 export async function approveCsr(kc: k8s.KubeConfig, name: string): Promise<void> {
   const api = kc.makeApiClient(k8s.CertificatesV1Api);
   const endpoint = serverOf(kc);
-  const current = await api.readCertificateSigningRequest({ name }).catch(describeFailure(`${STEP}: reading CertificateSigningRequest ${name}`, endpoint));
+  const current = await api
+    .readCertificateSigningRequest({ name })
+    .catch(describeFailure(`${STEP}: reading CertificateSigningRequest ${name}`, endpoint));
   current.status = {
     ...current.status,
     conditions: [
       ...(current.status?.conditions ?? []).filter((c) => c.type !== "Approved"),
-      { type: "Approved", status: "True", reason: "PeeringTokenVerified", message: "approved by the pulumi-liqo auth service after verifying a peering token" },
+      {
+        type: "Approved",
+        status: "True",
+        reason: "PeeringTokenVerified",
+        message: "approved by the pulumi-liqo auth service after verifying a peering token",
+      },
     ],
   };
-  await api.replaceCertificateSigningRequestApproval({ name, body: current }).catch(describeFailure(`${STEP}: approving CertificateSigningRequest ${name}`, endpoint));
+  await api
+    .replaceCertificateSigningRequestApproval({ name, body: current })
+    .catch(describeFailure(`${STEP}: approving CertificateSigningRequest ${name}`, endpoint));
 }
 
 /** Knobs of {@link waitForCertificate}. */
@@ -85,7 +94,11 @@ export interface CertificateWaitOptions {
  * Waits until the cluster's signer has issued the certificate; resolves its PEM. A `Denied` or
  * `Failed` condition ends the wait at once, with the signer's reason.
  */
-export async function waitForCertificate(kc: k8s.KubeConfig, name: string, options: CertificateWaitOptions = {}): Promise<string> {
+export async function waitForCertificate(
+  kc: k8s.KubeConfig,
+  name: string,
+  options: CertificateWaitOptions = {},
+): Promise<string> {
   const api = kc.makeApiClient(k8s.CertificatesV1Api);
   return poll(
     { step: STEP, object: `certificate of CertificateSigningRequest ${name}`, endpoint: serverOf(kc) },
@@ -94,8 +107,13 @@ export async function waitForCertificate(kc: k8s.KubeConfig, name: string, optio
       const csr = await api.readCertificateSigningRequest({ name });
       const conditions = csr.status?.conditions ?? [];
       const terminal = conditions.find((c) => (c.type === "Denied" || c.type === "Failed") && c.status === "True");
-      if (terminal) return { failed: true, reason: `${terminal.type}: ${terminal.message ?? terminal.reason ?? "no reason given"}` };
-      if (csr.status?.certificate) return { done: true, value: Buffer.from(csr.status.certificate, "base64").toString("utf8") };
+      if (terminal)
+        return {
+          failed: true,
+          reason: `${terminal.type}: ${terminal.message ?? terminal.reason ?? "no reason given"}`,
+        };
+      if (csr.status?.certificate)
+        return { done: true, value: Buffer.from(csr.status.certificate, "base64").toString("utf8") };
       return { done: false, state: conditions.map((c) => `${c.type}=${c.status}`).join(", ") || "pending approval" };
     },
   );
@@ -105,11 +123,17 @@ export async function waitForCertificate(kc: k8s.KubeConfig, name: string, optio
  * Deletes a consumer's CSR objects, except `keep`. A CSR is only a record once signed: deleting it
  * neither revokes nor shortens the certificate; it keeps the cluster tidy when a consumer asks again.
  */
-export async function deleteConsumerCsrs(kc: k8s.KubeConfig, consumerClusterId: string, keep?: string): Promise<number> {
+export async function deleteConsumerCsrs(
+  kc: k8s.KubeConfig,
+  consumerClusterId: string,
+  keep?: string,
+): Promise<number> {
   const api = kc.makeApiClient(k8s.CertificatesV1Api);
   const endpoint = serverOf(kc);
   const listed = await api
-    .listCertificateSigningRequest({ labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY},${REMOTE_CLUSTER_LABEL}=${consumerClusterId}` })
+    .listCertificateSigningRequest({
+      labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY},${REMOTE_CLUSTER_LABEL}=${consumerClusterId}`,
+    })
     .catch(describeFailure(`${STEP}: listing CSRs of consumer ${consumerClusterId}`, endpoint));
   let deleted = 0;
   for (const csr of listed.items) {
@@ -123,5 +147,7 @@ export async function deleteConsumerCsrs(kc: k8s.KubeConfig, consumerClusterId: 
 /** Deletes one CSR; resolves whether it was there. */
 export async function deleteCsr(kc: k8s.KubeConfig, name: string): Promise<boolean> {
   const api = kc.makeApiClient(k8s.CertificatesV1Api);
-  return deleteOptional(() => api.deleteCertificateSigningRequest({ name })).catch(describeFailure(`${STEP}: deleting CertificateSigningRequest ${name}`, serverOf(kc)));
+  return deleteOptional(() => api.deleteCertificateSigningRequest({ name })).catch(
+    describeFailure(`${STEP}: deleting CertificateSigningRequest ${name}`, serverOf(kc)),
+  );
 }

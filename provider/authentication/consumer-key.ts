@@ -19,7 +19,9 @@ export const CONSUMER_KEY_SECRET = "consumer-identity-key";
 /** Lowercase hex SHA-256 of a public key's DER SubjectPublicKeyInfo: how a provider names a consumer's key. */
 export function publicKeyFingerprint(key: string | KeyObject | Buffer): string {
   const object = typeof key === "string" || Buffer.isBuffer(key) ? createPublicKey(key) : key;
-  return createHash("sha256").update(object.export({ type: "spki", format: "der" })).digest("hex");
+  return createHash("sha256")
+    .update(object.export({ type: "spki", format: "der" }))
+    .digest("hex");
 }
 
 /** A new RSA-2048 private key, PEM PKCS#1 (secret). */
@@ -31,9 +33,9 @@ export function forgeRsaKeyPem(): string {
 
 /** The key from its Secret; undefined when there is none yet. */
 async function readConsumerKey(kc: k8s.KubeConfig): Promise<string | undefined> {
-  const secret = await readOptional(() => kc.makeApiClient(k8s.CoreV1Api).readNamespacedSecret({ name: CONSUMER_KEY_SECRET, namespace: SYSTEM_NAMESPACE })).catch(
-    describeFailure(`${STEP}: reading Secret ${SYSTEM_NAMESPACE}/${CONSUMER_KEY_SECRET}`, serverOf(kc)),
-  );
+  const secret = await readOptional(() =>
+    kc.makeApiClient(k8s.CoreV1Api).readNamespacedSecret({ name: CONSUMER_KEY_SECRET, namespace: SYSTEM_NAMESPACE }),
+  ).catch(describeFailure(`${STEP}: reading Secret ${SYSTEM_NAMESPACE}/${CONSUMER_KEY_SECRET}`, serverOf(kc)));
   const pem = Buffer.from(secret?.data?.["key.pem"] ?? "", "base64").toString("utf8");
   return pem || undefined;
 }
@@ -53,15 +55,23 @@ export async function ensureConsumerKey(kc: k8s.KubeConfig): Promise<string> {
         apiVersion: "v1",
         kind: "Secret",
         type: "Opaque",
-        metadata: { name: CONSUMER_KEY_SECRET, namespace: SYSTEM_NAMESPACE, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
+        metadata: {
+          name: CONSUMER_KEY_SECRET,
+          namespace: SYSTEM_NAMESPACE,
+          labels: { [MANAGED_BY_LABEL]: MANAGED_BY },
+        },
         data: { "key.pem": Buffer.from(keyPem, "utf8").toString("base64") },
       },
     });
     return keyPem;
   } catch (error) {
-    if (statusOf(error) !== 409) describeFailure(`${STEP}: creating Secret ${SYSTEM_NAMESPACE}/${CONSUMER_KEY_SECRET}`, serverOf(kc))(error);
+    if (statusOf(error) !== 409)
+      describeFailure(`${STEP}: creating Secret ${SYSTEM_NAMESPACE}/${CONSUMER_KEY_SECRET}`, serverOf(kc))(error);
     const theirs = await readConsumerKey(kc);
-    if (!theirs) throw new Error(`${STEP}: Secret ${SYSTEM_NAMESPACE}/${CONSUMER_KEY_SECRET} at ${serverOf(kc)} exists but holds no key.pem`);
+    if (!theirs)
+      throw new Error(
+        `${STEP}: Secret ${SYSTEM_NAMESPACE}/${CONSUMER_KEY_SECRET} at ${serverOf(kc)} exists but holds no key.pem`,
+      );
     return theirs;
   }
 }

@@ -39,25 +39,40 @@ export function checkIdentityCsr(csrPem: string, consumerClusterId: string): Csr
   try {
     csr = forge.pki.certificationRequestFromPem(csrPem);
   } catch (error) {
-    return { ok: false, kind: "malformed", reason: `CSR is not a readable PEM certificate request with an RSA key (${(error as Error).message})` };
+    return {
+      ok: false,
+      kind: "malformed",
+      reason: `CSR is not a readable PEM certificate request with an RSA key (${(error as Error).message})`,
+    };
   }
   try {
-    if (!csr.verify()) return { ok: false, kind: "malformed", reason: "CSR signature does not verify against its own key" };
+    if (!csr.verify())
+      return { ok: false, kind: "malformed", reason: "CSR signature does not verify against its own key" };
   } catch (error) {
     return { ok: false, kind: "malformed", reason: `CSR signature cannot be verified (${(error as Error).message})` };
   }
   const key = csr.publicKey as forge.pki.rsa.PublicKey | null;
-  if (!key?.n || key.n.bitLength() < MIN_RSA_BITS) return { ok: false, kind: "forbidden", reason: `CSR key must be RSA of at least ${MIN_RSA_BITS} bits` };
+  if (!key?.n || key.n.bitLength() < MIN_RSA_BITS)
+    return { ok: false, kind: "forbidden", reason: `CSR key must be RSA of at least ${MIN_RSA_BITS} bits` };
 
   const expected = consumerUserName(consumerClusterId);
   const subject = csr.subject.attributes;
   const only = subject.length === 1 ? subject[0]! : undefined;
   if (!only || only.shortName !== "CN" || only.value !== expected) {
-    return { ok: false, kind: "forbidden", reason: `CSR subject must be exactly CN=${expected} (no O or other attributes); got ${describeSubject(subject)}` };
+    return {
+      ok: false,
+      kind: "forbidden",
+      reason: `CSR subject must be exactly CN=${expected} (no O or other attributes); got ${describeSubject(subject)}`,
+    };
   }
   // Extensions (e.g. subject alternative names) and challenge passwords have no use here; refusing
   // them keeps what the cluster signs exactly what this check has read.
   const requested = (csr as unknown as { attributes?: readonly forge.pki.CertificateField[] }).attributes ?? [];
-  if (requested.length > 0) return { ok: false, kind: "forbidden", reason: `CSR must request no attributes or extensions; got ${requested.map((a) => a.name ?? a.type).join(", ")}` };
+  if (requested.length > 0)
+    return {
+      ok: false,
+      kind: "forbidden",
+      reason: `CSR must request no attributes or extensions; got ${requested.map((a) => a.name ?? a.type).join(", ")}`,
+    };
   return { ok: true, publicKeyPem: forge.pki.publicKeyToPem(key) };
 }

@@ -15,8 +15,24 @@ import { consumerUserName } from "../api/names.js";
 import { forgeRsaKeyPem } from "./consumer-key.js";
 import { forgeKubeconfig } from "../kube/kubeconfig.js";
 import { poll, type CheckResult } from "../wait/poll.js";
-import { parseAuthUrl, postToAuthService, probeAuthService, type AuthAnswer, type AuthEndpoint } from "./auth-client.js";
-import { IDENTITY_PATH, RENEW_PATH, REVOKE_PATH, type ErrorBody, type IdentityRequestBody, type IdentityResponseBody, type RenewRequestBody, type RenewResponseBody, type RevokeResponseBody } from "./protocol.js";
+import {
+  parseAuthUrl,
+  postToAuthService,
+  probeAuthService,
+  type AuthAnswer,
+  type AuthEndpoint,
+} from "./auth-client.js";
+import {
+  IDENTITY_PATH,
+  RENEW_PATH,
+  REVOKE_PATH,
+  type ErrorBody,
+  type IdentityRequestBody,
+  type IdentityResponseBody,
+  type RenewRequestBody,
+  type RenewResponseBody,
+  type RevokeResponseBody,
+} from "./protocol.js";
 import { classifyConnectionError } from "../kube/errors.js";
 
 const STEP = "authentication";
@@ -125,11 +141,16 @@ async function callAuthService<T>(
         // The service's certificate failing verification (wrong CA, wrong name, expired) will not
         // fix itself by retrying: it ends the call at once.
         const fault = classifyConnectionError(error)?.fault;
-        if (fault?.startsWith("TLS: ") && fault !== "TLS: client certificate refused") return { failed: true, reason: `its TLS certificate does not verify against the given auth CA: ${describeNetworkError(error)}` };
+        if (fault?.startsWith("TLS: ") && fault !== "TLS: client certificate refused")
+          return {
+            failed: true,
+            reason: `its TLS certificate does not verify against the given auth CA: ${describeNetworkError(error)}`,
+          };
         return { done: false, state: describeNetworkError(error) };
       }
       // A failure the service says asking again will not cure ends the wait with its reason.
-      if (answer.status >= 500 && (answer.body as Partial<ErrorBody> | undefined)?.terminal === true) return { failed: true, reason: describeAnswer(answer) };
+      if (answer.status >= 500 && (answer.body as Partial<ErrorBody> | undefined)?.terminal === true)
+        return { failed: true, reason: describeAnswer(answer) };
       if (answer.status >= 500) return { done: false, state: describeAnswer(answer) };
       if (answer.status !== 200) return { failed: true, reason: `refused, ${describeAnswer(answer)}` };
       return accept(answer);
@@ -148,8 +169,10 @@ function checkIssued(certificatePem: string, csrPem: string, consumerClusterId: 
     const cert = forge.pki.certificateFromPem(certificatePem);
     const csr = forge.pki.certificationRequestFromPem(csrPem);
     const cn = cert.subject.getField("CN") as { value?: string } | null;
-    if (cn?.value !== consumerUserName(consumerClusterId)) return `certificate is for "${cn?.value ?? "(no CN)"}", not ${consumerUserName(consumerClusterId)}`;
-    if (forge.pki.publicKeyToPem(cert.publicKey) !== forge.pki.publicKeyToPem(csr.publicKey!)) return "certificate does not carry the CSR's public key";
+    if (cn?.value !== consumerUserName(consumerClusterId))
+      return `certificate is for "${cn?.value ?? "(no CN)"}", not ${consumerUserName(consumerClusterId)}`;
+    if (forge.pki.publicKeyToPem(cert.publicKey) !== forge.pki.publicKeyToPem(csr.publicKey!))
+      return "certificate does not carry the CSR's public key";
     return undefined;
   } catch (error) {
     return `certificate is not readable PEM (${(error as Error).message})`;
@@ -163,17 +186,41 @@ function checkIssued(certificatePem: string, csrPem: string, consumerClusterId: 
  */
 export async function requestIdentity(args: RequestIdentityArgs): Promise<Identity> {
   const endpoint = parseAuthUrl(args.authUrl, STEP);
-  const body: IdentityRequestBody = { token: args.token, clusterId: args.consumerClusterId, clusterName: args.consumerClusterName, csr: args.csrPem };
+  const body: IdentityRequestBody = {
+    token: args.token,
+    clusterId: args.consumerClusterId,
+    clusterName: args.consumerClusterName,
+    csr: args.csrPem,
+  };
   return callAuthService(
     `identity for consumer ${args.consumerClusterId}`,
     endpoint,
     args,
     (timeoutMs) =>
-      postToAuthService({ endpoint, path: IDENTITY_PATH, caPem: args.authCaPem, ...(args.authServerName ? { serverName: args.authServerName } : {}), body, timeoutMs, signal: args.signal }),
+      postToAuthService({
+        endpoint,
+        path: IDENTITY_PATH,
+        caPem: args.authCaPem,
+        ...(args.authServerName ? { serverName: args.authServerName } : {}),
+        body,
+        timeoutMs,
+        signal: args.signal,
+      }),
     (answer): CheckResult<Identity> => {
       const b = (answer.body ?? {}) as Partial<Record<keyof IdentityResponseBody, unknown>>;
-      if (!isText(b.certificate) || !isText(b.apiServerUrl) || !isText(b.apiServerCa) || !isText(b.tenantNamespace) || !isText(b.providerClusterId) || typeof b.providerClusterName !== "string") {
-        return { failed: true, reason: "answer lacks certificate, apiServerUrl, apiServerCa, tenantNamespace, providerClusterId or providerClusterName" };
+      if (
+        !isText(b.certificate) ||
+        !isText(b.apiServerUrl) ||
+        !isText(b.apiServerCa) ||
+        !isText(b.tenantNamespace) ||
+        !isText(b.providerClusterId) ||
+        typeof b.providerClusterName !== "string"
+      ) {
+        return {
+          failed: true,
+          reason:
+            "answer lacks certificate, apiServerUrl, apiServerCa, tenantNamespace, providerClusterId or providerClusterName",
+        };
       }
       const wrong = checkIssued(b.certificate, args.csrPem, args.consumerClusterId);
       if (wrong) return { failed: true, reason: wrong };
@@ -197,7 +244,11 @@ export async function requestIdentity(args: RequestIdentityArgs): Promise<Identi
  * `via`, it points at another URL for the same API server (in-band: its address inside the
  * tunnel) and verifies the certificate under a name it carries.
  */
-export function forgeIdentityKubeconfig(identity: Identity, keyPem: string, via?: { readonly server: string; readonly tlsServerName: string }): string {
+export function forgeIdentityKubeconfig(
+  identity: Identity,
+  keyPem: string,
+  via?: { readonly server: string; readonly tlsServerName: string },
+): string {
   return forgeKubeconfig({
     name: `pulumi-liqo-${identity.providerClusterId}`,
     server: via?.server ?? identity.apiServerUrl,
@@ -243,10 +294,20 @@ export async function revokeIdentity(args: RevokeIdentityArgs): Promise<RevokeId
     endpoint,
     args,
     (timeoutMs) =>
-      postToAuthService({ endpoint, path: REVOKE_PATH, caPem: args.authCaPem, body: {}, certPem: args.certificatePem, keyPem: args.keyPem, timeoutMs, signal: args.signal }),
+      postToAuthService({
+        endpoint,
+        path: REVOKE_PATH,
+        caPem: args.authCaPem,
+        body: {},
+        certPem: args.certificatePem,
+        keyPem: args.keyPem,
+        timeoutMs,
+        signal: args.signal,
+      }),
     (answer): CheckResult<RevokeIdentityResult> => {
       const b = (answer.body ?? {}) as Partial<Record<keyof RevokeResponseBody, unknown>>;
-      if (typeof b.revoked !== "boolean" || !isText(b.tenantNamespace)) return { failed: true, reason: "answer lacks revoked or tenantNamespace" };
+      if (typeof b.revoked !== "boolean" || !isText(b.tenantNamespace))
+        return { failed: true, reason: "answer lacks revoked or tenantNamespace" };
       return { done: true, value: { revoked: b.revoked, tenantNamespace: b.tenantNamespace } };
     },
   );
@@ -256,12 +317,25 @@ export async function revokeIdentity(args: RevokeIdentityArgs): Promise<RevokeId
  * Waits until the auth service at `authUrl` presents a certificate signed by `authCaPem`: after a
  * `Cluster` (re)installs its TLS material, the running agent picks it up within seconds.
  */
-export async function waitForAuthService(authUrl: string, authCaPem: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+export async function waitForAuthService(
+  authUrl: string,
+  authCaPem: string,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<void> {
   const endpoint = parseAuthUrl(authUrl, "authentication");
-  await poll({ step: "authentication", object: "auth service serving the cluster's certificate", endpoint: `${authUrl} (${endpoint.hostPort})` }, { timeoutMs, intervalMs: 500, ...(signal ? { signal } : {}) }, async () => {
-    await probeAuthService(endpoint, authCaPem, Math.min(5000, timeoutMs));
-    return { done: true, value: undefined };
-  });
+  await poll(
+    {
+      step: "authentication",
+      object: "auth service serving the cluster's certificate",
+      endpoint: `${authUrl} (${endpoint.hostPort})`,
+    },
+    { timeoutMs, intervalMs: 500, ...(signal ? { signal } : {}) },
+    async () => {
+      await probeAuthService(endpoint, authCaPem, Math.min(5000, timeoutMs));
+      return { done: true, value: undefined };
+    },
+  );
 }
 
 /** Input of {@link renewIdentity}. */

@@ -3,7 +3,14 @@
  * do there. Run by the auth service on the provider cluster.
  */
 import * as k8s from "@kubernetes/client-node";
-import { API_GROUP, MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL, consumerUserName, tenantNamespace } from "../api/names.js";
+import {
+  API_GROUP,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  REMOTE_CLUSTER_LABEL,
+  consumerUserName,
+  tenantNamespace,
+} from "../api/names.js";
 import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../kube/client.js";
 import { poll } from "../wait/poll.js";
 
@@ -45,7 +52,10 @@ export async function ensureTenantNamespace(kc: k8s.KubeConfig, args: TenantArgs
     metadata: {
       name,
       labels: tenantLabels(args.consumerClusterId),
-      annotations: { [CONSUMER_NAME_ANNOTATION]: args.consumerClusterName, [CONSUMER_KEY_ANNOTATION]: args.consumerKeySha256 },
+      annotations: {
+        [CONSUMER_NAME_ANNOTATION]: args.consumerClusterName,
+        [CONSUMER_KEY_ANNOTATION]: args.consumerKeySha256,
+      },
     },
   }).catch(describeFailure(`${STEP}: applying tenant Namespace ${name}`, serverOf(kc)));
   return name;
@@ -55,9 +65,14 @@ export async function ensureTenantNamespace(kc: k8s.KubeConfig, args: TenantArgs
  * The key fingerprint consumer `consumerClusterId`'s tenant is bound to: undefined when it has no
  * tenant here (or one made before tenants recorded it), so that any key may take it.
  */
-export async function getTenantKeyFingerprint(kc: k8s.KubeConfig, consumerClusterId: string): Promise<string | undefined> {
+export async function getTenantKeyFingerprint(
+  kc: k8s.KubeConfig,
+  consumerClusterId: string,
+): Promise<string | undefined> {
   const name = tenantNamespace(consumerClusterId);
-  const namespace = await readOptional(() => kc.makeApiClient(k8s.CoreV1Api).readNamespace({ name })).catch(describeFailure(`${STEP}: reading tenant Namespace ${name}`, serverOf(kc)));
+  const namespace = await readOptional(() => kc.makeApiClient(k8s.CoreV1Api).readNamespace({ name })).catch(
+    describeFailure(`${STEP}: reading tenant Namespace ${name}`, serverOf(kc)),
+  );
   // Only a namespace this project made for that consumer is its tenant.
   if (namespace?.metadata?.labels?.[REMOTE_CLUSTER_LABEL] !== consumerClusterId) return undefined;
   return namespace.metadata.annotations?.[CONSUMER_KEY_ANNOTATION];
@@ -72,11 +87,23 @@ export function forgeTenantRole(consumerClusterId: string): k8s.V1Role {
   return {
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "Role",
-    metadata: { name: TENANT_ROLE, namespace: tenantNamespace(consumerClusterId), labels: tenantLabels(consumerClusterId) },
+    metadata: {
+      name: TENANT_ROLE,
+      namespace: tenantNamespace(consumerClusterId),
+      labels: tenantLabels(consumerClusterId),
+    },
     rules: [
-      { apiGroups: [API_GROUP], resources: ["resourcerequests"], verbs: ["get", "list", "watch", "create", "update", "patch", "delete"] },
+      {
+        apiGroups: [API_GROUP],
+        resources: ["resourcerequests"],
+        verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+      },
       { apiGroups: [API_GROUP], resources: ["resourceoffers"], verbs: ["get", "list", "watch"] },
-      { apiGroups: [API_GROUP], resources: ["tunnelendpoints"], verbs: ["get", "list", "watch", "create", "update", "patch", "delete"] },
+      {
+        apiGroups: [API_GROUP],
+        resources: ["tunnelendpoints"],
+        verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+      },
     ],
   };
 }
@@ -86,7 +113,11 @@ export function forgeTenantRoleBinding(consumerClusterId: string): k8s.V1RoleBin
   return {
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "RoleBinding",
-    metadata: { name: TENANT_ROLE, namespace: tenantNamespace(consumerClusterId), labels: tenantLabels(consumerClusterId) },
+    metadata: {
+      name: TENANT_ROLE,
+      namespace: tenantNamespace(consumerClusterId),
+      labels: tenantLabels(consumerClusterId),
+    },
     roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: TENANT_ROLE },
     subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: consumerUserName(consumerClusterId) }],
   };
@@ -96,8 +127,12 @@ export function forgeTenantRoleBinding(consumerClusterId: string): k8s.V1RoleBin
 export async function ensureTenantRbac(kc: k8s.KubeConfig, consumerClusterId: string): Promise<void> {
   const endpoint = serverOf(kc);
   const namespace = tenantNamespace(consumerClusterId);
-  await ensureObject(kc, forgeTenantRole(consumerClusterId)).catch(describeFailure(`${STEP}: applying Role ${namespace}/${TENANT_ROLE}`, endpoint));
-  await ensureObject(kc, forgeTenantRoleBinding(consumerClusterId)).catch(describeFailure(`${STEP}: applying RoleBinding ${namespace}/${TENANT_ROLE}`, endpoint));
+  await ensureObject(kc, forgeTenantRole(consumerClusterId)).catch(
+    describeFailure(`${STEP}: applying Role ${namespace}/${TENANT_ROLE}`, endpoint),
+  );
+  await ensureObject(kc, forgeTenantRoleBinding(consumerClusterId)).catch(
+    describeFailure(`${STEP}: applying RoleBinding ${namespace}/${TENANT_ROLE}`, endpoint),
+  );
 }
 
 /** Knobs of {@link removeTenant}. */
@@ -122,18 +157,26 @@ export interface RemoveTenantResult {
  * namespace controller gets to it), then its tenant namespace (requests and offers inside go with
  * it), then its CSRs; waits until the namespace is gone. Idempotent.
  */
-export async function removeTenant(kc: k8s.KubeConfig, consumerClusterId: string, options: RemoveTenantOptions = {}): Promise<RemoveTenantResult> {
+export async function removeTenant(
+  kc: k8s.KubeConfig,
+  consumerClusterId: string,
+  options: RemoveTenantOptions = {},
+): Promise<RemoveTenantResult> {
   const endpoint = serverOf(kc);
   const namespace = tenantNamespace(consumerClusterId);
   const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const certificates = kc.makeApiClient(k8s.CertificatesV1Api);
-  const boundRemoved = await deleteOptional(() => rbac.deleteNamespacedRoleBinding({ name: TENANT_ROLE, namespace })).catch(
-    describeFailure(`${STEP}: deleting RoleBinding ${namespace}/${TENANT_ROLE}`, endpoint),
+  const boundRemoved = await deleteOptional(() =>
+    rbac.deleteNamespacedRoleBinding({ name: TENANT_ROLE, namespace }),
+  ).catch(describeFailure(`${STEP}: deleting RoleBinding ${namespace}/${TENANT_ROLE}`, endpoint));
+  const namespaceRemoved = await deleteOptional(() => core.deleteNamespace({ name: namespace })).catch(
+    describeFailure(`${STEP}: deleting Namespace ${namespace}`, endpoint),
   );
-  const namespaceRemoved = await deleteOptional(() => core.deleteNamespace({ name: namespace })).catch(describeFailure(`${STEP}: deleting Namespace ${namespace}`, endpoint));
   const csrs = await certificates
-    .listCertificateSigningRequest({ labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY},${REMOTE_CLUSTER_LABEL}=${consumerClusterId}` })
+    .listCertificateSigningRequest({
+      labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY},${REMOTE_CLUSTER_LABEL}=${consumerClusterId}`,
+    })
     .catch(describeFailure(`${STEP}: listing CSRs of consumer ${consumerClusterId}`, endpoint));
   for (const csr of csrs.items) {
     await deleteOptional(() => certificates.deleteCertificateSigningRequest({ name: csr.metadata!.name! })).catch(
@@ -145,7 +188,9 @@ export async function removeTenant(kc: k8s.KubeConfig, consumerClusterId: string
     { timeoutMs: options.timeoutMs ?? 60_000, signal: options.signal },
     async () => {
       const live = await readOptional(() => core.readNamespace({ name: namespace }));
-      return live ? { done: false, state: `phase ${live.status?.phase ?? "unknown"}` } : { done: true, value: undefined };
+      return live
+        ? { done: false, state: `phase ${live.status?.phase ?? "unknown"}` }
+        : { done: true, value: undefined };
     },
   );
   return { removed: boundRemoved || namespaceRemoved || csrs.items.length > 0, tenantNamespace: namespace };
@@ -164,14 +209,22 @@ export interface TenantStanding {
  * (revoked, or never peered). A revocation removes the RoleBinding first and then the namespace,
  * so a tenant half-way through that is not active.
  */
-export async function getTenantStanding(kc: k8s.KubeConfig, consumerClusterId: string): Promise<TenantStanding | undefined> {
+export async function getTenantStanding(
+  kc: k8s.KubeConfig,
+  consumerClusterId: string,
+): Promise<TenantStanding | undefined> {
   const name = tenantNamespace(consumerClusterId);
   const endpoint = serverOf(kc);
-  const namespace = await readOptional(() => kc.makeApiClient(k8s.CoreV1Api).readNamespace({ name })).catch(describeFailure(`${STEP}: reading tenant Namespace ${name}`, endpoint));
-  if (namespace?.metadata?.labels?.[REMOTE_CLUSTER_LABEL] !== consumerClusterId) return undefined;
-  const binding = await readOptional(() => kc.makeApiClient(k8s.RbacAuthorizationV1Api).readNamespacedRoleBinding({ name: TENANT_ROLE, namespace: name })).catch(
-    describeFailure(`${STEP}: reading RoleBinding ${name}/${TENANT_ROLE}`, endpoint),
+  const namespace = await readOptional(() => kc.makeApiClient(k8s.CoreV1Api).readNamespace({ name })).catch(
+    describeFailure(`${STEP}: reading tenant Namespace ${name}`, endpoint),
   );
+  if (namespace?.metadata?.labels?.[REMOTE_CLUSTER_LABEL] !== consumerClusterId) return undefined;
+  const binding = await readOptional(() =>
+    kc.makeApiClient(k8s.RbacAuthorizationV1Api).readNamespacedRoleBinding({ name: TENANT_ROLE, namespace: name }),
+  ).catch(describeFailure(`${STEP}: reading RoleBinding ${name}/${TENANT_ROLE}`, endpoint));
   const keySha256 = namespace.metadata.annotations?.[CONSUMER_KEY_ANNOTATION];
-  return { ...(keySha256 ? { keySha256 } : {}), active: namespace.status?.phase !== "Terminating" && binding !== undefined };
+  return {
+    ...(keySha256 ? { keySha256 } : {}),
+    active: namespace.status?.phase !== "Terminating" && binding !== undefined,
+  };
 }

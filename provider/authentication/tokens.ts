@@ -85,7 +85,12 @@ const DECOY_HASH = Buffer.alloc(32);
  * so a caller cannot tell unknown ids from wrong secrets by timing. The expiry is checked only
  * after the secret matched. Pure.
  */
-export function verifyPeeringToken(token: string, storedHashHex: string | undefined, expiresAt: Date | undefined, now: Date): TokenVerdict {
+export function verifyPeeringToken(
+  token: string,
+  storedHashHex: string | undefined,
+  expiresAt: Date | undefined,
+  now: Date,
+): TokenVerdict {
   const parsed = parsePeeringToken(token);
   const presented = createHash("sha256")
     .update(parsed?.secret ?? String(token), "utf8")
@@ -129,11 +134,16 @@ export interface PeeringTokenRecordResult {
  * Stores a token's record (its hash and expiry, never the token) in a Secret of the system
  * namespace, labelled so that the auth service and cleanup find it. Idempotent.
  */
-export async function ensurePeeringTokenSecret(kc: k8s.KubeConfig, args: PeeringTokenRecordArgs): Promise<PeeringTokenRecordResult> {
+export async function ensurePeeringTokenSecret(
+  kc: k8s.KubeConfig,
+  args: PeeringTokenRecordArgs,
+): Promise<PeeringTokenRecordResult> {
   if (!isTokenId(args.tokenId)) throw new Error(`${STEP}: ${badTokenId(args.tokenId)}`);
   // The hash is not secret, but echoing input that may be a token pasted by mistake would be.
-  if (!HASH_PATTERN.test(args.secretHash)) throw new Error(`${STEP}: token ${args.tokenId}: secretHash is not a lowercase hex SHA-256`);
-  if (args.expiresAt !== undefined && Number.isNaN(args.expiresAt.getTime())) throw new Error(`${STEP}: token ${args.tokenId}: expiresAt is not a valid date`);
+  if (!HASH_PATTERN.test(args.secretHash))
+    throw new Error(`${STEP}: token ${args.tokenId}: secretHash is not a lowercase hex SHA-256`);
+  if (args.expiresAt !== undefined && Number.isNaN(args.expiresAt.getTime()))
+    throw new Error(`${STEP}: token ${args.tokenId}: expiresAt is not a valid date`);
   const secretName = peeringTokenSecretName(args.tokenId);
   const b64 = (text: string): string => Buffer.from(text, "utf8").toString("base64");
   const data: Record<string, string> = { secretHash: b64(args.secretHash) };
@@ -142,7 +152,11 @@ export async function ensurePeeringTokenSecret(kc: k8s.KubeConfig, args: Peering
     apiVersion: "v1",
     kind: "Secret",
     type: "Opaque",
-    metadata: { name: secretName, namespace: SYSTEM_NAMESPACE, labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [TOKEN_LABEL]: args.tokenId } },
+    metadata: {
+      name: secretName,
+      namespace: SYSTEM_NAMESPACE,
+      labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [TOKEN_LABEL]: args.tokenId },
+    },
     data,
   } as k8s.V1Secret).catch(describeFailure(`${STEP}: applying Secret ${SYSTEM_NAMESPACE}/${secretName}`, serverOf(kc)));
   return { secretName };
@@ -184,13 +198,16 @@ export function tokenBindingRefusal(boundTo: TokenBinding | undefined, presented
 }
 
 /** Reads token `tokenId`'s record; undefined when there is none (never issued, or revoked). */
-export async function getPeeringTokenRecord(kc: k8s.KubeConfig, tokenId: string): Promise<PeeringTokenRecord | undefined> {
+export async function getPeeringTokenRecord(
+  kc: k8s.KubeConfig,
+  tokenId: string,
+): Promise<PeeringTokenRecord | undefined> {
   if (!isTokenId(tokenId)) return undefined;
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const secretName = peeringTokenSecretName(tokenId);
-  const secret = await readOptional(() => core.readNamespacedSecret({ name: secretName, namespace: SYSTEM_NAMESPACE })).catch(
-    describeFailure(`${STEP}: reading Secret ${SYSTEM_NAMESPACE}/${secretName}`, serverOf(kc)),
-  );
+  const secret = await readOptional(() =>
+    core.readNamespacedSecret({ name: secretName, namespace: SYSTEM_NAMESPACE }),
+  ).catch(describeFailure(`${STEP}: reading Secret ${SYSTEM_NAMESPACE}/${secretName}`, serverOf(kc)));
   // Only Secrets this project labelled count: an unrelated Secret of the same name is no token.
   if (!secret || secret.metadata?.labels?.[TOKEN_LABEL] !== tokenId) return undefined;
   const field = (key: string): string | undefined => {
@@ -201,12 +218,18 @@ export async function getPeeringTokenRecord(kc: k8s.KubeConfig, tokenId: string)
   if (!secretHash) return undefined;
   const expiry = field("expiresAt");
   // An unreadable expiry fails closed: the token counts as already expired.
-  const expiresAt = expiry === undefined ? undefined : Number.isNaN(Date.parse(expiry)) ? new Date(0) : new Date(expiry);
+  const expiresAt =
+    expiry === undefined ? undefined : Number.isNaN(Date.parse(expiry)) ? new Date(0) : new Date(expiry);
   const annotations = secret.metadata?.annotations ?? {};
   const [boundCluster, boundKey] = [annotations[BOUND_CLUSTER_ANNOTATION], annotations[BOUND_KEY_ANNOTATION]];
   // Half a binding fails closed too: it binds to a consumer nobody can be.
   const boundTo = boundCluster || boundKey ? { clusterId: boundCluster ?? "", keySha256: boundKey ?? "" } : undefined;
-  return { secretHash, ...(expiresAt ? { expiresAt } : {}), ...(boundTo ? { boundTo } : {}), resourceVersion: secret.metadata?.resourceVersion ?? "" };
+  return {
+    secretHash,
+    ...(expiresAt ? { expiresAt } : {}),
+    ...(boundTo ? { boundTo } : {}),
+    resourceVersion: secret.metadata?.resourceVersion ?? "",
+  };
 }
 
 /**
@@ -214,17 +237,33 @@ export async function getPeeringTokenRecord(kc: k8s.KubeConfig, tokenId: string)
  * consumers using a fresh token at once, one binds and the other sees the binding when it reads
  * again. Resolves false when the record changed meanwhile (the caller reads and decides again).
  */
-export async function bindPeeringToken(kc: k8s.KubeConfig, tokenId: string, binding: TokenBinding, resourceVersion: string): Promise<boolean> {
+export async function bindPeeringToken(
+  kc: k8s.KubeConfig,
+  tokenId: string,
+  binding: TokenBinding,
+  resourceVersion: string,
+): Promise<boolean> {
   const secretName = peeringTokenSecretName(tokenId);
-  const body = { metadata: { resourceVersion, annotations: { [BOUND_CLUSTER_ANNOTATION]: binding.clusterId, [BOUND_KEY_ANNOTATION]: binding.keySha256 } } };
+  const body = {
+    metadata: {
+      resourceVersion,
+      annotations: { [BOUND_CLUSTER_ANNOTATION]: binding.clusterId, [BOUND_KEY_ANNOTATION]: binding.keySha256 },
+    },
+  };
   try {
     await kc
       .makeApiClient(k8s.CoreV1Api)
-      .patchNamespacedSecret({ name: secretName, namespace: SYSTEM_NAMESPACE, body, fieldManager: "pulumi-liqo-auth-service" }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch));
+      .patchNamespacedSecret(
+        { name: secretName, namespace: SYSTEM_NAMESPACE, body, fieldManager: "pulumi-liqo-auth-service" },
+        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+      );
     return true;
   } catch (error) {
     if (statusOf(error) === 409) return false;
-    return describeFailure(`${STEP}: binding the token in Secret ${SYSTEM_NAMESPACE}/${secretName}`, serverOf(kc))(error);
+    return describeFailure(
+      `${STEP}: binding the token in Secret ${SYSTEM_NAMESPACE}/${secretName}`,
+      serverOf(kc),
+    )(error);
   }
 }
 

@@ -42,13 +42,34 @@ export function forgeAgentClusterRole(): k8s.V1ClusterRole {
     rules: [
       { apiGroups: [API_GROUP], resources: ["*"], verbs: ["*"] },
       { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "list", "create", "patch", "delete"] },
-      { apiGroups: [""], resources: ["nodes", "nodes/status"], verbs: ["get", "list", "watch", "create", "patch", "update", "delete"] },
+      {
+        apiGroups: [""],
+        resources: ["nodes", "nodes/status"],
+        verbs: ["get", "list", "watch", "create", "patch", "update", "delete"],
+      },
       { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] },
-      { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "list", "create", "update", "delete"] },
-      { apiGroups: ["rbac.authorization.k8s.io"], resources: ["roles", "rolebindings"], verbs: ["get", "list", "create", "patch", "update", "delete"] },
-      { apiGroups: ["certificates.k8s.io"], resources: ["certificatesigningrequests"], verbs: ["get", "list", "create", "delete"] },
+      {
+        apiGroups: ["coordination.k8s.io"],
+        resources: ["leases"],
+        verbs: ["get", "list", "create", "update", "delete"],
+      },
+      {
+        apiGroups: ["rbac.authorization.k8s.io"],
+        resources: ["roles", "rolebindings"],
+        verbs: ["get", "list", "create", "patch", "update", "delete"],
+      },
+      {
+        apiGroups: ["certificates.k8s.io"],
+        resources: ["certificatesigningrequests"],
+        verbs: ["get", "list", "create", "delete"],
+      },
       { apiGroups: ["certificates.k8s.io"], resources: ["certificatesigningrequests/approval"], verbs: ["update"] },
-      { apiGroups: ["certificates.k8s.io"], resources: ["signers"], resourceNames: ["kubernetes.io/kube-apiserver-client"], verbs: ["approve"] },
+      {
+        apiGroups: ["certificates.k8s.io"],
+        resources: ["signers"],
+        resourceNames: ["kubernetes.io/kube-apiserver-client"],
+        verbs: ["approve"],
+      },
     ],
   };
 }
@@ -64,7 +85,11 @@ export function forgeAgentSystemRole(): k8s.V1Role {
     metadata: { name: AGENT_NAME, namespace: SYSTEM_NAMESPACE, labels },
     rules: [
       { apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "watch"] },
-      { apiGroups: [""], resources: ["secrets"], verbs: ["get", "list", "watch", "create", "patch", "update", "delete"] },
+      {
+        apiGroups: [""],
+        resources: ["secrets"],
+        verbs: ["get", "list", "watch", "create", "patch", "update", "delete"],
+      },
     ],
   };
 }
@@ -79,7 +104,11 @@ const roleBinding = (namespace: string, role: string): k8s.V1RoleBinding => ({
 
 /** Every object of the agent's deployment, in apply order. */
 export function forgeAgentDeployment(spec: AgentDeploymentSpec): k8s.KubernetesObject[] {
-  const serviceAccount: k8s.V1ServiceAccount = { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: AGENT_NAME, namespace: SYSTEM_NAMESPACE, labels } };
+  const serviceAccount: k8s.V1ServiceAccount = {
+    apiVersion: "v1",
+    kind: "ServiceAccount",
+    metadata: { name: AGENT_NAME, namespace: SYSTEM_NAMESPACE, labels },
+  };
   const binding: k8s.V1ClusterRoleBinding = {
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "ClusterRoleBinding",
@@ -118,7 +147,11 @@ export function forgeAgentDeployment(spec: AgentDeploymentSpec): k8s.KubernetesO
     apiVersion: "v1",
     kind: "Service",
     metadata: { name: AGENT_NAME, namespace: SYSTEM_NAMESPACE, labels },
-    spec: { type: spec.exposure, selector: { "app.kubernetes.io/name": AGENT_NAME }, ports: [{ name: "auth", port: spec.authPort, targetPort: "auth" as never }] },
+    spec: {
+      type: spec.exposure,
+      selector: { "app.kubernetes.io/name": AGENT_NAME },
+      ports: [{ name: "auth", port: spec.authPort, targetPort: "auth" as never }],
+    },
   };
   return [
     serviceAccount,
@@ -136,7 +169,9 @@ export function forgeAgentDeployment(spec: AgentDeploymentSpec): k8s.KubernetesO
 /** Applies the agent's deployment (server-side apply: a second run converges). */
 export async function ensureAgentDeployment(kc: k8s.KubeConfig, spec: AgentDeploymentSpec): Promise<void> {
   for (const object of forgeAgentDeployment(spec)) {
-    await ensureObject(kc, object).catch(describeFailure(`cluster: applying the agent's ${object.kind} ${object.metadata?.name}`, serverOf(kc)));
+    await ensureObject(kc, object).catch(
+      describeFailure(`cluster: applying the agent's ${object.kind} ${object.metadata?.name}`, serverOf(kc)),
+    );
   }
 }
 
@@ -144,7 +179,9 @@ export async function ensureAgentDeployment(kc: k8s.KubeConfig, spec: AgentDeplo
 export async function deleteAgentClusterRbac(kc: k8s.KubeConfig): Promise<void> {
   const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
   const fail = describeFailure("cluster: removing the agent's ClusterRole and binding", serverOf(kc));
-  await deleteOptional(() => rbac.deleteNamespacedRoleBinding({ name: AGENT_NAME, namespace: "kube-system" })).catch(fail);
+  await deleteOptional(() => rbac.deleteNamespacedRoleBinding({ name: AGENT_NAME, namespace: "kube-system" })).catch(
+    fail,
+  );
   await deleteOptional(() => rbac.deleteClusterRoleBinding({ name: AGENT_NAME })).catch(fail);
   await deleteOptional(() => rbac.deleteClusterRole({ name: AGENT_NAME })).catch(fail);
 }

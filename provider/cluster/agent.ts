@@ -31,18 +31,31 @@ export function certificateFingerprint(certificatePem: string): string {
  * (the auth service's current certificate). Read from the cluster's API: the auth service itself
  * may be reachable only from the peer (through the tunnel, in-band), not from where this runs.
  */
-export async function waitForAgent(kc: k8s.KubeConfig, servingCertificatePem: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+export async function waitForAgent(
+  kc: k8s.KubeConfig,
+  servingCertificatePem: string,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<void> {
   const coordination = kc.makeApiClient(k8s.CoordinationV1Api);
   const wanted = certificateFingerprint(servingCertificatePem);
   await poll(
-    { step: "cluster", object: `agent Lease ${SYSTEM_NAMESPACE}/${AGENT_LEASE} renewed, serving the auth certificate ${wanted.slice(0, 16)}…`, endpoint: serverOf(kc) },
+    {
+      step: "cluster",
+      object: `agent Lease ${SYSTEM_NAMESPACE}/${AGENT_LEASE} renewed, serving the auth certificate ${wanted.slice(0, 16)}…`,
+      endpoint: serverOf(kc),
+    },
     { timeoutMs, intervalMs: 500, ...(signal ? { signal } : {}) },
     async () => {
-      const lease = await readOptional(() => coordination.readNamespacedLease({ name: AGENT_LEASE, namespace: SYSTEM_NAMESPACE }));
+      const lease = await readOptional(() =>
+        coordination.readNamespacedLease({ name: AGENT_LEASE, namespace: SYSTEM_NAMESPACE }),
+      );
       if (!lease) return { done: false, state: "no lease: is the agent running in this cluster?" };
       if (!isAgentLeaseFresh(lease)) return { done: false, state: `last renewed ${String(lease.spec?.renewTime)}` };
       const served = lease.metadata?.annotations?.[SERVED_AUTH_CERTIFICATE_ANNOTATION];
-      return served === wanted ? { done: true, value: undefined } : { done: false, state: `agent serves auth certificate ${served?.slice(0, 16) ?? "(none reported)"}…` };
+      return served === wanted
+        ? { done: true, value: undefined }
+        : { done: false, state: `agent serves auth certificate ${served?.slice(0, 16) ?? "(none reported)"}…` };
     },
   );
 }

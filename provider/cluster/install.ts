@@ -43,16 +43,21 @@ const DEFAULT_TIMEOUT_MS = 120_000;
 
 /** Creates (or keeps) the namespace holding the project's own objects. */
 export async function ensureSystemNamespace(kc: k8s.KubeConfig): Promise<void> {
-  await ensureObject(kc, { apiVersion: "v1", kind: "Namespace", metadata: { name: SYSTEM_NAMESPACE, labels: { ...MANAGED_LABELS } } }).catch(
-    describeFailure(`${STEP}: applying Namespace ${SYSTEM_NAMESPACE}`, serverOf(kc)),
-  );
+  await ensureObject(kc, {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name: SYSTEM_NAMESPACE, labels: { ...MANAGED_LABELS } },
+  }).catch(describeFailure(`${STEP}: applying Namespace ${SYSTEM_NAMESPACE}`, serverOf(kc)));
 }
 
 /**
  * Applies the project's CustomResourceDefinitions and waits until the API server serves each one
  * (condition `Established`), because creating a custom resource before that fails with 404.
  */
-export async function ensureCustomResourceDefinitions(kc: k8s.KubeConfig, options: InstallWaitOptions = {}): Promise<void> {
+export async function ensureCustomResourceDefinitions(
+  kc: k8s.KubeConfig,
+  options: InstallWaitOptions = {},
+): Promise<void> {
   const endpoint = serverOf(kc);
   const api = kc.makeApiClient(k8s.ApiextensionsV1Api);
   for (const crd of forgeCustomResourceDefinitions()) {
@@ -67,7 +72,8 @@ export async function ensureCustomResourceDefinitions(kc: k8s.KubeConfig, option
         const established = conditions.find((c) => c.type === "Established");
         if (established?.status === "True") return { done: true, value: undefined };
         const naming = conditions.find((c) => c.type === "NamesAccepted");
-        if (naming?.status === "False") return { failed: true, reason: `names not accepted: ${naming.message ?? naming.reason ?? "no reason"}` };
+        if (naming?.status === "False")
+          return { failed: true, reason: `names not accepted: ${naming.message ?? naming.reason ?? "no reason"}` };
         return { done: false, state: conditions.map((c) => `${c.type}=${c.status}`).join(", ") || "no conditions yet" };
       },
     );
@@ -165,7 +171,10 @@ function identityConfigMap(clusterId: string, args: ClusterIdentityArgs): k8s.V1
  * cluster is installed. The first writer wins a race through `create` (409 for the loser, who then
  * adopts the winner's id); name, URL and CA are then applied and may change freely.
  */
-export async function ensureClusterIdentity(kc: k8s.KubeConfig, args: ClusterIdentityArgs): Promise<ClusterIdentityResult> {
+export async function ensureClusterIdentity(
+  kc: k8s.KubeConfig,
+  args: ClusterIdentityArgs,
+): Promise<ClusterIdentityResult> {
   const endpoint = serverOf(kc);
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const read = (): Promise<k8s.V1ConfigMap | undefined> => readIdentityConfigMap(kc);
@@ -178,7 +187,11 @@ export async function ensureClusterIdentity(kc: k8s.KubeConfig, args: ClusterIde
       await core.createNamespacedConfigMap({ namespace: SYSTEM_NAMESPACE, body: identityConfigMap(fresh, args) });
       clusterId = fresh;
     } catch (error) {
-      if (statusOf(error) !== 409) describeFailure(`${STEP}: creating ConfigMap ${SYSTEM_NAMESPACE}/${CLUSTER_IDENTITY_CONFIGMAP}`, endpoint)(error);
+      if (statusOf(error) !== 409)
+        describeFailure(
+          `${STEP}: creating ConfigMap ${SYSTEM_NAMESPACE}/${CLUSTER_IDENTITY_CONFIGMAP}`,
+          endpoint,
+        )(error);
       // Someone else created it meanwhile (or it held a malformed id): keep theirs if it is valid,
       // unless it is another Cluster resource's, created at the same time as this one.
       const winner = await read();
@@ -195,7 +208,11 @@ export async function ensureClusterIdentity(kc: k8s.KubeConfig, args: ClusterIde
 
 /** The identity ConfigMap as stored; undefined when there is none. */
 function readIdentityConfigMap(kc: k8s.KubeConfig): Promise<k8s.V1ConfigMap | undefined> {
-  return readOptional(() => kc.makeApiClient(k8s.CoreV1Api).readNamespacedConfigMap({ name: CLUSTER_IDENTITY_CONFIGMAP, namespace: SYSTEM_NAMESPACE })).catch(
+  return readOptional(() =>
+    kc
+      .makeApiClient(k8s.CoreV1Api)
+      .readNamespacedConfigMap({ name: CLUSTER_IDENTITY_CONFIGMAP, namespace: SYSTEM_NAMESPACE }),
+  ).catch(
     describeFailure(`${STEP}: reading ConfigMap ${SYSTEM_NAMESPACE}/${CLUSTER_IDENTITY_CONFIGMAP}`, serverOf(kc)),
   );
 }
@@ -293,7 +310,11 @@ export function servingCertificateCovers(certPem: string, hosts: readonly string
       .split(",")
       .map((entry) => entry.trim())
       .filter((entry) => entry !== "")
-      .map((entry) => (entry.startsWith("IP Address:") ? `IP Address:${canonicalIp(entry.slice("IP Address:".length))}` : entry.toLowerCase())),
+      .map((entry) =>
+        entry.startsWith("IP Address:")
+          ? `IP Address:${canonicalIp(entry.slice("IP Address:".length))}`
+          : entry.toLowerCase(),
+      ),
   );
   return hosts.every((host) => names.has(isIP(host) ? `IP Address:${canonicalIp(host)}` : `dns:${host.toLowerCase()}`));
 }
@@ -304,13 +325,17 @@ export function servingCertificateCovers(certPem: string, hosts: readonly string
  * would break the tokens already handed out. Otherwise a new CA and serving certificate are made
  * (the CA key is not kept: nothing else is ever signed with it).
  */
-export async function ensureAuthServiceTls(kc: k8s.KubeConfig, args: AuthServiceTlsArgs): Promise<AuthServiceTlsResult> {
+export async function ensureAuthServiceTls(
+  kc: k8s.KubeConfig,
+  args: AuthServiceTlsArgs,
+): Promise<AuthServiceTlsResult> {
   const endpoint = serverOf(kc);
-  if (args.hosts.length === 0) throw new Error(`${STEP}: auth service TLS at ${endpoint}: no hosts given (need at least one IP or DNS name)`);
+  if (args.hosts.length === 0)
+    throw new Error(`${STEP}: auth service TLS at ${endpoint}: no hosts given (need at least one IP or DNS name)`);
   const core = kc.makeApiClient(k8s.CoreV1Api);
-  const existing = await readOptional(() => core.readNamespacedSecret({ name: AUTH_TLS_SECRET, namespace: SYSTEM_NAMESPACE })).catch(
-    describeFailure(`${STEP}: reading Secret ${SYSTEM_NAMESPACE}/${AUTH_TLS_SECRET}`, endpoint),
-  );
+  const existing = await readOptional(() =>
+    core.readNamespacedSecret({ name: AUTH_TLS_SECRET, namespace: SYSTEM_NAMESPACE }),
+  ).catch(describeFailure(`${STEP}: reading Secret ${SYSTEM_NAMESPACE}/${AUTH_TLS_SECRET}`, endpoint));
   const decode = (key: string): string => Buffer.from(existing?.data?.[key] ?? "", "base64").toString("utf8");
   const hosts = [...args.hosts, AUTH_SERVICE_TLS_NAME];
   if (existing && decode("tls.key") && decode("ca.crt") && servingCertificateCovers(decode("tls.crt"), hosts)) {
@@ -328,7 +353,9 @@ export async function ensureAuthServiceTls(kc: k8s.KubeConfig, args: AuthService
     metadata: { name: AUTH_TLS_SECRET, namespace: SYSTEM_NAMESPACE, labels: { ...MANAGED_LABELS } },
     // `data`, not `stringData`: server-side apply tracks `stringData` poorly (it is write-only).
     data: { "tls.crt": b64(serving.cert), "tls.key": b64(serving.key), "ca.crt": b64(ca.cert) },
-  } as k8s.V1Secret).catch(describeFailure(`${STEP}: applying Secret ${SYSTEM_NAMESPACE}/${AUTH_TLS_SECRET}`, endpoint));
+  } as k8s.V1Secret).catch(
+    describeFailure(`${STEP}: applying Secret ${SYSTEM_NAMESPACE}/${AUTH_TLS_SECRET}`, endpoint),
+  );
   return { caPem: ca.cert, certPem: serving.cert };
 }
 
@@ -347,7 +374,9 @@ export async function uninstallCluster(kc: k8s.KubeConfig, options: InstallWaitO
   const extensions = kc.makeApiClient(k8s.ApiextensionsV1Api);
   const timing = { timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS, signal: options.signal };
 
-  const csrs = await certificates.listCertificateSigningRequest({ labelSelector: selector }).catch(describeFailure(`${STEP}: listing CSRs`, endpoint));
+  const csrs = await certificates
+    .listCertificateSigningRequest({ labelSelector: selector })
+    .catch(describeFailure(`${STEP}: listing CSRs`, endpoint));
   for (const csr of csrs.items) {
     await deleteOptional(() => certificates.deleteCertificateSigningRequest({ name: csr.metadata!.name! })).catch(
       describeFailure(`${STEP}: deleting CertificateSigningRequest ${csr.metadata!.name!}`, endpoint),
@@ -356,15 +385,21 @@ export async function uninstallCluster(kc: k8s.KubeConfig, options: InstallWaitO
 
   // Namespaces first, while the CRDs still exist, so the namespace controller removes custom
   // resources inside them the ordinary way.
-  const listed = await core.listNamespace({ labelSelector: selector }).catch(describeFailure(`${STEP}: listing namespaces`, endpoint));
+  const listed = await core
+    .listNamespace({ labelSelector: selector })
+    .catch(describeFailure(`${STEP}: listing namespaces`, endpoint));
   const namespaces = new Set([SYSTEM_NAMESPACE, ...listed.items.map((ns) => ns.metadata!.name!)]);
   for (const name of namespaces) {
-    await deleteOptional(() => core.deleteNamespace({ name })).catch(describeFailure(`${STEP}: deleting Namespace ${name}`, endpoint));
+    await deleteOptional(() => core.deleteNamespace({ name })).catch(
+      describeFailure(`${STEP}: deleting Namespace ${name}`, endpoint),
+    );
   }
   for (const name of namespaces) {
     await poll({ step: STEP, object: `Namespace ${name} deleted`, endpoint }, timing, async () => {
       const live = await readOptional(() => core.readNamespace({ name }));
-      return live ? { done: false, state: `phase ${live.status?.phase ?? "unknown"}` } : { done: true, value: undefined };
+      return live
+        ? { done: false, state: `phase ${live.status?.phase ?? "unknown"}` }
+        : { done: true, value: undefined };
     });
   }
 

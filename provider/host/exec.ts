@@ -5,7 +5,11 @@ import { execFile } from "node:child_process";
 export class CommandError extends Error {
   /** Brand for checks across copies of this module (no `instanceof`). */
   readonly isCommandError = true;
-  constructor(readonly command: string, readonly stderr: string, readonly exitCode: number | undefined) {
+  constructor(
+    readonly command: string,
+    readonly stderr: string,
+    readonly exitCode: number | undefined,
+  ) {
     super(`\`${command}\` failed (exit ${exitCode ?? "?"}): ${stderr.trim() || "no output"}`);
     this.name = "CommandError";
   }

@@ -46,10 +46,21 @@ export function isRunning(record: ProcessRecord): boolean {
  * outlives the command that started the cluster. `ip netns exec` execs the command in place, so
  * the PID recorded is the command's own.
  */
-export function startInNamespace(netns: string, name: string, command: string, args: readonly string[], logFile: string, environment?: Readonly<Record<string, string>>): ProcessRecord {
+export function startInNamespace(
+  netns: string,
+  name: string,
+  command: string,
+  args: readonly string[],
+  logFile: string,
+  environment?: Readonly<Record<string, string>>,
+): ProcessRecord {
   const log = openSync(logFile, "a");
   try {
-    const child = spawn("ip", ["netns", "exec", netns, command, ...args], { detached: true, stdio: ["ignore", log, log], ...(environment ? { env: { ...process.env, ...environment } } : {}) });
+    const child = spawn("ip", ["netns", "exec", netns, command, ...args], {
+      detached: true,
+      stdio: ["ignore", log, log],
+      ...(environment ? { env: { ...process.env, ...environment } } : {}),
+    });
     if (child.pid === undefined) throw new Error(`could not start ${name} (${command}) in namespace ${netns}`);
     child.unref();
     const stat = readStat(child.pid);

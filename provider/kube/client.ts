@@ -15,7 +15,10 @@ export class KubeconfigError extends Error {
   readonly isKubeconfigError = true;
   /** What is wrong, without the input's name: `not a usable kubeconfig: …`. */
   readonly reason: string;
-  constructor(readonly input: string, problem: string) {
+  constructor(
+    readonly input: string,
+    problem: string,
+  ) {
     super(`${input}: not a usable kubeconfig: ${problem}`);
     this.reason = `not a usable kubeconfig: ${problem}`;
     this.name = "KubeconfigError";
@@ -37,8 +40,12 @@ export function reuseConnections(kc: k8s.KubeConfig): k8s.KubeConfig {
   const build = hooked.createDispatcher.bind(kc);
   const pools = new Map<string, unknown>();
   hooked.createDispatcher = (cluster, agentOptions) => {
-    const material = ["ca", "cert", "key", "pfx", "passphrase", "servername", "rejectUnauthorized"].map((name) => String(agentOptions[name] ?? ""));
-    const key = createHash("sha256").update(JSON.stringify([cluster?.server, cluster?.proxyUrl, ...material])).digest("hex");
+    const material = ["ca", "cert", "key", "pfx", "passphrase", "servername", "rejectUnauthorized"].map((name) =>
+      String(agentOptions[name] ?? ""),
+    );
+    const key = createHash("sha256")
+      .update(JSON.stringify([cluster?.server, cluster?.proxyUrl, ...material]))
+      .digest("hex");
     if (!pools.has(key)) pools.set(key, build(cluster, agentOptions));
     return pools.get(key);
   };
@@ -52,9 +59,14 @@ export function reuseConnections(kc: k8s.KubeConfig): k8s.KubeConfig {
  */
 function parseProblem(error: unknown): string {
   const { reason, mark } = error as { reason?: unknown; mark?: { line?: unknown; column?: unknown } };
-  const at = typeof mark?.line === "number" && typeof mark.column === "number" ? ` at line ${mark.line + 1}, column ${mark.column + 1}` : "";
+  const at =
+    typeof mark?.line === "number" && typeof mark.column === "number"
+      ? ` at line ${mark.line + 1}, column ${mark.column + 1}`
+      : "";
   const why = typeof reason === "string" ? reason.split(/["'!*&:\n]/)[0]!.trim() : "";
-  return at ? `it is not valid YAML${at}${why ? ` (${why})` : ""}` : "it does not read as a kubeconfig (clusters, contexts and users, each with a name)";
+  return at
+    ? `it is not valid YAML${at}${why ? ` (${why})` : ""}`
+    : "it does not read as a kubeconfig (clusters, contexts and users, each with a name)";
 }
 
 /**
@@ -115,7 +127,9 @@ export async function deleteOptional(remove: () => Promise<unknown>): Promise<bo
 export function describeFailure(action: string, endpoint: string): (error: unknown) => never {
   return (error) => {
     // The status stays readable (httpStatusOf): a refused identity is reported, not thrown, on read.
-    throw Object.assign(new Error(`${action} at ${endpoint}: ${describeKubeError(error)}`), { httpStatus: statusOf(error) });
+    throw Object.assign(new Error(`${action} at ${endpoint}: ${describeKubeError(error)}`), {
+      httpStatus: statusOf(error),
+    });
   };
 }
 
@@ -144,7 +158,11 @@ export function probeApiServer(kc: k8s.KubeConfig, timeoutMs = PROBE_TIMEOUT_MS)
   const cluster = kc.getCurrentCluster();
   if (!cluster) return Promise.resolve("the kubeconfig's current context names no cluster");
   const url = new URL(cluster.server);
-  const ca = cluster.caData ? Buffer.from(cluster.caData, "base64") : cluster.caFile ? readFileSync(cluster.caFile) : undefined;
+  const ca = cluster.caData
+    ? Buffer.from(cluster.caData, "base64")
+    : cluster.caFile
+      ? readFileSync(cluster.caFile)
+      : undefined;
   const servername = cluster.tlsServerName ?? (isIP(url.hostname) ? undefined : url.hostname);
   return new Promise((resolve) => {
     const socket = connect({
@@ -154,7 +172,10 @@ export function probeApiServer(kc: k8s.KubeConfig, timeoutMs = PROBE_TIMEOUT_MS)
       ...(servername ? { servername } : {}),
       rejectUnauthorized: !cluster.skipTLSVerify,
     });
-    const timer = setTimeout(() => socket.destroy(Object.assign(new Error(`no TLS handshake within ${timeoutMs} ms`), { code: "ETIMEDOUT" })), timeoutMs);
+    const timer = setTimeout(
+      () => socket.destroy(Object.assign(new Error(`no TLS handshake within ${timeoutMs} ms`), { code: "ETIMEDOUT" })),
+      timeoutMs,
+    );
     const done = (outcome: string | undefined): void => {
       clearTimeout(timer);
       socket.destroy();

@@ -79,7 +79,10 @@ export interface ConnectionFailure {
 /** Which fault each code means, and what to say of it. */
 const FAULTS: Readonly<Record<string, readonly [ConnectionFault, string]>> = {
   ECONNREFUSED: ["connection refused", "nothing listens at that address and port"],
-  UND_ERR_CONNECT_TIMEOUT: ["timed out", "no answer to the connection attempt: the host is down or a firewall drops the packets"],
+  UND_ERR_CONNECT_TIMEOUT: [
+    "timed out",
+    "no answer to the connection attempt: the host is down or a firewall drops the packets",
+  ],
   ETIMEDOUT: ["timed out", "no answer to the connection attempt: the host is down or a firewall drops the packets"],
   EHOSTUNREACH: ["host unreachable", "no route to the host"],
   ENETUNREACH: ["host unreachable", "no route to the host's network"],
@@ -89,18 +92,42 @@ const FAULTS: Readonly<Record<string, readonly [ConnectionFault, string]>> = {
   ECONNRESET: ["connection reset", "the other side closed the connection"],
   UND_ERR_SOCKET: ["connection reset", "the other side closed the connection"],
   EPIPE: ["connection reset", "the other side closed the connection"],
-  DEPTH_ZERO_SELF_SIGNED_CERT: ["TLS: unknown authority", "the server's certificate is self-signed and is not the CA given"],
-  SELF_SIGNED_CERT_IN_CHAIN: ["TLS: unknown authority", "the server's certificate chains to a CA other than the one given"],
+  DEPTH_ZERO_SELF_SIGNED_CERT: [
+    "TLS: unknown authority",
+    "the server's certificate is self-signed and is not the CA given",
+  ],
+  SELF_SIGNED_CERT_IN_CHAIN: [
+    "TLS: unknown authority",
+    "the server's certificate chains to a CA other than the one given",
+  ],
   UNABLE_TO_VERIFY_LEAF_SIGNATURE: ["TLS: unknown authority", "the server's certificate is not signed by the CA given"],
   UNABLE_TO_GET_ISSUER_CERT: ["TLS: unknown authority", "the server's certificate is not signed by the CA given"],
-  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: ["TLS: unknown authority", "the server's certificate is not signed by the CA given"],
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: [
+    "TLS: unknown authority",
+    "the server's certificate is not signed by the CA given",
+  ],
   CERT_SIGNATURE_FAILURE: ["TLS: unknown authority", "the server's certificate is not signed by the CA given"],
-  ERR_TLS_CERT_ALTNAME_INVALID: ["TLS: name mismatch", "the server's certificate is not for the host name or address dialled"],
+  ERR_TLS_CERT_ALTNAME_INVALID: [
+    "TLS: name mismatch",
+    "the server's certificate is not for the host name or address dialled",
+  ],
   CERT_HAS_EXPIRED: ["TLS: certificate expired or not yet valid", "the server's certificate has expired"],
-  CERT_NOT_YET_VALID: ["TLS: certificate expired or not yet valid", "the server's certificate is not valid yet (clocks apart?)"],
-  ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE: ["TLS: client certificate refused", "the server did not accept the client certificate"],
-  ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED: ["TLS: client certificate refused", "the server asks for a client certificate"],
-  ERR_SSL_TLSV1_ALERT_UNKNOWN_CA: ["TLS: client certificate refused", "the server does not know the client certificate's CA"],
+  CERT_NOT_YET_VALID: [
+    "TLS: certificate expired or not yet valid",
+    "the server's certificate is not valid yet (clocks apart?)",
+  ],
+  ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE: [
+    "TLS: client certificate refused",
+    "the server did not accept the client certificate",
+  ],
+  ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED: [
+    "TLS: client certificate refused",
+    "the server asks for a client certificate",
+  ],
+  ERR_SSL_TLSV1_ALERT_UNKNOWN_CA: [
+    "TLS: client certificate refused",
+    "the server does not know the client certificate's CA",
+  ],
 };
 
 /**
@@ -132,7 +159,11 @@ export function classifyConnectionError(error: unknown): ConnectionFailure | und
     const { code, name } = link as { code?: unknown; name?: unknown };
     const known = typeof code === "string" ? FAULTS[code] : undefined;
     // An abort by a deadline is a timeout, whichever signal carried it.
-    const found = known ? ([known, code as string] as const) : name === "TimeoutError" ? ([FAULTS["ETIMEDOUT"]!, "TimeoutError"] as const) : undefined;
+    const found = known
+      ? ([known, code as string] as const)
+      : name === "TimeoutError"
+        ? ([FAULTS["ETIMEDOUT"]!, "TimeoutError"] as const)
+        : undefined;
     if (found) {
       const [[fault, meaning], which] = found;
       return { fault, code: which, description: `${fault} (${meaning}; ${which})` };

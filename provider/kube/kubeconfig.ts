@@ -30,10 +30,19 @@ export function forgeKubeconfig(parts: KubeconfigParts): string {
       clusters: [
         {
           name: parts.name,
-          cluster: { server: parts.server, "certificate-authority-data": base64(parts.caPem), ...(parts.tlsServerName ? { "tls-server-name": parts.tlsServerName } : {}) },
+          cluster: {
+            server: parts.server,
+            "certificate-authority-data": base64(parts.caPem),
+            ...(parts.tlsServerName ? { "tls-server-name": parts.tlsServerName } : {}),
+          },
         },
       ],
-      users: [{ name: parts.name, user: { "client-certificate-data": base64(parts.certPem), "client-key-data": base64(parts.keyPem) } }],
+      users: [
+        {
+          name: parts.name,
+          user: { "client-certificate-data": base64(parts.certPem), "client-key-data": base64(parts.keyPem) },
+        },
+      ],
       contexts: [{ name: parts.name, context: { cluster: parts.name, user: parts.name } }],
       "current-context": parts.name,
     },

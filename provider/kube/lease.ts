@@ -42,7 +42,12 @@ export async function renewLease(kc: k8s.KubeConfig, lease: LeaseRenewal): Promi
   try {
     const current = await readOptional(() => api.readNamespacedLease({ name, namespace }));
     const body = current ? lease.renew(current) : await lease.create();
-    written.set(key, current ? await api.replaceNamespacedLease({ name, namespace, body }) : await api.createNamespacedLease({ namespace, body }));
+    written.set(
+      key,
+      current
+        ? await api.replaceNamespacedLease({ name, namespace, body })
+        : await api.createNamespacedLease({ namespace, body }),
+    );
   } catch (error) {
     if (statusOf(error) !== 409) throw error;
   }

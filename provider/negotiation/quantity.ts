@@ -7,7 +7,10 @@
 export class QuantityParseError extends Error {
   /** Brand for checks across copies of this module (no `instanceof`). */
   readonly isQuantityParseError = true;
-  constructor(readonly input: string, what: string) {
+  constructor(
+    readonly input: string,
+    what: string,
+  ) {
     super(`"${input}" is not a valid ${what} quantity (e.g. ${what === "cpu" ? "500m or 2" : "512Mi or 4Gi"})`);
     this.name = "QuantityParseError";
   }

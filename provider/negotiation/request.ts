@@ -4,7 +4,17 @@
  * the request's current generation, and withdraw the request on unpeer.
  */
 import * as k8s from "@kubernetes/client-node";
-import { API_GROUP, API_GROUP_VERSION, API_VERSION, MANAGED_BY, MANAGED_BY_LABEL, type OfferedResources, type ResourceAsk, type ResourceOffer, type ResourceRequest } from "../api/index.js";
+import {
+  API_GROUP,
+  API_GROUP_VERSION,
+  API_VERSION,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  type OfferedResources,
+  type ResourceAsk,
+  type ResourceOffer,
+  type ResourceRequest,
+} from "../api/index.js";
 import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../kube/client.js";
 import { poll } from "../wait/poll.js";
 
@@ -29,17 +39,32 @@ export async function ensureResourceRequest(provider: k8s.KubeConfig, spec: Requ
     apiVersion: API_GROUP_VERSION,
     kind: "ResourceRequest",
     metadata: { name: spec.name, namespace: spec.tenantNamespace, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
-    spec: { consumerClusterId: spec.consumerClusterId, consumerClusterName: spec.consumerClusterName, resources: spec.resources },
+    spec: {
+      consumerClusterId: spec.consumerClusterId,
+      consumerClusterName: spec.consumerClusterName,
+      resources: spec.resources,
+    },
   };
-  const applied = await ensureObject(provider, request).catch(describeFailure(`negotiation: filing ResourceRequest ${spec.tenantNamespace}/${spec.name}`, serverOf(provider)));
+  const applied = await ensureObject(provider, request).catch(
+    describeFailure(`negotiation: filing ResourceRequest ${spec.tenantNamespace}/${spec.name}`, serverOf(provider)),
+  );
   return applied.metadata?.generation ?? 1;
 }
 
 /** Reads the offer answering request `location`, if the provider has made one. */
-export async function getResourceOffer(provider: k8s.KubeConfig, location: RequestLocation): Promise<ResourceOffer | undefined> {
+export async function getResourceOffer(
+  provider: k8s.KubeConfig,
+  location: RequestLocation,
+): Promise<ResourceOffer | undefined> {
   const api = provider.makeApiClient(k8s.CustomObjectsApi);
   return (await readOptional(() =>
-    api.getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: location.tenantNamespace, plural: "resourceoffers", name: location.name }),
+    api.getNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace: location.tenantNamespace,
+      plural: "resourceoffers",
+      name: location.name,
+    }),
   )) as ResourceOffer | undefined;
 }
 
@@ -51,7 +76,11 @@ export async function waitForResourceOffer(
   signal?: AbortSignal,
 ): Promise<OfferedResources> {
   return poll(
-    { step: "negotiation", object: `ResourceOffer ${location.tenantNamespace}/${location.name} from provider ${location.providerName}`, endpoint: serverOf(provider) },
+    {
+      step: "negotiation",
+      object: `ResourceOffer ${location.tenantNamespace}/${location.name} from provider ${location.providerName}`,
+      endpoint: serverOf(provider),
+    },
     { timeoutMs, intervalMs: 300, ...(signal ? { signal } : {}) },
     async () => {
       const offer = await getResourceOffer(provider, location);
@@ -68,6 +97,17 @@ export async function waitForResourceOffer(
 export async function withdrawResourceRequest(provider: k8s.KubeConfig, location: RequestLocation): Promise<boolean> {
   const api = provider.makeApiClient(k8s.CustomObjectsApi);
   return deleteOptional(() =>
-    api.deleteNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: location.tenantNamespace, plural: "resourcerequests", name: location.name }),
-  ).catch(describeFailure(`negotiation: withdrawing ResourceRequest ${location.tenantNamespace}/${location.name}`, serverOf(provider)));
+    api.deleteNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace: location.tenantNamespace,
+      plural: "resourcerequests",
+      name: location.name,
+    }),
+  ).catch(
+    describeFailure(
+      `negotiation: withdrawing ResourceRequest ${location.tenantNamespace}/${location.name}`,
+      serverOf(provider),
+    ),
+  );
 }

@@ -7,7 +7,10 @@
 export class CidrParseError extends Error {
   /** Brand for checks across copies of this module (no `instanceof`). */
   readonly isCidrParseError = true;
-  constructor(readonly input: string, reason: string) {
+  constructor(
+    readonly input: string,
+    reason: string,
+  ) {
     super(`"${input}" is not a valid IPv4 CIDR: ${reason}`);
     this.name = "CidrParseError";
   }

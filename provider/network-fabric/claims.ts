@@ -12,7 +12,13 @@
  * Remote ranges are never refused for overlapping something: they are remapped (remap.ts), with
  * {@link NOT_PRIVATE_SPACE} counted as taken, so no claim can steer traffic meant elsewhere.
  */
-import { REMOTE_CLUSTER_LABEL, SYSTEM_NAMESPACE, tenantNamespace, type TunnelEndpoint, type TunnelEndpointSpec } from "../api/index.js";
+import {
+  REMOTE_CLUSTER_LABEL,
+  SYSTEM_NAMESPACE,
+  tenantNamespace,
+  type TunnelEndpoint,
+  type TunnelEndpointSpec,
+} from "../api/index.js";
 import { Cidr } from "../net/cidr.js";
 import { chooseRemoteView, type RemapError, type RemoteView } from "./remap.js";
 import { tunnelEndpointName, tunnelLinkCidr } from "./tunnel-plan.js";
@@ -31,10 +37,15 @@ export type EndpointOrigin =
  * one whose name is `tenantNamespace(X)` for the consumer X its {@link REMOTE_CLUSTER_LABEL}
  * names: the auth service makes both, and no consumer may write namespaces.
  */
-export function endpointOrigin(namespace: string, namespaceLabels: Readonly<Record<string, string>> | undefined): EndpointOrigin {
+export function endpointOrigin(
+  namespace: string,
+  namespaceLabels: Readonly<Record<string, string>> | undefined,
+): EndpointOrigin {
   if (namespace === SYSTEM_NAMESPACE) return { kind: "system" };
   const consumer = namespaceLabels?.[REMOTE_CLUSTER_LABEL];
-  return consumer && tenantNamespace(consumer) === namespace ? { kind: "tenant", consumerClusterId: consumer } : { kind: "other" };
+  return consumer && tenantNamespace(consumer) === namespace
+    ? { kind: "tenant", consumerClusterId: consumer }
+    : { kind: "other" };
 }
 
 /** The endpoint may be served: what the gateway sets up from, parsed. */
@@ -99,48 +110,79 @@ function parseRange(field: string, text: string | undefined): Cidr | RefusedClai
  * - `spec.remote.podCidr`, `spec.remote.externalCidr`: IPv4 CIDRs, not overlapping each other
  *   (translation would be ambiguous). Where they may be seen is decided by the remapping.
  */
-export function checkEndpointClaims(endpoint: { readonly metadata: { readonly name?: string; readonly namespace?: string }; readonly spec: TunnelEndpointSpec }, origin: EndpointOrigin, localClusterId: string): ClaimsVerdict {
+export function checkEndpointClaims(
+  endpoint: {
+    readonly metadata: { readonly name?: string; readonly namespace?: string };
+    readonly spec: TunnelEndpointSpec;
+  },
+  origin: EndpointOrigin,
+  localClusterId: string,
+): ClaimsVerdict {
   const { spec } = endpoint;
   const namespace = endpoint.metadata.namespace ?? "";
   if (origin.kind === "other") {
-    return refuse("metadata.namespace", `${quoted(namespace)} is neither ${SYSTEM_NAMESPACE} nor a consumer's tenant namespace: this gateway serves no tunnel from it`);
+    return refuse(
+      "metadata.namespace",
+      `${quoted(namespace)} is neither ${SYSTEM_NAMESPACE} nor a consumer's tenant namespace: this gateway serves no tunnel from it`,
+    );
   }
   let links = derivedLinks(localClusterId, spec.remoteClusterId);
   if (origin.kind === "tenant") {
     const consumer = origin.consumerClusterId;
     const own = tunnelEndpointName(consumer);
     if (endpoint.metadata.name !== own) {
-      return refuse("metadata.name", `${quoted(endpoint.metadata.name)}: the only tunnel consumer ${consumer} may ask for in ${namespace} is its peering's, named ${own}`);
+      return refuse(
+        "metadata.name",
+        `${quoted(endpoint.metadata.name)}: the only tunnel consumer ${consumer} may ask for in ${namespace} is its peering's, named ${own}`,
+      );
     }
     if (spec.remoteClusterId !== consumer) {
-      return refuse("spec.remoteClusterId", `${quoted(spec.remoteClusterId)}: a tunnel in ${namespace} goes to its consumer ${consumer}, and to no other cluster`);
+      return refuse(
+        "spec.remoteClusterId",
+        `${quoted(spec.remoteClusterId)}: a tunnel in ${namespace} goes to its consumer ${consumer}, and to no other cluster`,
+      );
     }
     links = [tunnelLinkCidr(consumer, localClusterId)];
   }
   const link = parseRange("spec.linkCidr", spec.linkCidr);
   if (link && !(link instanceof Cidr)) return link;
   if (!link || !links.some((l) => l.toString() === link.toString())) {
-    return refuse("spec.linkCidr", `${quoted(spec.linkCidr)} is not the link block derived from the peering's cluster ids (${links.map(String).join(" or ")})`);
+    return refuse(
+      "spec.linkCidr",
+      `${quoted(spec.linkCidr)} is not the link block derived from the peering's cluster ids (${links.map(String).join(" or ")})`,
+    );
   }
   const pod = parseRange("spec.remote.podCidr", spec.remote?.podCidr);
   if (pod && !(pod instanceof Cidr)) return pod;
   const external = parseRange("spec.remote.externalCidr", spec.remote?.externalCidr);
   if (external && !(external instanceof Cidr)) return external;
   if (pod && external?.overlaps(pod)) {
-    return refuse("spec.remote.externalCidr", `${external} overlaps the remote pod CIDR ${pod}: an address in both could not be translated back to one of them`);
+    return refuse(
+      "spec.remote.externalCidr",
+      `${external} overlaps the remote pod CIDR ${pod}: an address in both could not be translated back to one of them`,
+    );
   }
-  return { accepted: true, link, ...(pod ? { remotePodCidr: pod } : {}), ...(external ? { remoteExternalCidr: external } : {}) };
+  return {
+    accepted: true,
+    link,
+    ...(pod ? { remotePodCidr: pod } : {}),
+    ...(external ? { remoteExternalCidr: external } : {}),
+  };
 }
 
 /** Private address space: RFC 1918 and the shared address space of RFC 6598, where pod CIDRs live. */
-export const PRIVATE_SPACE: readonly Cidr[] = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10"].map((c) => Cidr.parse(c));
+export const PRIVATE_SPACE: readonly Cidr[] = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10"].map(
+  (c) => Cidr.parse(c),
+);
 
 /** The blocks of `within` that overlap none of `keep`, largest first where they can be. */
 function outside(within: Cidr, keep: readonly Cidr[]): Cidr[] {
   if (!keep.some((k) => k.overlaps(within))) return [within];
   if (keep.some((k) => k.prefixLength <= within.prefixLength && k.overlaps(within))) return [];
   const half = within.prefixLength + 1;
-  return [Cidr.parse(`${within.nth(0)}/${half}`), Cidr.parse(`${within.nth(within.size / 2)}/${half}`)].flatMap((h) => outside(h, keep));
+  return [Cidr.parse(`${within.nth(0)}/${half}`), Cidr.parse(`${within.nth(within.size / 2)}/${half}`)].flatMap((h) =>
+    outside(h, keep),
+  );
 }
 
 /**
@@ -168,7 +210,10 @@ export interface LocalRanges {
  * (which holds every tunnel's link block, 169.254.0.0/16). Undefined while the remote has not
  * announced its pod CIDR. Refused, naming the range, when no block of the claimed size is free.
  */
-export function decideRemoteView(claims: AcceptedClaims, local: LocalRanges): { readonly accepted: true; readonly view: RemoteView | undefined } | RefusedClaims {
+export function decideRemoteView(
+  claims: AcceptedClaims,
+  local: LocalRanges,
+): { readonly accepted: true; readonly view: RemoteView | undefined } | RefusedClaims {
   if (!claims.remotePodCidr) return { accepted: true, view: undefined };
   try {
     const view = chooseRemoteView({
@@ -196,7 +241,12 @@ export function decideRemoteView(claims: AcceptedClaims, local: LocalRanges): { 
 export function servedPortClash(endpoint: TunnelEndpoint, all: readonly TunnelEndpoint[]): RefusedClaims | undefined {
   if (endpoint.spec.role !== "server") return undefined;
   const holder = all.find(
-    (e) => e.metadata.uid !== endpoint.metadata.uid && !e.metadata.deletionTimestamp && e.spec.role === "server" && e.spec.listenPort === endpoint.spec.listenPort && e.status?.interfaceName,
+    (e) =>
+      e.metadata.uid !== endpoint.metadata.uid &&
+      !e.metadata.deletionTimestamp &&
+      e.spec.role === "server" &&
+      e.spec.listenPort === endpoint.spec.listenPort &&
+      e.status?.interfaceName,
   );
   if (!holder) return undefined;
   return refuse(

@@ -92,7 +92,9 @@ function planProblems(plan: GatewayPlan): string[] {
   const problems: string[] = [];
   // The comment is matched token by token on deletion, so it must hold no spaces or quotes.
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/.test(plan.peerId)) {
-    problems.push(`peerId "${plan.peerId}" must be 1 to 200 letters, digits, ".", "_" or "-", starting with a letter or digit`);
+    problems.push(
+      `peerId "${plan.peerId}" must be 1 to 200 letters, digits, ".", "_" or "-", starting with a letter or digit`,
+    );
   }
   // Linux interface names: at most 15 bytes, no slash, no whitespace.
   if (!/^[A-Za-z0-9._-]{1,15}$/.test(plan.tunnelInterface)) {
@@ -112,7 +114,8 @@ function checked(plan: GatewayPlan): GatewayPlan {
 
 /** The marks of the peer in `slot` (1 to 255). */
 export function forgePeerMarks(slot: number): PeerMarks {
-  if (!Number.isInteger(slot) || slot < 1 || slot > 255) throw new GatewayPlanError([`slot ${slot} must be an integer from 1 to 255`]);
+  if (!Number.isInteger(slot) || slot < 1 || slot > 255)
+    throw new GatewayPlanError([`slot ${slot} must be an integer from 1 to 255`]);
   const toPeer = slot * 0x10000;
   const fromPeer = toPeer + 0x01000000;
   return { toPeer: `${hex(toPeer)}/${hex(FABRIC_MARK_MASK)}`, fromPeer: `${hex(fromPeer)}/${hex(FABRIC_MARK_MASK)}` };
@@ -123,7 +126,13 @@ export function peerRouteTable(slot: number): number {
   return FABRIC_TABLE_BASE + slot;
 }
 
-function rule(table: IptablesRule["table"], chain: IptablesRule["chain"], matches: readonly string[], comment: string, target: readonly string[]): IptablesRule {
+function rule(
+  table: IptablesRule["table"],
+  chain: IptablesRule["chain"],
+  matches: readonly string[],
+  comment: string,
+  target: readonly string[],
+): IptablesRule {
   const spec = [...matches, "-m", "comment", "--comment", comment, ...target];
   return { table, chain, spec, args: ["-t", table, "-A", chain, ...spec] };
 }
@@ -151,10 +160,19 @@ export function forgeNatRules(plan: GatewayPlan): readonly IptablesRule[] {
     // Marks first: they must be set in mangle, before nat rewrites the addresses they key on.
     rules.push(rule("mangle", "PREROUTING", ["-d", seen], comment, ["-j", "MARK", "--set-xmark", marks.toPeer]));
     rules.push(rule("mangle", "OUTPUT", ["-d", seen], comment, ["-j", "MARK", "--set-xmark", marks.toPeer]));
-    rules.push(rule("mangle", "PREROUTING", ["-s", actual, "-i", tun], comment, ["-j", "MARK", "--set-xmark", marks.fromPeer]));
+    rules.push(
+      rule("mangle", "PREROUTING", ["-s", actual, "-i", tun], comment, ["-j", "MARK", "--set-xmark", marks.fromPeer]),
+    );
     rules.push(rule("nat", "PREROUTING", ["-d", seen], comment, ["-j", "NETMAP", "--to", actual]));
     rules.push(rule("nat", "OUTPUT", ["-d", seen], comment, ["-j", "NETMAP", "--to", actual]));
-    rules.push(rule("nat", "POSTROUTING", ["-s", actual, "-m", "mark", "--mark", marks.fromPeer], comment, ["-j", "NETMAP", "--to", seen]));
+    rules.push(
+      rule("nat", "POSTROUTING", ["-s", actual, "-m", "mark", "--mark", marks.fromPeer], comment, [
+        "-j",
+        "NETMAP",
+        "--to",
+        seen,
+      ]),
+    );
     rules.push(rule("nat", "INPUT", ["-s", actual, "-i", tun], comment, ["-j", "NETMAP", "--to", seen]));
   }
   return rules;
@@ -168,7 +186,8 @@ export function forgeNatRuleDeletions(plan: GatewayPlan): readonly (readonly str
 /** Splits one `iptables -S` line into arguments, honouring the double quotes iptables prints. */
 function splitRuleLine(line: string): string[] {
   const tokens: string[] = [];
-  for (const m of line.matchAll(/"((?:[^"\\]|\\.)*)"|(\S+)/g)) tokens.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, "$1") : m[2]!);
+  for (const m of line.matchAll(/"((?:[^"\\]|\\.)*)"|(\S+)/g))
+    tokens.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, "$1") : m[2]!);
   return tokens;
 }
 
@@ -178,7 +197,11 @@ function splitRuleLine(line: string): string[] {
  * that forged the rules is no longer known. A rule is the peer's only when its comment is
  * exactly `pulumi-liqo:<peerId>`, so peer `b` never takes peer `b2`'s rules.
  */
-export function forgeNatRuleDeletionsFromListing(table: IptablesRule["table"], listing: string, peerId: string): readonly (readonly string[])[] {
+export function forgeNatRuleDeletionsFromListing(
+  table: IptablesRule["table"],
+  listing: string,
+  peerId: string,
+): readonly (readonly string[])[] {
   const comment = `${RULE_COMMENT_PREFIX}${peerId}`;
   const deletions: string[][] = [];
   for (const line of listing.split("\n")) {
@@ -205,7 +228,16 @@ export function forgeRoutes(plan: GatewayPlan): readonly (readonly string[])[] {
   for (const r of remapped) commands.push(["route", "replace", r.real.toString(), "dev", tun, "table", table]);
   // The rule comes after its table is filled, so no marked packet meets an empty table.
   if (remapped.length > 0) {
-    commands.push(["rule", "add", "fwmark", forgePeerMarks(slot).toPeer, "lookup", table, "priority", String(FABRIC_RULE_PRIORITY)]);
+    commands.push([
+      "rule",
+      "add",
+      "fwmark",
+      forgePeerMarks(slot).toPeer,
+      "lookup",
+      table,
+      "priority",
+      String(FABRIC_RULE_PRIORITY),
+    ]);
   }
   return commands;
 }
@@ -214,4 +246,3 @@ export function forgeRoutes(plan: GatewayPlan): readonly (readonly string[])[] {
 export function forgeRouteDeletions(plan: GatewayPlan): readonly (readonly string[])[] {
   return [...forgeRoutes(plan)].reverse().map(([object, , ...rest]) => [object!, "del", ...rest]);
 }
-

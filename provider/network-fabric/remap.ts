@@ -135,14 +135,17 @@ function inputProblems(input: RemoteViewInput): string[] {
  */
 export function chooseRemoteView(input: RemoteViewInput): RemoteView {
   const problems = inputProblems(input);
-  if (problems.length > 0) throw new RemapError("invalid-input", `cannot choose a view of the remote: ${problems.join("; ")}`);
+  if (problems.length > 0)
+    throw new RemapError("invalid-input", `cannot choose a view of the remote: ${problems.join("; ")}`);
   const pool = input.pool ?? DEFAULT_REMAP_POOL;
   const local = [input.localPodCidr, ...(input.localExternalCidr ? [input.localExternalCidr] : []), ...input.reserved];
   const free = (cidr: Cidr): boolean => !local.some((l) => l.overlaps(cidr));
 
   const remotes: { readonly label: string; readonly range: "pod" | "external"; readonly real: Cidr }[] = [
     { label: "remote pod CIDR", range: "pod", real: input.remotePodCidr },
-    ...(input.remoteExternalCidr ? [{ label: "remote external CIDR", range: "external" as const, real: input.remoteExternalCidr }] : []),
+    ...(input.remoteExternalCidr
+      ? [{ label: "remote external CIDR", range: "external" as const, real: input.remoteExternalCidr }]
+      : []),
   ];
   const kept = remotes.map((r) => free(r.real));
   const taken = [...local, ...remotes.filter((_, i) => kept[i]).map((r) => r.real)];
@@ -150,10 +153,15 @@ export function chooseRemoteView(input: RemoteViewInput): RemoteView {
     if (kept[i]) return { real, asSeen: real, remapped: false };
     const asSeen = firstFreeBlock(pool, real.prefixLength, taken);
     if (!asSeen) {
-      const why = real.prefixLength < pool.prefixLength
-        ? `the pool is smaller than a /${real.prefixLength}`
-        : `every /${real.prefixLength} in it overlaps one of ${taken.map(String).join(", ")}`;
-      throw new RemapError("pool-exhausted", `cannot remap the ${label} ${real}: no free /${real.prefixLength} in the pool ${pool} (${why})`, range);
+      const why =
+        real.prefixLength < pool.prefixLength
+          ? `the pool is smaller than a /${real.prefixLength}`
+          : `every /${real.prefixLength} in it overlaps one of ${taken.map(String).join(", ")}`;
+      throw new RemapError(
+        "pool-exhausted",
+        `cannot remap the ${label} ${real}: no free /${real.prefixLength} in the pool ${pool} (${why})`,
+        range,
+      );
     }
     taken.push(asSeen);
     return { real, asSeen, remapped: true };
@@ -184,7 +192,10 @@ export function translateAddress(address: string, from: Cidr, to: Cidr): string 
   }
   const value = parseIpv4(address);
   if (!from.contains(address)) {
-    throw new RemapError("outside-range", `cannot translate "${address}" from ${from} to ${to}: the address is outside ${from}`);
+    throw new RemapError(
+      "outside-range",
+      `cannot translate "${address}" from ${from} to ${to}: the address is outside ${from}`,
+    );
   }
   return to.nth(value - from.network);
 }

@@ -33,22 +33,39 @@ export function tunnelLeftOnProvider(sides: TunnelParties, providerInterface: st
   const ifname = providerInterface || undefined;
   return [
     `TunnelEndpoint ${ref.namespace}/${ref.name}`,
-    ifname ? `WireGuard interface ${ifname} with its routes and NAT rules, in ${gateway}` : `the WireGuard interface (never reported) with its routes and NAT rules, in ${gateway}`,
+    ifname
+      ? `WireGuard interface ${ifname} with its routes and NAT rules, in ${gateway}`
+      : `the WireGuard interface (never reported) with its routes and NAT rules, in ${gateway}`,
     `the wireguard-go process serving ${ifname ?? "it"}`,
     `key Secret ${SYSTEM_NAMESPACE}/${ifname ? gatewayKeySecretName(ifname) : "wireguard-<interface>"}`,
   ];
 }
 
 /** Deletes `side`'s endpoint and waits until its gateway has taken down what it set up (its finalizer guarantees it). */
-async function removeSide(sides: TunnelParties, side: PeeringSide, kc: k8s.KubeConfig, timeoutMs: number, signal: AbortSignal): Promise<void> {
+async function removeSide(
+  sides: TunnelParties,
+  side: PeeringSide,
+  kc: k8s.KubeConfig,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<void> {
   const ref = endpointRefOf(sides, side);
   await deleteTunnelEndpoint(kc, ref, STEP);
   await poll(
-    { step: STEP, object: `TunnelEndpoint ${ref.namespace}/${ref.name} taken down by the gateway of ${describeSide(sides, side)}`, endpoint: serverOf(kc) },
+    {
+      step: STEP,
+      object: `TunnelEndpoint ${ref.namespace}/${ref.name} taken down by the gateway of ${describeSide(sides, side)}`,
+      endpoint: serverOf(kc),
+    },
     { timeoutMs, intervalMs: 500, signal },
     async () => {
       const endpoint = await getTunnelEndpoint(kc, ref, STEP);
-      return endpoint ? { done: false, state: `still there (finalizers: ${endpoint.metadata.finalizers?.join(", ") || "none"}; ${endpointReadiness(endpoint).state})` } : { done: true, value: undefined };
+      return endpoint
+        ? {
+            done: false,
+            state: `still there (finalizers: ${endpoint.metadata.finalizers?.join(", ") || "none"}; ${endpointReadiness(endpoint).state})`,
+          }
+        : { done: true, value: undefined };
     },
   );
 }
@@ -59,15 +76,28 @@ async function removeSide(sides: TunnelParties, side: PeeringSide, kc: k8s.KubeC
  * provider out of reach fails the delete at once, changing nothing, unless `force`; then only the
  * consumer's side is removed. Resolves what stays on the provider (nothing when both sides went).
  */
-export async function deleteTunnel(sides: TunnelSides, options: TunnelDeleteOptions, progress: Progress): Promise<string[]> {
+export async function deleteTunnel(
+  sides: TunnelSides,
+  options: TunnelDeleteOptions,
+  progress: Progress,
+): Promise<string[]> {
   const signal = AbortSignal.timeout(options.timeoutMs);
   const cause = await probeApiServer(sides.provider.kc);
   if (!cause) {
     progress.step(1, 1, `${STEP}: removing the tunnel on both gateways`);
-    await Promise.all((["provider", "consumer"] as const).map((side) => removeSide(sides, side, sides[side].kc, options.timeoutMs, signal)));
+    await Promise.all(
+      (["provider", "consumer"] as const).map((side) =>
+        removeSide(sides, side, sides[side].kc, options.timeoutMs, signal),
+      ),
+    );
     return [];
   }
-  const unreachable = { step: STEP, providerName: sides.provider.party.clusterName, endpoint: `API server ${serverOf(sides.provider.kc)}`, cause };
+  const unreachable = {
+    step: STEP,
+    providerName: sides.provider.party.clusterName,
+    endpoint: `API server ${serverOf(sides.provider.kc)}`,
+    cause,
+  };
   return removeConsumerSideOnly(sides, sides.consumer.kc, unreachable, options, progress);
 }
 
@@ -77,7 +107,12 @@ export async function deleteTunnel(sides: TunnelSides, options: TunnelDeleteOpti
  * unreachable case of {@link deleteTunnel}: it fails changing nothing, or with `force` removes the
  * consumer's side and lists what may stay on the provider.
  */
-export async function deleteTunnelWithoutIdentity(sides: TunnelParties, consumerKc: k8s.KubeConfig, options: TunnelDeleteOptions, progress: Progress): Promise<string[]> {
+export async function deleteTunnelWithoutIdentity(
+  sides: TunnelParties,
+  consumerKc: k8s.KubeConfig,
+  options: TunnelDeleteOptions,
+  progress: Progress,
+): Promise<string[]> {
   const unreachable = {
     step: STEP,
     providerName: sides.provider.party.clusterName,
@@ -88,9 +123,19 @@ export async function deleteTunnelWithoutIdentity(sides: TunnelParties, consumer
 }
 
 /** The unreachable provider's case: fails without `force`; with it, removes the consumer's side alone and lists what stays. */
-async function removeConsumerSideOnly(sides: TunnelParties, consumerKc: k8s.KubeConfig, unreachable: UnreachableProvider, options: TunnelDeleteOptions, progress: Progress): Promise<string[]> {
+async function removeConsumerSideOnly(
+  sides: TunnelParties,
+  consumerKc: k8s.KubeConfig,
+  unreachable: UnreachableProvider,
+  options: TunnelDeleteOptions,
+  progress: Progress,
+): Promise<string[]> {
   if (!options.force) throw providerUnreachableError(unreachable, "Tunnel");
-  progress.step(1, 1, `${STEP}: ${describeUnreachable(unreachable)}; removing the tunnel on the gateway of ${describeSide(sides, "consumer")} only (force)`);
+  progress.step(
+    1,
+    1,
+    `${STEP}: ${describeUnreachable(unreachable)}; removing the tunnel on the gateway of ${describeSide(sides, "consumer")} only (force)`,
+  );
   await removeSide(sides, "consumer", consumerKc, options.timeoutMs, AbortSignal.timeout(options.timeoutMs));
   return tunnelLeftOnProvider(sides, options.providerInterface);
 }

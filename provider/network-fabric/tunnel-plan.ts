@@ -52,13 +52,16 @@ export const otherSide = (side: PeeringSide): PeeringSide => (side === "consumer
  * work (neither gateway can be reached, and this project runs no relay); a server behind NAT
  * cannot either, so the reachable side must serve.
  */
-export function tunnelSettingsProblems(settings: Partial<TunnelSettings>): { readonly input: string; readonly reason: string }[] {
+export function tunnelSettingsProblems(
+  settings: Partial<TunnelSettings>,
+): { readonly input: string; readonly reason: string }[] {
   const problems: { input: string; reason: string }[] = [];
   const behindNat = settings.behindNat ?? [];
   if (behindNat.includes("consumer") && behindNat.includes("provider")) {
     problems.push({
       input: "behindNat",
-      reason: "both clusters are behind NAT: neither gateway can be reached by the other, so no tunnel can be set up; one side must be reachable and serve",
+      reason:
+        "both clusters are behind NAT: neither gateway can be reached by the other, so no tunnel can be set up; one side must be reachable and serve",
     });
   } else if (settings.server !== undefined && behindNat.includes(settings.server)) {
     problems.push({
@@ -67,16 +70,28 @@ export function tunnelSettingsProblems(settings: Partial<TunnelSettings>): { rea
     });
   }
   if (settings.server !== undefined && settings.server !== "consumer" && settings.server !== "provider") {
-    problems.push({ input: "server", reason: `${JSON.stringify(settings.server)} is neither "consumer" nor "provider"` });
+    problems.push({
+      input: "server",
+      reason: `${JSON.stringify(settings.server)} is neither "consumer" nor "provider"`,
+    });
   }
   if (settings.port !== undefined && (!Number.isInteger(settings.port) || settings.port < 1 || settings.port > 65535)) {
     problems.push({ input: "port", reason: `${settings.port} is not a UDP port (1-65535)` });
   }
   if (settings.mtu !== undefined && (!Number.isInteger(settings.mtu) || settings.mtu < 1280 || settings.mtu > 9000)) {
-    problems.push({ input: "mtu", reason: `${settings.mtu} is outside 1280-9000 (1280 is the least IPv6 allows inside the tunnel)` });
+    problems.push({
+      input: "mtu",
+      reason: `${settings.mtu} is outside 1280-9000 (1280 is the least IPv6 allows inside the tunnel)`,
+    });
   }
-  if (settings.keepaliveSeconds !== undefined && (!Number.isInteger(settings.keepaliveSeconds) || settings.keepaliveSeconds < 0 || settings.keepaliveSeconds > 65535)) {
-    problems.push({ input: "keepaliveSeconds", reason: `${settings.keepaliveSeconds} is not a number of seconds from 0 to 65535` });
+  if (
+    settings.keepaliveSeconds !== undefined &&
+    (!Number.isInteger(settings.keepaliveSeconds) || settings.keepaliveSeconds < 0 || settings.keepaliveSeconds > 65535)
+  ) {
+    problems.push({
+      input: "keepaliveSeconds",
+      reason: `${settings.keepaliveSeconds} is not a number of seconds from 0 to 65535`,
+    });
   }
   return problems;
 }
@@ -174,6 +189,7 @@ export function endpointReadiness(endpoint: TunnelEndpoint | undefined): Endpoin
   const state = !current
     ? `gateway has not answered generation ${endpoint.metadata.generation ?? "?"} yet (last answered ${status.observedGeneration ?? "none"})`
     : `${status.phase ?? "no phase"}${status.message ? `: ${status.message}` : ""}`;
-  if (current && status.phase === "Refused") return { connected: false, answered: false, state, refused: status.message ?? "refused (no reason given)" };
+  if (current && status.phase === "Refused")
+    return { connected: false, answered: false, state, refused: status.message ?? "refused (no reason given)" };
   return { connected: answered && status.phase === "Connected", answered, state };
 }

@@ -21,7 +21,15 @@ import type { Progress } from "../peering/progress.js";
 import { describeRevokedIdentity } from "../peering/revoked.js";
 import { poll } from "../wait/poll.js";
 import { applyTunnelEndpoint, getTunnelEndpoint, type EndpointRef } from "./endpoints.js";
-import { endpointReadiness, forgeTunnelEndpointSpec, otherSide, tunnelEndpointName, type PeeringSide, type TunnelParty, type TunnelSettings } from "./tunnel-plan.js";
+import {
+  endpointReadiness,
+  forgeTunnelEndpointSpec,
+  otherSide,
+  tunnelEndpointName,
+  type PeeringSide,
+  type TunnelParty,
+  type TunnelSettings,
+} from "./tunnel-plan.js";
 
 /** The step every tunnel operation reports under. */
 export const STEP = "network fabric";
@@ -77,7 +85,8 @@ export function providerEndpointNamespace(approach: "out-of-band" | "in-band", t
 }
 
 /** `consumer b`: a side as messages name it. */
-export const describeSide = (sides: TunnelParties, side: PeeringSide): string => `${side} ${sides[side].party.clusterName}`;
+export const describeSide = (sides: TunnelParties, side: PeeringSide): string =>
+  `${side} ${sides[side].party.clusterName}`;
 
 /** What a side's gateway last announced, for the other side's spec (possibly of an older generation). */
 function announced(endpoint: TunnelEndpoint | undefined): Omit<TunnelRemote, "endpoint"> {
@@ -90,7 +99,13 @@ function announced(endpoint: TunnelEndpoint | undefined): Omit<TunnelRemote, "en
 }
 
 /** Waits until `side`'s gateway has answered its current spec (and, with `connected`, reports the tunnel up). */
-function waitForGateway(sides: TunnelSides, side: PeeringSide, connected: boolean, timeoutMs: number, signal: AbortSignal): Promise<TunnelEndpoint> {
+function waitForGateway(
+  sides: TunnelSides,
+  side: PeeringSide,
+  connected: boolean,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<TunnelEndpoint> {
   const ref = endpointRefOf(sides, side);
   const { kc } = sides[side];
   return poll(
@@ -104,14 +119,26 @@ function waitForGateway(sides: TunnelSides, side: PeeringSide, connected: boolea
       const endpoint = await getTunnelEndpoint(kc, ref, STEP);
       const readiness = endpointReadiness(endpoint);
       if (readiness.refused) return { failed: true, reason: `the gateway refused the spec: ${readiness.refused}` };
-      return (connected ? readiness.connected : readiness.answered) ? { done: true, value: endpoint! } : { done: false, state: readiness.state };
+      return (connected ? readiness.connected : readiness.answered)
+        ? { done: true, value: endpoint! }
+        : { done: false, state: readiness.state };
     },
   );
 }
 
-async function applySide(sides: TunnelSides, side: PeeringSide, settings: TunnelSettings, remote: Omit<TunnelRemote, "endpoint">): Promise<void> {
+async function applySide(
+  sides: TunnelSides,
+  side: PeeringSide,
+  settings: TunnelSettings,
+  remote: Omit<TunnelRemote, "endpoint">,
+): Promise<void> {
   const parties = { consumer: sides.consumer.party, provider: sides.provider.party };
-  await applyTunnelEndpoint(sides[side].kc, endpointRefOf(sides, side), forgeTunnelEndpointSpec(side, parties, settings, remote), STEP);
+  await applyTunnelEndpoint(
+    sides[side].kc,
+    endpointRefOf(sides, side),
+    forgeTunnelEndpointSpec(side, parties, settings, remote),
+    STEP,
+  );
 }
 
 function viewOf(endpoint: TunnelEndpoint, settings: TunnelSettings, side: PeeringSide): TunnelEndView {
@@ -130,7 +157,12 @@ function viewOf(endpoint: TunnelEndpoint, settings: TunnelSettings, side: Peerin
 }
 
 /** Creates the tunnel, or brings an existing one to `settings`; resolves when traffic crosses it both ways. */
-export async function ensureTunnel(sides: TunnelSides, settings: TunnelSettings, timeoutMs: number, progress: Progress): Promise<TunnelRecord> {
+export async function ensureTunnel(
+  sides: TunnelSides,
+  settings: TunnelSettings,
+  timeoutMs: number,
+  progress: Progress,
+): Promise<TunnelRecord> {
   const signal = AbortSignal.timeout(timeoutMs);
   const end = Date.now() + timeoutMs;
   const left = (): number => Math.max(1, end - Date.now());
@@ -143,15 +175,30 @@ export async function ensureTunnel(sides: TunnelSides, settings: TunnelSettings,
   await applySide(sides, "consumer", settings, announced(existing.provider));
   const consumer = await waitForGateway(sides, "consumer", false, left(), signal);
 
-  progress.step(2, 4, `${STEP}: telling the gateway of ${describeSide(sides, "provider")} at ${serverOf(sides.provider.kc)}`);
+  progress.step(
+    2,
+    4,
+    `${STEP}: telling the gateway of ${describeSide(sides, "provider")} at ${serverOf(sides.provider.kc)}`,
+  );
   await applySide(sides, "provider", settings, announced(consumer));
   const provider = await waitForGateway(sides, "provider", false, left(), signal);
 
-  progress.step(3, 4, `${STEP}: telling the gateway of ${describeSide(sides, "consumer")} the provider's key and pod CIDR`);
+  progress.step(
+    3,
+    4,
+    `${STEP}: telling the gateway of ${describeSide(sides, "consumer")} the provider's key and pod CIDR`,
+  );
   await applySide(sides, "consumer", settings, announced(provider));
 
-  progress.step(4, 4, `${STEP}: waiting for the handshake and a probe across the tunnel (${settings.server} serves at ${settings.serverAddress}:${settings.port})`);
-  const [consumerUp, providerUp] = await Promise.all([waitForGateway(sides, "consumer", true, left(), signal), waitForGateway(sides, "provider", true, left(), signal)]);
+  progress.step(
+    4,
+    4,
+    `${STEP}: waiting for the handshake and a probe across the tunnel (${settings.server} serves at ${settings.serverAddress}:${settings.port})`,
+  );
+  const [consumerUp, providerUp] = await Promise.all([
+    waitForGateway(sides, "consumer", true, left(), signal),
+    waitForGateway(sides, "provider", true, left(), signal),
+  ]);
   return { consumer: viewOf(consumerUp, settings, "consumer"), provider: viewOf(providerUp, settings, "provider") };
 }
 
@@ -173,22 +220,30 @@ export interface TunnelDrift {
 export const HANDSHAKE_STALE_MS = 5 * 60_000;
 
 /** What is wrong with `side`'s report, judged against the other side's endpoint too, or undefined when it is real. */
-function sideProblem(sides: TunnelParties, endpoints: Readonly<Record<PeeringSide, TunnelEndpoint | undefined>>, side: PeeringSide, nowMs: number): string | undefined {
+function sideProblem(
+  sides: TunnelParties,
+  endpoints: Readonly<Record<PeeringSide, TunnelEndpoint | undefined>>,
+  side: PeeringSide,
+  nowMs: number,
+): string | undefined {
   const endpoint = endpoints[side];
   const other = endpoints[otherSide(side)];
   const ref = endpointRefOf(sides, side);
   if (!endpoint) return `its TunnelEndpoint ${ref.namespace}/${ref.name} is gone (that side of the tunnel was removed)`;
-  if (endpoint.metadata.deletionTimestamp) return `its TunnelEndpoint ${ref.namespace}/${ref.name} is being deleted (waiting for its gateway's finalizer)`;
+  if (endpoint.metadata.deletionTimestamp)
+    return `its TunnelEndpoint ${ref.namespace}/${ref.name} is being deleted (waiting for its gateway's finalizer)`;
   const readiness = endpointReadiness(endpoint);
   if (!readiness.connected) return readiness.state;
   // Connected as its gateway last wrote: true only if the other side still exists, has the key this
   // side dials, and the handshake (when the gateway read one) is recent.
   if (!other) return `reports Connected, but the other side's TunnelEndpoint is gone: the report is stale`;
   const otherKey = other.status?.publicKey;
-  if (otherKey && endpoint.spec.remote.publicKey !== otherKey) return `reports Connected to a key the other side's gateway no longer has (it announced a new one): the report is stale`;
+  if (otherKey && endpoint.spec.remote.publicKey !== otherKey)
+    return `reports Connected to a key the other side's gateway no longer has (it announced a new one): the report is stale`;
   // A gateway that read no handshake time still proved the tunnel by its probe: only a time read can be old.
   const handshake = Date.parse(endpoint.status?.latestHandshake ?? "");
-  if (Number.isFinite(handshake) && nowMs - handshake > HANDSHAKE_STALE_MS) return `reports Connected, but its last handshake was ${Math.round((nowMs - handshake) / 1000)} s ago: the report is stale (is its gateway running?)`;
+  if (Number.isFinite(handshake) && nowMs - handshake > HANDSHAKE_STALE_MS)
+    return `reports Connected, but its last handshake was ${Math.round((nowMs - handshake) / 1000)} s ago: the report is stale (is its gateway running?)`;
   return undefined;
 }
 
@@ -198,7 +253,11 @@ function sideProblem(sides: TunnelParties, endpoints: Readonly<Record<PeeringSid
  * (the other side gone, a key it no longer has, a handshake minutes old). Empty when both sides
  * are up. Pure: `nowMs` is the reading's time.
  */
-export function tunnelProblems(sides: TunnelParties, endpoints: Readonly<Record<PeeringSide, TunnelEndpoint | undefined>>, nowMs: number): string[] {
+export function tunnelProblems(
+  sides: TunnelParties,
+  endpoints: Readonly<Record<PeeringSide, TunnelEndpoint | undefined>>,
+  nowMs: number,
+): string[] {
   return (["consumer", "provider"] as const).flatMap((side) => {
     const problem = sideProblem(sides, endpoints, side, nowMs);
     return problem ? [`${describeSide(sides, side)}: ${problem}`] : [];
@@ -217,7 +276,11 @@ export async function readTunnel(sides: TunnelSides, settings: TunnelSettings): 
     (provider) => ({ provider, revoked: undefined }),
     (error: unknown) => {
       const call = `reading TunnelEndpoint ${ref.namespace}/${ref.name}`;
-      const revoked = describeRevokedIdentity(error, { providerName: sides.provider.party.clusterName, endpoint: serverOf(sides.provider.kc), call });
+      const revoked = describeRevokedIdentity(error, {
+        providerName: sides.provider.party.clusterName,
+        endpoint: serverOf(sides.provider.kc),
+        call,
+      });
       if (!revoked) throw error;
       return { provider: undefined, revoked };
     },
@@ -230,7 +293,14 @@ export async function readTunnel(sides: TunnelSides, settings: TunnelSettings): 
   return {
     problems,
     gone: false,
-    ...(both ? { record: { consumer: viewOf(endpoints.consumer!, settings, "consumer"), provider: viewOf(endpoints.provider!, settings, "provider") } } : {}),
+    ...(both
+      ? {
+          record: {
+            consumer: viewOf(endpoints.consumer!, settings, "consumer"),
+            provider: viewOf(endpoints.provider!, settings, "provider"),
+          },
+        }
+      : {}),
   };
 }
 
@@ -239,10 +309,15 @@ export async function readTunnel(sides: TunnelSides, settings: TunnelSettings): 
  * deleted or unpeered): the provider's side cannot be read, and without an identity the tunnel
  * cannot be kept up, so whatever the consumer's gateway last wrote, this is never `Connected`.
  */
-export async function readTunnelWithoutIdentity(sides: TunnelParties, consumerKc: k8s.KubeConfig): Promise<TunnelDrift> {
+export async function readTunnelWithoutIdentity(
+  sides: TunnelParties,
+  consumerKc: k8s.KubeConfig,
+): Promise<TunnelDrift> {
   const ref = endpointRefOf(sides, "consumer");
   const endpoint = await getTunnelEndpoint(consumerKc, ref, STEP);
-  const consumerState = endpoint ? `its TunnelEndpoint ${ref.namespace}/${ref.name} remains (${endpointReadiness(endpoint).state})` : `its TunnelEndpoint ${ref.namespace}/${ref.name} is gone`;
+  const consumerState = endpoint
+    ? `its TunnelEndpoint ${ref.namespace}/${ref.name} remains (${endpointReadiness(endpoint).state})`
+    : `its TunnelEndpoint ${ref.namespace}/${ref.name} is gone`;
   return {
     problems: [
       `${describeSide(sides, "provider")}: cannot be read: ${describeSide(sides, "consumer")} holds no identity for it any more (its Peering was deleted or unpeered)`,

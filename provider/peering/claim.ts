@@ -26,9 +26,9 @@ export function isRefusedBeforeChange(error: unknown): boolean {
 
 /** What the claim says, read with a client of the consumer. */
 async function readClaim(consumer: k8s.KubeConfig, name: string): Promise<string | undefined> {
-  const claim = await readOptional(() => consumer.makeApiClient(k8s.CoreV1Api).readNamespacedConfigMap({ name, namespace: SYSTEM_NAMESPACE })).catch(
-    describeFailure(`peering: reading ConfigMap ${SYSTEM_NAMESPACE}/${name}`, serverOf(consumer)),
-  );
+  const claim = await readOptional(() =>
+    consumer.makeApiClient(k8s.CoreV1Api).readNamespacedConfigMap({ name, namespace: SYSTEM_NAMESPACE }),
+  ).catch(describeFailure(`peering: reading ConfigMap ${SYSTEM_NAMESPACE}/${name}`, serverOf(consumer)));
   return claim?.data?.["owner"];
 }
 
@@ -37,20 +37,29 @@ async function readClaim(consumer: k8s.KubeConfig, name: string): Promise<string
  * a {@link RefusedBeforeChangeError} naming the resource that holds it. Without an owner (a caller
  * outside the engine) nothing is claimed or checked.
  */
-export async function claimPeering(consumer: k8s.KubeConfig, provider: { readonly clusterId: string; readonly clusterName?: string }, owner: string | undefined): Promise<void> {
+export async function claimPeering(
+  consumer: k8s.KubeConfig,
+  provider: { readonly clusterId: string; readonly clusterName?: string },
+  owner: string | undefined,
+): Promise<void> {
   if (!owner) return;
   const name = peeringClaimName(provider.clusterId);
   const body: k8s.V1ConfigMap = {
     apiVersion: "v1",
     kind: "ConfigMap",
-    metadata: { name, namespace: SYSTEM_NAMESPACE, labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [REMOTE_CLUSTER_LABEL]: provider.clusterId } },
+    metadata: {
+      name,
+      namespace: SYSTEM_NAMESPACE,
+      labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [REMOTE_CLUSTER_LABEL]: provider.clusterId },
+    },
     data: { owner },
   };
   try {
     await consumer.makeApiClient(k8s.CoreV1Api).createNamespacedConfigMap({ namespace: SYSTEM_NAMESPACE, body });
     return;
   } catch (error) {
-    if (statusOf(error) !== 409) describeFailure(`peering: creating ConfigMap ${SYSTEM_NAMESPACE}/${name}`, serverOf(consumer))(error);
+    if (statusOf(error) !== 409)
+      describeFailure(`peering: creating ConfigMap ${SYSTEM_NAMESPACE}/${name}`, serverOf(consumer))(error);
   }
   const holder = await readClaim(consumer, name);
   if (holder === undefined || holder === owner) return;
@@ -61,10 +70,14 @@ export async function claimPeering(consumer: k8s.KubeConfig, provider: { readonl
 }
 
 /** Releases the claim on the peering with provider `providerClusterId`, if `owner` holds it (or, without an owner, whoever does). */
-export async function releasePeeringClaim(consumer: k8s.KubeConfig, providerClusterId: string, owner?: string): Promise<void> {
+export async function releasePeeringClaim(
+  consumer: k8s.KubeConfig,
+  providerClusterId: string,
+  owner?: string,
+): Promise<void> {
   const name = peeringClaimName(providerClusterId);
   if (owner && (await readClaim(consumer, name)) !== owner) return;
-  await deleteOptional(() => consumer.makeApiClient(k8s.CoreV1Api).deleteNamespacedConfigMap({ name, namespace: SYSTEM_NAMESPACE })).catch(
-    describeFailure(`cleanup: deleting ConfigMap ${SYSTEM_NAMESPACE}/${name}`, serverOf(consumer)),
-  );
+  await deleteOptional(() =>
+    consumer.makeApiClient(k8s.CoreV1Api).deleteNamespacedConfigMap({ name, namespace: SYSTEM_NAMESPACE }),
+  ).catch(describeFailure(`cleanup: deleting ConfigMap ${SYSTEM_NAMESPACE}/${name}`, serverOf(consumer)));
 }

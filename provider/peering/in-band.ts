@@ -15,11 +15,32 @@
  * then the consumer's node and records, then the tunnel. Every step is idempotent.
  */
 import * as k8s from "@kubernetes/client-node";
-import { AUTH_TLS_SECRET, MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL, SYSTEM_NAMESPACE, tenantNamespace, type OfferedResources, type ResourceAsk } from "../api/index.js";
+import {
+  AUTH_TLS_SECRET,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  REMOTE_CLUSTER_LABEL,
+  SYSTEM_NAMESPACE,
+  tenantNamespace,
+  type OfferedResources,
+  type ResourceAsk,
+} from "../api/index.js";
 import { removeTenant } from "../authentication/tenant.js";
-import { ensurePeeringTokenSecret, forgePeeringToken, parsePeeringToken, revokePeeringToken } from "../authentication/tokens.js";
+import {
+  ensurePeeringTokenSecret,
+  forgePeeringToken,
+  parsePeeringToken,
+  revokePeeringToken,
+} from "../authentication/tokens.js";
 import { AUTH_SERVICE_TLS_NAME, getClusterIdentity, type ClusterIdentity } from "../cluster/install.js";
-import { deleteOptional, describeFailure, ensureObject, loadKubeconfig, readOptional, serverOf } from "../kube/client.js";
+import {
+  deleteOptional,
+  describeFailure,
+  ensureObject,
+  loadKubeconfig,
+  readOptional,
+  serverOf,
+} from "../kube/client.js";
 import { ensureTunnel, readTunnel, type TunnelRecord, type TunnelSides } from "../network-fabric/tunnel.js";
 import { deleteTunnel } from "../network-fabric/tunnel-delete.js";
 import { roleOf, tunnelAddress, tunnelLinkCidr, type TunnelSettings } from "../network-fabric/tunnel-plan.js";
@@ -27,7 +48,14 @@ import { deleteVirtualNode, ensureVirtualNode, nodeReadiness, waitForNodeReady }
 import { poll } from "../wait/poll.js";
 import { claimPeering } from "./claim.js";
 import { defaultVirtualNodeName, type PeeringRecord } from "./peering.js";
-import { deleteConsumerRecords, ensureOutgoingPeering, getIdentityKubeconfig, getOutgoingPeering, identitySecretName, writeOutgoingPeeringStatus } from "./outgoing.js";
+import {
+  deleteConsumerRecords,
+  ensureOutgoingPeering,
+  getIdentityKubeconfig,
+  getOutgoingPeering,
+  identitySecretName,
+  writeOutgoingPeeringStatus,
+} from "./outgoing.js";
 import type { Progress } from "./progress.js";
 
 /** Name the provider's API server certificate is verified under inside the tunnel: every API server's certificate carries it. */
@@ -74,43 +102,85 @@ async function partiesOf(consumerKubeconfig: string, providerKubeconfig: string)
   const consumer = loadKubeconfig(consumerKubeconfig, "consumer kubeconfig");
   const provider = loadKubeconfig(providerKubeconfig, "provider kubeconfig");
   const [me, them] = [await getClusterIdentity(consumer), await getClusterIdentity(provider)];
-  if (!me) throw new Error(`peering: the consumer cluster at ${serverOf(consumer)} is not installed (create its Cluster resource first)`);
-  if (!them) throw new Error(`peering: the provider cluster at ${serverOf(provider)} is not installed (create its Cluster resource first)`);
-  if (me.clusterId === them.clusterId) throw new Error(`peering: consumer and provider are the same cluster (${me.clusterName}, ${me.clusterId})`);
+  if (!me)
+    throw new Error(
+      `peering: the consumer cluster at ${serverOf(consumer)} is not installed (create its Cluster resource first)`,
+    );
+  if (!them)
+    throw new Error(
+      `peering: the provider cluster at ${serverOf(provider)} is not installed (create its Cluster resource first)`,
+    );
+  if (me.clusterId === them.clusterId)
+    throw new Error(`peering: consumer and provider are the same cluster (${me.clusterName}, ${me.clusterId})`);
   const sides: TunnelSides = {
-    consumer: { kc: consumer, namespace: SYSTEM_NAMESPACE, party: { clusterId: me.clusterId, clusterName: me.clusterName } },
-    provider: { kc: provider, namespace: SYSTEM_NAMESPACE, party: { clusterId: them.clusterId, clusterName: them.clusterName } },
+    consumer: {
+      kc: consumer,
+      namespace: SYSTEM_NAMESPACE,
+      party: { clusterId: me.clusterId, clusterName: me.clusterName },
+    },
+    provider: {
+      kc: provider,
+      namespace: SYSTEM_NAMESPACE,
+      party: { clusterId: them.clusterId, clusterName: them.clusterName },
+    },
   };
   return { consumer, provider, me, them, sides };
 }
 
 /** The provider's address inside the tunnel. */
-export function providerTunnelIp(parties: Pick<Parties, "me" | "them">, settings: Pick<TunnelSettings, "server">): string {
-  return tunnelAddress(tunnelLinkCidr(parties.me.clusterId, parties.them.clusterId), roleOf("provider", settings)).split("/")[0]!;
+export function providerTunnelIp(
+  parties: Pick<Parties, "me" | "them">,
+  settings: Pick<TunnelSettings, "server">,
+): string {
+  return tunnelAddress(
+    tunnelLinkCidr(parties.me.clusterId, parties.them.clusterId),
+    roleOf("provider", settings),
+  ).split("/")[0]!;
 }
 
 /** Hands a one-time token to the consumer's agent, unless it already holds an identity. Resolves the token's id, if one was made. */
 async function handOverToken(p: Parties): Promise<string | undefined> {
   if (await getIdentityKubeconfig(p.consumer, p.them.clusterId)) return undefined;
   const token = forgePeeringToken();
-  await ensurePeeringTokenSecret(p.provider, { tokenId: token.tokenId, secretHash: token.secretHash, expiresAt: new Date(Date.now() + ONE_TIME_TOKEN_TTL_MS) });
+  await ensurePeeringTokenSecret(p.provider, {
+    tokenId: token.tokenId,
+    secretHash: token.secretHash,
+    expiresAt: new Date(Date.now() + ONE_TIME_TOKEN_TTL_MS),
+  });
   const name = inBandTokenSecretName(p.them.clusterId);
   await ensureObject(p.consumer, {
     apiVersion: "v1",
     kind: "Secret",
     type: "Opaque",
-    metadata: { name, namespace: SYSTEM_NAMESPACE, labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [REMOTE_CLUSTER_LABEL]: p.them.clusterId } },
+    metadata: {
+      name,
+      namespace: SYSTEM_NAMESPACE,
+      labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [REMOTE_CLUSTER_LABEL]: p.them.clusterId },
+    },
     data: { token: Buffer.from(token.token, "utf8").toString("base64") },
-  } as k8s.V1Secret).catch(describeFailure(`authentication: handing the one-time token to the consumer's agent (Secret ${SYSTEM_NAMESPACE}/${name})`, serverOf(p.consumer)));
+  } as k8s.V1Secret).catch(
+    describeFailure(
+      `authentication: handing the one-time token to the consumer's agent (Secret ${SYSTEM_NAMESPACE}/${name})`,
+      serverOf(p.consumer),
+    ),
+  );
   return token.tokenId;
 }
 
 async function authCaOf(provider: k8s.KubeConfig): Promise<string> {
-  const secret = await readOptional(() => provider.makeApiClient(k8s.CoreV1Api).readNamespacedSecret({ name: AUTH_TLS_SECRET, namespace: SYSTEM_NAMESPACE })).catch(
-    describeFailure(`authentication: reading the auth service's CA (Secret ${SYSTEM_NAMESPACE}/${AUTH_TLS_SECRET})`, serverOf(provider)),
+  const secret = await readOptional(() =>
+    provider.makeApiClient(k8s.CoreV1Api).readNamespacedSecret({ name: AUTH_TLS_SECRET, namespace: SYSTEM_NAMESPACE }),
+  ).catch(
+    describeFailure(
+      `authentication: reading the auth service's CA (Secret ${SYSTEM_NAMESPACE}/${AUTH_TLS_SECRET})`,
+      serverOf(provider),
+    ),
   );
   const ca = Buffer.from(secret?.data?.["ca.crt"] ?? "", "base64").toString("utf8");
-  if (!ca) throw new Error(`authentication: the provider at ${serverOf(provider)} has no auth service certificate yet (is its Cluster resource installed?)`);
+  if (!ca)
+    throw new Error(
+      `authentication: the provider at ${serverOf(provider)} has no auth service certificate yet (is its Cluster resource installed?)`,
+    );
   return ca;
 }
 
@@ -120,39 +190,68 @@ async function authCaOf(provider: k8s.KubeConfig): Promise<string> {
  */
 async function askAgainIfFailed(p: Parties): Promise<void> {
   const peering = await getOutgoingPeering(p.consumer, p.them.clusterId);
-  if (peering?.status?.phase === "Failed") await writeOutgoingPeeringStatus(p.consumer, peering, { phase: "Pending", observedGeneration: 0, message: "asked again by pulumi up" });
+  if (peering?.status?.phase === "Failed")
+    await writeOutgoingPeeringStatus(p.consumer, peering, {
+      phase: "Pending",
+      observedGeneration: 0,
+      message: "asked again by pulumi up",
+    });
 }
 
 /** Waits until the consumer's agent reports the offer for the OutgoingPeering's current generation (or that it failed for good). */
 function waitForInBandOffer(p: Parties, timeoutMs: number, signal: AbortSignal): Promise<OfferedResources> {
   return poll(
-    { step: "negotiation", object: `offer of provider ${p.them.clusterName} through the tunnel, reported by the agent of consumer ${p.me.clusterName}`, endpoint: serverOf(p.consumer) },
+    {
+      step: "negotiation",
+      object: `offer of provider ${p.them.clusterName} through the tunnel, reported by the agent of consumer ${p.me.clusterName}`,
+      endpoint: serverOf(p.consumer),
+    },
     { timeoutMs, intervalMs: 500, signal },
     async () => {
       const peering = await getOutgoingPeering(p.consumer, p.them.clusterId);
       const status = peering?.status;
       const current = peering && status && status.observedGeneration === peering.metadata.generation;
       if (current && status.phase === "Negotiated" && status.offer) return { done: true, value: status.offer };
-      if (current && status.phase === "Failed") return { failed: true, reason: `the agent of ${p.me.clusterName} reports: ${status.message ?? "no reason given"}` };
-      return { done: false, state: status ? `${status.phase ?? "no phase"}${status.message ? `: ${status.message}` : ""}` : "the agent has not reported yet" };
+      if (current && status.phase === "Failed")
+        return {
+          failed: true,
+          reason: `the agent of ${p.me.clusterName} reports: ${status.message ?? "no reason given"}`,
+        };
+      return {
+        done: false,
+        state: status
+          ? `${status.phase ?? "no phase"}${status.message ? `: ${status.message}` : ""}`
+          : "the agent has not reported yet",
+      };
     },
   );
 }
 
 /** Creates (or converges) the in-band peering. */
-export async function createInBandPeering(request: InBandPeeringRequest, progress: Progress): Promise<InBandPeeringRecord> {
+export async function createInBandPeering(
+  request: InBandPeeringRequest,
+  progress: Progress,
+): Promise<InBandPeeringRecord> {
   const p = await partiesOf(request.consumerKubeconfig, request.providerKubeconfig);
   const signal = AbortSignal.timeout(request.timeoutMs);
   const end = Date.now() + request.timeoutMs;
   const left = (): number => Math.max(1, end - Date.now());
   await claimPeering(p.consumer, { clusterId: p.them.clusterId, clusterName: p.them.clusterName }, request.owner);
 
-  progress.step(1, 4, `network fabric: tunnel between the gateways of ${p.me.clusterName} and ${p.them.clusterName} (${request.tunnel.server} serves at ${request.tunnel.serverAddress}:${request.tunnel.port})`);
+  progress.step(
+    1,
+    4,
+    `network fabric: tunnel between the gateways of ${p.me.clusterName} and ${p.them.clusterName} (${request.tunnel.server} serves at ${request.tunnel.serverAddress}:${request.tunnel.port})`,
+  );
   const tunnel = await ensureTunnel(p.sides, request.tunnel, left(), { step: () => undefined });
 
   const ip = providerTunnelIp(p, request.tunnel);
   const authUrl = `https://${ip}:${request.authPort}`;
-  progress.step(2, 4, `authentication: the agent of ${p.me.clusterName} asks ${authUrl} (inside the tunnel) for an identity`);
+  progress.step(
+    2,
+    4,
+    `authentication: the agent of ${p.me.clusterName} asks ${authUrl} (inside the tunnel) for an identity`,
+  );
   const tokenId = await handOverToken(p);
   const apiPort = new URL(p.them.apiServerUrl).port || "443";
   const virtualNodeName = request.virtualNodeName ?? defaultVirtualNodeName(p.them.clusterName);
@@ -213,15 +312,29 @@ export interface InBandDrift {
 }
 
 /** Reads the live in-band peering: the node, the agent's report and both gateways. */
-export async function readInBandPeering(consumerKubeconfig: string, providerKubeconfig: string, record: PeeringRecord, tunnel: TunnelSettings): Promise<InBandDrift> {
+export async function readInBandPeering(
+  consumerKubeconfig: string,
+  providerKubeconfig: string,
+  record: PeeringRecord,
+  tunnel: TunnelSettings,
+): Promise<InBandDrift> {
   const p = await partiesOf(consumerKubeconfig, providerKubeconfig);
   const problems: string[] = [];
-  const node = await readOptional(() => p.consumer.makeApiClient(k8s.CoreV1Api).readNode({ name: record.virtualNodeName }));
+  const node = await readOptional(() =>
+    p.consumer.makeApiClient(k8s.CoreV1Api).readNode({ name: record.virtualNodeName }),
+  );
   const readiness = nodeReadiness(node);
   if (!readiness.ready) problems.push(`virtual node ${record.virtualNodeName}: ${readiness.state}`);
   const peering = await getOutgoingPeering(p.consumer, record.providerClusterId);
-  if (!peering) return { problems: [...problems, `OutgoingPeering to ${record.providerClusterName} is gone`], gone: node === undefined };
-  if (peering.status?.phase !== "Negotiated") problems.push(`agent: ${peering.status?.phase ?? "no report"}${peering.status?.message ? `: ${peering.status.message}` : ""}`);
+  if (!peering)
+    return {
+      problems: [...problems, `OutgoingPeering to ${record.providerClusterName} is gone`],
+      gone: node === undefined,
+    };
+  if (peering.status?.phase !== "Negotiated")
+    problems.push(
+      `agent: ${peering.status?.phase ?? "no report"}${peering.status?.message ? `: ${peering.status.message}` : ""}`,
+    );
   problems.push(...(await readTunnel(p.sides, tunnel)).problems.map((problem) => `tunnel: ${problem}`));
   return { problems, ...(peering.status?.offer ? { offer: peering.status.offer } : {}), gone: false };
 }
@@ -231,14 +344,29 @@ export async function readInBandPeering(consumerKubeconfig: string, providerKube
  * Needs no record: everything is found from the two clusters, so a create that failed half-way
  * is cleaned up as fully as a finished one.
  */
-export async function deleteInBandPeering(consumerKubeconfig: string, providerKubeconfig: string, virtualNodeName: string | undefined, timeoutMs: number, progress: Progress): Promise<void> {
+export async function deleteInBandPeering(
+  consumerKubeconfig: string,
+  providerKubeconfig: string,
+  virtualNodeName: string | undefined,
+  timeoutMs: number,
+  progress: Progress,
+): Promise<void> {
   const p = await partiesOf(consumerKubeconfig, providerKubeconfig);
-  const record = { virtualNodeName: virtualNodeName ?? defaultVirtualNodeName(p.them.clusterName), providerClusterId: p.them.clusterId };
-  progress.step(1, 3, `authentication: removing consumer ${p.me.clusterName}'s tenant from provider ${p.them.clusterName} at ${serverOf(p.provider)}`);
+  const record = {
+    virtualNodeName: virtualNodeName ?? defaultVirtualNodeName(p.them.clusterName),
+    providerClusterId: p.them.clusterId,
+  };
+  progress.step(
+    1,
+    3,
+    `authentication: removing consumer ${p.me.clusterName}'s tenant from provider ${p.them.clusterName} at ${serverOf(p.provider)}`,
+  );
   await removeTenant(p.provider, p.me.clusterId, { timeoutMs });
   const tokenSecret = inBandTokenSecretName(p.them.clusterId);
   const core = p.consumer.makeApiClient(k8s.CoreV1Api);
-  const leftover = await readOptional(() => core.readNamespacedSecret({ name: tokenSecret, namespace: SYSTEM_NAMESPACE }));
+  const leftover = await readOptional(() =>
+    core.readNamespacedSecret({ name: tokenSecret, namespace: SYSTEM_NAMESPACE }),
+  );
   const unused = parsePeeringToken(Buffer.from(leftover?.data?.["token"] ?? "", "base64").toString("utf8"));
   if (unused) await revokePeeringToken(p.provider, unused.tokenId);
   progress.step(2, 3, `virtual node: removing Node ${record.virtualNodeName} and the consumer's records`);

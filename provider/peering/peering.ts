@@ -18,15 +18,40 @@
 import * as k8s from "@kubernetes/client-node";
 import type { OfferedResources, ResourceAsk } from "../api/index.js";
 import { REMOTE_CLUSTER_LABEL, tenantNamespace } from "../api/index.js";
-import { forgeIdentityKubeconfig, forgeIdentityRequest, requestIdentity, revokeIdentity, waitForAuthService } from "../authentication/identity.js";
+import {
+  forgeIdentityKubeconfig,
+  forgeIdentityRequest,
+  requestIdentity,
+  revokeIdentity,
+  waitForAuthService,
+} from "../authentication/identity.js";
 import { ensureConsumerKey } from "../authentication/consumer-key.js";
 import { getClusterIdentity, type ClusterIdentity } from "../cluster/install.js";
 import { claimPeering } from "./claim.js";
 import { loadKubeconfig, PROBE_TIMEOUT_MS, probeApiServer, readOptional, serverOf } from "../kube/client.js";
 import { describeKubeError } from "../kube/errors.js";
-import { ensureResourceRequest, getResourceOffer, waitForResourceOffer, withdrawResourceRequest } from "../negotiation/request.js";
-import { deleteVirtualNode, ensureVirtualNode, nodeReadiness, resizeVirtualNode, waitForNodeReady } from "../virtual-node/node.js";
-import { deleteConsumerRecords, ensureIdentitySecret, ensureOutgoingPeering, getIdentityKubeconfig, getOutgoingPeering, heldCertificateOf, identitySecretName } from "./outgoing.js";
+import {
+  ensureResourceRequest,
+  getResourceOffer,
+  waitForResourceOffer,
+  withdrawResourceRequest,
+} from "../negotiation/request.js";
+import {
+  deleteVirtualNode,
+  ensureVirtualNode,
+  nodeReadiness,
+  resizeVirtualNode,
+  waitForNodeReady,
+} from "../virtual-node/node.js";
+import {
+  deleteConsumerRecords,
+  ensureIdentitySecret,
+  ensureOutgoingPeering,
+  getIdentityKubeconfig,
+  getOutgoingPeering,
+  heldCertificateOf,
+  identitySecretName,
+} from "./outgoing.js";
 import type { Progress } from "./progress.js";
 import { describeRevokedIdentity } from "./revoked.js";
 import { describeUnreachable, providerUnreachableError, type UnreachableProvider } from "./unreachable.js";
@@ -86,7 +111,12 @@ export interface PeeringRecord {
 const AUTH_REACH_TIMEOUT_MS = 15_000;
 
 /** Fails fast, naming the endpoint and the way out, when the auth service cannot be reached from here. */
-async function ensureAuthServiceReachable(authUrl: string, authCaPem: string, timeoutMs: number, signal: AbortSignal): Promise<void> {
+async function ensureAuthServiceReachable(
+  authUrl: string,
+  authCaPem: string,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<void> {
   try {
     await waitForAuthService(authUrl, authCaPem, timeoutMs, signal);
   } catch (error) {
@@ -113,19 +143,36 @@ export async function createPeering(request: PeeringRequest, progress: Progress)
   const consumer = loadKubeconfig(request.consumerKubeconfig, "consumer kubeconfig");
   const { signal, left } = deadline(request.timeoutMs);
   const me = await getClusterIdentity(consumer);
-  if (!me) throw new Error(`peering: the consumer cluster at ${serverOf(consumer)} is not installed (create its Cluster resource first)`);
+  if (!me)
+    throw new Error(
+      `peering: the consumer cluster at ${serverOf(consumer)} is not installed (create its Cluster resource first)`,
+    );
 
   await claimPeering(consumer, { clusterId: request.provider.clusterId }, request.owner);
 
   // 1. authentication — consumer signs a CSR with its cluster's key; provider's auth service issues
   // the identity. A repair (node or offer gone, a create retried) keeps the identity it holds.
-  const identity = (await heldIdentity(consumer, request.provider.clusterId, progress)) ?? (await authenticate(consumer, me, request, progress, left, signal));
+  const identity =
+    (await heldIdentity(consumer, request.provider.clusterId, progress)) ??
+    (await authenticate(consumer, me, request, progress, left, signal));
   const provider = identity.provider;
 
   // 2. negotiation — consumer asks the provider (with its identity); provider's agent offers.
   const requestName = `from-${me.clusterId}`;
   progress.step(2, 3, `negotiation: waiting for an offer from provider ${identity.providerClusterName}`);
-  const offer = await negotiate(provider, { tenantNamespace: identity.tenantNamespace, name: requestName, consumerClusterId: me.clusterId, consumerClusterName: me.clusterName, resources: request.resources }, identity.providerClusterName, left(), signal);
+  const offer = await negotiate(
+    provider,
+    {
+      tenantNamespace: identity.tenantNamespace,
+      name: requestName,
+      consumerClusterId: me.clusterId,
+      consumerClusterName: me.clusterName,
+      resources: request.resources,
+    },
+    identity.providerClusterName,
+    left(),
+    signal,
+  );
 
   // 3. virtual node — consumer records the peering for its agent and creates the node.
   const virtualNodeName = request.virtualNodeName ?? defaultVirtualNodeName(identity.providerClusterName);
@@ -177,21 +224,56 @@ interface UsableIdentity {
  * certificate. Undefined when there is none, or the provider does not accept it (revoked) or
  * cannot be asked: then the consumer authenticates again.
  */
-async function heldIdentity(consumer: k8s.KubeConfig, providerClusterId: string, progress: Progress): Promise<UsableIdentity | undefined> {
-  const [text, outgoing] = [await getIdentityKubeconfig(consumer, providerClusterId), await getOutgoingPeering(consumer, providerClusterId)];
+async function heldIdentity(
+  consumer: k8s.KubeConfig,
+  providerClusterId: string,
+  progress: Progress,
+): Promise<UsableIdentity | undefined> {
+  const [text, outgoing] = [
+    await getIdentityKubeconfig(consumer, providerClusterId),
+    await getOutgoingPeering(consumer, providerClusterId),
+  ];
   if (!text || !outgoing) return undefined;
   const provider = loadKubeconfig(text, "stored identity");
   const { providerClusterName, tenantNamespace: tenant, requestName } = outgoing.spec;
   // Refused (revoked) or not answering: authentication, which follows, says why in its own words.
-  if (!(await getResourceOffer(provider, { tenantNamespace: tenant, name: requestName }).then(() => true, () => false))) return undefined;
-  progress.step(1, 3, `authentication: provider ${providerClusterName} at ${serverOf(provider)} still accepts the identity held for it; not asking for another`);
-  return { provider, providerClusterId, providerClusterName, tenantNamespace: tenant, apiServerUrl: serverOf(provider) };
+  if (
+    !(await getResourceOffer(provider, { tenantNamespace: tenant, name: requestName }).then(
+      () => true,
+      () => false,
+    ))
+  )
+    return undefined;
+  progress.step(
+    1,
+    3,
+    `authentication: provider ${providerClusterName} at ${serverOf(provider)} still accepts the identity held for it; not asking for another`,
+  );
+  return {
+    provider,
+    providerClusterId,
+    providerClusterName,
+    tenantNamespace: tenant,
+    apiServerUrl: serverOf(provider),
+  };
 }
 
 /** Asks the provider's auth service for an identity with the token, and stores it in the consumer. */
-async function authenticate(consumer: k8s.KubeConfig, me: ClusterIdentity, request: PeeringRequest, progress: Progress, left: () => number, signal: AbortSignal): Promise<UsableIdentity> {
+async function authenticate(
+  consumer: k8s.KubeConfig,
+  me: ClusterIdentity,
+  request: PeeringRequest,
+  progress: Progress,
+  left: () => number,
+  signal: AbortSignal,
+): Promise<UsableIdentity> {
   progress.step(1, 3, `authentication: asking ${request.provider.authUrl} for an identity`);
-  await ensureAuthServiceReachable(request.provider.authUrl, request.provider.authCaPem, Math.min(AUTH_REACH_TIMEOUT_MS, left()), signal);
+  await ensureAuthServiceReachable(
+    request.provider.authUrl,
+    request.provider.authCaPem,
+    Math.min(AUTH_REACH_TIMEOUT_MS, left()),
+    signal,
+  );
   const { keyPem, csrPem } = forgeIdentityRequest(me.clusterId, await ensureConsumerKey(consumer));
   const identity = await requestIdentity({
     authUrl: request.provider.authUrl,
@@ -216,7 +298,12 @@ async function negotiate(
   signal: AbortSignal,
 ): Promise<OfferedResources> {
   const generation = await ensureResourceRequest(provider, spec);
-  return waitForResourceOffer(provider, { tenantNamespace: spec.tenantNamespace, name: spec.name, generation, providerName }, timeoutMs, signal);
+  return waitForResourceOffer(
+    provider,
+    { tenantNamespace: spec.tenantNamespace, name: spec.name, generation, providerName },
+    timeoutMs,
+    signal,
+  );
 }
 
 /** Renegotiates the resources of an existing peering in place: no re-authentication. */
@@ -230,11 +317,26 @@ export async function updatePeeringResources(
   const consumer = loadKubeconfig(consumerKubeconfig, "consumer kubeconfig");
   const { signal, left } = deadline(timeoutMs);
   const identityText = await getIdentityKubeconfig(consumer, record.providerClusterId);
-  if (!identityText) throw new Error(`negotiation: no identity for provider ${record.providerClusterName} is stored in the consumer at ${serverOf(consumer)}; the peering must be recreated`);
+  if (!identityText)
+    throw new Error(
+      `negotiation: no identity for provider ${record.providerClusterName} is stored in the consumer at ${serverOf(consumer)}; the peering must be recreated`,
+    );
   const provider = loadKubeconfig(identityText, "stored identity");
   progress.step(1, 2, `negotiation: renegotiating with provider ${record.providerClusterName}`);
   const me = await getClusterIdentity(consumer);
-  const offer = await negotiate(provider, { tenantNamespace: record.tenantNamespace, name: record.requestName, consumerClusterId: record.consumerClusterId, consumerClusterName: me?.clusterName ?? record.consumerClusterId, resources }, record.providerClusterName, left(), signal);
+  const offer = await negotiate(
+    provider,
+    {
+      tenantNamespace: record.tenantNamespace,
+      name: record.requestName,
+      consumerClusterId: record.consumerClusterId,
+      consumerClusterName: me?.clusterName ?? record.consumerClusterId,
+      resources,
+    },
+    record.providerClusterName,
+    left(),
+    signal,
+  );
   progress.step(2, 2, `virtual node: resizing Node ${record.virtualNodeName}`);
   await resizeVirtualNode(consumer, record.virtualNodeName, offer);
   return { ...record, offer };
@@ -259,20 +361,34 @@ export async function readPeering(consumerKubeconfig: string, record: PeeringRec
   const consumer = loadKubeconfig(consumerKubeconfig, "consumer kubeconfig");
   const problems: string[] = [];
   // Only "not found" counts as missing: an unreachable cluster fails the read instead.
-  const node = await readOptional(() => consumer.makeApiClient(k8s.CoreV1Api).readNode({ name: record.virtualNodeName }));
+  const node = await readOptional(() =>
+    consumer.makeApiClient(k8s.CoreV1Api).readNode({ name: record.virtualNodeName }),
+  );
   const readiness = nodeReadiness(node);
   if (!readiness.ready) problems.push(`virtual node ${record.virtualNodeName}: ${readiness.state}`);
   const identityText = await getIdentityKubeconfig(consumer, record.providerClusterId);
-  if (!identityText) return { problems: [...problems, `identity for provider ${record.providerClusterName} is gone`], gone: node === undefined };
+  if (!identityText)
+    return {
+      problems: [...problems, `identity for provider ${record.providerClusterName} is gone`],
+      gone: node === undefined,
+    };
   const provider = loadKubeconfig(identityText, "stored identity");
   const location = { tenantNamespace: record.tenantNamespace, name: record.requestName };
   const offer = await getResourceOffer(provider, location).catch((error: unknown) => {
     const call = `reading ResourceOffer ${location.tenantNamespace}/${location.name}`;
-    const revoked = describeRevokedIdentity(error, { providerName: record.providerClusterName, endpoint: serverOf(provider), call });
-    problems.unshift(revoked ?? `provider ${record.providerClusterName} could not be read with the identity (${call} at ${serverOf(provider)}): ${describeKubeError(error)}`);
+    const revoked = describeRevokedIdentity(error, {
+      providerName: record.providerClusterName,
+      endpoint: serverOf(provider),
+      call,
+    });
+    problems.unshift(
+      revoked ??
+        `provider ${record.providerClusterName} could not be read with the identity (${call} at ${serverOf(provider)}): ${describeKubeError(error)}`,
+    );
     return undefined;
   });
-  if (!offer && problems.length === 0) problems.push(`the offer of provider ${record.providerClusterName} was withdrawn`);
+  if (!offer && problems.length === 0)
+    problems.push(`the offer of provider ${record.providerClusterName} was withdrawn`);
   return { problems, ...(offer ? { offer: offer.spec.resources } : {}), gone: false };
 }
 
@@ -292,7 +408,9 @@ export function peeringLeftOnProvider(record: PeeringRecord, requestWithdrawn: b
   return [
     `tenant namespace ${ns}`,
     `Role and RoleBinding ${ns}/${TENANT_ROLE} (the identity's rights: its certificate stays valid until it expires)`,
-    requestWithdrawn ? `ResourceOffer ${ns}/${record.requestName} (the ResourceRequest was withdrawn)` : `ResourceRequest ${ns}/${record.requestName} and its ResourceOffer`,
+    requestWithdrawn
+      ? `ResourceOffer ${ns}/${record.requestName} (the ResourceRequest was withdrawn)`
+      : `ResourceRequest ${ns}/${record.requestName} and its ResourceOffer`,
     `CertificateSigningRequests labelled ${REMOTE_CLUSTER_LABEL}=${record.consumerClusterId}`,
   ];
 }
@@ -301,7 +419,11 @@ export function peeringLeftOnProvider(record: PeeringRecord, requestWithdrawn: b
  * Why the provider cannot be unpeered from, found in one connection attempt to each endpoint the
  * unpeering needs (its auth service revokes, its API server removes), or undefined when both answer.
  */
-async function findUnreachable(provider: k8s.KubeConfig, handover: Pick<ProviderHandover, "authUrl" | "authCaPem">, providerName: string): Promise<UnreachableProvider | undefined> {
+async function findUnreachable(
+  provider: k8s.KubeConfig,
+  handover: Pick<ProviderHandover, "authUrl" | "authCaPem">,
+  providerName: string,
+): Promise<UnreachableProvider | undefined> {
   const [api, auth] = await Promise.all([
     probeApiServer(provider),
     probeAuthService(parseAuthUrl(handover.authUrl, "unpeer"), handover.authCaPem, PROBE_TIMEOUT_MS).then(
@@ -320,7 +442,13 @@ async function findUnreachable(provider: k8s.KubeConfig, handover: Pick<Provider
  * reach it fails at once naming it and changes nothing, unless `force`: then it withdraws the
  * request if the API server answers, cleans the consumer, and returns what it left on the provider.
  */
-export async function deletePeering(consumerKubeconfig: string, record: PeeringRecord, handover: Pick<ProviderHandover, "authUrl" | "authCaPem">, options: DeleteOptions, progress: Progress): Promise<string[]> {
+export async function deletePeering(
+  consumerKubeconfig: string,
+  record: PeeringRecord,
+  handover: Pick<ProviderHandover, "authUrl" | "authCaPem">,
+  options: DeleteOptions,
+  progress: Progress,
+): Promise<string[]> {
   const consumer = loadKubeconfig(consumerKubeconfig, "consumer kubeconfig");
   const identityText = await getIdentityKubeconfig(consumer, record.providerClusterId);
   const leftOnProvider: string[] = [];
@@ -329,19 +457,40 @@ export async function deletePeering(consumerKubeconfig: string, record: PeeringR
     const held = heldCertificateOf(identityText, "stored identity");
     const unreachable = await findUnreachable(provider, handover, record.providerClusterName);
     if (unreachable && !options.force) throw providerUnreachableError(unreachable, "Peering");
-    if (!unreachable) progress.step(1, 2, `authentication: revoking the identity at ${handover.authUrl} (provider ${record.providerClusterName})`);
+    if (!unreachable)
+      progress.step(
+        1,
+        2,
+        `authentication: revoking the identity at ${handover.authUrl} (provider ${record.providerClusterName})`,
+      );
     const failure = unreachable
       ? describeUnreachable(unreachable)
-      : await revokeIdentity({ authUrl: handover.authUrl, authCaPem: handover.authCaPem, ...held, timeoutMs: options.timeoutMs }).then(
+      : await revokeIdentity({
+          authUrl: handover.authUrl,
+          authCaPem: handover.authCaPem,
+          ...held,
+          timeoutMs: options.timeoutMs,
+        }).then(
           () => undefined,
           (error: Error) => error.message,
         );
     if (failure) {
-      if (!options.force) throw new Error(`unpeer from provider ${record.providerClusterName} (auth service ${handover.authUrl}) failed: ${failure}; nothing was changed; set force: true on the Peering to clean the consumer side anyway`);
+      if (!options.force)
+        throw new Error(
+          `unpeer from provider ${record.providerClusterName} (auth service ${handover.authUrl}) failed: ${failure}; nothing was changed; set force: true on the Peering to clean the consumer side anyway`,
+        );
       progress.step(1, 2, `unpeer: ${failure}; leaving the provider's side (force)`);
       // The request can still be withdrawn when the API server answers (only the auth service is out of reach).
       const apiAnswers = !unreachable?.endpoint.startsWith("API server");
-      const withdrawn = apiAnswers && (await withdrawResourceRequest(provider, { tenantNamespace: record.tenantNamespace, name: record.requestName }).then(() => true, () => false));
+      const withdrawn =
+        apiAnswers &&
+        (await withdrawResourceRequest(provider, {
+          tenantNamespace: record.tenantNamespace,
+          name: record.requestName,
+        }).then(
+          () => true,
+          () => false,
+        ));
       leftOnProvider.push(...peeringLeftOnProvider(record, withdrawn));
     }
   }

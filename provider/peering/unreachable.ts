@@ -35,6 +35,12 @@ export function providerUnreachableError(found: UnreachableProvider, resource: "
 }
 
 /** What a forced delete of resource `kind` `label` tells the user: what it left on the provider, and how that goes. */
-export function forcedDeleteReport(kind: "Tunnel" | "Peering", label: string, providerName: string, left: readonly string[], remedy: string): string {
+export function forcedDeleteReport(
+  kind: "Tunnel" | "Peering",
+  label: string,
+  providerName: string,
+  left: readonly string[],
+  remedy: string,
+): string {
   return `${kind} "${label}": forced delete removed the consumer's side; left on provider ${providerName}: ${left.join("; ")}. ${remedy}`;
 }

@@ -4,7 +4,16 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { describeOwner } from "../api/names.js";
-import { checkInstallOwner, ensureAuthServiceTls, ensureClusterIdentity, ensureCustomResourceDefinitions, ensureSystemNamespace, getClusterIdentity, getInstallOwner, uninstallCluster } from "../cluster/install.js";
+import {
+  checkInstallOwner,
+  ensureAuthServiceTls,
+  ensureClusterIdentity,
+  ensureCustomResourceDefinitions,
+  ensureSystemNamespace,
+  getClusterIdentity,
+  getInstallOwner,
+  uninstallCluster,
+} from "../cluster/install.js";
 import { waitForAgent } from "../cluster/agent.js";
 import { deleteAgentClusterRbac, ensureAgentDeployment } from "../cluster/agent-deployment.js";
 import { loadKubeconfig, serverOf } from "../kube/client.js";
@@ -48,7 +57,8 @@ const DEFAULT_TIMEOUT_SECONDS = 300;
 function check(_olds: ClusterInputs, inputs: ClusterInputs): Promise<pulumi.dynamic.CheckResult<ClusterInputs>> {
   const news = inputs as unknown as Record<string, unknown>;
   const failures = new Failures();
-  if (!isUnknown(news["name"]) && !/^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$/.test(String(news["name"] ?? ""))) failures.add("name", `${JSON.stringify(news["name"])} is not a DNS label of at most 32 characters`);
+  if (!isUnknown(news["name"]) && !/^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$/.test(String(news["name"] ?? "")))
+    failures.add("name", `${JSON.stringify(news["name"])} is not a DNS label of at most 32 characters`);
   checkKubeconfig(failures, "kubeconfig", news["kubeconfig"]);
   checkCidr(failures, "podCidr", news["podCidr"]);
   checkCidr(failures, "serviceCidr", news["serviceCidr"]);
@@ -57,7 +67,8 @@ function check(_olds: ClusterInputs, inputs: ClusterInputs): Promise<pulumi.dyna
   checkPort(failures, "gateway.port", (news["gateway"] as ClusterInputs["gateway"])?.port);
   checkSeconds(failures, "timeoutSeconds", news["timeoutSeconds"]);
   const exposure = inputs.agent?.exposure;
-  if (exposure !== undefined && !isUnknown(exposure) && exposure !== "LoadBalancer" && exposure !== "NodePort") failures.add("agent.exposure", `${JSON.stringify(exposure)} is not LoadBalancer or NodePort`);
+  if (exposure !== undefined && !isUnknown(exposure) && exposure !== "LoadBalancer" && exposure !== "NodePort")
+    failures.add("agent.exposure", `${JSON.stringify(exposure)} is not LoadBalancer or NodePort`);
   if (news["apiServerUrl"] !== undefined && !isUnknown(news["apiServerUrl"])) {
     try {
       new URL(String(news["apiServerUrl"]));
@@ -105,10 +116,16 @@ async function install(inputs: ClusterInputs): Promise<{ id: string; outs: Clust
   });
   const partialOuts = { ...inputs, clusterId, apiServerUrl, authUrl, authCaCert: "", gatewayEndpoint };
   return orPartial(clusterId, partialOuts, async () => {
-    const { caPem: authCaCert, certPem } = await ensureAuthServiceTls(kc, { hosts: [inputs.authService?.address ?? host] });
+    const { caPem: authCaCert, certPem } = await ensureAuthServiceTls(kc, {
+      hosts: [inputs.authService?.address ?? host],
+    });
     // With an image, the agent is deployed here; without one, an agent already runs (local clusters).
     if (inputs.agent?.image) {
-      await ensureAgentDeployment(kc, { image: inputs.agent.image, authPort: inputs.authService?.port ?? DEFAULT_AUTH_PORT, exposure: inputs.agent.exposure ?? "LoadBalancer" });
+      await ensureAgentDeployment(kc, {
+        image: inputs.agent.image,
+        authPort: inputs.authService?.port ?? DEFAULT_AUTH_PORT,
+        exposure: inputs.agent.exposure ?? "LoadBalancer",
+      });
     }
     await waitForAgent(kc, certPem, timeoutMs);
     return { id: clusterId, outs: { ...partialOuts, authCaCert } };
@@ -120,18 +137,32 @@ async function install(inputs: ClusterInputs): Promise<{ id: string; outs: Clust
  * ID is made once and peerings are named after it); update runs the idempotent install again.
  */
 export const CLUSTER_DIFF = {
-  name: inPlace("the cluster's identity record takes the new name; its cluster ID stays, so its peerings and their virtual nodes stay"),
-  kubeconfig: inPlace("only how pulumi reaches the cluster; install runs again through it and keeps the cluster ID it finds"),
-  podCidr: inPlace("the cluster's identity records it and its gateway announces it; a peer routes to it once that peer's tunnel converges again"),
+  name: inPlace(
+    "the cluster's identity record takes the new name; its cluster ID stays, so its peerings and their virtual nodes stay",
+  ),
+  kubeconfig: inPlace(
+    "only how pulumi reaches the cluster; install runs again through it and keeps the cluster ID it finds",
+  ),
+  podCidr: inPlace(
+    "the cluster's identity records it and its gateway announces it; a peer routes to it once that peer's tunnel converges again",
+  ),
   serviceCidr: inPlace("the cluster's identity records it; its gateway never lets a peer's range be seen under it"),
-  externalCidr: inPlace("the cluster's identity records it and its gateway announces it; a peer routes to it once that peer's tunnel converges again"),
-  authService: inPlace("authUrl follows; the auth service's certificate is made anew (with a new CA) only if it does not cover the new address, and a deployed agent listens on the new port"),
+  externalCidr: inPlace(
+    "the cluster's identity records it and its gateway announces it; a peer routes to it once that peer's tunnel converges again",
+  ),
+  authService: inPlace(
+    "authUrl follows; the auth service's certificate is made anew (with a new CA) only if it does not cover the new address, and a deployed agent listens on the new port",
+  ),
   gateway: inPlace("only the gatewayEndpoint output follows: a tunnel's own inputs say where its gateway serves"),
-  agent: inPlace("the agent's Deployment and Service are applied again with the new image or exposure (without an image, the agent running is only checked)"),
+  agent: inPlace(
+    "the agent's Deployment and Service are applied again with the new image or exposure (without an image, the agent running is only checked)",
+  ),
   timeoutSeconds: inPlace("only the deadline of later operations; install runs again as it is"),
   force: inPlace("only whether a later delete uninstalls while peerings use the cluster; install runs again as it is"),
   apiServerUrl: {
-    ...inPlace("the cluster's identity records the new URL; identities its auth service issues from then on point at it"),
+    ...inPlace(
+      "the cluster's identity records the new URL; identities its auth service issues from then on point at it",
+    ),
     // Outputs hold the resolved URL: compare what the inputs resolve to, not the inputs as given.
     changed: (olds, news) => resolvedApiServerUrl(news) !== olds.apiServerUrl,
   },
@@ -156,7 +187,10 @@ export const provider: pulumi.dynamic.ResourceProvider<ClusterInputs, ClusterOut
     const kc = loadKubeconfig(props!.kubeconfig, `Cluster "${props!.name}": kubeconfig`);
     const identity = await getClusterIdentity(kc);
     if (!identity) return { id: "", props: {} as ClusterOutputs };
-    return { id: identity.clusterId, props: { ...props!, clusterId: identity.clusterId, apiServerUrl: identity.apiServerUrl } };
+    return {
+      id: identity.clusterId,
+      props: { ...props!, clusterId: identity.clusterId, apiServerUrl: identity.apiServerUrl },
+    };
   },
   async delete(_id, props) {
     const kc = loadKubeconfig(props.kubeconfig, `Cluster "${props.name}": kubeconfig`);
@@ -164,12 +198,16 @@ export const provider: pulumi.dynamic.ResourceProvider<ClusterInputs, ClusterOut
     const owner = ownUrnOf(props);
     if (holder && owner && holder !== owner) {
       // Recorded before a second Cluster on one cluster was refused: uninstalling would take the other's install.
-      process.stderr.write(`cluster: Cluster "${props.name}" forgotten without uninstalling: the install at ${serverOf(kc)} belongs to Cluster ${describeOwner(holder)}\n`);
+      process.stderr.write(
+        `cluster: Cluster "${props.name}" forgotten without uninstalling: the install at ${serverOf(kc)} belongs to Cluster ${describeOwner(holder)}\n`,
+      );
       return;
     }
     const users = await getPeeringsUsing(kc);
     if (users.length > 0 && !props.force) {
-      throw new Error(`Cluster "${props.name}" (${serverOf(kc)}) is still used by: ${users.join("; ")}. Delete those peerings first, or set force: true to uninstall anyway.`);
+      throw new Error(
+        `Cluster "${props.name}" (${serverOf(kc)}) is still used by: ${users.join("; ")}. Delete those peerings first, or set force: true to uninstall anyway.`,
+      );
     }
     await uninstallCluster(kc, { timeoutMs: (props.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000 });
     await deleteAgentClusterRbac(kc);

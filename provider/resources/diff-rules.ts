@@ -40,7 +40,10 @@ export function replaces(reason: string): DiffRule<object, object> {
  * The rule of the `status` that `pulumi refresh` recorded: anything but `healthy` (the one healthy
  * status, or a test of it) is drift, which the next `pulumi up` repairs through update, for `reason`.
  */
-export function driftRepair(healthy: string | ((status: string) => boolean), reason: string): DiffRule<{ readonly status?: string }, object> {
+export function driftRepair(
+  healthy: string | ((status: string) => boolean),
+  reason: string,
+): DiffRule<{ readonly status?: string }, object> {
   const isHealthy = typeof healthy === "string" ? (status: string) => status === healthy : healthy;
   return { ...inPlace(reason), changed: (olds) => olds.status !== undefined && !isHealthy(olds.status) };
 }
@@ -64,7 +67,10 @@ const byName = (value: unknown): Record<string, unknown> => (value ?? {}) as Rec
  * A rule's `changed` that compares the top-level input `key`; with `unknownIsUnchanged`, a value
  * not known yet counts as unchanged (see {@link changedProperties}).
  */
-export function inputChanged(key: string, options: { readonly unknownIsUnchanged?: boolean } = {}): (olds: object, news: object) => boolean {
+export function inputChanged(
+  key: string,
+  options: { readonly unknownIsUnchanged?: boolean } = {},
+): (olds: object, news: object) => boolean {
   return (olds, news) => changedProperties(byName(olds), byName(news), [key], options).length > 0;
 }
 

@@ -60,8 +60,13 @@ function engineAt(at: EngineAddress): Engine {
   if (known) return known;
   const load = createRequire(at.hostScript);
   const grpc = load("@grpc/grpc-js") as { credentials: { createInsecure(): unknown } };
-  const services = load("../../proto/engine_grpc_pb") as { EngineClient: new (address: string, credentials: unknown) => EngineClient };
-  const messages = load("../../proto/engine_pb") as { LogRequest: new () => LogRequest; LogSeverity: { INFO: number; WARNING: number } };
+  const services = load("../../proto/engine_grpc_pb") as {
+    EngineClient: new (address: string, credentials: unknown) => EngineClient;
+  };
+  const messages = load("../../proto/engine_pb") as {
+    LogRequest: new () => LogRequest;
+    LogSeverity: { INFO: number; WARNING: number };
+  };
   const engine = {
     client: new services.EngineClient(at.address, grpc.credentials.createInsecure()),
     forgeRequest: () => new messages.LogRequest(),
@@ -139,7 +144,11 @@ function procStat(pid: number): ProcStat | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return { ppid: Number(fields[1]), comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")), startTicks: fields[19] ?? "" };
+    return {
+      ppid: Number(fields[1]),
+      comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")),
+      startTicks: fields[19] ?? "",
+    };
   } catch {
     return undefined;
   }

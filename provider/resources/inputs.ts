@@ -61,7 +61,8 @@ export function trimmedSecret(failures: Failures, property: string, value: strin
   if (isUnknown(value)) return value;
   const trimmed = value.trim();
   if (trimmed === "") failures.add(property, "is empty");
-  else if (/\s/.test(trimmed)) failures.add(property, "has whitespace inside it (pasted across lines?): give it exactly as its source holds it");
+  else if (/\s/.test(trimmed))
+    failures.add(property, "has whitespace inside it (pasted across lines?): give it exactly as its source holds it");
   return trimmed;
 }
 
@@ -78,7 +79,8 @@ export function checkCidr(failures: Failures, property: string, value: unknown):
 /** A port input must be an integer from 1 to 65535. */
 export function checkPort(failures: Failures, property: string, value: unknown): void {
   if (value === undefined || isUnknown(value)) return;
-  if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > 65535) failures.add(property, `${JSON.stringify(value)} is not a port (1-65535)`);
+  if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > 65535)
+    failures.add(property, `${JSON.stringify(value)} is not a port (1-65535)`);
 }
 
 /** Resources asked for: either a share of free capacity or fixed amounts, never both. */
@@ -86,10 +88,21 @@ export function checkResourceAsk(failures: Failures, property: string, value: un
   if (isUnknown(value)) return;
   const ask = (value ?? {}) as ResourceAsk;
   const fixed = ask.cpu !== undefined || ask.memory !== undefined || ask.pods !== undefined;
-  if (ask.sharePercent === undefined && !fixed) return failures.add(property, "ask for a sharePercent of the provider's free capacity, or for fixed cpu, memory and pods");
-  if (ask.sharePercent !== undefined && fixed) failures.add(property, "sharePercent and fixed amounts (cpu, memory, pods) exclude each other");
-  if (ask.sharePercent !== undefined && !(Number.isInteger(ask.sharePercent) && ask.sharePercent >= 1 && ask.sharePercent <= 100)) {
-    failures.add(`${property}.sharePercent`, `${JSON.stringify(ask.sharePercent)} is not a whole percentage from 1 to 100`);
+  if (ask.sharePercent === undefined && !fixed)
+    return failures.add(
+      property,
+      "ask for a sharePercent of the provider's free capacity, or for fixed cpu, memory and pods",
+    );
+  if (ask.sharePercent !== undefined && fixed)
+    failures.add(property, "sharePercent and fixed amounts (cpu, memory, pods) exclude each other");
+  if (
+    ask.sharePercent !== undefined &&
+    !(Number.isInteger(ask.sharePercent) && ask.sharePercent >= 1 && ask.sharePercent <= 100)
+  ) {
+    failures.add(
+      `${property}.sharePercent`,
+      `${JSON.stringify(ask.sharePercent)} is not a whole percentage from 1 to 100`,
+    );
   }
   const quantity = (name: "cpu" | "memory", parse: (text: string) => number): void => {
     const text = ask[name];
@@ -102,13 +115,15 @@ export function checkResourceAsk(failures: Failures, property: string, value: un
   };
   quantity("cpu", parseCpuMillis);
   quantity("memory", parseMemoryBytes);
-  if (ask.pods !== undefined && !isUnknown(ask.pods) && !(Number.isInteger(ask.pods) && ask.pods >= 1)) failures.add(`${property}.pods`, `${JSON.stringify(ask.pods)} is not a positive whole number`);
+  if (ask.pods !== undefined && !isUnknown(ask.pods) && !(Number.isInteger(ask.pods) && ask.pods >= 1))
+    failures.add(`${property}.pods`, `${JSON.stringify(ask.pods)} is not a positive whole number`);
 }
 
 /** A timeout in seconds: a positive number. */
 export function checkSeconds(failures: Failures, property: string, value: unknown): void {
   if (value === undefined || isUnknown(value)) return;
-  if (typeof value !== "number" || !(value > 0)) failures.add(property, `${JSON.stringify(value)} is not a positive number of seconds`);
+  if (typeof value !== "number" || !(value > 0))
+    failures.add(property, `${JSON.stringify(value)} is not a positive number of seconds`);
 }
 
 /**
@@ -117,8 +132,17 @@ export function checkSeconds(failures: Failures, property: string, value: unknow
  * again with the value before it updates, so a real change still happens, and an upstream
  * update that leaves the value as it was does not show this resource as changing.
  */
-export function changedProperties<T extends object>(olds: T, news: T, keys: readonly (keyof T & string)[], options: { readonly unknownIsUnchanged?: boolean } = {}): string[] {
-  return keys.filter((key) => !(options.unknownIsUnchanged && isUnknown(news[key])) && JSON.stringify(olds[key] ?? null) !== JSON.stringify(news[key] ?? null));
+export function changedProperties<T extends object>(
+  olds: T,
+  news: T,
+  keys: readonly (keyof T & string)[],
+  options: { readonly unknownIsUnchanged?: boolean } = {},
+): string[] {
+  return keys.filter(
+    (key) =>
+      !(options.unknownIsUnchanged && isUnknown(news[key])) &&
+      JSON.stringify(olds[key] ?? null) !== JSON.stringify(news[key] ?? null),
+  );
 }
 
 /**
@@ -126,11 +150,18 @@ export function changedProperties<T extends object>(olds: T, news: T, keys: read
  * `prefix` + its input's name. Both sides behind NAT, or the server behind NAT, are refused here,
  * so `pulumi preview` already says why.
  */
-export function checkTunnelSettings(failures: Failures, prefix: string, settings: Partial<TunnelSettingsInput> | undefined): void {
+export function checkTunnelSettings(
+  failures: Failures,
+  prefix: string,
+  settings: Partial<TunnelSettingsInput> | undefined,
+): void {
   const known = <T>(value: T): T | undefined => (isUnknown(value) ? undefined : value);
   const address = known(settings?.serverAddress);
   if (!isUnknown(settings?.serverAddress) && (typeof address !== "string" || address.trim() === "")) {
-    failures.add(`${prefix}serverAddress`, "give the address (IP or DNS name) at which the serving side's gateway is reached");
+    failures.add(
+      `${prefix}serverAddress`,
+      "give the address (IP or DNS name) at which the serving side's gateway is reached",
+    );
   }
   const behindNat = known(settings?.behindNat);
   const given = {

@@ -29,7 +29,11 @@ export function partialFailure(error: unknown, id: string, properties: Record<st
 }
 
 /** Resolves to `work()`'s result, or throws a {@link partialFailure} with `id` and `properties`. */
-export async function orPartial<T>(id: string, properties: Record<string, unknown>, work: () => Promise<T>): Promise<T> {
+export async function orPartial<T>(
+  id: string,
+  properties: Record<string, unknown>,
+  work: () => Promise<T>,
+): Promise<T> {
   try {
     return await work();
   } catch (error) {

@@ -4,7 +4,12 @@
  * makes the old token useless for new peerings; existing peerings keep their identities.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import { ensurePeeringTokenSecret, forgePeeringToken, getPeeringTokenRecord, revokePeeringToken } from "../authentication/tokens.js";
+import {
+  ensurePeeringTokenSecret,
+  forgePeeringToken,
+  getPeeringTokenRecord,
+  revokePeeringToken,
+} from "../authentication/tokens.js";
 import { loadKubeconfig } from "../kube/client.js";
 import { changesOf, inPlace, replaces, type DiffRules, type FoundChanges } from "./diff-rules.js";
 import { explainedDiff } from "./engine-log.js";
@@ -30,7 +35,8 @@ export interface PeeringTokenOutputs extends PeeringTokenInputs {
 const owner = "PeeringToken";
 
 /** Why the provider's handover passes through without touching the token. */
-const HANDOVER = "passed through to the outputs a consumer takes; the token and its record on the cluster stay as they are";
+const HANDOVER =
+  "passed through to the outputs a consumer takes; the token and its record on the cluster stay as they are";
 
 /**
  * What each input's change does to a token, and why: a token is fixed when it is made (its
@@ -38,8 +44,12 @@ const HANDOVER = "passed through to the outputs a consumer takes; the token and 
  * handed through.
  */
 export const PEERING_TOKEN_DIFF = {
-  expiresInSeconds: replaces("the expiry is written into the token's record on the cluster when the token is made: a new token with the new expiry is made and the old one revoked (existing peerings keep their identities)"),
-  rotation: replaces("a new token is made and the old one revoked: it stops working for new peerings, existing peerings keep their identities"),
+  expiresInSeconds: replaces(
+    "the expiry is written into the token's record on the cluster when the token is made: a new token with the new expiry is made and the old one revoked (existing peerings keep their identities)",
+  ),
+  rotation: replaces(
+    "a new token is made and the old one revoked: it stops working for new peerings, existing peerings keep their identities",
+  ),
   kubeconfig: inPlace("only how pulumi reaches the provider cluster; the token stays as it is"),
   clusterId: inPlace(HANDOVER),
   authUrl: inPlace(HANDOVER),
@@ -47,7 +57,10 @@ export const PEERING_TOKEN_DIFF = {
 } as const satisfies DiffRules<PeeringTokenOutputs, PeeringTokenInputs>;
 
 /** What changed between a token's state and its new inputs. */
-export function peeringTokenChanges(olds: PeeringTokenOutputs, news: PeeringTokenInputs): FoundChanges<keyof typeof PEERING_TOKEN_DIFF> {
+export function peeringTokenChanges(
+  olds: PeeringTokenOutputs,
+  news: PeeringTokenInputs,
+): FoundChanges<keyof typeof PEERING_TOKEN_DIFF> {
   return changesOf(PEERING_TOKEN_DIFF, olds, news);
 }
 
@@ -66,11 +79,30 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringTokenInputs, Peeri
     const kc = loadKubeconfig(inputs.kubeconfig, `${owner}: kubeconfig`);
     const forged = forgePeeringToken();
     const expiresAt = inputs.expiresInSeconds ? new Date(Date.now() + inputs.expiresInSeconds * 1000) : undefined;
-    await ensurePeeringTokenSecret(kc, { tokenId: forged.tokenId, secretHash: forged.secretHash, ...(expiresAt ? { expiresAt } : {}) });
-    return { id: forged.tokenId, outs: { ...inputs, token: forged.token, tokenId: forged.tokenId, ...(expiresAt ? { expiresAt: expiresAt.toISOString() } : {}) } };
+    await ensurePeeringTokenSecret(kc, {
+      tokenId: forged.tokenId,
+      secretHash: forged.secretHash,
+      ...(expiresAt ? { expiresAt } : {}),
+    });
+    return {
+      id: forged.tokenId,
+      outs: {
+        ...inputs,
+        token: forged.token,
+        tokenId: forged.tokenId,
+        ...(expiresAt ? { expiresAt: expiresAt.toISOString() } : {}),
+      },
+    };
   },
   async update(_id, olds, news) {
-    return { outs: { ...news, token: olds.token, tokenId: olds.tokenId, ...(olds.expiresAt ? { expiresAt: olds.expiresAt } : {}) } };
+    return {
+      outs: {
+        ...news,
+        token: olds.token,
+        tokenId: olds.tokenId,
+        ...(olds.expiresAt ? { expiresAt: olds.expiresAt } : {}),
+      },
+    };
   },
   async read(id, props) {
     const record = await getPeeringTokenRecord(loadKubeconfig(props!.kubeconfig, `${owner}: kubeconfig`), id);

@@ -8,7 +8,14 @@ import type * as pulumi from "@pulumi/pulumi";
 import type * as k8s from "@kubernetes/client-node";
 import type { OfferedResources, ResourceAsk } from "../api/index.js";
 import { createInBandPeering, deleteInBandPeering, readInBandPeering } from "../peering/in-band.js";
-import { createPeering, defaultVirtualNodeName, deletePeering, readPeering, updatePeeringResources, type PeeringRecord } from "../peering/peering.js";
+import {
+  createPeering,
+  defaultVirtualNodeName,
+  deletePeering,
+  readPeering,
+  updatePeeringResources,
+  type PeeringRecord,
+} from "../peering/peering.js";
 import type { TunnelRecord } from "../network-fabric/tunnel.js";
 import { withTunnelDefaults, type TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
 import { progressTo } from "../peering/progress.js";
@@ -18,10 +25,28 @@ import { emptyOfferReason } from "../negotiation/offer.js";
 import { getIdentityExpiresAt } from "../peering/outgoing.js";
 import { ownUrnOf } from "./hidden-inputs.js";
 import { forcedDeleteReport } from "../peering/unreachable.js";
-import { changesOf, driftRepair, inPlace, inputChanged, labelOf, replaces, urnOf, type DiffRules, type FoundChanges } from "./diff-rules.js";
+import {
+  changesOf,
+  driftRepair,
+  inPlace,
+  inputChanged,
+  labelOf,
+  replaces,
+  urnOf,
+  type DiffRules,
+  type FoundChanges,
+} from "./diff-rules.js";
 import { explainedDiff, logToEngine } from "./engine-log.js";
 import { deleteFailure, readOrFail } from "./read-failure.js";
-import { checkKubeconfig, checkResourceAsk, checkSeconds, checkTunnelSettings, Failures, isUnknown, trimmedSecret } from "./inputs.js";
+import {
+  checkKubeconfig,
+  checkResourceAsk,
+  checkSeconds,
+  checkTunnelSettings,
+  Failures,
+  isUnknown,
+  trimmedSecret,
+} from "./inputs.js";
 import { isIncomplete, partialFailure } from "./partial.js";
 
 /** What the provider handed over (its `PeeringToken`'s outputs). */
@@ -57,7 +82,8 @@ export interface PeeringInputs {
 }
 
 /** Outputs: the inputs (without the token) and the peering's record, plus its live status. */
-export interface PeeringOutputs extends Omit<PeeringInputs, "provider">, Partial<Omit<PeeringRecord, "consumerClusterId">> {
+export interface PeeringOutputs
+  extends Omit<PeeringInputs, "provider">, Partial<Omit<PeeringRecord, "consumerClusterId">> {
   readonly provider: Omit<ProviderInputs, "token">;
   /** `Ready` (`Ready, with an empty offer: …` when the node can run no pod), or what `pulumi refresh` found wrong. */
   readonly status?: string;
@@ -101,15 +127,48 @@ function askOf(inputs: PeeringInputs) {
 const authPortOf = (authUrl: string | undefined): number => Number(new URL(authUrl ?? "https://x").port || 443);
 
 /** `{ identityExpiresAt }` of the identity the consumer holds for the provider, or nothing when it holds none. */
-async function identityExpiryOf(consumerKubeconfig: string, providerClusterId: string): Promise<Pick<PeeringOutputs, "identityExpiresAt">> {
-  const expiresAt = await getIdentityExpiresAt(loadKubeconfig(consumerKubeconfig, "consumerKubeconfig"), providerClusterId);
+async function identityExpiryOf(
+  consumerKubeconfig: string,
+  providerClusterId: string,
+): Promise<Pick<PeeringOutputs, "identityExpiresAt">> {
+  const expiresAt = await getIdentityExpiresAt(
+    loadKubeconfig(consumerKubeconfig, "consumerKubeconfig"),
+    providerClusterId,
+  );
   return expiresAt ? { identityExpiresAt: expiresAt } : {};
 }
 
 function recordOf(outs: PeeringOutputs): PeeringRecord | undefined {
-  const { consumerClusterId, providerClusterId, providerClusterName, tenantNamespace, requestName, virtualNodeName, offer, providerApiServerUrl } = outs;
-  if (!providerClusterId || !providerClusterName || !tenantNamespace || !requestName || !virtualNodeName || !offer || !providerApiServerUrl) return undefined;
-  return { consumerClusterId, providerClusterId, providerClusterName, tenantNamespace, requestName, virtualNodeName, offer, providerApiServerUrl };
+  const {
+    consumerClusterId,
+    providerClusterId,
+    providerClusterName,
+    tenantNamespace,
+    requestName,
+    virtualNodeName,
+    offer,
+    providerApiServerUrl,
+  } = outs;
+  if (
+    !providerClusterId ||
+    !providerClusterName ||
+    !tenantNamespace ||
+    !requestName ||
+    !virtualNodeName ||
+    !offer ||
+    !providerApiServerUrl
+  )
+    return undefined;
+  return {
+    consumerClusterId,
+    providerClusterId,
+    providerClusterName,
+    tenantNamespace,
+    requestName,
+    virtualNodeName,
+    offer,
+    providerApiServerUrl,
+  };
 }
 
 async function peer(inputs: PeeringInputs): Promise<PeeringOutputs> {
@@ -125,17 +184,33 @@ async function peer(inputs: PeeringInputs): Promise<PeeringOutputs> {
         },
         progress,
       );
-      return { ...withoutToken(inputs), ...record, tunnelStatus: tunnel, ...(await identityExpiryOf(inputs.consumerKubeconfig, record.providerClusterId)), status: readyStatus(record.offer) };
+      return {
+        ...withoutToken(inputs),
+        ...record,
+        tunnelStatus: tunnel,
+        ...(await identityExpiryOf(inputs.consumerKubeconfig, record.providerClusterId)),
+        status: readyStatus(record.offer),
+      };
     }
     const record = await createPeering(
       {
         consumerKubeconfig: inputs.consumerKubeconfig,
-        provider: { clusterId: inputs.provider.clusterId, authUrl: inputs.provider.authUrl, authCaPem: inputs.provider.authCaCert, token: inputs.provider.token },
+        provider: {
+          clusterId: inputs.provider.clusterId,
+          authUrl: inputs.provider.authUrl,
+          authCaPem: inputs.provider.authCaCert,
+          token: inputs.provider.token,
+        },
         ...askOf(inputs),
       },
       progress,
     );
-    return { ...withoutToken(inputs), ...record, ...(await identityExpiryOf(inputs.consumerKubeconfig, record.providerClusterId)), status: readyStatus(record.offer) };
+    return {
+      ...withoutToken(inputs),
+      ...record,
+      ...(await identityExpiryOf(inputs.consumerKubeconfig, record.providerClusterId)),
+      status: readyStatus(record.offer),
+    };
   } catch (error) {
     // A refusal changed nothing, so there is nothing to keep (a duplicate must not be recorded).
     if (isRefusedBeforeChange(error)) throw error;
@@ -161,16 +236,26 @@ const isReady = (status: string | undefined): boolean => status === READY || !!s
 /** Tells `pulumi up` (as a warning on the resource) when the peering stands with an empty offer; hands `outs` back. */
 async function warnIfEmpty(inputs: PeeringInputs, outs: PeeringOutputs): Promise<PeeringOutputs> {
   const empty = outs.offer && emptyOfferReason(outs.offer);
-  if (empty) await logToEngine(`Peering ${labelOf(inputs, outs.virtualNodeName ?? "")}: ${empty}`, urnOf(inputs), { severity: "warning" });
+  if (empty)
+    await logToEngine(`Peering ${labelOf(inputs, outs.virtualNodeName ?? "")}: ${empty}`, urnOf(inputs), {
+      severity: "warning",
+    });
   return outs;
 }
 
 /** In-band needs the provider's kubeconfig and a tunnel that can be built. */
 function checkInBand(failures: Failures, news: PeeringInputs): void {
   checkKubeconfig(failures, "providerKubeconfig", news.providerKubeconfig);
-  if (news.provider !== undefined) failures.add("provider", "in-band, the provider is reached with its own kubeconfig (providerCluster): leave the token handover out");
+  if (news.provider !== undefined)
+    failures.add(
+      "provider",
+      "in-band, the provider is reached with its own kubeconfig (providerCluster): leave the token handover out",
+    );
   if (news.tunnel === undefined) {
-    failures.add("tunnel", "in-band, the tunnel is built first: give at least tunnel.serverAddress (where the serving side's gateway is reached)");
+    failures.add(
+      "tunnel",
+      "in-band, the tunnel is built first: give at least tunnel.serverAddress (where the serving side's gateway is reached)",
+    );
   } else if (!isUnknown(news.tunnel)) {
     checkTunnelSettings(failures, "tunnel.", news.tunnel);
   }
@@ -184,21 +269,35 @@ function checkHandover(failures: Failures, news: PeeringInputs): ProviderInputs 
   const handover = news.provider;
   if (handover === undefined || handover === null || typeof handover !== "object") return undefined;
   const consumerId = news.consumerClusterId;
-  if (!isUnknown(consumerId) && !isUnknown(handover.clusterId) && consumerId !== undefined && consumerId === handover.clusterId) {
-    failures.add("provider.clusterId", `a cluster cannot peer with itself (consumer and provider are both cluster ${consumerId})`);
+  if (
+    !isUnknown(consumerId) &&
+    !isUnknown(handover.clusterId) &&
+    consumerId !== undefined &&
+    consumerId === handover.clusterId
+  ) {
+    failures.add(
+      "provider.clusterId",
+      `a cluster cannot peer with itself (consumer and provider are both cluster ${consumerId})`,
+    );
   }
   const authUrl = handover.authUrl;
-  if (authUrl !== undefined && !isUnknown(authUrl) && !String(authUrl).startsWith("https://")) failures.add("provider.authUrl", "is not an https URL");
+  if (authUrl !== undefined && !isUnknown(authUrl) && !String(authUrl).startsWith("https://"))
+    failures.add("provider.authUrl", "is not an https URL");
   const token: unknown = handover.token;
-  return typeof token === "string" ? { ...handover, token: trimmedSecret(failures, "provider.token", token) } : handover;
+  return typeof token === "string"
+    ? { ...handover, token: trimmedSecret(failures, "provider.token", token) }
+    : handover;
 }
 
 /** Why a peering cannot change provider in place. */
-const ANOTHER_PROVIDER = "the consumer's identity is issued by that provider and stored under its cluster ID, and the virtual node stands for it: another provider is another peering";
+const ANOTHER_PROVIDER =
+  "the consumer's identity is issued by that provider and stored under its cluster ID, and the virtual node stands for it: another provider is another peering";
 /** Why the provider's auth service endpoint changes nothing but the record. */
-const AUTH_ENDPOINT = "recorded for delete, which revokes the identity at the provider's auth service; the identity already issued talks to the provider's API server, so nothing else changes";
+const AUTH_ENDPOINT =
+  "recorded for delete, which revokes the identity at the provider's auth service; the identity already issued talks to the provider's API server, so nothing else changes";
 /** Why an input that only says how pulumi reaches a cluster changes nothing there. */
-const reachOnly = (side: string): string => `only how pulumi reaches the ${side} cluster, which its cluster ID identifies`;
+const reachOnly = (side: string): string =>
+  `only how pulumi reaches the ${side} cluster, which its cluster ID identifies`;
 
 /**
  * What each input's change does to a peering, and why: the parties, the approach and the node's
@@ -207,40 +306,70 @@ const reachOnly = (side: string): string => `only how pulumi reaches the ${side}
  */
 export const PEERING_DIFF = {
   consumerClusterId: {
-    ...replaces("the consumer's identity, its tenant namespace on the provider and its resource request are all named after the consumer's cluster ID"),
+    ...replaces(
+      "the consumer's identity, its tenant namespace on the provider and its resource request are all named after the consumer's cluster ID",
+    ),
     changed: inputChanged("consumerClusterId"),
   },
   approach: {
-    ...replaces("out-of-band and in-band peerings authenticate differently (pulumi with the handed-over token, or the consumer's agent inside the tunnel) and keep different records: the peering is undone one way and made the other"),
+    ...replaces(
+      "out-of-band and in-band peerings authenticate differently (pulumi with the handed-over token, or the consumer's agent inside the tunnel) and keep different records: the peering is undone one way and made the other",
+    ),
     // State written before the approach existed holds none: that was out-of-band.
     changed: (olds, news) => (olds.approach ?? "out-of-band") !== (news.approach ?? "out-of-band"),
   },
   providerClusterId: {
     ...replaces(ANOTHER_PROVIDER),
-    changed: (olds, news) => isInBand(news) && inputChanged("providerClusterId", { unknownIsUnchanged: true })(olds, news),
+    changed: (olds, news) =>
+      isInBand(news) && inputChanged("providerClusterId", { unknownIsUnchanged: true })(olds, news),
   },
   "provider.clusterId": {
     ...replaces(ANOTHER_PROVIDER),
     // Unknown in preview when the token is being replaced: the real run re-diffs with values.
-    changed: (olds, news) => !isInBand(news) && !isUnknown(news.provider) && !isUnknown(news.provider?.clusterId) && olds.provider?.clusterId !== news.provider?.clusterId,
+    changed: (olds, news) =>
+      !isInBand(news) &&
+      !isUnknown(news.provider) &&
+      !isUnknown(news.provider?.clusterId) &&
+      olds.provider?.clusterId !== news.provider?.clusterId,
   },
   virtualNodeName: {
     ...replaces("a Kubernetes Node cannot be renamed: the peering is made again with a virtual node of the new name"),
     // Outputs hold the resolved node name: a default that resolves to the same name is no change.
     // A create that failed half-way resolved none: its outputs hold the name as it was given.
-    changed: (olds, news) => (isIncomplete(olds) ? news.virtualNodeName !== olds.virtualNodeName : (news.virtualNodeName ?? defaultVirtualNodeName(olds.providerClusterName ?? "")) !== olds.virtualNodeName),
+    changed: (olds, news) =>
+      isIncomplete(olds)
+        ? news.virtualNodeName !== olds.virtualNodeName
+        : (news.virtualNodeName ?? defaultVirtualNodeName(olds.providerClusterName ?? "")) !== olds.virtualNodeName,
   },
-  resources: inPlace("renegotiated: the provider's agent answers the changed request with a new offer and the virtual node is resized to it; the identity stays"),
-  labels: inPlace("in-band, the virtual node's labels are patched; out-of-band they are only recorded, and the node keeps those it was created with"),
-  taints: inPlace("in-band, the virtual node's taints are patched; out-of-band they are only recorded, and the node keeps those it was created with"),
-  timeoutSeconds: inPlace("only the deadline of later operations (in-band, update converges the peering again as it is)"),
+  resources: inPlace(
+    "renegotiated: the provider's agent answers the changed request with a new offer and the virtual node is resized to it; the identity stays",
+  ),
+  labels: inPlace(
+    "in-band, the virtual node's labels are patched; out-of-band they are only recorded, and the node keeps those it was created with",
+  ),
+  taints: inPlace(
+    "in-band, the virtual node's taints are patched; out-of-band they are only recorded, and the node keeps those it was created with",
+  ),
+  timeoutSeconds: inPlace(
+    "only the deadline of later operations (in-band, update converges the peering again as it is)",
+  ),
   force: inPlace("only what a later out-of-band delete does when the provider cannot be reached"),
   consumerKubeconfig: inPlace(reachOnly("consumer")),
-  tunnel: inPlace("in-band, the tunnel converges first (both TunnelEndpoints rewritten, the gateways keeping their keys), then the rest of the peering is checked again"),
+  tunnel: inPlace(
+    "in-band, the tunnel converges first (both TunnelEndpoints rewritten, the gateways keeping their keys), then the rest of the peering is checked again",
+  ),
   providerKubeconfig: inPlace(reachOnly("provider")),
-  providerAuthUrl: inPlace("in-band, the consumer's agent is told the auth service's port inside the tunnel, which it uses only to authenticate again; the identity stays"),
-  "provider.authUrl": { ...inPlace(AUTH_ENDPOINT), changed: (olds, news) => olds.provider?.authUrl !== news.provider?.authUrl },
-  "provider.authCaCert": { ...inPlace(AUTH_ENDPOINT), changed: (olds, news) => olds.provider?.authCaCert !== news.provider?.authCaCert },
+  providerAuthUrl: inPlace(
+    "in-band, the consumer's agent is told the auth service's port inside the tunnel, which it uses only to authenticate again; the identity stays",
+  ),
+  "provider.authUrl": {
+    ...inPlace(AUTH_ENDPOINT),
+    changed: (olds, news) => olds.provider?.authUrl !== news.provider?.authUrl,
+  },
+  "provider.authCaCert": {
+    ...inPlace(AUTH_ENDPOINT),
+    changed: (olds, news) => olds.provider?.authCaCert !== news.provider?.authCaCert,
+  },
   status: driftRepair(
     isReady,
     "the last create stopped half-way, or pulumi refresh found the peering broken (its identity revoked, its node gone): update runs the peering's steps again (each is idempotent, authentication included), which finishes or repairs it",
@@ -254,7 +383,8 @@ export function peeringChanges(olds: PeeringOutputs, news: PeeringInputs): Found
 }
 
 /** How what a forced delete left on the provider goes. */
-const PEERING_LEFT_REMEDY = "When the provider is back, its admin removes them by deleting that namespace and those CSRs";
+const PEERING_LEFT_REMEDY =
+  "When the provider is back, its admin removes them by deleting that namespace and those CSRs";
 
 /** The `Peering` dynamic provider's operations. */
 export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOutputs> = {
@@ -265,8 +395,13 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
     checkSeconds(failures, "timeoutSeconds", news.timeoutSeconds);
     const handover = checkHandover(failures, news);
     if (isInBand(news)) checkInBand(failures, news);
-    else if (news.approach !== undefined && news.approach !== "out-of-band" && !isUnknown(news.approach)) failures.add("approach", `${JSON.stringify(news.approach)} is neither "out-of-band" nor "in-band"`);
-    else if (news.provider === undefined) failures.add("provider", `out-of-band, give what the provider handed over (its PeeringToken's clusterId, authUrl, authCaCert and token), or peer in-band with providerCluster and tunnel`);
+    else if (news.approach !== undefined && news.approach !== "out-of-band" && !isUnknown(news.approach))
+      failures.add("approach", `${JSON.stringify(news.approach)} is neither "out-of-band" nor "in-band"`);
+    else if (news.provider === undefined)
+      failures.add(
+        "provider",
+        `out-of-band, give what the provider handed over (its PeeringToken's clusterId, authUrl, authCaCert and token), or peer in-band with providerCluster and tunnel`,
+      );
     return { inputs: handover ? { ...news, provider: handover } : news, failures: failures.list };
   },
   async diff(id, olds, news) {
@@ -287,35 +422,87 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
     const resized =
       JSON.stringify(olds.resources) === JSON.stringify(news.resources)
         ? record
-        : await updatePeeringResources(news.consumerKubeconfig, record, news.resources, (news.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000, progress);
-    return { outs: await warnIfEmpty(news, { ...withoutToken(news), ...resized, ...(await identityExpiryOf(news.consumerKubeconfig, record.providerClusterId)), status: readyStatus(resized.offer) }) };
+        : await updatePeeringResources(
+            news.consumerKubeconfig,
+            record,
+            news.resources,
+            (news.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000,
+            progress,
+          );
+    return {
+      outs: await warnIfEmpty(news, {
+        ...withoutToken(news),
+        ...resized,
+        ...(await identityExpiryOf(news.consumerKubeconfig, record.providerClusterId)),
+        status: readyStatus(resized.offer),
+      }),
+    };
   },
   async read(id, props) {
     const record = recordOf(props!);
     if (!record) return { id, props: props! };
     const drift = await readOrFail("Peering", labelOf(props!, id), () =>
-      isInBand(props!) ? readInBandPeering(props!.consumerKubeconfig, props!.providerKubeconfig!, record, withTunnelDefaults(props!.tunnel!)) : readPeering(props!.consumerKubeconfig, record),
+      isInBand(props!)
+        ? readInBandPeering(
+            props!.consumerKubeconfig,
+            props!.providerKubeconfig!,
+            record,
+            withTunnelDefaults(props!.tunnel!),
+          )
+        : readPeering(props!.consumerKubeconfig, record),
     );
     // Nothing of it left on the consumer (clusters rebuilt, or unpeered by hand): it is gone.
     if (drift.gone) return { id: "", props: {} as PeeringOutputs };
     // The expiry is reported as it is now: the agent's renewals move it (none once the identity is gone).
     const { identityExpiresAt: _recorded, ...rest } = props!;
-    const expiry = await readOrFail("Peering", labelOf(props!, id), () => identityExpiryOf(props!.consumerKubeconfig, record.providerClusterId));
+    const expiry = await readOrFail("Peering", labelOf(props!, id), () =>
+      identityExpiryOf(props!.consumerKubeconfig, record.providerClusterId),
+    );
     const offer = drift.offer ?? props!.offer;
-    return { id, props: { ...rest, ...(drift.offer ? { offer: drift.offer } : {}), ...expiry, status: drift.problems.length ? drift.problems.join("; ") : offer ? readyStatus(offer) : READY } };
+    return {
+      id,
+      props: {
+        ...rest,
+        ...(drift.offer ? { offer: drift.offer } : {}),
+        ...expiry,
+        status: drift.problems.length ? drift.problems.join("; ") : offer ? readyStatus(offer) : READY,
+      },
+    };
   },
   async delete(id, props) {
     const timeoutMs = (props.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
     // In-band, both clusters are at hand: even a create that failed half-way is cleaned up fully.
-    if (isInBand(props)) return deleteInBandPeering(props.consumerKubeconfig, props.providerKubeconfig!, props.virtualNodeName, timeoutMs, progress);
+    if (isInBand(props))
+      return deleteInBandPeering(
+        props.consumerKubeconfig,
+        props.providerKubeconfig!,
+        props.virtualNodeName,
+        timeoutMs,
+        progress,
+      );
     const record = recordOf(props);
     // A create that failed before it had a record still holds its claim on the pair: let it go.
-    if (!record) return releasePeeringClaim(loadKubeconfig(props.consumerKubeconfig, "consumerKubeconfig"), props.provider.clusterId, ownUrnOf(props));
+    if (!record)
+      return releasePeeringClaim(
+        loadKubeconfig(props.consumerKubeconfig, "consumerKubeconfig"),
+        props.provider.clusterId,
+        ownUrnOf(props),
+      );
     const label = labelOf(props, id);
     const handover = { authUrl: props.provider.authUrl, authCaPem: props.provider.authCaCert };
-    const left = await deletePeering(props.consumerKubeconfig, record, handover, { force: props.force ?? false, timeoutMs }, progress).catch((error: unknown) => {
+    const left = await deletePeering(
+      props.consumerKubeconfig,
+      record,
+      handover,
+      { force: props.force ?? false, timeoutMs },
+      progress,
+    ).catch((error: unknown) => {
       throw deleteFailure("Peering", label, error);
     });
-    if (left.length > 0) await logToEngine(forcedDeleteReport("Peering", label, record.providerClusterName, left, PEERING_LEFT_REMEDY), urnOf(props));
+    if (left.length > 0)
+      await logToEngine(
+        forcedDeleteReport("Peering", label, record.providerClusterName, left, PEERING_LEFT_REMEDY),
+        urnOf(props),
+      );
   },
 };

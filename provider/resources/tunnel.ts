@@ -10,13 +10,31 @@ import type * as k8s from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE } from "../api/index.js";
 import { getClusterIdentity } from "../cluster/install.js";
 import { loadKubeconfig, serverOf } from "../kube/client.js";
-import { ensureTunnel, providerEndpointNamespace, readTunnel, readTunnelWithoutIdentity, type TunnelDrift, type TunnelEndView, type TunnelParties, type TunnelSides } from "../network-fabric/tunnel.js";
+import {
+  ensureTunnel,
+  providerEndpointNamespace,
+  readTunnel,
+  readTunnelWithoutIdentity,
+  type TunnelDrift,
+  type TunnelEndView,
+  type TunnelParties,
+  type TunnelSides,
+} from "../network-fabric/tunnel.js";
 import { deleteTunnel, deleteTunnelWithoutIdentity } from "../network-fabric/tunnel-delete.js";
 import { withTunnelDefaults, type TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
 import { getIdentityKubeconfig } from "../peering/outgoing.js";
 import { progressTo } from "../peering/progress.js";
 import { forcedDeleteReport } from "../peering/unreachable.js";
-import { changesOf, driftRepair, inPlace, labelOf, replaces, urnOf, type DiffRules, type FoundChanges } from "./diff-rules.js";
+import {
+  changesOf,
+  driftRepair,
+  inPlace,
+  labelOf,
+  replaces,
+  urnOf,
+  type DiffRules,
+  type FoundChanges,
+} from "./diff-rules.js";
 import { explainedDiff, logToEngine } from "./engine-log.js";
 import { deleteFailure, readOrFail } from "./read-failure.js";
 import { checkKubeconfig, checkSeconds, checkTunnelSettings, Failures } from "./inputs.js";
@@ -50,13 +68,24 @@ const DEFAULT_TIMEOUT_SECONDS = 300;
 const progress = progressTo((line) => process.stderr.write(`tunnel: ${line}\n`));
 
 /** The consumer's side as its kubeconfig reaches it, both sides as named, and the identity it holds for the provider (undefined once unpeered). */
-async function partiesOf(inputs: TunnelInputs): Promise<{ consumerKc: k8s.KubeConfig; parties: TunnelParties; identity: string | undefined }> {
+async function partiesOf(
+  inputs: TunnelInputs,
+): Promise<{ consumerKc: k8s.KubeConfig; parties: TunnelParties; identity: string | undefined }> {
   const consumerKc = loadKubeconfig(inputs.consumerKubeconfig, "Tunnel: consumerKubeconfig");
   const me = await getClusterIdentity(consumerKc);
-  if (!me) throw new Error(`network fabric: the consumer cluster at ${serverOf(consumerKc)} is not installed (create its Cluster resource first)`);
+  if (!me)
+    throw new Error(
+      `network fabric: the consumer cluster at ${serverOf(consumerKc)} is not installed (create its Cluster resource first)`,
+    );
   const parties: TunnelParties = {
-    consumer: { namespace: SYSTEM_NAMESPACE, party: { clusterId: inputs.consumerClusterId, clusterName: me.clusterName } },
-    provider: { namespace: providerEndpointNamespace("out-of-band", inputs.tenantNamespace), party: { clusterId: inputs.providerClusterId, clusterName: inputs.providerClusterName } },
+    consumer: {
+      namespace: SYSTEM_NAMESPACE,
+      party: { clusterId: inputs.consumerClusterId, clusterName: me.clusterName },
+    },
+    provider: {
+      namespace: providerEndpointNamespace("out-of-band", inputs.tenantNamespace),
+      party: { clusterId: inputs.providerClusterId, clusterName: inputs.providerClusterName },
+    },
   };
   return { consumerKc, parties, identity: await getIdentityKubeconfig(consumerKc, inputs.providerClusterId) };
 }
@@ -71,7 +100,9 @@ const sidesWith = (consumerKc: k8s.KubeConfig, parties: TunnelParties, identity:
 async function sidesOf(inputs: TunnelInputs): Promise<TunnelSides> {
   const { consumerKc, parties, identity } = await partiesOf(inputs);
   if (!identity) {
-    throw new Error(`network fabric: consumer ${parties.consumer.party.clusterName} at ${serverOf(consumerKc)} holds no identity for provider ${inputs.providerClusterName}: the Peering must exist (and be Ready) before its Tunnel`);
+    throw new Error(
+      `network fabric: consumer ${parties.consumer.party.clusterName} at ${serverOf(consumerKc)} holds no identity for provider ${inputs.providerClusterName}: the Peering must exist (and be Ready) before its Tunnel`,
+    );
   }
   return sidesWith(consumerKc, parties, identity);
 }
@@ -79,14 +110,22 @@ async function sidesOf(inputs: TunnelInputs): Promise<TunnelSides> {
 /** What refresh finds: both sides through the identity, or the consumer's alone once the peering no longer holds one. */
 async function readSides(inputs: TunnelInputs): Promise<TunnelDrift> {
   const { consumerKc, parties, identity } = await partiesOf(inputs);
-  return identity ? readTunnel(sidesWith(consumerKc, parties, identity), withTunnelDefaults(inputs)) : readTunnelWithoutIdentity(parties, consumerKc);
+  return identity
+    ? readTunnel(sidesWith(consumerKc, parties, identity), withTunnelDefaults(inputs))
+    : readTunnelWithoutIdentity(parties, consumerKc);
 }
 
 /** Removes the tunnel (see deleteTunnel), or only the consumer's side under `force` once the consumer holds no identity. */
 async function removeTunnel(inputs: TunnelOutputs): Promise<string[]> {
-  const options = { force: inputs.force ?? false, timeoutMs: timeoutOf(inputs), ...(inputs.provider?.interfaceName ? { providerInterface: inputs.provider.interfaceName } : {}) };
+  const options = {
+    force: inputs.force ?? false,
+    timeoutMs: timeoutOf(inputs),
+    ...(inputs.provider?.interfaceName ? { providerInterface: inputs.provider.interfaceName } : {}),
+  };
   const { consumerKc, parties, identity } = await partiesOf(inputs);
-  return identity ? deleteTunnel(sidesWith(consumerKc, parties, identity), options, progress) : deleteTunnelWithoutIdentity(parties, consumerKc, options, progress);
+  return identity
+    ? deleteTunnel(sidesWith(consumerKc, parties, identity), options, progress)
+    : deleteTunnelWithoutIdentity(parties, consumerKc, options, progress);
 }
 
 const idOf = (inputs: TunnelInputs): string => `${inputs.consumerClusterId}-to-${inputs.providerClusterId}`;
@@ -103,7 +142,8 @@ async function converge(inputs: TunnelInputs): Promise<TunnelOutputs> {
 }
 
 /** Why the clusters a tunnel joins cannot change under it. */
-const ANOTHER_PAIR = "a tunnel joins one pair of clusters: each side's TunnelEndpoint is named after the other's cluster ID, and the tunnel's link addresses derive from both IDs";
+const ANOTHER_PAIR =
+  "a tunnel joins one pair of clusters: each side's TunnelEndpoint is named after the other's cluster ID, and the tunnel's link addresses derive from both IDs";
 
 /**
  * What each input's change does to a tunnel, and why: another pair of clusters is another tunnel;
@@ -113,17 +153,32 @@ const ANOTHER_PAIR = "a tunnel joins one pair of clusters: each side's TunnelEnd
 export const TUNNEL_DIFF = {
   consumerClusterId: replaces(ANOTHER_PAIR),
   providerClusterId: replaces(ANOTHER_PAIR),
-  server: inPlace("the other gateway listens and this one dials; both TunnelEndpoints are rewritten and the gateways keep their keys"),
+  server: inPlace(
+    "the other gateway listens and this one dials; both TunnelEndpoints are rewritten and the gateways keep their keys",
+  ),
   serverAddress: inPlace("the dialing gateway is told the new address; both gateways keep their keys"),
-  port: inPlace("the serving gateway listens on the new port and the other dials it there; both gateways keep their keys"),
+  port: inPlace(
+    "the serving gateway listens on the new port and the other dials it there; both gateways keep their keys",
+  ),
   mtu: inPlace("both tunnel interfaces take the new MTU; the gateways keep their keys"),
   keepaliveSeconds: inPlace("the dialing gateway's keepalive interval changes; the gateways keep their keys"),
-  behindNat: inPlace("it only decides which side may serve (checked at preview); the gateways' settings do not depend on it, so update checks the tunnel again as it is"),
-  timeoutSeconds: inPlace("only the deadline of later operations; update checks the tunnel again (handshake and probe) as it is"),
-  consumerKubeconfig: inPlace("only how pulumi reaches the consumer cluster, which its cluster ID identifies; update checks the tunnel again through it"),
+  behindNat: inPlace(
+    "it only decides which side may serve (checked at preview); the gateways' settings do not depend on it, so update checks the tunnel again as it is",
+  ),
+  timeoutSeconds: inPlace(
+    "only the deadline of later operations; update checks the tunnel again (handshake and probe) as it is",
+  ),
+  consumerKubeconfig: inPlace(
+    "only how pulumi reaches the consumer cluster, which its cluster ID identifies; update checks the tunnel again through it",
+  ),
   tenantNamespace: inPlace("the provider's TunnelEndpoint is written in the peering's tenant namespace, which moved"),
-  force: inPlace("only what a later delete does when the provider cannot be reached; update records it and contacts neither cluster"),
-  status: driftRepair("Connected", "the last create stopped half-way, or pulumi refresh found the tunnel broken: update converges both gateways again, which finishes or repairs it"),
+  force: inPlace(
+    "only what a later delete does when the provider cannot be reached; update records it and contacts neither cluster",
+  ),
+  status: driftRepair(
+    "Connected",
+    "the last create stopped half-way, or pulumi refresh found the tunnel broken: update converges both gateways again, which finishes or repairs it",
+  ),
 } as const satisfies DiffRules<TunnelOutputs, TunnelInputs>;
 
 /** What changed between a tunnel's state and its new inputs. */
@@ -143,7 +198,8 @@ const reportsOf = (olds: TunnelOutputs): Pick<TunnelOutputs, "consumer" | "provi
 });
 
 /** How what a forced delete left on the provider goes. */
-const LEFT_REMEDY = "When the provider is back, deleting that TunnelEndpoint there (or the consumer's tenant namespace, which holds it) makes its gateway take the rest down";
+const LEFT_REMEDY =
+  "When the provider is back, deleting that TunnelEndpoint there (or the consumer's tenant namespace, which holds it) makes its gateway take the rest down";
 
 /** The `Tunnel` dynamic provider's operations. */
 export const provider: pulumi.dynamic.ResourceProvider<TunnelInputs, TunnelOutputs> = {
@@ -162,7 +218,8 @@ export const provider: pulumi.dynamic.ResourceProvider<TunnelInputs, TunnelOutpu
   },
   async update(_id, olds, news) {
     // Setting force is how a user gets out when the provider is gone: it must not need the provider.
-    if (tunnelChanges(olds, news).changed.every((key) => RECORD_ONLY.includes(key))) return { outs: { ...olds, ...news, ...reportsOf(olds) } };
+    if (tunnelChanges(olds, news).changed.every((key) => RECORD_ONLY.includes(key)))
+      return { outs: { ...olds, ...news, ...reportsOf(olds) } };
     return { outs: await converge(news) };
   },
   async read(id, props) {
@@ -176,7 +233,11 @@ export const provider: pulumi.dynamic.ResourceProvider<TunnelInputs, TunnelOutpu
   async delete(id, props) {
     try {
       const left = await removeTunnel(props);
-      if (left.length > 0) await logToEngine(forcedDeleteReport("Tunnel", labelOf(props, id), props.providerClusterName, left, LEFT_REMEDY), urnOf(props));
+      if (left.length > 0)
+        await logToEngine(
+          forcedDeleteReport("Tunnel", labelOf(props, id), props.providerClusterName, left, LEFT_REMEDY),
+          urnOf(props),
+        );
     } catch (error) {
       throw deleteFailure("Tunnel", labelOf(props, id), error);
     }

@@ -14,7 +14,11 @@ import { microTime } from "../kube/time.js";
 import { poll } from "../wait/poll.js";
 
 /** Taint every virtual node carries: only pods that tolerate it are placed on the provider. */
-export const VIRTUAL_NODE_TAINT: k8s.V1Taint = { key: `virtual-node.${API_GROUP}/not-allowed`, value: "true", effect: "NoExecute" };
+export const VIRTUAL_NODE_TAINT: k8s.V1Taint = {
+  key: `virtual-node.${API_GROUP}/not-allowed`,
+  value: "true",
+  effect: "NoExecute",
+};
 /** Label marking virtual nodes (and excluding them from offers). */
 export const VIRTUAL_NODE_LABEL = `${API_GROUP}/virtual-node`;
 /** Namespace of node heartbeat leases. */
@@ -110,7 +114,11 @@ export function forgeVirtualNode(spec: VirtualNodeSpec, now: Date): k8s.V1Node {
  * Creates the virtual node, or brings an existing one to `spec`: labels and taints by patch, then
  * capacity through the status subresource (where the API server keeps it).
  */
-export async function ensureVirtualNode(consumer: k8s.KubeConfig, spec: VirtualNodeSpec, now = new Date()): Promise<void> {
+export async function ensureVirtualNode(
+  consumer: k8s.KubeConfig,
+  spec: VirtualNodeSpec,
+  now = new Date(),
+): Promise<void> {
   const core = consumer.makeApiClient(k8s.CoreV1Api);
   const fail = describeFailure(`virtual node: ensuring Node ${spec.name}`, serverOf(consumer));
   const wanted = forgeVirtualNode(spec, now);
@@ -119,7 +127,9 @@ export async function ensureVirtualNode(consumer: k8s.KubeConfig, spec: VirtualN
     await core.createNode({ body: wanted }).catch(fail);
   } else {
     const patch = { metadata: { labels: wanted.metadata!.labels }, spec: { taints: wanted.spec!.taints } };
-    await core.patchNode({ name: spec.name, body: patch }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch)).catch(fail);
+    await core
+      .patchNode({ name: spec.name, body: patch }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch))
+      .catch(fail);
   }
   await resizeVirtualNode(consumer, spec.name, spec.resources);
   await renewNodeHeartbeat(consumer, spec.name, now);
@@ -129,16 +139,27 @@ export async function ensureVirtualNode(consumer: k8s.KubeConfig, spec: VirtualN
  * Sets the virtual node's capacity and allocatable to a new offer, through the status subresource
  * where the API server keeps them; labels and taints stay as they are.
  */
-export async function resizeVirtualNode(consumer: k8s.KubeConfig, nodeName: string, resources: OfferedResources): Promise<void> {
+export async function resizeVirtualNode(
+  consumer: k8s.KubeConfig,
+  nodeName: string,
+  resources: OfferedResources,
+): Promise<void> {
   const capacity = capacityOf(resources);
   await consumer
     .makeApiClient(k8s.CoreV1Api)
-    .patchNodeStatus({ name: nodeName, body: { status: { capacity, allocatable: capacity } } }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch))
+    .patchNodeStatus(
+      { name: nodeName, body: { status: { capacity, allocatable: capacity } } },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    )
     .catch(describeFailure(`virtual node: resizing Node ${nodeName}`, serverOf(consumer)));
 }
 
 /** One heartbeat: renews the node's Lease and posts its Ready condition, as a kubelet does. Resolves the node as it now is. */
-export async function renewNodeHeartbeat(consumer: k8s.KubeConfig, nodeName: string, now = new Date()): Promise<k8s.V1Node> {
+export async function renewNodeHeartbeat(
+  consumer: k8s.KubeConfig,
+  nodeName: string,
+  now = new Date(),
+): Promise<k8s.V1Node> {
   await renewNodeLease(consumer, nodeName, now);
   return postNodeReadiness(consumer, nodeName, PEERING_ACTIVE, now);
 }
@@ -147,7 +168,11 @@ export async function renewNodeHeartbeat(consumer: k8s.KubeConfig, nodeName: str
 export async function renewNodeLease(consumer: k8s.KubeConfig, nodeName: string, now = new Date()): Promise<void> {
   const core = consumer.makeApiClient(k8s.CoreV1Api);
   const fail = describeFailure(`virtual node: heartbeat of Node ${nodeName}`, serverOf(consumer));
-  const spec: k8s.V1LeaseSpec = { holderIdentity: nodeName, leaseDurationSeconds: NODE_LEASE_DURATION_SECONDS, renewTime: microTime(now) as unknown as k8s.V1MicroTime };
+  const spec: k8s.V1LeaseSpec = {
+    holderIdentity: nodeName,
+    leaseDurationSeconds: NODE_LEASE_DURATION_SECONDS,
+    renewTime: microTime(now) as unknown as k8s.V1MicroTime,
+  };
   // The agent's heartbeat and a peering step may renew at the same moment: renewLease takes a
   // 409 for the other writer's renewal, which is all this one was for.
   await renewLease(consumer, {
@@ -173,15 +198,26 @@ export async function renewNodeLease(consumer: k8s.KubeConfig, nodeName: string,
  * Posts the virtual node's Ready condition as `report` says (keeping when it last turned to that
  * status, as a kubelet does); resolves the node as it now is.
  */
-export async function postNodeReadiness(consumer: k8s.KubeConfig, nodeName: string, report: NodeReadinessReport, now = new Date()): Promise<k8s.V1Node> {
+export async function postNodeReadiness(
+  consumer: k8s.KubeConfig,
+  nodeName: string,
+  report: NodeReadinessReport,
+  now = new Date(),
+): Promise<k8s.V1Node> {
   const core = consumer.makeApiClient(k8s.CoreV1Api);
   const fail = describeFailure(`virtual node: heartbeat of Node ${nodeName}`, serverOf(consumer));
   const node = await core.readNode({ name: nodeName }).catch(fail);
   const previous = node.status?.conditions?.find((c) => c.type === "Ready");
   const ready = readyCondition(now, report);
-  if (previous?.status === ready.status && previous.lastTransitionTime) ready.lastTransitionTime = previous.lastTransitionTime;
+  if (previous?.status === ready.status && previous.lastTransitionTime)
+    ready.lastTransitionTime = previous.lastTransitionTime;
   const conditions = [...(node.status?.conditions ?? []).filter((c) => c.type !== "Ready"), ready];
-  return core.patchNodeStatus({ name: nodeName, body: { status: { conditions } } }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.StrategicMergePatch)).catch(fail);
+  return core
+    .patchNodeStatus(
+      { name: nodeName, body: { status: { conditions } } },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.StrategicMergePatch),
+    )
+    .catch(fail);
 }
 
 /** Whether the node's Ready condition is True, and what it says otherwise. */
@@ -193,12 +229,21 @@ export function nodeReadiness(node: k8s.V1Node | undefined): { ready: boolean; s
 }
 
 /** Waits until the virtual node is Ready. */
-export async function waitForNodeReady(consumer: k8s.KubeConfig, nodeName: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+export async function waitForNodeReady(
+  consumer: k8s.KubeConfig,
+  nodeName: string,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<void> {
   const core = consumer.makeApiClient(k8s.CoreV1Api);
-  await poll({ step: "virtual node", object: `Node ${nodeName} Ready`, endpoint: serverOf(consumer) }, { timeoutMs, intervalMs: 300, ...(signal ? { signal } : {}) }, async () => {
-    const { ready, state } = nodeReadiness(await readOptional(() => core.readNode({ name: nodeName })));
-    return ready ? { done: true, value: undefined } : { done: false, state };
-  });
+  await poll(
+    { step: "virtual node", object: `Node ${nodeName} Ready`, endpoint: serverOf(consumer) },
+    { timeoutMs, intervalMs: 300, ...(signal ? { signal } : {}) },
+    async () => {
+      const { ready, state } = nodeReadiness(await readOptional(() => core.readNode({ name: nodeName })));
+      return ready ? { done: true, value: undefined } : { done: false, state };
+    },
+  );
 }
 
 /** Removes the virtual node and its lease. Resolves whether the node existed. */
@@ -207,6 +252,8 @@ export async function deleteVirtualNode(consumer: k8s.KubeConfig, nodeName: stri
   const coordination = consumer.makeApiClient(k8s.CoordinationV1Api);
   const fail = describeFailure(`virtual node: deleting Node ${nodeName}`, serverOf(consumer));
   const existed = await deleteOptional(() => core.deleteNode({ name: nodeName })).catch(fail);
-  await deleteOptional(() => coordination.deleteNamespacedLease({ name: nodeName, namespace: NODE_LEASE_NAMESPACE })).catch(fail);
+  await deleteOptional(() =>
+    coordination.deleteNamespacedLease({ name: nodeName, namespace: NODE_LEASE_NAMESPACE }),
+  ).catch(fail);
   return existed;
 }

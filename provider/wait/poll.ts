@@ -28,7 +28,11 @@ function formatSeconds(ms: number): string {
 export class WaitTimeoutError extends Error {
   /** Brand for checks across copies of this module (no `instanceof`). */
   readonly isWaitTimeoutError = true;
-  constructor(readonly context: WaitContext, readonly timeoutMs: number, readonly lastState: string) {
+  constructor(
+    readonly context: WaitContext,
+    readonly timeoutMs: number,
+    readonly lastState: string,
+  ) {
     super(
       `${context.step}: timed out after ${formatSeconds(timeoutMs)} waiting for ${context.object} at ${context.endpoint}; last state: ${lastState}`,
     );
@@ -40,7 +44,10 @@ export class WaitTimeoutError extends Error {
 export class WaitFailedError extends Error {
   /** Brand for checks across copies of this module (no `instanceof`). */
   readonly isWaitFailedError = true;
-  constructor(readonly context: WaitContext, readonly reason: string) {
+  constructor(
+    readonly context: WaitContext,
+    readonly reason: string,
+  ) {
     super(`${context.step}: ${context.object} at ${context.endpoint} failed: ${reason}`);
     this.name = "WaitFailedError";
   }
@@ -68,7 +75,11 @@ const realSleep = (ms: number): Promise<void> => new Promise((resolve) => setTim
  * throws counts as "not yet", with the error's message as the state: endpoints that refuse
  * connections while starting up are the normal case here.
  */
-export async function poll<T>(context: WaitContext, options: PollOptions, check: () => Promise<CheckResult<T>>): Promise<T> {
+export async function poll<T>(
+  context: WaitContext,
+  options: PollOptions,
+  check: () => Promise<CheckResult<T>>,
+): Promise<T> {
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? realSleep;
   const deadline = now() + options.timeoutMs;
@@ -79,7 +90,8 @@ export async function poll<T>(context: WaitContext, options: PollOptions, check:
     if (!options.signal?.aborted || lastState === "not checked yet") lastState = state;
   };
   for (;;) {
-    if (options.signal?.aborted) throw new WaitTimeoutError(context, options.timeoutMs, `${lastState} (operation deadline reached)`);
+    if (options.signal?.aborted)
+      throw new WaitTimeoutError(context, options.timeoutMs, `${lastState} (operation deadline reached)`);
     try {
       const result = await check();
       if ("failed" in result) throw new WaitFailedError(context, result.reason);

@@ -7,7 +7,16 @@
  */
 import { execa } from "execa";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { copyProgram, linkPackages } from "../support/pulumi.js";
@@ -15,7 +24,8 @@ import { copyProgram, linkPackages } from "../support/pulumi.js";
 const EXAMPLE = join(__dirname, "..", "..", "examples", "eks");
 
 /** Where the project keeps what it builds and installs, as scripts/lib.sh sets `LIQO_CACHE`. */
-const CACHE = process.env["LIQO_CACHE"] ?? join(process.env["XDG_CACHE_HOME"] ?? join(homedir(), ".cache"), "pulumi-liqo");
+const CACHE =
+  process.env["LIQO_CACHE"] ?? join(process.env["XDG_CACHE_HOME"] ?? join(homedir(), ".cache"), "pulumi-liqo");
 
 interface Manifest {
   readonly name: string;
@@ -49,11 +59,21 @@ async function exampleModules(): Promise<string> {
   const partial = join(parent, `${name}.${process.pid}.partial`);
   rmSync(partial, { recursive: true, force: true });
   mkdirSync(partial);
-  writeFileSync(join(partial, "package.json"), `${JSON.stringify({ name: `${manifest.name}-dependencies`, private: true, ...pins }, null, 2)}\n`);
-  const install = await execa("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: partial, reject: false, stdin: "ignore", timeout: 10 * 60_000 });
+  writeFileSync(
+    join(partial, "package.json"),
+    `${JSON.stringify({ name: `${manifest.name}-dependencies`, private: true, ...pins }, null, 2)}\n`,
+  );
+  const install = await execa("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], {
+    cwd: partial,
+    reject: false,
+    stdin: "ignore",
+    timeout: 10 * 60_000,
+  });
   if (install.exitCode !== 0) {
     rmSync(partial, { recursive: true, force: true });
-    throw new Error(`npm install of the eks example's dependencies in ${partial} exited ${install.exitCode}: ${String(install.stderr).slice(-2000)}`);
+    throw new Error(
+      `npm install of the eks example's dependencies in ${partial} exited ${install.exitCode}: ${String(install.stderr).slice(-2000)}`,
+    );
   }
   // A run beside this one may have finished first: keep its install.
   if (existsSync(dir)) rmSync(partial, { recursive: true, force: true });
@@ -82,7 +102,13 @@ describe("the cloud example (examples/eks)", () => {
     writeFileSync(index, edit(readFileSync(index, "utf8")));
     linkPackages(programDir, modules);
     const tsc = join(programDir, "node_modules", "typescript", "bin", "tsc");
-    const result = await execa(process.execPath, [tsc, "-p", "tsconfig.json", "--noEmit"], { cwd: programDir, reject: false, stdin: "ignore", all: true, timeout: 5 * 60_000 });
+    const result = await execa(process.execPath, [tsc, "-p", "tsconfig.json", "--noEmit"], {
+      cwd: programDir,
+      reject: false,
+      stdin: "ignore",
+      all: true,
+      timeout: 5 * 60_000,
+    });
     return { exitCode: result.exitCode ?? -1, output: String(result.all) };
   }
 

@@ -21,7 +21,11 @@ import { configureForLab, PulumiWorkspace } from "../support/pulumi.js";
 const PROGRAM = join(__dirname, "programs", "duplicates");
 
 /** The versions of everything the first peering and a's install consist of: any write changes one. */
-async function versionsOf(lab: LabState, consumerId: string, providerId: string): Promise<Record<string, string | undefined>> {
+async function versionsOf(
+  lab: LabState,
+  consumerId: string,
+  providerId: string,
+): Promise<Record<string, string | undefined>> {
   const [a, b] = [adminConfig(clusterOf(lab, "a")), adminConfig(clusterOf(lab, "b"))];
   const [coreA, coreB] = [a.makeApiClient(k8s.CoreV1Api), b.makeApiClient(k8s.CoreV1Api)];
   const outgoing = (await b.makeApiClient(k8s.CustomObjectsApi).getNamespacedCustomObject({
@@ -32,12 +36,20 @@ async function versionsOf(lab: LabState, consumerId: string, providerId: string)
     name: outgoingPeeringName(providerId),
   })) as k8s.KubernetesObject;
   return {
-    "a: identity ConfigMap": (await coreA.readNamespacedConfigMap({ name: CLUSTER_IDENTITY_CONFIGMAP, namespace: SYSTEM_NAMESPACE })).metadata?.resourceVersion,
+    "a: identity ConfigMap": (
+      await coreA.readNamespacedConfigMap({ name: CLUSTER_IDENTITY_CONFIGMAP, namespace: SYSTEM_NAMESPACE })
+    ).metadata?.resourceVersion,
     "a: tenant Namespace": (await coreA.readNamespace({ name: tenantNamespace(consumerId) })).metadata?.resourceVersion,
-    "b: identity Secret": (await coreB.readNamespacedSecret({ name: identitySecretName(providerId), namespace: SYSTEM_NAMESPACE })).metadata?.resourceVersion,
+    "b: identity Secret": (
+      await coreB.readNamespacedSecret({ name: identitySecretName(providerId), namespace: SYSTEM_NAMESPACE })
+    ).metadata?.resourceVersion,
     "b: OutgoingPeering": outgoing.metadata?.resourceVersion,
-    "b: claim": (await coreB.readNamespacedConfigMap({ name: peeringClaimName(providerId), namespace: SYSTEM_NAMESPACE })).metadata?.resourceVersion,
-    "b: identity ConfigMap": (await coreB.readNamespacedConfigMap({ name: CLUSTER_IDENTITY_CONFIGMAP, namespace: SYSTEM_NAMESPACE })).metadata?.resourceVersion,
+    "b: claim": (
+      await coreB.readNamespacedConfigMap({ name: peeringClaimName(providerId), namespace: SYSTEM_NAMESPACE })
+    ).metadata?.resourceVersion,
+    "b: identity ConfigMap": (
+      await coreB.readNamespacedConfigMap({ name: CLUSTER_IDENTITY_CONFIGMAP, namespace: SYSTEM_NAMESPACE })
+    ).metadata?.resourceVersion,
   };
 }
 
@@ -55,7 +67,11 @@ describe("mistakes a user may declare, through the pulumi CLI", () => {
       await workspace.ok(["up", "--yes"]);
       const virtualNode = (await workspace.ok(["stack", "output", "virtualNode"])).stdout.trim();
       const providerId = (await workspace.ok(["stack", "output", "providerClusterId"])).stdout.trim();
-      const consumerId = (await adminConfig(b).makeApiClient(k8s.CoreV1Api).readNamespacedConfigMap({ name: CLUSTER_IDENTITY_CONFIGMAP, namespace: SYSTEM_NAMESPACE })).data!["clusterId"]!;
+      const consumerId = (
+        await adminConfig(b)
+          .makeApiClient(k8s.CoreV1Api)
+          .readNamespacedConfigMap({ name: CLUSTER_IDENTITY_CONFIGMAP, namespace: SYSTEM_NAMESPACE })
+      ).data!["clusterId"]!;
       const before = await versionsOf(lab, consumerId, providerId);
       const stateBefore = (await workspace.ok(["stack", "export"])).stdout;
 
@@ -90,12 +106,18 @@ describe("mistakes a user may declare, through the pulumi CLI", () => {
       await workspace.ok(["config", "set", "portClash", "true"]);
       const clash = await workspace.pulumi(["preview"]);
       expect(clash.exitCode).not.toBe(0);
-      expect(`${clash.stdout}\n${clash.stderr}`).toMatch(new RegExp(`the gateway of cluster ${providerId} would serve UDP port 51820 for (Tunnel "b-a"|Peering "a-to-b" \\(in-band\\)) too`));
+      expect(`${clash.stdout}\n${clash.stderr}`).toMatch(
+        new RegExp(
+          `the gateway of cluster ${providerId} would serve UDP port 51820 for (Tunnel "b-a"|Peering "a-to-b" \\(in-band\\)) too`,
+        ),
+      );
       await workspace.ok(["config", "set", "portClash", "false"]);
 
       // Taken out again, the stack is as it was: nothing to change.
       await workspace.ok(["preview", "--expect-no-changes"]);
-      expect(JSON.parse((await workspace.ok(["stack", "export"])).stdout).deployment.resources.length).toBe(JSON.parse(stateBefore).deployment.resources.length);
+      expect(JSON.parse((await workspace.ok(["stack", "export"])).stdout).deployment.resources.length).toBe(
+        JSON.parse(stateBefore).deployment.resources.length,
+      );
       await workspace.ok(["destroy", "--yes"]);
     } finally {
       await workspace.pulumi(["destroy", "--yes"]);

@@ -16,8 +16,6 @@ import { configureForLab, plannedSteps, PulumiWorkspace } from "../support/pulum
 
 const PROGRAM = join(__dirname, "..", "..", "examples", "in-band");
 
-
-
 describe("in-band peering through the pulumi CLI", () => {
   test("GIVEN clusters that only their gateways connect WHEN preview, up, no-change preview and refresh, tunnel port change, destroy THEN each does what it says and nothing is left", async () => {
     await withLab([{ name: "a" }, { name: "b" }], { profile: "gateway-only" }, async (lab) => {

@@ -18,7 +18,10 @@ const PROGRAM = join(__dirname, "..", "..", "examples", "mesh");
 
 async function readyVirtualNodes(kc: k8s.KubeConfig): Promise<string[]> {
   const nodes = await kc.makeApiClient(k8s.CoreV1Api).listNode();
-  return nodes.items.filter((n) => n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")).map((n) => n.metadata!.name!).sort();
+  return nodes.items
+    .filter((n) => n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"))
+    .map((n) => n.metadata!.name!)
+    .sort();
 }
 
 describe("a mesh through the pulumi CLI", () => {
@@ -38,9 +41,18 @@ describe("a mesh through the pulumi CLI", () => {
         }
         const pods = new Map(lab.clusters.map((c, i) => [c.name, Cidr.parse(c.podCidr).nth(80 + i)]));
         for (const cluster of lab.clusters) await addPodAddress(lab, cluster.name, pods.get(cluster.name)!);
-        for (const [from, to] of [["a", "b"], ["a", "c"], ["b", "c"], ["c", "a"]] as const) {
+        for (const [from, to] of [
+          ["a", "b"],
+          ["a", "c"],
+          ["b", "c"],
+          ["c", "a"],
+        ] as const) {
           const source = lab.clusters.find((c) => c.name === from)!;
-          expect([from, to, await pingReplies(source.netns, pods.get(from)!, pods.get(to)!)]).toEqual([from, to, expect.stringMatching(/3 received/)]);
+          expect([from, to, await pingReplies(source.netns, pods.get(from)!, pods.get(to)!)]).toEqual([
+            from,
+            to,
+            expect.stringMatching(/3 received/),
+          ]);
         }
         await workspace.ok(["preview", "--expect-no-changes"]);
         await workspace.ok(["destroy", "--yes"]);

@@ -15,7 +15,16 @@ import { pingReplies } from "../support/probes.js";
 import { adminConfig } from "../support/install.js";
 import { sharedLab } from "../support/labs.js";
 import { projectTraces, tunnelTraces } from "../support/leaks.js";
-import { configureForLab, descendantsOf, failureSummary, isAlive, plannedSteps, previewOf, PulumiWorkspace, type PulumiResult } from "../support/pulumi.js";
+import {
+  configureForLab,
+  descendantsOf,
+  failureSummary,
+  isAlive,
+  plannedSteps,
+  previewOf,
+  PulumiWorkspace,
+  type PulumiResult,
+} from "../support/pulumi.js";
 import { PEERING_DIFF } from "../../provider/resources/peering.js";
 import { PEERING_TOKEN_DIFF } from "../../provider/resources/peering-token.js";
 import { TUNNEL_DIFF } from "../../provider/resources/tunnel.js";
@@ -25,7 +34,6 @@ const PROGRAM = join(__dirname, "..", "..", "examples", "local-peering");
 function client(cluster: ClusterState): k8s.CoreV1Api {
   return adminConfig(cluster).makeApiClient(k8s.CoreV1Api);
 }
-
 
 /** A ping from a pod address of b to one of a, which only the tunnel carries. */
 async function pingThroughTunnel(lab: LabState, host: number): Promise<void> {
@@ -47,7 +55,6 @@ async function expectNoTunnelTraces(lab: LabState, ifnames: readonly string[]): 
   for (const cluster of lab.clusters) expect(await tunnelTraces(cluster, ifnames)).toEqual([]);
 }
 
-
 async function nodeCapacity(b: ClusterState, name: string): Promise<Record<string, string> | undefined> {
   return (await client(b).readNode({ name })).status?.capacity;
 }
@@ -63,7 +70,13 @@ describe("out-of-band peering through the pulumi CLI", () => {
     const workspace = await PulumiWorkspace.create(PROGRAM);
     try {
       await configureForLab(workspace, lab);
-      expect((await plannedSteps(workspace)).sort()).toEqual(["create a", "create a-token", "create b", "create b-to-a", "create b-to-a-tunnel"]);
+      expect((await plannedSteps(workspace)).sort()).toEqual([
+        "create a",
+        "create a-token",
+        "create b",
+        "create b-to-a",
+        "create b-to-a-tunnel",
+      ]);
 
       const up = await workspace.ok(["up", "--yes"]);
       expect(up.stdout).toContain("[2/3] negotiation: waiting for an offer from provider a");
@@ -78,14 +91,24 @@ describe("out-of-band peering through the pulumi CLI", () => {
         namespace: "default",
         body: {
           metadata: { name: pod },
-          spec: { containers: [{ name: "app", image: "registry.invalid/app:1" }], tolerations: [{ key: VIRTUAL_NODE_TAINT.key, operator: "Exists" }], nodeSelector: { type: "virtual-node" } },
+          spec: {
+            containers: [{ name: "app", image: "registry.invalid/app:1" }],
+            tolerations: [{ key: VIRTUAL_NODE_TAINT.key, operator: "Exists" }],
+            nodeSelector: { type: "virtual-node" },
+          },
         },
       });
       try {
-        const node = await poll({ step: "test", object: `pod ${pod} bound`, endpoint: b.apiServerUrl }, { timeoutMs: 60_000 }, async () => {
-          const current = await core.readNamespacedPod({ name: pod, namespace: "default" });
-          return current.spec?.nodeName ? { done: true, value: current.spec.nodeName } : { done: false, state: "pending" };
-        });
+        const node = await poll(
+          { step: "test", object: `pod ${pod} bound`, endpoint: b.apiServerUrl },
+          { timeoutMs: 60_000 },
+          async () => {
+            const current = await core.readNamespacedPod({ name: pod, namespace: "default" });
+            return current.spec?.nodeName
+              ? { done: true, value: current.spec.nodeName }
+              : { done: false, state: "pending" };
+          },
+        );
         expect(node).toBe("liqo-a");
       } finally {
         await core.deleteNamespacedPod({ name: pod, namespace: "default", gracePeriodSeconds: 0 });
@@ -98,7 +121,12 @@ describe("out-of-band peering through the pulumi CLI", () => {
       await workspace.ok(["config", "set", "cpu", "3"]);
       const resize = await previewOf(workspace);
       expect(resize.steps).toEqual(["update b-to-a"]);
-      expect(resize.explanations).toEqual([{ urn: expect.stringMatching(/::pulumi-nodejs:dynamic\/liqo:Peering::b-to-a$/), message: `Peering "b-to-a": resources changes → updates in place: ${PEERING_DIFF.resources.reason}` }]);
+      expect(resize.explanations).toEqual([
+        {
+          urn: expect.stringMatching(/::pulumi-nodejs:dynamic\/liqo:Peering::b-to-a$/),
+          message: `Peering "b-to-a": resources changes → updates in place: ${PEERING_DIFF.resources.reason}`,
+        },
+      ]);
       await workspace.ok(["up", "--yes"]);
       expect(await nodeCapacity(b, "liqo-a")).toEqual({ cpu: "3", memory: "4Gi", pods: "20" });
 
@@ -107,7 +135,9 @@ describe("out-of-band peering through the pulumi CLI", () => {
       await workspace.ok(["config", "set", "rotation", "2"]);
       const rotation = await workspace.ok(["up", "--yes"]);
       expect(rotation.stdout).toMatch(/\+-1 replaced/);
-      expect(rotation.stdout).toContain(`PeeringToken "a-token": rotation changes → replaces (create, then delete): ${PEERING_TOKEN_DIFF.rotation.reason}`);
+      expect(rotation.stdout).toContain(
+        `PeeringToken "a-token": rotation changes → replaces (create, then delete): ${PEERING_TOKEN_DIFF.rotation.reason}`,
+      );
       expect(rotation.stdout).toMatch(/5 unchanged/);
       expect(rotation.stdout).not.toMatch(/b-to-a\s+(updated|replaced|created)/);
       expect((await workspace.ok(["stack", "output", "tokenId"])).stdout.trim()).not.toBe(oldTokenId);
@@ -123,7 +153,9 @@ describe("out-of-band peering through the pulumi CLI", () => {
       // The gateways' private keys stay in their clusters: not in the state in any form.
       expect(exported).not.toMatch(/privateKey/i);
       for (const cluster of [a, b]) {
-        const keys = (await client(cluster).listNamespacedSecret({ namespace: SYSTEM_NAMESPACE })).items.filter((s) => s.metadata?.name?.startsWith("wireguard-"));
+        const keys = (await client(cluster).listNamespacedSecret({ namespace: SYSTEM_NAMESPACE })).items.filter((s) =>
+          s.metadata?.name?.startsWith("wireguard-"),
+        );
         expect(keys).toHaveLength(1);
         const privateKey = Buffer.from(keys[0]!.data!["privateKey"]!, "base64").toString("utf8");
         expect(exported).not.toContain(privateKey);
@@ -134,8 +166,14 @@ describe("out-of-band peering through the pulumi CLI", () => {
       await workspace.ok(["config", "set", "tunnelPort", "51823"]);
       const move = await previewOf(workspace);
       expect(move.steps).toEqual(["update b-to-a-tunnel"]);
-      expect(move.explanations).toEqual([{ urn: expect.stringMatching(/::pulumi-nodejs:dynamic\/liqo:Tunnel::b-to-a-tunnel$/), message: `Tunnel "b-to-a-tunnel": port changes → updates in place: ${TUNNEL_DIFF.port.reason}` }]);
-      for (const secret of [token, "client-key-data", "PRIVATE KEY", readFileSync(b.kubeconfig, "utf8")]) expect(move.output).not.toContain(secret);
+      expect(move.explanations).toEqual([
+        {
+          urn: expect.stringMatching(/::pulumi-nodejs:dynamic\/liqo:Tunnel::b-to-a-tunnel$/),
+          message: `Tunnel "b-to-a-tunnel": port changes → updates in place: ${TUNNEL_DIFF.port.reason}`,
+        },
+      ]);
+      for (const secret of [token, "client-key-data", "PRIVATE KEY", readFileSync(b.kubeconfig, "utf8")])
+        expect(move.output).not.toContain(secret);
       await workspace.ok(["up", "--yes"]);
       await pingThroughTunnel(lab, 51);
       await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
@@ -147,9 +185,14 @@ describe("out-of-band peering through the pulumi CLI", () => {
       // Drift: the virtual node deleted behind Pulumi's back shows on refresh; up repairs it in
       // place, from the identity b holds: no new certificate, no CSR on a.
       const identityVersion = async (): Promise<string | undefined> =>
-        (await client(b).listNamespacedSecret({ namespace: SYSTEM_NAMESPACE })).items.find((s) => s.metadata?.name?.startsWith("identity-"))?.metadata?.resourceVersion;
+        (await client(b).listNamespacedSecret({ namespace: SYSTEM_NAMESPACE })).items.find((s) =>
+          s.metadata?.name?.startsWith("identity-"),
+        )?.metadata?.resourceVersion;
       const heldBefore = await identityVersion();
-      const csrNames = async (): Promise<string[]> => (await adminConfig(a).makeApiClient(k8s.CertificatesV1Api).listCertificateSigningRequest()).items.map((c) => c.metadata!.name!).sort();
+      const csrNames = async (): Promise<string[]> =>
+        (await adminConfig(a).makeApiClient(k8s.CertificatesV1Api).listCertificateSigningRequest()).items
+          .map((c) => c.metadata!.name!)
+          .sort();
       const csrsBefore = await csrNames();
       await client(b).deleteNode({ name: "liqo-a" });
       const drift = await workspace.pulumi(["refresh", "--yes", "--expect-no-changes"]);
@@ -188,28 +231,54 @@ describe("out-of-band peering through the pulumi CLI", () => {
     let run: ReturnType<typeof execa> | undefined;
     try {
       await configureForLab(workspace, lab);
-      run = execa("pulumi", ["up", "--yes", "--non-interactive"], { cwd: workspace.programDir, env: workspace.env, reject: false, stdin: "ignore" });
+      run = execa("pulumi", ["up", "--yes", "--non-interactive"], {
+        cwd: workspace.programDir,
+        env: workspace.env,
+        reject: false,
+        stdin: "ignore",
+      });
       const secrets = client(b);
       let ended: PulumiResult | undefined;
-      void run.then((result) => (ended = { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) }));
+      void run.then(
+        (result) =>
+          (ended = { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) }),
+      );
       // Half-way: the consumer holds its identity, the virtual node does not exist yet.
       // Bounded by the resources' own deadline: on a loaded machine the program's start and both
       // installs have taken two minutes before authentication began.
-      await poll({ step: "test", object: "identity Secret in the consumer", endpoint: b.apiServerUrl }, { timeoutMs: 300_000, intervalMs: 50 }, async () => {
-        if (ended) return { failed: true, reason: `pulumi up ended (exit ${ended.exitCode}) before the consumer held an identity:\n${failureSummary(ended)}` };
-        const list = await secrets.listNamespacedSecret({ namespace: SYSTEM_NAMESPACE }).catch(() => ({ items: [] as k8s.V1Secret[] }));
-        return list.items.some((s) => s.metadata?.name?.startsWith("identity-")) ? { done: true, value: undefined } : { done: false, state: "no identity yet" };
-      });
+      await poll(
+        { step: "test", object: "identity Secret in the consumer", endpoint: b.apiServerUrl },
+        { timeoutMs: 300_000, intervalMs: 50 },
+        async () => {
+          if (ended)
+            return {
+              failed: true,
+              reason: `pulumi up ended (exit ${ended.exitCode}) before the consumer held an identity:\n${failureSummary(ended)}`,
+            };
+          const list = await secrets
+            .listNamespacedSecret({ namespace: SYSTEM_NAMESPACE })
+            .catch(() => ({ items: [] as k8s.V1Secret[] }));
+          return list.items.some((s) => s.metadata?.name?.startsWith("identity-"))
+            ? { done: true, value: undefined }
+            : { done: false, state: "no identity yet" };
+        },
+      );
       // The engine's plugins and program: the language host, the program, the dynamic provider.
       const left = descendantsOf(run.pid!);
       expect(left.length).toBeGreaterThanOrEqual(3);
       run.kill("SIGKILL");
       await run;
       // Nothing runs on for nobody: each notices within a second or two that the engine is gone.
-      await poll({ step: "test", object: "the killed engine's plugins and program to end", endpoint: "this machine" }, { timeoutMs: 15_000, intervalMs: 250 }, async () => {
-        const alive = left.filter(isAlive);
-        return alive.length === 0 ? { done: true, value: undefined } : { done: false, state: `still running: ${alive.join(", ")}` };
-      });
+      await poll(
+        { step: "test", object: "the killed engine's plugins and program to end", endpoint: "this machine" },
+        { timeoutMs: 15_000, intervalMs: 250 },
+        async () => {
+          const alive = left.filter(isAlive);
+          return alive.length === 0
+            ? { done: true, value: undefined }
+            : { done: false, state: `still running: ${alive.join(", ")}` };
+        },
+      );
 
       // What the README says to run after a killed update: `pulumi cancel` when the stack is
       // locked, then `pulumi up`, which converges without clearing anything by hand.
@@ -244,7 +313,9 @@ describe("out-of-band peering through the pulumi CLI", () => {
       await workspace.ok(["config", "set", "bKubeconfig", broken]);
       const preview = await workspace.pulumi(["preview"]);
       expect(preview.exitCode).not.toBe(0);
-      expect(preview.stdout + preview.stderr).toMatch(/Cluster resource 'b' has a problem: kubeconfig: not a usable kubeconfig/);
+      expect(preview.stdout + preview.stderr).toMatch(
+        /Cluster resource 'b' has a problem: kubeconfig: not a usable kubeconfig/,
+      );
       expect(await projectTraces(clusterOf(lab, "b").kubeconfig)).toEqual([]);
     } finally {
       workspace.dispose();

@@ -23,12 +23,30 @@ describe("the packed package", () => {
     let workspace: PulumiWorkspace | undefined;
     try {
       const packed = await execa("npm", ["pack", "--json", "--pack-destination", packDir], { cwd: REPO });
-      const [{ filename, files }] = JSON.parse(String(packed.stdout)) as [{ filename: string; files: { path: string }[] }];
+      const [{ filename, files }] = JSON.parse(String(packed.stdout)) as [
+        { filename: string; files: { path: string }[] },
+      ];
       const paths = files.map((f) => f.path);
-      expect(paths).toEqual(expect.arrayContaining(["dist/sdk/index.js", "dist/sdk/index.d.ts", "dist/provider/resources/tunnel.js", "dist/agent/main.js", "schema.json", "README.md"]));
-      expect(paths.filter((p) => p.startsWith("dist/test/") || p.endsWith(".ts") && !p.endsWith(".d.ts"))).toEqual([]);
+      expect(paths).toEqual(
+        expect.arrayContaining([
+          "dist/sdk/index.js",
+          "dist/sdk/index.d.ts",
+          "dist/provider/resources/tunnel.js",
+          "dist/agent/main.js",
+          "schema.json",
+          "README.md",
+        ]),
+      );
+      expect(paths.filter((p) => p.startsWith("dist/test/") || (p.endsWith(".ts") && !p.endsWith(".d.ts")))).toEqual(
+        [],
+      );
 
-      workspace = await PulumiWorkspace.create(join(REPO, "examples", "local-peering"), "packed", undefined, join(packDir, filename));
+      workspace = await PulumiWorkspace.create(
+        join(REPO, "examples", "local-peering"),
+        "packed",
+        undefined,
+        join(packDir, filename),
+      );
       await configureForLab(workspace, lab);
       await workspace.ok(["up", "--yes"]);
       expect((await workspace.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");

@@ -24,13 +24,25 @@ const TRACE_LINE = /^\s+at /m;
 /** How long a failing or forced destroy may take: seconds of work plus the engine's own start, far below the resources' 300 s deadline. */
 const WITHIN_SECONDS_MS = 45_000;
 
-async function configure(workspace: PulumiWorkspace, cluster: ClusterState, extra: Record<string, string> = {}): Promise<void> {
-  const settings = { kubeconfig: cluster.kubeconfig, podCidr: cluster.podCidr, serviceCidr: cluster.serviceCidr, ...extra };
+async function configure(
+  workspace: PulumiWorkspace,
+  cluster: ClusterState,
+  extra: Record<string, string> = {},
+): Promise<void> {
+  const settings = {
+    kubeconfig: cluster.kubeconfig,
+    podCidr: cluster.podCidr,
+    serviceCidr: cluster.serviceCidr,
+    ...extra,
+  };
   for (const [key, value] of Object.entries(settings)) await workspace.ok(["config", "set", key, value]);
 }
 
 /** Runs `pulumi args…` and how long it took. */
-async function timed(workspace: PulumiWorkspace, args: readonly string[]): Promise<{ result: Awaited<ReturnType<PulumiWorkspace["pulumi"]>>; ms: number }> {
+async function timed(
+  workspace: PulumiWorkspace,
+  args: readonly string[],
+): Promise<{ result: Awaited<ReturnType<PulumiWorkspace["pulumi"]>>; ms: number }> {
   const started = Date.now();
   const result = await workspace.pulumi(args);
   return { result, ms: Date.now() - started };
@@ -44,7 +56,10 @@ async function consumerSide(b: ClusterState): Promise<string[]> {
     .listClusterCustomObject({ group: API_GROUP, version: API_VERSION, plural: "tunnelendpoints" })
     .catch(() => ({ items: [] }))) as { items: { metadata: { namespace: string; name: string } }[] };
   const nodes = await kc.makeApiClient(k8s.CoreV1Api).listNode();
-  return [...endpoints.items.map((e) => `tunnelendpoint ${e.metadata.namespace}/${e.metadata.name}`), ...nodes.items.filter((n) => n.metadata?.name === "liqo-a").map(() => "node liqo-a")];
+  return [
+    ...endpoints.items.map((e) => `tunnelendpoint ${e.metadata.namespace}/${e.metadata.name}`),
+    ...nodes.items.filter((n) => n.metadata?.name === "liqo-a").map(() => "node liqo-a"),
+  ];
 }
 
 describe("the provider is gone and the consumer wants out", () => {
@@ -56,12 +71,18 @@ describe("the provider is gone and the consumer wants out", () => {
       try {
         await configure(providerTeam, a, { name: "a" });
         await providerTeam.ok(["up", "--yes"]);
-        await configure(consumerTeam, b, { providerStack: "organization/two-teams-provider/prod", gatewayAddress: a.publicAddress });
+        await configure(consumerTeam, b, {
+          providerStack: "organization/two-teams-provider/prod",
+          gatewayAddress: a.publicAddress,
+        });
         await consumerTeam.ok(["up", "--yes"]);
         expect((await consumerTeam.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");
         const consumerInterface = (await consumerTeam.ok(["stack", "output", "consumerInterface"])).stdout.trim();
         const providerInterface = (await consumerTeam.ok(["stack", "output", "providerInterface"])).stdout.trim();
-        expect(await consumerSide(b)).toEqual([expect.stringMatching(/^tunnelendpoint pulumi-liqo-system\/to-/), "node liqo-a"]);
+        expect(await consumerSide(b)).toEqual([
+          expect.stringMatching(/^tunnelendpoint pulumi-liqo-system\/to-/),
+          "node liqo-a",
+        ]);
 
         // The provider goes, as a host does: its supervisor first (it would start the API server
         // again), then its API server (the lab's records of them, by PID).
@@ -73,7 +94,9 @@ describe("the provider is gone and the consumer wants out", () => {
         const refused = await timed(consumerTeam, ["destroy", "--yes"]);
         expect(refused.result.exitCode).not.toBe(0);
         const said = refused.result.stdout + refused.result.stderr;
-        expect(said).toContain(`network fabric: provider a is unreachable: API server ${a.apiServerUrl}: connection refused (`);
+        expect(said).toContain(
+          `network fabric: provider a is unreachable: API server ${a.apiServerUrl}: connection refused (`,
+        );
         expect(said).toContain("Nothing was changed. If the provider is gone for good, set force: true on the Tunnel");
         expect(said).not.toMatch(TRACE_LINE);
         expect(said).not.toContain("fetch failed");
@@ -86,7 +109,10 @@ describe("the provider is gone and the consumer wants out", () => {
 
         // force is set with the provider still gone: up changes only the record, drift or not.
         await consumerTeam.ok(["config", "set", "--type", "bool", "force", "true"]);
-        expect((await previewOf(consumerTeam)).steps.sort()).toEqual(["update b-to-provider", "update b-to-provider-tunnel"]);
+        expect((await previewOf(consumerTeam)).steps.sort()).toEqual([
+          "update b-to-provider",
+          "update b-to-provider-tunnel",
+        ]);
         const setForce = await timed(consumerTeam, ["up", "--yes"]);
         expect(setForce.result.exitCode === 0 ? "" : failureSummary(setForce.result)).toBe("");
         expect(setForce.ms).toBeLessThan(WITHIN_SECONDS_MS);
@@ -97,12 +123,12 @@ describe("the provider is gone and the consumer wants out", () => {
         expect(forced.ms).toBeLessThan(WITHIN_SECONDS_MS);
         const report = forced.result.stdout.replace(/\s+/g, " ");
         for (const part of [
-          "Tunnel \"b-to-provider-tunnel\": forced delete removed the consumer's side; left on provider a:",
+          'Tunnel "b-to-provider-tunnel": forced delete removed the consumer\'s side; left on provider a:',
           "TunnelEndpoint pulumi-liqo-tenant-",
           `WireGuard interface ${providerInterface} with its routes and NAT rules`,
           `the wireguard-go process serving ${providerInterface}`,
           `key Secret pulumi-liqo-system/wireguard-${providerInterface}`,
-          "Peering \"b-to-provider\": forced delete removed the consumer's side; left on provider a: tenant namespace pulumi-liqo-tenant-",
+          'Peering "b-to-provider": forced delete removed the consumer\'s side; left on provider a: tenant namespace pulumi-liqo-tenant-',
           "Role and RoleBinding pulumi-liqo-tenant-",
           "ResourceRequest pulumi-liqo-tenant-",
           "CertificateSigningRequests labelled peering.pulumi-liqo.dev/remote-cluster-id=",

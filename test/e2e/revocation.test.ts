@@ -21,7 +21,6 @@ const ONE_HEARTBEAT_MS = HEARTBEAT_INTERVAL_MS + 5_000;
 /** A stack trace line, as Node prints one. */
 const TRACE_LINE = /^\s+at /m;
 
-
 describe("revoked and half-made peerings through the pulumi CLI", () => {
   let lab: LabState;
   beforeAll(async () => {
@@ -38,22 +37,34 @@ describe("revoked and half-made peerings through the pulumi CLI", () => {
       const peering = await outputsOf(workspace, "Peering", "b-to-a");
 
       // Anyone holding b's identity may give it up at a's auth service: b's Peering is not told.
-      await revokeHeldIdentity(adminConfig(b), String(peering["providerClusterId"]), { authUrl: String(token["authUrl"]), authCaPem: String(token["authCaCert"]) });
+      await revokeHeldIdentity(adminConfig(b), String(peering["providerClusterId"]), {
+        authUrl: String(token["authUrl"]),
+        authCaPem: String(token["authCaCert"]),
+      });
       const condition = await waitForReadyStatus(adminConfig(b), "liqo-a", "False", ONE_HEARTBEAT_MS);
-      expect([condition.reason, condition.message]).toEqual([IDENTITY_REVOKED_REASON, expect.stringMatching(new RegExp(`^${IDENTITY_REVOKED}: provider a at `))]);
+      expect([condition.reason, condition.message]).toEqual([
+        IDENTITY_REVOKED_REASON,
+        expect.stringMatching(new RegExp(`^${IDENTITY_REVOKED}: provider a at `)),
+      ]);
 
       const refresh = await workspace.pulumi(["refresh", "--yes", "--diff"]);
       expect(refresh.exitCode).toBe(0);
       expect(refresh.stdout).toContain(IDENTITY_REVOKED);
       expect(refresh.stdout + refresh.stderr).not.toMatch(TRACE_LINE);
-      expect(String((await outputsOf(workspace, "Peering", "b-to-a"))["status"])).toMatch(new RegExp(`^${IDENTITY_REVOKED}: provider a `));
-      expect(String((await outputsOf(workspace, "Tunnel", "b-to-a-tunnel"))["status"])).toMatch(new RegExp(`^${IDENTITY_REVOKED}: provider a `));
+      expect(String((await outputsOf(workspace, "Peering", "b-to-a"))["status"])).toMatch(
+        new RegExp(`^${IDENTITY_REVOKED}: provider a `),
+      );
+      expect(String((await outputsOf(workspace, "Tunnel", "b-to-a-tunnel"))["status"])).toMatch(
+        new RegExp(`^${IDENTITY_REVOKED}: provider a `),
+      );
 
       // up runs the peering's steps again with the same token, then the tunnel's.
       expect((await previewOf(workspace)).steps.sort()).toEqual(["update b-to-a", "update b-to-a-tunnel"]);
       const up = await workspace.ok(["up", "--yes"]);
       expect(up.stdout).toContain(`[1/3] authentication: asking ${a.authUrl} for an identity`);
-      expect((await waitForReadyStatus(adminConfig(b), "liqo-a", "True", ONE_HEARTBEAT_MS)).reason).toBe("PeeringActive");
+      expect((await waitForReadyStatus(adminConfig(b), "liqo-a", "True", ONE_HEARTBEAT_MS)).reason).toBe(
+        "PeeringActive",
+      );
       expect((await workspace.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");
       await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
     } finally {
@@ -80,11 +91,18 @@ describe("revoked and half-made peerings through the pulumi CLI", () => {
       await setProfile(lab, "open");
       const retry = await previewOf(workspace);
       expect(retry.steps.sort()).toEqual(["create b-to-a-tunnel", "update b-to-a"]);
-      expect(retry.explanations).toEqual([{ urn: expect.stringMatching(/::pulumi-nodejs:dynamic\/liqo:Peering::b-to-a$/), message: `Peering "b-to-a": status changes → updates in place: ${PEERING_DIFF.status.reason}` }]);
+      expect(retry.explanations).toEqual([
+        {
+          urn: expect.stringMatching(/::pulumi-nodejs:dynamic\/liqo:Peering::b-to-a$/),
+          message: `Peering "b-to-a": status changes → updates in place: ${PEERING_DIFF.status.reason}`,
+        },
+      ]);
       expect(retry.output).not.toContain("virtualNodeName changes");
 
       await workspace.ok(["up", "--yes"]);
-      expect((await waitForReadyStatus(adminConfig(b), "liqo-a", "True", ONE_HEARTBEAT_MS)).reason).toBe("PeeringActive");
+      expect((await waitForReadyStatus(adminConfig(b), "liqo-a", "True", ONE_HEARTBEAT_MS)).reason).toBe(
+        "PeeringActive",
+      );
       expect((await workspace.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");
       await workspace.ok(["preview", "--expect-no-changes"]);
     } finally {

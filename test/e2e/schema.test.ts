@@ -40,9 +40,27 @@ interface PackageSchema {
  */
 const RESOURCES = {
   Cluster: { file: "cluster.ts", args: "ClusterArgs", provider: cluster, checkedAs: {}, diffedAs: {} },
-  PeeringToken: { file: "peering-token.ts", args: "PeeringTokenArgs", provider: peeringToken, checkedAs: { cluster: "kubeconfig" }, diffedAs: { cluster: "kubeconfig" } },
-  Peering: { file: "peering.ts", args: "PeeringArgs", provider: peering, checkedAs: { consumer: "consumerKubeconfig" }, diffedAs: { consumer: "consumerClusterId", providerCluster: "providerClusterId" } },
-  Tunnel: { file: "tunnel.ts", args: "TunnelArgs", provider: tunnel, checkedAs: { peering: "consumerKubeconfig" }, diffedAs: { peering: "providerClusterId" } },
+  PeeringToken: {
+    file: "peering-token.ts",
+    args: "PeeringTokenArgs",
+    provider: peeringToken,
+    checkedAs: { cluster: "kubeconfig" },
+    diffedAs: { cluster: "kubeconfig" },
+  },
+  Peering: {
+    file: "peering.ts",
+    args: "PeeringArgs",
+    provider: peering,
+    checkedAs: { consumer: "consumerKubeconfig" },
+    diffedAs: { consumer: "consumerClusterId", providerCluster: "providerClusterId" },
+  },
+  Tunnel: {
+    file: "tunnel.ts",
+    args: "TunnelArgs",
+    provider: tunnel,
+    checkedAs: { peering: "consumerKubeconfig" },
+    diffedAs: { peering: "providerClusterId" },
+  },
 } as const;
 const renamed = (map: object, input: string): string => (map as Record<string, string>)[input] ?? input;
 type ResourceName = keyof typeof RESOURCES;
@@ -51,7 +69,13 @@ const spec = (name: ResourceName): ResourceSpec => schema.resources[`liqo:index:
 /** The SDK's view, read with the TypeScript compiler: each Args interface's properties (optional or not) and each class's declared outputs. */
 function readSdk(): { args: Map<string, Map<string, boolean>>; outputs: Map<string, string[]> } {
   const files = Object.values(RESOURCES).map((r) => join(REPO, "sdk", r.file));
-  const program = ts.createProgram(files, { strict: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, noEmit: true });
+  const program = ts.createProgram(files, {
+    strict: true,
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    noEmit: true,
+  });
   const checker = program.getTypeChecker();
   const args = new Map<string, Map<string, boolean>>();
   const outputs = new Map<string, string[]>();
@@ -62,8 +86,14 @@ function readSdk(): { args: Map<string, Map<string, boolean>>; outputs: Map<stri
         args.set(node.name.text, new Map(properties.map((p) => [p.name, (p.flags & ts.SymbolFlags.Optional) !== 0])));
       }
       if (ts.isClassDeclaration(node) && node.name) {
-        const declared = node.members.filter((m): m is ts.PropertyDeclaration => ts.isPropertyDeclaration(m) && !!m.modifiers?.some((mod) => mod.kind === ts.SyntaxKind.DeclareKeyword));
-        outputs.set(node.name.text, declared.map((m) => (m.name as ts.Identifier).text));
+        const declared = node.members.filter(
+          (m): m is ts.PropertyDeclaration =>
+            ts.isPropertyDeclaration(m) && !!m.modifiers?.some((mod) => mod.kind === ts.SyntaxKind.DeclareKeyword),
+        );
+        outputs.set(
+          node.name.text,
+          declared.map((m) => (m.name as ts.Identifier).text),
+        );
       }
     });
   }
@@ -71,34 +101,78 @@ function readSdk(): { args: Map<string, Map<string, boolean>>; outputs: Map<stri
 }
 
 /** Valid inputs of each resource, as check() and diff() receive them. */
-const kubeconfig = forgeKubeconfig({ name: "x", server: "https://10.0.0.1:6443", caPem: "ca", certPem: "cert", keyPem: "key" });
+const kubeconfig = forgeKubeconfig({
+  name: "x",
+  server: "https://10.0.0.1:6443",
+  caPem: "ca",
+  certPem: "cert",
+  keyPem: "key",
+});
 const GOOD: Record<ResourceName, Record<string, unknown>> = {
   Cluster: { name: "a", kubeconfig, podCidr: "10.100.0.0/16", serviceCidr: "10.200.0.0/16" },
   PeeringToken: { kubeconfig, clusterId: "0123456789abcdef", authUrl: "https://10.0.0.1:8443", authCaCert: "ca" },
-  Peering: { consumerKubeconfig: kubeconfig, consumerClusterId: "c1", provider: { clusterId: "p1", authUrl: "https://10.0.0.2:8443", authCaCert: "ca", token: "t" }, resources: { pods: 10 }, virtualNodeName: "liqo-p", providerClusterName: "p" },
-  Tunnel: { consumerKubeconfig: kubeconfig, consumerClusterId: "c1", providerClusterId: "p1", providerClusterName: "p", tenantNamespace: "t", serverAddress: "203.0.113.7" },
+  Peering: {
+    consumerKubeconfig: kubeconfig,
+    consumerClusterId: "c1",
+    provider: { clusterId: "p1", authUrl: "https://10.0.0.2:8443", authCaCert: "ca", token: "t" },
+    resources: { pods: 10 },
+    virtualNodeName: "liqo-p",
+    providerClusterName: "p",
+  },
+  Tunnel: {
+    consumerKubeconfig: kubeconfig,
+    consumerClusterId: "c1",
+    providerClusterId: "p1",
+    providerClusterName: "p",
+    tenantNamespace: "t",
+    serverAddress: "203.0.113.7",
+  },
 };
-const CHANGED: Record<string, unknown> = { approach: "in-band", virtualNodeName: "other", rotation: "2", expiresInSeconds: 60, consumerClusterId: "c2", providerClusterId: "p2", kubeconfig: forgeKubeconfig({ name: "y", server: "https://10.0.0.9:6443", caPem: "ca", certPem: "c", keyPem: "k" }) };
+const CHANGED: Record<string, unknown> = {
+  approach: "in-band",
+  virtualNodeName: "other",
+  rotation: "2",
+  expiresInSeconds: 60,
+  consumerClusterId: "c2",
+  providerClusterId: "p2",
+  kubeconfig: forgeKubeconfig({ name: "y", server: "https://10.0.0.9:6443", caPem: "ca", certPem: "c", keyPem: "k" }),
+};
 
 describe("schema.json", () => {
   test("GIVEN schema.json WHEN validated against the Pulumi package meta-schema of the pulumi version built here THEN it has no errors", async () => {
-    const { stdout } = await execa("go", ["mod", "download", "-json", `github.com/pulumi/pulumi/pkg/v3@v${PULUMI_VERSION}`], { env: { GOFLAGS: "-mod=mod" } });
-    const metaSchema = JSON.parse(readFileSync(join(JSON.parse(stdout).Dir as string, "codegen", "schema", "pulumi.json"), "utf8"));
+    const { stdout } = await execa(
+      "go",
+      ["mod", "download", "-json", `github.com/pulumi/pulumi/pkg/v3@v${PULUMI_VERSION}`],
+      { env: { GOFLAGS: "-mod=mod" } },
+    );
+    const metaSchema = JSON.parse(
+      readFileSync(join(JSON.parse(stdout).Dir as string, "codegen", "schema", "pulumi.json"), "utf8"),
+    );
     const ajv = new Ajv2020({ strict: false, allErrors: true });
-    const parses = (parse: (text: string) => unknown) => (text: string): boolean => {
-      try {
-        parse(text);
-        return true;
-      } catch {
-        return false;
-      }
-    };
-    ajv.addFormat("regex", parses((text) => new RegExp(text)));
-    ajv.addFormat("uri-reference", parses((text) => new URL(text, "https://example.invalid/")));
+    const parses =
+      (parse: (text: string) => unknown) =>
+      (text: string): boolean => {
+        try {
+          parse(text);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+    ajv.addFormat(
+      "regex",
+      parses((text) => new RegExp(text)),
+    );
+    ajv.addFormat(
+      "uri-reference",
+      parses((text) => new URL(text, "https://example.invalid/")),
+    );
     const validate = ajv.compile(metaSchema);
     expect(validate(schema) ? [] : validate.errors).toEqual([]);
     // The validator has teeth: a property of an unknown type is an error.
-    const broken = structuredClone(schema) as unknown as { resources: Record<string, { inputProperties: Record<string, unknown> }> };
+    const broken = structuredClone(schema) as unknown as {
+      resources: Record<string, { inputProperties: Record<string, unknown> }>;
+    };
     broken.resources["liqo:index:Tunnel"]!.inputProperties["port"] = { type: "int" };
     expect(validate(broken)).toBe(false);
   });
@@ -107,7 +181,11 @@ describe("schema.json", () => {
     const home = mkdtempSync(join(tmpdir(), "pulumi-liqo-schema-"));
     try {
       for (const name of Object.keys(RESOURCES)) {
-        const result = await execa("pulumi", ["package", "info", join(REPO, "schema.json"), "--module", "index", "--resource", name], { env: { PULUMI_HOME: home, PULUMI_SKIP_UPDATE_CHECK: "true" }, reject: false });
+        const result = await execa(
+          "pulumi",
+          ["package", "info", join(REPO, "schema.json"), "--module", "index", "--resource", name],
+          { env: { PULUMI_HOME: home, PULUMI_SKIP_UPDATE_CHECK: "true" }, reject: false },
+        );
         expect([name, result.exitCode, result.stderr]).toEqual([name, 0, ""]);
       }
     } finally {
@@ -120,7 +198,13 @@ describe("schema.json", () => {
     for (const [name, resource] of Object.entries(RESOURCES) as [ResourceName, (typeof RESOURCES)[ResourceName]][]) {
       const properties = sdk.args.get(resource.args)!;
       expect([name, [...properties.keys()].sort()]).toEqual([name, Object.keys(spec(name).inputProperties).sort()]);
-      expect([name, [...properties].filter(([, optional]) => !optional).map(([key]) => key).sort()]).toEqual([name, [...(spec(name).requiredInputs ?? [])].sort()]);
+      expect([
+        name,
+        [...properties]
+          .filter(([, optional]) => !optional)
+          .map(([key]) => key)
+          .sort(),
+      ]).toEqual([name, [...(spec(name).requiredInputs ?? [])].sort()]);
       const known = new Set([...Object.keys(spec(name).properties), ...Object.keys(spec(name).inputProperties)]);
       expect([name, sdk.outputs.get(name)!.filter((output) => !known.has(output))]).toEqual([name, []]);
     }
@@ -129,13 +213,20 @@ describe("schema.json", () => {
   test("GIVEN the schema's secrets WHEN the SDK is read THEN every secret output is marked secret there too", () => {
     for (const name of Object.keys(RESOURCES) as ResourceName[]) {
       const source = readFileSync(join(REPO, "sdk", RESOURCES[name].file), "utf8");
-      const marked = new Set([...(/additionalSecretOutputs: \[([^\]]*)\]/.exec(source)?.[1] ?? "").matchAll(/"(\w+)"/g)].map((m) => m[1]!));
+      const marked = new Set(
+        [...(/additionalSecretOutputs: \[([^\]]*)\]/.exec(source)?.[1] ?? "").matchAll(/"(\w+)"/g)].map((m) => m[1]!),
+      );
       for (const [property, propertySpec] of Object.entries(spec(name).properties)) {
         if (propertySpec.secret) expect([name, property, marked.has(property)]).toEqual([name, property, true]);
       }
       for (const [property, propertySpec] of Object.entries(spec(name).inputProperties)) {
         // Secret inputs are wrapped with pulumi.secret() where the SDK passes them on.
-        if (propertySpec.secret) expect([name, property, new RegExp(`pulumi\\.secret\\(args\\.${property}\\)`).test(source)]).toEqual([name, property, true]);
+        if (propertySpec.secret)
+          expect([name, property, new RegExp(`pulumi\\.secret\\(args\\.${property}\\)`).test(source)]).toEqual([
+            name,
+            property,
+            true,
+          ]);
       }
     }
   });
@@ -148,7 +239,11 @@ describe("schema.json", () => {
         const { failures } = await RESOURCES[name].provider.check!(GOOD[name] as never, without as never);
         // Failures carry no property (the engine would print its value, secret or not): each reason starts with its input.
         const named = (failures ?? []).map((f) => f.property || f.reason.slice(0, f.reason.indexOf(": ")));
-        expect([name, input, named]).toEqual([name, input, expect.arrayContaining([renamed(RESOURCES[name].checkedAs, input)])]);
+        expect([name, input, named]).toEqual([
+          name,
+          input,
+          expect.arrayContaining([renamed(RESOURCES[name].checkedAs, input)]),
+        ]);
       }
     }
   });
@@ -163,7 +258,11 @@ describe("schema.json", () => {
         const olds = { ...GOOD[name], ...inBand };
         const news = { ...olds, [property]: CHANGED[property] };
         const diff = await RESOURCES[name].provider.diff!("id", olds as never, news as never);
-        expect([name, input, (diff.replaces ?? []).length > 0]).toEqual([name, input, propertySpec.replaceOnChanges === true]);
+        expect([name, input, (diff.replaces ?? []).length > 0]).toEqual([
+          name,
+          input,
+          propertySpec.replaceOnChanges === true,
+        ]);
       }
     }
   });

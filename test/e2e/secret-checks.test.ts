@@ -45,7 +45,9 @@ function expectNoneOf(forms: readonly string[], workspace: PulumiWorkspace, ...r
 
 /** What the project holds on both clusters, and the stack's resources: what a failed check must leave as it was. */
 async function snapshot(lab: LabState, workspace: PulumiWorkspace): Promise<unknown> {
-  const state = JSON.parse((await workspace.ok(["stack", "export"])).stdout) as { deployment: { resources?: { urn: string }[] } };
+  const state = JSON.parse((await workspace.ok(["stack", "export"])).stdout) as {
+    deployment: { resources?: { urn: string }[] };
+  };
   return {
     a: (await projectTraces(clusterOf(lab, "a").kubeconfig)).sort(),
     b: (await projectTraces(clusterOf(lab, "b").kubeconfig)).sort(),
@@ -56,7 +58,8 @@ async function snapshot(lab: LabState, workspace: PulumiWorkspace): Promise<unkn
 /** Runs `pulumi preview` and `pulumi up`, each of which must fail; returns both. */
 async function bothFail(workspace: PulumiWorkspace): Promise<PulumiResult[]> {
   const results = [await workspace.pulumi(["preview"]), await workspace.pulumi(["up", "--yes"])];
-  for (const result of results) expect([result.exitCode === 0, result.exitCode === 0 ? failureSummary(result) : ""]).toEqual([false, ""]);
+  for (const result of results)
+    expect([result.exitCode === 0, result.exitCode === 0 ? failureSummary(result) : ""]).toEqual([false, ""]);
   return results;
 }
 
@@ -89,7 +92,10 @@ describe("what a failed check prints, through the pulumi CLI", () => {
     await workspace.ok(["config", "set", "attempt", "self-peering"]);
     try {
       const results = await bothFail(workspace);
-      for (const result of results) expect(result.stdout).toMatch(/error: pulumi-nodejs:dynamic\/liqo:Peering resource 'b-to-b' has a problem: provider\.clusterId: a cluster cannot peer with itself \(consumer and provider are both cluster [0-9a-f]+\)\n/);
+      for (const result of results)
+        expect(result.stdout).toMatch(
+          /error: pulumi-nodejs:dynamic\/liqo:Peering resource 'b-to-b' has a problem: provider\.clusterId: a cluster cannot peer with itself \(consumer and provider are both cluster [0-9a-f]+\)\n/,
+        );
       // The token and its tail, which is secret (its head names the public token id).
       expectNoneOf([token, token.slice(-24)], workspace, ...results);
       expect(await snapshot(lab, workspace)).toEqual(before);
@@ -112,7 +118,10 @@ describe("what a failed check prints, through the pulumi CLI", () => {
     await workspace.ok(["config", "set", "malformedKubeconfig", malformed]);
     try {
       const results = await bothFail(workspace);
-      for (const result of results) expect(result.stdout).toMatch(/error: pulumi-nodejs:dynamic\/liqo:Cluster resource 'c' has a problem: kubeconfig: not a usable kubeconfig: it is not valid YAML at line \d+, column \d+ \(missed comma between flow collection entries\)\n/);
+      for (const result of results)
+        expect(result.stdout).toMatch(
+          /error: pulumi-nodejs:dynamic\/liqo:Cluster resource 'c' has a problem: kubeconfig: not a usable kubeconfig: it is not valid YAML at line \d+, column \d+ \(missed comma between flow collection entries\)\n/,
+        );
       expectNoneOf([...formsOf(keyData), keyData.slice(0, 40)], workspace, ...results);
       expect(await snapshot(lab, workspace)).toEqual(before);
     } finally {

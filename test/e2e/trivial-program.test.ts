@@ -14,20 +14,26 @@ describe("pulumi CLI on a trivial program", () => {
 
       const preview = await workspace.ok(["preview", "--json"]);
       const steps = JSON.parse(preview.stdout) as { steps: { op: string; urn: string }[] };
-      expect(steps.steps.filter((s) => s.op === "create").map((s) => s.urn.split("::").pop())).toEqual(expect.arrayContaining(["trivial-test", "echo"]));
+      expect(steps.steps.filter((s) => s.op === "create").map((s) => s.urn.split("::").pop())).toEqual(
+        expect.arrayContaining(["trivial-test", "echo"]),
+      );
 
       await workspace.ok(["up", "--yes"]);
       expect((await workspace.ok(["stack", "output", "length"])).stdout.trim()).toBe("5");
       await workspace.ok(["preview", "--expect-no-changes"]);
 
       await workspace.ok(["config", "set", "message", "hello, world"]);
-      const plan = JSON.parse((await workspace.ok(["preview", "--json"])).stdout) as { steps: { op: string; urn: string }[] };
+      const plan = JSON.parse((await workspace.ok(["preview", "--json"])).stdout) as {
+        steps: { op: string; urn: string }[];
+      };
       expect(plan.steps.filter((s) => s.op === "replace").map((s) => s.urn.split("::").pop())).toEqual(["echo"]);
       await workspace.ok(["up", "--yes"]);
       expect((await workspace.ok(["stack", "output", "length"])).stdout.trim()).toBe("12");
 
       await workspace.ok(["destroy", "--yes"]);
-      const exported = JSON.parse((await workspace.ok(["stack", "export"])).stdout) as { deployment: { resources?: unknown[] } };
+      const exported = JSON.parse((await workspace.ok(["stack", "export"])).stdout) as {
+        deployment: { resources?: unknown[] };
+      };
       expect(exported.deployment.resources ?? []).toHaveLength(0);
     } finally {
       workspace.dispose();

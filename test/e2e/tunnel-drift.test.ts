@@ -39,19 +39,37 @@ describe("a tunnel whose consumer side was removed", () => {
 
       // The consumer's side goes: its endpoint deleted, its gateway takes the interface down.
       const objects = adminConfig(b).makeApiClient(k8s.CustomObjectsApi);
-      const ref = { group: API_GROUP, version: API_VERSION, namespace: SYSTEM_NAMESPACE, plural: "tunnelendpoints", name: tunnelEndpointName(providerId) };
+      const ref = {
+        group: API_GROUP,
+        version: API_VERSION,
+        namespace: SYSTEM_NAMESPACE,
+        plural: "tunnelendpoints",
+        name: tunnelEndpointName(providerId),
+      };
       const before = (await objects.getNamespacedCustomObject(ref)) as { status?: { interfaceName?: string } };
       ifnames.push(before.status!.interfaceName!);
       await objects.deleteNamespacedCustomObject(ref);
-      await poll({ step: "test", object: `${ref.namespace}/${ref.name} taken down by b's gateway`, endpoint: b.apiServerUrl }, { timeoutMs: GATEWAY_PASS_MS, intervalMs: 250 }, async () =>
-        (await objects.getNamespacedCustomObject(ref).then(() => true, () => false)) ? { done: false, state: "still there" } : { done: true, value: undefined },
+      await poll(
+        { step: "test", object: `${ref.namespace}/${ref.name} taken down by b's gateway`, endpoint: b.apiServerUrl },
+        { timeoutMs: GATEWAY_PASS_MS, intervalMs: 250 },
+        async () =>
+          (await objects.getNamespacedCustomObject(ref).then(
+            () => true,
+            () => false,
+          ))
+            ? { done: false, state: "still there" }
+            : { done: true, value: undefined },
       );
 
       // refresh says what is missing; the state no longer holds Connected.
       const refresh = await workspace.pulumi(["refresh", "--yes", "--expect-no-changes"]);
       expect(refresh.exitCode).not.toBe(0);
       const status = String((await outputsOf(workspace, "Tunnel", "b-to-a-tunnel"))["status"]);
-      expect(status).toMatch(new RegExp(`^consumer b: its TunnelEndpoint ${SYSTEM_NAMESPACE}/${ref.name} is gone \\(that side of the tunnel was removed\\)`));
+      expect(status).toMatch(
+        new RegExp(
+          `^consumer b: its TunnelEndpoint ${SYSTEM_NAMESPACE}/${ref.name} is gone \\(that side of the tunnel was removed\\)`,
+        ),
+      );
       expect(status).not.toMatch(/(^|; )provider a: .*Connected$/);
 
       // up repairs it in place (the status's drift rule), within the program's deadline, and traffic flows.

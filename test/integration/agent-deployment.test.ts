@@ -20,20 +20,55 @@ describe("agent deployment", () => {
     const kc = adminConfig(cluster);
     const authz = kc.makeApiClient(k8s.AuthorizationV1Api);
     const may = async (attributes: k8s.V1ResourceAttributes): Promise<boolean> =>
-      (await authz.createSubjectAccessReview({ body: { spec: { user: serviceAccount, groups: ["system:serviceaccounts"], resourceAttributes: attributes } } })).status?.allowed ?? false;
+      (
+        await authz.createSubjectAccessReview({
+          body: { spec: { user: serviceAccount, groups: ["system:serviceaccounts"], resourceAttributes: attributes } },
+        })
+      ).status?.allowed ?? false;
     try {
       await ensureSystemNamespace(kc);
-      await ensureAgentDeployment(kc, { image: "registry.invalid/pulumi-liqo-agent:test", authPort: 8443, exposure: "NodePort" });
-      await ensureAgentDeployment(kc, { image: "registry.invalid/pulumi-liqo-agent:test", authPort: 8443, exposure: "NodePort" });
-      const deployment = await kc.makeApiClient(k8s.AppsV1Api).readNamespacedDeployment({ name: AGENT_NAME, namespace: SYSTEM_NAMESPACE });
+      await ensureAgentDeployment(kc, {
+        image: "registry.invalid/pulumi-liqo-agent:test",
+        authPort: 8443,
+        exposure: "NodePort",
+      });
+      await ensureAgentDeployment(kc, {
+        image: "registry.invalid/pulumi-liqo-agent:test",
+        authPort: 8443,
+        exposure: "NodePort",
+      });
+      const deployment = await kc
+        .makeApiClient(k8s.AppsV1Api)
+        .readNamespacedDeployment({ name: AGENT_NAME, namespace: SYSTEM_NAMESPACE });
       expect(deployment.spec?.template.spec?.containers[0]?.image).toBe("registry.invalid/pulumi-liqo-agent:test");
 
-      expect(await may({ group: "certificates.k8s.io", resource: "signers", name: "kubernetes.io/kube-apiserver-client", verb: "approve" })).toBe(true);
-      expect(await may({ group: "certificates.k8s.io", resource: "signers", name: "kubernetes.io/kubelet-serving", verb: "approve" })).toBe(false);
+      expect(
+        await may({
+          group: "certificates.k8s.io",
+          resource: "signers",
+          name: "kubernetes.io/kube-apiserver-client",
+          verb: "approve",
+        }),
+      ).toBe(true);
+      expect(
+        await may({
+          group: "certificates.k8s.io",
+          resource: "signers",
+          name: "kubernetes.io/kubelet-serving",
+          verb: "approve",
+        }),
+      ).toBe(false);
       expect(await may({ resource: "namespaces", verb: "create" })).toBe(true);
       expect(await may({ resource: "secrets", verb: "get", namespace: SYSTEM_NAMESPACE })).toBe(true);
       expect(await may({ resource: "secrets", verb: "get", namespace: "default" })).toBe(false);
-      expect(await may({ resource: "configmaps", verb: "get", namespace: "kube-system", name: "extension-apiserver-authentication" })).toBe(true);
+      expect(
+        await may({
+          resource: "configmaps",
+          verb: "get",
+          namespace: "kube-system",
+          name: "extension-apiserver-authentication",
+        }),
+      ).toBe(true);
       expect(await may({ resource: "pods", verb: "create", namespace: "default" })).toBe(false);
     } finally {
       await uninstallCluster(kc);

@@ -7,7 +7,13 @@ import type * as k8s from "@kubernetes/client-node";
 import { request } from "node:https";
 import { startAuthService } from "../../agent/auth-service/index.js";
 import { IDENTITY_PATH, MAX_BODY_BYTES } from "../../provider/authentication/protocol.js";
-import { ensureAuthServiceTls, ensureClusterIdentity, ensureCustomResourceDefinitions, ensureSystemNamespace, uninstallCluster } from "../../provider/cluster/install.js";
+import {
+  ensureAuthServiceTls,
+  ensureClusterIdentity,
+  ensureCustomResourceDefinitions,
+  ensureSystemNamespace,
+  uninstallCluster,
+} from "../../provider/cluster/install.js";
 import { clusterOf } from "../../local-cluster/lab.js";
 import { adminConfig } from "../support/install.js";
 import { sharedLab } from "../support/labs.js";
@@ -25,12 +31,26 @@ interface Reply {
  */
 function post(url: string, body: Buffer, caPem: string): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: "POST", ca: caPem, headers: { "content-type": "application/json", "content-length": String(body.length) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (chunk: Buffer) => chunks.push(chunk));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body: Buffer.concat(chunks).toString("utf8") }));
-      res.on("error", reject);
-    });
+    const req = request(
+      url,
+      {
+        method: "POST",
+        ca: caPem,
+        headers: { "content-type": "application/json", "content-length": String(body.length) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            connection: res.headers.connection,
+            body: Buffer.concat(chunks).toString("utf8"),
+          }),
+        );
+        res.on("error", reject);
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });
@@ -42,7 +62,11 @@ describe("auth service body limit", () => {
 
   /** Starts an auth service of its own (its own failure budget), runs `body` with its URL, stops it. */
   async function withService<T>(body: (url: string) => Promise<T>): Promise<T> {
-    const service = await startAuthService({ kc: kcA, listen: { host: "127.0.0.1", port: 0 }, log: { info: () => undefined, warn: () => undefined } });
+    const service = await startAuthService({
+      kc: kcA,
+      listen: { host: "127.0.0.1", port: 0 },
+      log: { info: () => undefined, warn: () => undefined },
+    });
     try {
       return await body(`https://127.0.0.1:${service.port}${IDENTITY_PATH}`);
     } finally {
@@ -67,7 +91,11 @@ describe("auth service body limit", () => {
   test("GIVEN a body of MAX_BODY_BYTES+1 bytes WHEN posted THEN the client reads a 413 with connection: close; one of MAX_BODY_BYTES is read (and refused as no JSON)", async () => {
     await withService(async (url) => {
       const over = await post(url, Buffer.alloc(MAX_BODY_BYTES + 1, "a"), caPem);
-      expect(over).toEqual({ status: 413, connection: "close", body: JSON.stringify({ error: `request body larger than ${MAX_BODY_BYTES} bytes` }) });
+      expect(over).toEqual({
+        status: 413,
+        connection: "close",
+        body: JSON.stringify({ error: `request body larger than ${MAX_BODY_BYTES} bytes` }),
+      });
       expect((await post(url, Buffer.alloc(MAX_BODY_BYTES, "a"), caPem)).status).toBe(400);
     });
   });

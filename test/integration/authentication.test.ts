@@ -11,15 +11,44 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { startAuthService, type RunningAuthService } from "../../agent/auth-service/index.js";
 import type { Reporter } from "../../agent/reporter.js";
-import { API_GROUP, API_GROUP_VERSION, MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL, SYSTEM_NAMESPACE, consumerUserName, tenantNamespace } from "../../provider/api/names.js";
+import {
+  API_GROUP,
+  API_GROUP_VERSION,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  REMOTE_CLUSTER_LABEL,
+  SYSTEM_NAMESPACE,
+  consumerUserName,
+  tenantNamespace,
+} from "../../provider/api/names.js";
 import { forgeCustomResourceDefinitions } from "../../provider/api/crds.js";
-import { certificateValidity, forgeIdentityKubeconfig, forgeIdentityRequest, renewIdentity, requestIdentity, revokeIdentity, type Identity } from "../../provider/authentication/identity.js";
+import {
+  certificateValidity,
+  forgeIdentityKubeconfig,
+  forgeIdentityRequest,
+  renewIdentity,
+  requestIdentity,
+  revokeIdentity,
+  type Identity,
+} from "../../provider/authentication/identity.js";
 import { parseAuthUrl, postToAuthService } from "../../provider/authentication/auth-client.js";
 import { RENEW_PATH } from "../../provider/authentication/protocol.js";
 import { removeTenant, TENANT_ROLE } from "../../provider/authentication/tenant.js";
-import { ensurePeeringTokenSecret, forgePeeringToken, getPeeringTokenRecord, parsePeeringToken, peeringTokenSecretName, revokePeeringToken } from "../../provider/authentication/tokens.js";
+import {
+  ensurePeeringTokenSecret,
+  forgePeeringToken,
+  getPeeringTokenRecord,
+  parsePeeringToken,
+  peeringTokenSecretName,
+  revokePeeringToken,
+} from "../../provider/authentication/tokens.js";
 import { forgeRsaKeyPem, publicKeyFingerprint } from "../../provider/authentication/consumer-key.js";
-import { approveCsr, forgeCertificateSigningRequest, submitCsr, waitForCertificate } from "../../provider/authentication/certificates.js";
+import {
+  approveCsr,
+  forgeCertificateSigningRequest,
+  submitCsr,
+  waitForCertificate,
+} from "../../provider/authentication/certificates.js";
 import {
   ensureAuthServiceTls,
   ensureClusterIdentity,
@@ -43,7 +72,9 @@ function adminConfig(cluster: ClusterState): k8s.KubeConfig {
 
 function apiServerCa(kc: k8s.KubeConfig): string {
   const cluster = kc.getCurrentCluster()!;
-  return cluster.caData ? Buffer.from(cluster.caData, "base64").toString("utf8") : readFileSync(cluster.caFile!, "utf8");
+  return cluster.caData
+    ? Buffer.from(cluster.caData, "base64").toString("utf8")
+    : readFileSync(cluster.caFile!, "utf8");
 }
 
 /** Every line the auth service said, to prove it never says a secret. */
@@ -54,8 +85,12 @@ function capturingReporter(): Reporter & { readonly lines: string[] } {
 
 /** What the provider cluster holds of one consumer: its tenant namespace and CSRs. */
 async function leftOf(kc: k8s.KubeConfig, consumerClusterId: string): Promise<{ namespace: boolean; csrs: string[] }> {
-  const namespace = await readOptional(() => kc.makeApiClient(k8s.CoreV1Api).readNamespace({ name: tenantNamespace(consumerClusterId) }));
-  const csrs = await kc.makeApiClient(k8s.CertificatesV1Api).listCertificateSigningRequest({ labelSelector: `${REMOTE_CLUSTER_LABEL}=${consumerClusterId}` });
+  const namespace = await readOptional(() =>
+    kc.makeApiClient(k8s.CoreV1Api).readNamespace({ name: tenantNamespace(consumerClusterId) }),
+  );
+  const csrs = await kc
+    .makeApiClient(k8s.CertificatesV1Api)
+    .listCertificateSigningRequest({ labelSelector: `${REMOTE_CLUSTER_LABEL}=${consumerClusterId}` });
   return { namespace: namespace !== undefined, csrs: csrs.items.map((c) => c.metadata!.name!) };
 }
 
@@ -79,7 +114,13 @@ async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
 }
 
 /** SelfSubjectAccessReview as the identity: may it do `verb` on `resource` in `namespace`? */
-async function may(identity: k8s.KubeConfig, verb: string, group: string, resource: string, namespace?: string): Promise<boolean> {
+async function may(
+  identity: k8s.KubeConfig,
+  verb: string,
+  group: string,
+  resource: string,
+  namespace?: string,
+): Promise<boolean> {
   const review = await identity.makeApiClient(k8s.AuthorizationV1Api).createSelfSubjectAccessReview({
     body: { spec: { resourceAttributes: { verb, group, resource, ...(namespace ? { namespace } : {}) } } },
   });
@@ -100,7 +141,11 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
   /** A token recorded on a; returned with a cleanup. */
   async function newToken(expiresAt?: Date): Promise<{ token: string; tokenId: string }> {
     const forged = forgePeeringToken();
-    await ensurePeeringTokenSecret(kcA, { tokenId: forged.tokenId, secretHash: forged.secretHash, ...(expiresAt ? { expiresAt } : {}) });
+    await ensurePeeringTokenSecret(kcA, {
+      tokenId: forged.tokenId,
+      secretHash: forged.secretHash,
+      ...(expiresAt ? { expiresAt } : {}),
+    });
     return forged;
   }
 
@@ -122,11 +167,23 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
     // Provider a: what its Cluster resource installs.
     await ensureSystemNamespace(kcA);
     await ensureCustomResourceDefinitions(kcA);
-    providerId = (await ensureClusterIdentity(kcA, { clusterName: "a", apiServerUrl: a.apiServerUrl, apiServerCaPem: apiServerCa(kcA) })).clusterId;
+    providerId = (
+      await ensureClusterIdentity(kcA, {
+        clusterName: "a",
+        apiServerUrl: a.apiServerUrl,
+        apiServerCaPem: apiServerCa(kcA),
+      })
+    ).clusterId;
     authCaPem = (await ensureAuthServiceTls(kcA, { hosts: ["127.0.0.1"] })).caPem;
     // Consumer b: only its identity is needed for authentication.
     await ensureSystemNamespace(kcB);
-    consumerId = (await ensureClusterIdentity(kcB, { clusterName: "b", apiServerUrl: b.apiServerUrl, apiServerCaPem: apiServerCa(kcB) })).clusterId;
+    consumerId = (
+      await ensureClusterIdentity(kcB, {
+        clusterName: "b",
+        apiServerUrl: b.apiServerUrl,
+        apiServerCaPem: apiServerCa(kcB),
+      })
+    ).clusterId;
     reporter = capturingReporter();
     service = await startAuthService({ kc: kcA, listen: { host: "127.0.0.1", port: 0 }, log: reporter });
     authUrl = `https://127.0.0.1:${service.port}`;
@@ -143,11 +200,20 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
 
   test("GIVEN an installed cluster WHEN installed again THEN its id and the auth CA stay; new hosts get a new certificate", async () => {
     const a = clusterOf(lab, "a");
-    const again = await ensureClusterIdentity(kcA, { clusterName: "a", apiServerUrl: a.apiServerUrl, apiServerCaPem: apiServerCa(kcA) });
+    const again = await ensureClusterIdentity(kcA, {
+      clusterName: "a",
+      apiServerUrl: a.apiServerUrl,
+      apiServerCaPem: apiServerCa(kcA),
+    });
     expect(again.clusterId).toBe(providerId);
     expect(providerId).toMatch(/^[0-9a-f]{16}$/);
     // (Other suites' installs of the shared cluster may have recorded its CIDRs too.)
-    expect(await getClusterIdentity(kcA)).toMatchObject({ clusterId: providerId, clusterName: "a", apiServerUrl: a.apiServerUrl, apiServerCaPem: apiServerCa(kcA) });
+    expect(await getClusterIdentity(kcA)).toMatchObject({
+      clusterId: providerId,
+      clusterName: "a",
+      apiServerUrl: a.apiServerUrl,
+      apiServerCaPem: apiServerCa(kcA),
+    });
     expect((await ensureAuthServiceTls(kcA, { hosts: ["127.0.0.1"] })).caPem).toBe(authCaPem);
     await ensureCustomResourceDefinitions(kcA);
     // A host the certificate does not cover: a new CA (and the old one restored for the other tests).
@@ -169,8 +235,21 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
     const { token, tokenId } = await newToken();
     try {
       const { keyPem, csrPem } = forgeIdentityRequest(consumerId);
-      const identity = await requestIdentity({ authUrl, authCaPem, token, consumerClusterId: consumerId, consumerClusterName: "b", csrPem, timeoutMs: TIMEOUT_MS });
-      expect(identity).toMatchObject({ apiServerUrl: clusterOf(lab, "a").apiServerUrl, tenantNamespace: tenantNamespace(consumerId), providerClusterId: providerId, providerClusterName: "a" });
+      const identity = await requestIdentity({
+        authUrl,
+        authCaPem,
+        token,
+        consumerClusterId: consumerId,
+        consumerClusterName: "b",
+        csrPem,
+        timeoutMs: TIMEOUT_MS,
+      });
+      expect(identity).toMatchObject({
+        apiServerUrl: clusterOf(lab, "a").apiServerUrl,
+        tenantNamespace: tenantNamespace(consumerId),
+        providerClusterId: providerId,
+        providerClusterName: "a",
+      });
       expect(identity.apiServerCaPem).toBe(apiServerCa(kcA));
 
       const asB = loadKubeconfig(forgeIdentityKubeconfig(identity, keyPem), "identity kubeconfig");
@@ -179,9 +258,12 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
       expect(who.status?.userInfo?.groups).toEqual(["system:authenticated"]);
 
       const tenant = identity.tenantNamespace;
-      for (const verb of ["get", "list", "watch", "create", "update", "patch", "delete"]) expect(await may(asB, verb, API_GROUP, "resourcerequests", tenant)).toBe(true);
-      for (const verb of ["get", "list", "watch"]) expect(await may(asB, verb, API_GROUP, "resourceoffers", tenant)).toBe(true);
-      for (const verb of ["create", "update", "delete"]) expect(await may(asB, verb, API_GROUP, "resourceoffers", tenant)).toBe(false);
+      for (const verb of ["get", "list", "watch", "create", "update", "patch", "delete"])
+        expect(await may(asB, verb, API_GROUP, "resourcerequests", tenant)).toBe(true);
+      for (const verb of ["get", "list", "watch"])
+        expect(await may(asB, verb, API_GROUP, "resourceoffers", tenant)).toBe(true);
+      for (const verb of ["create", "update", "delete"])
+        expect(await may(asB, verb, API_GROUP, "resourceoffers", tenant)).toBe(false);
       expect(await may(asB, "get", "", "secrets", tenant)).toBe(false);
       expect(await may(asB, "list", "", "secrets", tenant)).toBe(false);
       expect(await may(asB, "list", "", "pods", tenant)).toBe(false);
@@ -189,7 +271,8 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
       expect(await may(asB, "get", "", "configmaps", tenant)).toBe(false);
       expect(await may(asB, "create", "rbac.authorization.k8s.io", "rolebindings", tenant)).toBe(false);
       expect(await may(asB, "update", API_GROUP, "resourcerequests/status", tenant)).toBe(false);
-      for (const verb of ["get", "create", "patch", "delete"]) expect(await may(asB, verb, API_GROUP, "tunnelendpoints", tenant)).toBe(true);
+      for (const verb of ["get", "create", "patch", "delete"])
+        expect(await may(asB, verb, API_GROUP, "tunnelendpoints", tenant)).toBe(true);
       expect(await may(asB, "patch", API_GROUP, "tunnelendpoints/status", tenant)).toBe(false);
       expect(await may(asB, "get", API_GROUP, "tunnelendpoints", SYSTEM_NAMESPACE)).toBe(false);
       for (const elsewhere of ["default", SYSTEM_NAMESPACE, tenantNamespace(forgeClusterId())]) {
@@ -202,37 +285,101 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
       expect(await may(asB, "create", "certificates.k8s.io", "certificatesigningrequests")).toBe(false);
       // The admin's view agrees: a SubjectAccessReview for the user alone.
       const sar = await kcA.makeApiClient(k8s.AuthorizationV1Api).createSubjectAccessReview({
-        body: { spec: { user: consumerUserName(consumerId), resourceAttributes: { verb: "get", resource: "secrets", namespace: tenant } } },
+        body: {
+          spec: {
+            user: consumerUserName(consumerId),
+            resourceAttributes: { verb: "get", resource: "secrets", namespace: tenant },
+          },
+        },
       });
       expect(sar.status?.allowed).toBe(false);
 
       // Real calls, not only reviews.
       const custom = asB.makeApiClient(k8s.CustomObjectsApi);
-      const request = { apiVersion: API_GROUP_VERSION, kind: "ResourceRequest", metadata: { name: "auth-test" }, spec: { consumerClusterId: consumerId, consumerClusterName: "b", resources: { sharePercent: 10 } } };
-      await custom.createNamespacedCustomObject({ group: API_GROUP, version: "v1alpha1", namespace: tenant, plural: "resourcerequests", body: request });
+      const request = {
+        apiVersion: API_GROUP_VERSION,
+        kind: "ResourceRequest",
+        metadata: { name: "auth-test" },
+        spec: { consumerClusterId: consumerId, consumerClusterName: "b", resources: { sharePercent: 10 } },
+      };
+      await custom.createNamespacedCustomObject({
+        group: API_GROUP,
+        version: "v1alpha1",
+        namespace: tenant,
+        plural: "resourcerequests",
+        body: request,
+      });
       await custom.patchNamespacedCustomObject(
-        { group: API_GROUP, version: "v1alpha1", namespace: tenant, plural: "resourcerequests", name: "auth-test", body: [{ op: "replace", path: "/spec/resources/sharePercent", value: 20 }] },
+        {
+          group: API_GROUP,
+          version: "v1alpha1",
+          namespace: tenant,
+          plural: "resourcerequests",
+          name: "auth-test",
+          body: [{ op: "replace", path: "/spec/resources/sharePercent", value: 20 }],
+        },
         k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.JsonPatch),
       );
-      const read = (await custom.getNamespacedCustomObject({ group: API_GROUP, version: "v1alpha1", namespace: tenant, plural: "resourcerequests", name: "auth-test" })) as { spec: { resources: { sharePercent: number } } };
+      const read = (await custom.getNamespacedCustomObject({
+        group: API_GROUP,
+        version: "v1alpha1",
+        namespace: tenant,
+        plural: "resourcerequests",
+        name: "auth-test",
+      })) as { spec: { resources: { sharePercent: number } } };
       expect(read.spec.resources.sharePercent).toBe(20);
-      await custom.deleteNamespacedCustomObject({ group: API_GROUP, version: "v1alpha1", namespace: tenant, plural: "resourcerequests", name: "auth-test" });
-      const status = (call: Promise<unknown>): Promise<number | undefined> => call.then(() => 200, (e: unknown) => statusOf(e));
+      await custom.deleteNamespacedCustomObject({
+        group: API_GROUP,
+        version: "v1alpha1",
+        namespace: tenant,
+        plural: "resourcerequests",
+        name: "auth-test",
+      });
+      const status = (call: Promise<unknown>): Promise<number | undefined> =>
+        call.then(
+          () => 200,
+          (e: unknown) => statusOf(e),
+        );
       const core = asB.makeApiClient(k8s.CoreV1Api);
       expect(await status(core.listNamespacedSecret({ namespace: tenant }))).toBe(403);
       expect(await status(core.listNamespacedPod({ namespace: tenant }))).toBe(403);
       expect(await status(core.listNamespace())).toBe(403);
-      expect(await status(custom.listNamespacedCustomObject({ group: API_GROUP, version: "v1alpha1", namespace: "default", plural: "resourcerequests" }))).toBe(403);
+      expect(
+        await status(
+          custom.listNamespacedCustomObject({
+            group: API_GROUP,
+            version: "v1alpha1",
+            namespace: "default",
+            plural: "resourcerequests",
+          }),
+        ),
+      ).toBe(403);
       // The identity is the provider's: b's own API server does not know it.
-      const onB = loadKubeconfig(forgeIdentityKubeconfig({ ...identity, apiServerUrl: clusterOf(lab, "b").apiServerUrl, apiServerCaPem: apiServerCa(kcB) }, keyPem), "identity on b");
-      expect(await status(onB.makeApiClient(k8s.CoreV1Api).listNamespacedConfigMap({ namespace: "default" }))).toBe(401);
+      const onB = loadKubeconfig(
+        forgeIdentityKubeconfig(
+          { ...identity, apiServerUrl: clusterOf(lab, "b").apiServerUrl, apiServerCaPem: apiServerCa(kcB) },
+          keyPem,
+        ),
+        "identity on b",
+      );
+      expect(await status(onB.makeApiClient(k8s.CoreV1Api).listNamespacedConfigMap({ namespace: "default" }))).toBe(
+        401,
+      );
 
       // A retried `pulumi up`: the same consumer asks again, gets a fresh certificate, and the
       // namespace and RBAC are reused; only the newest CSR is kept.
       const firstCsrs = (await leftOf(kcA, consumerId)).csrs;
       expect(firstCsrs).toHaveLength(1);
       const retry = forgeIdentityRequest(consumerId, keyPem);
-      const again: Identity = await requestIdentity({ authUrl, authCaPem, token, consumerClusterId: consumerId, consumerClusterName: "b", csrPem: retry.csrPem, timeoutMs: TIMEOUT_MS });
+      const again: Identity = await requestIdentity({
+        authUrl,
+        authCaPem,
+        token,
+        consumerClusterId: consumerId,
+        consumerClusterName: "b",
+        csrPem: retry.csrPem,
+        timeoutMs: TIMEOUT_MS,
+      });
       expect(again.certificatePem).not.toBe(identity.certificatePem);
       expect(again.tenantNamespace).toBe(tenant);
       const secondCsrs = (await leftOf(kcA, consumerId)).csrs;
@@ -242,18 +389,29 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
       expect(await may(asBAgain, "create", API_GROUP, "resourcerequests", tenant)).toBe(true);
       const rbac = kcA.makeApiClient(k8s.RbacAuthorizationV1Api);
       const binding = await rbac.readNamespacedRoleBinding({ name: TENANT_ROLE, namespace: tenant });
-      expect(binding.subjects).toEqual([{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: consumerUserName(consumerId) }]);
-      const csr = await kcA.makeApiClient(k8s.CertificatesV1Api).readCertificateSigningRequest({ name: secondCsrs[0]! });
+      expect(binding.subjects).toEqual([
+        { apiGroup: "rbac.authorization.k8s.io", kind: "User", name: consumerUserName(consumerId) },
+      ]);
+      const csr = await kcA
+        .makeApiClient(k8s.CertificatesV1Api)
+        .readCertificateSigningRequest({ name: secondCsrs[0]! });
       expect(csr.spec.signerName).toBe("kubernetes.io/kube-apiserver-client");
       expect(csr.spec.usages).toContain("client auth");
       expect(csr.spec.expirationSeconds).toBeGreaterThanOrEqual(600);
-      expect(csr.metadata?.labels).toMatchObject({ [MANAGED_BY_LABEL]: MANAGED_BY, [REMOTE_CLUSTER_LABEL]: consumerId });
+      expect(csr.metadata?.labels).toMatchObject({
+        [MANAGED_BY_LABEL]: MANAGED_BY,
+        [REMOTE_CLUSTER_LABEL]: consumerId,
+      });
 
       // The token's Secret holds only the hash and never the token, in any encoding.
-      const stored = await kcA.makeApiClient(k8s.CoreV1Api).readNamespacedSecret({ name: peeringTokenSecretName(tokenId), namespace: SYSTEM_NAMESPACE });
+      const stored = await kcA
+        .makeApiClient(k8s.CoreV1Api)
+        .readNamespacedSecret({ name: peeringTokenSecretName(tokenId), namespace: SYSTEM_NAMESPACE });
       const secretPart = parsePeeringToken(token)!.secret;
       const raw = JSON.stringify(stored);
-      const decoded = Object.values(stored.data ?? {}).map((v) => Buffer.from(v, "base64").toString("utf8")).join("\n");
+      const decoded = Object.values(stored.data ?? {})
+        .map((v) => Buffer.from(v, "base64").toString("utf8"))
+        .join("\n");
       for (const text of [raw, decoded]) {
         expect(text).not.toContain(secretPart);
         expect(text).not.toContain(Buffer.from(token).toString("base64"));
@@ -261,7 +419,9 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
       }
       expect(Object.keys(stored.data ?? {}).sort()).toEqual(["secretHash"]);
       // ...and, since its first use, the consumer it is bound to (an id and a key's hash).
-      expect(await getPeeringTokenRecord(kcA, tokenId)).toMatchObject({ boundTo: { clusterId: consumerId, keySha256: publicKeyFingerprint(createPublicKey(keyPem)) } });
+      expect(await getPeeringTokenRecord(kcA, tokenId)).toMatchObject({
+        boundTo: { clusterId: consumerId, keySha256: publicKeyFingerprint(createPublicKey(keyPem)) },
+      });
       // Nothing secret was logged.
       const said = reporter.lines.join("\n");
       for (const secret of [token, secretPart, keyPem, identity.certificatePem]) expect(said).not.toContain(secret);
@@ -276,27 +436,65 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
     const { token, tokenId } = await newToken();
     try {
       const { keyPem, csrPem } = forgeIdentityRequest(consumerId);
-      const identity = await requestIdentity({ authUrl, authCaPem, token, consumerClusterId: consumerId, consumerClusterName: "b", csrPem, timeoutMs: TIMEOUT_MS });
+      const identity = await requestIdentity({
+        authUrl,
+        authCaPem,
+        token,
+        consumerClusterId: consumerId,
+        consumerClusterName: "b",
+        csrPem,
+        timeoutMs: TIMEOUT_MS,
+      });
       expect(await leftOf(kcA, consumerId)).toMatchObject({ namespace: true });
       expect((await leftOf(kcA, consumerId)).csrs).toHaveLength(1);
 
-      const revoked = await revokeIdentity({ authUrl, authCaPem, certificatePem: identity.certificatePem, keyPem, timeoutMs: TIMEOUT_MS });
+      const revoked = await revokeIdentity({
+        authUrl,
+        authCaPem,
+        certificatePem: identity.certificatePem,
+        keyPem,
+        timeoutMs: TIMEOUT_MS,
+      });
       expect(revoked).toEqual({ revoked: true, tenantNamespace: tenantNamespace(consumerId) });
       expect(await leftOf(kcA, consumerId)).toEqual({ namespace: false, csrs: [] });
       const asB = loadKubeconfig(forgeIdentityKubeconfig(identity, keyPem), "revoked identity");
       expect(await may(asB, "create", API_GROUP, "resourcerequests", identity.tenantNamespace)).toBe(false);
 
-      expect(await revokeIdentity({ authUrl, authCaPem, certificatePem: identity.certificatePem, keyPem, timeoutMs: TIMEOUT_MS })).toEqual({ revoked: false, tenantNamespace: tenantNamespace(consumerId) });
+      expect(
+        await revokeIdentity({
+          authUrl,
+          authCaPem,
+          certificatePem: identity.certificatePem,
+          keyPem,
+          timeoutMs: TIMEOUT_MS,
+        }),
+      ).toEqual({ revoked: false, tenantNamespace: tenantNamespace(consumerId) });
 
       // A certificate for the same user from another CA proves nothing.
-      const stranger = forgeClientCertificate(forgeCertificateAuthority("not the cluster CA"), { commonName: consumerUserName(consumerId) });
-      const refused = await rejectionOf(revokeIdentity({ authUrl, authCaPem, certificatePem: stranger.cert, keyPem: stranger.key, timeoutMs: TIMEOUT_MS }));
+      const stranger = forgeClientCertificate(forgeCertificateAuthority("not the cluster CA"), {
+        commonName: consumerUserName(consumerId),
+      });
+      const refused = await rejectionOf(
+        revokeIdentity({
+          authUrl,
+          authCaPem,
+          certificatePem: stranger.cert,
+          keyPem: stranger.key,
+          timeoutMs: TIMEOUT_MS,
+        }),
+      );
       expect(refused.message).toContain(authUrl);
       expect(refused.message).toMatch(/HTTP 403: revocation refused/);
       // A cluster-signed certificate for another user (here: the lab's admin) is refused too.
       const admin = kcA.getCurrentUser()!;
       const adminRefused = await rejectionOf(
-        revokeIdentity({ authUrl, authCaPem, certificatePem: Buffer.from(admin.certData!, "base64").toString(), keyPem: Buffer.from(admin.keyData!, "base64").toString(), timeoutMs: TIMEOUT_MS }),
+        revokeIdentity({
+          authUrl,
+          authCaPem,
+          certificatePem: Buffer.from(admin.certData!, "base64").toString(),
+          keyPem: Buffer.from(admin.keyData!, "base64").toString(),
+          timeoutMs: TIMEOUT_MS,
+        }),
       );
       expect(adminRefused.message).toMatch(/HTTP 403: revocation refused: client certificate subject/);
     } finally {
@@ -313,30 +511,56 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
       const cId = forgeClusterId();
       const [bKey, cKey] = [forgeRsaKeyPem(), forgeRsaKeyPem()];
       try {
-        const identity = await requestIdentity({ authUrl, authCaPem, token: shared.token, consumerClusterId: consumerId, consumerClusterName: "b", csrPem: forgeIdentityRequest(consumerId, bKey).csrPem, timeoutMs: TIMEOUT_MS });
+        const identity = await requestIdentity({
+          authUrl,
+          authCaPem,
+          token: shared.token,
+          consumerClusterId: consumerId,
+          consumerClusterName: "b",
+          csrPem: forgeIdentityRequest(consumerId, bKey).csrPem,
+          timeoutMs: TIMEOUT_MS,
+        });
         const tenant = identity.tenantNamespace;
         const rbac = kcA.makeApiClient(k8s.RbacAuthorizationV1Api);
         const snapshot = async () => ({
           ...(await leftOf(kcA, consumerId)),
-          namespaceVersion: (await kcA.makeApiClient(k8s.CoreV1Api).readNamespace({ name: tenant })).metadata?.resourceVersion,
-          bindingVersion: (await rbac.readNamespacedRoleBinding({ name: TENANT_ROLE, namespace: tenant })).metadata?.resourceVersion,
+          namespaceVersion: (await kcA.makeApiClient(k8s.CoreV1Api).readNamespace({ name: tenant })).metadata
+            ?.resourceVersion,
+          bindingVersion: (await rbac.readNamespacedRoleBinding({ name: TENANT_ROLE, namespace: tenant })).metadata
+            ?.resourceVersion,
           ownToken: (await getPeeringTokenRecord(kcA, own.tokenId))?.boundTo,
           c: await leftOf(kcA, cId),
         });
         const before = await snapshot();
         expect(before).toMatchObject({ namespace: true, ownToken: undefined, c: { namespace: false, csrs: [] } });
         const ask = (token: string, clusterId: string, key: string): Promise<Error> =>
-          rejectionOf(requestIdentity({ authUrl, authCaPem, token, consumerClusterId: clusterId, consumerClusterName: "c", csrPem: forgeIdentityRequest(clusterId, key).csrPem, timeoutMs: TIMEOUT_MS }));
+          rejectionOf(
+            requestIdentity({
+              authUrl,
+              authCaPem,
+              token,
+              consumerClusterId: clusterId,
+              consumerClusterName: "c",
+              csrPem: forgeIdentityRequest(clusterId, key).csrPem,
+              timeoutMs: TIMEOUT_MS,
+            }),
+          );
 
         // c names b, with b's token: the token is b's (its id and its key), and c has only the id.
         const asB = await ask(shared.token, consumerId, cKey);
         expect(asB.message).toContain(authUrl);
-        expect(asB.message).toContain("HTTP 403: peering token refused: it is bound to the consumer that used it first");
+        expect(asB.message).toContain(
+          "HTTP 403: peering token refused: it is bound to the consumer that used it first",
+        );
         // c as itself, with b's token: a token is for one consumer.
-        expect((await ask(shared.token, cId, cKey)).message).toContain("HTTP 403: peering token refused: it is bound to the consumer that used it first");
+        expect((await ask(shared.token, cId, cKey)).message).toContain(
+          "HTTP 403: peering token refused: it is bound to the consumer that used it first",
+        );
         // c names b with a fresh token of its own: b's tenant is bound to b's key, whatever the token.
         const ownAsB = await ask(own.token, consumerId, cKey);
-        expect(ownAsB.message).toContain(`HTTP 403: cluster ${consumerId} already holds an identity on this provider, bound to another key`);
+        expect(ownAsB.message).toContain(
+          `HTTP 403: cluster ${consumerId} already holds an identity on this provider, bound to another key`,
+        );
         expect(await snapshot()).toEqual(before);
 
         // A certificate for b's name with c's key, as the provider's CA signed such certificates before
@@ -346,14 +570,26 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
         await approveCsr(kcA, csrName);
         const forged = await waitForCertificate(kcA, csrName, { timeoutMs: TIMEOUT_MS });
         await kcA.makeApiClient(k8s.CertificatesV1Api).deleteCertificateSigningRequest({ name: csrName });
-        const revokeRefused = await rejectionOf(revokeIdentity({ authUrl, authCaPem, certificatePem: forged, keyPem: cKey, timeoutMs: TIMEOUT_MS }));
-        expect(revokeRefused.message).toContain(`HTTP 403: revocation refused: the certificate's key is not the one consumer ${consumerId}'s identity is bound to`);
+        const revokeRefused = await rejectionOf(
+          revokeIdentity({ authUrl, authCaPem, certificatePem: forged, keyPem: cKey, timeoutMs: TIMEOUT_MS }),
+        );
+        expect(revokeRefused.message).toContain(
+          `HTTP 403: revocation refused: the certificate's key is not the one consumer ${consumerId}'s identity is bound to`,
+        );
         expect(await snapshot()).toEqual(before);
 
         // b itself is unaffected: it comes back with its token and key, and its identity still works.
         const asBAgain = loadKubeconfig(forgeIdentityKubeconfig(identity, bKey), "b's identity");
         expect(await may(asBAgain, "create", API_GROUP, "resourcerequests", tenant)).toBe(true);
-        await requestIdentity({ authUrl, authCaPem, token: shared.token, consumerClusterId: consumerId, consumerClusterName: "b", csrPem: forgeIdentityRequest(consumerId, bKey).csrPem, timeoutMs: TIMEOUT_MS });
+        await requestIdentity({
+          authUrl,
+          authCaPem,
+          token: shared.token,
+          consumerClusterId: consumerId,
+          consumerClusterName: "b",
+          csrPem: forgeIdentityRequest(consumerId, bKey).csrPem,
+          timeoutMs: TIMEOUT_MS,
+        });
         const said = reporter.lines.join("\n");
         for (const secret of [shared.token, own.token, bKey, cKey]) expect(said).not.toContain(secret);
       } finally {
@@ -372,13 +608,28 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
       const keys = [forgeRsaKeyPem(), forgeRsaKeyPem()];
       try {
         const outcomes = await Promise.allSettled(
-          ids.map((id, i) => requestIdentity({ authUrl: url, authCaPem, token, consumerClusterId: id, consumerClusterName: "racer", csrPem: forgeIdentityRequest(id, keys[i]).csrPem, timeoutMs: TIMEOUT_MS })),
+          ids.map((id, i) =>
+            requestIdentity({
+              authUrl: url,
+              authCaPem,
+              token,
+              consumerClusterId: id,
+              consumerClusterName: "racer",
+              csrPem: forgeIdentityRequest(id, keys[i]).csrPem,
+              timeoutMs: TIMEOUT_MS,
+            }),
+          ),
         );
         const winners = outcomes.flatMap((o, i) => (o.status === "fulfilled" ? [i] : []));
         expect(winners).toHaveLength(1);
         const [winner, loser] = [winners[0]!, 1 - winners[0]!];
-        expect(String((outcomes[loser] as PromiseRejectedResult).reason)).toContain("HTTP 403: peering token refused: it is bound to the consumer that used it first");
-        expect((await getPeeringTokenRecord(kcA, tokenId))?.boundTo).toEqual({ clusterId: ids[winner], keySha256: publicKeyFingerprint(createPublicKey(keys[winner]!)) });
+        expect(String((outcomes[loser] as PromiseRejectedResult).reason)).toContain(
+          "HTTP 403: peering token refused: it is bound to the consumer that used it first",
+        );
+        expect((await getPeeringTokenRecord(kcA, tokenId))?.boundTo).toEqual({
+          clusterId: ids[winner],
+          keySha256: publicKeyFingerprint(createPublicKey(keys[winner]!)),
+        });
         expect(await leftOf(kcA, ids[loser]!)).toEqual({ namespace: false, csrs: [] });
       } finally {
         await revokePeeringToken(kcA, tokenId);
@@ -395,7 +646,17 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
       try {
         const { csrPem } = forgeIdentityRequest(id);
         const ask = (presented: string): Promise<Error> =>
-          rejectionOf(requestIdentity({ authUrl: url, authCaPem, token: presented, consumerClusterId: id, consumerClusterName: "b", csrPem, timeoutMs: TIMEOUT_MS }));
+          rejectionOf(
+            requestIdentity({
+              authUrl: url,
+              authCaPem,
+              token: presented,
+              consumerClusterId: id,
+              consumerClusterName: "b",
+              csrPem,
+              timeoutMs: TIMEOUT_MS,
+            }),
+          );
 
         const wrong = await ask(`plt_${tokenId}_${"x".repeat(43)}`);
         expect(wrong.message).toContain(url);
@@ -429,16 +690,31 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
       const id = forgeClusterId();
       try {
         const ask = (csrPem: string, clusterId = id): Promise<Error> =>
-          rejectionOf(requestIdentity({ authUrl: url, authCaPem, token, consumerClusterId: clusterId, consumerClusterName: "b", csrPem, timeoutMs: TIMEOUT_MS }));
+          rejectionOf(
+            requestIdentity({
+              authUrl: url,
+              authCaPem,
+              token,
+              consumerClusterId: clusterId,
+              consumerClusterName: "b",
+              csrPem,
+              timeoutMs: TIMEOUT_MS,
+            }),
+          );
 
         const otherSubject = await ask(forgeIdentityRequest(forgeClusterId()).csrPem);
         expect(otherSubject.message).toContain(url);
-        expect(otherSubject.message).toContain(`HTTP 403: CSR refused: CSR subject must be exactly CN=${consumerUserName(id)}`);
+        expect(otherSubject.message).toContain(
+          `HTTP 403: CSR refused: CSR subject must be exactly CN=${consumerUserName(id)}`,
+        );
 
         const keys = forge.pki.rsa.generateKeyPair(2048);
         const masters = forge.pki.createCertificationRequest();
         masters.publicKey = keys.publicKey;
-        masters.setSubject([{ name: "organizationName", value: "system:masters" }, { name: "commonName", value: consumerUserName(id) }]);
+        masters.setSubject([
+          { name: "organizationName", value: "system:masters" },
+          { name: "commonName", value: consumerUserName(id) },
+        ]);
         masters.sign(keys.privateKey, forge.md.sha256.create());
         const mastersRefused = await ask(forge.pki.certificationRequestToPem(masters));
         expect(mastersRefused.message).toContain("HTTP 403: CSR refused");
@@ -462,7 +738,17 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
         const { csrPem } = forgeIdentityRequest(id);
         const messages: string[] = [];
         for (let i = 0; i < 10; i++) {
-          const error = await rejectionOf(requestIdentity({ authUrl: url, authCaPem, token: forgePeeringToken().token, consumerClusterId: id, consumerClusterName: "b", csrPem, timeoutMs: TIMEOUT_MS }));
+          const error = await rejectionOf(
+            requestIdentity({
+              authUrl: url,
+              authCaPem,
+              token: forgePeeringToken().token,
+              consumerClusterId: id,
+              consumerClusterName: "b",
+              csrPem,
+              timeoutMs: TIMEOUT_MS,
+            }),
+          );
           messages.push(error.message);
         }
         expect(messages.slice(0, 5).every((m) => m.includes("HTTP 403"))).toBe(true);
@@ -478,8 +764,18 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
   test("GIVEN an auth URL nothing answers on THEN the request fails within its timeout, naming host and port", async () => {
     const port = await closedPort();
     const { csrPem } = forgeIdentityRequest(consumerId);
-    const args = { authCaPem, token: forgePeeringToken().token, consumerClusterId: consumerId, consumerClusterName: "b", csrPem, timeoutMs: 2_000 };
-    for (const [url, host, p] of [[`https://127.0.0.1:${port}`, "127.0.0.1", String(port)], ["https://192.0.2.1:7443", "192.0.2.1", "7443"]] as const) {
+    const args = {
+      authCaPem,
+      token: forgePeeringToken().token,
+      consumerClusterId: consumerId,
+      consumerClusterName: "b",
+      csrPem,
+      timeoutMs: 2_000,
+    };
+    for (const [url, host, p] of [
+      [`https://127.0.0.1:${port}`, "127.0.0.1", String(port)],
+      ["https://192.0.2.1:7443", "192.0.2.1", "7443"],
+    ] as const) {
       const started = Date.now();
       const error = await rejectionOf(requestIdentity({ ...args, authUrl: url }));
       expect(Date.now() - started).toBeLessThan(2_000 + 1_500);
@@ -493,7 +789,17 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
     // Keys are made before the clock starts: only the request is timed.
     const [otherCa, { csrPem }] = [forgeCertificateAuthority("some other CA").cert, forgeIdentityRequest(consumerId)];
     const started = Date.now();
-    const error = await rejectionOf(requestIdentity({ authUrl, authCaPem: otherCa, token: forgePeeringToken().token, consumerClusterId: consumerId, consumerClusterName: "b", csrPem, timeoutMs: TIMEOUT_MS }));
+    const error = await rejectionOf(
+      requestIdentity({
+        authUrl,
+        authCaPem: otherCa,
+        token: forgePeeringToken().token,
+        consumerClusterId: consumerId,
+        consumerClusterName: "b",
+        csrPem,
+        timeoutMs: TIMEOUT_MS,
+      }),
+    );
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(error.message).toContain(authUrl);
     expect(error.message).toContain("TLS certificate does not verify");
@@ -506,20 +812,52 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
       const cId = forgeClusterId();
       const [bKey, cKey] = [forgeRsaKeyPem(), forgeRsaKeyPem()];
       const issue = (token: string, clusterId: string, key: string): Promise<Identity> =>
-        requestIdentity({ authUrl: url, authCaPem, token, consumerClusterId: clusterId, consumerClusterName: "x", csrPem: forgeIdentityRequest(clusterId, key).csrPem, timeoutMs: TIMEOUT_MS });
+        requestIdentity({
+          authUrl: url,
+          authCaPem,
+          token,
+          consumerClusterId: clusterId,
+          consumerClusterName: "x",
+          csrPem: forgeIdentityRequest(clusterId, key).csrPem,
+          timeoutMs: TIMEOUT_MS,
+        });
       /** A renewal as raw as an attacker would send it: any client certificate, any CSR. */
       const renewAs = (client: { cert: string; key: string } | undefined, csr: string) =>
-        postToAuthService({ endpoint: parseAuthUrl(url, "test"), path: RENEW_PATH, caPem: authCaPem, body: { csr }, ...(client ? { certPem: client.cert, keyPem: client.key } : {}), timeoutMs: TIMEOUT_MS });
+        postToAuthService({
+          endpoint: parseAuthUrl(url, "test"),
+          path: RENEW_PATH,
+          caPem: authCaPem,
+          body: { csr },
+          ...(client ? { certPem: client.cert, keyPem: client.key } : {}),
+          timeoutMs: TIMEOUT_MS,
+        });
       try {
         const b = await issue(bToken.token, consumerId, bKey);
         const c = await issue(cToken.token, cId, cKey);
 
         // b renews with the identity it holds, and no token.
-        const renewed = await renewIdentity({ authUrl: url, authCaPem, certificatePem: b.certificatePem, keyPem: bKey, consumerClusterId: consumerId, timeoutMs: TIMEOUT_MS });
+        const renewed = await renewIdentity({
+          authUrl: url,
+          authCaPem,
+          certificatePem: b.certificatePem,
+          keyPem: bKey,
+          consumerClusterId: consumerId,
+          timeoutMs: TIMEOUT_MS,
+        });
         expect(renewed).not.toBe(b.certificatePem);
-        expect(certificateValidity(renewed).notAfter.getTime()).toBeGreaterThanOrEqual(certificateValidity(b.certificatePem).notAfter.getTime());
+        expect(certificateValidity(renewed).notAfter.getTime()).toBeGreaterThanOrEqual(
+          certificateValidity(b.certificatePem).notAfter.getTime(),
+        );
         expect(publicKeyFingerprint(createPublicKey(renewed))).toBe(publicKeyFingerprint(createPublicKey(bKey)));
-        expect(await may(loadKubeconfig(forgeIdentityKubeconfig({ ...b, certificatePem: renewed }, bKey), "renewed identity"), "create", API_GROUP, "resourcerequests", b.tenantNamespace)).toBe(true);
+        expect(
+          await may(
+            loadKubeconfig(forgeIdentityKubeconfig({ ...b, certificatePem: renewed }, bKey), "renewed identity"),
+            "create",
+            API_GROUP,
+            "resourcerequests",
+            b.tenantNamespace,
+          ),
+        ).toBe(true);
         // The older CSR is tidied: one record per consumer.
         expect((await leftOf(kcA, consumerId)).csrs).toHaveLength(1);
 
@@ -527,8 +865,10 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
         const snapshot = async () => ({
           b: await leftOf(kcA, consumerId),
           c: await leftOf(kcA, cId),
-          namespaceVersion: (await kcA.makeApiClient(k8s.CoreV1Api).readNamespace({ name: b.tenantNamespace })).metadata?.resourceVersion,
-          bindingVersion: (await rbac.readNamespacedRoleBinding({ name: TENANT_ROLE, namespace: b.tenantNamespace })).metadata?.resourceVersion,
+          namespaceVersion: (await kcA.makeApiClient(k8s.CoreV1Api).readNamespace({ name: b.tenantNamespace })).metadata
+            ?.resourceVersion,
+          bindingVersion: (await rbac.readNamespacedRoleBinding({ name: TENANT_ROLE, namespace: b.tenantNamespace }))
+            .metadata?.resourceVersion,
         });
         const before = await snapshot();
         const bCsr = forgeIdentityRequest(consumerId, bKey).csrPem;
@@ -538,30 +878,59 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
         expect(bare.status).toBe(401);
         expect(bare.body).toEqual({ error: "renewal refused: a client certificate (the identity itself) is required" });
         // A stranger with a certificate for b's name from another CA (and a CSR of its own key for b).
-        const stranger = forgeClientCertificate(forgeCertificateAuthority("not the cluster CA"), { commonName: consumerUserName(consumerId) });
+        const stranger = forgeClientCertificate(forgeCertificateAuthority("not the cluster CA"), {
+          commonName: consumerUserName(consumerId),
+        });
         const strangerAnswer = await renewAs(stranger, forgeIdentityRequest(consumerId, stranger.key).csrPem);
         expect(strangerAnswer.status).toBe(403);
-        expect(String((strangerAnswer.body as { error: string }).error)).toMatch(/^renewal refused: client certificate refused by TLS/);
+        expect(String((strangerAnswer.body as { error: string }).error)).toMatch(
+          /^renewal refused: client certificate refused by TLS/,
+        );
         // Another consumer, c, with its own valid identity, asking for a certificate in b's name.
-        const other = await rejectionOf(renewIdentity({ authUrl: url, authCaPem, certificatePem: c.certificatePem, keyPem: cKey, consumerClusterId: consumerId, timeoutMs: TIMEOUT_MS }));
+        const other = await rejectionOf(
+          renewIdentity({
+            authUrl: url,
+            authCaPem,
+            certificatePem: c.certificatePem,
+            keyPem: cKey,
+            consumerClusterId: consumerId,
+            timeoutMs: TIMEOUT_MS,
+          }),
+        );
         expect(other.message).toContain(url);
-        expect(other.message).toContain(`HTTP 403: renewal refused: CSR subject must be exactly CN=${consumerUserName(cId)}`);
+        expect(other.message).toContain(
+          `HTTP 403: renewal refused: CSR subject must be exactly CN=${consumerUserName(cId)}`,
+        );
         // b's own certificate, with a CSR of another key: a renewal never moves an identity to a new key.
         const moved = await renewAs({ cert: renewed, key: bKey }, forgeIdentityRequest(consumerId, cKey).csrPem);
         expect(moved.status).toBe(403);
-        expect(moved.body).toEqual({ error: "renewal refused: the CSR must be signed by the key of the certificate being renewed" });
+        expect(moved.body).toEqual({
+          error: "renewal refused: the CSR must be signed by the key of the certificate being renewed",
+        });
         expect(await snapshot()).toEqual(before);
 
         // b revoked: the certificate it still holds renews nothing; only a token brings it back.
         await revokeIdentity({ authUrl: url, authCaPem, certificatePem: renewed, keyPem: bKey, timeoutMs: TIMEOUT_MS });
-        const revoked = await rejectionOf(renewIdentity({ authUrl: url, authCaPem, certificatePem: renewed, keyPem: bKey, consumerClusterId: consumerId, timeoutMs: TIMEOUT_MS }));
-        expect(revoked.message).toContain(`HTTP 403: renewal refused: consumer ${consumerId} holds no active identity on this provider (revoked or never issued): peer again with a peering token`);
+        const revoked = await rejectionOf(
+          renewIdentity({
+            authUrl: url,
+            authCaPem,
+            certificatePem: renewed,
+            keyPem: bKey,
+            consumerClusterId: consumerId,
+            timeoutMs: TIMEOUT_MS,
+          }),
+        );
+        expect(revoked.message).toContain(
+          `HTTP 403: renewal refused: consumer ${consumerId} holds no active identity on this provider (revoked or never issued): peer again with a peering token`,
+        );
         expect(await leftOf(kcA, consumerId)).toEqual({ namespace: false, csrs: [] });
         expect(await leftOf(kcA, cId)).toEqual(before.c);
 
         const said = reporter.lines.join("\n");
         expect(said).toContain(`renewed identity of consumer ${consumerId}`);
-        for (const secret of [bToken.token, cToken.token, bKey, cKey, renewed, b.certificatePem]) expect(said).not.toContain(secret);
+        for (const secret of [bToken.token, cToken.token, bKey, cKey, renewed, b.certificatePem])
+          expect(said).not.toContain(secret);
       } finally {
         await revokePeeringToken(kcA, bToken.tokenId);
         await revokePeeringToken(kcA, cToken.tokenId);
@@ -574,11 +943,23 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
   test("GIVEN installed clusters WHEN uninstalled THEN no namespace, CRD or CSR of the project is left", async () => {
     await uninstallCluster(kcA);
     const labelled = `${MANAGED_BY_LABEL}=${MANAGED_BY}`;
-    expect((await kcA.makeApiClient(k8s.CoreV1Api).listNamespace({ labelSelector: labelled })).items.filter((ns) => ns.status?.phase !== "Terminating")).toEqual([]);
-    expect(await readOptional(() => kcA.makeApiClient(k8s.CoreV1Api).readNamespace({ name: SYSTEM_NAMESPACE }))).toBeUndefined();
-    expect((await kcA.makeApiClient(k8s.CertificatesV1Api).listCertificateSigningRequest({ labelSelector: labelled })).items).toEqual([]);
+    expect(
+      (await kcA.makeApiClient(k8s.CoreV1Api).listNamespace({ labelSelector: labelled })).items.filter(
+        (ns) => ns.status?.phase !== "Terminating",
+      ),
+    ).toEqual([]);
+    expect(
+      await readOptional(() => kcA.makeApiClient(k8s.CoreV1Api).readNamespace({ name: SYSTEM_NAMESPACE })),
+    ).toBeUndefined();
+    expect(
+      (await kcA.makeApiClient(k8s.CertificatesV1Api).listCertificateSigningRequest({ labelSelector: labelled })).items,
+    ).toEqual([]);
     for (const crd of forgeCustomResourceDefinitions()) {
-      expect(await readOptional(() => kcA.makeApiClient(k8s.ApiextensionsV1Api).readCustomResourceDefinition({ name: crd.metadata!.name! }))).toBeUndefined();
+      expect(
+        await readOptional(() =>
+          kcA.makeApiClient(k8s.ApiextensionsV1Api).readCustomResourceDefinition({ name: crd.metadata!.name! }),
+        ),
+      ).toBeUndefined();
     }
     expect(await getClusterIdentity(kcA)).toBeUndefined();
     await uninstallCluster(kcA); // idempotent

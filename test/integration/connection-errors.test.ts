@@ -18,7 +18,12 @@ import { sharedLab } from "../support/labs.js";
 function kubeconfigVariant(cluster: ClusterState, change: (c: k8s.Cluster) => k8s.Cluster): k8s.KubeConfig {
   const admin = adminConfig(cluster);
   const kc = new k8s.KubeConfig();
-  kc.loadFromOptions({ clusters: admin.clusters.map(change), users: admin.users, contexts: admin.contexts, currentContext: admin.currentContext });
+  kc.loadFromOptions({
+    clusters: admin.clusters.map(change),
+    users: admin.users,
+    contexts: admin.contexts,
+    currentContext: admin.currentContext,
+  });
   return kc;
 }
 
@@ -67,7 +72,9 @@ describe("errors that name their cause, on real endpoints", () => {
     const url = `https://${a.publicAddress}:6555`;
     const kc = kubeconfigVariant(a, (c) => ({ ...c, server: url }));
     const call = await failureOf(kc);
-    expect(call.message).toBe(`test: listing namespaces at ${url}: connection refused (nothing listens at that address and port; ECONNREFUSED)`);
+    expect(call.message).toBe(
+      `test: listing namespaces at ${url}: connection refused (nothing listens at that address and port; ECONNREFUSED)`,
+    );
     expect(call.ms).toBeLessThan(2_000);
     const probe = await probeOf(kc);
     expect(probe.outcome).toMatch(/^connection refused \(.*ECONNREFUSED\)$/);
@@ -80,15 +87,25 @@ describe("errors that name their cause, on real endpoints", () => {
     await setProfile(lab, "gateway-only");
     try {
       const probe = await probeOf(kc);
-      expect(probe.outcome).toMatch(/^timed out \(no answer to the connection attempt: the host is down or a firewall drops the packets; ETIMEDOUT\)$/);
+      expect(probe.outcome).toMatch(
+        /^timed out \(no answer to the connection attempt: the host is down or a firewall drops the packets; ETIMEDOUT\)$/,
+      );
       expect(probe.ms).toBeGreaterThanOrEqual(PROBE_TIMEOUT_MS - 50);
       expect(probe.ms).toBeLessThan(PROBE_TIMEOUT_MS + 1_000);
       // client-node's own connection attempt gives up after undici's 10 s.
       const call = await failureOf(kc);
-      expect(call.message).toMatch(new RegExp(`^test: listing namespaces at ${url.replace(/\./g, "\\.")}: timed out \\(.*UND_ERR_CONNECT_TIMEOUT\\)$`));
+      expect(call.message).toMatch(
+        new RegExp(
+          `^test: listing namespaces at ${url.replace(/\./g, "\\.")}: timed out \\(.*UND_ERR_CONNECT_TIMEOUT\\)$`,
+        ),
+      );
       expect(call.ms).toBeLessThan(15_000);
       // The auth client names it the same way, with the auth service's URL.
-      const auth = await waitForAuthService(a.authUrl, Buffer.from(adminConfig(a).getCurrentCluster()!.caData!, "base64").toString(), 2_000).then(
+      const auth = await waitForAuthService(
+        a.authUrl,
+        Buffer.from(adminConfig(a).getCurrentCluster()!.caData!, "base64").toString(),
+        2_000,
+      ).then(
         () => "answered",
         (error: Error) => error.message,
       );
@@ -103,7 +120,11 @@ describe("errors that name their cause, on real endpoints", () => {
     const otherCa = adminConfig(clusterOf(lab, "b")).getCurrentCluster()!.caData!;
     const kc = kubeconfigVariant(a, (c) => ({ ...c, caData: otherCa, caFile: undefined }));
     const call = await failureOf(kc);
-    expect(call.message).toMatch(new RegExp(`^test: listing namespaces at ${a.apiServerUrl.replace(/\./g, "\\.")}: TLS: unknown authority \\(the server's certificate is not signed by the CA given; [A-Z_]+\\)$`));
+    expect(call.message).toMatch(
+      new RegExp(
+        `^test: listing namespaces at ${a.apiServerUrl.replace(/\./g, "\\.")}: TLS: unknown authority \\(the server's certificate is not signed by the CA given; [A-Z_]+\\)$`,
+      ),
+    );
     expect((await probeOf(kc)).outcome).toMatch(/^TLS: unknown authority \(/);
   });
 

@@ -10,15 +10,34 @@
 import * as k8s from "@kubernetes/client-node";
 import { MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL, SYSTEM_NAMESPACE } from "../../provider/api/index.js";
 import { removeTenant } from "../../provider/authentication/tenant.js";
-import { ensurePeeringTokenSecret, forgePeeringToken, revokePeeringToken } from "../../provider/authentication/tokens.js";
+import {
+  ensurePeeringTokenSecret,
+  forgePeeringToken,
+  revokePeeringToken,
+} from "../../provider/authentication/tokens.js";
 import { uninstallCluster } from "../../provider/cluster/install.js";
 import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
-import { applyTunnelEndpoint, deleteTunnelEndpoint, getTunnelEndpoint } from "../../provider/network-fabric/endpoints.js";
+import {
+  applyTunnelEndpoint,
+  deleteTunnelEndpoint,
+  getTunnelEndpoint,
+} from "../../provider/network-fabric/endpoints.js";
 import { ensureTunnel, type TunnelSides } from "../../provider/network-fabric/tunnel.js";
 import { deleteTunnel } from "../../provider/network-fabric/tunnel-delete.js";
-import { forgeTunnelEndpointSpec, TUNNEL_DEFAULTS, tunnelEndpointName, type TunnelParty, type TunnelSettings } from "../../provider/network-fabric/tunnel-plan.js";
+import {
+  forgeTunnelEndpointSpec,
+  TUNNEL_DEFAULTS,
+  tunnelEndpointName,
+  type TunnelParty,
+  type TunnelSettings,
+} from "../../provider/network-fabric/tunnel-plan.js";
 import { releasePeeringClaim } from "../../provider/peering/claim.js";
-import { provider as peering, peeringChanges, type PeeringInputs, type PeeringOutputs } from "../../provider/resources/peering.js";
+import {
+  provider as peering,
+  peeringChanges,
+  type PeeringInputs,
+  type PeeringOutputs,
+} from "../../provider/resources/peering.js";
 import { getIdentityKubeconfig } from "../../provider/peering/outgoing.js";
 import { createPeering } from "../../provider/peering/peering.js";
 import { progressTo } from "../../provider/peering/progress.js";
@@ -72,7 +91,12 @@ describe("faults answered at once and in words", () => {
     process.kill(controllerManager, "SIGSTOP");
     try {
       const attempt = createPeering(
-        { consumerKubeconfig: b.kubeconfig, provider: { clusterId: a.clusterId, authUrl: a.cluster.authUrl, authCaPem: a.caPem, token: token.token }, resources: { pods: 5 }, timeoutMs: DEFAULT_DEADLINE_MS },
+        {
+          consumerKubeconfig: b.kubeconfig,
+          provider: { clusterId: a.clusterId, authUrl: a.cluster.authUrl, authCaPem: a.caPem, token: token.token },
+          resources: { pods: 5 },
+          timeoutMs: DEFAULT_DEADLINE_MS,
+        },
         quiet,
       );
       const { error, ms } = await timedRejection(attempt);
@@ -82,7 +106,11 @@ describe("faults answered at once and in words", () => {
       expect(ms).toBeLessThan(60_000);
       // No identity on the consumer; no CSR on the provider that a signer coming back could still sign.
       expect(await getIdentityKubeconfig(b.kc, a.clusterId)).toBeUndefined();
-      const csrs = await a.kc.makeApiClient(k8s.CertificatesV1Api).listCertificateSigningRequest({ labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY},${REMOTE_CLUSTER_LABEL}=${b.clusterId}` });
+      const csrs = await a.kc
+        .makeApiClient(k8s.CertificatesV1Api)
+        .listCertificateSigningRequest({
+          labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY},${REMOTE_CLUSTER_LABEL}=${b.clusterId}`,
+        });
       expect(csrs.items.map((c) => c.metadata?.name)).toEqual([]);
     } finally {
       process.kill(controllerManager, "SIGCONT");
@@ -94,8 +122,17 @@ describe("faults answered at once and in words", () => {
 
   test("GIVEN a provider's gateway that already serves a UDP port WHEN an in-band tunnel asks it to serve there THEN the wait ends within 20 s naming the port and the tunnel holding it, and removing it leaves nothing", async () => {
     const port = 51835;
-    const party = (cluster: InstalledCluster): TunnelParty => ({ clusterId: cluster.clusterId, clusterName: cluster.cluster.name });
-    const settings: TunnelSettings = { ...TUNNEL_DEFAULTS, server: "provider", serverAddress: a.cluster.publicAddress, port, behindNat: [] };
+    const party = (cluster: InstalledCluster): TunnelParty => ({
+      clusterId: cluster.clusterId,
+      clusterName: cluster.cluster.name,
+    });
+    const settings: TunnelSettings = {
+      ...TUNNEL_DEFAULTS,
+      server: "provider",
+      serverAddress: a.cluster.publicAddress,
+      port,
+      behindNat: [],
+    };
     // Another tunnel of a, served on that port: a third cluster that a's admin peered in-band.
     const third: TunnelParty = { clusterId: "00000000000000ee", clusterName: "x" };
     const holderRef = { namespace: SYSTEM_NAMESPACE, name: tunnelEndpointName(third.clusterId) };
@@ -105,21 +142,41 @@ describe("faults answered at once and in words", () => {
     };
     const before = { a: await tunnelTraces(a.cluster), b: await tunnelTraces(b.cluster) };
     try {
-      await applyTunnelEndpoint(a.kc, holderRef, forgeTunnelEndpointSpec("provider", { consumer: third, provider: party(a) }, settings, {}), "test");
-      await poll({ step: "test", object: `TunnelEndpoint ${holderRef.name} served`, endpoint: a.cluster.apiServerUrl }, { timeoutMs: 30_000, intervalMs: 250 }, async () => {
-        const holder = await getTunnelEndpoint(a.kc, holderRef, "test");
-        return holder?.status?.interfaceName ? { done: true, value: undefined } : { done: false, state: JSON.stringify(holder?.status ?? {}) };
-      });
+      await applyTunnelEndpoint(
+        a.kc,
+        holderRef,
+        forgeTunnelEndpointSpec("provider", { consumer: third, provider: party(a) }, settings, {}),
+        "test",
+      );
+      await poll(
+        { step: "test", object: `TunnelEndpoint ${holderRef.name} served`, endpoint: a.cluster.apiServerUrl },
+        { timeoutMs: 30_000, intervalMs: 250 },
+        async () => {
+          const holder = await getTunnelEndpoint(a.kc, holderRef, "test");
+          return holder?.status?.interfaceName
+            ? { done: true, value: undefined }
+            : { done: false, state: JSON.stringify(holder?.status ?? {}) };
+        },
+      );
 
       const { error, ms } = await timedRejection(ensureTunnel(sides, settings, DEFAULT_DEADLINE_MS, quiet));
-      expect(error.message).toMatch(new RegExp(`gateway refused the spec: refused spec.listenPort: UDP port ${port} is already served on this gateway by the tunnel to "x"`));
+      expect(error.message).toMatch(
+        new RegExp(
+          `gateway refused the spec: refused spec.listenPort: UDP port ${port} is already served on this gateway by the tunnel to "x"`,
+        ),
+      );
       expect(error.message).toContain(a.cluster.apiServerUrl);
       expect(ms).toBeLessThan(20_000);
     } finally {
       await deleteTunnel(sides, { force: false, timeoutMs: 60_000 }, quiet);
       await deleteTunnelEndpoint(a.kc, holderRef, "test");
-      await poll({ step: "test", object: `TunnelEndpoint ${holderRef.name} taken down`, endpoint: a.cluster.apiServerUrl }, { timeoutMs: 60_000, intervalMs: 250 }, async () =>
-        (await getTunnelEndpoint(a.kc, holderRef, "test")) ? { done: false, state: "still there" } : { done: true, value: undefined },
+      await poll(
+        { step: "test", object: `TunnelEndpoint ${holderRef.name} taken down`, endpoint: a.cluster.apiServerUrl },
+        { timeoutMs: 60_000, intervalMs: 250 },
+        async () =>
+          (await getTunnelEndpoint(a.kc, holderRef, "test"))
+            ? { done: false, state: "still there" }
+            : { done: true, value: undefined },
       );
     }
     expect(await tunnelTraces(a.cluster)).toEqual(before.a);
@@ -142,7 +199,8 @@ describe("faults answered at once and in words", () => {
       const created = await peering.create!(inputs);
       const made = created.outs!;
       outs = made;
-      const emptyStatus = /^Ready, with an empty offer: the provider offers no cpu, no memory, no pods \(cpu 0, memory 0, pods 0\): the virtual node can run no pod/;
+      const emptyStatus =
+        /^Ready, with an empty offer: the provider offers no cpu, no memory, no pods \(cpu 0, memory 0, pods 0\): the virtual node can run no pod/;
       expect(made.status).toMatch(emptyStatus);
       const node = await b.kc.makeApiClient(k8s.CoreV1Api).readNode({ name: made.virtualNodeName! });
       expect(node.status?.capacity).toEqual({ cpu: "0", memory: "0", pods: "0" });

@@ -9,7 +9,11 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { join } from "node:path";
 import { run } from "../../provider/host/exec.js";
 import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
-import { deleteTunnelEndpoint, applyTunnelEndpoint, getTunnelEndpoint } from "../../provider/network-fabric/endpoints.js";
+import {
+  deleteTunnelEndpoint,
+  applyTunnelEndpoint,
+  getTunnelEndpoint,
+} from "../../provider/network-fabric/endpoints.js";
 import { tunnelLinkCidr } from "../../provider/network-fabric/tunnel-plan.js";
 import { poll } from "../../provider/wait/poll.js";
 import { findWireguardProcess } from "../../agent/gateway/index.js";
@@ -28,7 +32,8 @@ function writeWireguardGo(file: string, attempts: string, real: string | undefin
   chmodSync(file, 0o755);
 }
 
-const countLines = (file: string): number => (existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).length : 0);
+const countLines = (file: string): number =>
+  existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).length : 0;
 
 describe("gateway backoff", () => {
   test("GIVEN a gateway whose wireguard-go cannot start WHEN a tunnel asks for it THEN it retries with capped backoff, says why, recovers once fixed, and deleting leaves nothing", async () => {
@@ -62,12 +67,20 @@ describe("gateway backoff", () => {
         let ifname = "";
         try {
           // WHEN: the first attempt comes; then a 10 s window is counted.
-          await poll({ step: "test", object: "first start of the failing wireguard-go", endpoint: fake }, { timeoutMs: 30_000, intervalMs: 100 }, async () =>
-            countLines(attempts) > 0 ? { done: true, value: undefined } : { done: false, state: "not started yet" },
+          await poll(
+            { step: "test", object: "first start of the failing wireguard-go", endpoint: fake },
+            { timeoutMs: 30_000, intervalMs: 100 },
+            async () =>
+              countLines(attempts) > 0 ? { done: true, value: undefined } : { done: false, state: "not started yet" },
           );
           const first = Date.now();
-          await poll({ step: "test", object: "10 s of retries", endpoint: fake }, { timeoutMs: 11_000, intervalMs: 250 }, async () =>
-            Date.now() - first >= 10_000 ? { done: true, value: undefined } : { done: false, state: `${countLines(attempts)} attempts` },
+          await poll(
+            { step: "test", object: "10 s of retries", endpoint: fake },
+            { timeoutMs: 11_000, intervalMs: 250 },
+            async () =>
+              Date.now() - first >= 10_000
+                ? { done: true, value: undefined }
+                : { done: false, state: `${countLines(attempts)} attempts` },
           );
           // THEN: 1, 2, 4 s apart (less jitter): at most 5 starts, far from hundreds.
           const inWindow = countLines(attempts);
@@ -85,19 +98,32 @@ describe("gateway backoff", () => {
           // WHEN the binary works again THEN the next attempt, within the cap, brings the interface up.
           writeWireguardGo(fake, attempts, real);
           const fixedAt = Date.now();
-          const up = await poll({ step: "test", object: "interface up after the fix", endpoint: cluster.netns }, { timeoutMs: AGENT_BACKOFF.maxMs + 10_000, intervalMs: 250 }, async () => {
-            const endpoint = await getTunnelEndpoint(installed.kc, ref, "test");
-            const name = endpoint?.status?.interfaceName;
-            const process = name ? await findWireguardProcess(cluster.netns, name) : undefined;
-            return process && endpoint?.status?.phase === "Pending" ? { done: true, value: name! } : { done: false, state: `${endpoint?.status?.phase}: ${endpoint?.status?.message ?? ""}` };
-          });
+          const up = await poll(
+            { step: "test", object: "interface up after the fix", endpoint: cluster.netns },
+            { timeoutMs: AGENT_BACKOFF.maxMs + 10_000, intervalMs: 250 },
+            async () => {
+              const endpoint = await getTunnelEndpoint(installed.kc, ref, "test");
+              const name = endpoint?.status?.interfaceName;
+              const process = name ? await findWireguardProcess(cluster.netns, name) : undefined;
+              return process && endpoint?.status?.phase === "Pending"
+                ? { done: true, value: name! }
+                : { done: false, state: `${endpoint?.status?.phase}: ${endpoint?.status?.message ?? ""}` };
+            },
+          );
           ifname = up;
           expect(Date.now() - fixedAt).toBeLessThanOrEqual(AGENT_BACKOFF.maxMs + 10_000);
-          expect(readFileSync(join(cluster.dir, "logs", "agent.log"), "utf8")).toMatch(/recovered after \d+ failed attempts/);
+          expect(readFileSync(join(cluster.dir, "logs", "agent.log"), "utf8")).toMatch(
+            /recovered after \d+ failed attempts/,
+          );
         } finally {
           await deleteTunnelEndpoint(installed.kc, ref, "test");
-          await poll({ step: "test", object: `${ref.name} removed by the gateway`, endpoint: cluster.netns }, { timeoutMs: 30_000, intervalMs: 250 }, async () =>
-            (await getTunnelEndpoint(installed.kc, ref, "test")) ? { done: false, state: "still there" } : { done: true, value: undefined },
+          await poll(
+            { step: "test", object: `${ref.name} removed by the gateway`, endpoint: cluster.netns },
+            { timeoutMs: 30_000, intervalMs: 250 },
+            async () =>
+              (await getTunnelEndpoint(installed.kc, ref, "test"))
+                ? { done: false, state: "still there" }
+                : { done: true, value: undefined },
           );
         }
         expect(await tunnelTraces(cluster, ifname ? [ifname] : [])).toEqual([]);

@@ -22,14 +22,23 @@ describe("lab teardown", () => {
     const name = uniqueLabName();
     const hostRulesBefore = await hostRules();
     const cli = join(__dirname, "..", "..", "dist", "local-cluster", "cli.js");
-    const child = spawn(process.execPath, [cli, "up", "solo", "--lab", name], { env: { ...process.env, LIQO_LAB_ROOT: TEST_LAB_ROOT }, stdio: "ignore" });
+    const child = spawn(process.execPath, [cli, "up", "solo", "--lab", name], {
+      env: { ...process.env, LIQO_LAB_ROOT: TEST_LAB_ROOT },
+      stdio: "ignore",
+    });
     const seen: ProcessRecord[] = [];
     try {
       // Kill the command as soon as its API server process is recorded: a crash mid-start.
-      await poll({ step: "test", object: `kube-apiserver of lab ${name} recorded`, endpoint: TEST_LAB_ROOT }, { timeoutMs: 60_000, intervalMs: 50 }, async () => {
-        const processes = readLab(name, TEST_LAB_ROOT)?.clusters[0]?.processes ?? [];
-        return processes.some((p) => p.name === "kube-apiserver") ? { done: true, value: undefined } : { done: false, state: `${processes.length} processes recorded` };
-      });
+      await poll(
+        { step: "test", object: `kube-apiserver of lab ${name} recorded`, endpoint: TEST_LAB_ROOT },
+        { timeoutMs: 60_000, intervalMs: 50 },
+        async () => {
+          const processes = readLab(name, TEST_LAB_ROOT)?.clusters[0]?.processes ?? [];
+          return processes.some((p) => p.name === "kube-apiserver")
+            ? { done: true, value: undefined }
+            : { done: false, state: `${processes.length} processes recorded` };
+        },
+      );
       child.kill("SIGKILL");
       seen.push(...readLab(name, TEST_LAB_ROOT)!.clusters[0]!.processes);
       expect(seen.some(isRunning)).toBe(true);

@@ -14,8 +14,6 @@ import { adminConfig } from "../support/install.js";
 import { sharedLab, withLab } from "../support/labs.js";
 import { canConnectTcp, udpArrives, withTcpListener } from "../support/probes.js";
 
-
-
 /** Creates a namespace and a Node object; both must read back. */
 async function storesObjects(cluster: ClusterState): Promise<void> {
   const kc = adminConfig(cluster);
@@ -49,13 +47,20 @@ describe("local clusters", () => {
   });
 
   test("GIVEN two clusters asked for the same pod CIDR WHEN up THEN both run with it", async () => {
-    await withLab([{ name: "x", podCidr: "10.50.0.0/16" }, { name: "y", podCidr: "10.50.0.0/16" }], {}, async (same) => {
-      expect(same.clusters.map((c) => c.podCidr)).toEqual(["10.50.0.0/16", "10.50.0.0/16"]);
-      for (const cluster of same.clusters) {
-        expect((await getReadyz(adminConfig(cluster))).status).toBe(200);
-        await storesObjects(cluster);
-      }
-    });
+    await withLab(
+      [
+        { name: "x", podCidr: "10.50.0.0/16" },
+        { name: "y", podCidr: "10.50.0.0/16" },
+      ],
+      {},
+      async (same) => {
+        expect(same.clusters.map((c) => c.podCidr)).toEqual(["10.50.0.0/16", "10.50.0.0/16"]);
+        for (const cluster of same.clusters) {
+          expect((await getReadyz(adminConfig(cluster))).status).toBe(200);
+          await storesObjects(cluster);
+        }
+      },
+    );
   });
 
   test("GIVEN an approved kube-apiserver-client CSR WHEN signed THEN its certificate authenticates with exactly the RBAC given", async () => {
@@ -87,20 +92,27 @@ describe("local clusters", () => {
       },
     });
     const pending = await certificates.readCertificateSigningRequest({ name: csrName });
-    pending.status = { conditions: [{ type: "Approved", status: "True", reason: "TestApproval", message: "approved by the test" }] };
+    pending.status = {
+      conditions: [{ type: "Approved", status: "True", reason: "TestApproval", message: "approved by the test" }],
+    };
     await certificates.replaceCertificateSigningRequestApproval({ name: csrName, body: pending });
     const certificate = await poll(
       { step: "test", object: `CSR ${csrName} certificate`, endpoint: cluster.apiServerUrl },
       { timeoutMs: 60_000, intervalMs: 250 },
       async () => {
         const current = await certificates.readCertificateSigningRequest({ name: csrName });
-        return current.status?.certificate ? { done: true, value: Buffer.from(current.status.certificate, "base64").toString() } : { done: false, state: JSON.stringify(current.status?.conditions ?? []) };
+        return current.status?.certificate
+          ? { done: true, value: Buffer.from(current.status.certificate, "base64").toString() }
+          : { done: false, state: JSON.stringify(current.status?.conditions ?? []) };
       },
     );
 
     await rbac.createNamespacedRole({
       namespace: allowed,
-      body: { metadata: { name: "configmap-reader" }, rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list"] }] },
+      body: {
+        metadata: { name: "configmap-reader" },
+        rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list"] }],
+      },
     });
     await rbac.createNamespacedRoleBinding({
       namespace: allowed,
@@ -113,17 +125,31 @@ describe("local clusters", () => {
 
     const ca = Buffer.from(admin.getCurrentCluster()!.caData!, "base64").toString();
     const identity = new k8s.KubeConfig();
-    identity.loadFromString(forgeKubeconfig({ name: user, server: cluster.apiServerUrl, caPem: ca, certPem: certificate, keyPem: forge.pki.privateKeyToPem(keys.privateKey) }));
+    identity.loadFromString(
+      forgeKubeconfig({
+        name: user,
+        server: cluster.apiServerUrl,
+        caPem: ca,
+        certPem: certificate,
+        keyPem: forge.pki.privateKeyToPem(keys.privateKey),
+      }),
+    );
     const asUser = identity.makeApiClient(k8s.CoreV1Api);
     const review = await identity.makeApiClient(k8s.AuthenticationV1Api).createSelfSubjectReview({ body: {} });
     expect(review.status?.userInfo?.username).toBe(user);
     const listed = await asUser.listNamespacedConfigMap({ namespace: allowed });
     expect(listed.items.map((c) => c.metadata?.name)).toContain("kube-root-ca.crt");
-    const refusal = async (call: Promise<unknown>): Promise<number | undefined> => call.then(() => 200, (e: unknown) => statusOf(e) ?? Number.NaN);
+    const refusal = async (call: Promise<unknown>): Promise<number | undefined> =>
+      call.then(
+        () => 200,
+        (e: unknown) => statusOf(e) ?? Number.NaN,
+      );
     expect(await refusal(asUser.listNamespacedConfigMap({ namespace: other }))).toBe(403);
     expect(await refusal(asUser.listNamespacedSecret({ namespace: allowed }))).toBe(403);
     expect(await refusal(asUser.listNamespace())).toBe(403);
-    expect(await refusal(asUser.createNamespacedConfigMap({ namespace: allowed, body: { metadata: { name: "nope" } } }))).toBe(403);
+    expect(
+      await refusal(asUser.createNamespacedConfigMap({ namespace: allowed, body: { metadata: { name: "nope" } } })),
+    ).toBe(403);
 
     await certificates.deleteCertificateSigningRequest({ name: csrName });
     for (const ns of [allowed, other]) await core.deleteNamespace({ name: ns });
@@ -137,9 +163,12 @@ describe("local clusters", () => {
         expect(await canConnectTcp(a.netns, b.publicAddress, API_SERVER_PORT)).toBe(false);
         expect(await udpArrives(a.netns, b.netns, b.publicAddress, lab.gatewayPorts.from)).toBe(true);
         // The host keeps an operator's view: the API server answers, no other port does.
-        const nodes = await adminConfig(b).makeApiClient(k8s.CoreV1Api).listNode().catch((e: unknown) => {
-          throw new Error(describeKubeError(e));
-        });
+        const nodes = await adminConfig(b)
+          .makeApiClient(k8s.CoreV1Api)
+          .listNode()
+          .catch((e: unknown) => {
+            throw new Error(describeKubeError(e));
+          });
         expect(Array.isArray(nodes.items)).toBe(true);
         expect(await canConnectTcp(undefined, b.publicAddress, OTHER_PORT)).toBe(false);
 

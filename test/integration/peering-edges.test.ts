@@ -7,7 +7,11 @@
 import * as k8s from "@kubernetes/client-node";
 import { readFileSync } from "node:fs";
 import { clusterOf, setProfile, type LabState } from "../../local-cluster/lab.js";
-import { ensurePeeringTokenSecret, forgePeeringToken, revokePeeringToken } from "../../provider/authentication/tokens.js";
+import {
+  ensurePeeringTokenSecret,
+  forgePeeringToken,
+  revokePeeringToken,
+} from "../../provider/authentication/tokens.js";
 import { uninstallCluster } from "../../provider/cluster/install.js";
 import { deleteOptional, PROBE_TIMEOUT_MS } from "../../provider/kube/client.js";
 import { createPeering, deletePeering, type PeeringRecord } from "../../provider/peering/peering.js";
@@ -24,13 +28,33 @@ const WORKER = "worker-edges";
 async function setWorker(a: InstalledCluster, cpu: string, memory: string, pods: string): Promise<void> {
   const core = a.kc.makeApiClient(k8s.CoreV1Api);
   const existing = await core.readNode({ name: WORKER }).catch(() => undefined);
-  if (!existing) await core.createNode({ body: { metadata: { name: WORKER }, status: { capacity: { cpu, memory, pods }, allocatable: { cpu, memory, pods } } } });
-  else await core.patchNodeStatus({ name: WORKER, body: { status: { capacity: { cpu, memory, pods }, allocatable: { cpu, memory, pods } } } }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch));
+  if (!existing)
+    await core.createNode({
+      body: {
+        metadata: { name: WORKER },
+        status: { capacity: { cpu, memory, pods }, allocatable: { cpu, memory, pods } },
+      },
+    });
+  else
+    await core.patchNodeStatus(
+      { name: WORKER, body: { status: { capacity: { cpu, memory, pods }, allocatable: { cpu, memory, pods } } } },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    );
 }
 
 function clusterProps(installed: InstalledCluster): ClusterOutputs {
   const c = installed.cluster;
-  return { name: c.name, kubeconfig: installed.kubeconfig, podCidr: c.podCidr, serviceCidr: c.serviceCidr, clusterId: installed.clusterId, apiServerUrl: c.apiServerUrl, authUrl: c.authUrl, authCaCert: installed.caPem, gatewayEndpoint: `${c.publicAddress}:51820` };
+  return {
+    name: c.name,
+    kubeconfig: installed.kubeconfig,
+    podCidr: c.podCidr,
+    serviceCidr: c.serviceCidr,
+    clusterId: installed.clusterId,
+    apiServerUrl: c.apiServerUrl,
+    authUrl: c.authUrl,
+    authCaCert: installed.caPem,
+    gatewayEndpoint: `${c.publicAddress}:51820`,
+  };
 }
 
 describe("peering edges", () => {
@@ -59,7 +83,14 @@ describe("peering edges", () => {
 
   afterAll(async () => {
     await setProfile(lab, "open");
-    if (record) await deletePeering(b.kubeconfig, record, { authUrl: a.cluster.authUrl, authCaPem: a.caPem }, { force: true, timeoutMs: 20_000 }, quiet).catch(() => undefined);
+    if (record)
+      await deletePeering(
+        b.kubeconfig,
+        record,
+        { authUrl: a.cluster.authUrl, authCaPem: a.caPem },
+        { force: true, timeoutMs: 20_000 },
+        quiet,
+      ).catch(() => undefined);
     await deleteOptional(() => a.kc.makeApiClient(k8s.CoreV1Api).deleteNode({ name: WORKER }));
     await revokePeeringToken(a.kc, token.tokenId);
     await uninstallCluster(adminConfig(b.cluster));
@@ -71,16 +102,26 @@ describe("peering edges", () => {
     await setWorker(a, "16", "32Gi", "110");
     const core = b.kc.makeApiClient(k8s.CoreV1Api);
     // The provider's agent republishes within a second; the consumer's heartbeat follows within ~10 s.
-    const capacity = await poll({ step: "test", object: `Node ${record!.virtualNodeName} resized`, endpoint: b.cluster.apiServerUrl }, { timeoutMs: 45_000, intervalMs: 500 }, async () => {
-      const node = await core.readNode({ name: record!.virtualNodeName });
-      return node.status?.capacity?.["cpu"] === "8" ? { done: true, value: node.status.capacity } : { done: false, state: JSON.stringify(node.status?.capacity) };
-    });
+    const capacity = await poll(
+      { step: "test", object: `Node ${record!.virtualNodeName} resized`, endpoint: b.cluster.apiServerUrl },
+      { timeoutMs: 45_000, intervalMs: 500 },
+      async () => {
+        const node = await core.readNode({ name: record!.virtualNodeName });
+        return node.status?.capacity?.["cpu"] === "8"
+          ? { done: true, value: node.status.capacity }
+          : { done: false, state: JSON.stringify(node.status?.capacity) };
+      },
+    );
     expect(capacity).toEqual({ cpu: "8", memory: "16Gi", pods: "55" });
   });
 
   test("GIVEN peerings using both clusters WHEN their Cluster resources are deleted THEN each refuses, naming the peering", async () => {
-    await expect(clusterResource.delete!(b.clusterId, clusterProps(b))).rejects.toThrow(/Cluster "b" .* is still used by: outgoing peering to a .*set force: true/);
-    await expect(clusterResource.delete!(a.clusterId, clusterProps(a))).rejects.toThrow(new RegExp(`Cluster "a" .* is still used by: incoming peering from consumer ${b.clusterId}`));
+    await expect(clusterResource.delete!(b.clusterId, clusterProps(b))).rejects.toThrow(
+      /Cluster "b" .* is still used by: outgoing peering to a .*set force: true/,
+    );
+    await expect(clusterResource.delete!(a.clusterId, clusterProps(a))).rejects.toThrow(
+      new RegExp(`Cluster "a" .* is still used by: incoming peering from consumer ${b.clusterId}`),
+    );
   });
 
   test("GIVEN the provider's auth service unreachable WHEN unpeered THEN it fails within one probe naming the endpoint and the cause, and with force cleans the consumer and says what stays", async () => {
@@ -88,14 +129,32 @@ describe("peering edges", () => {
     await setProfile(lab, "gateway-only");
     const started = Date.now();
     // A deadline far longer than the probe: the answer must not wait for it.
-    await expect(deletePeering(b.kubeconfig, record!, { authUrl: a.cluster.authUrl, authCaPem: a.caPem }, { force: false, timeoutMs: 120_000 }, quiet)).rejects.toThrow(
-      new RegExp(`^unpeer: provider a is unreachable: auth service ${a.cluster.authUrl.replace(/[.]/g, "\\.")}: timed out \\(.*\\)\\. Nothing was changed\\. .*set force: true on the Peering`),
+    await expect(
+      deletePeering(
+        b.kubeconfig,
+        record!,
+        { authUrl: a.cluster.authUrl, authCaPem: a.caPem },
+        { force: false, timeoutMs: 120_000 },
+        quiet,
+      ),
+    ).rejects.toThrow(
+      new RegExp(
+        `^unpeer: provider a is unreachable: auth service ${a.cluster.authUrl.replace(/[.]/g, "\\.")}: timed out \\(.*\\)\\. Nothing was changed\\. .*set force: true on the Peering`,
+      ),
     );
     expect(Date.now() - started).toBeLessThan(PROBE_TIMEOUT_MS + 2_000);
-    expect((await b.kc.makeApiClient(k8s.CoreV1Api).readNode({ name: record!.virtualNodeName })).metadata?.name).toBe(record!.virtualNodeName);
+    expect((await b.kc.makeApiClient(k8s.CoreV1Api).readNode({ name: record!.virtualNodeName })).metadata?.name).toBe(
+      record!.virtualNodeName,
+    );
 
     const forced = Date.now();
-    const left = await deletePeering(b.kubeconfig, record!, { authUrl: a.cluster.authUrl, authCaPem: a.caPem }, { force: true, timeoutMs: 120_000 }, quiet);
+    const left = await deletePeering(
+      b.kubeconfig,
+      record!,
+      { authUrl: a.cluster.authUrl, authCaPem: a.caPem },
+      { force: true, timeoutMs: 120_000 },
+      quiet,
+    );
     expect(Date.now() - forced).toBeLessThan(PROBE_TIMEOUT_MS + 5_000);
     // The API server answers: the request is withdrawn; the rest stays, each part named.
     expect(left).toEqual([
@@ -104,7 +163,15 @@ describe("peering edges", () => {
       `ResourceOffer ${record!.tenantNamespace}/${record!.requestName} (the ResourceRequest was withdrawn)`,
       `CertificateSigningRequests labelled peering.pulumi-liqo.dev/remote-cluster-id=${record!.consumerClusterId}`,
     ]);
-    expect(await b.kc.makeApiClient(k8s.CoreV1Api).readNode({ name: record!.virtualNodeName }).then(() => "present", () => "gone")).toBe("gone");
+    expect(
+      await b.kc
+        .makeApiClient(k8s.CoreV1Api)
+        .readNode({ name: record!.virtualNodeName })
+        .then(
+          () => "present",
+          () => "gone",
+        ),
+    ).toBe("gone");
     record = undefined;
   });
 });

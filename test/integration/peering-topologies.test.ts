@@ -9,8 +9,19 @@
  * after the last test, also when a test or the lab's start fails.
  */
 import * as k8s from "@kubernetes/client-node";
-import { API_GROUP, API_VERSION, MANAGED_BY, MANAGED_BY_LABEL, SYSTEM_NAMESPACE, tenantNamespace } from "../../provider/api/index.js";
-import { ensurePeeringTokenSecret, forgePeeringToken, revokePeeringToken } from "../../provider/authentication/tokens.js";
+import {
+  API_GROUP,
+  API_VERSION,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  SYSTEM_NAMESPACE,
+  tenantNamespace,
+} from "../../provider/api/index.js";
+import {
+  ensurePeeringTokenSecret,
+  forgePeeringToken,
+  revokePeeringToken,
+} from "../../provider/authentication/tokens.js";
 import { uninstallCluster } from "../../provider/cluster/install.js";
 import { loadKubeconfig } from "../../provider/kube/client.js";
 import { statusOf } from "../../provider/kube/errors.js";
@@ -27,7 +38,6 @@ import { withLab } from "../support/labs.js";
 const GRACE_SECONDS = 20;
 const RESOURCES = { cpu: "2", memory: "4Gi", pods: 20 } as const;
 const TENANT_PREFIX = "pulumi-liqo-tenant-";
-
 
 const quiet = progressTo(() => undefined);
 
@@ -60,7 +70,12 @@ class Created {
     const record = await createPeering(
       {
         consumerKubeconfig: consumer.kubeconfig,
-        provider: { clusterId: provider.clusterId, authUrl: provider.cluster.authUrl, authCaPem: provider.caPem, token: token.token },
+        provider: {
+          clusterId: provider.clusterId,
+          authUrl: provider.cluster.authUrl,
+          authCaPem: provider.caPem,
+          token: token.token,
+        },
         resources: RESOURCES,
         timeoutMs,
       },
@@ -73,7 +88,13 @@ class Created {
 
   /** Unpeers (without force: the provider must answer) and forgets the peering. */
   async unpeer(live: Live): Promise<string[]> {
-    const left = await deletePeering(live.consumer.kubeconfig, live.record, { authUrl: live.provider.cluster.authUrl, authCaPem: live.provider.caPem }, { force: false, timeoutMs: 30_000 }, quiet);
+    const left = await deletePeering(
+      live.consumer.kubeconfig,
+      live.record,
+      { authUrl: live.provider.cluster.authUrl, authCaPem: live.provider.caPem },
+      { force: false, timeoutMs: 30_000 },
+      quiet,
+    );
     this.peerings.splice(this.peerings.indexOf(live), 1);
     return left;
   }
@@ -82,9 +103,13 @@ class Created {
   async cleanUp(): Promise<void> {
     const failures: unknown[] = [];
     for (const live of this.peerings.splice(0)) {
-      await deletePeering(live.consumer.kubeconfig, live.record, { authUrl: live.provider.cluster.authUrl, authCaPem: live.provider.caPem }, { force: true, timeoutMs: 30_000 }, quiet).catch((e: unknown) =>
-        failures.push(e),
-      );
+      await deletePeering(
+        live.consumer.kubeconfig,
+        live.record,
+        { authUrl: live.provider.cluster.authUrl, authCaPem: live.provider.caPem },
+        { force: true, timeoutMs: 30_000 },
+        quiet,
+      ).catch((e: unknown) => failures.push(e));
     }
     for (const { provider, tokenId } of this.tokens.splice(0)) {
       await revokePeeringToken(provider.kc, tokenId).catch((e: unknown) => failures.push(e));
@@ -108,7 +133,10 @@ async function peeringObjects(kc: k8s.KubeConfig): Promise<Record<string, string
   const namespaces = await core.listNamespace();
   const secrets = await core.listNamespacedSecret({ namespace: SYSTEM_NAMESPACE });
   const nodes = await core.listNode({ labelSelector: `${VIRTUAL_NODE_LABEL}=true` });
-  const leases = await coordination.listNamespacedLease({ namespace: NODE_LEASE_NAMESPACE, labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}` });
+  const leases = await coordination.listNamespacedLease({
+    namespace: NODE_LEASE_NAMESPACE,
+    labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`,
+  });
   return {
     tenantNamespaces: namespaces.items.map((n) => n.metadata!.name!).filter((n) => n.startsWith(TENANT_PREFIX)),
     outgoingPeerings: (await listOutgoingPeerings(kc)).map((p) => p.metadata.name ?? "(unnamed)"),
@@ -122,11 +150,19 @@ const NOTHING = { tenantNamespaces: [], outgoingPeerings: [], identitySecrets: [
 
 /** Waits until `installed` holds nothing of any peering (tenant namespaces take a while to terminate). */
 async function waitForNothingLeft(installed: InstalledCluster): Promise<void> {
-  await poll({ step: "test", object: `no peering objects in cluster ${installed.cluster.name}`, endpoint: installed.cluster.apiServerUrl }, { timeoutMs: 90_000, intervalMs: 500 }, async () => {
-    const found = await peeringObjects(installed.kc);
-    const empty = Object.values(found).every((names) => names.length === 0);
-    return empty ? { done: true, value: undefined } : { done: false, state: JSON.stringify(found) };
-  });
+  await poll(
+    {
+      step: "test",
+      object: `no peering objects in cluster ${installed.cluster.name}`,
+      endpoint: installed.cluster.apiServerUrl,
+    },
+    { timeoutMs: 90_000, intervalMs: 500 },
+    async () => {
+      const found = await peeringObjects(installed.kc);
+      const empty = Object.values(found).every((names) => names.length === 0);
+      return empty ? { done: true, value: undefined } : { done: false, state: JSON.stringify(found) };
+    },
+  );
   expect(await peeringObjects(installed.kc)).toEqual(NOTHING);
 }
 
@@ -154,7 +190,9 @@ async function statusOfCall(call: () => Promise<unknown>): Promise<number | unde
 
 /** The virtual node's Lease renewTime, in ms since the epoch (0 when there is none). */
 async function leaseRenewedAt(kc: k8s.KubeConfig, nodeName: string): Promise<number> {
-  const lease = await kc.makeApiClient(k8s.CoordinationV1Api).readNamespacedLease({ name: nodeName, namespace: NODE_LEASE_NAMESPACE });
+  const lease = await kc
+    .makeApiClient(k8s.CoordinationV1Api)
+    .readNamespacedLease({ name: nodeName, namespace: NODE_LEASE_NAMESPACE });
   const renewTime = lease.spec?.renewTime as unknown;
   return renewTime ? new Date(renewTime as string | Date).getTime() : 0;
 }
@@ -177,10 +215,14 @@ describe("peering topologies on real clusters (private lab x, y, z)", () => {
     const released = new Promise<void>((resolve) => (releaseLab = resolve));
     let labUp!: (state: LabState) => void;
     const ready = new Promise<LabState>((resolve) => (labUp = resolve));
-    labDone = withLab([{ name: "x" }, { name: "y" }, { name: "z" }], { nodeMonitorGracePeriodSeconds: GRACE_SECONDS }, async (state) => {
-      labUp(state);
-      await released;
-    });
+    labDone = withLab(
+      [{ name: "x" }, { name: "y" }, { name: "z" }],
+      { nodeMonitorGracePeriodSeconds: GRACE_SECONDS },
+      async (state) => {
+        labUp(state);
+        await released;
+      },
+    );
     lab = await Promise.race([
       ready,
       labDone.then(() => {
@@ -214,7 +256,12 @@ describe("peering topologies on real clusters (private lab x, y, z)", () => {
         [y, "liqo-x"],
       ] as const) {
         const readiness = nodeReadiness(await consumer.kc.makeApiClient(k8s.CoreV1Api).readNode({ name: node }));
-        expect({ cluster: consumer.cluster.name, node, ...readiness }).toEqual({ cluster: consumer.cluster.name, node, ready: true, state: "Ready=True (PeeringActive)" });
+        expect({ cluster: consumer.cluster.name, node, ...readiness }).toEqual({
+          cluster: consumer.cluster.name,
+          node,
+          ready: true,
+          state: "Ready=True (PeeringActive)",
+        });
       }
       // Each cluster is consumer and provider at once: both readings are clean.
       expect((await readPeering(x.kubeconfig, xToY!.record)).problems).toEqual([]);
@@ -241,13 +288,29 @@ describe("peering topologies on real clusters (private lab x, y, z)", () => {
       // Each consumer's identity, as its agent reads it from the consumer's own Secret.
       const identityText = async (consumer: InstalledCluster): Promise<string> => {
         const text = await getIdentityKubeconfig(consumer.kc, z.clusterId);
-        if (!text) throw new Error(`consumer ${consumer.cluster.name} has no Secret ${SYSTEM_NAMESPACE}/${identitySecretName(z.clusterId)}`);
+        if (!text)
+          throw new Error(
+            `consumer ${consumer.cluster.name} has no Secret ${SYSTEM_NAMESPACE}/${identitySecretName(z.clusterId)}`,
+          );
         return text;
       };
       const asX = loadKubeconfig(await identityText(x), "x's identity on z").makeApiClient(k8s.CustomObjectsApi);
       const asY = loadKubeconfig(await identityText(y), "y's identity on z").makeApiClient(k8s.CustomObjectsApi);
-      const listRequests = (api: k8s.CustomObjectsApi, namespace: string) => () => api.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace, plural: "resourcerequests" });
-      const readOffer = (api: k8s.CustomObjectsApi, namespace: string, name: string) => () => api.getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace, plural: "resourceoffers", name });
+      const listRequests = (api: k8s.CustomObjectsApi, namespace: string) => () =>
+        api.listNamespacedCustomObject({
+          group: API_GROUP,
+          version: API_VERSION,
+          namespace,
+          plural: "resourcerequests",
+        });
+      const readOffer = (api: k8s.CustomObjectsApi, namespace: string, name: string) => () =>
+        api.getNamespacedCustomObject({
+          group: API_GROUP,
+          version: API_VERSION,
+          namespace,
+          plural: "resourceoffers",
+          name,
+        });
       expect({
         xListsOwnRequests: await statusOfCall(listRequests(asX, tenantX)),
         yListsOwnRequests: await statusOfCall(listRequests(asY, tenantY)),
@@ -255,24 +318,48 @@ describe("peering topologies on real clusters (private lab x, y, z)", () => {
         yListsXsRequests: await statusOfCall(listRequests(asY, tenantX)),
         xReadsYsOffer: await statusOfCall(readOffer(asX, tenantY, yToZ!.record.requestName)),
         yReadsXsOffer: await statusOfCall(readOffer(asY, tenantX, xToZ!.record.requestName)),
-      }).toEqual({ xListsOwnRequests: 200, yListsOwnRequests: 200, xListsYsRequests: 403, yListsXsRequests: 403, xReadsYsOffer: 403, yReadsXsOffer: 403 });
+      }).toEqual({
+        xListsOwnRequests: 200,
+        yListsOwnRequests: 200,
+        xListsYsRequests: 403,
+        yListsXsRequests: 403,
+        xReadsYsOffer: 403,
+        yReadsXsOffer: 403,
+      });
 
       // x leaves; y stays.
       expect(await created.unpeer(xToZ!)).toEqual([]);
       const unpeeredAt = Date.now();
-      await poll({ step: "test", object: `Namespace ${tenantX} gone`, endpoint: z.cluster.apiServerUrl }, { timeoutMs: 60_000 }, async () =>
-        (await namespaceExists(z.kc, tenantX)) ? { done: false, state: "still there" } : { done: true, value: undefined },
+      await poll(
+        { step: "test", object: `Namespace ${tenantX} gone`, endpoint: z.cluster.apiServerUrl },
+        { timeoutMs: 60_000 },
+        async () =>
+          (await namespaceExists(z.kc, tenantX))
+            ? { done: false, state: "still there" }
+            : { done: true, value: undefined },
       );
       await waitForNothingLeft(x);
       expect((await peeringObjects(z.kc)).tenantNamespaces).toEqual([tenantY]);
       // The agent of y is still beating for its node after x left: a renewal later than the unpeer.
-      await poll({ step: "test", object: `Lease ${yToZ!.record.virtualNodeName} renewed after x's unpeer`, endpoint: y.cluster.apiServerUrl }, { timeoutMs: 30_000, intervalMs: 500 }, async () => {
-        const renewed = await leaseRenewedAt(y.kc, yToZ!.record.virtualNodeName);
-        return renewed > unpeeredAt ? { done: true, value: undefined } : { done: false, state: `renewed at ${new Date(renewed).toISOString()}` };
-      });
+      await poll(
+        {
+          step: "test",
+          object: `Lease ${yToZ!.record.virtualNodeName} renewed after x's unpeer`,
+          endpoint: y.cluster.apiServerUrl,
+        },
+        { timeoutMs: 30_000, intervalMs: 500 },
+        async () => {
+          const renewed = await leaseRenewedAt(y.kc, yToZ!.record.virtualNodeName);
+          return renewed > unpeeredAt
+            ? { done: true, value: undefined }
+            : { done: false, state: `renewed at ${new Date(renewed).toISOString()}` };
+        },
+      );
       const drift = await readPeering(y.kubeconfig, yToZ!.record);
       expect(drift).toEqual({ problems: [], offer: { ...RESOURCES }, gone: false });
-      expect(nodeReadiness(await y.kc.makeApiClient(k8s.CoreV1Api).readNode({ name: yToZ!.record.virtualNodeName })).ready).toBe(true);
+      expect(
+        nodeReadiness(await y.kc.makeApiClient(k8s.CoreV1Api).readNode({ name: yToZ!.record.virtualNodeName })).ready,
+      ).toBe(true);
       expect(await statusOfCall(listRequests(asY, tenantY))).toBe(200);
 
       expect(await created.unpeer(yToZ!)).toEqual([]);
@@ -289,22 +376,37 @@ describe("peering topologies on real clusters (private lab x, y, z)", () => {
       const live = await created.peer(x, z);
       const nodeName = live.record.virtualNodeName;
       const core = x.kc.makeApiClient(k8s.CoreV1Api);
-      const createdAt = new Date((await core.readNode({ name: nodeName })).metadata!.creationTimestamp as unknown as string).getTime();
+      const createdAt = new Date(
+        (await core.readNode({ name: nodeName })).metadata!.creationTimestamp as unknown as string,
+      ).getTime();
       const holdUntil = createdAt + 35_000;
       const renewals = new Set<number>();
       const heartbeats = new Set<number>();
       // Checks every second until 35 s after creation, failing at the first look that is not Ready.
-      await poll({ step: "test", object: `Node ${nodeName} Ready until ${new Date(holdUntil).toISOString()}`, endpoint: x.cluster.apiServerUrl }, { timeoutMs: 60_000, intervalMs: 1_000 }, async () => {
-        const node = await core.readNode({ name: nodeName });
-        const readiness = nodeReadiness(node);
-        const seenAt = Date.now();
-        if (!readiness.ready || readiness.state !== "Ready=True (PeeringActive)") {
-          return { failed: true, reason: `${readiness.state} ${Math.round((seenAt - createdAt) / 1000)} s after creation: ${JSON.stringify(node.status?.conditions)}` };
-        }
-        renewals.add(await leaseRenewedAt(x.kc, nodeName));
-        heartbeats.add(heartbeatOf(node));
-        return seenAt >= holdUntil ? { done: true, value: undefined } : { done: false, state: `Ready, ${Math.round((seenAt - createdAt) / 1000)} s after creation` };
-      });
+      await poll(
+        {
+          step: "test",
+          object: `Node ${nodeName} Ready until ${new Date(holdUntil).toISOString()}`,
+          endpoint: x.cluster.apiServerUrl,
+        },
+        { timeoutMs: 60_000, intervalMs: 1_000 },
+        async () => {
+          const node = await core.readNode({ name: nodeName });
+          const readiness = nodeReadiness(node);
+          const seenAt = Date.now();
+          if (!readiness.ready || readiness.state !== "Ready=True (PeeringActive)") {
+            return {
+              failed: true,
+              reason: `${readiness.state} ${Math.round((seenAt - createdAt) / 1000)} s after creation: ${JSON.stringify(node.status?.conditions)}`,
+            };
+          }
+          renewals.add(await leaseRenewedAt(x.kc, nodeName));
+          heartbeats.add(heartbeatOf(node));
+          return seenAt >= holdUntil
+            ? { done: true, value: undefined }
+            : { done: false, state: `Ready, ${Math.round((seenAt - createdAt) / 1000)} s after creation` };
+        },
+      );
       // The agent's heartbeat, not just the initial status: renewals well past the grace period.
       const sorted = [...renewals].sort((a, b) => a - b);
       expect(sorted.length).toBeGreaterThanOrEqual(3);
@@ -323,7 +425,15 @@ describe("peering topologies on real clusters (private lab x, y, z)", () => {
   test("GIVEN provider z WHEN x presents a wrong token, a revoked token, or an unreachable auth URL THEN createPeering fails naming the auth service and why, within its timeout, and nothing exists on either side", async () => {
     const created = new Created();
     const request = (authUrl: string, token: string, timeoutMs: number) =>
-      createPeering({ consumerKubeconfig: x.kubeconfig, provider: { clusterId: z.clusterId, authUrl, authCaPem: z.caPem, token }, resources: RESOURCES, timeoutMs }, quiet);
+      createPeering(
+        {
+          consumerKubeconfig: x.kubeconfig,
+          provider: { clusterId: z.clusterId, authUrl, authCaPem: z.caPem, token },
+          resources: RESOURCES,
+          timeoutMs,
+        },
+        quiet,
+      );
     const failureOf = (promise: Promise<unknown>): Promise<Error> =>
       promise.then(
         () => {
@@ -354,7 +464,9 @@ describe("peering topologies on real clusters (private lab x, y, z)", () => {
       expect(await revokePeeringToken(z.kc, revoked.tokenId)).toBe(true);
       const revokedError = await failureOf(request(z.cluster.authUrl, revoked.token, 30_000));
       expect(revokedError.message).toContain(z.cluster.authUrl);
-      expect(revokedError.message).toContain("refused, HTTP 403: peering token refused: unknown, revoked or wrong token");
+      expect(revokedError.message).toContain(
+        "refused, HTTP 403: peering token refused: unknown, revoked or wrong token",
+      );
       await expectNothingOnEitherSide();
 
       // Unreachable: a closed port on the provider's lab address.

@@ -6,7 +6,11 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE, tenantNamespace } from "../../provider/api/index.js";
-import { ensurePeeringTokenSecret, forgePeeringToken, revokePeeringToken } from "../../provider/authentication/tokens.js";
+import {
+  ensurePeeringTokenSecret,
+  forgePeeringToken,
+  revokePeeringToken,
+} from "../../provider/authentication/tokens.js";
 import { uninstallCluster } from "../../provider/cluster/install.js";
 import { createPeering, deletePeering, readPeering, updatePeeringResources } from "../../provider/peering/peering.js";
 import { progressTo } from "../../provider/peering/progress.js";
@@ -33,7 +37,12 @@ describe("peering steps on real clusters", () => {
       const record = await createPeering(
         {
           consumerKubeconfig,
-          provider: { clusterId: provider.clusterId, authUrl: a.authUrl, authCaPem: provider.caPem, token: token.token },
+          provider: {
+            clusterId: provider.clusterId,
+            authUrl: a.authUrl,
+            authCaPem: provider.caPem,
+            token: token.token,
+          },
           resources: { cpu: "2", memory: "4Gi", pods: 20 },
           timeoutMs: 90_000,
         },
@@ -47,7 +56,9 @@ describe("peering steps on real clusters", () => {
       expect(record.offer).toEqual({ cpu: "2", memory: "4Gi", pods: 20 });
       const node = await core.readNode({ name: record.virtualNodeName });
       expect(node.status?.capacity).toEqual({ cpu: "2", memory: "4Gi", pods: "20" });
-      expect(node.spec?.taints).toContainEqual(expect.objectContaining({ key: VIRTUAL_NODE_TAINT.key, effect: "NoExecute" }));
+      expect(node.spec?.taints).toContainEqual(
+        expect.objectContaining({ key: VIRTUAL_NODE_TAINT.key, effect: "NoExecute" }),
+      );
       expect(tenantNamespace(consumer.clusterId)).toBe(record.tenantNamespace);
 
       // kube-scheduler binds a pod that tolerates the taint to the virtual node.
@@ -57,32 +68,72 @@ describe("peering steps on real clusters", () => {
         body: {
           metadata: { name: pod },
           spec: {
-            containers: [{ name: "app", image: "registry.invalid/app:1", resources: { requests: { cpu: "100m", memory: "64Mi" } } }],
+            containers: [
+              {
+                name: "app",
+                image: "registry.invalid/app:1",
+                resources: { requests: { cpu: "100m", memory: "64Mi" } },
+              },
+            ],
             tolerations: [{ key: VIRTUAL_NODE_TAINT.key, operator: "Exists", effect: "NoExecute" }],
           },
         },
       });
-      const boundTo = await poll({ step: "test", object: `pod default/${pod} bound`, endpoint: b.apiServerUrl }, { timeoutMs: 60_000 }, async () => {
-        const current = await core.readNamespacedPod({ name: pod, namespace: "default" });
-        return current.spec?.nodeName ? { done: true, value: current.spec.nodeName } : { done: false, state: JSON.stringify(current.status?.conditions ?? []) };
-      });
+      const boundTo = await poll(
+        { step: "test", object: `pod default/${pod} bound`, endpoint: b.apiServerUrl },
+        { timeoutMs: 60_000 },
+        async () => {
+          const current = await core.readNamespacedPod({ name: pod, namespace: "default" });
+          return current.spec?.nodeName
+            ? { done: true, value: current.spec.nodeName }
+            : { done: false, state: JSON.stringify(current.status?.conditions ?? []) };
+        },
+      );
       expect(boundTo).toBe(record.virtualNodeName);
       await core.deleteNamespacedPod({ name: pod, namespace: "default", gracePeriodSeconds: 0 });
 
       // A new request is renegotiated in place: the node's capacity follows.
-      const resized = await updatePeeringResources(consumerKubeconfig, record, { cpu: "3", memory: "6Gi", pods: 30 }, 60_000, progress);
+      const resized = await updatePeeringResources(
+        consumerKubeconfig,
+        record,
+        { cpu: "3", memory: "6Gi", pods: 30 },
+        60_000,
+        progress,
+      );
       expect(resized.offer).toEqual({ cpu: "3", memory: "6Gi", pods: 30 });
-      expect((await core.readNode({ name: record.virtualNodeName })).status?.capacity).toEqual({ cpu: "3", memory: "6Gi", pods: "30" });
+      expect((await core.readNode({ name: record.virtualNodeName })).status?.capacity).toEqual({
+        cpu: "3",
+        memory: "6Gi",
+        pods: "30",
+      });
       expect((await readPeering(consumerKubeconfig, resized)).problems).toEqual([]);
 
-      const left = await deletePeering(consumerKubeconfig, resized, { authUrl: a.authUrl, authCaPem: provider.caPem }, { force: false, timeoutMs: 30_000 }, progress);
+      const left = await deletePeering(
+        consumerKubeconfig,
+        resized,
+        { authUrl: a.authUrl, authCaPem: provider.caPem },
+        { force: false, timeoutMs: 30_000 },
+        progress,
+      );
       expect(left).toEqual([]);
-      expect(await core.readNode({ name: record.virtualNodeName }).then(() => "present", () => "gone")).toBe("gone");
+      expect(
+        await core.readNode({ name: record.virtualNodeName }).then(
+          () => "present",
+          () => "gone",
+        ),
+      ).toBe("gone");
       const providerCore = adminConfig(a).makeApiClient(k8s.CoreV1Api);
-      await poll({ step: "test", object: `tenant namespace ${record.tenantNamespace} gone`, endpoint: a.apiServerUrl }, { timeoutMs: 60_000 }, async () => {
-        const found = await providerCore.readNamespace({ name: record.tenantNamespace }).then(() => true, () => false);
-        return found ? { done: false, state: "still there" } : { done: true, value: undefined };
-      });
+      await poll(
+        { step: "test", object: `tenant namespace ${record.tenantNamespace} gone`, endpoint: a.apiServerUrl },
+        { timeoutMs: 60_000 },
+        async () => {
+          const found = await providerCore.readNamespace({ name: record.tenantNamespace }).then(
+            () => true,
+            () => false,
+          );
+          return found ? { done: false, state: "still there" } : { done: true, value: undefined };
+        },
+      );
       const secrets = await core.listNamespacedSecret({ namespace: SYSTEM_NAMESPACE });
       expect(secrets.items.map((s) => s.metadata?.name).filter((n) => n?.startsWith("identity-"))).toEqual([]);
     } finally {

@@ -28,14 +28,27 @@ const NOT_READY_WITHIN_MS = PROVIDER_UNREACHABLE_AFTER_MS + ONE_PASS_MS + 5_000;
 const NOT_READY_NOT_BEFORE_MS = PROVIDER_UNREACHABLE_AFTER_MS - ONE_PASS_MS;
 
 /** The firewall rule in the provider's namespace that drops what the consumer sends to its API server. */
-const dropRule = (consumer: ClusterState): string[] => ["INPUT", "-s", consumer.address, "-p", "tcp", "--dport", String(API_SERVER_PORT), "-j", "DROP"];
-
+const dropRule = (consumer: ClusterState): string[] => [
+  "INPUT",
+  "-s",
+  consumer.address,
+  "-p",
+  "tcp",
+  "--dport",
+  String(API_SERVER_PORT),
+  "-j",
+  "DROP",
+];
 
 describe("a provider out of reach", () => {
   test("GIVEN b peered with a WHEN a's API server drops b's packets THEN b's node goes NotReady (ProviderUnreachable) within the bound and not before, its Lease renewed meanwhile; WHEN the path is back THEN Ready within a heartbeat; nothing is left", async () => {
     const lab = await sharedLab();
     const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
-    const { consumer, consumerKubeconfig, auth, request, cleanup } = await preparePeering(a, b, { cpu: "1", memory: "1Gi", pods: 5 });
+    const { consumer, consumerKubeconfig, auth, request, cleanup } = await preparePeering(a, b, {
+      cpu: "1",
+      memory: "1Gi",
+      pods: 5,
+    });
     const rule = firewallRule(a.netns, dropRule(b));
     let record: PeeringRecord | undefined;
     try {
@@ -50,10 +63,16 @@ describe("a provider out of reach", () => {
       expect(elapsed).toBeGreaterThanOrEqual(NOT_READY_NOT_BEFORE_MS);
       expect(condition.reason).toBe(PROVIDER_UNREACHABLE_REASON);
       expect(condition.message).toContain(`provider a not reached for `);
-      expect(condition.message).toContain(`at ${a.apiServerUrl}: no answer within ${PROVIDER_CALL_TIMEOUT_MS / 1000} s`);
+      expect(condition.message).toContain(
+        `at ${a.apiServerUrl}: no answer within ${PROVIDER_CALL_TIMEOUT_MS / 1000} s`,
+      );
       // The consumer's side of the heartbeat goes on: the Lease is renewed while the node is NotReady.
-      const lease = await consumer.kc.makeApiClient(k8s.CoordinationV1Api).readNamespacedLease({ name: nodeName, namespace: NODE_LEASE_NAMESPACE });
-      expect(new Date(lease.spec!.renewTime as unknown as string).getTime()).toBeGreaterThan(cut + PROVIDER_UNREACHABLE_AFTER_MS - ONE_PASS_MS);
+      const lease = await consumer.kc
+        .makeApiClient(k8s.CoordinationV1Api)
+        .readNamespacedLease({ name: nodeName, namespace: NODE_LEASE_NAMESPACE });
+      expect(new Date(lease.spec!.renewTime as unknown as string).getTime()).toBeGreaterThan(
+        cut + PROVIDER_UNREACHABLE_AFTER_MS - ONE_PASS_MS,
+      );
 
       await rule.remove();
       const back = Date.now();
@@ -62,7 +81,10 @@ describe("a provider out of reach", () => {
       expect(ready.reason).toBe("PeeringActive");
     } finally {
       await rule.remove();
-      if (record) await deletePeering(consumerKubeconfig, record, auth, { force: true, timeoutMs: 20_000 }, quiet).catch(() => undefined);
+      if (record)
+        await deletePeering(consumerKubeconfig, record, auth, { force: true, timeoutMs: 20_000 }, quiet).catch(
+          () => undefined,
+        );
       await cleanup();
     }
     expect(await rule.present()).toBe(false);

@@ -8,7 +8,13 @@
  * UDP listeners, and the legitimate tunnel still carries traffic.
  */
 import * as k8s from "@kubernetes/client-node";
-import { API_GROUP, API_VERSION, API_GROUP_VERSION, type TunnelEndpoint, type TunnelEndpointSpec } from "../../provider/api/index.js";
+import {
+  API_GROUP,
+  API_VERSION,
+  API_GROUP_VERSION,
+  type TunnelEndpoint,
+  type TunnelEndpointSpec,
+} from "../../provider/api/index.js";
 import { runIn, type CommandError } from "../../provider/host/exec.js";
 import { Cidr, formatIpv4, parseIpv4 } from "../../provider/net/cidr.js";
 import { GATEWAY_FINALIZER, getTunnelEndpoint, type EndpointRef } from "../../provider/network-fabric/endpoints.js";
@@ -27,12 +33,17 @@ const PLURAL = "tunnelendpoints";
 const C_ID = "00000000c0ffee00";
 
 /** The block of `prefixLength` holding `address`. */
-const blockOf = (address: string, prefixLength: number): Cidr => Cidr.parse(`${formatIpv4(parseIpv4(address) - (parseIpv4(address) % 2 ** (32 - prefixLength)))}/${prefixLength}`);
+const blockOf = (address: string, prefixLength: number): Cidr =>
+  Cidr.parse(`${formatIpv4(parseIpv4(address) - (parseIpv4(address) % 2 ** (32 - prefixLength)))}/${prefixLength}`);
 
 /** The UDP sockets listening in `netns`, by local address and port, sorted. */
 async function udpListeners(netns: string): Promise<string[]> {
   const out = await runIn(netns, "ss", ["-H", "-u", "-l", "-n"]);
-  return out.split("\n").filter((l) => l.trim()).map((l) => l.trim().split(/\s+/)[3] ?? l).sort();
+  return out
+    .split("\n")
+    .filter((l) => l.trim())
+    .map((l) => l.trim().split(/\s+/)[3] ?? l)
+    .sort();
 }
 
 /** Everything a tunnel sets up in a's namespace and API, plus its UDP listeners: compared before and after. */
@@ -51,29 +62,63 @@ async function routeDevice(netns: string, address: string): Promise<string> {
 
 /** Merge-patches an endpoint as `kc` (b's identity); resolves the generation the patch made. */
 async function patchAs(kc: k8s.KubeConfig, ref: EndpointRef, body: object): Promise<number> {
-  const patched = (await kc.makeApiClient(k8s.CustomObjectsApi).patchNamespacedCustomObject(
-    { group: API_GROUP, version: API_VERSION, namespace: ref.namespace, plural: PLURAL, name: ref.name, body, fieldManager: "attacker" },
-    k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
-  )) as TunnelEndpoint;
+  const patched = (await kc
+    .makeApiClient(k8s.CustomObjectsApi)
+    .patchNamespacedCustomObject(
+      {
+        group: API_GROUP,
+        version: API_VERSION,
+        namespace: ref.namespace,
+        plural: PLURAL,
+        name: ref.name,
+        body,
+        fieldManager: "attacker",
+      },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    )) as TunnelEndpoint;
   return patched.metadata.generation!;
 }
 
 /** Creates an endpoint as `kc`; resolves its generation. */
 async function createAs(kc: k8s.KubeConfig, ref: EndpointRef, spec: TunnelEndpointSpec): Promise<number> {
-  const body: TunnelEndpoint = { apiVersion: API_GROUP_VERSION, kind: "TunnelEndpoint", metadata: { name: ref.name, namespace: ref.namespace }, spec };
-  const created = (await kc.makeApiClient(k8s.CustomObjectsApi).createNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ref.namespace, plural: PLURAL, body })) as TunnelEndpoint;
+  const body: TunnelEndpoint = {
+    apiVersion: API_GROUP_VERSION,
+    kind: "TunnelEndpoint",
+    metadata: { name: ref.name, namespace: ref.namespace },
+    spec,
+  };
+  const created = (await kc
+    .makeApiClient(k8s.CustomObjectsApi)
+    .createNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace: ref.namespace,
+      plural: PLURAL,
+      body,
+    })) as TunnelEndpoint;
   return created.metadata.generation!;
 }
 
 /** Waits until a's gateway has refused generation `generation` of the endpoint; resolves the endpoint. */
 function refused(kc: k8s.KubeConfig, ref: EndpointRef, generation: number): Promise<TunnelEndpoint> {
-  return poll({ step: "test", object: `refusal of TunnelEndpoint ${ref.namespace}/${ref.name} generation ${generation}`, endpoint: "a's gateway" }, { timeoutMs: 30_000, intervalMs: 250 }, async () => {
-    const endpoint = await getTunnelEndpoint(kc, ref, "test");
-    const status = endpoint?.status;
-    return endpoint && status?.observedGeneration === generation && status.phase === "Refused"
-      ? { done: true, value: endpoint }
-      : { done: false, state: `generation ${endpoint?.metadata.generation ?? "-"}, status ${JSON.stringify(status ?? {})}` };
-  });
+  return poll(
+    {
+      step: "test",
+      object: `refusal of TunnelEndpoint ${ref.namespace}/${ref.name} generation ${generation}`,
+      endpoint: "a's gateway",
+    },
+    { timeoutMs: 30_000, intervalMs: 250 },
+    async () => {
+      const endpoint = await getTunnelEndpoint(kc, ref, "test");
+      const status = endpoint?.status;
+      return endpoint && status?.observedGeneration === generation && status.phase === "Refused"
+        ? { done: true, value: endpoint }
+        : {
+            done: false,
+            state: `generation ${endpoint?.metadata.generation ?? "-"}, status ${JSON.stringify(status ?? {})}`,
+          };
+    },
+  );
 }
 
 describe("trust boundaries of the network fabric: b's identity against a's gateway", () => {
@@ -87,10 +132,20 @@ describe("trust boundaries of the network fabric: b's identity against a's gatew
   beforeAll(async () => {
     lab = await sharedLab();
     pair = await peerPair(lab);
-    settings = { server: "provider", serverAddress: pair.a.publicAddress, ...TUNNEL_DEFAULTS, port: 51831, behindNat: [] };
+    settings = {
+      server: "provider",
+      serverAddress: pair.a.publicAddress,
+      ...TUNNEL_DEFAULTS,
+      port: 51831,
+      behindNat: [],
+    };
     tunnel = await ensureTunnel(pair.sides, settings, 60_000, quietProgress);
     const aReal = Cidr.parse(pair.a.podCidr).nth(70);
-    pods = { a: aReal, b: Cidr.parse(pair.b.podCidr).nth(71), aFromB: translateAddress(aReal, Cidr.parse(pair.a.podCidr), Cidr.parse(tunnel.consumer.remotePodCidrAsSeen)) };
+    pods = {
+      a: aReal,
+      b: Cidr.parse(pair.b.podCidr).nth(71),
+      aFromB: translateAddress(aReal, Cidr.parse(pair.a.podCidr), Cidr.parse(tunnel.consumer.remotePodCidrAsSeen)),
+    };
     await addPodAddress(lab, "a", pods.a);
     await addPodAddress(lab, "b", pods.b);
   });
@@ -139,12 +194,16 @@ describe("trust boundaries of the network fabric: b's identity against a's gatew
     // A remote pod CIDR on one of a's host routes (the lab network, where c is) is seen remapped.
     const claimed = blockOf(c, 24);
     const generation = await patchAs(asB, ref, { spec: { remote: { podCidr: claimed.toString() } } });
-    const asSeen = await poll({ step: "test", object: `a's view of the claimed ${claimed}`, endpoint: "a's gateway" }, { timeoutMs: 30_000, intervalMs: 250 }, async () => {
-      const status = (await getTunnelEndpoint(asB, ref, "test"))?.status;
-      return status?.observedGeneration === generation && status.remotePodCidrAsSeen && status.phase !== "Error"
-        ? { done: true, value: Cidr.parse(status.remotePodCidrAsSeen) }
-        : { done: false, state: JSON.stringify(status ?? {}) };
-    });
+    const asSeen = await poll(
+      { step: "test", object: `a's view of the claimed ${claimed}`, endpoint: "a's gateway" },
+      { timeoutMs: 30_000, intervalMs: 250 },
+      async () => {
+        const status = (await getTunnelEndpoint(asB, ref, "test"))?.status;
+        return status?.observedGeneration === generation && status.remotePodCidrAsSeen && status.phase !== "Error"
+          ? { done: true, value: Cidr.parse(status.remotePodCidrAsSeen) }
+          : { done: false, state: JSON.stringify(status ?? {}) };
+      },
+    );
     expect(asSeen.toString()).not.toBe(claimed.toString());
     expect(Cidr.parse("10.64.0.0/10").overlaps(asSeen)).toBe(true);
     expect(await routeDevice(p.a.netns, c)).not.toMatch(/^lqw/);
@@ -165,7 +224,10 @@ describe("trust boundaries of the network fabric: b's identity against a's gatew
     const extras: { ref: EndpointRef; spec: TunnelEndpointSpec }[] = [
       { ref: { namespace, name: "extra-1" }, spec: { ...own.spec, listenPort: 51901 } },
       { ref: { namespace, name: "extra-2" }, spec: { ...own.spec, role: "client", listenPort: 51902 } },
-      { ref: { namespace, name: tunnelEndpointName(C_ID) }, spec: { ...own.spec, remoteClusterId: C_ID, listenPort: 51903 } },
+      {
+        ref: { namespace, name: tunnelEndpointName(C_ID) },
+        spec: { ...own.spec, remoteClusterId: C_ID, listenPort: 51903 },
+      },
     ];
     const before = await fabricOf(p.a);
     try {
@@ -173,7 +235,9 @@ describe("trust boundaries of the network fabric: b's identity against a's gatew
       for (const { ref, spec } of extras) generations.push(await createAs(asB, ref, spec));
       for (const [i, { ref }] of extras.entries()) {
         const endpoint = await refused(asB, ref, generations[i]!);
-        expect(endpoint.status?.message).toContain(`refused metadata.name: "${ref.name}": the only tunnel consumer ${p.consumer.clusterId} may ask for in ${namespace} is its peering's, named ${own.metadata.name}`);
+        expect(endpoint.status?.message).toContain(
+          `refused metadata.name: "${ref.name}": the only tunnel consumer ${p.consumer.clusterId} may ask for in ${namespace} is its peering's, named ${own.metadata.name}`,
+        );
         expect(endpoint.metadata.finalizers ?? []).not.toContain(GATEWAY_FINALIZER);
         expect(endpoint.status?.interfaceName).toBeUndefined();
       }
@@ -183,12 +247,28 @@ describe("trust boundaries of the network fabric: b's identity against a's gatew
     } finally {
       const api = asB.makeApiClient(k8s.CustomObjectsApi);
       for (const { ref } of extras) {
-        await api.deleteNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ref.namespace, plural: PLURAL, name: ref.name }).catch(() => undefined);
+        await api
+          .deleteNamespacedCustomObject({
+            group: API_GROUP,
+            version: API_VERSION,
+            namespace: ref.namespace,
+            plural: PLURAL,
+            name: ref.name,
+          })
+          .catch(() => undefined);
       }
-      await poll({ step: "test", object: "the extra TunnelEndpoints gone", endpoint: "a" }, { timeoutMs: 30_000, intervalMs: 250 }, async () => {
-        const left = (await Promise.all(extras.map(({ ref }) => getTunnelEndpoint(asB, ref, "test")))).filter((e) => e);
-        return left.length === 0 ? { done: true, value: undefined } : { done: false, state: left.map((e) => e!.metadata.name).join(", ") };
-      });
+      await poll(
+        { step: "test", object: "the extra TunnelEndpoints gone", endpoint: "a" },
+        { timeoutMs: 30_000, intervalMs: 250 },
+        async () => {
+          const left = (await Promise.all(extras.map(({ ref }) => getTunnelEndpoint(asB, ref, "test")))).filter(
+            (e) => e,
+          );
+          return left.length === 0
+            ? { done: true, value: undefined }
+            : { done: false, state: left.map((e) => e!.metadata.name).join(", ") };
+        },
+      );
     }
   });
 
@@ -198,16 +278,29 @@ describe("trust boundaries of the network fabric: b's identity against a's gatew
     await ensureTunnel(p.sides, settings, 60_000, quietProgress);
     const ref = endpointRefOf(p.sides, "provider");
     const ifname = tunnel.provider.interfaceName;
-    const mine = (traces: readonly string[]): string[] => traces.filter((t) => t.includes(ifname) || t.includes(`:${settings.port}`));
+    const mine = (traces: readonly string[]): string[] =>
+      traces.filter((t) => t.includes(ifname) || t.includes(`:${settings.port}`));
     expect(mine([...(await tunnelTraces(p.a, [ifname])), ...(await udpListeners(p.a.netns))])).not.toEqual([]);
 
     await patchAs(asB, ref, { metadata: { finalizers: null } });
-    await asB.makeApiClient(k8s.CustomObjectsApi).deleteNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ref.namespace, plural: PLURAL, name: ref.name });
+    await asB
+      .makeApiClient(k8s.CustomObjectsApi)
+      .deleteNamespacedCustomObject({
+        group: API_GROUP,
+        version: API_VERSION,
+        namespace: ref.namespace,
+        plural: PLURAL,
+        name: ref.name,
+      });
     expect(await getTunnelEndpoint(asB, ref, "test")).toBeUndefined();
-    const left = await poll({ step: "test", object: `a's gateway taking down ${ifname} without its endpoint`, endpoint: "a's gateway" }, { timeoutMs: 30_000, intervalMs: 250 }, async () => {
-      const traces = mine([...(await tunnelTraces(p.a, [ifname])), ...(await udpListeners(p.a.netns))]);
-      return traces.length === 0 ? { done: true, value: traces } : { done: false, state: traces.join("; ") };
-    });
+    const left = await poll(
+      { step: "test", object: `a's gateway taking down ${ifname} without its endpoint`, endpoint: "a's gateway" },
+      { timeoutMs: 30_000, intervalMs: 250 },
+      async () => {
+        const traces = mine([...(await tunnelTraces(p.a, [ifname])), ...(await udpListeners(p.a.netns))]);
+        return traces.length === 0 ? { done: true, value: traces } : { done: false, state: traces.join("; ") };
+      },
+    );
     expect(left).toEqual([]);
   });
 });

@@ -34,7 +34,13 @@ describe("a tunnel whose peering was unpeered first", () => {
       const consumerRef = endpointRefOf(pair.sides, "consumer");
 
       // The peering goes first: the provider revokes the identity (its tenant namespace, with its endpoint, goes too).
-      await deletePeering(pair.consumer.kubeconfig, pair.record, { authUrl: pair.a.authUrl, authCaPem: pair.provider.caPem }, { force: false, timeoutMs: 30_000 }, quietProgress);
+      await deletePeering(
+        pair.consumer.kubeconfig,
+        pair.record,
+        { authUrl: pair.a.authUrl, authCaPem: pair.provider.caPem },
+        { force: false, timeoutMs: 30_000 },
+        quietProgress,
+      );
 
       const read = await tunnelResource.read!(id, outs);
       // Whatever the consumer's gateway last wrote (Connected, until its next probe fails), the tunnel is not reported up.
@@ -57,10 +63,14 @@ describe("a tunnel whose peering was unpeered first", () => {
       expect(await getTunnelEndpoint(pair.consumer.kc, consumerRef, "test")).toBeUndefined();
       expect(await tunnelTraces(pair.b, [outs.consumer!.interfaceName])).toEqual([]);
       // The provider's side went with the tenant namespace: its gateway takes it down by itself.
-      await poll({ step: "test", object: "a's side of the tunnel taken down", endpoint: pair.a.netns }, { timeoutMs: 60_000, intervalMs: 1_000 }, async () => {
-        const left = await tunnelTraces(pair.a, [outs.provider!.interfaceName]);
-        return left.length === 0 ? { done: true, value: undefined } : { done: false, state: left.join("; ") };
-      });
+      await poll(
+        { step: "test", object: "a's side of the tunnel taken down", endpoint: pair.a.netns },
+        { timeoutMs: 60_000, intervalMs: 1_000 },
+        async () => {
+          const left = await tunnelTraces(pair.a, [outs.provider!.interfaceName]);
+          return left.length === 0 ? { done: true, value: undefined } : { done: false, state: left.join("; ") };
+        },
+      );
     } finally {
       await unpeerPair(pair);
     }

@@ -27,12 +27,22 @@ const TRANSFER_BYTES = 256 * 1024;
 const WIREGUARD_RECOVERY_MS = 5_000;
 
 /** Pod addresses in both clusters, each also as the other cluster sees it. */
-function podsOf(pair: Pair, tunnel: TunnelRecord, host: number): { a: { real: string; fromB: string }; b: { real: string; fromA: string } } {
+function podsOf(
+  pair: Pair,
+  tunnel: TunnelRecord,
+  host: number,
+): { a: { real: string; fromB: string }; b: { real: string; fromA: string } } {
   const aReal = Cidr.parse(pair.a.podCidr).nth(host);
   const bReal = Cidr.parse(pair.b.podCidr).nth(host + 1);
   return {
-    a: { real: aReal, fromB: translateAddress(aReal, Cidr.parse(pair.a.podCidr), Cidr.parse(tunnel.consumer.remotePodCidrAsSeen)) },
-    b: { real: bReal, fromA: translateAddress(bReal, Cidr.parse(pair.b.podCidr), Cidr.parse(tunnel.provider.remotePodCidrAsSeen)) },
+    a: {
+      real: aReal,
+      fromB: translateAddress(aReal, Cidr.parse(pair.a.podCidr), Cidr.parse(tunnel.consumer.remotePodCidrAsSeen)),
+    },
+    b: {
+      real: bReal,
+      fromA: translateAddress(bReal, Cidr.parse(pair.b.podCidr), Cidr.parse(tunnel.provider.remotePodCidrAsSeen)),
+    },
   };
 }
 
@@ -48,19 +58,36 @@ async function expectTrafficThroughTunnel(pair: Pair, tunnel: TunnelRecord, host
   const before = await counters();
   expect(await pingReplies(pair.b.netns, pods.b.real, pods.a.fromB)).toMatch(/3 received/);
   expect(await pingReplies(pair.a.netns, pods.a.real, pods.b.fromA)).toMatch(/3 received/);
-  expect(await tcpTransfer({ netns: pair.b.netns, address: pods.b.real }, { netns: pair.a.netns, address: pods.a.real, seenAs: pods.a.fromB }, TRANSFER_BYTES)).toBe(TRANSFER_BYTES);
-  expect(await tcpTransfer({ netns: pair.a.netns, address: pods.a.real }, { netns: pair.b.netns, address: pods.b.real, seenAs: pods.b.fromA }, TRANSFER_BYTES)).toBe(TRANSFER_BYTES);
+  expect(
+    await tcpTransfer(
+      { netns: pair.b.netns, address: pods.b.real },
+      { netns: pair.a.netns, address: pods.a.real, seenAs: pods.a.fromB },
+      TRANSFER_BYTES,
+    ),
+  ).toBe(TRANSFER_BYTES);
+  expect(
+    await tcpTransfer(
+      { netns: pair.a.netns, address: pods.a.real },
+      { netns: pair.b.netns, address: pods.b.real, seenAs: pods.b.fromA },
+      TRANSFER_BYTES,
+    ),
+  ).toBe(TRANSFER_BYTES);
   const after = await counters();
   // The consumer sent and the provider received at least the transfer through the tunnel.
   expect(after[0]! - before[0]!).toBeGreaterThanOrEqual(TRANSFER_BYTES);
   expect(after[1]! - before[1]!).toBeGreaterThanOrEqual(TRANSFER_BYTES);
 }
 
-
 describe("tunnel steps on real clusters", () => {
   test("GIVEN b peered with a (distinct pod CIDRs) WHEN the tunnel is built, its port changed, its wireguard-go killed and it is deleted THEN pods talk through it each time and nothing is left", async () => {
     const pair = await peerPair(await sharedLab());
-    const settings: TunnelSettings = { server: "provider", serverAddress: pair.a.publicAddress, ...TUNNEL_DEFAULTS, port: 51821, behindNat: [] };
+    const settings: TunnelSettings = {
+      server: "provider",
+      serverAddress: pair.a.publicAddress,
+      ...TUNNEL_DEFAULTS,
+      port: 51821,
+      behindNat: [],
+    };
     let tunnel: TunnelRecord | undefined;
     try {
       tunnel = await ensureTunnel(pair.sides, settings, 60_000, progress);
@@ -74,7 +101,9 @@ describe("tunnel steps on real clusters", () => {
       const moved = await ensureTunnel(pair.sides, { ...settings, port: 51822 }, 60_000, progress);
       expect(moved.provider.publicKey).toBe(tunnel.provider.publicKey);
       expect((await readWireguardStatus(pair.a.netns, moved.provider.interfaceName)).listenPort).toBe(51822);
-      expect((await readWireguardStatus(pair.b.netns, moved.consumer.interfaceName)).peers[0]?.endpoint).toBe(`${pair.a.publicAddress}:51822`);
+      expect((await readWireguardStatus(pair.b.netns, moved.consumer.interfaceName)).peers[0]?.endpoint).toBe(
+        `${pair.a.publicAddress}:51822`,
+      );
       await expectTrafficThroughTunnel(pair, moved, 30);
 
       // Either gateway's wireguard-go dies (SIGKILL, as a crash): its gateway sees it within a
@@ -89,19 +118,41 @@ describe("tunnel steps on real clusters", () => {
         const killed = (await findWireguardProcess(netns, ifname))!;
         const killedAt = performance.now();
         process.kill(killed.pid, "SIGKILL");
-        await poll({ step: "test", object: `ping across the tunnel after the ${side}'s wireguard-go was killed`, endpoint: netns }, { timeoutMs: WIREGUARD_RECOVERY_MS, intervalMs: 100 }, async () => {
-          const restarted = await findWireguardProcess(netns, ifname);
-          const answered = restarted !== undefined && (await runIn(pair.b.netns, "ping", ["-I", pods.b.real, "-c", "1", "-W", "1", pods.a.fromB]).then(() => true, () => false));
-          return restarted && restarted.pid !== killed.pid && answered ? { done: true, value: undefined } : { done: false, state: `wireguard-go ${restarted ? `pid ${restarted.pid}` : "absent"}, ping ${answered ? "ok" : "lost"}` };
-        });
+        await poll(
+          {
+            step: "test",
+            object: `ping across the tunnel after the ${side}'s wireguard-go was killed`,
+            endpoint: netns,
+          },
+          { timeoutMs: WIREGUARD_RECOVERY_MS, intervalMs: 100 },
+          async () => {
+            const restarted = await findWireguardProcess(netns, ifname);
+            const answered =
+              restarted !== undefined &&
+              (await runIn(pair.b.netns, "ping", ["-I", pods.b.real, "-c", "1", "-W", "1", pods.a.fromB]).then(
+                () => true,
+                () => false,
+              ));
+            return restarted && restarted.pid !== killed.pid && answered
+              ? { done: true, value: undefined }
+              : {
+                  done: false,
+                  state: `wireguard-go ${restarted ? `pid ${restarted.pid}` : "absent"}, ping ${answered ? "ok" : "lost"}`,
+                };
+          },
+        );
         const recoveredMs = performance.now() - killedAt;
         expect(recoveredMs).toBeLessThanOrEqual(WIREGUARD_RECOVERY_MS);
       }
       // Its status catches up within a gateway pass or two.
-      await poll({ step: "test", object: "both gateways reporting the tunnel up", endpoint: pair.a.netns }, { timeoutMs: 30_000, intervalMs: 500 }, async () => {
-        const problems = (await readTunnel(pair.sides, { ...settings, port: 51822 })).problems;
-        return problems.length === 0 ? { done: true, value: undefined } : { done: false, state: problems.join("; ") };
-      });
+      await poll(
+        { step: "test", object: "both gateways reporting the tunnel up", endpoint: pair.a.netns },
+        { timeoutMs: 30_000, intervalMs: 500 },
+        async () => {
+          const problems = (await readTunnel(pair.sides, { ...settings, port: 51822 })).problems;
+          return problems.length === 0 ? { done: true, value: undefined } : { done: false, state: problems.join("; ") };
+        },
+      );
 
       await deleteTunnel(pair.sides, { force: false, timeoutMs: 60_000 }, progress);
       expect(await tunnelTraces(pair.a, [moved.provider.interfaceName])).toEqual([]);
@@ -113,29 +164,50 @@ describe("tunnel steps on real clusters", () => {
   });
 
   test("GIVEN the same pod and external CIDRs on both sides and the consumer behind NAT WHEN the tunnel is built with the provider serving THEN each side sees the other remapped, pods talk both ways, and external addresses are reached", async () => {
-    await withLab([{ name: "a", podCidr: "10.150.0.0/16" }, { name: "b", podCidr: "10.150.0.0/16" }], // Only b's API server and auth service are forwarded (for the test's own install), not its gateway port.
-      { profile: "nat", behindNat: ["b"], natForwards: [{ protocol: "tcp", port: API_SERVER_PORT }, { protocol: "tcp", port: AUTH_SERVICE_PORT }] }, async (lab) => {
-      const external = "10.220.0.0/24";
-      const pair = await peerPair(lab, { externalCidr: external });
-      try {
-        const settings: TunnelSettings = { server: "provider", serverAddress: pair.a.publicAddress, ...TUNNEL_DEFAULTS, behindNat: ["consumer"] };
-        const tunnel = await ensureTunnel(pair.sides, settings, 60_000, progress);
-        expect(tunnel.consumer.remotePodCidrAsSeen).not.toBe("10.150.0.0/16");
-        expect(tunnel.provider.remotePodCidrAsSeen).not.toBe("10.150.0.0/16");
-        expect(tunnel.provider.externalCidr).toBe(external);
-        const externalAsSeen = Cidr.parse(tunnel.consumer.remoteExternalCidrAsSeen!);
-        expect(externalAsSeen.overlaps(Cidr.parse(external))).toBe(false);
-        expect(externalAsSeen.overlaps(Cidr.parse(tunnel.consumer.remotePodCidrAsSeen))).toBe(false);
-        await expectTrafficThroughTunnel(pair, tunnel, 40);
-        // An external address of a (here on its pods bridge) is reached from b's pod at its remapped address.
-        await addAddressInNamespace(pair.a.netns, Cidr.parse(external).nth(9));
-        expect(await pingReplies(pair.b.netns, Cidr.parse(pair.b.podCidr).nth(41), externalAsSeen.nth(9))).toMatch(/3 received/);
-        // The provider saw the consumer through its NAT router, not at its private address.
-        const seen = (await readWireguardStatus(pair.a.netns, tunnel.provider.interfaceName)).peers[0]?.endpoint ?? "";
-        expect(seen.split(":")[0]).toBe(pair.b.publicAddress);
-      } finally {
-        await unpeerPair(pair);
-      }
-    });
+    await withLab(
+      [
+        { name: "a", podCidr: "10.150.0.0/16" },
+        { name: "b", podCidr: "10.150.0.0/16" },
+      ], // Only b's API server and auth service are forwarded (for the test's own install), not its gateway port.
+      {
+        profile: "nat",
+        behindNat: ["b"],
+        natForwards: [
+          { protocol: "tcp", port: API_SERVER_PORT },
+          { protocol: "tcp", port: AUTH_SERVICE_PORT },
+        ],
+      },
+      async (lab) => {
+        const external = "10.220.0.0/24";
+        const pair = await peerPair(lab, { externalCidr: external });
+        try {
+          const settings: TunnelSettings = {
+            server: "provider",
+            serverAddress: pair.a.publicAddress,
+            ...TUNNEL_DEFAULTS,
+            behindNat: ["consumer"],
+          };
+          const tunnel = await ensureTunnel(pair.sides, settings, 60_000, progress);
+          expect(tunnel.consumer.remotePodCidrAsSeen).not.toBe("10.150.0.0/16");
+          expect(tunnel.provider.remotePodCidrAsSeen).not.toBe("10.150.0.0/16");
+          expect(tunnel.provider.externalCidr).toBe(external);
+          const externalAsSeen = Cidr.parse(tunnel.consumer.remoteExternalCidrAsSeen!);
+          expect(externalAsSeen.overlaps(Cidr.parse(external))).toBe(false);
+          expect(externalAsSeen.overlaps(Cidr.parse(tunnel.consumer.remotePodCidrAsSeen))).toBe(false);
+          await expectTrafficThroughTunnel(pair, tunnel, 40);
+          // An external address of a (here on its pods bridge) is reached from b's pod at its remapped address.
+          await addAddressInNamespace(pair.a.netns, Cidr.parse(external).nth(9));
+          expect(await pingReplies(pair.b.netns, Cidr.parse(pair.b.podCidr).nth(41), externalAsSeen.nth(9))).toMatch(
+            /3 received/,
+          );
+          // The provider saw the consumer through its NAT router, not at its private address.
+          const seen =
+            (await readWireguardStatus(pair.a.netns, tunnel.provider.interfaceName)).peers[0]?.endpoint ?? "";
+          expect(seen.split(":")[0]).toBe(pair.b.publicAddress);
+        } finally {
+          await unpeerPair(pair);
+        }
+      },
+    );
   });
 });

@@ -11,7 +11,9 @@ import { sharedLab } from "../support/labs.js";
 
 /** Waits until `count()` passes `least`. */
 const untilAtLeast = (what: string, count: () => number, least: number): Promise<void> =>
-  poll({ step: "test", object: what, endpoint: "the watch" }, { timeoutMs: 10_000, intervalMs: 50 }, async () => (count() >= least ? { done: true, value: undefined } : { done: false, state: `${count()} wakes` }));
+  poll({ step: "test", object: what, endpoint: "the watch" }, { timeoutMs: 10_000, intervalMs: 50 }, async () =>
+    count() >= least ? { done: true, value: undefined } : { done: false, state: `${count()} wakes` },
+  );
 
 describe("watches that wake the agent's loops", () => {
   test("GIVEN a watch on a namespace's ConfigMaps WHEN one is created and deleted THEN each wakes it, and stopping ends the watch", async () => {
@@ -21,7 +23,9 @@ describe("watches that wake the agent's loops", () => {
     await core.createNamespace({ body: { metadata: { name: namespace } } });
     const stop = new AbortController();
     let wakes = 0;
-    const watching = wakeOnChanges(kc, `/api/v1/namespaces/${namespace}/configmaps`, () => void (wakes += 1), { signal: stop.signal });
+    const watching = wakeOnChanges(kc, `/api/v1/namespaces/${namespace}/configmaps`, () => void (wakes += 1), {
+      signal: stop.signal,
+    });
     try {
       // The namespace's own root CA ConfigMap may arrive first: count from whatever has come.
       await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: "first" }, data: { a: "1" } } });
@@ -41,14 +45,22 @@ describe("watches that wake the agent's loops", () => {
     const stop = new AbortController();
     const retryNow = new RetryNow();
     let wakes = 0;
-    const watching = wakeOnChanges(kc, "/apis/no-such-group.example/v1/things", () => void (wakes += 1), { signal: stop.signal, backoff: { initialMs: 60_000, maxMs: 60_000 }, retryNow });
+    const watching = wakeOnChanges(kc, "/apis/no-such-group.example/v1/things", () => void (wakes += 1), {
+      signal: stop.signal,
+      backoff: { initialMs: 60_000, maxMs: 60_000 },
+      retryNow,
+    });
     try {
       for (let kick = 1; kick <= 2; kick++) {
         // Each failed start waits up to 60 s unless kicked; a kick ends that wait and the loop is woken.
-        await poll({ step: "test", object: "a kicked retry", endpoint: "the watch" }, { timeoutMs: 10_000, intervalMs: 100 }, async () => {
-          retryNow.kick();
-          return wakes >= kick ? { done: true, value: undefined } : { done: false, state: `${wakes} wakes` };
-        });
+        await poll(
+          { step: "test", object: "a kicked retry", endpoint: "the watch" },
+          { timeoutMs: 10_000, intervalMs: 100 },
+          async () => {
+            retryNow.kick();
+            return wakes >= kick ? { done: true, value: undefined } : { done: false, state: `${wakes} wakes` };
+          },
+        );
       }
     } finally {
       stop.abort();

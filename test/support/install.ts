@@ -7,7 +7,12 @@ import { readFileSync } from "node:fs";
 import { adminConfig } from "../../local-cluster/inspect.js";
 import type { ClusterState } from "../../local-cluster/lab.js";
 import { waitForAgent } from "../../provider/cluster/agent.js";
-import { ensureAuthServiceTls, ensureClusterIdentity, ensureCustomResourceDefinitions, ensureSystemNamespace } from "../../provider/cluster/install.js";
+import {
+  ensureAuthServiceTls,
+  ensureClusterIdentity,
+  ensureCustomResourceDefinitions,
+  ensureSystemNamespace,
+} from "../../provider/cluster/install.js";
 
 export { adminConfig };
 
@@ -28,7 +33,10 @@ export interface InstalledCluster {
  * Installs what peering needs and waits until the cluster's agent reports serving the new
  * certificate (read from the API server: under `gateway-only` the auth service is out of reach).
  */
-export async function installForPeering(cluster: ClusterState, options: { readonly externalCidr?: string } = {}): Promise<InstalledCluster> {
+export async function installForPeering(
+  cluster: ClusterState,
+  options: { readonly externalCidr?: string } = {},
+): Promise<InstalledCluster> {
   const kc = adminConfig(cluster);
   await ensureSystemNamespace(kc);
   await ensureCustomResourceDefinitions(kc);

@@ -49,7 +49,11 @@ export function uniqueLabName(): string {
  * Runs `body` with a private lab of `clusters`, and removes the lab afterwards, also when `body`
  * or the lab's start fails.
  */
-export async function withLab<T>(clusters: readonly ClusterRequest[], options: LabOptions, body: (lab: LabState) => Promise<T>): Promise<T> {
+export async function withLab<T>(
+  clusters: readonly ClusterRequest[],
+  options: LabOptions,
+  body: (lab: LabState) => Promise<T>,
+): Promise<T> {
   const name = options.name ?? uniqueLabName();
   claim(name);
   try {

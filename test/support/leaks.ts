@@ -31,7 +31,9 @@ export async function projectTraces(kubeconfigPath: string): Promise<string[]> {
     kc.makeApiClient(k8s.RbacAuthorizationV1Api).listNamespacedRoleBinding({ namespace: "kube-system", ...selector }),
   ]);
   return [
-    ...namespaces.items.filter((n) => n.metadata?.name?.startsWith("pulumi-liqo")).map((n) => `namespace ${n.metadata?.name}`),
+    ...namespaces.items
+      .filter((n) => n.metadata?.name?.startsWith("pulumi-liqo"))
+      .map((n) => `namespace ${n.metadata?.name}`),
     ...nodes.items.map((n) => `node ${n.metadata?.name}`),
     ...leases.items.map((l) => `lease ${l.metadata?.name}`),
     ...csrs.items.map((c) => `csr ${c.metadata?.name}`),
@@ -62,16 +64,43 @@ export async function tunnelTraces(cluster: ClusterState, ifnames: readonly stri
     })();
     if (argv[0]?.endsWith("wireguard-go")) traces.push(`process wireguard-go ${argv.at(-2) ?? ""} (pid ${pid})`);
   }
-  traces.push(...(await runIn(cluster.netns, "ip", ["route", "show", "table", "all"])).split("\n").filter((line) => line.includes(" dev lqw")).map((line) => `route ${line}`));
-  traces.push(...(await runIn(cluster.netns, "ip", ["rule", "show"])).split("\n").filter((line) => line.includes("fwmark")).map((line) => `rule ${line}`));
+  traces.push(
+    ...(await runIn(cluster.netns, "ip", ["route", "show", "table", "all"]))
+      .split("\n")
+      .filter((line) => line.includes(" dev lqw"))
+      .map((line) => `route ${line}`),
+  );
+  traces.push(
+    ...(await runIn(cluster.netns, "ip", ["rule", "show"]))
+      .split("\n")
+      .filter((line) => line.includes("fwmark"))
+      .map((line) => `rule ${line}`),
+  );
   for (const table of ["mangle", "nat"]) {
-    traces.push(...(await runIn(cluster.netns, "iptables", ["-w", "-t", table, "-S"])).split("\n").filter((line) => line.includes("pulumi-liqo:")).map((line) => `iptables -t ${table} ${line}`));
+    traces.push(
+      ...(await runIn(cluster.netns, "iptables", ["-w", "-t", table, "-S"]))
+        .split("\n")
+        .filter((line) => line.includes("pulumi-liqo:"))
+        .map((line) => `iptables -t ${table} ${line}`),
+    );
   }
-  traces.push(...ifnames.filter((ifname) => existsSync(wireguardSocketPath(ifname))).map((ifname) => `socket ${wireguardSocketPath(ifname)}`));
+  traces.push(
+    ...ifnames
+      .filter((ifname) => existsSync(wireguardSocketPath(ifname)))
+      .map((ifname) => `socket ${wireguardSocketPath(ifname)}`),
+  );
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(cluster.kubeconfig);
-  const secrets = await kc.makeApiClient(k8s.CoreV1Api).listNamespacedSecret({ namespace: SYSTEM_NAMESPACE }).catch(() => ({ items: [] as k8s.V1Secret[] }));
-  traces.push(...secrets.items.map((s) => s.metadata?.name ?? "").filter((name) => name.startsWith("wireguard-")).map((name) => `secret ${SYSTEM_NAMESPACE}/${name}`));
+  const secrets = await kc
+    .makeApiClient(k8s.CoreV1Api)
+    .listNamespacedSecret({ namespace: SYSTEM_NAMESPACE })
+    .catch(() => ({ items: [] as k8s.V1Secret[] }));
+  traces.push(
+    ...secrets.items
+      .map((s) => s.metadata?.name ?? "")
+      .filter((name) => name.startsWith("wireguard-"))
+      .map((name) => `secret ${SYSTEM_NAMESPACE}/${name}`),
+  );
   return traces;
 }
 
@@ -82,7 +111,8 @@ export async function tunnelTraces(cluster: ClusterState, ifnames: readonly stri
  */
 export async function labTraces(name: string, root: string, records: readonly ProcessRecord[]): Promise<string[]> {
   const found: string[] = [];
-  for (const ns of (await run("ip", ["netns", "list"])).split("\n")) if (ns.startsWith(namespacePrefix(name))) found.push(`namespace ${ns}`);
+  for (const ns of (await run("ip", ["netns", "list"])).split("\n"))
+    if (ns.startsWith(namespacePrefix(name))) found.push(`namespace ${ns}`);
   for (const line of (await run("ip", ["-o", "link", "show"])).split("\n")) {
     const link = line.split(":")[1]?.trim().split("@")[0] ?? "";
     if (link === bridgeName(name) || link.startsWith(`${bridgeName(name)}-`)) found.push(`link ${link}`);

@@ -4,7 +4,11 @@
  */
 import { readFileSync } from "node:fs";
 import type { ClusterState } from "../../local-cluster/lab.js";
-import { ensurePeeringTokenSecret, forgePeeringToken, revokePeeringToken } from "../../provider/authentication/tokens.js";
+import {
+  ensurePeeringTokenSecret,
+  forgePeeringToken,
+  revokePeeringToken,
+} from "../../provider/authentication/tokens.js";
 import { uninstallCluster } from "../../provider/cluster/install.js";
 import type { PeeringRequest } from "../../provider/peering/peering.js";
 import { adminConfig, installForPeering, type InstalledCluster } from "./install.js";
@@ -25,7 +29,11 @@ export interface PeeringPair {
 }
 
 /** Installs `a` (provider) and `b` (consumer) and records a token on `a`. */
-export async function preparePeering(a: ClusterState, b: ClusterState, resources: PeeringRequest["resources"]): Promise<PeeringPair> {
+export async function preparePeering(
+  a: ClusterState,
+  b: ClusterState,
+  resources: PeeringRequest["resources"],
+): Promise<PeeringPair> {
   const provider = await installForPeering(a);
   const consumer = await installForPeering(b);
   const token = forgePeeringToken();
@@ -37,7 +45,12 @@ export async function preparePeering(a: ClusterState, b: ClusterState, resources
     consumer,
     consumerKubeconfig,
     auth,
-    request: { consumerKubeconfig, provider: { clusterId: provider.clusterId, ...auth, token: token.token }, resources, timeoutMs: 90_000 },
+    request: {
+      consumerKubeconfig,
+      provider: { clusterId: provider.clusterId, ...auth, token: token.token },
+      resources,
+      timeoutMs: 90_000,
+    },
     cleanup: async () => {
       await revokePeeringToken(provider.kc, token.tokenId);
       await uninstallCluster(adminConfig(b));

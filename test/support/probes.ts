@@ -31,7 +31,12 @@ function outputOf(child: ChildProcess, deadlineMs: number): Promise<string> {
 }
 
 /** Whether a TCP connection from namespace `netns` (the host's if undefined) to `host:port` opens within `timeoutMs`. */
-export async function canConnectTcp(netns: string | undefined, host: string, port: number, timeoutMs = 3000): Promise<boolean> {
+export async function canConnectTcp(
+  netns: string | undefined,
+  host: string,
+  port: number,
+  timeoutMs = 3000,
+): Promise<boolean> {
   const script = `
     const s = require("node:net").connect(Number(process.argv[2]), process.argv[1]);
     s.setTimeout(Number(process.argv[3]), () => { console.log("timeout"); process.exit(0); });
@@ -45,7 +50,13 @@ export async function canConnectTcp(netns: string | undefined, host: string, por
  * Sends one UDP datagram from namespace `fromNetns` to `address:port`, where a listener in
  * `toNetns` waits for it; resolves with whether it arrived within `timeoutMs`.
  */
-export async function udpArrives(fromNetns: string, toNetns: string, address: string, port: number, timeoutMs = 3000): Promise<boolean> {
+export async function udpArrives(
+  fromNetns: string,
+  toNetns: string,
+  address: string,
+  port: number,
+  timeoutMs = 3000,
+): Promise<boolean> {
   const token = `probe-${Math.random().toString(36).slice(2)}`;
   const listener = nodeIn(
     toNetns,
@@ -107,12 +118,17 @@ export async function tcpTransfer(
   const server = spawn(
     "ip",
     [
-      "netns", "exec", to.netns, process.execPath, "-e",
+      "netns",
+      "exec",
+      to.netns,
+      process.execPath,
+      "-e",
       `let n = 0;
        const srv = require("node:net").createServer((c) => { c.on("data", (d) => (n += d.length)); c.on("end", () => { console.log(n); process.exit(0); }); });
        srv.listen(Number(process.argv[2]), process.argv[1], () => console.error("listening"));
        setTimeout(() => { console.log("timeout " + n); process.exit(1); }, 20000);`,
-      to.address, String(TCP_PORT),
+      to.address,
+      String(TCP_PORT),
     ],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
@@ -127,13 +143,20 @@ export async function tcpTransfer(
     await execa(
       "ip",
       [
-        "netns", "exec", from.netns, process.execPath, "-e",
+        "netns",
+        "exec",
+        from.netns,
+        process.execPath,
+        "-e",
         `const s = require("node:net").connect({ host: process.argv[1], port: Number(process.argv[2]), localAddress: process.argv[3] });
          s.setTimeout(15000, () => { console.error("timeout"); process.exit(1); });
          s.on("connect", () => s.end(Buffer.alloc(Number(process.argv[4]), 7)));
          s.on("close", () => process.exit(0));
          s.on("error", (e) => { console.error(e.message); process.exit(1); });`,
-        to.seenAs ?? to.address, String(TCP_PORT), from.address, String(bytes),
+        to.seenAs ?? to.address,
+        String(TCP_PORT),
+        from.address,
+        String(bytes),
       ],
       { timeout: 20_000 },
     );

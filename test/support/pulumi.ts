@@ -15,7 +15,10 @@ const REPO = dirname(require.resolve("pulumi-liqo/package.json"));
 
 /** Copies program directory `source` to `programDir`: the program alone, not a node_modules, lock or stack config a demo may have left beside it. */
 export function copyProgram(source: string, programDir: string): void {
-  cpSync(source, programDir, { recursive: true, filter: (path) => !/\/(node_modules|package-lock\.json|Pulumi\.[^/]+\.yaml)$/.test(path) });
+  cpSync(source, programDir, {
+    recursive: true,
+    filter: (path) => !/\/(node_modules|package-lock\.json|Pulumi\.[^/]+\.yaml)$/.test(path),
+  });
 }
 
 /**
@@ -38,8 +41,16 @@ async function installFromTarball(programDir: string, tarball: string): Promise<
   const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as { dependencies: Record<string, string> };
   manifest.dependencies["pulumi-liqo"] = `file:${tarball}`;
   writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
-  const result = await execa("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: programDir, reject: false, stdin: "ignore", timeout: 10 * 60_000 });
-  if (result.exitCode !== 0) throw new Error(`npm install of ${tarball} in ${programDir} exited ${result.exitCode}: ${String(result.stderr).slice(-2000)}`);
+  const result = await execa("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], {
+    cwd: programDir,
+    reject: false,
+    stdin: "ignore",
+    timeout: 10 * 60_000,
+  });
+  if (result.exitCode !== 0)
+    throw new Error(
+      `npm install of ${tarball} in ${programDir} exited ${result.exitCode}: ${String(result.stderr).slice(-2000)}`,
+    );
 }
 
 /** What one `pulumi` command printed. */
@@ -51,10 +62,19 @@ export interface PulumiResult {
 
 /** The errors of a failed run first, then the last lines of its output. */
 export function failureSummary(result: PulumiResult): string {
-  const diagnostics = /\nDiagnostics:\n([\s\S]*?)(?:\n(?:Outputs|Resources|Duration):|$)/.exec(result.stdout)?.[1]?.trim();
-  const errors = result.stdout.split("\n").filter((line) => /\berror:/.test(line)).map((line) => line.trim());
+  const diagnostics = /\nDiagnostics:\n([\s\S]*?)(?:\n(?:Outputs|Resources|Duration):|$)/
+    .exec(result.stdout)?.[1]
+    ?.trim();
+  const errors = result.stdout
+    .split("\n")
+    .filter((line) => /\berror:/.test(line))
+    .map((line) => line.trim());
   return [
-    diagnostics ? `diagnostics:\n${diagnostics}` : errors.length ? `errors:\n${errors.join("\n")}` : "no diagnostics printed",
+    diagnostics
+      ? `diagnostics:\n${diagnostics}`
+      : errors.length
+        ? `errors:\n${errors.join("\n")}`
+        : "no diagnostics printed",
     result.stderr.trim() ? `stderr:\n${result.stderr.trim()}` : "",
     `stdout (last 30 lines):\n${result.stdout.trim().split("\n").slice(-30).join("\n")}`,
   ]
@@ -64,7 +84,11 @@ export function failureSummary(result: PulumiResult): string {
 
 /** A program in a temporary workspace with its own backend and stack. */
 export class PulumiWorkspace {
-  private constructor(readonly dir: string, readonly programDir: string, readonly env: Record<string, string>) {}
+  private constructor(
+    readonly dir: string,
+    readonly programDir: string,
+    readonly env: Record<string, string>,
+  ) {}
 
   /**
    * Copies program directory `source` into a fresh workspace and creates stack `stack`. With
@@ -73,7 +97,12 @@ export class PulumiWorkspace {
    * `tarball`, the program gets its packages as a user's would: `npm install` from the registry,
    * with `pulumi-liqo` from that packed tarball instead of this repository.
    */
-  static async create(source: string, stack = "test", backendOf?: PulumiWorkspace, tarball?: string): Promise<PulumiWorkspace> {
+  static async create(
+    source: string,
+    stack = "test",
+    backendOf?: PulumiWorkspace,
+    tarball?: string,
+  ): Promise<PulumiWorkspace> {
     const dir = mkdtempSync(join(tmpdir(), "pulumi-liqo-e2e-"));
     const programDir = join(dir, "program");
     mkdirSync(join(dir, "state"));
@@ -121,7 +150,8 @@ export class PulumiWorkspace {
    */
   async ok(args: readonly string[]): Promise<PulumiResult> {
     const result = await this.pulumi(args);
-    if (result.exitCode !== 0) throw new Error(`pulumi ${args.join(" ")} exited ${result.exitCode}:\n${failureSummary(result)}`);
+    if (result.exitCode !== 0)
+      throw new Error(`pulumi ${args.join(" ")} exited ${result.exitCode}:\n${failureSummary(result)}`);
     return result;
   }
 
@@ -132,8 +162,14 @@ export class PulumiWorkspace {
 }
 
 /** The outputs the stack's state holds for resource `name` of type `liqo:<type>`. */
-export async function outputsOf(workspace: PulumiWorkspace, type: string, name: string): Promise<Record<string, unknown>> {
-  const state = JSON.parse((await workspace.ok(["stack", "export"])).stdout) as { deployment: { resources?: { urn: string; outputs?: Record<string, unknown> }[] } };
+export async function outputsOf(
+  workspace: PulumiWorkspace,
+  type: string,
+  name: string,
+): Promise<Record<string, unknown>> {
+  const state = JSON.parse((await workspace.ok(["stack", "export"])).stdout) as {
+    deployment: { resources?: { urn: string; outputs?: Record<string, unknown> }[] };
+  };
   const resource = state.deployment.resources?.find((r) => r.urn.endsWith(`dynamic/liqo:${type}::${name}`));
   if (!resource) throw new Error(`test: no ${type} ${name} in the stack's state`);
   return resource.outputs ?? {};
@@ -152,10 +188,17 @@ export interface Preview {
 /** Runs `pulumi preview --json` and reads its steps and explanations. */
 export async function previewOf(workspace: PulumiWorkspace): Promise<Preview> {
   const { stdout } = await workspace.ok(["preview", "--json"]);
-  const preview = JSON.parse(stdout) as { steps: { op: string; urn: string }[]; diagnostics?: { urn?: string; message: string; severity: string }[] };
+  const preview = JSON.parse(stdout) as {
+    steps: { op: string; urn: string }[];
+    diagnostics?: { urn?: string; message: string; severity: string }[];
+  };
   return {
-    steps: preview.steps.filter((s) => !s.urn.includes("pulumi:pulumi:Stack")).map((s) => `${s.op} ${s.urn.split("::").pop()}`),
-    explanations: (preview.diagnostics ?? []).filter((d) => d.severity === "info" && d.urn).map((d) => ({ urn: d.urn!, message: d.message.trim() })),
+    steps: preview.steps
+      .filter((s) => !s.urn.includes("pulumi:pulumi:Stack"))
+      .map((s) => `${s.op} ${s.urn.split("::").pop()}`),
+    explanations: (preview.diagnostics ?? [])
+      .filter((d) => d.severity === "info" && d.urn)
+      .map((d) => ({ urn: d.urn!, message: d.message.trim() })),
     output: stdout,
   };
 }
@@ -180,7 +223,13 @@ export async function configureForLab(workspace: PulumiWorkspace, lab: LabState)
 
 /** Sets the mesh example's `clusters` config: every cluster of `lab`, with where its gateway serves. */
 export async function configureMeshForLab(workspace: PulumiWorkspace, lab: LabState): Promise<void> {
-  const members = lab.clusters.map((c) => ({ name: c.name, kubeconfig: c.kubeconfig, podCidr: c.podCidr, serviceCidr: c.serviceCidr, gatewayAddress: c.publicAddress }));
+  const members = lab.clusters.map((c) => ({
+    name: c.name,
+    kubeconfig: c.kubeconfig,
+    podCidr: c.podCidr,
+    serviceCidr: c.serviceCidr,
+    gatewayAddress: c.publicAddress,
+  }));
   await workspace.ok(["config", "set", "clusters", JSON.stringify(members)]);
 }
 

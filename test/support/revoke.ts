@@ -16,19 +16,39 @@ export interface AuthServiceAt {
 }
 
 /** Revokes the identity that `consumer` holds for provider `providerClusterId`, with that identity's own certificate. */
-export async function revokeHeldIdentity(consumer: k8s.KubeConfig, providerClusterId: string, auth: AuthServiceAt): Promise<RevokeIdentityResult> {
+export async function revokeHeldIdentity(
+  consumer: k8s.KubeConfig,
+  providerClusterId: string,
+  auth: AuthServiceAt,
+): Promise<RevokeIdentityResult> {
   const text = await getIdentityKubeconfig(consumer, providerClusterId);
   if (!text) throw new Error(`test: the consumer holds no identity for provider ${providerClusterId}`);
   const user = loadKubeconfig(text, "stored identity").getCurrentUser()!;
   const decode = (data: string | undefined): string => Buffer.from(data ?? "", "base64").toString("utf8");
-  return revokeIdentity({ ...auth, certificatePem: decode(user.certData), keyPem: decode(user.keyData), timeoutMs: 20_000 });
+  return revokeIdentity({
+    ...auth,
+    certificatePem: decode(user.certData),
+    keyPem: decode(user.keyData),
+    timeoutMs: 20_000,
+  });
 }
 
 /** Waits until Node `nodeName`'s Ready condition has status `status`; resolves that condition. */
-export async function waitForReadyStatus(consumer: k8s.KubeConfig, nodeName: string, status: "True" | "False", timeoutMs: number): Promise<k8s.V1NodeCondition> {
+export async function waitForReadyStatus(
+  consumer: k8s.KubeConfig,
+  nodeName: string,
+  status: "True" | "False",
+  timeoutMs: number,
+): Promise<k8s.V1NodeCondition> {
   const core = consumer.makeApiClient(k8s.CoreV1Api);
-  return poll({ step: "test", object: `Node ${nodeName} Ready=${status}`, endpoint: consumer.getCurrentCluster()!.server }, { timeoutMs, intervalMs: 200 }, async () => {
-    const ready = (await core.readNode({ name: nodeName })).status?.conditions?.find((c) => c.type === "Ready");
-    return ready?.status === status ? { done: true, value: ready } : { done: false, state: `Ready=${ready?.status} (${ready?.reason}: ${ready?.message})` };
-  });
+  return poll(
+    { step: "test", object: `Node ${nodeName} Ready=${status}`, endpoint: consumer.getCurrentCluster()!.server },
+    { timeoutMs, intervalMs: 200 },
+    async () => {
+      const ready = (await core.readNode({ name: nodeName })).status?.conditions?.find((c) => c.type === "Ready");
+      return ready?.status === status
+        ? { done: true, value: ready }
+        : { done: false, state: `Ready=${ready?.status} (${ready?.reason}: ${ready?.message})` };
+    },
+  );
 }

@@ -36,13 +36,26 @@ export async function peerPair(lab: LabState, options: { readonly externalCidr?:
   const token = forgePeeringToken();
   await ensurePeeringTokenSecret(provider.kc, { tokenId: token.tokenId, secretHash: token.secretHash });
   const record = await createPeering(
-    { consumerKubeconfig: consumer.kubeconfig, provider: { clusterId: provider.clusterId, authUrl: a.authUrl, authCaPem: provider.caPem, token: token.token }, resources: { pods: 10 }, timeoutMs: 90_000 },
+    {
+      consumerKubeconfig: consumer.kubeconfig,
+      provider: { clusterId: provider.clusterId, authUrl: a.authUrl, authCaPem: provider.caPem, token: token.token },
+      resources: { pods: 10 },
+      timeoutMs: 90_000,
+    },
     quietProgress,
   );
   const identity = loadKubeconfig((await getIdentityKubeconfig(consumer.kc, provider.clusterId))!, "identity");
   const sides: TunnelSides = {
-    consumer: { kc: consumer.kc, namespace: SYSTEM_NAMESPACE, party: { clusterId: consumer.clusterId, clusterName: "b" } },
-    provider: { kc: identity, namespace: providerEndpointNamespace("out-of-band", record.tenantNamespace), party: { clusterId: provider.clusterId, clusterName: "a" } },
+    consumer: {
+      kc: consumer.kc,
+      namespace: SYSTEM_NAMESPACE,
+      party: { clusterId: consumer.clusterId, clusterName: "b" },
+    },
+    provider: {
+      kc: identity,
+      namespace: providerEndpointNamespace("out-of-band", record.tenantNamespace),
+      party: { clusterId: provider.clusterId, clusterName: "a" },
+    },
   };
   return { a, b, provider, consumer, record, sides };
 }
@@ -50,5 +63,11 @@ export async function peerPair(lab: LabState, options: { readonly externalCidr?:
 /** Removes the pair's tunnel (if any) and its peering. */
 export async function unpeerPair(pair: Pair): Promise<void> {
   await deleteTunnel(pair.sides, { force: false, timeoutMs: 60_000 }, quietProgress).catch(() => undefined);
-  await deletePeering(pair.consumer.kubeconfig, pair.record, { authUrl: pair.a.authUrl, authCaPem: pair.provider.caPem }, { force: true, timeoutMs: 30_000 }, quietProgress);
+  await deletePeering(
+    pair.consumer.kubeconfig,
+    pair.record,
+    { authUrl: pair.a.authUrl, authCaPem: pair.provider.caPem },
+    { force: true, timeoutMs: 30_000 },
+    quietProgress,
+  );
 }

@@ -29,7 +29,9 @@ const peering = new Peering(`${name}-to-provider`, {
 
 // The tunnel, when the provider team says where its gateway serves.
 const gatewayAddress = config.get("gatewayAddress");
-const tunnel = gatewayAddress ? new Tunnel(`${name}-to-provider-tunnel`, { peering, serverAddress: gatewayAddress, force }) : undefined;
+const tunnel = gatewayAddress
+  ? new Tunnel(`${name}-to-provider-tunnel`, { peering, serverAddress: gatewayAddress, force })
+  : undefined;
 
 export const virtualNode = peering.virtualNodeName;
 export const tunnelStatus = tunnel?.status;

@@ -2,7 +2,9 @@ import { AGENT_BACKOFF, Backoff, backoffDelayMs, backoffStepMs } from "../../../
 
 describe("backoff", () => {
   test("GIVEN the agent's policy WHEN failures pile up THEN the pause doubles from 1 s and is capped at 30 s", () => {
-    expect([1, 2, 3, 4, 5, 6, 20].map((n) => backoffStepMs(AGENT_BACKOFF, n))).toEqual([1000, 2000, 4000, 8000, 16000, 30000, 30000]);
+    expect([1, 2, 3, 4, 5, 6, 20].map((n) => backoffStepMs(AGENT_BACKOFF, n))).toEqual([
+      1000, 2000, 4000, 8000, 16000, 30000, 30000,
+    ]);
   });
 
   test("GIVEN jitter WHEN the random source is at its ends THEN the pause lies within [0.8 d, d] and never above the cap", () => {
@@ -41,6 +43,10 @@ describe("backoff", () => {
     expect(backoff.dueAt).toBe(13_000);
     expect(backoff.succeeded()).toBe("x: recovered after 2 failed attempts");
     expect(backoff.dueAt).toBe(Number.NEGATIVE_INFINITY);
-    expect(backoff.failed("a", 20_000)).toEqual({ delayMs: 1000, failures: 1, report: "x: a (attempt 1, retry in 1 s)" });
+    expect(backoff.failed("a", 20_000)).toEqual({
+      delayMs: 1000,
+      failures: 1,
+      report: "x: a (attempt 1, retry in 1 s)",
+    });
   });
 });

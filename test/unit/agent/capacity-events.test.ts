@@ -1,7 +1,14 @@
 import { capacityEventFilters } from "../../../agent/offer-answering.js";
 
-const node = (name: string, cpu: string, heartbeat: string) => ({ metadata: { name }, status: { allocatable: { cpu }, conditions: [{ type: "Ready", lastHeartbeatTime: heartbeat }] } });
-const pod = (uid: string, nodeName: string | undefined, phase: string, restarts = 0) => ({ metadata: { uid }, spec: { nodeName }, status: { phase, containerStatuses: [{ restartCount: restarts }] } });
+const node = (name: string, cpu: string, heartbeat: string) => ({
+  metadata: { name },
+  status: { allocatable: { cpu }, conditions: [{ type: "Ready", lastHeartbeatTime: heartbeat }] },
+});
+const pod = (uid: string, nodeName: string | undefined, phase: string, restarts = 0) => ({
+  metadata: { uid },
+  spec: { nodeName },
+  status: { phase, containerStatuses: [{ restartCount: restarts }] },
+});
 
 describe("the watch events that move free capacity", () => {
   test("GIVEN a node seen once WHEN only its heartbeat moves THEN no wake; WHEN its allocatable changes or it goes THEN a wake", () => {

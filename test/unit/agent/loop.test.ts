@@ -59,7 +59,13 @@ describe("runLoop", () => {
     const delays: number[] = [];
     let calls = 0;
     await runLoop(
-      { name: "test", intervalMs: 30_000, signal: stop.signal, reporter: { info: () => undefined, warn: () => undefined }, delay: async (ms) => void (delays.push(ms) === 3 && stop.abort()) },
+      {
+        name: "test",
+        intervalMs: 30_000,
+        signal: stop.signal,
+        reporter: { info: () => undefined, warn: () => undefined },
+        delay: async (ms) => void (delays.push(ms) === 3 && stop.abort()),
+      },
       async () => (++calls === 2 ? 1000 : undefined),
     );
     expect(delays).toEqual([30_000, 1000, 30_000]);
@@ -93,11 +99,20 @@ describe("Wakeup", () => {
     const wakeup = new Wakeup();
     let calls = 0;
     const started = performance.now();
-    await runLoop({ name: "test", intervalMs: 60_000, signal: stop.signal, reporter: { info: () => undefined, warn: () => undefined }, wakeup }, async () => {
-      calls += 1;
-      if (calls === 3) stop.abort();
-      else setTimeout(() => wakeup.wake(), 10);
-    });
+    await runLoop(
+      {
+        name: "test",
+        intervalMs: 60_000,
+        signal: stop.signal,
+        reporter: { info: () => undefined, warn: () => undefined },
+        wakeup,
+      },
+      async () => {
+        calls += 1;
+        if (calls === 3) stop.abort();
+        else setTimeout(() => wakeup.wake(), 10);
+      },
+    );
     expect(calls).toBe(3);
     expect(performance.now() - started).toBeLessThan(5000);
   });

@@ -11,7 +11,9 @@ describe("when an identity is renewed", () => {
   });
 
   test("GIVEN a 600 s identity (the CSR API's minimum) THEN it is due after 400 s", () => {
-    expect(renewalTime({ notBefore: new Date(issued), notAfter: new Date(issued + 600_000) }, RENEW_AT_FRACTION)).toBe(issued + 400_000);
+    expect(renewalTime({ notBefore: new Date(issued), notAfter: new Date(issued + 600_000) }, RENEW_AT_FRACTION)).toBe(
+      issued + 400_000,
+    );
   });
 
   test("GIVEN renewals that failed WHEN the next try is planned THEN it backs off from the last failure (1 s, 2 s, 4 s … capped at 30 s), never before the renewal is due", () => {
@@ -38,13 +40,40 @@ describe("when an identity is renewed", () => {
 });
 
 describe("where an identity is renewed", () => {
-  const spec = { providerClusterId: "p", providerClusterName: "a", identitySecret: "identity-p", tenantNamespace: "t", requestName: "r", virtualNodeName: "n" };
-  const peering = (extra: Partial<OutgoingPeering["spec"]>): OutgoingPeering => ({ apiVersion: "x", kind: "OutgoingPeering", metadata: { name: "to-p" }, spec: { ...spec, ...extra } });
+  const spec = {
+    providerClusterId: "p",
+    providerClusterName: "a",
+    identitySecret: "identity-p",
+    tenantNamespace: "t",
+    requestName: "r",
+    virtualNodeName: "n",
+  };
+  const peering = (extra: Partial<OutgoingPeering["spec"]>): OutgoingPeering => ({
+    apiVersion: "x",
+    kind: "OutgoingPeering",
+    metadata: { name: "to-p" },
+    spec: { ...spec, ...extra },
+  });
 
   test("GIVEN an out-of-band peering THEN at the auth service its handover named; GIVEN an in-band one THEN inside the tunnel, under the service's name; GIVEN one made before renewal existed THEN nowhere", () => {
-    expect(authAccessOf(peering({ auth: { url: "https://172.29.1.10:8443", caPem: "CA" } }))).toEqual({ url: "https://172.29.1.10:8443", caPem: "CA" });
-    const inBand = { authUrl: "https://169.254.0.1:8443", authServerName: "auth.a", authCaPem: "CA2", apiServerUrl: "https://169.254.0.1:6443", apiServerName: "kubernetes", tokenSecret: "tok", resources: { pods: 1 } };
-    expect(authAccessOf(peering({ inBand }))).toEqual({ url: "https://169.254.0.1:8443", caPem: "CA2", serverName: "auth.a" });
+    expect(authAccessOf(peering({ auth: { url: "https://172.29.1.10:8443", caPem: "CA" } }))).toEqual({
+      url: "https://172.29.1.10:8443",
+      caPem: "CA",
+    });
+    const inBand = {
+      authUrl: "https://169.254.0.1:8443",
+      authServerName: "auth.a",
+      authCaPem: "CA2",
+      apiServerUrl: "https://169.254.0.1:6443",
+      apiServerName: "kubernetes",
+      tokenSecret: "tok",
+      resources: { pods: 1 },
+    };
+    expect(authAccessOf(peering({ inBand }))).toEqual({
+      url: "https://169.254.0.1:8443",
+      caPem: "CA2",
+      serverName: "auth.a",
+    });
     expect(authAccessOf(peering({}))).toBeUndefined();
   });
 });

@@ -2,7 +2,12 @@
  * profileRules: the iptables rules of each connectivity profile. Rules are checked by what they do
  * to packets, with a small first-match evaluator of the subset of iptables syntax they use.
  */
-import { PROFILES, profileRules, type ConnectivityProfile, type PortRange } from "../../../local-cluster/connectivity.js";
+import {
+  PROFILES,
+  profileRules,
+  type ConnectivityProfile,
+  type PortRange,
+} from "../../../local-cluster/connectivity.js";
 
 const HOST = "172.29.1.1";
 const OTHER_CLUSTER = "172.29.1.11";
@@ -61,9 +66,12 @@ function verdict(rules: readonly (readonly string[])[], packet: Packet): Verdict
 const gatewayOnly = (): string[][] => profileRules("gateway-only", HOST, API_PORT, GATEWAY);
 
 describe("profileRules", () => {
-  test.each(["open", "nat"] as const)("GIVEN the %s profile WHEN its rules are made THEN there are none", (profile: ConnectivityProfile) => {
-    expect(profileRules(profile, HOST, API_PORT, GATEWAY)).toEqual([]);
-  });
+  test.each(["open", "nat"] as const)(
+    "GIVEN the %s profile WHEN its rules are made THEN there are none",
+    (profile: ConnectivityProfile) => {
+      expect(profileRules(profile, HOST, API_PORT, GATEWAY)).toEqual([]);
+    },
+  );
 
   test("GIVEN the list of profiles WHEN read THEN it holds open, gateway-only and nat", () => {
     expect([...PROFILES].sort()).toEqual(["gateway-only", "nat", "open"]);
@@ -100,7 +108,8 @@ describe("profileRules", () => {
   });
 
   test("GIVEN gateway-only WHEN rules are made THEN every argument is a non-empty string", () => {
-    for (const rule of gatewayOnly()) for (const arg of rule) expect(typeof arg === "string" && arg.length > 0).toBe(true);
+    for (const rule of gatewayOnly())
+      for (const arg of rule) expect(typeof arg === "string" && arg.length > 0).toBe(true);
   });
 });
 
@@ -119,9 +128,12 @@ describe("profileRules gateway-only, by what happens to packets", () => {
     expect(verdict(rules, { source: HOST, protocol, port })).toBe("DROP");
   });
 
-  test.each([GATEWAY.from, (GATEWAY.from + GATEWAY.to) >> 1, GATEWAY.to])("GIVEN another cluster WHEN it sends UDP to gateway port %p THEN the packet passes", (port) => {
-    expect(verdict(rules, { source: OTHER_CLUSTER, protocol: "udp", port })).toBe("RETURN");
-  });
+  test.each([GATEWAY.from, (GATEWAY.from + GATEWAY.to) >> 1, GATEWAY.to])(
+    "GIVEN another cluster WHEN it sends UDP to gateway port %p THEN the packet passes",
+    (port) => {
+      expect(verdict(rules, { source: OTHER_CLUSTER, protocol: "udp", port })).toBe("RETURN");
+    },
+  );
 
   test.each([
     ["udp", GATEWAY.from - 1],
@@ -133,9 +145,12 @@ describe("profileRules gateway-only, by what happens to packets", () => {
     expect(verdict(rules, { source: OTHER_CLUSTER, protocol, port })).toBe("DROP");
   });
 
-  test.each([HOST, OTHER_CLUSTER])("GIVEN a reply from %s to a connection the cluster opened WHEN it arrives on any port THEN it passes", (source) => {
-    expect(verdict(rules, { source, protocol: "tcp", port: 40123, established: true })).toBe("RETURN");
-  });
+  test.each([HOST, OTHER_CLUSTER])(
+    "GIVEN a reply from %s to a connection the cluster opened WHEN it arrives on any port THEN it passes",
+    (source) => {
+      expect(verdict(rules, { source, protocol: "tcp", port: 40123, established: true })).toBe("RETURN");
+    },
+  );
 
   test("GIVEN any packet WHEN evaluated THEN some rule decides it, so nothing falls through the chain", () => {
     for (const source of [HOST, OTHER_CLUSTER, "203.0.113.9"]) {

@@ -1,7 +1,13 @@
 /** planLab: every name, address and CIDR of a lab, decided and validated before anything exists. */
 import { join } from "node:path";
 import { Cidr } from "../../../provider/net/cidr.js";
-import { LabPlanError, planLab, type ClusterRequest, type LabPlan, type PlanSettings } from "../../../local-cluster/plan.js";
+import {
+  LabPlanError,
+  planLab,
+  type ClusterRequest,
+  type LabPlan,
+  type PlanSettings,
+} from "../../../local-cluster/plan.js";
 
 const DIR = "/tmp/labs/t1";
 const NAT_CIDR = "192.168.100.0/24";
@@ -43,9 +49,16 @@ describe("planLab: addresses and CIDRs", () => {
   });
 
   test("GIVEN the most clusters allowed without CIDRs WHEN planned THEN no two default CIDRs overlap", () => {
-    const plan = planLab("t1", DIR, Array.from({ length: 40 }, (_, i) => ({ name: `c${i}` })), settings());
+    const plan = planLab(
+      "t1",
+      DIR,
+      Array.from({ length: 40 }, (_, i) => ({ name: `c${i}` })),
+      settings(),
+    );
     const cidrs = plan.clusters.flatMap((c) => [Cidr.parse(c.podCidr), Cidr.parse(c.serviceCidr)]);
-    for (const [i, a] of cidrs.entries()) for (const b of cidrs.slice(i + 1)) expect([a.toString(), b.toString(), a.overlaps(b)]).toEqual([a.toString(), b.toString(), false]);
+    for (const [i, a] of cidrs.entries())
+      for (const b of cidrs.slice(i + 1))
+        expect([a.toString(), b.toString(), a.overlaps(b)]).toEqual([a.toString(), b.toString(), false]);
   });
 
   test("GIVEN explicit CIDRs WHEN planned THEN they are kept", () => {
@@ -60,7 +73,10 @@ describe("planLab: addresses and CIDRs", () => {
   test("GIVEN some subnets in use WHEN planned THEN the lab takes the lowest index not in use", () => {
     expect(planLab("t1", DIR, named("a"), settings({ usedSubnetIndexes: [1, 2, 4] })).subnetIndex).toBe(3);
     expect(planLab("t1", DIR, named("a"), settings({ usedSubnetIndexes: [2, 3] })).subnetIndex).toBe(1);
-    expect(planLab("t1", DIR, named("a"), settings({ usedSubnetIndexes: [...Array(249).keys()].map((i) => i + 1) })).subnetIndex).toBe(250);
+    expect(
+      planLab("t1", DIR, named("a"), settings({ usedSubnetIndexes: [...Array(249).keys()].map((i) => i + 1) }))
+        .subnetIndex,
+    ).toBe(250);
   });
 
   test("GIVEN a lab WHEN planned THEN the host is .1 and cluster i is .(10+i) of the lab subnet", () => {
@@ -73,7 +89,12 @@ describe("planLab: addresses and CIDRs", () => {
   });
 
   test("GIVEN many clusters WHEN planned THEN every address is distinct, in the lab subnet and not the host's", () => {
-    const plan = planLab("t1", DIR, Array.from({ length: 40 }, (_, i) => ({ name: `c${i}` })), settings({ usedSubnetIndexes: [1] }));
+    const plan = planLab(
+      "t1",
+      DIR,
+      Array.from({ length: 40 }, (_, i) => ({ name: `c${i}` })),
+      settings({ usedSubnetIndexes: [1] }),
+    );
     const subnet = labSubnetOf(plan);
     const addresses = plan.clusters.map((c) => c.publicAddress);
     expect(new Set(addresses).size).toBe(addresses.length);
@@ -82,7 +103,15 @@ describe("planLab: addresses and CIDRs", () => {
   });
 
   test("GIVEN two clusters asked for the same pod CIDR WHEN planned THEN both get it", () => {
-    const plan = planLab("t1", DIR, [{ name: "x", podCidr: "10.50.0.0/16" }, { name: "y", podCidr: "10.50.0.0/16" }], settings());
+    const plan = planLab(
+      "t1",
+      DIR,
+      [
+        { name: "x", podCidr: "10.50.0.0/16" },
+        { name: "y", podCidr: "10.50.0.0/16" },
+      ],
+      settings(),
+    );
     expect(plan.clusters.map((c) => c.podCidr)).toEqual(["10.50.0.0/16", "10.50.0.0/16"]);
   });
 
@@ -113,12 +142,23 @@ describe("planLab: names", () => {
   });
 
   test("GIVEN the longest lab name and the most clusters WHEN planned THEN every interface name fits Linux's 15 characters", () => {
-    const plan = planLab("abcd1234", DIR, Array.from({ length: 40 }, (_, i) => ({ name: `c${i}` })), settings());
-    for (const name of [plan.bridge, ...plan.clusters.map((c) => c.hostLink)]) expect(name.length).toBeLessThanOrEqual(15);
+    const plan = planLab(
+      "abcd1234",
+      DIR,
+      Array.from({ length: 40 }, (_, i) => ({ name: `c${i}` })),
+      settings(),
+    );
+    for (const name of [plan.bridge, ...plan.clusters.map((c) => c.hostLink)])
+      expect(name.length).toBeLessThanOrEqual(15);
   });
 
   test("GIVEN many clusters WHEN planned THEN netns, host links and dirs are all distinct", () => {
-    const plan = planLab("t1", DIR, Array.from({ length: 12 }, (_, i) => ({ name: `c${i}` })), settings({ profile: "nat", behindNat: ["c1", "c11"] }));
+    const plan = planLab(
+      "t1",
+      DIR,
+      Array.from({ length: 12 }, (_, i) => ({ name: `c${i}` })),
+      settings({ profile: "nat", behindNat: ["c1", "c11"] }),
+    );
     for (const key of ["netns", "hostLink", "dir"] as const) {
       const values = plan.clusters.map((c) => c[key]);
       expect(new Set(values).size).toBe(values.length);
@@ -131,19 +171,28 @@ describe("planLab: names", () => {
     expect(planLab(name, DIR, named("a"), settings()).name).toBe(name);
   });
 
-  test.each(["", "123456789", "Lab", "lab-1", "lab_1", "lab 1"])("GIVEN the invalid lab name %j WHEN planned THEN it is refused by name", (name) => {
-    const error = planError(name, DIR, named("a"), settings());
-    expect(error.problems).toEqual([expect.stringContaining(`lab name "${name}"`)]);
-  });
+  test.each(["", "123456789", "Lab", "lab-1", "lab_1", "lab 1"])(
+    "GIVEN the invalid lab name %j WHEN planned THEN it is refused by name",
+    (name) => {
+      const error = planError(name, DIR, named("a"), settings());
+      expect(error.problems).toEqual([expect.stringContaining(`lab name "${name}"`)]);
+    },
+  );
 
-  test.each(["a", "abcdefghijkl", "a-1", "z9"])("GIVEN the valid cluster name %j WHEN planned THEN it is accepted", (name) => {
-    expect(planLab("t1", DIR, named(name), settings()).clusters[0]!.name).toBe(name);
-  });
+  test.each(["a", "abcdefghijkl", "a-1", "z9"])(
+    "GIVEN the valid cluster name %j WHEN planned THEN it is accepted",
+    (name) => {
+      expect(planLab("t1", DIR, named(name), settings()).clusters[0]!.name).toBe(name);
+    },
+  );
 
-  test.each(["", "1a", "-a", "A", "a_b", "a.b", "abcdefghijklm"])("GIVEN the invalid cluster name %j WHEN planned THEN it is refused by name", (name) => {
-    const error = planError("t1", DIR, named(name), settings());
-    expect(error.problems).toEqual([expect.stringContaining(`cluster name "${name}"`)]);
-  });
+  test.each(["", "1a", "-a", "A", "a_b", "a.b", "abcdefghijklm"])(
+    "GIVEN the invalid cluster name %j WHEN planned THEN it is refused by name",
+    (name) => {
+      const error = planError("t1", DIR, named(name), settings());
+      expect(error.problems).toEqual([expect.stringContaining(`cluster name "${name}"`)]);
+    },
+  );
 });
 
 describe("planLab: NAT", () => {
@@ -190,10 +239,13 @@ describe("planLab: NAT", () => {
     expect(plan.clusters.filter((c) => c.routerNetns).map((c) => c.name)).toEqual(["b"]);
   });
 
-  test.each(["open", "gateway-only"] as const)("GIVEN the %s profile WHEN planned THEN no cluster is behind NAT", (profile) => {
-    const plan = planLab("t1", DIR, named("a", "b"), settings({ profile }));
-    expect(plan.clusters.every((c) => c.routerNetns === undefined && c.address === c.publicAddress)).toBe(true);
-  });
+  test.each(["open", "gateway-only"] as const)(
+    "GIVEN the %s profile WHEN planned THEN no cluster is behind NAT",
+    (profile) => {
+      const plan = planLab("t1", DIR, named("a", "b"), settings({ profile }));
+      expect(plan.clusters.every((c) => c.routerNetns === undefined && c.address === c.publicAddress)).toBe(true);
+    },
+  );
 });
 
 describe("planLab: validation", () => {
@@ -209,7 +261,12 @@ describe("planLab: validation", () => {
         { name: "l", podCidr: "192.168.0.0/16" },
         { name: "c", serviceCidr: "not-a-cidr" },
       ],
-      settings({ profile: "nat", behindNat: ["ghost"], gatewayPorts: { from: 60000, to: 50000 }, usedSubnetIndexes: [...Array(250).keys()].map((i) => i + 1) }),
+      settings({
+        profile: "nat",
+        behindNat: ["ghost"],
+        gatewayPorts: { from: 60000, to: 50000 },
+        usedSubnetIndexes: [...Array(250).keys()].map((i) => i + 1),
+      }),
     );
     const expected = [
       /lab name "Bad_Lab"/,
@@ -239,22 +296,35 @@ describe("planLab: validation", () => {
 
   test("GIVEN more than 40 clusters WHEN planned THEN it is refused, and 40 is accepted", () => {
     const requests = Array.from({ length: 41 }, (_, i) => ({ name: `c${i}` }));
-    expect(planError("t1", DIR, requests, settings()).problems).toEqual([expect.stringMatching(/41 clusters requested; at most 40/)]);
+    expect(planError("t1", DIR, requests, settings()).problems).toEqual([
+      expect.stringMatching(/41 clusters requested; at most 40/),
+    ]);
     expect(planLab("t1", DIR, requests.slice(0, 40), settings()).clusters).toHaveLength(40);
   });
 
   test("GIVEN a name given three times WHEN planned THEN the duplicate is reported", () => {
-    expect(hasProblem(planError("t1", DIR, named("a", "a", "a"), settings()), /cluster name "a" is given more than once/)).toBe(true);
+    expect(
+      hasProblem(planError("t1", DIR, named("a", "a", "a"), settings()), /cluster name "a" is given more than once/),
+    ).toBe(true);
   });
 
   test("GIVEN a pod CIDR overlapping the service CIDR WHEN planned THEN it is refused naming both", () => {
-    const error = planError("t1", DIR, [{ name: "a", podCidr: "10.96.0.0/12", serviceCidr: "10.100.0.0/16" }], settings());
-    expect(error.problems).toEqual([expect.stringMatching(/cluster a: pod CIDR 10\.96\.0\.0\/12 overlaps service CIDR 10\.100\.0\.0\/16/)]);
+    const error = planError(
+      "t1",
+      DIR,
+      [{ name: "a", podCidr: "10.96.0.0/12", serviceCidr: "10.100.0.0/16" }],
+      settings(),
+    );
+    expect(error.problems).toEqual([
+      expect.stringMatching(/cluster a: pod CIDR 10\.96\.0\.0\/12 overlaps service CIDR 10\.100\.0\.0\/16/),
+    ]);
   });
 
   test("GIVEN a pod CIDR inside the subnet the lab will take WHEN planned THEN it is refused as overlapping the lab network", () => {
     const error = planError("t1", DIR, [{ name: "a", podCidr: "172.29.2.0/25" }], settings({ usedSubnetIndexes: [1] }));
-    expect(error.problems).toEqual([expect.stringMatching(/cluster a: pod CIDR 172\.29\.2\.0\/25 overlaps the lab network 172\.29\.2\.0\/24/)]);
+    expect(error.problems).toEqual([
+      expect.stringMatching(/cluster a: pod CIDR 172\.29\.2\.0\/25 overlaps the lab network 172\.29\.2\.0\/24/),
+    ]);
   });
 
   test("GIVEN a CIDR inside another lab's subnet WHEN planned THEN the lab network check does not refuse it", () => {
@@ -263,23 +333,33 @@ describe("planLab: validation", () => {
 
   test("GIVEN a service CIDR overlapping the NAT private network WHEN planned THEN it is refused naming that network", () => {
     const error = planError("t1", DIR, [{ name: "a", serviceCidr: "192.168.0.0/16" }], settings());
-    expect(error.problems).toEqual([expect.stringMatching(/cluster a: service CIDR 192\.168\.0\.0\/16 overlaps the NAT network 192\.168\.100\.0\/24/)]);
+    expect(error.problems).toEqual([
+      expect.stringMatching(/cluster a: service CIDR 192\.168\.0\.0\/16 overlaps the NAT network 192\.168\.100\.0\/24/),
+    ]);
   });
 
-  test.each(["10.0.0.0", "10.1.2.3/16", "10.0.0.0/40", "ten/8"])("GIVEN the bad pod CIDR %j WHEN planned THEN the problem names the cluster and quotes the text", (podCidr) => {
-    const error = planError("t1", DIR, [{ name: "a", podCidr }], settings());
-    expect(error.problems).toEqual([expect.stringContaining(`cluster a: pod CIDR: "${podCidr}"`)]);
-  });
+  test.each(["10.0.0.0", "10.1.2.3/16", "10.0.0.0/40", "ten/8"])(
+    "GIVEN the bad pod CIDR %j WHEN planned THEN the problem names the cluster and quotes the text",
+    (podCidr) => {
+      const error = planError("t1", DIR, [{ name: "a", podCidr }], settings());
+      expect(error.problems).toEqual([expect.stringContaining(`cluster a: pod CIDR: "${podCidr}"`)]);
+    },
+  );
 
   test("GIVEN --behind-nat naming an unknown cluster WHEN planned THEN it is refused listing the known clusters", () => {
     const error = planError("t1", DIR, named("a", "b"), settings({ profile: "nat", behindNat: ["a", "zz"] }));
     expect(error.problems).toEqual([expect.stringMatching(/--behind-nat "zz" is not one of the clusters \(a, b\)/)]);
   });
 
-  test.each(["open", "gateway-only"] as const)("GIVEN behindNat with the %s profile WHEN planned THEN it is refused for needing the nat profile", (profile) => {
-    const error = planError("t1", DIR, named("a", "b"), settings({ profile, behindNat: ["b"] }));
-    expect(error.problems).toEqual([expect.stringMatching(new RegExp(`--behind-nat needs --profile nat \\(profile is ${profile}\\)`))]);
-  });
+  test.each(["open", "gateway-only"] as const)(
+    "GIVEN behindNat with the %s profile WHEN planned THEN it is refused for needing the nat profile",
+    (profile) => {
+      const error = planError("t1", DIR, named("a", "b"), settings({ profile, behindNat: ["b"] }));
+      expect(error.problems).toEqual([
+        expect.stringMatching(new RegExp(`--behind-nat needs --profile nat \\(profile is ${profile}\\)`)),
+      ]);
+    },
+  );
 
   test.each([
     [0, 10],
@@ -303,6 +383,8 @@ describe("planLab: validation", () => {
 
   test("GIVEN every subnet 1-250 in use WHEN planned THEN it is refused", () => {
     const used = [...Array(250).keys()].map((i) => i + 1);
-    expect(planError("t1", DIR, named("a"), settings({ usedSubnetIndexes: used })).problems).toEqual([expect.stringMatching(/every lab subnet 172\.29\.1-250\.0\/24 is in use/)]);
+    expect(planError("t1", DIR, named("a"), settings({ usedSubnetIndexes: used })).problems).toEqual([
+      expect.stringMatching(/every lab subnet 172\.29\.1-250\.0\/24 is in use/),
+    ]);
   });
 });

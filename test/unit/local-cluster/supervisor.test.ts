@@ -1,20 +1,43 @@
 import { decideRestarts, restartGate, type Component } from "../../../local-cluster/supervisor.js";
 
 const running = (down: readonly Component[]): Map<Component, boolean> =>
-  new Map((["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "agent"] as const).map((c) => [c, !down.includes(c)]));
+  new Map(
+    (["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "agent"] as const).map((c) => [
+      c,
+      !down.includes(c),
+    ]),
+  );
 
 describe("supervisor decisions", () => {
   test("GIVEN etcd, the controller manager and the scheduler exited WHEN the API server is not ready THEN only etcd starts again", () => {
-    expect(decideRestarts({ running: running(["etcd", "kube-controller-manager", "kube-scheduler"]), apiReady: () => false, dueAt: new Map(), now: 0 })).toEqual(["etcd"]);
+    expect(
+      decideRestarts({
+        running: running(["etcd", "kube-controller-manager", "kube-scheduler"]),
+        apiReady: () => false,
+        dueAt: new Map(),
+        now: 0,
+      }),
+    ).toEqual(["etcd"]);
   });
 
   test("GIVEN the controller manager and the scheduler exited WHEN the API server answers THEN both start again, in start order", () => {
-    expect(decideRestarts({ running: running(["kube-scheduler", "kube-controller-manager"]), apiReady: () => true, dueAt: new Map(), now: 0 })).toEqual(["kube-controller-manager", "kube-scheduler"]);
+    expect(
+      decideRestarts({
+        running: running(["kube-scheduler", "kube-controller-manager"]),
+        apiReady: () => true,
+        dueAt: new Map(),
+        now: 0,
+      }),
+    ).toEqual(["kube-controller-manager", "kube-scheduler"]);
   });
 
   test("GIVEN etcd down WHEN the API server exited too THEN the API server waits for etcd", () => {
-    expect(decideRestarts({ running: running(["etcd", "kube-apiserver"]), apiReady: () => true, dueAt: new Map(), now: 0 })).toEqual(["etcd"]);
-    expect(decideRestarts({ running: running(["kube-apiserver"]), apiReady: () => false, dueAt: new Map(), now: 0 })).toEqual(["kube-apiserver"]);
+    expect(
+      decideRestarts({ running: running(["etcd", "kube-apiserver"]), apiReady: () => true, dueAt: new Map(), now: 0 }),
+    ).toEqual(["etcd"]);
+    expect(
+      decideRestarts({ running: running(["kube-apiserver"]), apiReady: () => false, dueAt: new Map(), now: 0 }),
+    ).toEqual(["kube-apiserver"]);
   });
 
   test("GIVEN an exited component in its backoff WHEN due later THEN it waits, and starts once due", () => {
@@ -25,7 +48,9 @@ describe("supervisor decisions", () => {
 
   test("GIVEN everything runs WHEN looked at THEN nothing starts and the API server is not even asked", () => {
     const asked: boolean[] = [];
-    expect(decideRestarts({ running: running([]), apiReady: () => asked.push(true) > 0, dueAt: new Map(), now: 0 })).toEqual([]);
+    expect(
+      decideRestarts({ running: running([]), apiReady: () => asked.push(true) > 0, dueAt: new Map(), now: 0 }),
+    ).toEqual([]);
     expect(asked).toEqual([]);
     expect(restartGate("etcd")).toBe("nothing");
     expect(restartGate("kube-apiserver")).toBe("etcd running");

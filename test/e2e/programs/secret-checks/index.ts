@@ -11,7 +11,12 @@ const cluster = (name: string, of = name, kubeconfigPath = config.require(`${of}
     podCidr: config.require(`${of}PodCidr`),
     serviceCidr: config.require(`${of}ServiceCidr`),
   });
-const handoverOf = (token: PeeringToken) => ({ clusterId: token.clusterId, authUrl: token.authUrl, authCaCert: token.authCaCert, token: token.token });
+const handoverOf = (token: PeeringToken) => ({
+  clusterId: token.clusterId,
+  authUrl: token.authUrl,
+  authCaCert: token.authCaCert,
+  token: token.token,
+});
 
 const a = cluster("a");
 const b = cluster("b");
@@ -22,7 +27,11 @@ const bToken = new PeeringToken("b-token", { cluster: b });
 switch (config.get("attempt")) {
   case "self-peering":
     // b peers with itself: its own token's handover.
-    new Peering("b-to-b", { consumer: b, provider: handoverOf(bToken), resources: { cpu: "1", memory: "1Gi", pods: 5 } });
+    new Peering("b-to-b", {
+      consumer: b,
+      provider: handoverOf(bToken),
+      resources: { cpu: "1", memory: "1Gi", pods: 5 },
+    });
     break;
   case "malformed-kubeconfig":
     // A kubeconfig broken by hand: b's, with a line added after its client key.
@@ -32,7 +41,12 @@ switch (config.get("attempt")) {
     // The provider's token pasted into config (as the other team got it), with its line's end.
     new Peering("b-to-a", {
       consumer: b,
-      provider: { clusterId: aToken.clusterId, authUrl: aToken.authUrl, authCaCert: aToken.authCaCert, token: config.requireSecret("pastedToken") },
+      provider: {
+        clusterId: aToken.clusterId,
+        authUrl: aToken.authUrl,
+        authCaCert: aToken.authCaCert,
+        token: config.requireSecret("pastedToken"),
+      },
       resources: { cpu: "1", memory: "1Gi", pods: 5 },
       timeoutSeconds: 120,
     });

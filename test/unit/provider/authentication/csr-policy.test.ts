@@ -9,10 +9,15 @@ const ID = "0123456789abcdef";
 
 function rsaKey(bits = 2048): forge.pki.rsa.PrivateKey {
   const { privateKey } = generateKeyPairSync("rsa", { modulusLength: bits });
-  return forge.pki.privateKeyFromPem(privateKey.export({ type: "pkcs1", format: "pem" }).toString()) as forge.pki.rsa.PrivateKey;
+  return forge.pki.privateKeyFromPem(
+    privateKey.export({ type: "pkcs1", format: "pem" }).toString(),
+  ) as forge.pki.rsa.PrivateKey;
 }
 
-function csrPem(subject: forge.pki.CertificateField[], options: { bits?: number; attributes?: unknown[] } = {}): string {
+function csrPem(
+  subject: forge.pki.CertificateField[],
+  options: { bits?: number; attributes?: unknown[] } = {},
+): string {
   const key = rsaKey(options.bits);
   const csr = forge.pki.createCertificationRequest();
   csr.publicKey = forge.pki.setRsaPublicKey(key.n, key.e);
@@ -35,25 +40,38 @@ describe("checkIdentityCsr", () => {
   });
 
   test("GIVEN the right CN with O=system:masters THEN it is forbidden", () => {
-    const pem = csrPem([{ name: "organizationName", value: "system:masters" }, { name: "commonName", value: consumerUserName(ID) }]);
+    const pem = csrPem([
+      { name: "organizationName", value: "system:masters" },
+      { name: "commonName", value: consumerUserName(ID) },
+    ]);
     const verdict = checkIdentityCsr(pem, ID);
     expect(verdict).toMatchObject({ ok: false, kind: "forbidden" });
     expect(!verdict.ok && verdict.reason).toContain("O=system:masters");
   });
 
   test("GIVEN a system: user name THEN it is forbidden", () => {
-    expect(checkIdentityCsr(csrPem([{ name: "commonName", value: "system:admin" }]), ID)).toMatchObject({ ok: false, kind: "forbidden" });
+    expect(checkIdentityCsr(csrPem([{ name: "commonName", value: "system:admin" }]), ID)).toMatchObject({
+      ok: false,
+      kind: "forbidden",
+    });
   });
 
   test("GIVEN requested extensions THEN it is forbidden", () => {
     const pem = csrPem([{ name: "commonName", value: consumerUserName(ID) }], {
-      attributes: [{ name: "extensionRequest", extensions: [{ name: "subjectAltName", altNames: [{ type: 2, value: "kubernetes" }] }] }],
+      attributes: [
+        {
+          name: "extensionRequest",
+          extensions: [{ name: "subjectAltName", altNames: [{ type: 2, value: "kubernetes" }] }],
+        },
+      ],
     });
     expect(checkIdentityCsr(pem, ID)).toMatchObject({ ok: false, kind: "forbidden" });
   });
 
   test("GIVEN a 1024-bit key THEN it is forbidden", () => {
-    expect(checkIdentityCsr(csrPem([{ name: "commonName", value: consumerUserName(ID) }], { bits: 1024 }), ID)).toMatchObject({ ok: false, kind: "forbidden" });
+    expect(
+      checkIdentityCsr(csrPem([{ name: "commonName", value: consumerUserName(ID) }], { bits: 1024 }), ID),
+    ).toMatchObject({ ok: false, kind: "forbidden" });
   });
 
   test("GIVEN garbage or a tampered request THEN it is malformed", () => {

@@ -1,6 +1,13 @@
 /** Peering tokens: their shape, the stored hash that never reveals them, and the constant-time check. */
 import { createHash } from "node:crypto";
-import { forgePeeringToken, hashTokenSecret, parsePeeringToken, peeringTokenSecretName, tokenBindingRefusal, verifyPeeringToken } from "../../../../provider/authentication/tokens.js";
+import {
+  forgePeeringToken,
+  hashTokenSecret,
+  parsePeeringToken,
+  peeringTokenSecretName,
+  tokenBindingRefusal,
+  verifyPeeringToken,
+} from "../../../../provider/authentication/tokens.js";
 
 const NOW = new Date("2026-06-01T12:00:00Z");
 const LATER = new Date("2026-06-02T12:00:00Z");
@@ -95,12 +102,18 @@ describe("verifyPeeringToken", () => {
     const { token, secretHash } = forgePeeringToken();
     expect(verifyPeeringToken("not a token", secretHash, undefined, NOW)).toEqual({ valid: false, reason: "invalid" });
     expect(verifyPeeringToken(token, "zz", undefined, NOW)).toEqual({ valid: false, reason: "invalid" });
-    expect(verifyPeeringToken(token, secretHash.toUpperCase(), undefined, NOW)).toEqual({ valid: false, reason: "invalid" });
+    expect(verifyPeeringToken(token, secretHash.toUpperCase(), undefined, NOW)).toEqual({
+      valid: false,
+      reason: "invalid",
+    });
   });
 
   test("GIVEN the stored hash presented as the secret THEN it is invalid (the record is not a credential)", () => {
     const { tokenId, secretHash } = forgePeeringToken();
-    expect(verifyPeeringToken(`plt_${tokenId}_${secretHash}`, secretHash, undefined, NOW)).toEqual({ valid: false, reason: "invalid" });
+    expect(verifyPeeringToken(`plt_${tokenId}_${secretHash}`, secretHash, undefined, NOW)).toEqual({
+      valid: false,
+      reason: "invalid",
+    });
   });
 });
 
@@ -118,7 +131,9 @@ describe("tokenBindingRefusal", () => {
       { clusterId: "00000000000000cc", keySha256: b.keySha256 }, // b's key under another id
       { clusterId: "00000000000000cc", keySha256: "c".repeat(64) }, // another consumer
     ]) {
-      expect(tokenBindingRefusal(b, other)).toMatch(/^peering token refused: it is bound to the consumer that used it first/);
+      expect(tokenBindingRefusal(b, other)).toMatch(
+        /^peering token refused: it is bound to the consumer that used it first/,
+      );
     }
   });
 

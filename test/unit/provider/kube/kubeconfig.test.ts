@@ -46,7 +46,11 @@ describe("forgeKubeconfig", () => {
 
   test("GIVEN certificates WHEN forged THEN the embedded data is strict base64, not raw PEM", () => {
     const doc = JSON.parse(forgeKubeconfig(parts)) as KubeconfigDocument;
-    for (const data of [doc.clusters[0]!.cluster["certificate-authority-data"], doc.users[0]!.user["client-certificate-data"], doc.users[0]!.user["client-key-data"]]) {
+    for (const data of [
+      doc.clusters[0]!.cluster["certificate-authority-data"],
+      doc.users[0]!.user["client-certificate-data"],
+      doc.users[0]!.user["client-key-data"],
+    ]) {
       expect(data).toMatch(/^[A-Za-z0-9+/]+={0,2}$/);
       expect(data).not.toContain("BEGIN");
     }
@@ -86,7 +90,7 @@ describe("forgeKubeconfig", () => {
   });
 
   test("GIVEN a name and server with characters JSON must escape WHEN forged and loaded THEN they read back unchanged", () => {
-    const odd = { ...parts, name: 'lab "x"\\y', server: "https://[fd00::1]:6443/path?q=\"1\"" };
+    const odd = { ...parts, name: 'lab "x"\\y', server: 'https://[fd00::1]:6443/path?q="1"' };
     const kc = load(forgeKubeconfig(odd));
     expect(kc.getCurrentContext()).toBe(odd.name);
     expect(kc.getCurrentCluster()?.server).toBe(odd.server);

@@ -1,19 +1,36 @@
-import { computeFreeCapacity, computeOffer, emptyOfferReason, offerChanged } from "../../../../provider/negotiation/offer.js";
+import {
+  computeFreeCapacity,
+  computeOffer,
+  emptyOfferReason,
+  offerChanged,
+} from "../../../../provider/negotiation/offer.js";
 
-const node = (cpu: string, memory: string, pods: string, virtual = false) => ({ allocatable: { cpu, memory, pods }, virtual });
+const node = (cpu: string, memory: string, pods: string, virtual = false) => ({
+  allocatable: { cpu, memory, pods },
+  virtual,
+});
 
 describe("computeFreeCapacity", () => {
   test("GIVEN real nodes and bound pods WHEN computed THEN it is allocatable less requests, one pod slot per pod", () => {
-    const free = computeFreeCapacity([node("4", "8Gi", "110"), node("2", "4Gi", "110")], [{ requests: { cpu: "500m", memory: "1Gi" } }, { requests: {} }]);
+    const free = computeFreeCapacity(
+      [node("4", "8Gi", "110"), node("2", "4Gi", "110")],
+      [{ requests: { cpu: "500m", memory: "1Gi" } }, { requests: {} }],
+    );
     expect(free).toEqual({ cpuMillis: 5500, memoryBytes: 11 * 2 ** 30, pods: 218 });
   });
 
   test("GIVEN a virtual node WHEN computed THEN its capacity is never counted (no re-offering)", () => {
-    expect(computeFreeCapacity([node("4", "8Gi", "110"), node("100", "100Gi", "1000", true)], [])).toEqual({ cpuMillis: 4000, memoryBytes: 8 * 2 ** 30, pods: 110 });
+    expect(computeFreeCapacity([node("4", "8Gi", "110"), node("100", "100Gi", "1000", true)], [])).toEqual({
+      cpuMillis: 4000,
+      memoryBytes: 8 * 2 ** 30,
+      pods: 110,
+    });
   });
 
   test("GIVEN requests above capacity WHEN computed THEN free capacity stops at zero", () => {
-    expect(computeFreeCapacity([node("1", "1Gi", "1")], [{ requests: { cpu: "2", memory: "2Gi" } }, { requests: {} }])).toEqual({ cpuMillis: 0, memoryBytes: 0, pods: 0 });
+    expect(
+      computeFreeCapacity([node("1", "1Gi", "1")], [{ requests: { cpu: "2", memory: "2Gi" } }, { requests: {} }]),
+    ).toEqual({ cpuMillis: 0, memoryBytes: 0, pods: 0 });
   });
 });
 
@@ -21,7 +38,11 @@ describe("computeOffer", () => {
   const free = { cpuMillis: 4000, memoryBytes: 8 * 2 ** 30, pods: 110 };
 
   test("GIVEN fixed amounts WHEN offered THEN they are offered as asked, normalised", () => {
-    expect(computeOffer({ cpu: "2000m", memory: "4096Mi", pods: 20 }, free)).toEqual({ cpu: "2", memory: "4Gi", pods: 20 });
+    expect(computeOffer({ cpu: "2000m", memory: "4096Mi", pods: 20 }, free)).toEqual({
+      cpu: "2",
+      memory: "4Gi",
+      pods: 20,
+    });
   });
 
   test("GIVEN a share WHEN offered THEN it is that share of free capacity, rounded down", () => {
@@ -47,7 +68,9 @@ describe("offerChanged", () => {
 describe("emptyOfferReason", () => {
   test("GIVEN a share of a provider with no free capacity WHEN the offer is judged THEN it is empty, naming each zero dimension", () => {
     const offer = computeOffer({ sharePercent: 50 }, computeFreeCapacity([], []));
-    expect(emptyOfferReason(offer)).toMatch(/^the provider offers no cpu, no memory, no pods \(cpu 0, memory 0, pods 0\): the virtual node can run no pod/);
+    expect(emptyOfferReason(offer)).toMatch(
+      /^the provider offers no cpu, no memory, no pods \(cpu 0, memory 0, pods 0\): the virtual node can run no pod/,
+    );
     expect(emptyOfferReason({ cpu: "2", memory: "4Gi", pods: 0 })).toMatch(/^the provider offers no pods \(/);
   });
 

@@ -1,4 +1,9 @@
-import { formatCpuMillis, formatMemoryBytes, parseCpuMillis, parseMemoryBytes } from "../../../../provider/negotiation/quantity.js";
+import {
+  formatCpuMillis,
+  formatMemoryBytes,
+  parseCpuMillis,
+  parseMemoryBytes,
+} from "../../../../provider/negotiation/quantity.js";
 
 describe("quantities", () => {
   test.each([
@@ -27,11 +32,13 @@ describe("quantities", () => {
   });
 
   test("GIVEN any millicore count WHEN formatted and parsed back THEN it is unchanged", () => {
-    for (const millis of [0, 1, 999, 1000, 1500, 2000, 123456]) expect(parseCpuMillis(formatCpuMillis(millis))).toBe(millis);
+    for (const millis of [0, 1, 999, 1000, 1500, 2000, 123456])
+      expect(parseCpuMillis(formatCpuMillis(millis))).toBe(millis);
   });
 
   test("GIVEN any byte count WHEN formatted and parsed back THEN it is unchanged, in the largest exact unit", () => {
-    for (const bytes of [0, 1000, 2 ** 10, 3 * 2 ** 20, 4 * 2 ** 30, 2 ** 30 + 1]) expect(parseMemoryBytes(formatMemoryBytes(bytes))).toBe(bytes);
+    for (const bytes of [0, 1000, 2 ** 10, 3 * 2 ** 20, 4 * 2 ** 30, 2 ** 30 + 1])
+      expect(parseMemoryBytes(formatMemoryBytes(bytes))).toBe(bytes);
     expect(formatMemoryBytes(4 * 2 ** 30)).toBe("4Gi");
     expect(formatMemoryBytes(2 ** 30 + 2 ** 20)).toBe("1025Mi");
   });

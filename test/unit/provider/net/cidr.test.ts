@@ -59,7 +59,10 @@ describe("Cidr.parse", () => {
     "1e1.0.0.0/8",
     "10.0.0.0 /8",
   ])("GIVEN the bad text %j WHEN parsed THEN a branded CidrParseError quotes it", (text) => {
-    expectParseErrorQuoting(thrown(() => Cidr.parse(text)), text);
+    expectParseErrorQuoting(
+      thrown(() => Cidr.parse(text)),
+      text,
+    );
   });
 
   test("GIVEN a bad CIDR WHEN parsed THEN the error is an Error too, for callers that print it", () => {
@@ -74,7 +77,13 @@ describe("Cidr.parse", () => {
   });
 
   test("GIVEN host bits set at several prefix lengths WHEN parsed THEN the suggestion is itself a valid CIDR containing the address", () => {
-    for (const [address, n] of [["192.168.1.77", 24], ["10.255.255.255", 8], ["1.2.3.4", 0], ["172.29.1.9", 30], ["10.0.0.1", 31]] as const) {
+    for (const [address, n] of [
+      ["192.168.1.77", 24],
+      ["10.255.255.255", 8],
+      ["1.2.3.4", 0],
+      ["172.29.1.9", 30],
+      ["10.0.0.1", 31],
+    ] as const) {
       const message = (thrown(() => Cidr.parse(`${address}/${n}`)) as Error).message;
       const suggestion = /did you mean (\S+)\?/.exec(message)?.[1];
       expect(suggestion).toBeDefined();
@@ -84,11 +93,14 @@ describe("Cidr.parse", () => {
     }
   });
 
-  test.each(["10.0.0.0/33", "10.0.0.0/99"])("GIVEN the prefix of %s above 32 WHEN parsed THEN the error says the allowed range", (text) => {
-    const error = thrown(() => Cidr.parse(text));
-    expectParseErrorQuoting(error, text);
-    expect((error as Error).message).toMatch(/between 0 and 32/);
-  });
+  test.each(["10.0.0.0/33", "10.0.0.0/99"])(
+    "GIVEN the prefix of %s above 32 WHEN parsed THEN the error says the allowed range",
+    (text) => {
+      const error = thrown(() => Cidr.parse(text));
+      expectParseErrorQuoting(error, text);
+      expect((error as Error).message).toMatch(/between 0 and 32/);
+    },
+  );
 
   test("GIVEN a bad address part WHEN parsed THEN the error quotes both the whole text and the address part", () => {
     const message = (thrown(() => Cidr.parse("10.0.300.0/24")) as Error).message;
@@ -167,7 +179,10 @@ describe("Cidr.contains", () => {
   });
 
   test("GIVEN a bad address WHEN asked THEN a branded CidrParseError quotes it", () => {
-    expectParseErrorQuoting(thrown(() => Cidr.parse("10.0.0.0/8").contains("10.0.0")), "10.0.0");
+    expectParseErrorQuoting(
+      thrown(() => Cidr.parse("10.0.0.0/8").contains("10.0.0")),
+      "10.0.0",
+    );
   });
 });
 
@@ -210,7 +225,17 @@ describe("Cidr.overlaps", () => {
   });
 
   test("GIVEN pairs of blocks WHEN compared THEN overlap agrees with whether either block's bounds lie in the other", () => {
-    const blocks = ["10.0.0.0/8", "10.0.0.0/24", "10.0.1.0/24", "10.0.0.128/25", "10.1.0.0/16", "11.0.0.0/8", "10.0.0.255/32", "0.0.0.0/1", "128.0.0.0/1"];
+    const blocks = [
+      "10.0.0.0/8",
+      "10.0.0.0/24",
+      "10.0.1.0/24",
+      "10.0.0.128/25",
+      "10.1.0.0/16",
+      "11.0.0.0/8",
+      "10.0.0.255/32",
+      "0.0.0.0/1",
+      "128.0.0.0/1",
+    ];
     for (const a of blocks) {
       for (const b of blocks) {
         const [x, y] = [Cidr.parse(a), Cidr.parse(b)];
@@ -231,7 +256,20 @@ describe("parseIpv4 and formatIpv4", () => {
   );
 
   test("GIVEN numbers across the 32-bit range WHEN formatted and parsed THEN they read back unchanged", () => {
-    for (const value of [0, 1, 255, 256, 65535, 65536, 2 ** 24 - 1, 2 ** 24, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 0xdeadbeef]) {
+    for (const value of [
+      0,
+      1,
+      255,
+      256,
+      65535,
+      65536,
+      2 ** 24 - 1,
+      2 ** 24,
+      2 ** 31 - 1,
+      2 ** 31,
+      2 ** 32 - 1,
+      0xdeadbeef,
+    ]) {
       expect(parseIpv4(formatIpv4(value))).toBe(value);
     }
   });
@@ -247,10 +285,22 @@ describe("parseIpv4 and formatIpv4", () => {
     expect(parseIpv4("200.1.1.1")).toBeGreaterThan(parseIpv4("127.255.255.255"));
   });
 
-  test.each(["", "1.2.3", "1.2.3.4.5", "1.2.3.256", "1..3.4", "1.2.3.4 ", " 1.2.3.4", "1.2.3.x", "1.2.3.-4", "1.2.3.1234", "0x1.2.3.4"])(
-    "GIVEN the bad address %j WHEN parsed THEN a branded CidrParseError quotes it",
-    (text) => {
-      expectParseErrorQuoting(thrown(() => parseIpv4(text)), text);
-    },
-  );
+  test.each([
+    "",
+    "1.2.3",
+    "1.2.3.4.5",
+    "1.2.3.256",
+    "1..3.4",
+    "1.2.3.4 ",
+    " 1.2.3.4",
+    "1.2.3.x",
+    "1.2.3.-4",
+    "1.2.3.1234",
+    "0x1.2.3.4",
+  ])("GIVEN the bad address %j WHEN parsed THEN a branded CidrParseError quotes it", (text) => {
+    expectParseErrorQuoting(
+      thrown(() => parseIpv4(text)),
+      text,
+    );
+  });
 });

@@ -1,5 +1,11 @@
 /** What a TunnelEndpoint may claim: its origin, one tunnel per tenant, the derived link block, remote ranges remapped. */
-import { REMOTE_CLUSTER_LABEL, SYSTEM_NAMESPACE, tenantNamespace, type TunnelEndpoint, type TunnelEndpointSpec } from "../../../../provider/api/index.js";
+import {
+  REMOTE_CLUSTER_LABEL,
+  SYSTEM_NAMESPACE,
+  tenantNamespace,
+  type TunnelEndpoint,
+  type TunnelEndpointSpec,
+} from "../../../../provider/api/index.js";
 import { Cidr } from "../../../../provider/net/cidr.js";
 import {
   checkEndpointClaims,
@@ -35,7 +41,10 @@ function specFromB(overrides: Partial<TunnelEndpointSpec> = {}): TunnelEndpointS
   };
 }
 
-const inTenantB = (spec: TunnelEndpointSpec, name = tunnelEndpointName(B)) => ({ metadata: { name, namespace: tenantNamespace(B) }, spec });
+const inTenantB = (spec: TunnelEndpointSpec, name = tunnelEndpointName(B)) => ({
+  metadata: { name, namespace: tenantNamespace(B) },
+  spec,
+});
 
 function refusal(verdict: ClaimsVerdict): { field: string; reason: string } {
   if (verdict.accepted) throw new Error(`expected a refusal, got ${JSON.stringify(verdict)}`);
@@ -55,21 +64,32 @@ describe("endpoint origin", () => {
 
 describe("endpoint claims", () => {
   test("GIVEN the spec b's peering writes WHEN checked on a THEN it is accepted with the derived link block and the remote's ranges parsed", () => {
-    expect(checkEndpointClaims(inTenantB(specFromB({ remote: { podCidr: "10.101.0.0/16", externalCidr: "10.220.0.0/24" } })), tenantB, A)).toEqual({
+    expect(
+      checkEndpointClaims(
+        inTenantB(specFromB({ remote: { podCidr: "10.101.0.0/16", externalCidr: "10.220.0.0/24" } })),
+        tenantB,
+        A,
+      ),
+    ).toEqual({
       accepted: true,
       link: tunnelLinkCidr(B, A),
       remotePodCidr: Cidr.parse("10.101.0.0/16"),
       remoteExternalCidr: Cidr.parse("10.220.0.0/24"),
     });
     // Before b's gateway has answered, there is no pod CIDR yet: accepted, nothing to remap.
-    expect(checkEndpointClaims(inTenantB(specFromB({ remote: {} })), tenantB, A)).toEqual({ accepted: true, link: tunnelLinkCidr(B, A) });
+    expect(checkEndpointClaims(inTenantB(specFromB({ remote: {} })), tenantB, A)).toEqual({
+      accepted: true,
+      link: tunnelLinkCidr(B, A),
+    });
   });
 
   test("GIVEN a tenant endpoint with another name WHEN checked THEN it is refused naming metadata.name and the one name allowed", () => {
     for (const name of ["extra-1", tunnelEndpointName(C), tunnelEndpointName(A)]) {
       expect(refusal(checkEndpointClaims(inTenantB(specFromB(), name), tenantB, A))).toEqual({
         field: "metadata.name",
-        reason: expect.stringContaining(`the only tunnel consumer ${B} may ask for in ${tenantNamespace(B)} is its peering's, named ${tunnelEndpointName(B)}`),
+        reason: expect.stringContaining(
+          `the only tunnel consumer ${B} may ask for in ${tenantNamespace(B)} is its peering's, named ${tunnelEndpointName(B)}`,
+        ),
       });
     }
   });
@@ -96,21 +116,41 @@ describe("endpoint claims", () => {
   });
 
   test("GIVEN a system endpoint WHEN checked THEN the link block of either direction is accepted and any other refused", () => {
-    const system = (linkCidr: string) => ({ metadata: { name: tunnelEndpointName(B), namespace: SYSTEM_NAMESPACE }, spec: specFromB({ linkCidr }) });
+    const system = (linkCidr: string) => ({
+      metadata: { name: tunnelEndpointName(B), namespace: SYSTEM_NAMESPACE },
+      spec: specFromB({ linkCidr }),
+    });
     expect(checkEndpointClaims(system(tunnelLinkCidr(A, B).toString()), { kind: "system" }, A).accepted).toBe(true);
     expect(checkEndpointClaims(system(tunnelLinkCidr(B, A).toString()), { kind: "system" }, A).accepted).toBe(true);
     expect(refusal(checkEndpointClaims(system("169.254.0.0/30"), { kind: "system" }, A)).field).toBe("spec.linkCidr");
   });
 
   test("GIVEN an endpoint in a namespace that is neither system nor tenant WHEN checked THEN it is refused naming metadata.namespace", () => {
-    const verdict = checkEndpointClaims({ metadata: { name: tunnelEndpointName(B), namespace: "default" }, spec: specFromB() }, { kind: "other" }, A);
-    expect(refusal(verdict)).toEqual({ field: "metadata.namespace", reason: expect.stringContaining(`"default" is neither ${SYSTEM_NAMESPACE} nor a consumer's tenant namespace`) });
+    const verdict = checkEndpointClaims(
+      { metadata: { name: tunnelEndpointName(B), namespace: "default" }, spec: specFromB() },
+      { kind: "other" },
+      A,
+    );
+    expect(refusal(verdict)).toEqual({
+      field: "metadata.namespace",
+      reason: expect.stringContaining(`"default" is neither ${SYSTEM_NAMESPACE} nor a consumer's tenant namespace`),
+    });
     expect(refusalMessage(verdict as never)).toMatch(/^refused metadata\.namespace: "default" is neither/);
   });
 
   test("GIVEN remote ranges that are not CIDRs or overlap each other WHEN checked THEN it is refused naming the range's field", () => {
-    expect(refusal(checkEndpointClaims(inTenantB(specFromB({ remote: { podCidr: "everything" } })), tenantB, A)).field).toBe("spec.remote.podCidr");
-    expect(refusal(checkEndpointClaims(inTenantB(specFromB({ remote: { podCidr: "10.101.0.0/16", externalCidr: "10.101.4.0/24" } })), tenantB, A))).toEqual({
+    expect(
+      refusal(checkEndpointClaims(inTenantB(specFromB({ remote: { podCidr: "everything" } })), tenantB, A)).field,
+    ).toBe("spec.remote.podCidr");
+    expect(
+      refusal(
+        checkEndpointClaims(
+          inTenantB(specFromB({ remote: { podCidr: "10.101.0.0/16", externalCidr: "10.101.4.0/24" } })),
+          tenantB,
+          A,
+        ),
+      ),
+    ).toEqual({
       field: "spec.remote.externalCidr",
       reason: expect.stringContaining("10.101.4.0/24 overlaps the remote pod CIDR 10.101.0.0/16"),
     });
@@ -124,7 +164,10 @@ describe("endpoint claims", () => {
 });
 
 describe("remote view of accepted claims", () => {
-  const local = { podCidr: Cidr.parse("10.100.0.0/16"), taken: [Cidr.parse("10.96.0.0/16"), Cidr.parse("172.29.1.0/24")] };
+  const local = {
+    podCidr: Cidr.parse("10.100.0.0/16"),
+    taken: [Cidr.parse("10.96.0.0/16"), Cidr.parse("172.29.1.0/24")],
+  };
   const claims = (podCidr: string, externalCidr?: string): AcceptedClaims => ({
     accepted: true,
     link: tunnelLinkCidr(B, A),
@@ -142,7 +185,14 @@ describe("remote view of accepted claims", () => {
   });
 
   test("GIVEN remote ranges on a host route, the local pod CIDR, the link blocks or the public internet WHEN decided THEN each is seen remapped into the pool", () => {
-    for (const claimed of ["172.29.1.0/24", "10.100.0.0/16", "169.254.0.0/16", "169.254.169.0/24", "8.8.8.0/24", "127.0.0.0/16"]) {
+    for (const claimed of [
+      "172.29.1.0/24",
+      "10.100.0.0/16",
+      "169.254.0.0/16",
+      "169.254.169.0/24",
+      "8.8.8.0/24",
+      "127.0.0.0/16",
+    ]) {
       const view = viewOf(claims(claimed));
       expect(view.remapped).toBe(true);
       expect(Cidr.parse("10.64.0.0/10").overlaps(view.remotePodCidrAsSeen)).toBe(true);
@@ -151,12 +201,23 @@ describe("remote view of accepted claims", () => {
   });
 
   test("GIVEN a remote range too wide to remap WHEN decided THEN it is refused naming the range's field", () => {
-    expect(decideRemoteView(claims("0.0.0.0/1"), local)).toEqual({ accepted: false, field: "spec.remote.podCidr", reason: expect.stringContaining("cannot remap the remote pod CIDR 0.0.0.0/1") });
-    expect(decideRemoteView(claims("10.101.0.0/16", "11.0.0.0/8"), local)).toEqual({ accepted: false, field: "spec.remote.externalCidr", reason: expect.stringContaining("cannot remap the remote external CIDR 11.0.0.0/8") });
+    expect(decideRemoteView(claims("0.0.0.0/1"), local)).toEqual({
+      accepted: false,
+      field: "spec.remote.podCidr",
+      reason: expect.stringContaining("cannot remap the remote pod CIDR 0.0.0.0/1"),
+    });
+    expect(decideRemoteView(claims("10.101.0.0/16", "11.0.0.0/8"), local)).toEqual({
+      accepted: false,
+      field: "spec.remote.externalCidr",
+      reason: expect.stringContaining("cannot remap the remote external CIDR 11.0.0.0/8"),
+    });
   });
 
   test("GIVEN no remote pod CIDR yet WHEN decided THEN there is no view", () => {
-    expect(decideRemoteView({ accepted: true, link: tunnelLinkCidr(B, A) }, local)).toEqual({ accepted: true, view: undefined });
+    expect(decideRemoteView({ accepted: true, link: tunnelLinkCidr(B, A) }, local)).toEqual({
+      accepted: true,
+      view: undefined,
+    });
   });
 
   test("GIVEN the address space WHEN split THEN private and not-private space cover it exactly, without overlap", () => {
@@ -168,13 +229,26 @@ describe("remote view of accepted claims", () => {
 });
 
 describe("served ports", () => {
-  const served = (uid: string, spec: TunnelEndpointSpec, extra: Partial<TunnelEndpoint["metadata"]> = {}, up = true): TunnelEndpoint =>
-    ({ metadata: { uid, name: `to-${spec.remoteClusterId}`, namespace: SYSTEM_NAMESPACE, ...extra }, spec, ...(up ? { status: { interfaceName: "lqwg-x" } } : {}) }) as TunnelEndpoint;
+  const served = (
+    uid: string,
+    spec: TunnelEndpointSpec,
+    extra: Partial<TunnelEndpoint["metadata"]> = {},
+    up = true,
+  ): TunnelEndpoint =>
+    ({
+      metadata: { uid, name: `to-${spec.remoteClusterId}`, namespace: SYSTEM_NAMESPACE, ...extra },
+      spec,
+      ...(up ? { status: { interfaceName: "lqwg-x" } } : {}),
+    }) as TunnelEndpoint;
   const holder = served("1", specFromB({ remoteClusterId: C, remoteClusterName: "c" }));
 
   test("GIVEN a port another served tunnel holds WHEN a second server endpoint asks for it THEN it is refused, naming the port and the holder", () => {
     const clash = servedPortClash(served("2", specFromB(), {}, false), [holder]);
-    expect(clash).toEqual({ accepted: false, field: "spec.listenPort", reason: expect.stringContaining('UDP port 51820 is already served on this gateway by the tunnel to "c"') });
+    expect(clash).toEqual({
+      accepted: false,
+      field: "spec.listenPort",
+      reason: expect.stringContaining('UDP port 51820 is already served on this gateway by the tunnel to "c"'),
+    });
   });
 
   test("GIVEN a holder that is going, not yet up, a client, or on another port WHEN a server endpoint asks THEN nothing clashes", () => {

@@ -34,11 +34,21 @@ function identicalView(withExternal: boolean): RemoteView {
   });
 }
 
-const plan = (view: RemoteView, overrides: Partial<GatewayPlan> = {}): GatewayPlan => ({ peerId: "cluster-b", tunnelInterface: "liqo-b", view, slot: 3, ...overrides });
+const plan = (view: RemoteView, overrides: Partial<GatewayPlan> = {}): GatewayPlan => ({
+  peerId: "cluster-b",
+  tunnelInterface: "liqo-b",
+  view,
+  slot: 3,
+  ...overrides,
+});
 
 describe("forgeNatRules", () => {
   test("GIVEN a peer seen as is WHEN forging THEN there are no NAT rules and only a main-table route", () => {
-    const view = chooseRemoteView({ localPodCidr: c("10.100.0.0/16"), remotePodCidr: c("10.101.0.0/16"), reserved: [] });
+    const view = chooseRemoteView({
+      localPodCidr: c("10.100.0.0/16"),
+      remotePodCidr: c("10.101.0.0/16"),
+      reserved: [],
+    });
     expect(forgeNatRules(plan(view))).toEqual([]);
     expect(forgeNatRuleDeletions(plan(view))).toEqual([]);
     expect(forgeRoutes(plan(view))).toEqual([["route", "replace", "10.101.0.0/16", "dev", "liqo-b"]]);
@@ -63,8 +73,12 @@ describe("forgeNatRules", () => {
   test("GIVEN remapped pod and external CIDRs WHEN forging THEN each range gets its seven rules, pod first", () => {
     const rules = forgeNatRules(plan(identicalView(true)));
     expect(rules).toHaveLength(14);
-    expect(rules.slice(0, 7).every((r) => r.spec.some((t) => t.startsWith("10.64.") || t.startsWith("10.100.")))).toBe(true);
-    expect(rules.slice(7).every((r) => r.spec.some((t) => t.startsWith("10.65.") || t.startsWith("10.70.")))).toBe(true);
+    expect(rules.slice(0, 7).every((r) => r.spec.some((t) => t.startsWith("10.64.") || t.startsWith("10.100.")))).toBe(
+      true,
+    );
+    expect(rules.slice(7).every((r) => r.spec.some((t) => t.startsWith("10.65.") || t.startsWith("10.70.")))).toBe(
+      true,
+    );
   });
 
   test("GIVEN any remapped plan WHEN forging THEN every rule carries its peer's comment once and sits in a chain where its target is valid", () => {
@@ -102,7 +116,9 @@ describe("forgeNatRules", () => {
   test("GIVEN a bad peer id, interface and slot WHEN forging THEN one branded error lists all three, quoting each", () => {
     const error = (() => {
       try {
-        forgeNatRules(plan(identicalView(false), { peerId: "b c", tunnelInterface: "a-very-long-interface", slot: 256 }));
+        forgeNatRules(
+          plan(identicalView(false), { peerId: "b c", tunnelInterface: "a-very-long-interface", slot: 256 }),
+        );
       } catch (e) {
         return e as GatewayPlanError;
       }
@@ -119,16 +135,19 @@ describe("forgeNatRules", () => {
 });
 
 describe("forgeNatRuleDeletions", () => {
-  test.each([false, true])("GIVEN a remapped plan (external CIDR: %s) WHEN forging deletions THEN they mirror the creations in reverse", (withExternal) => {
-    const p = plan(identicalView(withExternal));
-    const creations = forgeNatRules(p);
-    const deletions = forgeNatRuleDeletions(p);
-    expect(deletions).toHaveLength(creations.length);
-    deletions.forEach((d, i) => {
-      const created = creations[creations.length - 1 - i]!;
-      expect(d).toEqual(created.args.map((t, j) => (j === 2 ? "-D" : t)));
-    });
-  });
+  test.each([false, true])(
+    "GIVEN a remapped plan (external CIDR: %s) WHEN forging deletions THEN they mirror the creations in reverse",
+    (withExternal) => {
+      const p = plan(identicalView(withExternal));
+      const creations = forgeNatRules(p);
+      const deletions = forgeNatRuleDeletions(p);
+      expect(deletions).toHaveLength(creations.length);
+      deletions.forEach((d, i) => {
+        const created = creations[creations.length - 1 - i]!;
+        expect(d).toEqual(created.args.map((t, j) => (j === 2 ? "-D" : t)));
+      });
+    },
+  );
 
   test("GIVEN a listing with this peer's rules, a peer with a longer id and foreign rules WHEN deleting from the listing THEN only this peer's rules go, last first", () => {
     const own = forgeNatRules(plan(identicalView(true)));
@@ -161,13 +180,16 @@ describe("forgeRoutes", () => {
     ]);
   });
 
-  test.each([false, true])("GIVEN a remapped plan (external CIDR: %s) WHEN forging route deletions THEN they mirror the routes in reverse", (withExternal) => {
-    const p = plan(identicalView(withExternal));
-    const routes = forgeRoutes(p);
-    const deletions = forgeRouteDeletions(p);
-    expect(deletions).toEqual([...routes].reverse().map((r) => [r[0], "del", ...r.slice(2)]));
-    expect(deletions[0]![0]).toBe("rule");
-  });
+  test.each([false, true])(
+    "GIVEN a remapped plan (external CIDR: %s) WHEN forging route deletions THEN they mirror the routes in reverse",
+    (withExternal) => {
+      const p = plan(identicalView(withExternal));
+      const routes = forgeRoutes(p);
+      const deletions = forgeRouteDeletions(p);
+      expect(deletions).toEqual([...routes].reverse().map((r) => [r[0], "del", ...r.slice(2)]));
+      expect(deletions[0]![0]).toBe("rule");
+    },
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -208,7 +230,10 @@ class SimGateway {
   /** Each connection: the tuple as first seen and as finally sent. */
   readonly conntrack: { original: Packet; translated: Packet }[] = [];
 
-  constructor(readonly ownAddresses: readonly string[], mainRoutes: readonly Route[]) {
+  constructor(
+    readonly ownAddresses: readonly string[],
+    mainRoutes: readonly Route[],
+  ) {
     this.tables.get("main")!.push(...mainRoutes);
   }
 
@@ -217,7 +242,9 @@ class SimGateway {
     const [, table, action, chain, ...spec] = args as [string, string, string, string, ...string[]];
     if (action === "-A") this.rules.push({ table, chain, args: spec });
     else if (action === "-D") {
-      const i = this.rules.findIndex((r) => r.table === table && r.chain === chain && r.args.join(" ") === spec.join(" "));
+      const i = this.rules.findIndex(
+        (r) => r.table === table && r.chain === chain && r.args.join(" ") === spec.join(" "),
+      );
       if (i < 0) throw new Error(`iptables: no such rule: ${args.join(" ")}`);
       this.rules.splice(i, 1);
     } else throw new Error(`unsupported iptables action ${action}`);
@@ -226,7 +253,8 @@ class SimGateway {
   /** Runs `ip` arguments. */
   ip(args: readonly string[]): void {
     const [object, action, ...rest] = args as [string, string, ...string[]];
-    const option = (name: string): string | undefined => (rest.includes(name) ? rest[rest.indexOf(name) + 1] : undefined);
+    const option = (name: string): string | undefined =>
+      rest.includes(name) ? rest[rest.indexOf(name) + 1] : undefined;
     if (object === "route") {
       const table = option("table") ?? "main";
       const routes = this.tables.get(table) ?? [];
@@ -240,13 +268,19 @@ class SimGateway {
     } else {
       const entry = { mark: option("fwmark")!, table: option("lookup")!, priority: Number(option("priority")) };
       if (action === "add") this.ipRules.push(entry);
-      else this.ipRules.splice(this.ipRules.findIndex((r) => JSON.stringify(r) === JSON.stringify(entry)), 1);
+      else
+        this.ipRules.splice(
+          this.ipRules.findIndex((r) => JSON.stringify(r) === JSON.stringify(entry)),
+          1,
+        );
     }
   }
 
   /** Longest-prefix match in a table. */
   private lookup(table: string, dst: string): Route | undefined {
-    return (this.tables.get(table) ?? []).filter((r) => inCidr(dst, r.cidr)).sort((a, b) => Cidr.parse(b.cidr).prefixLength - Cidr.parse(a.cidr).prefixLength)[0];
+    return (this.tables.get(table) ?? [])
+      .filter((r) => inCidr(dst, r.cidr))
+      .sort((a, b) => Cidr.parse(b.cidr).prefixLength - Cidr.parse(a.cidr).prefixLength)[0];
   }
 
   /** Policy routing: fwmark rules by priority, then main; undefined means deliver locally. */
@@ -263,7 +297,12 @@ class SimGateway {
   }
 
   /** Runs one chain on a packet; returns the NETMAP target of the first matching NAT rule. */
-  private chain(table: string, chain: string, packet: Packet, state: { mark: number; iif?: string }): string | undefined {
+  private chain(
+    table: string,
+    chain: string,
+    packet: Packet,
+    state: { mark: number; iif?: string },
+  ): string | undefined {
     for (const rule of this.rules.filter((r) => r.table === table && r.chain === chain)) {
       const a = rule.args;
       const opt = (name: string): string | undefined => (a.includes(name) ? a[a.indexOf(name) + 1] : undefined);
@@ -298,7 +337,9 @@ class SimGateway {
 
   /** Destination and source manipulations of an established connection, in packet direction. */
   private established(ct: { original: Packet; translated: Packet; reply: boolean }): { dst: string; src: string } {
-    return ct.reply ? { dst: ct.original.src, src: ct.original.dst } : { dst: ct.translated.dst, src: ct.translated.src };
+    return ct.reply
+      ? { dst: ct.original.src, src: ct.original.dst }
+      : { dst: ct.translated.dst, src: ct.translated.src };
   }
 
   /** A packet arriving on `iif`: delivered locally or sent out of an interface. */
@@ -347,12 +388,21 @@ function identicalClusters(options: { policyRouting: boolean } = { policyRouting
   const pods = POD_CIDR;
   const external = c("10.70.0.0/16");
   const make = (peerId: string, tun: string, tunAddress: string, peerTunAddress: string) => {
-    const view = chooseRemoteView({ localPodCidr: pods, localExternalCidr: external, remotePodCidr: pods, remoteExternalCidr: external, reserved: [c("10.200.0.0/16")] });
-    const gw = new SimGateway([tunAddress, "172.29.1.2"], [
-      { cidr: "10.100.0.0/16", dev: "pods" },
-      { cidr: `${peerTunAddress}/32`, dev: tun },
-      { cidr: "0.0.0.0/0", dev: "eth0" },
-    ]);
+    const view = chooseRemoteView({
+      localPodCidr: pods,
+      localExternalCidr: external,
+      remotePodCidr: pods,
+      remoteExternalCidr: external,
+      reserved: [c("10.200.0.0/16")],
+    });
+    const gw = new SimGateway(
+      [tunAddress, "172.29.1.2"],
+      [
+        { cidr: "10.100.0.0/16", dev: "pods" },
+        { cidr: `${peerTunAddress}/32`, dev: tun },
+        { cidr: "0.0.0.0/0", dev: "eth0" },
+      ],
+    );
     const p = { peerId, tunnelInterface: tun, view, slot: 1 };
     for (const args of forgeRoutes(p)) if (options.policyRouting || args[0] !== "rule") gw.ip(args);
     for (const r of forgeNatRules(p)) gw.iptables(r.args);
@@ -393,24 +443,39 @@ describe("the forged rules in a netfilter simulator", () => {
     expect(atB).toEqual({ packet: { src: "169.254.0.1", dst: "10.100.3.9" }, out: "pods" });
     const reply = b.gw.receive({ src: "10.100.3.9", dst: "169.254.0.1" }, "pods");
     expect(reply.out).toBe("liqo-a");
-    expect(a.gw.receive(reply.packet, "liqo-b")).toEqual({ packet: { src: "10.64.3.9", dst: "169.254.0.1" }, out: "local" });
+    expect(a.gw.receive(reply.packet, "liqo-b")).toEqual({
+      packet: { src: "10.64.3.9", dst: "169.254.0.1" },
+      out: "local",
+    });
   });
 
   test("GIVEN identical pod CIDRs WHEN a B pod opens a connection to A's gateway host THEN the host sees it from the remapped address and its reply returns through the tunnel", () => {
     const { a } = identicalClusters();
-    expect(a.gw.receive({ src: "10.100.8.8", dst: "169.254.0.1" }, "liqo-b")).toEqual({ packet: { src: "10.64.8.8", dst: "169.254.0.1" }, out: "local" });
-    expect(a.gw.send({ src: "169.254.0.1", dst: "10.64.8.8" })).toEqual({ packet: { src: "169.254.0.1", dst: "10.100.8.8" }, out: "liqo-b" });
+    expect(a.gw.receive({ src: "10.100.8.8", dst: "169.254.0.1" }, "liqo-b")).toEqual({
+      packet: { src: "10.64.8.8", dst: "169.254.0.1" },
+      out: "local",
+    });
+    expect(a.gw.send({ src: "169.254.0.1", dst: "10.64.8.8" })).toEqual({
+      packet: { src: "169.254.0.1", dst: "10.100.8.8" },
+      out: "liqo-b",
+    });
   });
 
   test("GIVEN identical external CIDRs WHEN A's pods reach B's remapped external range THEN the packet reaches B's real external address", () => {
     const { a } = identicalClusters();
     const seen = a.view.remoteExternalCidrAsSeen!.nth(0x0102);
-    expect(a.gw.receive({ src: "10.100.0.7", dst: seen }, "pods")).toEqual({ packet: { src: "10.100.0.7", dst: "10.70.1.2" }, out: "liqo-b" });
+    expect(a.gw.receive({ src: "10.100.0.7", dst: seen }, "pods")).toEqual({
+      packet: { src: "10.100.0.7", dst: "10.70.1.2" },
+      out: "liqo-b",
+    });
   });
 
   test("GIVEN a local pod in the remote's real range WHEN it sends to the internet THEN its source is left alone", () => {
     const { a } = identicalClusters();
-    expect(a.gw.receive({ src: "10.100.0.7", dst: "1.1.1.1" }, "pods")).toEqual({ packet: { src: "10.100.0.7", dst: "1.1.1.1" }, out: "eth0" });
+    expect(a.gw.receive({ src: "10.100.0.7", dst: "1.1.1.1" }, "pods")).toEqual({
+      packet: { src: "10.100.0.7", dst: "1.1.1.1" },
+      out: "eth0",
+    });
   });
 
   test("GIVEN the routes without the mark rule WHEN A's pod sends to a remapped address THEN the packet loops back to local pods (why the rule exists)", () => {

@@ -73,7 +73,11 @@ function expectViewInvariants(input: RemoteViewInput): void {
 
 describe("chooseRemoteView", () => {
   test("GIVEN a remote pod CIDR overlapping nothing local WHEN choosing the view THEN it is seen unchanged", () => {
-    const view = chooseRemoteView({ localPodCidr: c("10.100.0.0/16"), remotePodCidr: c("10.101.0.0/16"), reserved: [c("10.200.0.0/16")] });
+    const view = chooseRemoteView({
+      localPodCidr: c("10.100.0.0/16"),
+      remotePodCidr: c("10.101.0.0/16"),
+      reserved: [c("10.200.0.0/16")],
+    });
     expect(view.remotePodCidrAsSeen.toString()).toBe("10.101.0.0/16");
     expect(view.remapped).toBe(false);
     expect(view.remoteExternalCidrAsSeen).toBeUndefined();
@@ -94,7 +98,11 @@ describe("chooseRemoteView", () => {
   });
 
   test("GIVEN identical pod CIDRs on both sides WHEN choosing the view THEN the remote is remapped to the pool's first /16", () => {
-    const view = chooseRemoteView({ localPodCidr: c("10.100.0.0/16"), remotePodCidr: c("10.100.0.0/16"), reserved: [] });
+    const view = chooseRemoteView({
+      localPodCidr: c("10.100.0.0/16"),
+      remotePodCidr: c("10.100.0.0/16"),
+      reserved: [],
+    });
     expect(view.remotePodCidrAsSeen.toString()).toBe("10.64.0.0/16");
     expect(view.remapped).toBe(true);
     expect(view.ranges[0]).toEqual({ real: c("10.100.0.0/16"), asSeen: c("10.64.0.0/16"), remapped: true });
@@ -119,24 +127,36 @@ describe("chooseRemoteView", () => {
     ["remote nested inside local", "10.100.0.0/16", "10.100.42.0/24", "10.64.0.0/24"],
     ["remote /8 containing local", "10.100.0.0/16", "10.0.0.0/8", undefined],
     ["remote /30 at the very end of local", "10.100.0.0/16", "10.100.255.252/30", "10.64.0.0/30"],
-  ])("GIVEN a %s (local %s, remote %s) WHEN choosing the view THEN the remote is seen under the first free block of its size", (_, local, remote, expected) => {
-    const input = { localPodCidr: c(local), remotePodCidr: c(remote), reserved: [] };
-    if (expected === undefined) {
-      // A /8 cannot fit in the default /10: that is exhaustion, not a silent narrowing.
-      expect(thrown(() => chooseRemoteView(input)).kind).toBe("pool-exhausted");
-      expect(chooseRemoteView({ ...input, pool: c("0.0.0.0/0") }).remotePodCidrAsSeen.toString()).toBe("0.0.0.0/8");
-    } else {
-      expect(chooseRemoteView(input).remotePodCidrAsSeen.toString()).toBe(expected);
-    }
-  });
+  ])(
+    "GIVEN a %s (local %s, remote %s) WHEN choosing the view THEN the remote is seen under the first free block of its size",
+    (_, local, remote, expected) => {
+      const input = { localPodCidr: c(local), remotePodCidr: c(remote), reserved: [] };
+      if (expected === undefined) {
+        // A /8 cannot fit in the default /10: that is exhaustion, not a silent narrowing.
+        expect(thrown(() => chooseRemoteView(input)).kind).toBe("pool-exhausted");
+        expect(chooseRemoteView({ ...input, pool: c("0.0.0.0/0") }).remotePodCidrAsSeen.toString()).toBe("0.0.0.0/8");
+      } else {
+        expect(chooseRemoteView(input).remotePodCidrAsSeen.toString()).toBe(expected);
+      }
+    },
+  );
 
   test("GIVEN overlap with the local external CIDR only WHEN choosing the view THEN the remote pod CIDR is remapped", () => {
-    const view = chooseRemoteView({ localPodCidr: c("10.100.0.0/16"), localExternalCidr: c("10.101.0.0/16"), remotePodCidr: c("10.101.0.0/16"), reserved: [] });
+    const view = chooseRemoteView({
+      localPodCidr: c("10.100.0.0/16"),
+      localExternalCidr: c("10.101.0.0/16"),
+      remotePodCidr: c("10.101.0.0/16"),
+      reserved: [],
+    });
     expect([view.remotePodCidrAsSeen.toString(), view.remapped]).toEqual(["10.64.0.0/16", true]);
   });
 
   test("GIVEN overlap with a reserved range only WHEN choosing the view THEN the remote pod CIDR is remapped", () => {
-    const view = chooseRemoteView({ localPodCidr: c("10.100.0.0/16"), remotePodCidr: c("10.96.0.0/16"), reserved: [c("10.96.0.0/12")] });
+    const view = chooseRemoteView({
+      localPodCidr: c("10.100.0.0/16"),
+      remotePodCidr: c("10.96.0.0/16"),
+      reserved: [c("10.96.0.0/12")],
+    });
     expect([view.remotePodCidrAsSeen.toString(), view.remapped]).toEqual(["10.64.0.0/16", true]);
   });
 
@@ -149,11 +169,14 @@ describe("chooseRemoteView", () => {
     [["10.64.0.0/32"], "10.65.0.0/16"],
     [["10.64.0.0/16", "10.66.0.0/16"], "10.65.0.0/16"],
     [["0.0.0.0/1", "10.64.0.0/16"], undefined],
-  ])("GIVEN reserved ranges %j WHEN remapping identical /16s THEN the view skips them to %s (undefined: the pool is exhausted)", (reserved, expected) => {
-    const input = { localPodCidr: c("10.100.0.0/16"), remotePodCidr: c("10.100.0.0/16"), reserved: reserved.map(c) };
-    if (expected === undefined) expect(thrown(() => chooseRemoteView(input)).kind).toBe("pool-exhausted");
-    else expect(chooseRemoteView(input).remotePodCidrAsSeen.toString()).toBe(expected);
-  });
+  ])(
+    "GIVEN reserved ranges %j WHEN remapping identical /16s THEN the view skips them to %s (undefined: the pool is exhausted)",
+    (reserved, expected) => {
+      const input = { localPodCidr: c("10.100.0.0/16"), remotePodCidr: c("10.100.0.0/16"), reserved: reserved.map(c) };
+      if (expected === undefined) expect(thrown(() => chooseRemoteView(input)).kind).toBe("pool-exhausted");
+      else expect(chooseRemoteView(input).remotePodCidrAsSeen.toString()).toBe(expected);
+    },
+  );
 
   test("GIVEN a local pod CIDR inside the pool WHEN remapping an identical remote THEN the view skips the local range", () => {
     const view = chooseRemoteView({ localPodCidr: c("10.64.0.0/16"), remotePodCidr: c("10.64.0.0/16"), reserved: [] });
@@ -201,36 +224,75 @@ describe("chooseRemoteView", () => {
       const n = 8 + Math.floor(rand() * 23);
       const localPrefix = Math.max(8, Math.min(30, n + Math.floor(rand() * 9) - 4));
       const localPodCidr = randomBlock(rand, pool, localPrefix);
-      const remotePodCidr = rand() < 0.5 ? randomBlock(rand, localPodCidr.prefixLength <= n ? localPodCidr : pool, n) : randomBlock(rand, pool, n);
-      const reserved = Array.from({ length: Math.floor(rand() * 5) }, () => randomBlock(rand, c("0.0.0.0/0"), 8 + Math.floor(rand() * 23)));
+      const remotePodCidr =
+        rand() < 0.5
+          ? randomBlock(rand, localPodCidr.prefixLength <= n ? localPodCidr : pool, n)
+          : randomBlock(rand, pool, n);
+      const reserved = Array.from({ length: Math.floor(rand() * 5) }, () =>
+        randomBlock(rand, c("0.0.0.0/0"), 8 + Math.floor(rand() * 23)),
+      );
       const input = { localPodCidr, remotePodCidr, reserved, pool: c("0.0.0.0/1") };
       expectViewInvariants(input);
       const local = [localPodCidr, ...reserved];
-      const expected = local.some((l) => l.overlaps(remotePodCidr)) ? naiveFirstFree(input.pool, n, local) : remotePodCidr;
+      const expected = local.some((l) => l.overlaps(remotePodCidr))
+        ? naiveFirstFree(input.pool, n, local)
+        : remotePodCidr;
       expect(chooseRemoteView(input).remotePodCidrAsSeen.toString()).toBe(expected?.toString());
     }
   });
 
   test("GIVEN the same input twice, or its reserved ranges in any order WHEN choosing views THEN the views are equal", () => {
     const reserved = [c("10.64.0.0/16"), c("10.66.0.0/15"), c("10.65.128.0/17"), c("10.200.0.0/16")];
-    const base = { localPodCidr: c("10.100.0.0/16"), localExternalCidr: c("10.70.0.0/16"), remotePodCidr: c("10.100.0.0/16"), remoteExternalCidr: c("10.70.0.0/16") };
-    const render = (order: Cidr[]): string => JSON.stringify(chooseRemoteView({ ...base, reserved: order }).ranges.map((r) => [String(r.real), String(r.asSeen), r.remapped]));
+    const base = {
+      localPodCidr: c("10.100.0.0/16"),
+      localExternalCidr: c("10.70.0.0/16"),
+      remotePodCidr: c("10.100.0.0/16"),
+      remoteExternalCidr: c("10.70.0.0/16"),
+    };
+    const render = (order: Cidr[]): string =>
+      JSON.stringify(
+        chooseRemoteView({ ...base, reserved: order }).ranges.map((r) => [
+          String(r.real),
+          String(r.asSeen),
+          r.remapped,
+        ]),
+      );
     const first = render(reserved);
-    expect(first).toBe(JSON.stringify([["10.100.0.0/16", "10.68.0.0/16", true], ["10.70.0.0/16", "10.69.0.0/16", true]]));
-    const permutations = (xs: Cidr[]): Cidr[][] => (xs.length <= 1 ? [xs] : xs.flatMap((x, i) => permutations([...xs.slice(0, i), ...xs.slice(i + 1)]).map((p) => [x, ...p])));
+    expect(first).toBe(
+      JSON.stringify([
+        ["10.100.0.0/16", "10.68.0.0/16", true],
+        ["10.70.0.0/16", "10.69.0.0/16", true],
+      ]),
+    );
+    const permutations = (xs: Cidr[]): Cidr[][] =>
+      xs.length <= 1
+        ? [xs]
+        : xs.flatMap((x, i) => permutations([...xs.slice(0, i), ...xs.slice(i + 1)]).map((p) => [x, ...p]));
     for (const order of permutations(reserved)) expect(render(order)).toBe(first);
   });
 
   test("GIVEN a first peer's view reserved WHEN choosing a second identical peer's view THEN it gets the next block", () => {
-    const input = { localPodCidr: c("10.100.0.0/16"), remotePodCidr: c("10.100.0.0/16"), reserved: [c("10.200.0.0/16")] };
+    const input = {
+      localPodCidr: c("10.100.0.0/16"),
+      remotePodCidr: c("10.100.0.0/16"),
+      reserved: [c("10.200.0.0/16")],
+    };
     const first = chooseRemoteView(input);
     const second = chooseRemoteView({ ...input, reserved: [...input.reserved, ...asSeenRanges(first)] });
-    expect([first.remotePodCidrAsSeen.toString(), second.remotePodCidrAsSeen.toString()]).toEqual(["10.64.0.0/16", "10.65.0.0/16"]);
+    expect([first.remotePodCidrAsSeen.toString(), second.remotePodCidrAsSeen.toString()]).toEqual([
+      "10.64.0.0/16",
+      "10.65.0.0/16",
+    ]);
   });
 
   test("GIVEN a pool whose every block is taken WHEN choosing the view THEN a branded error names the remote CIDR and the pool", () => {
     const error = thrown(() =>
-      chooseRemoteView({ localPodCidr: c("10.100.0.0/16"), remotePodCidr: c("10.100.0.0/16"), reserved: [c("10.64.0.0/16"), c("10.65.0.0/16")], pool: c("10.64.0.0/15") }),
+      chooseRemoteView({
+        localPodCidr: c("10.100.0.0/16"),
+        remotePodCidr: c("10.100.0.0/16"),
+        reserved: [c("10.64.0.0/16"), c("10.65.0.0/16")],
+        pool: c("10.64.0.0/15"),
+      }),
     );
     expect(error.isRemapError).toBe(true);
     expect(error.name).toBe("RemapError");
@@ -257,7 +319,9 @@ describe("chooseRemoteView", () => {
   });
 
   test("GIVEN a remote wider than the pool WHEN choosing the view THEN the error says the pool is too small", () => {
-    const error = thrown(() => chooseRemoteView({ localPodCidr: c("10.0.0.0/8"), remotePodCidr: c("10.0.0.0/8"), reserved: [] }));
+    const error = thrown(() =>
+      chooseRemoteView({ localPodCidr: c("10.0.0.0/8"), remotePodCidr: c("10.0.0.0/8"), reserved: [] }),
+    );
     expect(error.kind).toBe("pool-exhausted");
     expect(error.message).toContain("10.0.0.0/8");
     expect(error.message).toContain(`pool ${DEFAULT_REMAP_POOL}`);
@@ -286,7 +350,9 @@ describe("firstFreeBlock", () => {
     for (let i = 0; i < 300; i++) {
       const pool = randomBlock(rand, c("0.0.0.0/0"), 12 + Math.floor(rand() * 10));
       const n = pool.prefixLength + Math.floor(rand() * 8) - 1;
-      const taken = Array.from({ length: Math.floor(rand() * 12) }, () => randomBlock(rand, pool, Math.min(32, pool.prefixLength + Math.floor(rand() * 12))));
+      const taken = Array.from({ length: Math.floor(rand() * 12) }, () =>
+        randomBlock(rand, pool, Math.min(32, pool.prefixLength + Math.floor(rand() * 12))),
+      );
       expect(firstFreeBlock(pool, n, taken)?.toString()).toBe(naiveFirstFree(pool, n, taken)?.toString());
     }
   });
@@ -322,7 +388,8 @@ describe("translateAddress", () => {
 
   test("GIVEN a block translated onto itself WHEN translating THEN every address is unchanged", () => {
     const block = c("192.168.4.0/30");
-    for (let offset = 0; offset < block.size; offset++) expect(translateAddress(block.nth(offset), block, block)).toBe(block.nth(offset));
+    for (let offset = 0; offset < block.size; offset++)
+      expect(translateAddress(block.nth(offset), block, block)).toBe(block.nth(offset));
   });
 
   test("GIVEN an address outside the from block WHEN translated THEN a branded error quotes the address and the block", () => {
@@ -332,7 +399,9 @@ describe("translateAddress", () => {
       expect(error.message).toContain(`"${address}"`);
       expect(error.message).toContain("outside 10.100.0.0/16");
     }
-    expect(thrown(() => untranslateAddress("10.100.0.1", c("10.100.0.0/16"), c("10.64.0.0/16"))).kind).toBe("outside-range");
+    expect(thrown(() => untranslateAddress("10.100.0.1", c("10.100.0.0/16"), c("10.64.0.0/16"))).kind).toBe(
+      "outside-range",
+    );
   });
 
   test("GIVEN blocks of different prefix lengths WHEN translating THEN a branded error names both blocks", () => {

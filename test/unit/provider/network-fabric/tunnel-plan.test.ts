@@ -12,13 +12,24 @@ import {
 } from "../../../../provider/network-fabric/tunnel-plan.js";
 import type { TunnelEndpoint } from "../../../../provider/api/index.js";
 
-const parties = { consumer: { clusterId: "00000000000000bb", clusterName: "b" }, provider: { clusterId: "00000000000000aa", clusterName: "a" } };
-const settings: TunnelSettings = { server: "provider", serverAddress: "203.0.113.7", ...TUNNEL_DEFAULTS, behindNat: [] };
+const parties = {
+  consumer: { clusterId: "00000000000000bb", clusterName: "b" },
+  provider: { clusterId: "00000000000000aa", clusterName: "a" },
+};
+const settings: TunnelSettings = {
+  server: "provider",
+  serverAddress: "203.0.113.7",
+  ...TUNNEL_DEFAULTS,
+  behindNat: [],
+};
 
 describe("tunnel settings", () => {
   test("GIVEN both sides behind NAT WHEN checked THEN it is refused saying neither gateway can be reached", () => {
     expect(tunnelSettingsProblems({ server: "provider", behindNat: ["consumer", "provider"] })).toEqual([
-      { input: "behindNat", reason: expect.stringMatching(/both clusters are behind NAT: neither gateway can be reached/) },
+      {
+        input: "behindNat",
+        reason: expect.stringMatching(/both clusters are behind NAT: neither gateway can be reached/),
+      },
     ]);
   });
 
@@ -59,16 +70,35 @@ describe("tunnel link block", () => {
 
 describe("tunnel endpoint specs", () => {
   test("GIVEN the provider serving WHEN both specs are forged THEN only the client dials, with the server's address, and sends keepalives", () => {
-    const provider = forgeTunnelEndpointSpec("provider", parties, settings, { publicKey: "K".repeat(43) + "=", podCidr: "10.101.0.0/16" });
+    const provider = forgeTunnelEndpointSpec("provider", parties, settings, {
+      publicKey: "K".repeat(43) + "=",
+      podCidr: "10.101.0.0/16",
+    });
     const consumer = forgeTunnelEndpointSpec("consumer", parties, settings, {});
-    expect(provider).toMatchObject({ remoteClusterId: "00000000000000bb", role: "server", listenPort: 51820, keepaliveSeconds: 0, remote: { podCidr: "10.101.0.0/16" } });
+    expect(provider).toMatchObject({
+      remoteClusterId: "00000000000000bb",
+      role: "server",
+      listenPort: 51820,
+      keepaliveSeconds: 0,
+      remote: { podCidr: "10.101.0.0/16" },
+    });
     expect(provider.remote.endpoint).toBeUndefined();
-    expect(consumer).toMatchObject({ remoteClusterId: "00000000000000aa", role: "client", keepaliveSeconds: 25, remote: { endpoint: "203.0.113.7:51820" } });
+    expect(consumer).toMatchObject({
+      remoteClusterId: "00000000000000aa",
+      role: "client",
+      keepaliveSeconds: 25,
+      remote: { endpoint: "203.0.113.7:51820" },
+    });
     expect(consumer.linkCidr).toBe(provider.linkCidr);
   });
 
   test("GIVEN the consumer serving WHEN forged THEN the provider dials the consumer", () => {
-    const provider = forgeTunnelEndpointSpec("provider", parties, { ...settings, server: "consumer", serverAddress: "gw.example.com", port: 4500 }, {});
+    const provider = forgeTunnelEndpointSpec(
+      "provider",
+      parties,
+      { ...settings, server: "consumer", serverAddress: "gw.example.com", port: 4500 },
+      {},
+    );
     expect(provider).toMatchObject({ role: "client", remote: { endpoint: "gw.example.com:4500" } });
   });
 
@@ -79,25 +109,54 @@ describe("tunnel endpoint specs", () => {
 
 describe("endpoint readiness", () => {
   const endpoint = (generation: number, status: TunnelEndpoint["status"]): TunnelEndpoint =>
-    ({ apiVersion: "x", kind: "TunnelEndpoint", metadata: { generation }, spec: {} as never, ...(status ? { status } : {}) }) as TunnelEndpoint;
+    ({
+      apiVersion: "x",
+      kind: "TunnelEndpoint",
+      metadata: { generation },
+      spec: {} as never,
+      ...(status ? { status } : {}),
+    }) as TunnelEndpoint;
 
   test("GIVEN a status of an older generation WHEN read THEN it is neither answered nor connected, and says so", () => {
-    const readiness = endpointReadiness(endpoint(3, { observedGeneration: 2, phase: "Connected", publicKey: "k", podCidr: "10.0.0.0/16" }));
-    expect(readiness).toEqual({ connected: false, answered: false, state: "gateway has not answered generation 3 yet (last answered 2)" });
+    const readiness = endpointReadiness(
+      endpoint(3, { observedGeneration: 2, phase: "Connected", publicKey: "k", podCidr: "10.0.0.0/16" }),
+    );
+    expect(readiness).toEqual({
+      connected: false,
+      answered: false,
+      state: "gateway has not answered generation 3 yet (last answered 2)",
+    });
   });
 
   test("GIVEN a current Pending status WHEN read THEN it is answered, not connected, and carries the gateway's reason", () => {
-    const readiness = endpointReadiness(endpoint(3, { observedGeneration: 3, phase: "Pending", message: "no answer", publicKey: "k", podCidr: "10.0.0.0/16" }));
+    const readiness = endpointReadiness(
+      endpoint(3, {
+        observedGeneration: 3,
+        phase: "Pending",
+        message: "no answer",
+        publicKey: "k",
+        podCidr: "10.0.0.0/16",
+      }),
+    );
     expect(readiness).toEqual({ connected: false, answered: true, state: "Pending: no answer" });
   });
 
   test("GIVEN a current Connected status WHEN read THEN it is connected; an absent endpoint is neither", () => {
-    expect(endpointReadiness(endpoint(1, { observedGeneration: 1, phase: "Connected", publicKey: "k", podCidr: "10.0.0.0/16" })).connected).toBe(true);
+    expect(
+      endpointReadiness(
+        endpoint(1, { observedGeneration: 1, phase: "Connected", publicKey: "k", podCidr: "10.0.0.0/16" }),
+      ).connected,
+    ).toBe(true);
     expect(endpointReadiness(undefined)).toEqual({ connected: false, answered: false, state: "absent" });
   });
 
   test("GIVEN a current Refused status (even with keys from an earlier spec) WHEN read THEN it is refused with the gateway's reason, neither answered nor connected; a stale one is only not answered yet", () => {
-    const refused = { phase: "Refused" as const, message: "refused spec.linkCidr: not the derived block", publicKey: "k", podCidr: "10.0.0.0/16" };
+    const refused = {
+      phase: "Refused" as const,
+      message: "refused spec.linkCidr: not the derived block",
+      publicKey: "k",
+      podCidr: "10.0.0.0/16",
+    };
     expect(endpointReadiness(endpoint(4, { ...refused, observedGeneration: 4 }))).toEqual({
       connected: false,
       answered: false,

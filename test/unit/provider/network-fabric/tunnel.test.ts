@@ -12,8 +12,16 @@ const CONSUMER_ID = "00000000000000bb";
 const PROVIDER_ID = "00000000000000aa";
 
 const sides: TunnelSides = {
-  consumer: { kc: new k8s.KubeConfig(), namespace: "pulumi-liqo-system", party: { clusterId: CONSUMER_ID, clusterName: "b" } },
-  provider: { kc: new k8s.KubeConfig(), namespace: `pulumi-liqo-tenant-${CONSUMER_ID}`, party: { clusterId: PROVIDER_ID, clusterName: "a" } },
+  consumer: {
+    kc: new k8s.KubeConfig(),
+    namespace: "pulumi-liqo-system",
+    party: { clusterId: CONSUMER_ID, clusterName: "b" },
+  },
+  provider: {
+    kc: new k8s.KubeConfig(),
+    namespace: `pulumi-liqo-tenant-${CONSUMER_ID}`,
+    party: { clusterId: PROVIDER_ID, clusterName: "a" },
+  },
 };
 
 /** An endpoint whose gateway answered its current generation Connected, dialing `remoteKey`, with a handshake `ageMs` old. */
@@ -23,7 +31,14 @@ function connected(name: string, ownKey: string, remoteKey: string, ageMs = 10_0
     kind: "TunnelEndpoint",
     metadata: { name, generation: 3 },
     spec: { remote: { publicKey: remoteKey } } as TunnelEndpoint["spec"],
-    status: { phase: "Connected", observedGeneration: 3, publicKey: ownKey, podCidr: "10.1.0.0/16", latestHandshake: new Date(NOW - ageMs).toISOString(), rttMs: 0.4 },
+    status: {
+      phase: "Connected",
+      observedGeneration: 3,
+      publicKey: ownKey,
+      podCidr: "10.1.0.0/16",
+      latestHandshake: new Date(NOW - ageMs).toISOString(),
+      rttMs: 0.4,
+    },
   };
 }
 const consumerUp = (): TunnelEndpoint => connected(`to-${PROVIDER_ID}`, "keyB", "keyA");
@@ -42,7 +57,10 @@ describe("tunnelProblems", () => {
   });
 
   test("GIVEN the consumer's endpoint deleted while its gateway is away (finalizer holds it, status still Connected) WHEN judged THEN it is not Connected", () => {
-    const deleting = { ...consumerUp(), metadata: { ...consumerUp().metadata, deletionTimestamp: new Date(NOW - 60_000) } };
+    const deleting = {
+      ...consumerUp(),
+      metadata: { ...consumerUp().metadata, deletionTimestamp: new Date(NOW - 60_000) },
+    };
     expect(tunnelProblems(sides, { consumer: deleting, provider: providerUp() }, NOW)).toEqual([
       `consumer b: its TunnelEndpoint pulumi-liqo-system/to-${PROVIDER_ID} is being deleted (waiting for its gateway's finalizer)`,
     ]);
@@ -69,7 +87,9 @@ describe("tunnelProblems", () => {
 
   test("GIVEN a gateway that has not answered the current generation WHEN judged THEN its state is the problem", () => {
     const behind = { ...consumerUp(), metadata: { ...consumerUp().metadata, generation: 4 } };
-    expect(tunnelProblems(sides, { consumer: behind, provider: providerUp() }, NOW)).toEqual(["consumer b: gateway has not answered generation 4 yet (last answered 3)"]);
+    expect(tunnelProblems(sides, { consumer: behind, provider: providerUp() }, NOW)).toEqual([
+      "consumer b: gateway has not answered generation 4 yet (last answered 3)",
+    ]);
   });
 });
 

@@ -5,7 +5,15 @@ import { httpStatusOf, isRefusal, statusOf } from "../../../../provider/kube/err
 import { describeRevokedIdentity, IDENTITY_REVOKED } from "../../../../provider/peering/revoked.js";
 import { readFailure } from "../../../../provider/resources/read-failure.js";
 
-const forbidden = new ApiException(403, "Forbidden", JSON.stringify({ kind: "Status", message: 'resourceoffers is forbidden: User "pulumi-liqo:consumer:bb" cannot get resource' }), {});
+const forbidden = new ApiException(
+  403,
+  "Forbidden",
+  JSON.stringify({
+    kind: "Status",
+    message: 'resourceoffers is forbidden: User "pulumi-liqo:consumer:bb" cannot get resource',
+  }),
+  {},
+);
 const site = { providerName: "a", endpoint: "https://172.29.1.10:6443", call: "reading ResourceOffer t/from-bb" };
 
 /** What describeFailure throws for `error`. */
@@ -31,7 +39,10 @@ describe("a refused identity", () => {
   test.each([
     ["a 404", new ApiException(404, "Not Found", "{}", {})],
     ["a 500", { code: 500, body: "boom" }],
-    ["a connection refused", Object.assign(new Error("connect ECONNREFUSED 172.29.1.10:6443"), { code: "ECONNREFUSED" })],
+    [
+      "a connection refused",
+      Object.assign(new Error("connect ECONNREFUSED 172.29.1.10:6443"), { code: "ECONNREFUSED" }),
+    ],
   ])("GIVEN %s WHEN described THEN it is not a revoked identity", (_label, error) => {
     expect(describeRevokedIdentity(error, site)).toBeUndefined();
     expect(describeRevokedIdentity(described(error), site)).toBeUndefined();
@@ -46,10 +57,16 @@ describe("a refused identity", () => {
 
 describe("a failed read", () => {
   test("GIVEN any error WHEN made a read failure THEN what the dynamic provider host prints names the resource and the cause, without a stack trace", () => {
-    const failure = readFailure("Tunnel", "b-to-a-tunnel", new Error("network fabric: reading TunnelEndpoint x at https://h:6443: connect ECONNREFUSED"));
+    const failure = readFailure(
+      "Tunnel",
+      "b-to-a-tunnel",
+      new Error("network fabric: reading TunnelEndpoint x at https://h:6443: connect ECONNREFUSED"),
+    );
     // What @pulumi/pulumi's cmd/dynamic-provider writes for an error thrown from read.
     const printed = `${failure}: ${failure.stack}`;
-    expect(printed).toContain('Tunnel "b-to-a-tunnel": refresh could not read it: network fabric: reading TunnelEndpoint x at https://h:6443: connect ECONNREFUSED');
+    expect(printed).toContain(
+      'Tunnel "b-to-a-tunnel": refresh could not read it: network fabric: reading TunnelEndpoint x at https://h:6443: connect ECONNREFUSED',
+    );
     expect(printed).not.toMatch(/\n\s+at /);
   });
 });

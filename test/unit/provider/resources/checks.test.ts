@@ -11,7 +11,13 @@ function inputsNamed(failures: readonly { property: string; reason: string }[] |
   return (failures ?? []).map((f) => f.reason.slice(0, f.reason.indexOf(": ")));
 }
 
-const kubeconfig = forgeKubeconfig({ name: "x", server: "https://10.0.0.1:6443", caPem: "ca", certPem: "cert", keyPem: "key" });
+const kubeconfig = forgeKubeconfig({
+  name: "x",
+  server: "https://10.0.0.1:6443",
+  caPem: "ca",
+  certPem: "cert",
+  keyPem: "key",
+});
 const goodCluster: ClusterInputs = { name: "a", kubeconfig, podCidr: "10.100.0.0/16", serviceCidr: "10.200.0.0/16" };
 const goodPeering: PeeringInputs = {
   consumerKubeconfig: kubeconfig,
@@ -26,10 +32,27 @@ describe("Cluster check", () => {
   });
 
   test("GIVEN every kind of bad input WHEN checked THEN each is reported by property, the kubeconfig never echoed", async () => {
-    const bad = { ...goodCluster, name: "Not_A_Label", kubeconfig: "apiVersion: v1\nkind: Config\nsecret-ish: 1", podCidr: "10.1.2.3/16", serviceCidr: "nope", gateway: { port: 70000 }, timeoutSeconds: -1 };
+    const bad = {
+      ...goodCluster,
+      name: "Not_A_Label",
+      kubeconfig: "apiVersion: v1\nkind: Config\nsecret-ish: 1",
+      podCidr: "10.1.2.3/16",
+      serviceCidr: "nope",
+      gateway: { port: 70000 },
+      timeoutSeconds: -1,
+    };
     const { failures } = await cluster.check!(goodCluster, bad);
-    expect(inputsNamed(failures)).toEqual(["name", "kubeconfig", "podCidr", "serviceCidr", "gateway.port", "timeoutSeconds"]);
-    expect(failures!.find((f) => f.reason.startsWith("kubeconfig: "))!.reason).toMatch(/^kubeconfig: not a usable kubeconfig/);
+    expect(inputsNamed(failures)).toEqual([
+      "name",
+      "kubeconfig",
+      "podCidr",
+      "serviceCidr",
+      "gateway.port",
+      "timeoutSeconds",
+    ]);
+    expect(failures!.find((f) => f.reason.startsWith("kubeconfig: "))!.reason).toMatch(
+      /^kubeconfig: not a usable kubeconfig/,
+    );
     expect(JSON.stringify(failures)).not.toContain("secret-ish");
   });
 
@@ -42,25 +65,58 @@ describe("Cluster check", () => {
 describe("Peering check", () => {
   test("GIVEN a consumer peering with itself WHEN checked THEN it fails on provider.clusterId", async () => {
     const self = { ...goodPeering, provider: { ...goodPeering.provider, clusterId: "c1" } };
-    expect((await peering.check!(goodPeering, self)).failures).toEqual([{ property: "", reason: "provider.clusterId: a cluster cannot peer with itself (consumer and provider are both cluster c1)" }]);
+    expect((await peering.check!(goodPeering, self)).failures).toEqual([
+      {
+        property: "",
+        reason: "provider.clusterId: a cluster cannot peer with itself (consumer and provider are both cluster c1)",
+      },
+    ]);
   });
 
   test("GIVEN a malformed consumer kubeconfig and a share mixed with fixed amounts WHEN checked THEN both are reported", async () => {
     const bad = { ...goodPeering, consumerKubeconfig: "{", resources: { sharePercent: 150, cpu: "lots" } };
     const { failures } = await peering.check!(goodPeering, bad);
-    expect(inputsNamed(failures)).toEqual(["consumerKubeconfig", "resources", "resources.sharePercent", "resources.cpu"]);
+    expect(inputsNamed(failures)).toEqual([
+      "consumerKubeconfig",
+      "resources",
+      "resources.sharePercent",
+      "resources.cpu",
+    ]);
   });
 
   test("GIVEN the token changed WHEN diffed THEN nothing changes (rotation leaves peerings alone)", async () => {
-    const olds = { ...goodPeering, provider: { clusterId: "p1", authUrl: "https://10.0.0.2:8443", authCaCert: "ca" }, virtualNodeName: "liqo-p", providerClusterName: "p" };
+    const olds = {
+      ...goodPeering,
+      provider: { clusterId: "p1", authUrl: "https://10.0.0.2:8443", authCaCert: "ca" },
+      virtualNodeName: "liqo-p",
+      providerClusterName: "p",
+    };
     const news = { ...goodPeering, provider: { ...goodPeering.provider, token: "rotated" } };
-    expect(await peering.diff!("id", olds as never, news)).toEqual({ changes: false, replaces: [], deleteBeforeReplace: true });
+    expect(await peering.diff!("id", olds as never, news)).toEqual({
+      changes: false,
+      replaces: [],
+      deleteBeforeReplace: true,
+    });
   });
 
   test("GIVEN a new resource request WHEN diffed THEN it is an update in place; a new provider replaces", async () => {
-    const olds = { ...goodPeering, provider: { clusterId: "p1", authUrl: "https://10.0.0.2:8443", authCaCert: "ca" }, virtualNodeName: "liqo-p", providerClusterName: "p" };
-    expect(await peering.diff!("id", olds as never, { ...goodPeering, resources: { cpu: "3", memory: "4Gi", pods: 10 } })).toEqual({ changes: true, replaces: [], deleteBeforeReplace: true });
-    expect((await peering.diff!("id", olds as never, { ...goodPeering, provider: { ...goodPeering.provider, clusterId: "p2" } })).replaces).toEqual(["provider.clusterId"]);
+    const olds = {
+      ...goodPeering,
+      provider: { clusterId: "p1", authUrl: "https://10.0.0.2:8443", authCaCert: "ca" },
+      virtualNodeName: "liqo-p",
+      providerClusterName: "p",
+    };
+    expect(
+      await peering.diff!("id", olds as never, { ...goodPeering, resources: { cpu: "3", memory: "4Gi", pods: 10 } }),
+    ).toEqual({ changes: true, replaces: [], deleteBeforeReplace: true });
+    expect(
+      (
+        await peering.diff!("id", olds as never, {
+          ...goodPeering,
+          provider: { ...goodPeering.provider, clusterId: "p2" },
+        })
+      ).replaces,
+    ).toEqual(["provider.clusterId"]);
   });
 });
 
@@ -80,13 +136,20 @@ describe("Tunnel check and diff", () => {
 
   test("GIVEN both clusters behind NAT WHEN checked (as in preview) THEN it is refused, saying why", async () => {
     const { failures } = await tunnel.check!(goodTunnel, { ...goodTunnel, behindNat: ["consumer", "provider"] });
-    expect(failures).toEqual([{ property: "", reason: expect.stringMatching(/^behindNat: both clusters are behind NAT: neither gateway can be reached/) }]);
+    expect(failures).toEqual([
+      {
+        property: "",
+        reason: expect.stringMatching(/^behindNat: both clusters are behind NAT: neither gateway can be reached/),
+      },
+    ]);
   });
 
   test("GIVEN the provider behind NAT and serving by default WHEN checked THEN it asks for the consumer to serve; with it, nothing is wrong", async () => {
     const { failures } = await tunnel.check!(goodTunnel, { ...goodTunnel, behindNat: ["provider"] });
     expect(failures).toEqual([{ property: "", reason: expect.stringMatching(/^server: .*server: "consumer"/) }]);
-    expect((await tunnel.check!(goodTunnel, { ...goodTunnel, behindNat: ["provider"], server: "consumer" })).failures).toEqual([]);
+    expect(
+      (await tunnel.check!(goodTunnel, { ...goodTunnel, behindNat: ["provider"], server: "consumer" })).failures,
+    ).toEqual([]);
   });
 
   test("GIVEN no server address and a bad port WHEN checked THEN both are named", async () => {
@@ -96,14 +159,29 @@ describe("Tunnel check and diff", () => {
 
   test("GIVEN a new port WHEN diffed THEN it changes in place; another provider replaces; unknown peering outputs in preview change nothing", async () => {
     const olds = { ...goodTunnel, status: "Connected" };
-    expect(await tunnel.diff!("id", olds, { ...goodTunnel, port: 51821 })).toEqual({ changes: true, replaces: [], deleteBeforeReplace: true });
-    expect((await tunnel.diff!("id", olds, { ...goodTunnel, providerClusterId: "p2" })).replaces).toEqual(["providerClusterId"]);
-    expect((await tunnel.diff!("id", olds, { ...goodTunnel, consumerKubeconfig: UNKNOWN, providerClusterId: UNKNOWN })).changes).toBe(false);
+    expect(await tunnel.diff!("id", olds, { ...goodTunnel, port: 51821 })).toEqual({
+      changes: true,
+      replaces: [],
+      deleteBeforeReplace: true,
+    });
+    expect((await tunnel.diff!("id", olds, { ...goodTunnel, providerClusterId: "p2" })).replaces).toEqual([
+      "providerClusterId",
+    ]);
+    expect(
+      (await tunnel.diff!("id", olds, { ...goodTunnel, consumerKubeconfig: UNKNOWN, providerClusterId: UNKNOWN }))
+        .changes,
+    ).toBe(false);
   });
 });
 
 describe("Peering check, in-band", () => {
-  const inBand: PeeringInputs = { ...goodPeering, approach: "in-band", provider: undefined as never, providerKubeconfig: kubeconfig, tunnel: { serverAddress: "203.0.113.7" } };
+  const inBand: PeeringInputs = {
+    ...goodPeering,
+    approach: "in-band",
+    provider: undefined as never,
+    providerKubeconfig: kubeconfig,
+    tunnel: { serverAddress: "203.0.113.7" },
+  };
 
   test("GIVEN both kubeconfigs and a tunnel WHEN checked THEN no failures", async () => {
     expect((await peering.check!(inBand, inBand)).failures).toEqual([]);
@@ -111,13 +189,25 @@ describe("Peering check, in-band", () => {
 
   test("GIVEN no tunnel, a token handover and both sides behind NAT WHEN checked THEN each is named", async () => {
     expect(inputsNamed((await peering.check!(inBand, { ...inBand, tunnel: undefined })).failures)).toEqual(["tunnel"]);
-    expect(inputsNamed((await peering.check!(inBand, { ...inBand, provider: goodPeering.provider })).failures)).toEqual(["provider"]);
-    const natted = await peering.check!(inBand, { ...inBand, tunnel: { serverAddress: "x", behindNat: ["consumer", "provider"] } });
-    expect(natted.failures).toEqual([{ property: "", reason: expect.stringMatching(/^tunnel\.behindNat: both clusters are behind NAT/) }]);
+    expect(inputsNamed((await peering.check!(inBand, { ...inBand, provider: goodPeering.provider })).failures)).toEqual(
+      ["provider"],
+    );
+    const natted = await peering.check!(inBand, {
+      ...inBand,
+      tunnel: { serverAddress: "x", behindNat: ["consumer", "provider"] },
+    });
+    expect(natted.failures).toEqual([
+      { property: "", reason: expect.stringMatching(/^tunnel\.behindNat: both clusters are behind NAT/) },
+    ]);
   });
 
   test("GIVEN out-of-band without a handover WHEN checked THEN it says what to give", async () => {
     const { failures } = await peering.check!(goodPeering, { ...goodPeering, provider: undefined as never });
-    expect(failures).toEqual([{ property: "", reason: expect.stringMatching(/^provider: .*PeeringToken's clusterId, authUrl, authCaCert and token/) }]);
+    expect(failures).toEqual([
+      {
+        property: "",
+        reason: expect.stringMatching(/^provider: .*PeeringToken's clusterId, authUrl, authCaCert and token/),
+      },
+    ]);
   });
 });

@@ -1,11 +1,33 @@
 /** A Peering whose create failed half-way: the next preview is an update that finishes the create, never a replacement. */
 import { forgeKubeconfig } from "../../../../provider/kube/kubeconfig.js";
 import { INCOMPLETE } from "../../../../provider/resources/partial.js";
-import { peeringChanges, provider as peering, type PeeringInputs, type PeeringOutputs } from "../../../../provider/resources/peering.js";
+import {
+  peeringChanges,
+  provider as peering,
+  type PeeringInputs,
+  type PeeringOutputs,
+} from "../../../../provider/resources/peering.js";
 
-const kubeconfig = forgeKubeconfig({ name: "b", server: "https://10.0.0.2:6443", caPem: "ca", certPem: "cert", keyPem: "key" });
-const handover = { clusterId: "00000000000000aa", authUrl: "https://198.51.100.2:8443", authCaCert: "auth-ca", token: "plt_0123456789abcdef_secret0" };
-const inputs: PeeringInputs = { consumerKubeconfig: kubeconfig, consumerClusterId: "00000000000000bb", provider: handover, resources: { cpu: "2", memory: "4Gi", pods: 20 }, timeoutSeconds: 120 };
+const kubeconfig = forgeKubeconfig({
+  name: "b",
+  server: "https://10.0.0.2:6443",
+  caPem: "ca",
+  certPem: "cert",
+  keyPem: "key",
+});
+const handover = {
+  clusterId: "00000000000000aa",
+  authUrl: "https://198.51.100.2:8443",
+  authCaCert: "auth-ca",
+  token: "plt_0123456789abcdef_secret0",
+};
+const inputs: PeeringInputs = {
+  consumerKubeconfig: kubeconfig,
+  consumerClusterId: "00000000000000bb",
+  provider: handover,
+  resources: { cpu: "2", memory: "4Gi", pods: 20 },
+  timeoutSeconds: 120,
+};
 
 /** What the Peering shim records when create throws: the inputs without the token, and no record of the peering. */
 function leftByFailedCreate(news: PeeringInputs): PeeringOutputs {
@@ -17,7 +39,11 @@ describe("a retried create of a Peering", () => {
   test("GIVEN a create that failed before the node was named WHEN previewed again with the same inputs THEN it is an update (status), not a replacement", async () => {
     const olds = leftByFailedCreate(inputs);
     expect(peeringChanges(olds, inputs)).toEqual({ changed: ["status"], replaces: [], unknown: [] });
-    expect(await peering.diff!("00000000000000bb-to-00000000000000aa", olds, inputs)).toEqual({ changes: true, replaces: [], deleteBeforeReplace: true });
+    expect(await peering.diff!("00000000000000bb-to-00000000000000aa", olds, inputs)).toEqual({
+      changes: true,
+      replaces: [],
+      deleteBeforeReplace: true,
+    });
   });
 
   test("GIVEN a failed create with a virtualNodeName given WHEN previewed with the same name THEN no replacement; with another name THEN it replaces", () => {
@@ -28,7 +54,12 @@ describe("a retried create of a Peering", () => {
   });
 
   test("GIVEN a peering that was created WHEN the default node name resolves to the recorded one THEN nothing changes", () => {
-    const olds: PeeringOutputs = { ...leftByFailedCreate(inputs), providerClusterName: "a", virtualNodeName: "liqo-a", status: "Ready" };
+    const olds: PeeringOutputs = {
+      ...leftByFailedCreate(inputs),
+      providerClusterName: "a",
+      virtualNodeName: "liqo-a",
+      status: "Ready",
+    };
     expect(peeringChanges(olds, inputs).changed).toEqual([]);
   });
 });

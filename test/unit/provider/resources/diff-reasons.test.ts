@@ -6,15 +6,51 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { forgeKubeconfig } from "../../../../provider/kube/kubeconfig.js";
-import { CLUSTER_DIFF, clusterChanges, provider as cluster, type ClusterInputs, type ClusterOutputs } from "../../../../provider/resources/cluster.js";
+import {
+  CLUSTER_DIFF,
+  clusterChanges,
+  provider as cluster,
+  type ClusterInputs,
+  type ClusterOutputs,
+} from "../../../../provider/resources/cluster.js";
 import { explainChanges, type DiffRules, type FoundChanges } from "../../../../provider/resources/diff-rules.js";
 import { URN_INPUT } from "../../../../provider/resources/hidden-inputs.js";
-import { PEERING_DIFF, peeringChanges, provider as peering, type PeeringInputs, type PeeringOutputs } from "../../../../provider/resources/peering.js";
-import { PEERING_TOKEN_DIFF, peeringTokenChanges, provider as peeringToken, type PeeringTokenInputs, type PeeringTokenOutputs } from "../../../../provider/resources/peering-token.js";
-import { provider as tunnel, TUNNEL_DIFF, tunnelChanges, type TunnelInputs, type TunnelOutputs } from "../../../../provider/resources/tunnel.js";
+import {
+  PEERING_DIFF,
+  peeringChanges,
+  provider as peering,
+  type PeeringInputs,
+  type PeeringOutputs,
+} from "../../../../provider/resources/peering.js";
+import {
+  PEERING_TOKEN_DIFF,
+  peeringTokenChanges,
+  provider as peeringToken,
+  type PeeringTokenInputs,
+  type PeeringTokenOutputs,
+} from "../../../../provider/resources/peering-token.js";
+import {
+  provider as tunnel,
+  TUNNEL_DIFF,
+  tunnelChanges,
+  type TunnelInputs,
+  type TunnelOutputs,
+} from "../../../../provider/resources/tunnel.js";
 
-const kubeconfig = forgeKubeconfig({ name: "x", server: "https://10.0.0.1:6443", caPem: "ca-pem-1", certPem: "cert-pem-1", keyPem: "key-pem-1" });
-const providerKubeconfig = forgeKubeconfig({ name: "y", server: "https://10.0.0.2:6443", caPem: "ca-pem-2", certPem: "cert-pem-2", keyPem: "key-pem-2" });
+const kubeconfig = forgeKubeconfig({
+  name: "x",
+  server: "https://10.0.0.1:6443",
+  caPem: "ca-pem-1",
+  certPem: "cert-pem-1",
+  keyPem: "key-pem-1",
+});
+const providerKubeconfig = forgeKubeconfig({
+  name: "y",
+  server: "https://10.0.0.2:6443",
+  caPem: "ca-pem-2",
+  certPem: "cert-pem-2",
+  keyPem: "key-pem-2",
+});
 
 /** The same input with another value of its kind; an object or array changes in its first element. */
 function mutated(value: unknown): unknown {
@@ -60,9 +96,22 @@ interface Subject<O extends object, N extends object> {
 
 function variationsOf<O extends object, N extends object>(subject: Subject<O, N>): Variation<O, N>[] {
   const { inputs: news, outputs: olds } = subject;
-  const topLevel = Object.keys(news).map((key) => ({ name: key, olds, news: { ...news, [key]: mutated((news as Record<string, unknown>)[key]) } }));
-  const renamed = { name: URN_INPUT, olds, news: { ...news, [URN_INPUT]: "urn:pulumi:dev::p::t::renamed" }, unchanged: "the SDK's hidden input: a renamed resource has nothing else to update" };
-  return [...topLevel.map((v) => (v.name in subject.ignored ? { ...v, unchanged: subject.ignored[v.name]! } : v)), renamed, ...subject.more({ olds, news })];
+  const topLevel = Object.keys(news).map((key) => ({
+    name: key,
+    olds,
+    news: { ...news, [key]: mutated((news as Record<string, unknown>)[key]) },
+  }));
+  const renamed = {
+    name: URN_INPUT,
+    olds,
+    news: { ...news, [URN_INPUT]: "urn:pulumi:dev::p::t::renamed" },
+    unchanged: "the SDK's hidden input: a renamed resource has nothing else to update",
+  };
+  return [
+    ...topLevel.map((v) => (v.name in subject.ignored ? { ...v, unchanged: subject.ignored[v.name]! } : v)),
+    renamed,
+    ...subject.more({ olds, news }),
+  ];
 }
 
 function describeDiff<O extends object, N extends object>(subject: Subject<O, N>): void {
@@ -73,12 +122,29 @@ function describeDiff<O extends object, N extends object>(subject: Subject<O, N>
       for (const variation of variations) {
         const found = subject.changes(variation.olds, variation.news);
         const result = await subject.provider.diff!("the-resource-id", variation.olds, variation.news);
-        for (const key of found.changed) expect([variation.name, key, (subject.rules[key]?.reason ?? "").trim() !== ""]).toEqual([variation.name, key, true]);
-        expect([variation.name, result.changes, result.replaces ?? []]).toEqual([variation.name, found.changed.length > 0, found.changed.filter((key) => subject.rules[key]!.effect === "replaces")]);
-        const lines = explainChanges({ kind: subject.kind, label: "the-resource-id", ...found, deleteBeforeReplace: result.deleteBeforeReplace ?? false, reasons: subject.rules });
+        for (const key of found.changed)
+          expect([variation.name, key, (subject.rules[key]?.reason ?? "").trim() !== ""]).toEqual([
+            variation.name,
+            key,
+            true,
+          ]);
+        expect([variation.name, result.changes, result.replaces ?? []]).toEqual([
+          variation.name,
+          found.changed.length > 0,
+          found.changed.filter((key) => subject.rules[key]!.effect === "replaces"),
+        ]);
+        const lines = explainChanges({
+          kind: subject.kind,
+          label: "the-resource-id",
+          ...found,
+          deleteBeforeReplace: result.deleteBeforeReplace ?? false,
+          reasons: subject.rules,
+        });
         expect(lines).toHaveLength(found.changed.length);
-        for (const line of lines) expect([variation.name, line]).toEqual([variation.name, expect.stringMatching(/ → [^:]+: \S/)]);
-        for (const value of quotableValues([variation.olds, variation.news])) expect([variation.name, lines.filter((line) => line.includes(value))]).toEqual([variation.name, []]);
+        for (const line of lines)
+          expect([variation.name, line]).toEqual([variation.name, expect.stringMatching(/ → [^:]+: \S/)]);
+        for (const value of quotableValues([variation.olds, variation.news]))
+          expect([variation.name, lines.filter((line) => line.includes(value))]).toEqual([variation.name, []]);
       }
     });
 
@@ -90,7 +156,9 @@ function describeDiff<O extends object, N extends object>(subject: Subject<O, N>
     });
 
     test("GIVEN the rules WHEN every change is tried THEN each rule is reached (none is stale)", () => {
-      const reached = new Set(variations.flatMap((variation) => subject.changes(variation.olds, variation.news).changed));
+      const reached = new Set(
+        variations.flatMap((variation) => subject.changes(variation.olds, variation.news).changed),
+      );
       expect(Object.keys(subject.rules).filter((key) => !reached.has(key))).toEqual([]);
     });
   });
@@ -115,24 +183,47 @@ describeDiff<ClusterOutputs, ClusterInputs>({
   changes: clusterChanges,
   provider: cluster,
   inputs: clusterInputs,
-  outputs: { ...clusterInputs, clusterId: "00000000000000aa", authUrl: "https://198.51.100.2:8443", authCaCert: "auth-ca-pem-1", gatewayEndpoint: "198.51.100.3:51820" },
+  outputs: {
+    ...clusterInputs,
+    clusterId: "00000000000000aa",
+    authUrl: "https://198.51.100.2:8443",
+    authCaCert: "auth-ca-pem-1",
+    gatewayEndpoint: "198.51.100.3:51820",
+  },
   ignored: {},
   more: () => [],
 });
 
-const tokenInputs: Required<PeeringTokenInputs> = { kubeconfig, clusterId: "00000000000000aa", authUrl: "https://198.51.100.2:8443", authCaCert: "auth-ca-pem-1", expiresInSeconds: 3600, rotation: "1" };
+const tokenInputs: Required<PeeringTokenInputs> = {
+  kubeconfig,
+  clusterId: "00000000000000aa",
+  authUrl: "https://198.51.100.2:8443",
+  authCaCert: "auth-ca-pem-1",
+  expiresInSeconds: 3600,
+  rotation: "1",
+};
 describeDiff<PeeringTokenOutputs, PeeringTokenInputs>({
   kind: "PeeringToken",
   rules: PEERING_TOKEN_DIFF,
   changes: peeringTokenChanges,
   provider: peeringToken,
   inputs: tokenInputs,
-  outputs: { ...tokenInputs, token: "plt_0123456789abcdef_secret0", tokenId: "0123456789abcdef", expiresAt: "2030-01-01T00:00:00.000Z" },
+  outputs: {
+    ...tokenInputs,
+    token: "plt_0123456789abcdef_secret0",
+    tokenId: "0123456789abcdef",
+    expiresAt: "2030-01-01T00:00:00.000Z",
+  },
   ignored: {},
   more: () => [],
 });
 
-const handover = { clusterId: "00000000000000aa", authUrl: "https://198.51.100.2:8443", authCaCert: "auth-ca-pem-1", token: "plt_0123456789abcdef_secret0" };
+const handover = {
+  clusterId: "00000000000000aa",
+  authUrl: "https://198.51.100.2:8443",
+  authCaCert: "auth-ca-pem-1",
+  token: "plt_0123456789abcdef_secret0",
+};
 const peeringInputs: Required<PeeringInputs> = {
   consumerKubeconfig: kubeconfig,
   consumerClusterId: "00000000000000bb",
@@ -150,10 +241,23 @@ const peeringInputs: Required<PeeringInputs> = {
   force: false,
 };
 const { token: _token, ...handedOver } = handover;
-const peeringOutputs = (inputs: PeeringInputs): PeeringOutputs => ({ ...inputs, provider: handedOver, providerClusterName: "alpha", tenantNamespace: "pulumi-liqo-tenant-00000000000000bb", status: "Ready" });
+const peeringOutputs = (inputs: PeeringInputs): PeeringOutputs => ({
+  ...inputs,
+  provider: handedOver,
+  providerClusterName: "alpha",
+  tenantNamespace: "pulumi-liqo-tenant-00000000000000bb",
+  status: "Ready",
+});
 /** The rules that apply to one approach: the others are never reached there. */
-const peeringRulesWithout = (inputs: readonly string[]) => Object.fromEntries(Object.entries(PEERING_DIFF).filter(([key]) => !inputs.includes(key)));
-const drifted = ({ olds, news }: { olds: PeeringOutputs; news: PeeringInputs }): Variation<PeeringOutputs, PeeringInputs> => ({
+const peeringRulesWithout = (inputs: readonly string[]) =>
+  Object.fromEntries(Object.entries(PEERING_DIFF).filter(([key]) => !inputs.includes(key)));
+const drifted = ({
+  olds,
+  news,
+}: {
+  olds: PeeringOutputs;
+  news: PeeringInputs;
+}): Variation<PeeringOutputs, PeeringInputs> => ({
   name: "status recorded by refresh",
   olds: { ...olds, status: "virtual node liqo-alpha: node not found" },
   news,
@@ -167,21 +271,46 @@ describeDiff<PeeringOutputs, PeeringInputs>({
   outputs: peeringOutputs(peeringInputs),
   ignored: { providerClusterId: "out-of-band, provider.clusterId says which cluster provides" },
   more: (sample) => [
-    { name: "provider.authUrl", olds: sample.olds, news: { ...sample.news, provider: { ...handover, authUrl: "https://198.51.100.9:8443" } } },
-    { name: "provider.authCaCert", olds: sample.olds, news: { ...sample.news, provider: { ...handover, authCaCert: "auth-ca-pem-2" } } },
-    { name: "provider.token", olds: sample.olds, news: { ...sample.news, provider: { ...handover, token: "plt_fedcba9876543210_secret1" } }, unchanged: "a rotated token must not touch a peering that exists" },
-    { name: "virtualNodeName left to its default", olds: sample.olds, news: { ...sample.news, virtualNodeName: undefined as never }, unchanged: "the default resolves to the name the node has" },
+    {
+      name: "provider.authUrl",
+      olds: sample.olds,
+      news: { ...sample.news, provider: { ...handover, authUrl: "https://198.51.100.9:8443" } },
+    },
+    {
+      name: "provider.authCaCert",
+      olds: sample.olds,
+      news: { ...sample.news, provider: { ...handover, authCaCert: "auth-ca-pem-2" } },
+    },
+    {
+      name: "provider.token",
+      olds: sample.olds,
+      news: { ...sample.news, provider: { ...handover, token: "plt_fedcba9876543210_secret1" } },
+      unchanged: "a rotated token must not touch a peering that exists",
+    },
+    {
+      name: "virtualNodeName left to its default",
+      olds: sample.olds,
+      news: { ...sample.news, virtualNodeName: undefined as never },
+      unchanged: "the default resolves to the name the node has",
+    },
     drifted(sample),
     {
       name: "status of a peering that stands with an empty offer",
-      olds: { ...sample.olds, status: "Ready, with an empty offer: the provider offers no pods (cpu 1, memory 1Gi, pods 0)" },
+      olds: {
+        ...sample.olds,
+        status: "Ready, with an empty offer: the provider offers no pods (cpu 1, memory 1Gi, pods 0)",
+      },
       news: sample.news,
       unchanged: "an empty offer is the provider's answer, which up cannot change: a warning, not drift",
     },
   ],
 });
 
-const inBandInputs = { ...peeringInputs, approach: "in-band", provider: undefined } as unknown as Required<PeeringInputs>;
+const inBandInputs = {
+  ...peeringInputs,
+  approach: "in-band",
+  provider: undefined,
+} as unknown as Required<PeeringInputs>;
 describeDiff<PeeringOutputs, PeeringInputs>({
   kind: "Peering",
   rules: peeringRulesWithout(["provider.clusterId", "provider.authUrl", "provider.authCaCert"]),
@@ -216,5 +345,7 @@ describeDiff<TunnelOutputs, TunnelInputs>({
   inputs: tunnelInputs,
   outputs: { ...tunnelInputs, status: "Connected" },
   ignored: { providerClusterName: "the Peering records the provider's name at create and never changes it" },
-  more: ({ olds, news }) => [{ name: "status recorded by refresh", olds: { ...olds, status: "consumer gateway: no handshake" }, news }],
+  more: ({ olds, news }) => [
+    { name: "status recorded by refresh", olds: { ...olds, status: "consumer gateway: no handshake" }, news },
+  ],
 });

@@ -1,5 +1,11 @@
 /** Diff rules: how a table finds changes, and the lines a preview prints about them. */
-import { changesOf, explainChanges, labelOf, urnOf, type DiffRules } from "../../../../provider/resources/diff-rules.js";
+import {
+  changesOf,
+  explainChanges,
+  labelOf,
+  urnOf,
+  type DiffRules,
+} from "../../../../provider/resources/diff-rules.js";
 import { URN_INPUT } from "../../../../provider/resources/hidden-inputs.js";
 import { UNKNOWN } from "../../../../provider/resources/inputs.js";
 
@@ -17,7 +23,10 @@ const RULES = {
   status: { effect: "updates in place", reason: "refresh found drift", changed: (olds) => olds.status === "broken" },
 } as const satisfies DiffRules<Thing, Thing>;
 
-const reasons = { port: { reason: "both gateways move to the new port and keep their keys" }, "provider.clusterId": { reason: "the identity is the provider's" } };
+const reasons = {
+  port: { reason: "both gateways move to the new port and keep their keys" },
+  "provider.clusterId": { reason: "the identity is the provider's" },
+};
 
 describe("changesOf", () => {
   test("GIVEN top-level, nested and recorded changes WHEN diffed THEN each is found by its rule, replacing ones listed apart, in the rules' order", () => {
@@ -27,41 +36,105 @@ describe("changesOf", () => {
       replaces: ["clusterId", "nested.id"],
       unknown: [],
     });
-    expect(changesOf(RULES, { clusterId: "c1", port: 1 }, { clusterId: "c1", port: 1 })).toEqual({ changed: [], replaces: [], unknown: [] });
+    expect(changesOf(RULES, { clusterId: "c1", port: 1 }, { clusterId: "c1", port: 1 })).toEqual({
+      changed: [],
+      replaces: [],
+      unknown: [],
+    });
   });
 
   test("GIVEN values not known yet WHEN diffed THEN they are changes marked unknown, or no change with unknownIsUnchanged", () => {
     const olds: Thing = { clusterId: "c1", port: 1, nested: { id: "n1" } };
     const news = { clusterId: UNKNOWN, port: 1, nested: UNKNOWN } as unknown as Thing;
-    expect(changesOf(RULES, olds, news)).toEqual({ changed: ["clusterId", "nested.id"], replaces: ["clusterId", "nested.id"], unknown: ["clusterId", "nested.id"] });
+    expect(changesOf(RULES, olds, news)).toEqual({
+      changed: ["clusterId", "nested.id"],
+      replaces: ["clusterId", "nested.id"],
+      unknown: ["clusterId", "nested.id"],
+    });
     expect(changesOf(RULES, olds, news, { unknownIsUnchanged: true }).changed).toEqual(["nested.id"]);
   });
 });
 
 describe("explainChanges", () => {
   test("GIVEN a change in place WHEN explained THEN one line names the resource, the input, the effect and the reason", () => {
-    expect(explainChanges({ kind: "Tunnel", label: "b-to-a-tunnel", changed: ["port"], replaces: [], deleteBeforeReplace: true, reasons })).toEqual([
+    expect(
+      explainChanges({
+        kind: "Tunnel",
+        label: "b-to-a-tunnel",
+        changed: ["port"],
+        replaces: [],
+        deleteBeforeReplace: true,
+        reasons,
+      }),
+    ).toEqual([
       `Tunnel "b-to-a-tunnel": port changes → updates in place: both gateways move to the new port and keep their keys`,
     ]);
   });
 
   test("GIVEN a replacing change beside one in place WHEN explained THEN the replacement comes first with its order, and the other says the replacement takes it along", () => {
-    const lines = explainChanges({ kind: "Peering", label: "b-to-a", changed: ["port", "provider.clusterId"], replaces: ["provider.clusterId"], deleteBeforeReplace: true, reasons });
+    const lines = explainChanges({
+      kind: "Peering",
+      label: "b-to-a",
+      changed: ["port", "provider.clusterId"],
+      replaces: ["provider.clusterId"],
+      deleteBeforeReplace: true,
+      reasons,
+    });
     expect(lines).toEqual([
       `Peering "b-to-a": provider.clusterId changes → replaces (delete, then create): the identity is the provider's`,
       `Peering "b-to-a": port changes → taken along by the replacement; alone it would update in place: both gateways move to the new port and keep their keys`,
     ]);
-    expect(explainChanges({ kind: "PeeringToken", label: "t", changed: ["port"], replaces: ["port"], deleteBeforeReplace: false, reasons })[0]).toContain("replaces (create, then delete)");
+    expect(
+      explainChanges({
+        kind: "PeeringToken",
+        label: "t",
+        changed: ["port"],
+        replaces: ["port"],
+        deleteBeforeReplace: false,
+        reasons,
+      })[0],
+    ).toContain("replaces (create, then delete)");
   });
 
   test("GIVEN values not known yet WHEN explained THEN the lines say the effect holds only if they differ", () => {
-    const lines = explainChanges({ kind: "Peering", label: "b-to-a", changed: ["provider.clusterId", "port"], replaces: ["provider.clusterId"], unknown: ["provider.clusterId", "port"], deleteBeforeReplace: true, reasons });
-    expect(lines[0]).toBe(`Peering "b-to-a": provider.clusterId is not known yet (it comes from a resource that changes first) → replaces if it differs (delete, then create): the identity is the provider's`);
-    expect(explainChanges({ kind: "Tunnel", label: "x", changed: ["port"], replaces: [], unknown: ["port"], deleteBeforeReplace: true, reasons })[0]).toContain("port is not known yet (it comes from a resource that changes first) → updates in place if it differs:");
+    const lines = explainChanges({
+      kind: "Peering",
+      label: "b-to-a",
+      changed: ["provider.clusterId", "port"],
+      replaces: ["provider.clusterId"],
+      unknown: ["provider.clusterId", "port"],
+      deleteBeforeReplace: true,
+      reasons,
+    });
+    expect(lines[0]).toBe(
+      `Peering "b-to-a": provider.clusterId is not known yet (it comes from a resource that changes first) → replaces if it differs (delete, then create): the identity is the provider's`,
+    );
+    expect(
+      explainChanges({
+        kind: "Tunnel",
+        label: "x",
+        changed: ["port"],
+        replaces: [],
+        unknown: ["port"],
+        deleteBeforeReplace: true,
+        reasons,
+      })[0],
+    ).toContain(
+      "port is not known yet (it comes from a resource that changes first) → updates in place if it differs:",
+    );
   });
 
   test("GIVEN an input without a reason WHEN explained THEN the line still says what happens, with no dangling colon", () => {
-    expect(explainChanges({ kind: "Cluster", label: "a", changed: ["name"], replaces: [], deleteBeforeReplace: false, reasons })).toEqual([`Cluster "a": name changes → updates in place`]);
+    expect(
+      explainChanges({
+        kind: "Cluster",
+        label: "a",
+        changed: ["name"],
+        replaces: [],
+        deleteBeforeReplace: false,
+        reasons,
+      }),
+    ).toEqual([`Cluster "a": name changes → updates in place`]);
   });
 });
 
