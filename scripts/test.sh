@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: unit tests of pure logic, integration tests on real local clusters,
-# and end-to-end tests through the real `pulumi` CLI. Sets everything up first (idempotent).
+# Runs the whole test suite: the lint (ESLint and Prettier's layout), unit tests of pure logic,
+# integration tests on real local clusters, and end-to-end tests through the real `pulumi` CLI.
+# Sets everything up first (idempotent).
 # Extra arguments go to Jest, e.g. `scripts/test.sh test/unit`.
 set -euo pipefail
 # shellcheck source=lib.sh
@@ -8,6 +9,9 @@ set -euo pipefail
 prepare_as_root "the tests create network namespaces, bridges and firewall rules"
 mkdir -p .test-output
 status=0
+# The lint runs first and fails the run at the end, so that one report has both.
+lint_status=0
+npm run --silent lint || lint_status=$?
 npm test --silent -- --json --outputFile=.test-output/results.json "$@" || status=$?
 # One closing line in the plain "N passed, N failed" form that any CI reads.
 node -e '
@@ -15,4 +19,6 @@ node -e '
   const skipped = r.numPendingTests + r.numTodoTests;
   console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed` + (skipped ? `, ${skipped} skipped` : ""));
 ' || true
+[ "$lint_status" -eq 0 ] || echo "lint: failed (npm run lint; npm run format fixes the layout)"
+[ "$status" -ne 0 ] || status=$lint_status
 exit "$status"
