@@ -18,6 +18,8 @@ export default tseslint.config(
   },
   {
     files: ["**/*.js", "**/*.mjs"],
+    // Jest's config and global hooks are CommonJS: Jest loads them before any TypeScript.
     languageOptions: { globals: { require: "readonly", module: "writable", process: "readonly", console: "readonly" } },
+    rules: { "@typescript-eslint/no-require-imports": "off" },
   },
 );

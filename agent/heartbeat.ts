@@ -5,7 +5,7 @@
  * the node's Ready condition every 20 s (as a kubelet would) or at once when it changes. A
  * provider that refuses the identity (revoked there) makes the node NotReady, saying so, in that
  * same pass. One that cannot be reached makes it NotReady once no call has reached it for
- * {@link PROVIDER_UNREACHABLE_AFTER_MS}, and does not stop the heartbeat of the others (each call
+ * `PROVIDER_UNREACHABLE_AFTER_MS` (readiness.ts), and does not stop the heartbeat of the others (each call
  * is cut at {@link PROVIDER_CALL_TIMEOUT_MS}). A failing renewal of the identity (see renewal.ts)
  * shows in the condition while the node stays Ready.
  */
@@ -23,7 +23,7 @@ import {
   resizeVirtualNode,
   type NodeReadinessReport,
 } from "../provider/virtual-node/node.js";
-import { decideReadiness, PROVIDER_UNREACHABLE_AFTER_MS } from "./readiness.js";
+import { decideReadiness } from "./readiness.js";
 import type { Reporter } from "./reporter.js";
 
 /** Pause between two heartbeat passes, as kubelets renew their Lease: a revoked identity shows within one. */

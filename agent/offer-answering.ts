@@ -168,7 +168,8 @@ export async function answerResourceRequests(
     };
     await ensureObject(kc, offer);
     reporter.info(
-      `offer answering: ${key(request.metadata)} offered cpu ${resources.cpu}, memory ${resources.memory}, pods ${resources.pods} (request generation ${generation})`,
+      `offer answering: ${key(request.metadata)} offered cpu ${resources.cpu}, memory ${resources.memory}, pods ` +
+        `${resources.pods} (request generation ${generation})`,
     );
     changes += 1;
   }

@@ -59,7 +59,9 @@ export function decideReadiness(inputs: ReadinessInputs): NodeReadinessReport {
     return {
       ready: false,
       reason: IDENTITY_EXPIRED_REASON,
-      message: `identity expired at ${identity!.expiresAt} and provider ${inputs.providerName} refuses it; pulumi up authenticates again with the peering token`,
+      message:
+        `identity expired at ${identity!.expiresAt} and provider ${inputs.providerName} refuses it; pulumi up ` +
+        `authenticates again with the peering token`,
     };
   }
   const silentMs = now - inputs.lastContactAt;
@@ -69,7 +71,9 @@ export function decideReadiness(inputs: ReadinessInputs): NodeReadinessReport {
       ? {
           ready: false,
           reason: PROVIDER_UNREACHABLE_REASON,
-          message: `provider ${inputs.providerName} not reached for ${Math.round(silentMs / 1000)} s (last reached at ${new Date(inputs.lastContactAt).toISOString()}): ${inputs.unreachable}`,
+          message:
+            `provider ${inputs.providerName} not reached for ${Math.round(silentMs / 1000)} s (last reached at ` +
+            `${new Date(inputs.lastContactAt).toISOString()}): ${inputs.unreachable}`,
         }
       : // A renewal failure is overlaid afresh below, from the renewal's latest status.
         inputs.last && inputs.last.reason !== IDENTITY_RENEWAL_FAILING_REASON
@@ -79,6 +83,8 @@ export function decideReadiness(inputs: ReadinessInputs): NodeReadinessReport {
   return {
     ready: true,
     reason: IDENTITY_RENEWAL_FAILING_REASON,
-    message: `the identity expires at ${identity.expiresAt ?? "an unknown time"}; renewing it failed ${identity.renewalFailures} times in a row (next try at ${identity.renewAt ?? "unknown"}): ${identity.renewalError ?? "no reason recorded"}`,
+    message:
+      `the identity expires at ${identity.expiresAt ?? "an unknown time"}; renewing it failed ` +
+      `${identity.renewalFailures} times in a row (next try at ${identity.renewAt ?? "unknown"}): ${identity.renewalError ?? "no reason recorded"}`,
   };
 }

@@ -150,7 +150,8 @@ async function renewOne(
   try {
     if (!access)
       throw new Error(
-        "the peering records no auth service to renew at (it was made by a version without renewal): replace its Peering (pulumi up --replace <urn>) before the identity expires",
+        "the peering records no auth service to renew at (it was made by a version without renewal): replace its Peering " +
+          "(pulumi up --replace <urn>) before the identity expires",
       );
     const consumerClusterId = CONSUMER_CN.exec(new X509Certificate(held.certificatePem).subject)?.[1];
     if (!consumerClusterId) throw new Error(`the certificate in ${input} is not a consumer identity`);
@@ -186,7 +187,8 @@ async function renewOne(
       renewalError: null,
     });
     reporter.info(
-      `identity renewal: the identity for provider ${provider} was renewed at ${access!.url}; it expires at ${renewed.notAfter.toISOString()} (was ${expiresAt})`,
+      `identity renewal: the identity for provider ${provider} was renewed at ${access!.url}; it expires at ` +
+        `${renewed.notAfter.toISOString()} (was ${expiresAt})`,
     );
     return next;
   } catch (error) {
@@ -196,7 +198,8 @@ async function renewOne(
     const retryAt = renewalTime(validity, fraction, failures.get(name), renewedAt.get(name));
     const reason = describeKubeError(error);
     reporter.warn(
-      `identity renewal: renewing the identity for provider ${provider}${access ? ` at ${access.url}` : ""} failed (${count} in a row; next try at ${new Date(retryAt).toISOString()}; it expires at ${expiresAt}): ${reason}`,
+      `identity renewal: renewing the identity for provider ${provider}${access ? ` at ${access.url}` : ""} failed (${count} ` +
+        `in a row; next try at ${new Date(retryAt).toISOString()}; it expires at ${expiresAt}): ${reason}`,
     );
     await writeIdentityStatus(kc, name, {
       expiresAt,

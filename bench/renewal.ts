@@ -1,7 +1,8 @@
 /**
  * An identity's whole life, for real: a private lab whose provider issues identities of the CSR
  * API's minimum lifetime (600 s; valid 900 s, as the signer dates them 5 minutes back) and whose
- * consumer's agent renews them at its default, two thirds of that validity (300 s after issuance). The run peers b with a and then, every second until well past the first identity's
+ * consumer's agent renews them at its default, two thirds of that validity (300 s after issuance). The run peers b with a ' +
+   'and then, every second until well past the first identity's
  * expiry, calls a's API server with whatever identity b holds and reads b's virtual node. It
  * reports when the renewal came (as a share of the lifetime), how calls fared across it and past
  * the first identity's expiry, and whether the node ever left Ready. About 11 minutes.
@@ -67,7 +68,8 @@ export async function benchRenewal(log: Log): Promise<SectionResult> {
           if (now.serial !== last) {
             renewals.push({ at: tick, serial: now.serial });
             log(
-              `renewal: identity replaced after ${Math.round((tick - first.validity.notBefore.getTime()) / 1000)} s; it now expires at ${now.validity.notAfter.toISOString()}`,
+              `renewal: identity replaced after ${Math.round((tick - first.validity.notBefore.getTime()) / 1000)} s; it now ` +
+                `expires at ${now.validity.notAfter.toISOString()}`,
             );
             last = now.serial;
           }

@@ -231,7 +231,8 @@ export async function benchTunnel(rounds: number, seconds: number, log: Log): Pr
       samples.hand.push(await handTunnel(bed, seconds));
       samples.gateway.push(await gatewayTunnel(bed, seconds));
       log(
-        `tunnel: round ${round}/${rounds}: veth ${samples.veth.at(-1)!.gbps}, by hand ${samples.hand.at(-1)!.gbps}, gateway ${samples.gateway.at(-1)!.gbps} Gbit/s`,
+        `tunnel: round ${round}/${rounds}: veth ${samples.veth.at(-1)!.gbps}, by hand ${samples.hand.at(-1)!.gbps}, gateway ` +
+          `${samples.gateway.at(-1)!.gbps} Gbit/s`,
       );
     }
     const veth = series(

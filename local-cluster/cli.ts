@@ -80,10 +80,15 @@ function show(state: LabState): void {
     const cluster = state.clusters.find((c) => c.name === health.name)!;
     const down = health.processes.filter((p) => !p.running).map((p) => p.name);
     console.log(
-      `  ${cluster.name}: ${health.apiServerUrl}  auth ${cluster.authUrl}  pods ${cluster.podCidr}  services ${cluster.serviceCidr}${cluster.routerNetns ? "  (behind NAT)" : ""}`,
+      `  ${cluster.name}: ${health.apiServerUrl}  auth ${cluster.authUrl}  pods ${cluster.podCidr}  services ` +
+        `${cluster.serviceCidr}${cluster.routerNetns ? "  (behind NAT)" : ""}`,
     );
     console.log(
-      `     netns ${cluster.netns}  ${down.length ? `NOT RUNNING: ${down.join(", ")}` : `processes: ${health.processes.map((p) => `${p.name}[${p.pid}]`).join(" ")}`}`,
+      `     netns ${cluster.netns}  ${
+        down.length
+          ? `NOT RUNNING: ${down.join(", " + "")}`
+          : `processes: ${health.processes.map((p) => `${p.name}[${p.pid}]`).join(" ")}`
+      }`,
     );
     console.log(`     export KUBECONFIG=${cluster.kubeconfig}`);
   }

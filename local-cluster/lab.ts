@@ -218,7 +218,8 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
     state.clusters.push(cluster);
     saveLab(state);
     log(
-      `[lab ${name}] cluster ${cluster.name}: network (${cluster.publicAddress}${cluster.routerNetns ? ", behind NAT" : ""}, pods ${cluster.podCidr}, services ${cluster.serviceCidr})`,
+      `[lab ${name}] cluster ${cluster.name}: network (${cluster.publicAddress}${cluster.routerNetns ? ", behind NAT" : ""}, ` +
+        `pods ${cluster.podCidr}, services ${cluster.serviceCidr})`,
     );
     await createNetwork(state, cluster);
     mkdirSync(cluster.dir, { recursive: true, mode: 0o700 });

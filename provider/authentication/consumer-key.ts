@@ -71,6 +71,7 @@ export async function ensureConsumerKey(kc: k8s.KubeConfig): Promise<string> {
     if (!theirs)
       throw new Error(
         `${STEP}: Secret ${SYSTEM_NAMESPACE}/${CONSUMER_KEY_SECRET} at ${serverOf(kc)} exists but holds no key.pem`,
+        { cause: error },
       );
     return theirs;
   }

@@ -194,7 +194,10 @@ export interface PeeringTokenRecord {
 export function tokenBindingRefusal(boundTo: TokenBinding | undefined, presented: TokenBinding): string | undefined {
   if (!boundTo) return undefined;
   if (boundTo.clusterId === presented.clusterId && boundTo.keySha256 === presented.keySha256) return undefined;
-  return "peering token refused: it is bound to the consumer that used it first, and this request is not from that consumer (same cluster id and identity key); each consumer needs a token of its own";
+  return (
+    "peering token refused: it is bound to the consumer that used it first, and this request is not from that consumer " +
+    "(same cluster id and identity key); each consumer needs a token of its own"
+  );
 }
 
 /** Reads token `tokenId`'s record; undefined when there is none (never issued, or revoked). */

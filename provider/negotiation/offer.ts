@@ -101,5 +101,8 @@ export function emptyOfferReason(offer: OfferedResources): string | undefined {
     ...(offer.pods <= 0 ? ["pods"] : []),
   ];
   if (empty.length === 0) return undefined;
-  return `the provider offers no ${empty.join(", no ")} (cpu ${offer.cpu}, memory ${offer.memory}, pods ${offer.pods}): the virtual node can run no pod until the provider has free capacity or the request asks for less`;
+  return (
+    `the provider offers no ${empty.join(", no ")} (cpu ${offer.cpu}, memory ${offer.memory}, pods ${offer.pods}): the ` +
+    `virtual node can run no pod until the provider has free capacity or the request asks for less`
+  );
 }

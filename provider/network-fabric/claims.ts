@@ -251,6 +251,7 @@ export function servedPortClash(endpoint: TunnelEndpoint, all: readonly TunnelEn
   if (!holder) return undefined;
   return refuse(
     "spec.listenPort",
-    `UDP port ${endpoint.spec.listenPort} is already served on this gateway by the tunnel to ${quoted(holder.spec.remoteClusterName)}; give each tunnel this cluster serves a port of its own`,
+    `UDP port ${endpoint.spec.listenPort} is already served on this gateway by the tunnel to ` +
+      `${quoted(holder.spec.remoteClusterName)}; give each tunnel this cluster serves a port of its own`,
   );
 }

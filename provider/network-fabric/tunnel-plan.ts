@@ -66,7 +66,9 @@ export function tunnelSettingsProblems(
   } else if (settings.server !== undefined && behindNat.includes(settings.server)) {
     problems.push({
       input: "server",
-      reason: `the ${settings.server} is behind NAT, so its gateway cannot be reached: let the ${otherSide(settings.server)} serve (server: "${otherSide(settings.server)}")`,
+      reason:
+        `the ${settings.server} is behind NAT, so its gateway cannot be reached: let the ${otherSide(settings.server)} ` +
+        `serve (server: "${otherSide(settings.server)}")`,
     });
   }
   if (settings.server !== undefined && settings.server !== "consumer" && settings.server !== "provider") {

@@ -64,7 +64,8 @@ export async function claimPeering(
   const holder = await readClaim(consumer, name);
   if (holder === undefined || holder === owner) return;
   throw new RefusedBeforeChangeError(
-    `peering: the consumer at ${serverOf(consumer)} already peers with provider ${provider.clusterName ?? provider.clusterId} (${provider.clusterId}) through Peering ${describeOwner(holder)}; ` +
+    `peering: the consumer at ${serverOf(consumer)} already peers with provider ` +
+      `${provider.clusterName ?? provider.clusterId} (${provider.clusterId}) through Peering ${describeOwner(holder)}; ` +
       `a pair of clusters peers once: use that Peering's outputs, or delete it first (nothing was changed)`,
   );
 }

@@ -88,17 +88,21 @@ describe("auth service body limit", () => {
     if (kcA) await uninstallCluster(kcA);
   });
 
-  test("GIVEN a body of MAX_BODY_BYTES+1 bytes WHEN posted THEN the client reads a 413 with connection: close; one of MAX_BODY_BYTES is read (and refused as no JSON)", async () => {
-    await withService(async (url) => {
-      const over = await post(url, Buffer.alloc(MAX_BODY_BYTES + 1, "a"), caPem);
-      expect(over).toEqual({
-        status: 413,
-        connection: "close",
-        body: JSON.stringify({ error: `request body larger than ${MAX_BODY_BYTES} bytes` }),
+  test(
+    "GIVEN a body of MAX_BODY_BYTES+1 bytes WHEN posted THEN the client reads a 413 with connection: close; one of " +
+      "MAX_BODY_BYTES is read (and refused as no JSON)",
+    async () => {
+      await withService(async (url) => {
+        const over = await post(url, Buffer.alloc(MAX_BODY_BYTES + 1, "a"), caPem);
+        expect(over).toEqual({
+          status: 413,
+          connection: "close",
+          body: JSON.stringify({ error: `request body larger than ${MAX_BODY_BYTES} bytes` }),
+        });
+        expect((await post(url, Buffer.alloc(MAX_BODY_BYTES, "a"), caPem)).status).toBe(400);
       });
-      expect((await post(url, Buffer.alloc(MAX_BODY_BYTES, "a"), caPem)).status).toBe(400);
-    });
-  });
+    },
+  );
 
   test("GIVEN a body far over the limit (16 MiB) WHEN posted THEN the client still reads the 413, not a connection reset", async () => {
     await withService(async (url) => {

@@ -231,206 +231,210 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
     authUrl = `https://127.0.0.1:${service.port}`;
   });
 
-  test("GIVEN a valid token WHEN b requests an identity THEN it authenticates as its own user and may CRUD its ResourceRequests, and nothing else", async () => {
-    const { token, tokenId } = await newToken();
-    try {
-      const { keyPem, csrPem } = forgeIdentityRequest(consumerId);
-      const identity = await requestIdentity({
-        authUrl,
-        authCaPem,
-        token,
-        consumerClusterId: consumerId,
-        consumerClusterName: "b",
-        csrPem,
-        timeoutMs: TIMEOUT_MS,
-      });
-      expect(identity).toMatchObject({
-        apiServerUrl: clusterOf(lab, "a").apiServerUrl,
-        tenantNamespace: tenantNamespace(consumerId),
-        providerClusterId: providerId,
-        providerClusterName: "a",
-      });
-      expect(identity.apiServerCaPem).toBe(apiServerCa(kcA));
+  test(
+    "GIVEN a valid token WHEN b requests an identity THEN it authenticates as its own user and may CRUD its " +
+      "ResourceRequests, and nothing else",
+    async () => {
+      const { token, tokenId } = await newToken();
+      try {
+        const { keyPem, csrPem } = forgeIdentityRequest(consumerId);
+        const identity = await requestIdentity({
+          authUrl,
+          authCaPem,
+          token,
+          consumerClusterId: consumerId,
+          consumerClusterName: "b",
+          csrPem,
+          timeoutMs: TIMEOUT_MS,
+        });
+        expect(identity).toMatchObject({
+          apiServerUrl: clusterOf(lab, "a").apiServerUrl,
+          tenantNamespace: tenantNamespace(consumerId),
+          providerClusterId: providerId,
+          providerClusterName: "a",
+        });
+        expect(identity.apiServerCaPem).toBe(apiServerCa(kcA));
 
-      const asB = loadKubeconfig(forgeIdentityKubeconfig(identity, keyPem), "identity kubeconfig");
-      const who = await asB.makeApiClient(k8s.AuthenticationV1Api).createSelfSubjectReview({ body: {} });
-      expect(who.status?.userInfo?.username).toBe(consumerUserName(consumerId));
-      expect(who.status?.userInfo?.groups).toEqual(["system:authenticated"]);
+        const asB = loadKubeconfig(forgeIdentityKubeconfig(identity, keyPem), "identity kubeconfig");
+        const who = await asB.makeApiClient(k8s.AuthenticationV1Api).createSelfSubjectReview({ body: {} });
+        expect(who.status?.userInfo?.username).toBe(consumerUserName(consumerId));
+        expect(who.status?.userInfo?.groups).toEqual(["system:authenticated"]);
 
-      const tenant = identity.tenantNamespace;
-      for (const verb of ["get", "list", "watch", "create", "update", "patch", "delete"])
-        expect(await may(asB, verb, API_GROUP, "resourcerequests", tenant)).toBe(true);
-      for (const verb of ["get", "list", "watch"])
-        expect(await may(asB, verb, API_GROUP, "resourceoffers", tenant)).toBe(true);
-      for (const verb of ["create", "update", "delete"])
-        expect(await may(asB, verb, API_GROUP, "resourceoffers", tenant)).toBe(false);
-      expect(await may(asB, "get", "", "secrets", tenant)).toBe(false);
-      expect(await may(asB, "list", "", "secrets", tenant)).toBe(false);
-      expect(await may(asB, "list", "", "pods", tenant)).toBe(false);
-      expect(await may(asB, "create", "", "pods", tenant)).toBe(false);
-      expect(await may(asB, "get", "", "configmaps", tenant)).toBe(false);
-      expect(await may(asB, "create", "rbac.authorization.k8s.io", "rolebindings", tenant)).toBe(false);
-      expect(await may(asB, "update", API_GROUP, "resourcerequests/status", tenant)).toBe(false);
-      for (const verb of ["get", "create", "patch", "delete"])
-        expect(await may(asB, verb, API_GROUP, "tunnelendpoints", tenant)).toBe(true);
-      expect(await may(asB, "patch", API_GROUP, "tunnelendpoints/status", tenant)).toBe(false);
-      expect(await may(asB, "get", API_GROUP, "tunnelendpoints", SYSTEM_NAMESPACE)).toBe(false);
-      for (const elsewhere of ["default", SYSTEM_NAMESPACE, tenantNamespace(forgeClusterId())]) {
-        expect(await may(asB, "list", API_GROUP, "resourcerequests", elsewhere)).toBe(false);
-        expect(await may(asB, "create", API_GROUP, "resourcerequests", elsewhere)).toBe(false);
-      }
-      expect(await may(asB, "list", API_GROUP, "resourcerequests")).toBe(false); // all namespaces
-      expect(await may(asB, "list", "", "namespaces")).toBe(false);
-      expect(await may(asB, "list", "", "nodes")).toBe(false);
-      expect(await may(asB, "create", "certificates.k8s.io", "certificatesigningrequests")).toBe(false);
-      // The admin's view agrees: a SubjectAccessReview for the user alone.
-      const sar = await kcA.makeApiClient(k8s.AuthorizationV1Api).createSubjectAccessReview({
-        body: {
-          spec: {
-            user: consumerUserName(consumerId),
-            resourceAttributes: { verb: "get", resource: "secrets", namespace: tenant },
+        const tenant = identity.tenantNamespace;
+        for (const verb of ["get", "list", "watch", "create", "update", "patch", "delete"])
+          expect(await may(asB, verb, API_GROUP, "resourcerequests", tenant)).toBe(true);
+        for (const verb of ["get", "list", "watch"])
+          expect(await may(asB, verb, API_GROUP, "resourceoffers", tenant)).toBe(true);
+        for (const verb of ["create", "update", "delete"])
+          expect(await may(asB, verb, API_GROUP, "resourceoffers", tenant)).toBe(false);
+        expect(await may(asB, "get", "", "secrets", tenant)).toBe(false);
+        expect(await may(asB, "list", "", "secrets", tenant)).toBe(false);
+        expect(await may(asB, "list", "", "pods", tenant)).toBe(false);
+        expect(await may(asB, "create", "", "pods", tenant)).toBe(false);
+        expect(await may(asB, "get", "", "configmaps", tenant)).toBe(false);
+        expect(await may(asB, "create", "rbac.authorization.k8s.io", "rolebindings", tenant)).toBe(false);
+        expect(await may(asB, "update", API_GROUP, "resourcerequests/status", tenant)).toBe(false);
+        for (const verb of ["get", "create", "patch", "delete"])
+          expect(await may(asB, verb, API_GROUP, "tunnelendpoints", tenant)).toBe(true);
+        expect(await may(asB, "patch", API_GROUP, "tunnelendpoints/status", tenant)).toBe(false);
+        expect(await may(asB, "get", API_GROUP, "tunnelendpoints", SYSTEM_NAMESPACE)).toBe(false);
+        for (const elsewhere of ["default", SYSTEM_NAMESPACE, tenantNamespace(forgeClusterId())]) {
+          expect(await may(asB, "list", API_GROUP, "resourcerequests", elsewhere)).toBe(false);
+          expect(await may(asB, "create", API_GROUP, "resourcerequests", elsewhere)).toBe(false);
+        }
+        expect(await may(asB, "list", API_GROUP, "resourcerequests")).toBe(false); // all namespaces
+        expect(await may(asB, "list", "", "namespaces")).toBe(false);
+        expect(await may(asB, "list", "", "nodes")).toBe(false);
+        expect(await may(asB, "create", "certificates.k8s.io", "certificatesigningrequests")).toBe(false);
+        // The admin's view agrees: a SubjectAccessReview for the user alone.
+        const sar = await kcA.makeApiClient(k8s.AuthorizationV1Api).createSubjectAccessReview({
+          body: {
+            spec: {
+              user: consumerUserName(consumerId),
+              resourceAttributes: { verb: "get", resource: "secrets", namespace: tenant },
+            },
           },
-        },
-      });
-      expect(sar.status?.allowed).toBe(false);
+        });
+        expect(sar.status?.allowed).toBe(false);
 
-      // Real calls, not only reviews.
-      const custom = asB.makeApiClient(k8s.CustomObjectsApi);
-      const request = {
-        apiVersion: API_GROUP_VERSION,
-        kind: "ResourceRequest",
-        metadata: { name: "auth-test" },
-        spec: { consumerClusterId: consumerId, consumerClusterName: "b", resources: { sharePercent: 10 } },
-      };
-      await custom.createNamespacedCustomObject({
-        group: API_GROUP,
-        version: "v1alpha1",
-        namespace: tenant,
-        plural: "resourcerequests",
-        body: request,
-      });
-      await custom.patchNamespacedCustomObject(
-        {
+        // Real calls, not only reviews.
+        const custom = asB.makeApiClient(k8s.CustomObjectsApi);
+        const request = {
+          apiVersion: API_GROUP_VERSION,
+          kind: "ResourceRequest",
+          metadata: { name: "auth-test" },
+          spec: { consumerClusterId: consumerId, consumerClusterName: "b", resources: { sharePercent: 10 } },
+        };
+        await custom.createNamespacedCustomObject({
+          group: API_GROUP,
+          version: "v1alpha1",
+          namespace: tenant,
+          plural: "resourcerequests",
+          body: request,
+        });
+        await custom.patchNamespacedCustomObject(
+          {
+            group: API_GROUP,
+            version: "v1alpha1",
+            namespace: tenant,
+            plural: "resourcerequests",
+            name: "auth-test",
+            body: [{ op: "replace", path: "/spec/resources/sharePercent", value: 20 }],
+          },
+          k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.JsonPatch),
+        );
+        const read = (await custom.getNamespacedCustomObject({
           group: API_GROUP,
           version: "v1alpha1",
           namespace: tenant,
           plural: "resourcerequests",
           name: "auth-test",
-          body: [{ op: "replace", path: "/spec/resources/sharePercent", value: 20 }],
-        },
-        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.JsonPatch),
-      );
-      const read = (await custom.getNamespacedCustomObject({
-        group: API_GROUP,
-        version: "v1alpha1",
-        namespace: tenant,
-        plural: "resourcerequests",
-        name: "auth-test",
-      })) as { spec: { resources: { sharePercent: number } } };
-      expect(read.spec.resources.sharePercent).toBe(20);
-      await custom.deleteNamespacedCustomObject({
-        group: API_GROUP,
-        version: "v1alpha1",
-        namespace: tenant,
-        plural: "resourcerequests",
-        name: "auth-test",
-      });
-      const status = (call: Promise<unknown>): Promise<number | undefined> =>
-        call.then(
-          () => 200,
-          (e: unknown) => statusOf(e),
+        })) as { spec: { resources: { sharePercent: number } } };
+        expect(read.spec.resources.sharePercent).toBe(20);
+        await custom.deleteNamespacedCustomObject({
+          group: API_GROUP,
+          version: "v1alpha1",
+          namespace: tenant,
+          plural: "resourcerequests",
+          name: "auth-test",
+        });
+        const status = (call: Promise<unknown>): Promise<number | undefined> =>
+          call.then(
+            () => 200,
+            (e: unknown) => statusOf(e),
+          );
+        const core = asB.makeApiClient(k8s.CoreV1Api);
+        expect(await status(core.listNamespacedSecret({ namespace: tenant }))).toBe(403);
+        expect(await status(core.listNamespacedPod({ namespace: tenant }))).toBe(403);
+        expect(await status(core.listNamespace())).toBe(403);
+        expect(
+          await status(
+            custom.listNamespacedCustomObject({
+              group: API_GROUP,
+              version: "v1alpha1",
+              namespace: "default",
+              plural: "resourcerequests",
+            }),
+          ),
+        ).toBe(403);
+        // The identity is the provider's: b's own API server does not know it.
+        const onB = loadKubeconfig(
+          forgeIdentityKubeconfig(
+            { ...identity, apiServerUrl: clusterOf(lab, "b").apiServerUrl, apiServerCaPem: apiServerCa(kcB) },
+            keyPem,
+          ),
+          "identity on b",
         );
-      const core = asB.makeApiClient(k8s.CoreV1Api);
-      expect(await status(core.listNamespacedSecret({ namespace: tenant }))).toBe(403);
-      expect(await status(core.listNamespacedPod({ namespace: tenant }))).toBe(403);
-      expect(await status(core.listNamespace())).toBe(403);
-      expect(
-        await status(
-          custom.listNamespacedCustomObject({
-            group: API_GROUP,
-            version: "v1alpha1",
-            namespace: "default",
-            plural: "resourcerequests",
-          }),
-        ),
-      ).toBe(403);
-      // The identity is the provider's: b's own API server does not know it.
-      const onB = loadKubeconfig(
-        forgeIdentityKubeconfig(
-          { ...identity, apiServerUrl: clusterOf(lab, "b").apiServerUrl, apiServerCaPem: apiServerCa(kcB) },
-          keyPem,
-        ),
-        "identity on b",
-      );
-      expect(await status(onB.makeApiClient(k8s.CoreV1Api).listNamespacedConfigMap({ namespace: "default" }))).toBe(
-        401,
-      );
+        expect(await status(onB.makeApiClient(k8s.CoreV1Api).listNamespacedConfigMap({ namespace: "default" }))).toBe(
+          401,
+        );
 
-      // A retried `pulumi up`: the same consumer asks again, gets a fresh certificate, and the
-      // namespace and RBAC are reused; only the newest CSR is kept.
-      const firstCsrs = (await leftOf(kcA, consumerId)).csrs;
-      expect(firstCsrs).toHaveLength(1);
-      const retry = forgeIdentityRequest(consumerId, keyPem);
-      const again: Identity = await requestIdentity({
-        authUrl,
-        authCaPem,
-        token,
-        consumerClusterId: consumerId,
-        consumerClusterName: "b",
-        csrPem: retry.csrPem,
-        timeoutMs: TIMEOUT_MS,
-      });
-      expect(again.certificatePem).not.toBe(identity.certificatePem);
-      expect(again.tenantNamespace).toBe(tenant);
-      const secondCsrs = (await leftOf(kcA, consumerId)).csrs;
-      expect(secondCsrs).toHaveLength(1);
-      expect(secondCsrs[0]).not.toBe(firstCsrs[0]);
-      const asBAgain = loadKubeconfig(forgeIdentityKubeconfig(again, retry.keyPem), "second identity");
-      expect(await may(asBAgain, "create", API_GROUP, "resourcerequests", tenant)).toBe(true);
-      const rbac = kcA.makeApiClient(k8s.RbacAuthorizationV1Api);
-      const binding = await rbac.readNamespacedRoleBinding({ name: TENANT_ROLE, namespace: tenant });
-      expect(binding.subjects).toEqual([
-        { apiGroup: "rbac.authorization.k8s.io", kind: "User", name: consumerUserName(consumerId) },
-      ]);
-      const csr = await kcA
-        .makeApiClient(k8s.CertificatesV1Api)
-        .readCertificateSigningRequest({ name: secondCsrs[0]! });
-      expect(csr.spec.signerName).toBe("kubernetes.io/kube-apiserver-client");
-      expect(csr.spec.usages).toContain("client auth");
-      expect(csr.spec.expirationSeconds).toBeGreaterThanOrEqual(600);
-      expect(csr.metadata?.labels).toMatchObject({
-        [MANAGED_BY_LABEL]: MANAGED_BY,
-        [REMOTE_CLUSTER_LABEL]: consumerId,
-      });
+        // A retried `pulumi up`: the same consumer asks again, gets a fresh certificate, and the
+        // namespace and RBAC are reused; only the newest CSR is kept.
+        const firstCsrs = (await leftOf(kcA, consumerId)).csrs;
+        expect(firstCsrs).toHaveLength(1);
+        const retry = forgeIdentityRequest(consumerId, keyPem);
+        const again: Identity = await requestIdentity({
+          authUrl,
+          authCaPem,
+          token,
+          consumerClusterId: consumerId,
+          consumerClusterName: "b",
+          csrPem: retry.csrPem,
+          timeoutMs: TIMEOUT_MS,
+        });
+        expect(again.certificatePem).not.toBe(identity.certificatePem);
+        expect(again.tenantNamespace).toBe(tenant);
+        const secondCsrs = (await leftOf(kcA, consumerId)).csrs;
+        expect(secondCsrs).toHaveLength(1);
+        expect(secondCsrs[0]).not.toBe(firstCsrs[0]);
+        const asBAgain = loadKubeconfig(forgeIdentityKubeconfig(again, retry.keyPem), "second identity");
+        expect(await may(asBAgain, "create", API_GROUP, "resourcerequests", tenant)).toBe(true);
+        const rbac = kcA.makeApiClient(k8s.RbacAuthorizationV1Api);
+        const binding = await rbac.readNamespacedRoleBinding({ name: TENANT_ROLE, namespace: tenant });
+        expect(binding.subjects).toEqual([
+          { apiGroup: "rbac.authorization.k8s.io", kind: "User", name: consumerUserName(consumerId) },
+        ]);
+        const csr = await kcA
+          .makeApiClient(k8s.CertificatesV1Api)
+          .readCertificateSigningRequest({ name: secondCsrs[0]! });
+        expect(csr.spec.signerName).toBe("kubernetes.io/kube-apiserver-client");
+        expect(csr.spec.usages).toContain("client auth");
+        expect(csr.spec.expirationSeconds).toBeGreaterThanOrEqual(600);
+        expect(csr.metadata?.labels).toMatchObject({
+          [MANAGED_BY_LABEL]: MANAGED_BY,
+          [REMOTE_CLUSTER_LABEL]: consumerId,
+        });
 
-      // The token's Secret holds only the hash and never the token, in any encoding.
-      const stored = await kcA
-        .makeApiClient(k8s.CoreV1Api)
-        .readNamespacedSecret({ name: peeringTokenSecretName(tokenId), namespace: SYSTEM_NAMESPACE });
-      const secretPart = parsePeeringToken(token)!.secret;
-      const raw = JSON.stringify(stored);
-      const decoded = Object.values(stored.data ?? {})
-        .map((v) => Buffer.from(v, "base64").toString("utf8"))
-        .join("\n");
-      for (const text of [raw, decoded]) {
-        expect(text).not.toContain(secretPart);
-        expect(text).not.toContain(Buffer.from(token).toString("base64"));
-        expect(text).not.toContain(Buffer.from(secretPart).toString("base64"));
+        // The token's Secret holds only the hash and never the token, in any encoding.
+        const stored = await kcA
+          .makeApiClient(k8s.CoreV1Api)
+          .readNamespacedSecret({ name: peeringTokenSecretName(tokenId), namespace: SYSTEM_NAMESPACE });
+        const secretPart = parsePeeringToken(token)!.secret;
+        const raw = JSON.stringify(stored);
+        const decoded = Object.values(stored.data ?? {})
+          .map((v) => Buffer.from(v, "base64").toString("utf8"))
+          .join("\n");
+        for (const text of [raw, decoded]) {
+          expect(text).not.toContain(secretPart);
+          expect(text).not.toContain(Buffer.from(token).toString("base64"));
+          expect(text).not.toContain(Buffer.from(secretPart).toString("base64"));
+        }
+        expect(Object.keys(stored.data ?? {}).sort()).toEqual(["secretHash"]);
+        // ...and, since its first use, the consumer it is bound to (an id and a key's hash).
+        expect(await getPeeringTokenRecord(kcA, tokenId)).toMatchObject({
+          boundTo: { clusterId: consumerId, keySha256: publicKeyFingerprint(createPublicKey(keyPem)) },
+        });
+        // Nothing secret was logged.
+        const said = reporter.lines.join("\n");
+        for (const secret of [token, secretPart, keyPem, identity.certificatePem]) expect(said).not.toContain(secret);
+        expect(said).toContain(`issued identity to consumer ${consumerId}`);
+      } finally {
+        await revokePeeringToken(kcA, tokenId);
+        await removeTenant(kcA, consumerId);
       }
-      expect(Object.keys(stored.data ?? {}).sort()).toEqual(["secretHash"]);
-      // ...and, since its first use, the consumer it is bound to (an id and a key's hash).
-      expect(await getPeeringTokenRecord(kcA, tokenId)).toMatchObject({
-        boundTo: { clusterId: consumerId, keySha256: publicKeyFingerprint(createPublicKey(keyPem)) },
-      });
-      // Nothing secret was logged.
-      const said = reporter.lines.join("\n");
-      for (const secret of [token, secretPart, keyPem, identity.certificatePem]) expect(said).not.toContain(secret);
-      expect(said).toContain(`issued identity to consumer ${consumerId}`);
-    } finally {
-      await revokePeeringToken(kcA, tokenId);
-      await removeTenant(kcA, consumerId);
-    }
-  });
+    },
+  );
 
   test("GIVEN an issued identity WHEN b revokes it THEN its tenant namespace, RBAC and CSRs are gone, and revoking again is a no-op", async () => {
     const { token, tokenId } = await newToken();
@@ -503,103 +507,110 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
     }
   });
 
-  test("GIVEN b's token and identity WHEN c, holding the same token, asks as b, as itself, or as b with a token of its own, or revokes b with a certificate for b's name THEN each is refused and b's tenant is untouched", async () => {
-    // Its own service: four refusals must not spend the failure budget of the suite's service.
-    await withOwnService(async (authUrl) => {
-      const shared = await newToken();
-      const own = await newToken();
-      const cId = forgeClusterId();
-      const [bKey, cKey] = [forgeRsaKeyPem(), forgeRsaKeyPem()];
-      try {
-        const identity = await requestIdentity({
-          authUrl,
-          authCaPem,
-          token: shared.token,
-          consumerClusterId: consumerId,
-          consumerClusterName: "b",
-          csrPem: forgeIdentityRequest(consumerId, bKey).csrPem,
-          timeoutMs: TIMEOUT_MS,
-        });
-        const tenant = identity.tenantNamespace;
-        const rbac = kcA.makeApiClient(k8s.RbacAuthorizationV1Api);
-        const snapshot = async () => ({
-          ...(await leftOf(kcA, consumerId)),
-          namespaceVersion: (await kcA.makeApiClient(k8s.CoreV1Api).readNamespace({ name: tenant })).metadata
-            ?.resourceVersion,
-          bindingVersion: (await rbac.readNamespacedRoleBinding({ name: TENANT_ROLE, namespace: tenant })).metadata
-            ?.resourceVersion,
-          ownToken: (await getPeeringTokenRecord(kcA, own.tokenId))?.boundTo,
-          c: await leftOf(kcA, cId),
-        });
-        const before = await snapshot();
-        expect(before).toMatchObject({ namespace: true, ownToken: undefined, c: { namespace: false, csrs: [] } });
-        const ask = (token: string, clusterId: string, key: string): Promise<Error> =>
-          rejectionOf(
-            requestIdentity({
-              authUrl,
-              authCaPem,
-              token,
-              consumerClusterId: clusterId,
-              consumerClusterName: "c",
-              csrPem: forgeIdentityRequest(clusterId, key).csrPem,
-              timeoutMs: TIMEOUT_MS,
-            }),
+  test(
+    "GIVEN b's token and identity WHEN c, holding the same token, asks as b, as itself, or as b with a token of its own, " +
+      "or revokes b with a certificate for b's name THEN each is refused and b's tenant is untouched",
+    async () => {
+      // Its own service: four refusals must not spend the failure budget of the suite's service.
+      await withOwnService(async (authUrl) => {
+        const shared = await newToken();
+        const own = await newToken();
+        const cId = forgeClusterId();
+        const [bKey, cKey] = [forgeRsaKeyPem(), forgeRsaKeyPem()];
+        try {
+          const identity = await requestIdentity({
+            authUrl,
+            authCaPem,
+            token: shared.token,
+            consumerClusterId: consumerId,
+            consumerClusterName: "b",
+            csrPem: forgeIdentityRequest(consumerId, bKey).csrPem,
+            timeoutMs: TIMEOUT_MS,
+          });
+          const tenant = identity.tenantNamespace;
+          const rbac = kcA.makeApiClient(k8s.RbacAuthorizationV1Api);
+          const snapshot = async () => ({
+            ...(await leftOf(kcA, consumerId)),
+            namespaceVersion: (await kcA.makeApiClient(k8s.CoreV1Api).readNamespace({ name: tenant })).metadata
+              ?.resourceVersion,
+            bindingVersion: (await rbac.readNamespacedRoleBinding({ name: TENANT_ROLE, namespace: tenant })).metadata
+              ?.resourceVersion,
+            ownToken: (await getPeeringTokenRecord(kcA, own.tokenId))?.boundTo,
+            c: await leftOf(kcA, cId),
+          });
+          const before = await snapshot();
+          expect(before).toMatchObject({ namespace: true, ownToken: undefined, c: { namespace: false, csrs: [] } });
+          const ask = (token: string, clusterId: string, key: string): Promise<Error> =>
+            rejectionOf(
+              requestIdentity({
+                authUrl,
+                authCaPem,
+                token,
+                consumerClusterId: clusterId,
+                consumerClusterName: "c",
+                csrPem: forgeIdentityRequest(clusterId, key).csrPem,
+                timeoutMs: TIMEOUT_MS,
+              }),
+            );
+
+          // c names b, with b's token: the token is b's (its id and its key), and c has only the id.
+          const asB = await ask(shared.token, consumerId, cKey);
+          expect(asB.message).toContain(authUrl);
+          expect(asB.message).toContain(
+            "HTTP 403: peering token refused: it is bound to the consumer that used it first",
           );
+          // c as itself, with b's token: a token is for one consumer.
+          expect((await ask(shared.token, cId, cKey)).message).toContain(
+            "HTTP 403: peering token refused: it is bound to the consumer that used it first",
+          );
+          // c names b with a fresh token of its own: b's tenant is bound to b's key, whatever the token.
+          const ownAsB = await ask(own.token, consumerId, cKey);
+          expect(ownAsB.message).toContain(
+            `HTTP 403: cluster ${consumerId} already holds an identity on this provider, bound to another key`,
+          );
+          expect(await snapshot()).toEqual(before);
 
-        // c names b, with b's token: the token is b's (its id and its key), and c has only the id.
-        const asB = await ask(shared.token, consumerId, cKey);
-        expect(asB.message).toContain(authUrl);
-        expect(asB.message).toContain(
-          "HTTP 403: peering token refused: it is bound to the consumer that used it first",
-        );
-        // c as itself, with b's token: a token is for one consumer.
-        expect((await ask(shared.token, cId, cKey)).message).toContain(
-          "HTTP 403: peering token refused: it is bound to the consumer that used it first",
-        );
-        // c names b with a fresh token of its own: b's tenant is bound to b's key, whatever the token.
-        const ownAsB = await ask(own.token, consumerId, cKey);
-        expect(ownAsB.message).toContain(
-          `HTTP 403: cluster ${consumerId} already holds an identity on this provider, bound to another key`,
-        );
-        expect(await snapshot()).toEqual(before);
+          // A certificate for b's name with c's key, as the provider's CA signed such certificates before
+          // tokens were bound: it may not revoke b.
+          const { csrPem } = forgeIdentityRequest(consumerId, cKey);
+          const csrName = await submitCsr(
+            kcA,
+            forgeCertificateSigningRequest({ consumerClusterId: consumerId, csrPem }),
+          );
+          await approveCsr(kcA, csrName);
+          const forged = await waitForCertificate(kcA, csrName, { timeoutMs: TIMEOUT_MS });
+          await kcA.makeApiClient(k8s.CertificatesV1Api).deleteCertificateSigningRequest({ name: csrName });
+          const revokeRefused = await rejectionOf(
+            revokeIdentity({ authUrl, authCaPem, certificatePem: forged, keyPem: cKey, timeoutMs: TIMEOUT_MS }),
+          );
+          expect(revokeRefused.message).toContain(
+            `HTTP 403: revocation refused: the certificate's key is not the one consumer ${consumerId}'s identity is bound to`,
+          );
+          expect(await snapshot()).toEqual(before);
 
-        // A certificate for b's name with c's key, as the provider's CA signed such certificates before
-        // tokens were bound: it may not revoke b.
-        const { csrPem } = forgeIdentityRequest(consumerId, cKey);
-        const csrName = await submitCsr(kcA, forgeCertificateSigningRequest({ consumerClusterId: consumerId, csrPem }));
-        await approveCsr(kcA, csrName);
-        const forged = await waitForCertificate(kcA, csrName, { timeoutMs: TIMEOUT_MS });
-        await kcA.makeApiClient(k8s.CertificatesV1Api).deleteCertificateSigningRequest({ name: csrName });
-        const revokeRefused = await rejectionOf(
-          revokeIdentity({ authUrl, authCaPem, certificatePem: forged, keyPem: cKey, timeoutMs: TIMEOUT_MS }),
-        );
-        expect(revokeRefused.message).toContain(
-          `HTTP 403: revocation refused: the certificate's key is not the one consumer ${consumerId}'s identity is bound to`,
-        );
-        expect(await snapshot()).toEqual(before);
-
-        // b itself is unaffected: it comes back with its token and key, and its identity still works.
-        const asBAgain = loadKubeconfig(forgeIdentityKubeconfig(identity, bKey), "b's identity");
-        expect(await may(asBAgain, "create", API_GROUP, "resourcerequests", tenant)).toBe(true);
-        await requestIdentity({
-          authUrl,
-          authCaPem,
-          token: shared.token,
-          consumerClusterId: consumerId,
-          consumerClusterName: "b",
-          csrPem: forgeIdentityRequest(consumerId, bKey).csrPem,
-          timeoutMs: TIMEOUT_MS,
-        });
-        const said = reporter.lines.join("\n");
-        for (const secret of [shared.token, own.token, bKey, cKey]) expect(said).not.toContain(secret);
-      } finally {
-        await revokePeeringToken(kcA, shared.tokenId);
-        await revokePeeringToken(kcA, own.tokenId);
-        await removeTenant(kcA, consumerId);
-        await removeTenant(kcA, cId);
-      }
-    });
-  });
+          // b itself is unaffected: it comes back with its token and key, and its identity still works.
+          const asBAgain = loadKubeconfig(forgeIdentityKubeconfig(identity, bKey), "b's identity");
+          expect(await may(asBAgain, "create", API_GROUP, "resourcerequests", tenant)).toBe(true);
+          await requestIdentity({
+            authUrl,
+            authCaPem,
+            token: shared.token,
+            consumerClusterId: consumerId,
+            consumerClusterName: "b",
+            csrPem: forgeIdentityRequest(consumerId, bKey).csrPem,
+            timeoutMs: TIMEOUT_MS,
+          });
+          const said = reporter.lines.join("\n");
+          for (const secret of [shared.token, own.token, bKey, cKey]) expect(said).not.toContain(secret);
+        } finally {
+          await revokePeeringToken(kcA, shared.tokenId);
+          await revokePeeringToken(kcA, own.tokenId);
+          await removeTenant(kcA, consumerId);
+          await removeTenant(kcA, cId);
+        }
+      });
+    },
+  );
 
   test("GIVEN a fresh token WHEN two consumers use it at the same moment THEN exactly one is issued an identity and the token is bound to it", async () => {
     await withOwnService(async (url) => {
@@ -805,140 +816,153 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
     expect(error.message).toContain("TLS certificate does not verify");
   });
 
-  test("GIVEN b's identity WHEN b renews it with that identity THEN a later certificate of the same user and key that works; WHEN a stranger, another consumer, b with another key, or b once revoked tries THEN each is refused and nothing changes", async () => {
-    // Its own service: five refusals must not spend the failure budget of the suite's service.
-    await withOwnService(async (url) => {
-      const [bToken, cToken] = [await newToken(), await newToken()];
-      const cId = forgeClusterId();
-      const [bKey, cKey] = [forgeRsaKeyPem(), forgeRsaKeyPem()];
-      const issue = (token: string, clusterId: string, key: string): Promise<Identity> =>
-        requestIdentity({
-          authUrl: url,
-          authCaPem,
-          token,
-          consumerClusterId: clusterId,
-          consumerClusterName: "x",
-          csrPem: forgeIdentityRequest(clusterId, key).csrPem,
-          timeoutMs: TIMEOUT_MS,
-        });
-      /** A renewal as raw as an attacker would send it: any client certificate, any CSR. */
-      const renewAs = (client: { cert: string; key: string } | undefined, csr: string) =>
-        postToAuthService({
-          endpoint: parseAuthUrl(url, "test"),
-          path: RENEW_PATH,
-          caPem: authCaPem,
-          body: { csr },
-          ...(client ? { certPem: client.cert, keyPem: client.key } : {}),
-          timeoutMs: TIMEOUT_MS,
-        });
-      try {
-        const b = await issue(bToken.token, consumerId, bKey);
-        const c = await issue(cToken.token, cId, cKey);
-
-        // b renews with the identity it holds, and no token.
-        const renewed = await renewIdentity({
-          authUrl: url,
-          authCaPem,
-          certificatePem: b.certificatePem,
-          keyPem: bKey,
-          consumerClusterId: consumerId,
-          timeoutMs: TIMEOUT_MS,
-        });
-        expect(renewed).not.toBe(b.certificatePem);
-        expect(certificateValidity(renewed).notAfter.getTime()).toBeGreaterThanOrEqual(
-          certificateValidity(b.certificatePem).notAfter.getTime(),
-        );
-        expect(publicKeyFingerprint(createPublicKey(renewed))).toBe(publicKeyFingerprint(createPublicKey(bKey)));
-        expect(
-          await may(
-            loadKubeconfig(forgeIdentityKubeconfig({ ...b, certificatePem: renewed }, bKey), "renewed identity"),
-            "create",
-            API_GROUP,
-            "resourcerequests",
-            b.tenantNamespace,
-          ),
-        ).toBe(true);
-        // The older CSR is tidied: one record per consumer.
-        expect((await leftOf(kcA, consumerId)).csrs).toHaveLength(1);
-
-        const rbac = kcA.makeApiClient(k8s.RbacAuthorizationV1Api);
-        const snapshot = async () => ({
-          b: await leftOf(kcA, consumerId),
-          c: await leftOf(kcA, cId),
-          namespaceVersion: (await kcA.makeApiClient(k8s.CoreV1Api).readNamespace({ name: b.tenantNamespace })).metadata
-            ?.resourceVersion,
-          bindingVersion: (await rbac.readNamespacedRoleBinding({ name: TENANT_ROLE, namespace: b.tenantNamespace }))
-            .metadata?.resourceVersion,
-        });
-        const before = await snapshot();
-        const bCsr = forgeIdentityRequest(consumerId, bKey).csrPem;
-
-        // A stranger with no certificate.
-        const bare = await renewAs(undefined, bCsr);
-        expect(bare.status).toBe(401);
-        expect(bare.body).toEqual({ error: "renewal refused: a client certificate (the identity itself) is required" });
-        // A stranger with a certificate for b's name from another CA (and a CSR of its own key for b).
-        const stranger = forgeClientCertificate(forgeCertificateAuthority("not the cluster CA"), {
-          commonName: consumerUserName(consumerId),
-        });
-        const strangerAnswer = await renewAs(stranger, forgeIdentityRequest(consumerId, stranger.key).csrPem);
-        expect(strangerAnswer.status).toBe(403);
-        expect(String((strangerAnswer.body as { error: string }).error)).toMatch(
-          /^renewal refused: client certificate refused by TLS/,
-        );
-        // Another consumer, c, with its own valid identity, asking for a certificate in b's name.
-        const other = await rejectionOf(
-          renewIdentity({
+  test(
+    "GIVEN b's identity WHEN b renews it with that identity THEN a later certificate of the same user and key that works; " +
+      "WHEN a stranger, another consumer, b with another key, or b once revoked tries THEN each is refused and nothing changes",
+    async () => {
+      // Its own service: five refusals must not spend the failure budget of the suite's service.
+      await withOwnService(async (url) => {
+        const [bToken, cToken] = [await newToken(), await newToken()];
+        const cId = forgeClusterId();
+        const [bKey, cKey] = [forgeRsaKeyPem(), forgeRsaKeyPem()];
+        const issue = (token: string, clusterId: string, key: string): Promise<Identity> =>
+          requestIdentity({
             authUrl: url,
             authCaPem,
-            certificatePem: c.certificatePem,
-            keyPem: cKey,
+            token,
+            consumerClusterId: clusterId,
+            consumerClusterName: "x",
+            csrPem: forgeIdentityRequest(clusterId, key).csrPem,
+            timeoutMs: TIMEOUT_MS,
+          });
+        /** A renewal as raw as an attacker would send it: any client certificate, any CSR. */
+        const renewAs = (client: { cert: string; key: string } | undefined, csr: string) =>
+          postToAuthService({
+            endpoint: parseAuthUrl(url, "test"),
+            path: RENEW_PATH,
+            caPem: authCaPem,
+            body: { csr },
+            ...(client ? { certPem: client.cert, keyPem: client.key } : {}),
+            timeoutMs: TIMEOUT_MS,
+          });
+        try {
+          const b = await issue(bToken.token, consumerId, bKey);
+          const c = await issue(cToken.token, cId, cKey);
+
+          // b renews with the identity it holds, and no token.
+          const renewed = await renewIdentity({
+            authUrl: url,
+            authCaPem,
+            certificatePem: b.certificatePem,
+            keyPem: bKey,
             consumerClusterId: consumerId,
             timeoutMs: TIMEOUT_MS,
-          }),
-        );
-        expect(other.message).toContain(url);
-        expect(other.message).toContain(
-          `HTTP 403: renewal refused: CSR subject must be exactly CN=${consumerUserName(cId)}`,
-        );
-        // b's own certificate, with a CSR of another key: a renewal never moves an identity to a new key.
-        const moved = await renewAs({ cert: renewed, key: bKey }, forgeIdentityRequest(consumerId, cKey).csrPem);
-        expect(moved.status).toBe(403);
-        expect(moved.body).toEqual({
-          error: "renewal refused: the CSR must be signed by the key of the certificate being renewed",
-        });
-        expect(await snapshot()).toEqual(before);
+          });
+          expect(renewed).not.toBe(b.certificatePem);
+          expect(certificateValidity(renewed).notAfter.getTime()).toBeGreaterThanOrEqual(
+            certificateValidity(b.certificatePem).notAfter.getTime(),
+          );
+          expect(publicKeyFingerprint(createPublicKey(renewed))).toBe(publicKeyFingerprint(createPublicKey(bKey)));
+          expect(
+            await may(
+              loadKubeconfig(forgeIdentityKubeconfig({ ...b, certificatePem: renewed }, bKey), "renewed identity"),
+              "create",
+              API_GROUP,
+              "resourcerequests",
+              b.tenantNamespace,
+            ),
+          ).toBe(true);
+          // The older CSR is tidied: one record per consumer.
+          expect((await leftOf(kcA, consumerId)).csrs).toHaveLength(1);
 
-        // b revoked: the certificate it still holds renews nothing; only a token brings it back.
-        await revokeIdentity({ authUrl: url, authCaPem, certificatePem: renewed, keyPem: bKey, timeoutMs: TIMEOUT_MS });
-        const revoked = await rejectionOf(
-          renewIdentity({
+          const rbac = kcA.makeApiClient(k8s.RbacAuthorizationV1Api);
+          const snapshot = async () => ({
+            b: await leftOf(kcA, consumerId),
+            c: await leftOf(kcA, cId),
+            namespaceVersion: (await kcA.makeApiClient(k8s.CoreV1Api).readNamespace({ name: b.tenantNamespace }))
+              .metadata?.resourceVersion,
+            bindingVersion: (await rbac.readNamespacedRoleBinding({ name: TENANT_ROLE, namespace: b.tenantNamespace }))
+              .metadata?.resourceVersion,
+          });
+          const before = await snapshot();
+          const bCsr = forgeIdentityRequest(consumerId, bKey).csrPem;
+
+          // A stranger with no certificate.
+          const bare = await renewAs(undefined, bCsr);
+          expect(bare.status).toBe(401);
+          expect(bare.body).toEqual({
+            error: "renewal refused: a client certificate (the identity itself) is required",
+          });
+          // A stranger with a certificate for b's name from another CA (and a CSR of its own key for b).
+          const stranger = forgeClientCertificate(forgeCertificateAuthority("not the cluster CA"), {
+            commonName: consumerUserName(consumerId),
+          });
+          const strangerAnswer = await renewAs(stranger, forgeIdentityRequest(consumerId, stranger.key).csrPem);
+          expect(strangerAnswer.status).toBe(403);
+          expect(String((strangerAnswer.body as { error: string }).error)).toMatch(
+            /^renewal refused: client certificate refused by TLS/,
+          );
+          // Another consumer, c, with its own valid identity, asking for a certificate in b's name.
+          const other = await rejectionOf(
+            renewIdentity({
+              authUrl: url,
+              authCaPem,
+              certificatePem: c.certificatePem,
+              keyPem: cKey,
+              consumerClusterId: consumerId,
+              timeoutMs: TIMEOUT_MS,
+            }),
+          );
+          expect(other.message).toContain(url);
+          expect(other.message).toContain(
+            `HTTP 403: renewal refused: CSR subject must be exactly CN=${consumerUserName(cId)}`,
+          );
+          // b's own certificate, with a CSR of another key: a renewal never moves an identity to a new key.
+          const moved = await renewAs({ cert: renewed, key: bKey }, forgeIdentityRequest(consumerId, cKey).csrPem);
+          expect(moved.status).toBe(403);
+          expect(moved.body).toEqual({
+            error: "renewal refused: the CSR must be signed by the key of the certificate being renewed",
+          });
+          expect(await snapshot()).toEqual(before);
+
+          // b revoked: the certificate it still holds renews nothing; only a token brings it back.
+          await revokeIdentity({
             authUrl: url,
             authCaPem,
             certificatePem: renewed,
             keyPem: bKey,
-            consumerClusterId: consumerId,
             timeoutMs: TIMEOUT_MS,
-          }),
-        );
-        expect(revoked.message).toContain(
-          `HTTP 403: renewal refused: consumer ${consumerId} holds no active identity on this provider (revoked or never issued): peer again with a peering token`,
-        );
-        expect(await leftOf(kcA, consumerId)).toEqual({ namespace: false, csrs: [] });
-        expect(await leftOf(kcA, cId)).toEqual(before.c);
+          });
+          const revoked = await rejectionOf(
+            renewIdentity({
+              authUrl: url,
+              authCaPem,
+              certificatePem: renewed,
+              keyPem: bKey,
+              consumerClusterId: consumerId,
+              timeoutMs: TIMEOUT_MS,
+            }),
+          );
+          expect(revoked.message).toContain(
+            `HTTP 403: renewal refused: consumer ${consumerId} holds no active identity on this provider (revoked or never ` +
+              `issued): peer again with a peering token`,
+          );
+          expect(await leftOf(kcA, consumerId)).toEqual({ namespace: false, csrs: [] });
+          expect(await leftOf(kcA, cId)).toEqual(before.c);
 
-        const said = reporter.lines.join("\n");
-        expect(said).toContain(`renewed identity of consumer ${consumerId}`);
-        for (const secret of [bToken.token, cToken.token, bKey, cKey, renewed, b.certificatePem])
-          expect(said).not.toContain(secret);
-      } finally {
-        await revokePeeringToken(kcA, bToken.tokenId);
-        await revokePeeringToken(kcA, cToken.tokenId);
-        await removeTenant(kcA, consumerId);
-        await removeTenant(kcA, cId);
-      }
-    });
-  });
+          const said = reporter.lines.join("\n");
+          expect(said).toContain(`renewed identity of consumer ${consumerId}`);
+          for (const secret of [bToken.token, cToken.token, bKey, cKey, renewed, b.certificatePem])
+            expect(said).not.toContain(secret);
+        } finally {
+          await revokePeeringToken(kcA, bToken.tokenId);
+          await revokePeeringToken(kcA, cToken.tokenId);
+          await removeTenant(kcA, consumerId);
+          await removeTenant(kcA, cId);
+        }
+      });
+    },
+  );
 
   test("GIVEN installed clusters WHEN uninstalled THEN no namespace, CRD or CSR of the project is left", async () => {
     await uninstallCluster(kcA);

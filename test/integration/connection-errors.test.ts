@@ -81,40 +81,44 @@ describe("errors that name their cause, on real endpoints", () => {
     expect(probe.ms).toBeLessThan(2_000);
   });
 
-  test("GIVEN an address whose packets are dropped (a's auth port under gateway-only) WHEN called and probed THEN both say timed out at that URL; the probe within its few seconds", async () => {
-    const url = `https://${a.publicAddress}:${AUTH_SERVICE_PORT}`;
-    const kc = kubeconfigVariant(a, (c) => ({ ...c, server: url }));
-    await setProfile(lab, "gateway-only");
-    try {
-      const probe = await probeOf(kc);
-      expect(probe.outcome).toMatch(
-        /^timed out \(no answer to the connection attempt: the host is down or a firewall drops the packets; ETIMEDOUT\)$/,
-      );
-      expect(probe.ms).toBeGreaterThanOrEqual(PROBE_TIMEOUT_MS - 50);
-      expect(probe.ms).toBeLessThan(PROBE_TIMEOUT_MS + 1_000);
-      // client-node's own connection attempt gives up after undici's 10 s.
-      const call = await failureOf(kc);
-      expect(call.message).toMatch(
-        new RegExp(
-          `^test: listing namespaces at ${url.replace(/\./g, "\\.")}: timed out \\(.*UND_ERR_CONNECT_TIMEOUT\\)$`,
-        ),
-      );
-      expect(call.ms).toBeLessThan(15_000);
-      // The auth client names it the same way, with the auth service's URL.
-      const auth = await waitForAuthService(
-        a.authUrl,
-        Buffer.from(adminConfig(a).getCurrentCluster()!.caData!, "base64").toString(),
-        2_000,
-      ).then(
-        () => "answered",
-        (error: Error) => error.message,
-      );
-      expect(auth).toContain(`at ${a.authUrl}`);
-      expect(auth).toMatch(/last state: timed out \(/);
-    } finally {
-      await setProfile(lab, "open");
-    }
-  });
+  test(
+    "GIVEN an address whose packets are dropped (a's auth port under gateway-only) WHEN called and probed THEN both say " +
+      "timed out at that URL; the probe within its few seconds",
+    async () => {
+      const url = `https://${a.publicAddress}:${AUTH_SERVICE_PORT}`;
+      const kc = kubeconfigVariant(a, (c) => ({ ...c, server: url }));
+      await setProfile(lab, "gateway-only");
+      try {
+        const probe = await probeOf(kc);
+        expect(probe.outcome).toMatch(
+          /^timed out \(no answer to the connection attempt: the host is down or a firewall drops the packets; ETIMEDOUT\)$/,
+        );
+        expect(probe.ms).toBeGreaterThanOrEqual(PROBE_TIMEOUT_MS - 50);
+        expect(probe.ms).toBeLessThan(PROBE_TIMEOUT_MS + 1_000);
+        // client-node's own connection attempt gives up after undici's 10 s.
+        const call = await failureOf(kc);
+        expect(call.message).toMatch(
+          new RegExp(
+            `^test: listing namespaces at ${url.replace(/\./g, "\\.")}: timed out \\(.*UND_ERR_CONNECT_TIMEOUT\\)$`,
+          ),
+        );
+        expect(call.ms).toBeLessThan(15_000);
+        // The auth client names it the same way, with the auth service's URL.
+        const auth = await waitForAuthService(
+          a.authUrl,
+          Buffer.from(adminConfig(a).getCurrentCluster()!.caData!, "base64").toString(),
+          2_000,
+        ).then(
+          () => "answered",
+          (error: Error) => error.message,
+        );
+        expect(auth).toContain(`at ${a.authUrl}`);
+        expect(auth).toMatch(/last state: timed out \(/);
+      } finally {
+        await setProfile(lab, "open");
+      }
+    },
+  );
 
   test("GIVEN a's API server and the CA of cluster b WHEN called and probed THEN both say TLS: unknown authority at that URL", async () => {
     const otherCa = adminConfig(clusterOf(lab, "b")).getCurrentCluster()!.caData!;
@@ -122,18 +126,24 @@ describe("errors that name their cause, on real endpoints", () => {
     const call = await failureOf(kc);
     expect(call.message).toMatch(
       new RegExp(
-        `^test: listing namespaces at ${a.apiServerUrl.replace(/\./g, "\\.")}: TLS: unknown authority \\(the server's certificate is not signed by the CA given; [A-Z_]+\\)$`,
+        `^test: listing namespaces at ${a.apiServerUrl.replace(/\./g, "\\.")}: TLS: unknown authority \\(the server's ` +
+          `certificate is not signed by the CA given; [A-Z_]+\\)$`,
       ),
     );
     expect((await probeOf(kc)).outcome).toMatch(/^TLS: unknown authority \(/);
   });
 
-  test("GIVEN a's API server verified under a name its certificate does not carry WHEN called and probed THEN both say TLS: name mismatch at that URL", async () => {
-    const kc = kubeconfigVariant(a, (c) => ({ ...c, tlsServerName: "not-this-apiserver.invalid" }));
-    const call = await failureOf(kc);
-    expect(call.message).toBe(
-      `test: listing namespaces at ${a.apiServerUrl}: TLS: name mismatch (the server's certificate is not for the host name or address dialled; ERR_TLS_CERT_ALTNAME_INVALID)`,
-    );
-    expect((await probeOf(kc)).outcome).toMatch(/^TLS: name mismatch \(/);
-  });
+  test(
+    "GIVEN a's API server verified under a name its certificate does not carry WHEN called and probed THEN both say TLS: " +
+      "name mismatch at that URL",
+    async () => {
+      const kc = kubeconfigVariant(a, (c) => ({ ...c, tlsServerName: "not-this-apiserver.invalid" }));
+      const call = await failureOf(kc);
+      expect(call.message).toBe(
+        `test: listing namespaces at ${a.apiServerUrl}: TLS: name mismatch (the server's certificate is not for the host name ` +
+          `or address dialled; ERR_TLS_CERT_ALTNAME_INVALID)`,
+      );
+      expect((await probeOf(kc)).outcome).toMatch(/^TLS: name mismatch \(/);
+    },
+  );
 });

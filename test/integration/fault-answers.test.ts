@@ -84,134 +84,144 @@ describe("faults answered at once and in words", () => {
     await uninstallCluster(adminConfig(a.cluster));
   });
 
-  test("GIVEN a provider whose certificate signer does not run WHEN a consumer peers THEN it fails within 60 s (not the 300 s deadline) with the auth service's reason, and nothing of the attempt stays", async () => {
-    const token = forgePeeringToken();
-    await ensurePeeringTokenSecret(a.kc, { tokenId: token.tokenId, secretHash: token.secretHash });
-    const controllerManager = pidOf(a.cluster, "kube-controller-manager");
-    process.kill(controllerManager, "SIGSTOP");
-    try {
-      const attempt = createPeering(
-        {
-          consumerKubeconfig: b.kubeconfig,
-          provider: { clusterId: a.clusterId, authUrl: a.cluster.authUrl, authCaPem: a.caPem, token: token.token },
-          resources: { pods: 5 },
-          timeoutMs: DEFAULT_DEADLINE_MS,
-        },
-        quiet,
-      );
-      const { error, ms } = await timedRejection(attempt);
-      expect(error.message).toMatch(/signer issued no certificate within 20 s: is kube-controller-manager running/);
-      expect(error.message).toContain(a.cluster.authUrl.replace(/\/$/, ""));
-      expect(error.message).not.toMatch(/deadline reached/);
-      expect(ms).toBeLessThan(60_000);
-      // No identity on the consumer; no CSR on the provider that a signer coming back could still sign.
-      expect(await getIdentityKubeconfig(b.kc, a.clusterId)).toBeUndefined();
-      const csrs = await a.kc
-        .makeApiClient(k8s.CertificatesV1Api)
-        .listCertificateSigningRequest({
+  test(
+    "GIVEN a provider whose certificate signer does not run WHEN a consumer peers THEN it fails within 60 s (not the 300 " +
+      "s deadline) with the auth service's reason, and nothing of the attempt stays",
+    async () => {
+      const token = forgePeeringToken();
+      await ensurePeeringTokenSecret(a.kc, { tokenId: token.tokenId, secretHash: token.secretHash });
+      const controllerManager = pidOf(a.cluster, "kube-controller-manager");
+      process.kill(controllerManager, "SIGSTOP");
+      try {
+        const attempt = createPeering(
+          {
+            consumerKubeconfig: b.kubeconfig,
+            provider: { clusterId: a.clusterId, authUrl: a.cluster.authUrl, authCaPem: a.caPem, token: token.token },
+            resources: { pods: 5 },
+            timeoutMs: DEFAULT_DEADLINE_MS,
+          },
+          quiet,
+        );
+        const { error, ms } = await timedRejection(attempt);
+        expect(error.message).toMatch(/signer issued no certificate within 20 s: is kube-controller-manager running/);
+        expect(error.message).toContain(a.cluster.authUrl.replace(/\/$/, ""));
+        expect(error.message).not.toMatch(/deadline reached/);
+        expect(ms).toBeLessThan(60_000);
+        // No identity on the consumer; no CSR on the provider that a signer coming back could still sign.
+        expect(await getIdentityKubeconfig(b.kc, a.clusterId)).toBeUndefined();
+        const csrs = await a.kc.makeApiClient(k8s.CertificatesV1Api).listCertificateSigningRequest({
           labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY},${REMOTE_CLUSTER_LABEL}=${b.clusterId}`,
         });
-      expect(csrs.items.map((c) => c.metadata?.name)).toEqual([]);
-    } finally {
-      process.kill(controllerManager, "SIGCONT");
-      await releasePeeringClaim(b.kc, a.clusterId);
-      await removeTenant(a.kc, b.clusterId);
-      await revokePeeringToken(a.kc, token.tokenId);
-    }
-  });
+        expect(csrs.items.map((c) => c.metadata?.name)).toEqual([]);
+      } finally {
+        process.kill(controllerManager, "SIGCONT");
+        await releasePeeringClaim(b.kc, a.clusterId);
+        await removeTenant(a.kc, b.clusterId);
+        await revokePeeringToken(a.kc, token.tokenId);
+      }
+    },
+  );
 
-  test("GIVEN a provider's gateway that already serves a UDP port WHEN an in-band tunnel asks it to serve there THEN the wait ends within 20 s naming the port and the tunnel holding it, and removing it leaves nothing", async () => {
-    const port = 51835;
-    const party = (cluster: InstalledCluster): TunnelParty => ({
-      clusterId: cluster.clusterId,
-      clusterName: cluster.cluster.name,
-    });
-    const settings: TunnelSettings = {
-      ...TUNNEL_DEFAULTS,
-      server: "provider",
-      serverAddress: a.cluster.publicAddress,
-      port,
-      behindNat: [],
-    };
-    // Another tunnel of a, served on that port: a third cluster that a's admin peered in-band.
-    const third: TunnelParty = { clusterId: "00000000000000ee", clusterName: "x" };
-    const holderRef = { namespace: SYSTEM_NAMESPACE, name: tunnelEndpointName(third.clusterId) };
-    const sides: TunnelSides = {
-      consumer: { kc: b.kc, namespace: SYSTEM_NAMESPACE, party: party(b) },
-      provider: { kc: a.kc, namespace: SYSTEM_NAMESPACE, party: party(a) },
-    };
-    const before = { a: await tunnelTraces(a.cluster), b: await tunnelTraces(b.cluster) };
-    try {
-      await applyTunnelEndpoint(
-        a.kc,
-        holderRef,
-        forgeTunnelEndpointSpec("provider", { consumer: third, provider: party(a) }, settings, {}),
-        "test",
-      );
-      await poll(
-        { step: "test", object: `TunnelEndpoint ${holderRef.name} served`, endpoint: a.cluster.apiServerUrl },
-        { timeoutMs: 30_000, intervalMs: 250 },
-        async () => {
-          const holder = await getTunnelEndpoint(a.kc, holderRef, "test");
-          return holder?.status?.interfaceName
-            ? { done: true, value: undefined }
-            : { done: false, state: JSON.stringify(holder?.status ?? {}) };
-        },
-      );
+  test(
+    "GIVEN a provider's gateway that already serves a UDP port WHEN an in-band tunnel asks it to serve there THEN the " +
+      "wait ends within 20 s naming the port and the tunnel holding it, and removing it leaves nothing",
+    async () => {
+      const port = 51835;
+      const party = (cluster: InstalledCluster): TunnelParty => ({
+        clusterId: cluster.clusterId,
+        clusterName: cluster.cluster.name,
+      });
+      const settings: TunnelSettings = {
+        ...TUNNEL_DEFAULTS,
+        server: "provider",
+        serverAddress: a.cluster.publicAddress,
+        port,
+        behindNat: [],
+      };
+      // Another tunnel of a, served on that port: a third cluster that a's admin peered in-band.
+      const third: TunnelParty = { clusterId: "00000000000000ee", clusterName: "x" };
+      const holderRef = { namespace: SYSTEM_NAMESPACE, name: tunnelEndpointName(third.clusterId) };
+      const sides: TunnelSides = {
+        consumer: { kc: b.kc, namespace: SYSTEM_NAMESPACE, party: party(b) },
+        provider: { kc: a.kc, namespace: SYSTEM_NAMESPACE, party: party(a) },
+      };
+      const before = { a: await tunnelTraces(a.cluster), b: await tunnelTraces(b.cluster) };
+      try {
+        await applyTunnelEndpoint(
+          a.kc,
+          holderRef,
+          forgeTunnelEndpointSpec("provider", { consumer: third, provider: party(a) }, settings, {}),
+          "test",
+        );
+        await poll(
+          { step: "test", object: `TunnelEndpoint ${holderRef.name} served`, endpoint: a.cluster.apiServerUrl },
+          { timeoutMs: 30_000, intervalMs: 250 },
+          async () => {
+            const holder = await getTunnelEndpoint(a.kc, holderRef, "test");
+            return holder?.status?.interfaceName
+              ? { done: true, value: undefined }
+              : { done: false, state: JSON.stringify(holder?.status ?? {}) };
+          },
+        );
 
-      const { error, ms } = await timedRejection(ensureTunnel(sides, settings, DEFAULT_DEADLINE_MS, quiet));
-      expect(error.message).toMatch(
-        new RegExp(
-          `gateway refused the spec: refused spec.listenPort: UDP port ${port} is already served on this gateway by the tunnel to "x"`,
-        ),
-      );
-      expect(error.message).toContain(a.cluster.apiServerUrl);
-      expect(ms).toBeLessThan(20_000);
-    } finally {
-      await deleteTunnel(sides, { force: false, timeoutMs: 60_000 }, quiet);
-      await deleteTunnelEndpoint(a.kc, holderRef, "test");
-      await poll(
-        { step: "test", object: `TunnelEndpoint ${holderRef.name} taken down`, endpoint: a.cluster.apiServerUrl },
-        { timeoutMs: 60_000, intervalMs: 250 },
-        async () =>
-          (await getTunnelEndpoint(a.kc, holderRef, "test"))
-            ? { done: false, state: "still there" }
-            : { done: true, value: undefined },
-      );
-    }
-    expect(await tunnelTraces(a.cluster)).toEqual(before.a);
-    expect(await tunnelTraces(b.cluster)).toEqual(before.b);
-  });
+        const { error, ms } = await timedRejection(ensureTunnel(sides, settings, DEFAULT_DEADLINE_MS, quiet));
+        expect(error.message).toMatch(
+          new RegExp(
+            `gateway refused the spec: refused spec.listenPort: UDP port ${port} is already served on this gateway by the tunnel to "x"`,
+          ),
+        );
+        expect(error.message).toContain(a.cluster.apiServerUrl);
+        expect(ms).toBeLessThan(20_000);
+      } finally {
+        await deleteTunnel(sides, { force: false, timeoutMs: 60_000 }, quiet);
+        await deleteTunnelEndpoint(a.kc, holderRef, "test");
+        await poll(
+          { step: "test", object: `TunnelEndpoint ${holderRef.name} taken down`, endpoint: a.cluster.apiServerUrl },
+          { timeoutMs: 60_000, intervalMs: 250 },
+          async () =>
+            (await getTunnelEndpoint(a.kc, holderRef, "test"))
+              ? { done: false, state: "still there" }
+              : { done: true, value: undefined },
+        );
+      }
+      expect(await tunnelTraces(a.cluster)).toEqual(before.a);
+      expect(await tunnelTraces(b.cluster)).toEqual(before.b);
+    },
+  );
 
-  test("GIVEN a provider with no free capacity WHEN a share of it is peered THEN the peering stands with a status naming the empty offer, refresh keeps it, and up sees no drift", async () => {
-    expect((await a.kc.makeApiClient(k8s.CoreV1Api).listNode()).items).toEqual([]);
-    const token = forgePeeringToken();
-    await ensurePeeringTokenSecret(a.kc, { tokenId: token.tokenId, secretHash: token.secretHash });
-    const inputs: PeeringInputs = {
-      consumerKubeconfig: b.kubeconfig,
-      consumerClusterId: b.clusterId,
-      provider: { clusterId: a.clusterId, authUrl: a.cluster.authUrl, authCaCert: a.caPem, token: token.token },
-      resources: { sharePercent: 50 },
-      timeoutSeconds: 90,
-    };
-    let outs: PeeringOutputs | undefined;
-    try {
-      const created = await peering.create!(inputs);
-      const made = created.outs!;
-      outs = made;
-      const emptyStatus =
-        /^Ready, with an empty offer: the provider offers no cpu, no memory, no pods \(cpu 0, memory 0, pods 0\): the virtual node can run no pod/;
-      expect(made.status).toMatch(emptyStatus);
-      const node = await b.kc.makeApiClient(k8s.CoreV1Api).readNode({ name: made.virtualNodeName! });
-      expect(node.status?.capacity).toEqual({ cpu: "0", memory: "0", pods: "0" });
+  test(
+    "GIVEN a provider with no free capacity WHEN a share of it is peered THEN the peering stands with a status naming the " +
+      "empty offer, refresh keeps it, and up sees no drift",
+    async () => {
+      expect((await a.kc.makeApiClient(k8s.CoreV1Api).listNode()).items).toEqual([]);
+      const token = forgePeeringToken();
+      await ensurePeeringTokenSecret(a.kc, { tokenId: token.tokenId, secretHash: token.secretHash });
+      const inputs: PeeringInputs = {
+        consumerKubeconfig: b.kubeconfig,
+        consumerClusterId: b.clusterId,
+        provider: { clusterId: a.clusterId, authUrl: a.cluster.authUrl, authCaCert: a.caPem, token: token.token },
+        resources: { sharePercent: 50 },
+        timeoutSeconds: 90,
+      };
+      let outs: PeeringOutputs | undefined;
+      try {
+        const created = await peering.create!(inputs);
+        const made = created.outs!;
+        outs = made;
+        const emptyStatus =
+          /^Ready, with an empty offer: the provider offers no cpu, no memory, no pods \(cpu 0, memory 0, pods 0\): the virtual node can run no pod/;
+        expect(made.status).toMatch(emptyStatus);
+        const node = await b.kc.makeApiClient(k8s.CoreV1Api).readNode({ name: made.virtualNodeName! });
+        expect(node.status?.capacity).toEqual({ cpu: "0", memory: "0", pods: "0" });
 
-      const refreshed = (await peering.read!(created.id, made)).props!;
-      expect(refreshed.status).toMatch(emptyStatus);
-      expect(peeringChanges(refreshed, inputs).changed).toEqual([]);
-    } finally {
-      if (outs) await peering.delete!("b-to-a", { ...outs, force: true });
-      await revokePeeringToken(a.kc, token.tokenId);
-    }
-    expect(await b.kc.makeApiClient(k8s.CoreV1Api).listNode()).toEqual(expect.objectContaining({ items: [] }));
-  });
+        const refreshed = (await peering.read!(created.id, made)).props!;
+        expect(refreshed.status).toMatch(emptyStatus);
+        expect(peeringChanges(refreshed, inputs).changed).toEqual([]);
+      } finally {
+        if (outs) await peering.delete!("b-to-a", { ...outs, force: true });
+        await revokePeeringToken(a.kc, token.tokenId);
+      }
+      expect(await b.kc.makeApiClient(k8s.CoreV1Api).listNode()).toEqual(expect.objectContaining({ items: [] }));
+    },
+  );
 });

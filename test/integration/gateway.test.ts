@@ -146,141 +146,153 @@ describe("gateway: keys, names and wg output (no cluster)", () => {
 });
 
 describe("gateway: WireGuard tunnel between two real clusters", () => {
-  test("GIVEN clusters g1 and g2 with different pod CIDRs WHEN g2 connects to g1's gateway THEN pods reach each other both ways through the tunnel and deletion leaves nothing", async () => {
-    await withLab(
-      [
-        { name: "g1", podCidr: "10.141.0.0/16" },
-        { name: "g2", podCidr: "10.142.0.0/16" },
-      ],
-      {},
-      async (lab: LabState) => {
-        const [g1, g2] = [clusterOf(lab, "g1"), clusterOf(lab, "g2")];
-        const keyDir = join(lab.dir, "gateway-keys");
-        mkdirSync(keyDir, { mode: 0o700 });
-        const side = (cluster: ClusterState, peer: ClusterState, pod: string, tunnel: string, peerTunnel: string) => ({
-          cluster,
-          pod,
-          tunnel,
-          keys: forgeWireguardKeyPair(),
-          ifname: wireguardInterfaceName(peer.name, `${lab.name}/${cluster.name}`),
-          allowedIps: [peer.podCidr, `${peerTunnel}/32`],
-        });
-        const a = side(g1, g2, "10.141.0.10", "10.254.0.1", "10.254.0.2");
-        const b = side(g2, g1, "10.142.0.10", "10.254.0.2", "10.254.0.1");
-        const made: WireguardInterface[] = [];
-        const ensure = async (s: typeof a, listenPort: number): Promise<WireguardInterface> => {
-          const wg = await ensureWireguardInterface({
-            netns: s.cluster.netns,
-            ifname: s.ifname,
-            privateKey: s.keys.privateKey,
-            listenPort,
-            address: `${s.tunnel}/30`,
-            logFile: join(s.cluster.dir, `${s.ifname}.log`),
-            keyDir,
+  test(
+    "GIVEN clusters g1 and g2 with different pod CIDRs WHEN g2 connects to g1's gateway THEN pods reach each other both " +
+      "ways through the tunnel and deletion leaves nothing",
+    async () => {
+      await withLab(
+        [
+          { name: "g1", podCidr: "10.141.0.0/16" },
+          { name: "g2", podCidr: "10.142.0.0/16" },
+        ],
+        {},
+        async (lab: LabState) => {
+          const [g1, g2] = [clusterOf(lab, "g1"), clusterOf(lab, "g2")];
+          const keyDir = join(lab.dir, "gateway-keys");
+          mkdirSync(keyDir, { mode: 0o700 });
+          const side = (
+            cluster: ClusterState,
+            peer: ClusterState,
+            pod: string,
+            tunnel: string,
+            peerTunnel: string,
+          ) => ({
+            cluster,
+            pod,
+            tunnel,
+            keys: forgeWireguardKeyPair(),
+            ifname: wireguardInterfaceName(peer.name, `${lab.name}/${cluster.name}`),
+            allowedIps: [peer.podCidr, `${peerTunnel}/32`],
           });
-          made.push(wg);
-          return wg;
-        };
-        try {
-          await addPodAddress(lab, "g1", a.pod);
-          await addPodAddress(lab, "g2", b.pod);
-
-          // g1 serves: it listens on 51820 and knows g2 only by key.
-          const wgA = await ensure(a, 51820);
-          expect(wgA.started).toBe(true);
-          expect(wgA.publicKey).toBe(a.keys.publicKey);
-          await configureWireguardPeer({
-            netns: g1.netns,
-            ifname: a.ifname,
-            peerPublicKey: b.keys.publicKey,
-            allowedIps: a.allowedIps,
-          });
-          await addTunnelRoutes(g1.netns, a.ifname, [g2.podCidr]);
-
-          // g2 connects to g1's public address, with keepalive.
-          await ensure(b, 51821);
-          await configureWireguardPeer({
-            netns: g2.netns,
-            ifname: b.ifname,
-            peerPublicKey: a.keys.publicKey,
-            endpoint: `${g1.publicAddress}:51820`,
-            allowedIps: b.allowedIps,
-            keepaliveSeconds: 5,
-          });
-          await addTunnelRoutes(g2.netns, b.ifname, [g1.podCidr]);
-
-          // Applying the same spec again changes nothing and starts nothing.
-          const again = await ensure(a, 51820);
-          expect(again.started).toBe(false);
-          expect(again.process.pid).toBe(wgA.process.pid);
-          await configureWireguardPeer({
-            netns: g1.netns,
-            ifname: a.ifname,
-            peerPublicKey: b.keys.publicKey,
-            allowedIps: a.allowedIps,
-          });
-          await addTunnelRoutes(g1.netns, a.ifname, [g2.podCidr]);
-
-          // The handshake completes on both sides; g1 learned g2's endpoint from it.
-          const seenByG1 = await waitForWireguardHandshake(g1.netns, a.ifname, b.keys.publicKey, { timeoutMs: 20_000 });
-          await waitForWireguardHandshake(g2.netns, b.ifname, a.keys.publicKey, { timeoutMs: 20_000 });
-          expect(seenByG1.endpoint).toBe(`${g2.publicAddress}:51821`);
-          expect((await readWireguardStatus(g1.netns, a.ifname)).listenPort).toBe(51820);
-
-          // Ping both ways, pod address to pod address.
-          expect(await pingReplies(g1.netns, a.pod, b.pod)).toMatch(/3 received/);
-          expect(await pingReplies(g2.netns, b.pod, a.pod)).toMatch(/3 received/);
-
-          // TCP both ways; the tunnel's counters grow by at least what was sent.
-          for (const [from, to] of [
-            [a, b],
-            [b, a],
-          ] as const) {
-            const fromPeerKey = to.keys.publicKey;
-            const toPeerKey = from.keys.publicKey;
-            const before = [
-              peerOf(await readWireguardStatus(from.cluster.netns, from.ifname), fromPeerKey),
-              peerOf(await readWireguardStatus(to.cluster.netns, to.ifname), toPeerKey),
-            ];
-            const received = await tcpTransfer(
-              { netns: from.cluster.netns, address: from.pod },
-              { netns: to.cluster.netns, address: to.pod },
-              TRANSFER_BYTES,
-            );
-            expect(received).toBe(TRANSFER_BYTES);
-            const after = [
-              peerOf(await readWireguardStatus(from.cluster.netns, from.ifname), fromPeerKey),
-              peerOf(await readWireguardStatus(to.cluster.netns, to.ifname), toPeerKey),
-            ];
-            expect(after[0]!.txBytes - before[0]!.txBytes).toBeGreaterThanOrEqual(TRANSFER_BYTES);
-            expect(after[1]!.rxBytes - before[1]!.rxBytes).toBeGreaterThanOrEqual(TRANSFER_BYTES);
-          }
-        } finally {
-          for (const [s, wg] of [
-            [a, made.find((m) => m.ifname === a.ifname)],
-            [b, made.find((m) => m.ifname === b.ifname)],
-          ] as const) {
-            await deleteWireguardInterface({
+          const a = side(g1, g2, "10.141.0.10", "10.254.0.1", "10.254.0.2");
+          const b = side(g2, g1, "10.142.0.10", "10.254.0.2", "10.254.0.1");
+          const made: WireguardInterface[] = [];
+          const ensure = async (s: typeof a, listenPort: number): Promise<WireguardInterface> => {
+            const wg = await ensureWireguardInterface({
               netns: s.cluster.netns,
               ifname: s.ifname,
-              ...(wg ? { process: wg.process } : {}),
-              routes: [s === a ? g2.podCidr : g1.podCidr],
+              privateKey: s.keys.privateKey,
+              listenPort,
+              address: `${s.tunnel}/30`,
+              logFile: join(s.cluster.dir, `${s.ifname}.log`),
+              keyDir,
             });
-          }
-        }
+            made.push(wg);
+            return wg;
+          };
+          try {
+            await addPodAddress(lab, "g1", a.pod);
+            await addPodAddress(lab, "g2", b.pod);
 
-        // Nothing is left: no link, process, socket or key file; the pods no longer reach each other.
-        for (const s of [a, b]) {
-          expect(await linkExistsIn(s.cluster.netns, s.ifname)).toBe(false);
-          expect(existsSync(wireguardSocketPath(s.ifname))).toBe(false);
-          expect(await runIn(s.cluster.netns, "ip", ["route", "show"])).not.toContain(s.ifname);
-        }
-        for (const wg of made) expect(isRunning(wg.process)).toBe(false);
-        expect(readdirSync(keyDir)).toEqual([]);
-        await expect(pingReplies(g1.netns, a.pod, b.pod)).rejects.toThrow(/ping/);
-        // Deleting again is a no-op.
-        expect(await deleteWireguardInterface({ netns: g1.netns, ifname: a.ifname })).toEqual([]);
-      },
-    );
-  });
+            // g1 serves: it listens on 51820 and knows g2 only by key.
+            const wgA = await ensure(a, 51820);
+            expect(wgA.started).toBe(true);
+            expect(wgA.publicKey).toBe(a.keys.publicKey);
+            await configureWireguardPeer({
+              netns: g1.netns,
+              ifname: a.ifname,
+              peerPublicKey: b.keys.publicKey,
+              allowedIps: a.allowedIps,
+            });
+            await addTunnelRoutes(g1.netns, a.ifname, [g2.podCidr]);
+
+            // g2 connects to g1's public address, with keepalive.
+            await ensure(b, 51821);
+            await configureWireguardPeer({
+              netns: g2.netns,
+              ifname: b.ifname,
+              peerPublicKey: a.keys.publicKey,
+              endpoint: `${g1.publicAddress}:51820`,
+              allowedIps: b.allowedIps,
+              keepaliveSeconds: 5,
+            });
+            await addTunnelRoutes(g2.netns, b.ifname, [g1.podCidr]);
+
+            // Applying the same spec again changes nothing and starts nothing.
+            const again = await ensure(a, 51820);
+            expect(again.started).toBe(false);
+            expect(again.process.pid).toBe(wgA.process.pid);
+            await configureWireguardPeer({
+              netns: g1.netns,
+              ifname: a.ifname,
+              peerPublicKey: b.keys.publicKey,
+              allowedIps: a.allowedIps,
+            });
+            await addTunnelRoutes(g1.netns, a.ifname, [g2.podCidr]);
+
+            // The handshake completes on both sides; g1 learned g2's endpoint from it.
+            const seenByG1 = await waitForWireguardHandshake(g1.netns, a.ifname, b.keys.publicKey, {
+              timeoutMs: 20_000,
+            });
+            await waitForWireguardHandshake(g2.netns, b.ifname, a.keys.publicKey, { timeoutMs: 20_000 });
+            expect(seenByG1.endpoint).toBe(`${g2.publicAddress}:51821`);
+            expect((await readWireguardStatus(g1.netns, a.ifname)).listenPort).toBe(51820);
+
+            // Ping both ways, pod address to pod address.
+            expect(await pingReplies(g1.netns, a.pod, b.pod)).toMatch(/3 received/);
+            expect(await pingReplies(g2.netns, b.pod, a.pod)).toMatch(/3 received/);
+
+            // TCP both ways; the tunnel's counters grow by at least what was sent.
+            for (const [from, to] of [
+              [a, b],
+              [b, a],
+            ] as const) {
+              const fromPeerKey = to.keys.publicKey;
+              const toPeerKey = from.keys.publicKey;
+              const before = [
+                peerOf(await readWireguardStatus(from.cluster.netns, from.ifname), fromPeerKey),
+                peerOf(await readWireguardStatus(to.cluster.netns, to.ifname), toPeerKey),
+              ];
+              const received = await tcpTransfer(
+                { netns: from.cluster.netns, address: from.pod },
+                { netns: to.cluster.netns, address: to.pod },
+                TRANSFER_BYTES,
+              );
+              expect(received).toBe(TRANSFER_BYTES);
+              const after = [
+                peerOf(await readWireguardStatus(from.cluster.netns, from.ifname), fromPeerKey),
+                peerOf(await readWireguardStatus(to.cluster.netns, to.ifname), toPeerKey),
+              ];
+              expect(after[0]!.txBytes - before[0]!.txBytes).toBeGreaterThanOrEqual(TRANSFER_BYTES);
+              expect(after[1]!.rxBytes - before[1]!.rxBytes).toBeGreaterThanOrEqual(TRANSFER_BYTES);
+            }
+          } finally {
+            for (const [s, wg] of [
+              [a, made.find((m) => m.ifname === a.ifname)],
+              [b, made.find((m) => m.ifname === b.ifname)],
+            ] as const) {
+              await deleteWireguardInterface({
+                netns: s.cluster.netns,
+                ifname: s.ifname,
+                ...(wg ? { process: wg.process } : {}),
+                routes: [s === a ? g2.podCidr : g1.podCidr],
+              });
+            }
+          }
+
+          // Nothing is left: no link, process, socket or key file; the pods no longer reach each other.
+          for (const s of [a, b]) {
+            expect(await linkExistsIn(s.cluster.netns, s.ifname)).toBe(false);
+            expect(existsSync(wireguardSocketPath(s.ifname))).toBe(false);
+            expect(await runIn(s.cluster.netns, "ip", ["route", "show"])).not.toContain(s.ifname);
+          }
+          for (const wg of made) expect(isRunning(wg.process)).toBe(false);
+          expect(readdirSync(keyDir)).toEqual([]);
+          await expect(pingReplies(g1.netns, a.pod, b.pod)).rejects.toThrow(/ping/);
+          // Deleting again is a no-op.
+          expect(await deleteWireguardInterface({ netns: g1.netns, ifname: a.ifname })).toEqual([]);
+        },
+      );
+    },
+  );
 });

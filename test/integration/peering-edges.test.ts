@@ -97,23 +97,27 @@ describe("peering edges", () => {
     await uninstallCluster(adminConfig(a.cluster));
   });
 
-  test("GIVEN a share of free capacity WHEN the provider's capacity changes beyond the threshold THEN the offer is recomputed and the virtual node follows", async () => {
-    expect(record!.offer).toEqual({ cpu: "4", memory: "8Gi", pods: 55 });
-    await setWorker(a, "16", "32Gi", "110");
-    const core = b.kc.makeApiClient(k8s.CoreV1Api);
-    // The provider's agent republishes within a second; the consumer's heartbeat follows within ~10 s.
-    const capacity = await poll(
-      { step: "test", object: `Node ${record!.virtualNodeName} resized`, endpoint: b.cluster.apiServerUrl },
-      { timeoutMs: 45_000, intervalMs: 500 },
-      async () => {
-        const node = await core.readNode({ name: record!.virtualNodeName });
-        return node.status?.capacity?.["cpu"] === "8"
-          ? { done: true, value: node.status.capacity }
-          : { done: false, state: JSON.stringify(node.status?.capacity) };
-      },
-    );
-    expect(capacity).toEqual({ cpu: "8", memory: "16Gi", pods: "55" });
-  });
+  test(
+    "GIVEN a share of free capacity WHEN the provider's capacity changes beyond the threshold THEN the offer is " +
+      "recomputed and the virtual node follows",
+    async () => {
+      expect(record!.offer).toEqual({ cpu: "4", memory: "8Gi", pods: 55 });
+      await setWorker(a, "16", "32Gi", "110");
+      const core = b.kc.makeApiClient(k8s.CoreV1Api);
+      // The provider's agent republishes within a second; the consumer's heartbeat follows within ~10 s.
+      const capacity = await poll(
+        { step: "test", object: `Node ${record!.virtualNodeName} resized`, endpoint: b.cluster.apiServerUrl },
+        { timeoutMs: 45_000, intervalMs: 500 },
+        async () => {
+          const node = await core.readNode({ name: record!.virtualNodeName });
+          return node.status?.capacity?.["cpu"] === "8"
+            ? { done: true, value: node.status.capacity }
+            : { done: false, state: JSON.stringify(node.status?.capacity) };
+        },
+      );
+      expect(capacity).toEqual({ cpu: "8", memory: "16Gi", pods: "55" });
+    },
+  );
 
   test("GIVEN peerings using both clusters WHEN their Cluster resources are deleted THEN each refuses, naming the peering", async () => {
     await expect(clusterResource.delete!(b.clusterId, clusterProps(b))).rejects.toThrow(
@@ -124,54 +128,59 @@ describe("peering edges", () => {
     );
   });
 
-  test("GIVEN the provider's auth service unreachable WHEN unpeered THEN it fails within one probe naming the endpoint and the cause, and with force cleans the consumer and says what stays", async () => {
-    // gateway-only: from the host only the API servers answer; the auth service does not.
-    await setProfile(lab, "gateway-only");
-    const started = Date.now();
-    // A deadline far longer than the probe: the answer must not wait for it.
-    await expect(
-      deletePeering(
+  test(
+    "GIVEN the provider's auth service unreachable WHEN unpeered THEN it fails within one probe naming the endpoint and " +
+      "the cause, and with force cleans the consumer and says what stays",
+    async () => {
+      // gateway-only: from the host only the API servers answer; the auth service does not.
+      await setProfile(lab, "gateway-only");
+      const started = Date.now();
+      // A deadline far longer than the probe: the answer must not wait for it.
+      await expect(
+        deletePeering(
+          b.kubeconfig,
+          record!,
+          { authUrl: a.cluster.authUrl, authCaPem: a.caPem },
+          { force: false, timeoutMs: 120_000 },
+          quiet,
+        ),
+      ).rejects.toThrow(
+        new RegExp(
+          `^unpeer: provider a is unreachable: auth service ${a.cluster.authUrl.replace(/[.]/g, "\\.")}: timed out \\(.*\\)\\. ` +
+            `Nothing was changed\\. .*set force: true on the Peering`,
+        ),
+      );
+      expect(Date.now() - started).toBeLessThan(PROBE_TIMEOUT_MS + 2_000);
+      expect((await b.kc.makeApiClient(k8s.CoreV1Api).readNode({ name: record!.virtualNodeName })).metadata?.name).toBe(
+        record!.virtualNodeName,
+      );
+
+      const forced = Date.now();
+      const left = await deletePeering(
         b.kubeconfig,
         record!,
         { authUrl: a.cluster.authUrl, authCaPem: a.caPem },
-        { force: false, timeoutMs: 120_000 },
+        { force: true, timeoutMs: 120_000 },
         quiet,
-      ),
-    ).rejects.toThrow(
-      new RegExp(
-        `^unpeer: provider a is unreachable: auth service ${a.cluster.authUrl.replace(/[.]/g, "\\.")}: timed out \\(.*\\)\\. Nothing was changed\\. .*set force: true on the Peering`,
-      ),
-    );
-    expect(Date.now() - started).toBeLessThan(PROBE_TIMEOUT_MS + 2_000);
-    expect((await b.kc.makeApiClient(k8s.CoreV1Api).readNode({ name: record!.virtualNodeName })).metadata?.name).toBe(
-      record!.virtualNodeName,
-    );
-
-    const forced = Date.now();
-    const left = await deletePeering(
-      b.kubeconfig,
-      record!,
-      { authUrl: a.cluster.authUrl, authCaPem: a.caPem },
-      { force: true, timeoutMs: 120_000 },
-      quiet,
-    );
-    expect(Date.now() - forced).toBeLessThan(PROBE_TIMEOUT_MS + 5_000);
-    // The API server answers: the request is withdrawn; the rest stays, each part named.
-    expect(left).toEqual([
-      `tenant namespace ${record!.tenantNamespace}`,
-      expect.stringMatching(new RegExp(`^Role and RoleBinding ${record!.tenantNamespace}/pulumi-liqo-consumer `)),
-      `ResourceOffer ${record!.tenantNamespace}/${record!.requestName} (the ResourceRequest was withdrawn)`,
-      `CertificateSigningRequests labelled peering.pulumi-liqo.dev/remote-cluster-id=${record!.consumerClusterId}`,
-    ]);
-    expect(
-      await b.kc
-        .makeApiClient(k8s.CoreV1Api)
-        .readNode({ name: record!.virtualNodeName })
-        .then(
-          () => "present",
-          () => "gone",
-        ),
-    ).toBe("gone");
-    record = undefined;
-  });
+      );
+      expect(Date.now() - forced).toBeLessThan(PROBE_TIMEOUT_MS + 5_000);
+      // The API server answers: the request is withdrawn; the rest stays, each part named.
+      expect(left).toEqual([
+        `tenant namespace ${record!.tenantNamespace}`,
+        expect.stringMatching(new RegExp(`^Role and RoleBinding ${record!.tenantNamespace}/pulumi-liqo-consumer `)),
+        `ResourceOffer ${record!.tenantNamespace}/${record!.requestName} (the ResourceRequest was withdrawn)`,
+        `CertificateSigningRequests labelled peering.pulumi-liqo.dev/remote-cluster-id=${record!.consumerClusterId}`,
+      ]);
+      expect(
+        await b.kc
+          .makeApiClient(k8s.CoreV1Api)
+          .readNode({ name: record!.virtualNodeName })
+          .then(
+            () => "present",
+            () => "gone",
+          ),
+      ).toBe("gone");
+      record = undefined;
+    },
+  );
 });

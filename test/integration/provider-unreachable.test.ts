@@ -41,54 +41,58 @@ const dropRule = (consumer: ClusterState): string[] => [
 ];
 
 describe("a provider out of reach", () => {
-  test("GIVEN b peered with a WHEN a's API server drops b's packets THEN b's node goes NotReady (ProviderUnreachable) within the bound and not before, its Lease renewed meanwhile; WHEN the path is back THEN Ready within a heartbeat; nothing is left", async () => {
-    const lab = await sharedLab();
-    const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
-    const { consumer, consumerKubeconfig, auth, request, cleanup } = await preparePeering(a, b, {
-      cpu: "1",
-      memory: "1Gi",
-      pods: 5,
-    });
-    const rule = firewallRule(a.netns, dropRule(b));
-    let record: PeeringRecord | undefined;
-    try {
-      record = await createPeering(request, quiet);
-      const nodeName = record.virtualNodeName;
+  test(
+    "GIVEN b peered with a WHEN a's API server drops b's packets THEN b's node goes NotReady (ProviderUnreachable) within " +
+      "the bound and not before, its Lease renewed meanwhile; WHEN the path is back THEN Ready within a heartbeat; nothing is left",
+    async () => {
+      const lab = await sharedLab();
+      const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
+      const { consumer, consumerKubeconfig, auth, request, cleanup } = await preparePeering(a, b, {
+        cpu: "1",
+        memory: "1Gi",
+        pods: 5,
+      });
+      const rule = firewallRule(a.netns, dropRule(b));
+      let record: PeeringRecord | undefined;
+      try {
+        record = await createPeering(request, quiet);
+        const nodeName = record.virtualNodeName;
 
-      await rule.insert();
-      const cut = Date.now();
-      const condition = await waitForReadyStatus(consumer.kc, nodeName, "False", NOT_READY_WITHIN_MS);
-      const elapsed = Date.now() - cut;
-      expect(elapsed).toBeLessThan(NOT_READY_WITHIN_MS);
-      expect(elapsed).toBeGreaterThanOrEqual(NOT_READY_NOT_BEFORE_MS);
-      expect(condition.reason).toBe(PROVIDER_UNREACHABLE_REASON);
-      expect(condition.message).toContain(`provider a not reached for `);
-      expect(condition.message).toContain(
-        `at ${a.apiServerUrl}: no answer within ${PROVIDER_CALL_TIMEOUT_MS / 1000} s`,
-      );
-      // The consumer's side of the heartbeat goes on: the Lease is renewed while the node is NotReady.
-      const lease = await consumer.kc
-        .makeApiClient(k8s.CoordinationV1Api)
-        .readNamespacedLease({ name: nodeName, namespace: NODE_LEASE_NAMESPACE });
-      expect(new Date(lease.spec!.renewTime as unknown as string).getTime()).toBeGreaterThan(
-        cut + PROVIDER_UNREACHABLE_AFTER_MS - ONE_PASS_MS,
-      );
-
-      await rule.remove();
-      const back = Date.now();
-      const ready = await waitForReadyStatus(consumer.kc, nodeName, "True", ONE_PASS_MS + 5_000);
-      expect(Date.now() - back).toBeLessThan(ONE_PASS_MS + 5_000);
-      expect(ready.reason).toBe("PeeringActive");
-    } finally {
-      await rule.remove();
-      if (record)
-        await deletePeering(consumerKubeconfig, record, auth, { force: true, timeoutMs: 20_000 }, quiet).catch(
-          () => undefined,
+        await rule.insert();
+        const cut = Date.now();
+        const condition = await waitForReadyStatus(consumer.kc, nodeName, "False", NOT_READY_WITHIN_MS);
+        const elapsed = Date.now() - cut;
+        expect(elapsed).toBeLessThan(NOT_READY_WITHIN_MS);
+        expect(elapsed).toBeGreaterThanOrEqual(NOT_READY_NOT_BEFORE_MS);
+        expect(condition.reason).toBe(PROVIDER_UNREACHABLE_REASON);
+        expect(condition.message).toContain(`provider a not reached for `);
+        expect(condition.message).toContain(
+          `at ${a.apiServerUrl}: no answer within ${PROVIDER_CALL_TIMEOUT_MS / 1000} s`,
         );
-      await cleanup();
-    }
-    expect(await rule.present()).toBe(false);
-    expect(await projectTraces(b.kubeconfig)).toEqual([]);
-    expect(await projectTraces(a.kubeconfig)).toEqual([]);
-  });
+        // The consumer's side of the heartbeat goes on: the Lease is renewed while the node is NotReady.
+        const lease = await consumer.kc
+          .makeApiClient(k8s.CoordinationV1Api)
+          .readNamespacedLease({ name: nodeName, namespace: NODE_LEASE_NAMESPACE });
+        expect(new Date(lease.spec!.renewTime as unknown as string).getTime()).toBeGreaterThan(
+          cut + PROVIDER_UNREACHABLE_AFTER_MS - ONE_PASS_MS,
+        );
+
+        await rule.remove();
+        const back = Date.now();
+        const ready = await waitForReadyStatus(consumer.kc, nodeName, "True", ONE_PASS_MS + 5_000);
+        expect(Date.now() - back).toBeLessThan(ONE_PASS_MS + 5_000);
+        expect(ready.reason).toBe("PeeringActive");
+      } finally {
+        await rule.remove();
+        if (record)
+          await deletePeering(consumerKubeconfig, record, auth, { force: true, timeoutMs: 20_000 }, quiet).catch(
+            () => undefined,
+          );
+        await cleanup();
+      }
+      expect(await rule.present()).toBe(false);
+      expect(await projectTraces(b.kubeconfig)).toEqual([]);
+      expect(await projectTraces(a.kubeconfig)).toEqual([]);
+    },
+  );
 });

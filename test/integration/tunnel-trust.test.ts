@@ -62,20 +62,18 @@ async function routeDevice(netns: string, address: string): Promise<string> {
 
 /** Merge-patches an endpoint as `kc` (b's identity); resolves the generation the patch made. */
 async function patchAs(kc: k8s.KubeConfig, ref: EndpointRef, body: object): Promise<number> {
-  const patched = (await kc
-    .makeApiClient(k8s.CustomObjectsApi)
-    .patchNamespacedCustomObject(
-      {
-        group: API_GROUP,
-        version: API_VERSION,
-        namespace: ref.namespace,
-        plural: PLURAL,
-        name: ref.name,
-        body,
-        fieldManager: "attacker",
-      },
-      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
-    )) as TunnelEndpoint;
+  const patched = (await kc.makeApiClient(k8s.CustomObjectsApi).patchNamespacedCustomObject(
+    {
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace: ref.namespace,
+      plural: PLURAL,
+      name: ref.name,
+      body,
+      fieldManager: "attacker",
+    },
+    k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+  )) as TunnelEndpoint;
   return patched.metadata.generation!;
 }
 
@@ -87,15 +85,13 @@ async function createAs(kc: k8s.KubeConfig, ref: EndpointRef, spec: TunnelEndpoi
     metadata: { name: ref.name, namespace: ref.namespace },
     spec,
   };
-  const created = (await kc
-    .makeApiClient(k8s.CustomObjectsApi)
-    .createNamespacedCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      namespace: ref.namespace,
-      plural: PLURAL,
-      body,
-    })) as TunnelEndpoint;
+  const created = (await kc.makeApiClient(k8s.CustomObjectsApi).createNamespacedCustomObject({
+    group: API_GROUP,
+    version: API_VERSION,
+    namespace: ref.namespace,
+    plural: PLURAL,
+    body,
+  })) as TunnelEndpoint;
   return created.metadata.generation!;
 }
 
@@ -164,143 +160,158 @@ describe("trust boundaries of the network fabric: b's identity against a's gatew
     expect(await pingReplies(p.b.netns, pods.b, pods.aFromB)).toMatch(/3 received/);
   }
 
-  test("GIVEN b's tunnel on a WHEN b's identity patches its link block to c's address or into a's pod CIDR, or its remote to c THEN each is refused naming the field, a routes nothing new and the tunnel stays up; a claimed remote pod CIDR on a's host route is seen remapped", async () => {
-    const p = pair!;
-    const asB = p.sides.provider.kc;
-    const ref = endpointRefOf(p.sides, "provider");
-    const c = lab.hostAddress; // An address a reaches on its lab network, as it would reach a cluster c.
-    const insidePods = Cidr.parse(p.a.podCidr).nth(9);
-    const before = await fabricOf(p.a);
-    expect(await routeDevice(p.a.netns, c)).not.toMatch(/^lqw/);
+  test(
+    "GIVEN b's tunnel on a WHEN b's identity patches its link block to c's address or into a's pod CIDR, or its remote to " +
+      "c THEN each is refused naming the field, a routes nothing new and the tunnel stays up; a claimed remote pod CIDR on a's host route is seen remapped",
+    async () => {
+      const p = pair!;
+      const asB = p.sides.provider.kc;
+      const ref = endpointRefOf(p.sides, "provider");
+      const c = lab.hostAddress; // An address a reaches on its lab network, as it would reach a cluster c.
+      const insidePods = Cidr.parse(p.a.podCidr).nth(9);
+      const before = await fabricOf(p.a);
+      expect(await routeDevice(p.a.netns, c)).not.toMatch(/^lqw/);
 
-    const attempts = [
-      { patch: { spec: { linkCidr: blockOf(c, 30).toString() } }, field: "spec.linkCidr", probe: c },
-      { patch: { spec: { linkCidr: blockOf(insidePods, 30).toString() } }, field: "spec.linkCidr", probe: insidePods },
-      { patch: { spec: { remoteClusterId: C_ID } }, field: "spec.remoteClusterId", probe: c },
-    ];
-    for (const { patch, field, probe } of attempts) {
-      const generation = await patchAs(asB, ref, patch);
-      const endpoint = await refused(asB, ref, generation);
-      expect(endpoint.status?.message).toMatch(new RegExp(`^refused ${field.replace(".", "\\.")}: `));
-      expect(await routeDevice(p.a.netns, probe)).not.toMatch(/^lqw/);
-      expect(await fabricOf(p.a)).toEqual(before);
-      await expectTunnelStillUp(p);
-      // The consumer's own steps put the spec back; a's gateway serves it again, unchanged.
-      const again = await ensureTunnel(p.sides, settings, 60_000, quietProgress);
-      expect(again.provider.interfaceName).toBe(tunnel.provider.interfaceName);
-      expect(await fabricOf(p.a)).toEqual(before);
-    }
-
-    // A remote pod CIDR on one of a's host routes (the lab network, where c is) is seen remapped.
-    const claimed = blockOf(c, 24);
-    const generation = await patchAs(asB, ref, { spec: { remote: { podCidr: claimed.toString() } } });
-    const asSeen = await poll(
-      { step: "test", object: `a's view of the claimed ${claimed}`, endpoint: "a's gateway" },
-      { timeoutMs: 30_000, intervalMs: 250 },
-      async () => {
-        const status = (await getTunnelEndpoint(asB, ref, "test"))?.status;
-        return status?.observedGeneration === generation && status.remotePodCidrAsSeen && status.phase !== "Error"
-          ? { done: true, value: Cidr.parse(status.remotePodCidrAsSeen) }
-          : { done: false, state: JSON.stringify(status ?? {}) };
-      },
-    );
-    expect(asSeen.toString()).not.toBe(claimed.toString());
-    expect(Cidr.parse("10.64.0.0/10").overlaps(asSeen)).toBe(true);
-    expect(await routeDevice(p.a.netns, c)).not.toMatch(/^lqw/);
-    expect(await routeDevice(p.a.netns, asSeen.nth(1))).toBe(tunnel.provider.interfaceName);
-    const restored = await ensureTunnel(p.sides, settings, 60_000, quietProgress);
-    expect(restored.provider.remotePodCidrAsSeen).toBe(p.b.podCidr);
-    expect(await fabricOf(p.a)).toEqual(before);
-    await expectTunnelStillUp(p);
-  });
-
-  test("GIVEN b's tunnel on a WHEN b's identity creates three more TunnelEndpoints THEN each is refused with a reason and a starts no wireguard-go, UDP listener, key Secret or finalizer", async () => {
-    const p = pair!;
-    const asB = p.sides.provider.kc;
-    // The legitimate tunnel as b's steps leave it, whatever an earlier test did to it.
-    await ensureTunnel(p.sides, settings, 60_000, quietProgress);
-    const own = (await getTunnelEndpoint(asB, endpointRefOf(p.sides, "provider"), "test"))!;
-    const namespace = own.metadata.namespace!;
-    const extras: { ref: EndpointRef; spec: TunnelEndpointSpec }[] = [
-      { ref: { namespace, name: "extra-1" }, spec: { ...own.spec, listenPort: 51901 } },
-      { ref: { namespace, name: "extra-2" }, spec: { ...own.spec, role: "client", listenPort: 51902 } },
-      {
-        ref: { namespace, name: tunnelEndpointName(C_ID) },
-        spec: { ...own.spec, remoteClusterId: C_ID, listenPort: 51903 },
-      },
-    ];
-    const before = await fabricOf(p.a);
-    try {
-      const generations = [];
-      for (const { ref, spec } of extras) generations.push(await createAs(asB, ref, spec));
-      for (const [i, { ref }] of extras.entries()) {
-        const endpoint = await refused(asB, ref, generations[i]!);
-        expect(endpoint.status?.message).toContain(
-          `refused metadata.name: "${ref.name}": the only tunnel consumer ${p.consumer.clusterId} may ask for in ${namespace} is its peering's, named ${own.metadata.name}`,
-        );
-        expect(endpoint.metadata.finalizers ?? []).not.toContain(GATEWAY_FINALIZER);
-        expect(endpoint.status?.interfaceName).toBeUndefined();
+      const attempts = [
+        { patch: { spec: { linkCidr: blockOf(c, 30).toString() } }, field: "spec.linkCidr", probe: c },
+        {
+          patch: { spec: { linkCidr: blockOf(insidePods, 30).toString() } },
+          field: "spec.linkCidr",
+          probe: insidePods,
+        },
+        { patch: { spec: { remoteClusterId: C_ID } }, field: "spec.remoteClusterId", probe: c },
+      ];
+      for (const { patch, field, probe } of attempts) {
+        const generation = await patchAs(asB, ref, patch);
+        const endpoint = await refused(asB, ref, generation);
+        expect(endpoint.status?.message).toMatch(new RegExp(`^refused ${field.replace(".", "\\.")}: `));
+        expect(await routeDevice(p.a.netns, probe)).not.toMatch(/^lqw/);
+        expect(await fabricOf(p.a)).toEqual(before);
+        await expectTunnelStillUp(p);
+        // The consumer's own steps put the spec back; a's gateway serves it again, unchanged.
+        const again = await ensureTunnel(p.sides, settings, 60_000, quietProgress);
+        expect(again.provider.interfaceName).toBe(tunnel.provider.interfaceName);
+        expect(await fabricOf(p.a)).toEqual(before);
       }
-      expect(await fabricOf(p.a)).toEqual(before);
-      expect((await readTunnel(p.sides, settings)).problems).toEqual([]);
-      await expectTunnelStillUp(p);
-    } finally {
-      const api = asB.makeApiClient(k8s.CustomObjectsApi);
-      for (const { ref } of extras) {
-        await api
-          .deleteNamespacedCustomObject({
-            group: API_GROUP,
-            version: API_VERSION,
-            namespace: ref.namespace,
-            plural: PLURAL,
-            name: ref.name,
-          })
-          .catch(() => undefined);
-      }
-      await poll(
-        { step: "test", object: "the extra TunnelEndpoints gone", endpoint: "a" },
+
+      // A remote pod CIDR on one of a's host routes (the lab network, where c is) is seen remapped.
+      const claimed = blockOf(c, 24);
+      const generation = await patchAs(asB, ref, { spec: { remote: { podCidr: claimed.toString() } } });
+      const asSeen = await poll(
+        { step: "test", object: `a's view of the claimed ${claimed}`, endpoint: "a's gateway" },
         { timeoutMs: 30_000, intervalMs: 250 },
         async () => {
-          const left = (await Promise.all(extras.map(({ ref }) => getTunnelEndpoint(asB, ref, "test")))).filter(
-            (e) => e,
-          );
-          return left.length === 0
-            ? { done: true, value: undefined }
-            : { done: false, state: left.map((e) => e!.metadata.name).join(", ") };
+          const status = (await getTunnelEndpoint(asB, ref, "test"))?.status;
+          return status?.observedGeneration === generation && status.remotePodCidrAsSeen && status.phase !== "Error"
+            ? { done: true, value: Cidr.parse(status.remotePodCidrAsSeen) }
+            : { done: false, state: JSON.stringify(status ?? {}) };
         },
       );
-    }
-  });
+      expect(asSeen.toString()).not.toBe(claimed.toString());
+      expect(Cidr.parse("10.64.0.0/10").overlaps(asSeen)).toBe(true);
+      expect(await routeDevice(p.a.netns, c)).not.toMatch(/^lqw/);
+      expect(await routeDevice(p.a.netns, asSeen.nth(1))).toBe(tunnel.provider.interfaceName);
+      const restored = await ensureTunnel(p.sides, settings, 60_000, quietProgress);
+      expect(restored.provider.remotePodCidrAsSeen).toBe(p.b.podCidr);
+      expect(await fabricOf(p.a)).toEqual(before);
+      await expectTunnelStillUp(p);
+    },
+  );
 
-  test("GIVEN b's tunnel on a WHEN b's identity strips the gateway's finalizer from its endpoint and deletes it THEN a's gateway still takes the tunnel down: no interface, wireguard-go, key Secret or UDP listener is left", async () => {
-    const p = pair!;
-    const asB = p.sides.provider.kc;
-    await ensureTunnel(p.sides, settings, 60_000, quietProgress);
-    const ref = endpointRefOf(p.sides, "provider");
-    const ifname = tunnel.provider.interfaceName;
-    const mine = (traces: readonly string[]): string[] =>
-      traces.filter((t) => t.includes(ifname) || t.includes(`:${settings.port}`));
-    expect(mine([...(await tunnelTraces(p.a, [ifname])), ...(await udpListeners(p.a.netns))])).not.toEqual([]);
+  test(
+    "GIVEN b's tunnel on a WHEN b's identity creates three more TunnelEndpoints THEN each is refused with a reason and a " +
+      "starts no wireguard-go, UDP listener, key Secret or finalizer",
+    async () => {
+      const p = pair!;
+      const asB = p.sides.provider.kc;
+      // The legitimate tunnel as b's steps leave it, whatever an earlier test did to it.
+      await ensureTunnel(p.sides, settings, 60_000, quietProgress);
+      const own = (await getTunnelEndpoint(asB, endpointRefOf(p.sides, "provider"), "test"))!;
+      const namespace = own.metadata.namespace!;
+      const extras: { ref: EndpointRef; spec: TunnelEndpointSpec }[] = [
+        { ref: { namespace, name: "extra-1" }, spec: { ...own.spec, listenPort: 51901 } },
+        { ref: { namespace, name: "extra-2" }, spec: { ...own.spec, role: "client", listenPort: 51902 } },
+        {
+          ref: { namespace, name: tunnelEndpointName(C_ID) },
+          spec: { ...own.spec, remoteClusterId: C_ID, listenPort: 51903 },
+        },
+      ];
+      const before = await fabricOf(p.a);
+      try {
+        const generations = [];
+        for (const { ref, spec } of extras) generations.push(await createAs(asB, ref, spec));
+        for (const [i, { ref }] of extras.entries()) {
+          const endpoint = await refused(asB, ref, generations[i]!);
+          expect(endpoint.status?.message).toContain(
+            `refused metadata.name: "${ref.name}": the only tunnel consumer ${p.consumer.clusterId} may ask for in ` +
+              `${namespace} is its peering's, named ${own.metadata.name}`,
+          );
+          expect(endpoint.metadata.finalizers ?? []).not.toContain(GATEWAY_FINALIZER);
+          expect(endpoint.status?.interfaceName).toBeUndefined();
+        }
+        expect(await fabricOf(p.a)).toEqual(before);
+        expect((await readTunnel(p.sides, settings)).problems).toEqual([]);
+        await expectTunnelStillUp(p);
+      } finally {
+        const api = asB.makeApiClient(k8s.CustomObjectsApi);
+        for (const { ref } of extras) {
+          await api
+            .deleteNamespacedCustomObject({
+              group: API_GROUP,
+              version: API_VERSION,
+              namespace: ref.namespace,
+              plural: PLURAL,
+              name: ref.name,
+            })
+            .catch(() => undefined);
+        }
+        await poll(
+          { step: "test", object: "the extra TunnelEndpoints gone", endpoint: "a" },
+          { timeoutMs: 30_000, intervalMs: 250 },
+          async () => {
+            const left = (await Promise.all(extras.map(({ ref }) => getTunnelEndpoint(asB, ref, "test")))).filter(
+              (e) => e,
+            );
+            return left.length === 0
+              ? { done: true, value: undefined }
+              : { done: false, state: left.map((e) => e!.metadata.name).join(", ") };
+          },
+        );
+      }
+    },
+  );
 
-    await patchAs(asB, ref, { metadata: { finalizers: null } });
-    await asB
-      .makeApiClient(k8s.CustomObjectsApi)
-      .deleteNamespacedCustomObject({
+  test(
+    "GIVEN b's tunnel on a WHEN b's identity strips the gateway's finalizer from its endpoint and deletes it THEN a's " +
+      "gateway still takes the tunnel down: no interface, wireguard-go, key Secret or UDP listener is left",
+    async () => {
+      const p = pair!;
+      const asB = p.sides.provider.kc;
+      await ensureTunnel(p.sides, settings, 60_000, quietProgress);
+      const ref = endpointRefOf(p.sides, "provider");
+      const ifname = tunnel.provider.interfaceName;
+      const mine = (traces: readonly string[]): string[] =>
+        traces.filter((t) => t.includes(ifname) || t.includes(`:${settings.port}`));
+      expect(mine([...(await tunnelTraces(p.a, [ifname])), ...(await udpListeners(p.a.netns))])).not.toEqual([]);
+
+      await patchAs(asB, ref, { metadata: { finalizers: null } });
+      await asB.makeApiClient(k8s.CustomObjectsApi).deleteNamespacedCustomObject({
         group: API_GROUP,
         version: API_VERSION,
         namespace: ref.namespace,
         plural: PLURAL,
         name: ref.name,
       });
-    expect(await getTunnelEndpoint(asB, ref, "test")).toBeUndefined();
-    const left = await poll(
-      { step: "test", object: `a's gateway taking down ${ifname} without its endpoint`, endpoint: "a's gateway" },
-      { timeoutMs: 30_000, intervalMs: 250 },
-      async () => {
-        const traces = mine([...(await tunnelTraces(p.a, [ifname])), ...(await udpListeners(p.a.netns))]);
-        return traces.length === 0 ? { done: true, value: traces } : { done: false, state: traces.join("; ") };
-      },
-    );
-    expect(left).toEqual([]);
-  });
+      expect(await getTunnelEndpoint(asB, ref, "test")).toBeUndefined();
+      const left = await poll(
+        { step: "test", object: `a's gateway taking down ${ifname} without its endpoint`, endpoint: "a's gateway" },
+        { timeoutMs: 30_000, intervalMs: 250 },
+        async () => {
+          const traces = mine([...(await tunnelTraces(p.a, [ifname])), ...(await udpListeners(p.a.netns))]);
+          return traces.length === 0 ? { done: true, value: traces } : { done: false, state: traces.join("; ") };
+        },
+      );
+      expect(left).toEqual([]);
+    },
+  );
 });

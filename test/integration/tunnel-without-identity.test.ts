@@ -14,65 +14,73 @@ import { tunnelTraces } from "../support/leaks.js";
 import { peerPair, quietProgress, unpeerPair } from "../support/tunnel-pair.js";
 
 describe("a tunnel whose peering was unpeered first", () => {
-  test("GIVEN a connected Tunnel WHEN its peering is unpeered THEN refresh says the provider cannot be read and why, delete without force fails at once changing nothing, and with force removes the consumer's side", async () => {
-    const pair = await peerPair(await sharedLab());
-    const inputs: TunnelInputs = {
-      consumerKubeconfig: pair.consumer.kubeconfig,
-      consumerClusterId: pair.consumer.clusterId,
-      providerClusterId: pair.provider.clusterId,
-      providerClusterName: "a",
-      tenantNamespace: pair.record.tenantNamespace,
-      serverAddress: pair.a.publicAddress,
-      port: 51825,
-      timeoutSeconds: 90,
-    };
-    try {
-      const created = await tunnelResource.create!(inputs);
-      const { id } = created;
-      const outs = created.outs as TunnelOutputs;
-      expect(outs.status).toBe("Connected");
-      const consumerRef = endpointRefOf(pair.sides, "consumer");
+  test(
+    "GIVEN a connected Tunnel WHEN its peering is unpeered THEN refresh says the provider cannot be read and why, " +
+      "delete without force fails at once changing nothing, and with force removes the consumer's side",
+    async () => {
+      const pair = await peerPair(await sharedLab());
+      const inputs: TunnelInputs = {
+        consumerKubeconfig: pair.consumer.kubeconfig,
+        consumerClusterId: pair.consumer.clusterId,
+        providerClusterId: pair.provider.clusterId,
+        providerClusterName: "a",
+        tenantNamespace: pair.record.tenantNamespace,
+        serverAddress: pair.a.publicAddress,
+        port: 51825,
+        timeoutSeconds: 90,
+      };
+      try {
+        const created = await tunnelResource.create!(inputs);
+        const { id } = created;
+        const outs = created.outs as TunnelOutputs;
+        expect(outs.status).toBe("Connected");
+        const consumerRef = endpointRefOf(pair.sides, "consumer");
 
-      // The peering goes first: the provider revokes the identity (its tenant namespace, with its endpoint, goes too).
-      await deletePeering(
-        pair.consumer.kubeconfig,
-        pair.record,
-        { authUrl: pair.a.authUrl, authCaPem: pair.provider.caPem },
-        { force: false, timeoutMs: 30_000 },
-        quietProgress,
-      );
+        // The peering goes first: the provider revokes the identity (its tenant namespace, with its endpoint, goes too).
+        await deletePeering(
+          pair.consumer.kubeconfig,
+          pair.record,
+          { authUrl: pair.a.authUrl, authCaPem: pair.provider.caPem },
+          { force: false, timeoutMs: 30_000 },
+          quietProgress,
+        );
 
-      const read = await tunnelResource.read!(id, outs);
-      // Whatever the consumer's gateway last wrote (Connected, until its next probe fails), the tunnel is not reported up.
-      expect(read.props!.status).toMatch(
-        new RegExp(
-          `^provider a: cannot be read: consumer b holds no identity for it any more \\(its Peering was deleted or unpeered\\); consumer b: its TunnelEndpoint ${consumerRef.namespace}/${consumerRef.name} remains \\(.+\\)$`,
-        ),
-      );
+        const read = await tunnelResource.read!(id, outs);
+        // Whatever the consumer's gateway last wrote (Connected, until its next probe fails), the tunnel is not reported up.
+        expect(read.props!.status).toMatch(
+          new RegExp(
+            `^provider a: cannot be read: consumer b holds no identity for it any more \\(its Peering was deleted or ` +
+              `unpeered\\); consumer b: its TunnelEndpoint ${consumerRef.namespace}/${consumerRef.name} remains \\(.+\\)$`,
+          ),
+        );
 
-      const started = Date.now();
-      await expect(tunnelResource.delete!(id, outs)).rejects.toThrow(
-        /^Tunnel "[^"]+": delete failed: network fabric: provider a is unreachable: through the peering's identity: consumer b holds no identity for it any more .*Nothing was changed\. .*set force: true on the Tunnel/,
-      );
-      expect(Date.now() - started).toBeLessThan(2_000);
-      expect(await getTunnelEndpoint(pair.consumer.kc, consumerRef, "test")).toBeDefined();
+        const started = Date.now();
+        await expect(tunnelResource.delete!(id, outs)).rejects.toThrow(
+          new RegExp(
+            '^Tunnel "[^"]+": delete failed: network fabric: provider a is unreachable: through the peering\'s identity: ' +
+              "consumer b holds no identity for it any more .*Nothing was changed\\. .*set force: true on the Tunnel",
+          ),
+        );
+        expect(Date.now() - started).toBeLessThan(2_000);
+        expect(await getTunnelEndpoint(pair.consumer.kc, consumerRef, "test")).toBeDefined();
 
-      const forced = Date.now();
-      await tunnelResource.delete!(id, { ...outs, force: true });
-      expect(Date.now() - forced).toBeLessThan(30_000);
-      expect(await getTunnelEndpoint(pair.consumer.kc, consumerRef, "test")).toBeUndefined();
-      expect(await tunnelTraces(pair.b, [outs.consumer!.interfaceName])).toEqual([]);
-      // The provider's side went with the tenant namespace: its gateway takes it down by itself.
-      await poll(
-        { step: "test", object: "a's side of the tunnel taken down", endpoint: pair.a.netns },
-        { timeoutMs: 60_000, intervalMs: 1_000 },
-        async () => {
-          const left = await tunnelTraces(pair.a, [outs.provider!.interfaceName]);
-          return left.length === 0 ? { done: true, value: undefined } : { done: false, state: left.join("; ") };
-        },
-      );
-    } finally {
-      await unpeerPair(pair);
-    }
-  });
+        const forced = Date.now();
+        await tunnelResource.delete!(id, { ...outs, force: true });
+        expect(Date.now() - forced).toBeLessThan(30_000);
+        expect(await getTunnelEndpoint(pair.consumer.kc, consumerRef, "test")).toBeUndefined();
+        expect(await tunnelTraces(pair.b, [outs.consumer!.interfaceName])).toEqual([]);
+        // The provider's side went with the tenant namespace: its gateway takes it down by itself.
+        await poll(
+          { step: "test", object: "a's side of the tunnel taken down", endpoint: pair.a.netns },
+          { timeoutMs: 60_000, intervalMs: 1_000 },
+          async () => {
+            const left = await tunnelTraces(pair.a, [outs.provider!.interfaceName]);
+            return left.length === 0 ? { done: true, value: undefined } : { done: false, state: left.join("; ") };
+          },
+        );
+      } finally {
+        await unpeerPair(pair);
+      }
+    },
+  );
 });

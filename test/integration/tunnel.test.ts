@@ -79,135 +79,145 @@ async function expectTrafficThroughTunnel(pair: Pair, tunnel: TunnelRecord, host
 }
 
 describe("tunnel steps on real clusters", () => {
-  test("GIVEN b peered with a (distinct pod CIDRs) WHEN the tunnel is built, its port changed, its wireguard-go killed and it is deleted THEN pods talk through it each time and nothing is left", async () => {
-    const pair = await peerPair(await sharedLab());
-    const settings: TunnelSettings = {
-      server: "provider",
-      serverAddress: pair.a.publicAddress,
-      ...TUNNEL_DEFAULTS,
-      port: 51821,
-      behindNat: [],
-    };
-    let tunnel: TunnelRecord | undefined;
-    try {
-      tunnel = await ensureTunnel(pair.sides, settings, 60_000, progress);
-      expect(tunnel.consumer.remotePodCidrAsSeen).toBe(pair.a.podCidr);
-      expect(tunnel.provider.remotePodCidrAsSeen).toBe(pair.b.podCidr);
-      expect(tunnel.provider.endpoint).toBe(`${pair.a.publicAddress}:51821`);
-      expect(tunnel.consumer.publicKey).not.toBe(tunnel.provider.publicKey);
-      await expectTrafficThroughTunnel(pair, tunnel, 20);
+  test(
+    "GIVEN b peered with a (distinct pod CIDRs) WHEN the tunnel is built, its port changed, its wireguard-go killed and " +
+      "it is deleted THEN pods talk through it each time and nothing is left",
+    async () => {
+      const pair = await peerPair(await sharedLab());
+      const settings: TunnelSettings = {
+        server: "provider",
+        serverAddress: pair.a.publicAddress,
+        ...TUNNEL_DEFAULTS,
+        port: 51821,
+        behindNat: [],
+      };
+      let tunnel: TunnelRecord | undefined;
+      try {
+        tunnel = await ensureTunnel(pair.sides, settings, 60_000, progress);
+        expect(tunnel.consumer.remotePodCidrAsSeen).toBe(pair.a.podCidr);
+        expect(tunnel.provider.remotePodCidrAsSeen).toBe(pair.b.podCidr);
+        expect(tunnel.provider.endpoint).toBe(`${pair.a.publicAddress}:51821`);
+        expect(tunnel.consumer.publicKey).not.toBe(tunnel.provider.publicKey);
+        await expectTrafficThroughTunnel(pair, tunnel, 20);
 
-      // A new port re-converges both gateways in place: same keys, same interfaces.
-      const moved = await ensureTunnel(pair.sides, { ...settings, port: 51822 }, 60_000, progress);
-      expect(moved.provider.publicKey).toBe(tunnel.provider.publicKey);
-      expect((await readWireguardStatus(pair.a.netns, moved.provider.interfaceName)).listenPort).toBe(51822);
-      expect((await readWireguardStatus(pair.b.netns, moved.consumer.interfaceName)).peers[0]?.endpoint).toBe(
-        `${pair.a.publicAddress}:51822`,
-      );
-      await expectTrafficThroughTunnel(pair, moved, 30);
+        // A new port re-converges both gateways in place: same keys, same interfaces.
+        const moved = await ensureTunnel(pair.sides, { ...settings, port: 51822 }, 60_000, progress);
+        expect(moved.provider.publicKey).toBe(tunnel.provider.publicKey);
+        expect((await readWireguardStatus(pair.a.netns, moved.provider.interfaceName)).listenPort).toBe(51822);
+        expect((await readWireguardStatus(pair.b.netns, moved.consumer.interfaceName)).peers[0]?.endpoint).toBe(
+          `${pair.a.publicAddress}:51822`,
+        );
+        await expectTrafficThroughTunnel(pair, moved, 30);
 
-      // Either gateway's wireguard-go dies (SIGKILL, as a crash): its gateway sees it within a
-      // fraction of a second and brings it back with the same key (and a client on the same port),
-      // unasked, and the restarted side starts the new session at once: pods talk again within the
-      // README's bound.
-      const pods = podsOf(pair, moved, 30);
-      const provider = ["provider", pair.a.netns, moved.provider.interfaceName] as const;
-      const consumer = ["consumer", pair.b.netns, moved.consumer.interfaceName] as const;
-      // The provider again last: it must find the restarted consumer where it saw it before.
-      for (const [side, netns, ifname] of [provider, consumer, provider]) {
-        const killed = (await findWireguardProcess(netns, ifname))!;
-        const killedAt = performance.now();
-        process.kill(killed.pid, "SIGKILL");
+        // Either gateway's wireguard-go dies (SIGKILL, as a crash): its gateway sees it within a
+        // fraction of a second and brings it back with the same key (and a client on the same port),
+        // unasked, and the restarted side starts the new session at once: pods talk again within the
+        // README's bound.
+        const pods = podsOf(pair, moved, 30);
+        const provider = ["provider", pair.a.netns, moved.provider.interfaceName] as const;
+        const consumer = ["consumer", pair.b.netns, moved.consumer.interfaceName] as const;
+        // The provider again last: it must find the restarted consumer where it saw it before.
+        for (const [side, netns, ifname] of [provider, consumer, provider]) {
+          const killed = (await findWireguardProcess(netns, ifname))!;
+          const killedAt = performance.now();
+          process.kill(killed.pid, "SIGKILL");
+          await poll(
+            {
+              step: "test",
+              object: `ping across the tunnel after the ${side}'s wireguard-go was killed`,
+              endpoint: netns,
+            },
+            { timeoutMs: WIREGUARD_RECOVERY_MS, intervalMs: 100 },
+            async () => {
+              const restarted = await findWireguardProcess(netns, ifname);
+              const answered =
+                restarted !== undefined &&
+                (await runIn(pair.b.netns, "ping", ["-I", pods.b.real, "-c", "1", "-W", "1", pods.a.fromB]).then(
+                  () => true,
+                  () => false,
+                ));
+              return restarted && restarted.pid !== killed.pid && answered
+                ? { done: true, value: undefined }
+                : {
+                    done: false,
+                    state: `wireguard-go ${restarted ? `pid ${restarted.pid}` : "absent"}, ping ${answered ? "ok" : "lost"}`,
+                  };
+            },
+          );
+          const recoveredMs = performance.now() - killedAt;
+          expect(recoveredMs).toBeLessThanOrEqual(WIREGUARD_RECOVERY_MS);
+        }
+        // Its status catches up within a gateway pass or two.
         await poll(
-          {
-            step: "test",
-            object: `ping across the tunnel after the ${side}'s wireguard-go was killed`,
-            endpoint: netns,
-          },
-          { timeoutMs: WIREGUARD_RECOVERY_MS, intervalMs: 100 },
+          { step: "test", object: "both gateways reporting the tunnel up", endpoint: pair.a.netns },
+          { timeoutMs: 30_000, intervalMs: 500 },
           async () => {
-            const restarted = await findWireguardProcess(netns, ifname);
-            const answered =
-              restarted !== undefined &&
-              (await runIn(pair.b.netns, "ping", ["-I", pods.b.real, "-c", "1", "-W", "1", pods.a.fromB]).then(
-                () => true,
-                () => false,
-              ));
-            return restarted && restarted.pid !== killed.pid && answered
+            const problems = (await readTunnel(pair.sides, { ...settings, port: 51822 })).problems;
+            return problems.length === 0
               ? { done: true, value: undefined }
-              : {
-                  done: false,
-                  state: `wireguard-go ${restarted ? `pid ${restarted.pid}` : "absent"}, ping ${answered ? "ok" : "lost"}`,
-                };
+              : { done: false, state: problems.join("; ") };
           },
         );
-        const recoveredMs = performance.now() - killedAt;
-        expect(recoveredMs).toBeLessThanOrEqual(WIREGUARD_RECOVERY_MS);
+
+        await deleteTunnel(pair.sides, { force: false, timeoutMs: 60_000 }, progress);
+        expect(await tunnelTraces(pair.a, [moved.provider.interfaceName])).toEqual([]);
+        expect(await tunnelTraces(pair.b, [moved.consumer.interfaceName])).toEqual([]);
+        expect((await readTunnel(pair.sides, settings)).gone).toBe(true);
+      } finally {
+        await unpeerPair(pair);
       }
-      // Its status catches up within a gateway pass or two.
-      await poll(
-        { step: "test", object: "both gateways reporting the tunnel up", endpoint: pair.a.netns },
-        { timeoutMs: 30_000, intervalMs: 500 },
-        async () => {
-          const problems = (await readTunnel(pair.sides, { ...settings, port: 51822 })).problems;
-          return problems.length === 0 ? { done: true, value: undefined } : { done: false, state: problems.join("; ") };
+    },
+  );
+
+  test(
+    "GIVEN the same pod and external CIDRs on both sides and the consumer behind NAT WHEN the tunnel is built with the " +
+      "provider serving THEN each side sees the other remapped, pods talk both ways, and external addresses are reached",
+    async () => {
+      await withLab(
+        [
+          { name: "a", podCidr: "10.150.0.0/16" },
+          { name: "b", podCidr: "10.150.0.0/16" },
+        ], // Only b's API server and auth service are forwarded (for the test's own install), not its gateway port.
+        {
+          profile: "nat",
+          behindNat: ["b"],
+          natForwards: [
+            { protocol: "tcp", port: API_SERVER_PORT },
+            { protocol: "tcp", port: AUTH_SERVICE_PORT },
+          ],
+        },
+        async (lab) => {
+          const external = "10.220.0.0/24";
+          const pair = await peerPair(lab, { externalCidr: external });
+          try {
+            const settings: TunnelSettings = {
+              server: "provider",
+              serverAddress: pair.a.publicAddress,
+              ...TUNNEL_DEFAULTS,
+              behindNat: ["consumer"],
+            };
+            const tunnel = await ensureTunnel(pair.sides, settings, 60_000, progress);
+            expect(tunnel.consumer.remotePodCidrAsSeen).not.toBe("10.150.0.0/16");
+            expect(tunnel.provider.remotePodCidrAsSeen).not.toBe("10.150.0.0/16");
+            expect(tunnel.provider.externalCidr).toBe(external);
+            const externalAsSeen = Cidr.parse(tunnel.consumer.remoteExternalCidrAsSeen!);
+            expect(externalAsSeen.overlaps(Cidr.parse(external))).toBe(false);
+            expect(externalAsSeen.overlaps(Cidr.parse(tunnel.consumer.remotePodCidrAsSeen))).toBe(false);
+            await expectTrafficThroughTunnel(pair, tunnel, 40);
+            // An external address of a (here on its pods bridge) is reached from b's pod at its remapped address.
+            await addAddressInNamespace(pair.a.netns, Cidr.parse(external).nth(9));
+            expect(await pingReplies(pair.b.netns, Cidr.parse(pair.b.podCidr).nth(41), externalAsSeen.nth(9))).toMatch(
+              /3 received/,
+            );
+            // The provider saw the consumer through its NAT router, not at its private address.
+            const seen =
+              (await readWireguardStatus(pair.a.netns, tunnel.provider.interfaceName)).peers[0]?.endpoint ?? "";
+            expect(seen.split(":")[0]).toBe(pair.b.publicAddress);
+          } finally {
+            await unpeerPair(pair);
+          }
         },
       );
-
-      await deleteTunnel(pair.sides, { force: false, timeoutMs: 60_000 }, progress);
-      expect(await tunnelTraces(pair.a, [moved.provider.interfaceName])).toEqual([]);
-      expect(await tunnelTraces(pair.b, [moved.consumer.interfaceName])).toEqual([]);
-      expect((await readTunnel(pair.sides, settings)).gone).toBe(true);
-    } finally {
-      await unpeerPair(pair);
-    }
-  });
-
-  test("GIVEN the same pod and external CIDRs on both sides and the consumer behind NAT WHEN the tunnel is built with the provider serving THEN each side sees the other remapped, pods talk both ways, and external addresses are reached", async () => {
-    await withLab(
-      [
-        { name: "a", podCidr: "10.150.0.0/16" },
-        { name: "b", podCidr: "10.150.0.0/16" },
-      ], // Only b's API server and auth service are forwarded (for the test's own install), not its gateway port.
-      {
-        profile: "nat",
-        behindNat: ["b"],
-        natForwards: [
-          { protocol: "tcp", port: API_SERVER_PORT },
-          { protocol: "tcp", port: AUTH_SERVICE_PORT },
-        ],
-      },
-      async (lab) => {
-        const external = "10.220.0.0/24";
-        const pair = await peerPair(lab, { externalCidr: external });
-        try {
-          const settings: TunnelSettings = {
-            server: "provider",
-            serverAddress: pair.a.publicAddress,
-            ...TUNNEL_DEFAULTS,
-            behindNat: ["consumer"],
-          };
-          const tunnel = await ensureTunnel(pair.sides, settings, 60_000, progress);
-          expect(tunnel.consumer.remotePodCidrAsSeen).not.toBe("10.150.0.0/16");
-          expect(tunnel.provider.remotePodCidrAsSeen).not.toBe("10.150.0.0/16");
-          expect(tunnel.provider.externalCidr).toBe(external);
-          const externalAsSeen = Cidr.parse(tunnel.consumer.remoteExternalCidrAsSeen!);
-          expect(externalAsSeen.overlaps(Cidr.parse(external))).toBe(false);
-          expect(externalAsSeen.overlaps(Cidr.parse(tunnel.consumer.remotePodCidrAsSeen))).toBe(false);
-          await expectTrafficThroughTunnel(pair, tunnel, 40);
-          // An external address of a (here on its pods bridge) is reached from b's pod at its remapped address.
-          await addAddressInNamespace(pair.a.netns, Cidr.parse(external).nth(9));
-          expect(await pingReplies(pair.b.netns, Cidr.parse(pair.b.podCidr).nth(41), externalAsSeen.nth(9))).toMatch(
-            /3 received/,
-          );
-          // The provider saw the consumer through its NAT router, not at its private address.
-          const seen =
-            (await readWireguardStatus(pair.a.netns, tunnel.provider.interfaceName)).peers[0]?.endpoint ?? "";
-          expect(seen.split(":")[0]).toBe(pair.b.publicAddress);
-        } finally {
-          await unpeerPair(pair);
-        }
-      },
-    );
-  });
+    },
+  );
 });

@@ -19,28 +19,32 @@ describe("what the heartbeat posts as a virtual node's Ready condition", () => {
     );
   });
 
-  test("GIVEN the provider out of reach WHEN for less than the bound THEN what was posted stands; WHEN for the bound THEN NotReady, naming the provider, when it was last reached and the cause", () => {
-    const justBefore = decideReadiness({
-      providerName: "a",
-      unreachable,
-      last: PEERING_ACTIVE,
-      lastContactAt: now - PROVIDER_UNREACHABLE_AFTER_MS + 1,
-      now,
-    });
-    expect(justBefore).toEqual(PEERING_ACTIVE);
-    const after = decideReadiness({
-      providerName: "a",
-      unreachable,
-      last: PEERING_ACTIVE,
-      lastContactAt: now - PROVIDER_UNREACHABLE_AFTER_MS,
-      now,
-    });
-    expect(after).toEqual({
-      ready: false,
-      reason: PROVIDER_UNREACHABLE_REASON,
-      message: `provider a not reached for 40 s (last reached at ${new Date(now - 40_000).toISOString()}): ${unreachable}`,
-    });
-  });
+  test(
+    "GIVEN the provider out of reach WHEN for less than the bound THEN what was posted stands; WHEN for the bound THEN " +
+      "NotReady, naming the provider, when it was last reached and the cause",
+    () => {
+      const justBefore = decideReadiness({
+        providerName: "a",
+        unreachable,
+        last: PEERING_ACTIVE,
+        lastContactAt: now - PROVIDER_UNREACHABLE_AFTER_MS + 1,
+        now,
+      });
+      expect(justBefore).toEqual(PEERING_ACTIVE);
+      const after = decideReadiness({
+        providerName: "a",
+        unreachable,
+        last: PEERING_ACTIVE,
+        lastContactAt: now - PROVIDER_UNREACHABLE_AFTER_MS,
+        now,
+      });
+      expect(after).toEqual({
+        ready: false,
+        reason: PROVIDER_UNREACHABLE_REASON,
+        message: `provider a not reached for 40 s (last reached at ${new Date(now - 40_000).toISOString()}): ${unreachable}`,
+      });
+    },
+  );
 
   test("GIVEN a revoked identity posted WHEN a pass cannot ask the provider THEN the node stays NotReady", () => {
     expect(decideReadiness({ providerName: "a", last: revoked, lastContactAt: now, now })).toEqual(revoked);
@@ -57,7 +61,9 @@ describe("what the heartbeat posts as a virtual node's Ready condition", () => {
       {
         ready: true,
         reason: IDENTITY_RENEWAL_FAILING_REASON,
-        message: `the identity expires at 2026-01-31T00:00:00.000Z; renewing it failed 3 times in a row (next try at 2026-01-21T00:00:30.000Z): ${identity.renewalError}`,
+        message:
+          `the identity expires at 2026-01-31T00:00:00.000Z; renewing it failed 3 times in a row (next try at ` +
+          `2026-01-21T00:00:30.000Z): ${identity.renewalError}`,
       },
     );
     // Once a renewal succeeds the failure is gone from the status, and from the node.

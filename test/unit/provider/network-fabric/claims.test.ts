@@ -52,14 +52,18 @@ function refusal(verdict: ClaimsVerdict): { field: string; reason: string } {
 }
 
 describe("endpoint origin", () => {
-  test("GIVEN the system namespace, a tenant namespace and look-alikes WHEN told apart THEN only a namespace named for the consumer its label names is a tenant", () => {
-    expect(endpointOrigin(SYSTEM_NAMESPACE, undefined)).toEqual({ kind: "system" });
-    expect(endpointOrigin(tenantNamespace(B), { [REMOTE_CLUSTER_LABEL]: B })).toEqual(tenantB);
-    // The label names another consumer than the name does, or is missing: served as nobody's.
-    expect(endpointOrigin(tenantNamespace(B), { [REMOTE_CLUSTER_LABEL]: C })).toEqual({ kind: "other" });
-    expect(endpointOrigin(tenantNamespace(B), undefined)).toEqual({ kind: "other" });
-    expect(endpointOrigin("default", { [REMOTE_CLUSTER_LABEL]: B })).toEqual({ kind: "other" });
-  });
+  test(
+    "GIVEN the system namespace, a tenant namespace and look-alikes WHEN told apart THEN only a namespace named for the " +
+      "consumer its label names is a tenant",
+    () => {
+      expect(endpointOrigin(SYSTEM_NAMESPACE, undefined)).toEqual({ kind: "system" });
+      expect(endpointOrigin(tenantNamespace(B), { [REMOTE_CLUSTER_LABEL]: B })).toEqual(tenantB);
+      // The label names another consumer than the name does, or is missing: served as nobody's.
+      expect(endpointOrigin(tenantNamespace(B), { [REMOTE_CLUSTER_LABEL]: C })).toEqual({ kind: "other" });
+      expect(endpointOrigin(tenantNamespace(B), undefined)).toEqual({ kind: "other" });
+      expect(endpointOrigin("default", { [REMOTE_CLUSTER_LABEL]: B })).toEqual({ kind: "other" });
+    },
+  );
 });
 
 describe("endpoint claims", () => {
@@ -101,19 +105,23 @@ describe("endpoint claims", () => {
     });
   });
 
-  test("GIVEN a tenant's link block that is another address, inside the local pod CIDR, the other direction's, or not a CIDR WHEN checked THEN it is refused naming spec.linkCidr and the derived block", () => {
-    const derived = tunnelLinkCidr(B, A).toString();
-    for (const linkCidr of ["172.29.1.12/30", "10.100.0.8/30", tunnelLinkCidr(A, B).toString()]) {
-      expect(refusal(checkEndpointClaims(inTenantB(specFromB({ linkCidr })), tenantB, A))).toEqual({
+  test(
+    "GIVEN a tenant's link block that is another address, inside the local pod CIDR, the other direction's, or not a CIDR " +
+      "WHEN checked THEN it is refused naming spec.linkCidr and the derived block",
+    () => {
+      const derived = tunnelLinkCidr(B, A).toString();
+      for (const linkCidr of ["172.29.1.12/30", "10.100.0.8/30", tunnelLinkCidr(A, B).toString()]) {
+        expect(refusal(checkEndpointClaims(inTenantB(specFromB({ linkCidr })), tenantB, A))).toEqual({
+          field: "spec.linkCidr",
+          reason: `"${linkCidr}" is not the link block derived from the peering's cluster ids (${derived})`,
+        });
+      }
+      expect(refusal(checkEndpointClaims(inTenantB(specFromB({ linkCidr: "172.29.1.13/30" })), tenantB, A))).toEqual({
         field: "spec.linkCidr",
-        reason: `"${linkCidr}" is not the link block derived from the peering's cluster ids (${derived})`,
+        reason: expect.stringMatching(/^"172.29.1.13\/30" is not an IPv4 CIDR \(.*host bits are set/),
       });
-    }
-    expect(refusal(checkEndpointClaims(inTenantB(specFromB({ linkCidr: "172.29.1.13/30" })), tenantB, A))).toEqual({
-      field: "spec.linkCidr",
-      reason: expect.stringMatching(/^"172.29.1.13\/30" is not an IPv4 CIDR \(.*host bits are set/),
-    });
-  });
+    },
+  );
 
   test("GIVEN a system endpoint WHEN checked THEN the link block of either direction is accepted and any other refused", () => {
     const system = (linkCidr: string) => ({
@@ -184,21 +192,25 @@ describe("remote view of accepted claims", () => {
     expect(viewOf(claims("10.101.0.0/16")).remotePodCidrAsSeen.toString()).toBe("10.101.0.0/16");
   });
 
-  test("GIVEN remote ranges on a host route, the local pod CIDR, the link blocks or the public internet WHEN decided THEN each is seen remapped into the pool", () => {
-    for (const claimed of [
-      "172.29.1.0/24",
-      "10.100.0.0/16",
-      "169.254.0.0/16",
-      "169.254.169.0/24",
-      "8.8.8.0/24",
-      "127.0.0.0/16",
-    ]) {
-      const view = viewOf(claims(claimed));
-      expect(view.remapped).toBe(true);
-      expect(Cidr.parse("10.64.0.0/10").overlaps(view.remotePodCidrAsSeen)).toBe(true);
-      for (const t of [local.podCidr, ...local.taken]) expect(view.remotePodCidrAsSeen.overlaps(t)).toBe(false);
-    }
-  });
+  test(
+    "GIVEN remote ranges on a host route, the local pod CIDR, the link blocks or the public internet WHEN decided THEN " +
+      "each is seen remapped into the pool",
+    () => {
+      for (const claimed of [
+        "172.29.1.0/24",
+        "10.100.0.0/16",
+        "169.254.0.0/16",
+        "169.254.169.0/24",
+        "8.8.8.0/24",
+        "127.0.0.0/16",
+      ]) {
+        const view = viewOf(claims(claimed));
+        expect(view.remapped).toBe(true);
+        expect(Cidr.parse("10.64.0.0/10").overlaps(view.remotePodCidrAsSeen)).toBe(true);
+        for (const t of [local.podCidr, ...local.taken]) expect(view.remotePodCidrAsSeen.overlaps(t)).toBe(false);
+      }
+    },
+  );
 
   test("GIVEN a remote range too wide to remap WHEN decided THEN it is refused naming the range's field", () => {
     expect(decideRemoteView(claims("0.0.0.0/1"), local)).toEqual({

@@ -149,36 +149,44 @@ describe("forgeNatRuleDeletions", () => {
     },
   );
 
-  test("GIVEN a listing with this peer's rules, a peer with a longer id and foreign rules WHEN deleting from the listing THEN only this peer's rules go, last first", () => {
-    const own = forgeNatRules(plan(identicalView(true)));
-    const other = forgeNatRules(plan(identicalView(true), { peerId: "cluster-b2", slot: 4 }));
-    const listed = (table: IptablesRule["table"]): string =>
-      [
-        `-P PREROUTING ACCEPT`,
-        `-N KUBE-SERVICES`,
-        `-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES`,
-        `-A POSTROUTING -m comment --comment "pulumi-liqo:cluster-b is mentioned here" -j RETURN`,
-        ...[...own, ...other].filter((r) => r.table === table).map((r) => ["-A", r.chain, ...r.spec].join(" ")),
-      ].join("\n");
-    for (const table of ["mangle", "nat"] as const) {
-      const expected = forgeNatRuleDeletions(plan(identicalView(true))).filter((d) => d[1] === table);
-      expect(forgeNatRuleDeletionsFromListing(table, listed(table), "cluster-b")).toEqual(expected);
-    }
-    expect(forgeNatRuleDeletionsFromListing("nat", listed("nat"), "cluster")).toEqual([]);
-  });
+  test(
+    "GIVEN a listing with this peer's rules, a peer with a longer id and foreign rules WHEN deleting from the listing " +
+      "THEN only this peer's rules go, last first",
+    () => {
+      const own = forgeNatRules(plan(identicalView(true)));
+      const other = forgeNatRules(plan(identicalView(true), { peerId: "cluster-b2", slot: 4 }));
+      const listed = (table: IptablesRule["table"]): string =>
+        [
+          `-P PREROUTING ACCEPT`,
+          `-N KUBE-SERVICES`,
+          `-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES`,
+          `-A POSTROUTING -m comment --comment "pulumi-liqo:cluster-b is mentioned here" -j RETURN`,
+          ...[...own, ...other].filter((r) => r.table === table).map((r) => ["-A", r.chain, ...r.spec].join(" ")),
+        ].join("\n");
+      for (const table of ["mangle", "nat"] as const) {
+        const expected = forgeNatRuleDeletions(plan(identicalView(true))).filter((d) => d[1] === table);
+        expect(forgeNatRuleDeletionsFromListing(table, listed(table), "cluster-b")).toEqual(expected);
+      }
+      expect(forgeNatRuleDeletionsFromListing("nat", listed("nat"), "cluster")).toEqual([]);
+    },
+  );
 });
 
 describe("forgeRoutes", () => {
-  test("GIVEN remapped pod and external CIDRs WHEN forging routes THEN as-seen ranges go to the tunnel, real ranges to the peer table, then the mark rule", () => {
-    const table = String(peerRouteTable(3));
-    expect(forgeRoutes(plan(identicalView(true)))).toEqual([
-      ["route", "replace", "10.64.0.0/16", "dev", "liqo-b"],
-      ["route", "replace", "10.65.0.0/16", "dev", "liqo-b"],
-      ["route", "replace", "10.100.0.0/16", "dev", "liqo-b", "table", table],
-      ["route", "replace", "10.70.0.0/16", "dev", "liqo-b", "table", table],
-      ["rule", "add", "fwmark", forgePeerMarks(3).toPeer, "lookup", table, "priority", String(FABRIC_RULE_PRIORITY)],
-    ]);
-  });
+  test(
+    "GIVEN remapped pod and external CIDRs WHEN forging routes THEN as-seen ranges go to the tunnel, real ranges to the " +
+      "peer table, then the mark rule",
+    () => {
+      const table = String(peerRouteTable(3));
+      expect(forgeRoutes(plan(identicalView(true)))).toEqual([
+        ["route", "replace", "10.64.0.0/16", "dev", "liqo-b"],
+        ["route", "replace", "10.65.0.0/16", "dev", "liqo-b"],
+        ["route", "replace", "10.100.0.0/16", "dev", "liqo-b", "table", table],
+        ["route", "replace", "10.70.0.0/16", "dev", "liqo-b", "table", table],
+        ["rule", "add", "fwmark", forgePeerMarks(3).toPeer, "lookup", table, "priority", String(FABRIC_RULE_PRIORITY)],
+      ]);
+    },
+  );
 
   test.each([false, true])(
     "GIVEN a remapped plan (external CIDR: %s) WHEN forging route deletions THEN they mirror the routes in reverse",
@@ -412,54 +420,66 @@ function identicalClusters(options: { policyRouting: boolean } = { policyRouting
 }
 
 describe("the forged rules in a netfilter simulator", () => {
-  test("GIVEN identical pod CIDRs WHEN A's pods reach many of B's pods at their remapped addresses THEN each packet reaches the real pod and each reply comes from the remapped address", () => {
-    const { a, b } = identicalClusters();
-    const seenB = a.view.remotePodCidrAsSeen; // B's pods as A sees them
-    const seenA = b.view.remotePodCidrAsSeen; // A's pods as B sees them
-    for (let i = 0; i < 200; i++) {
-      const client = `10.100.${(i * 37) % 256}.${(i * 11 + 1) % 256}`;
-      const server = `10.100.${(i * 53 + 7) % 256}.${(i * 29 + 3) % 256}`;
-      const serverAsSeen = seenB.nth(toNumber(server) - POD_CIDR.network);
-      // A pod in A sends to B's pod at its as-seen address; A's gateway forwards it.
-      const leavingA = a.gw.receive({ src: client, dst: serverAsSeen }, "pods");
-      expect(leavingA).toEqual({ packet: { src: client, dst: server }, out: "liqo-b" });
-      // B's gateway receives it from the tunnel and delivers it to its pod.
-      const atB = b.gw.receive(leavingA.packet, "liqo-a");
-      const clientAsSeenByB = seenA.nth(toNumber(client) - POD_CIDR.network);
-      expect(atB).toEqual({ packet: { src: clientAsSeenByB, dst: server }, out: "pods" });
-      // The reply goes back the same way; each conntrack undoes its own gateway's translation.
-      const replyLeavingB = b.gw.receive({ src: server, dst: clientAsSeenByB }, "pods");
-      expect(replyLeavingB).toEqual({ packet: { src: server, dst: client }, out: "liqo-a" });
-      const replyAtA = a.gw.receive(replyLeavingB.packet, "liqo-b");
-      expect(replyAtA).toEqual({ packet: { src: serverAsSeen, dst: client }, out: "pods" });
-    }
-  });
+  test(
+    "GIVEN identical pod CIDRs WHEN A's pods reach many of B's pods at their remapped addresses THEN each packet reaches " +
+      "the real pod and each reply comes from the remapped address",
+    () => {
+      const { a, b } = identicalClusters();
+      const seenB = a.view.remotePodCidrAsSeen; // B's pods as A sees them
+      const seenA = b.view.remotePodCidrAsSeen; // A's pods as B sees them
+      for (let i = 0; i < 200; i++) {
+        const client = `10.100.${(i * 37) % 256}.${(i * 11 + 1) % 256}`;
+        const server = `10.100.${(i * 53 + 7) % 256}.${(i * 29 + 3) % 256}`;
+        const serverAsSeen = seenB.nth(toNumber(server) - POD_CIDR.network);
+        // A pod in A sends to B's pod at its as-seen address; A's gateway forwards it.
+        const leavingA = a.gw.receive({ src: client, dst: serverAsSeen }, "pods");
+        expect(leavingA).toEqual({ packet: { src: client, dst: server }, out: "liqo-b" });
+        // B's gateway receives it from the tunnel and delivers it to its pod.
+        const atB = b.gw.receive(leavingA.packet, "liqo-a");
+        const clientAsSeenByB = seenA.nth(toNumber(client) - POD_CIDR.network);
+        expect(atB).toEqual({ packet: { src: clientAsSeenByB, dst: server }, out: "pods" });
+        // The reply goes back the same way; each conntrack undoes its own gateway's translation.
+        const replyLeavingB = b.gw.receive({ src: server, dst: clientAsSeenByB }, "pods");
+        expect(replyLeavingB).toEqual({ packet: { src: server, dst: client }, out: "liqo-a" });
+        const replyAtA = a.gw.receive(replyLeavingB.packet, "liqo-b");
+        expect(replyAtA).toEqual({ packet: { src: serverAsSeen, dst: client }, out: "pods" });
+      }
+    },
+  );
 
-  test("GIVEN identical pod CIDRs WHEN the gateway host of A probes a remapped address THEN the probe reaches B's real pod and the reply comes from the remapped address", () => {
-    const { a, b } = identicalClusters();
-    const probe = a.gw.send({ src: "169.254.0.1", dst: "10.64.3.9" });
-    expect(probe).toEqual({ packet: { src: "169.254.0.1", dst: "10.100.3.9" }, out: "liqo-b" });
-    const atB = b.gw.receive(probe.packet, "liqo-a");
-    expect(atB).toEqual({ packet: { src: "169.254.0.1", dst: "10.100.3.9" }, out: "pods" });
-    const reply = b.gw.receive({ src: "10.100.3.9", dst: "169.254.0.1" }, "pods");
-    expect(reply.out).toBe("liqo-a");
-    expect(a.gw.receive(reply.packet, "liqo-b")).toEqual({
-      packet: { src: "10.64.3.9", dst: "169.254.0.1" },
-      out: "local",
-    });
-  });
+  test(
+    "GIVEN identical pod CIDRs WHEN the gateway host of A probes a remapped address THEN the probe reaches B's real pod " +
+      "and the reply comes from the remapped address",
+    () => {
+      const { a, b } = identicalClusters();
+      const probe = a.gw.send({ src: "169.254.0.1", dst: "10.64.3.9" });
+      expect(probe).toEqual({ packet: { src: "169.254.0.1", dst: "10.100.3.9" }, out: "liqo-b" });
+      const atB = b.gw.receive(probe.packet, "liqo-a");
+      expect(atB).toEqual({ packet: { src: "169.254.0.1", dst: "10.100.3.9" }, out: "pods" });
+      const reply = b.gw.receive({ src: "10.100.3.9", dst: "169.254.0.1" }, "pods");
+      expect(reply.out).toBe("liqo-a");
+      expect(a.gw.receive(reply.packet, "liqo-b")).toEqual({
+        packet: { src: "10.64.3.9", dst: "169.254.0.1" },
+        out: "local",
+      });
+    },
+  );
 
-  test("GIVEN identical pod CIDRs WHEN a B pod opens a connection to A's gateway host THEN the host sees it from the remapped address and its reply returns through the tunnel", () => {
-    const { a } = identicalClusters();
-    expect(a.gw.receive({ src: "10.100.8.8", dst: "169.254.0.1" }, "liqo-b")).toEqual({
-      packet: { src: "10.64.8.8", dst: "169.254.0.1" },
-      out: "local",
-    });
-    expect(a.gw.send({ src: "169.254.0.1", dst: "10.64.8.8" })).toEqual({
-      packet: { src: "169.254.0.1", dst: "10.100.8.8" },
-      out: "liqo-b",
-    });
-  });
+  test(
+    "GIVEN identical pod CIDRs WHEN a B pod opens a connection to A's gateway host THEN the host sees it from the " +
+      "remapped address and its reply returns through the tunnel",
+    () => {
+      const { a } = identicalClusters();
+      expect(a.gw.receive({ src: "10.100.8.8", dst: "169.254.0.1" }, "liqo-b")).toEqual({
+        packet: { src: "10.64.8.8", dst: "169.254.0.1" },
+        out: "local",
+      });
+      expect(a.gw.send({ src: "169.254.0.1", dst: "10.64.8.8" })).toEqual({
+        packet: { src: "169.254.0.1", dst: "10.100.8.8" },
+        out: "liqo-b",
+      });
+    },
+  );
 
   test("GIVEN identical external CIDRs WHEN A's pods reach B's remapped external range THEN the packet reaches B's real external address", () => {
     const { a } = identicalClusters();

@@ -150,19 +150,23 @@ describe("endpoint readiness", () => {
     expect(endpointReadiness(undefined)).toEqual({ connected: false, answered: false, state: "absent" });
   });
 
-  test("GIVEN a current Refused status (even with keys from an earlier spec) WHEN read THEN it is refused with the gateway's reason, neither answered nor connected; a stale one is only not answered yet", () => {
-    const refused = {
-      phase: "Refused" as const,
-      message: "refused spec.linkCidr: not the derived block",
-      publicKey: "k",
-      podCidr: "10.0.0.0/16",
-    };
-    expect(endpointReadiness(endpoint(4, { ...refused, observedGeneration: 4 }))).toEqual({
-      connected: false,
-      answered: false,
-      state: "Refused: refused spec.linkCidr: not the derived block",
-      refused: "refused spec.linkCidr: not the derived block",
-    });
-    expect(endpointReadiness(endpoint(5, { ...refused, observedGeneration: 4 })).refused).toBeUndefined();
-  });
+  test(
+    "GIVEN a current Refused status (even with keys from an earlier spec) WHEN read THEN it is refused with the gateway's " +
+      "reason, neither answered nor connected; a stale one is only not answered yet",
+    () => {
+      const refused = {
+        phase: "Refused" as const,
+        message: "refused spec.linkCidr: not the derived block",
+        publicKey: "k",
+        podCidr: "10.0.0.0/16",
+      };
+      expect(endpointReadiness(endpoint(4, { ...refused, observedGeneration: 4 }))).toEqual({
+        connected: false,
+        answered: false,
+        state: "Refused: refused spec.linkCidr: not the derived block",
+        refused: "refused spec.linkCidr: not the derived block",
+      });
+      expect(endpointReadiness(endpoint(5, { ...refused, observedGeneration: 4 })).refused).toBeUndefined();
+    },
+  );
 });

@@ -49,29 +49,41 @@ describe("tunnelProblems", () => {
     expect(tunnelProblems(sides, { consumer: consumerUp(), provider: providerUp() }, NOW)).toEqual([]);
   });
 
-  test("GIVEN the consumer's endpoint removed and the provider's still reporting Connected WHEN judged THEN both sides are named: one gone, the other's Connected stale", () => {
-    expect(tunnelProblems(sides, { consumer: undefined, provider: providerUp() }, NOW)).toEqual([
-      `consumer b: its TunnelEndpoint pulumi-liqo-system/to-${PROVIDER_ID} is gone (that side of the tunnel was removed)`,
-      "provider a: reports Connected, but the other side's TunnelEndpoint is gone: the report is stale",
-    ]);
-  });
+  test(
+    "GIVEN the consumer's endpoint removed and the provider's still reporting Connected WHEN judged THEN both sides are " +
+      "named: one gone, the other's Connected stale",
+    () => {
+      expect(tunnelProblems(sides, { consumer: undefined, provider: providerUp() }, NOW)).toEqual([
+        `consumer b: its TunnelEndpoint pulumi-liqo-system/to-${PROVIDER_ID} is gone (that side of the tunnel was removed)`,
+        "provider a: reports Connected, but the other side's TunnelEndpoint is gone: the report is stale",
+      ]);
+    },
+  );
 
-  test("GIVEN the consumer's endpoint deleted while its gateway is away (finalizer holds it, status still Connected) WHEN judged THEN it is not Connected", () => {
-    const deleting = {
-      ...consumerUp(),
-      metadata: { ...consumerUp().metadata, deletionTimestamp: new Date(NOW - 60_000) },
-    };
-    expect(tunnelProblems(sides, { consumer: deleting, provider: providerUp() }, NOW)).toEqual([
-      `consumer b: its TunnelEndpoint pulumi-liqo-system/to-${PROVIDER_ID} is being deleted (waiting for its gateway's finalizer)`,
-    ]);
-  });
+  test(
+    "GIVEN the consumer's endpoint deleted while its gateway is away (finalizer holds it, status still Connected) WHEN " +
+      "judged THEN it is not Connected",
+    () => {
+      const deleting = {
+        ...consumerUp(),
+        metadata: { ...consumerUp().metadata, deletionTimestamp: new Date(NOW - 60_000) },
+      };
+      expect(tunnelProblems(sides, { consumer: deleting, provider: providerUp() }, NOW)).toEqual([
+        `consumer b: its TunnelEndpoint pulumi-liqo-system/to-${PROVIDER_ID} is being deleted (waiting for its gateway's finalizer)`,
+      ]);
+    },
+  );
 
-  test("GIVEN the consumer's side made again with a new key that the provider's gateway does not dial yet WHEN judged THEN the provider's Connected is stale", () => {
-    const remade = connected(`to-${PROVIDER_ID}`, "keyB2", "keyA");
-    expect(tunnelProblems(sides, { consumer: remade, provider: providerUp() }, NOW)).toEqual([
-      "provider a: reports Connected to a key the other side's gateway no longer has (it announced a new one): the report is stale",
-    ]);
-  });
+  test(
+    "GIVEN the consumer's side made again with a new key that the provider's gateway does not dial yet WHEN judged THEN " +
+      "the provider's Connected is stale",
+    () => {
+      const remade = connected(`to-${PROVIDER_ID}`, "keyB2", "keyA");
+      expect(tunnelProblems(sides, { consumer: remade, provider: providerUp() }, NOW)).toEqual([
+        "provider a: reports Connected to a key the other side's gateway no longer has (it announced a new one): the report is stale",
+      ]);
+    },
+  );
 
   test("GIVEN a Connected whose handshake is older than WireGuard keeps a session WHEN judged THEN it is stale, with its age", () => {
     const old = connected(`to-${CONSUMER_ID}`, "keyA", "keyB", HANDSHAKE_STALE_MS + 60_000);

@@ -12,15 +12,19 @@ const parts = {
 };
 
 describe("an identity kubeconfig with a renewed certificate", () => {
-  test("GIVEN an in-band identity (a server inside the tunnel, verified under a name) WHEN its certificate is replaced THEN only the certificate changes", () => {
-    const renewed = withRenewedCertificate(forgeKubeconfig(parts), "NEW CERT", "Secret x/identity-p");
-    expect(renewed).toBe(forgeKubeconfig({ ...parts, certPem: "NEW CERT" }));
-    expect(heldCertificateOf(renewed, "renewed")).toEqual({ certificatePem: "NEW CERT", keyPem: "KEY PEM" });
-    expect(loadKubeconfig(renewed, "renewed").getCurrentCluster()).toMatchObject({
-      server: parts.server,
-      tlsServerName: "kubernetes.default",
-    });
-  });
+  test(
+    "GIVEN an in-band identity (a server inside the tunnel, verified under a name) WHEN its certificate is replaced THEN " +
+      "only the certificate changes",
+    () => {
+      const renewed = withRenewedCertificate(forgeKubeconfig(parts), "NEW CERT", "Secret x/identity-p");
+      expect(renewed).toBe(forgeKubeconfig({ ...parts, certPem: "NEW CERT" }));
+      expect(heldCertificateOf(renewed, "renewed")).toEqual({ certificatePem: "NEW CERT", keyPem: "KEY PEM" });
+      expect(loadKubeconfig(renewed, "renewed").getCurrentCluster()).toMatchObject({
+        server: parts.server,
+        tlsServerName: "kubernetes.default",
+      });
+    },
+  );
 
   test("GIVEN an out-of-band identity (no server name) THEN none is added", () => {
     const { tlsServerName: _none, ...outOfBand } = parts;

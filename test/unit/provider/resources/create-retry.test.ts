@@ -36,15 +36,19 @@ function leftByFailedCreate(news: PeeringInputs): PeeringOutputs {
 }
 
 describe("a retried create of a Peering", () => {
-  test("GIVEN a create that failed before the node was named WHEN previewed again with the same inputs THEN it is an update (status), not a replacement", async () => {
-    const olds = leftByFailedCreate(inputs);
-    expect(peeringChanges(olds, inputs)).toEqual({ changed: ["status"], replaces: [], unknown: [] });
-    expect(await peering.diff!("00000000000000bb-to-00000000000000aa", olds, inputs)).toEqual({
-      changes: true,
-      replaces: [],
-      deleteBeforeReplace: true,
-    });
-  });
+  test(
+    "GIVEN a create that failed before the node was named WHEN previewed again with the same inputs THEN it is an update " +
+      "(status), not a replacement",
+    async () => {
+      const olds = leftByFailedCreate(inputs);
+      expect(peeringChanges(olds, inputs)).toEqual({ changed: ["status"], replaces: [], unknown: [] });
+      expect(await peering.diff!("00000000000000bb-to-00000000000000aa", olds, inputs)).toEqual({
+        changes: true,
+        replaces: [],
+        deleteBeforeReplace: true,
+      });
+    },
+  );
 
   test("GIVEN a failed create with a virtualNodeName given WHEN previewed with the same name THEN no replacement; with another name THEN it replaces", () => {
     const named = { ...inputs, virtualNodeName: "liqo-far" };

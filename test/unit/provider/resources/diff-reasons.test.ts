@@ -118,35 +118,39 @@ function describeDiff<O extends object, N extends object>(subject: Subject<O, N>
   describe(`${subject.kind} diff and its reasons`, () => {
     const variations = variationsOf(subject);
 
-    test("GIVEN every input changed in turn WHEN diffed THEN what the diff reports has a rule with a reason, the effect the engine is told, and an explanation quoting no value", async () => {
-      for (const variation of variations) {
-        const found = subject.changes(variation.olds, variation.news);
-        const result = await subject.provider.diff!("the-resource-id", variation.olds, variation.news);
-        for (const key of found.changed)
-          expect([variation.name, key, (subject.rules[key]?.reason ?? "").trim() !== ""]).toEqual([
+    test(
+      "GIVEN every input changed in turn WHEN diffed THEN what the diff reports has a rule with a reason, the effect the " +
+        "engine is told, and an explanation quoting no value",
+      async () => {
+        for (const variation of variations) {
+          const found = subject.changes(variation.olds, variation.news);
+          const result = await subject.provider.diff!("the-resource-id", variation.olds, variation.news);
+          for (const key of found.changed)
+            expect([variation.name, key, (subject.rules[key]?.reason ?? "").trim() !== ""]).toEqual([
+              variation.name,
+              key,
+              true,
+            ]);
+          expect([variation.name, result.changes, result.replaces ?? []]).toEqual([
             variation.name,
-            key,
-            true,
+            found.changed.length > 0,
+            found.changed.filter((key) => subject.rules[key]!.effect === "replaces"),
           ]);
-        expect([variation.name, result.changes, result.replaces ?? []]).toEqual([
-          variation.name,
-          found.changed.length > 0,
-          found.changed.filter((key) => subject.rules[key]!.effect === "replaces"),
-        ]);
-        const lines = explainChanges({
-          kind: subject.kind,
-          label: "the-resource-id",
-          ...found,
-          deleteBeforeReplace: result.deleteBeforeReplace ?? false,
-          reasons: subject.rules,
-        });
-        expect(lines).toHaveLength(found.changed.length);
-        for (const line of lines)
-          expect([variation.name, line]).toEqual([variation.name, expect.stringMatching(/ → [^:]+: \S/)]);
-        for (const value of quotableValues([variation.olds, variation.news]))
-          expect([variation.name, lines.filter((line) => line.includes(value))]).toEqual([variation.name, []]);
-      }
-    });
+          const lines = explainChanges({
+            kind: subject.kind,
+            label: "the-resource-id",
+            ...found,
+            deleteBeforeReplace: result.deleteBeforeReplace ?? false,
+            reasons: subject.rules,
+          });
+          expect(lines).toHaveLength(found.changed.length);
+          for (const line of lines)
+            expect([variation.name, line]).toEqual([variation.name, expect.stringMatching(/ → [^:]+: \S/)]);
+          for (const value of quotableValues([variation.olds, variation.news]))
+            expect([variation.name, lines.filter((line) => line.includes(value))]).toEqual([variation.name, []]);
+        }
+      },
+    );
 
     test("GIVEN every input changed in turn WHEN diffed THEN each reports a change unless named as ignored, and the URN the SDK passes never does", () => {
       for (const variation of variations) {

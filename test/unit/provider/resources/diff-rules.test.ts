@@ -71,30 +71,35 @@ describe("explainChanges", () => {
     ]);
   });
 
-  test("GIVEN a replacing change beside one in place WHEN explained THEN the replacement comes first with its order, and the other says the replacement takes it along", () => {
-    const lines = explainChanges({
-      kind: "Peering",
-      label: "b-to-a",
-      changed: ["port", "provider.clusterId"],
-      replaces: ["provider.clusterId"],
-      deleteBeforeReplace: true,
-      reasons,
-    });
-    expect(lines).toEqual([
-      `Peering "b-to-a": provider.clusterId changes → replaces (delete, then create): the identity is the provider's`,
-      `Peering "b-to-a": port changes → taken along by the replacement; alone it would update in place: both gateways move to the new port and keep their keys`,
-    ]);
-    expect(
-      explainChanges({
-        kind: "PeeringToken",
-        label: "t",
-        changed: ["port"],
-        replaces: ["port"],
-        deleteBeforeReplace: false,
+  test(
+    "GIVEN a replacing change beside one in place WHEN explained THEN the replacement comes first with its order, and the " +
+      "other says the replacement takes it along",
+    () => {
+      const lines = explainChanges({
+        kind: "Peering",
+        label: "b-to-a",
+        changed: ["port", "provider.clusterId"],
+        replaces: ["provider.clusterId"],
+        deleteBeforeReplace: true,
         reasons,
-      })[0],
-    ).toContain("replaces (create, then delete)");
-  });
+      });
+      expect(lines).toEqual([
+        `Peering "b-to-a": provider.clusterId changes → replaces (delete, then create): the identity is the provider's`,
+        `Peering "b-to-a": port changes → taken along by the replacement; alone it would update in place: ` +
+          `both gateways move to the new port and keep their keys`,
+      ]);
+      expect(
+        explainChanges({
+          kind: "PeeringToken",
+          label: "t",
+          changed: ["port"],
+          replaces: ["port"],
+          deleteBeforeReplace: false,
+          reasons,
+        })[0],
+      ).toContain("replaces (create, then delete)");
+    },
+  );
 
   test("GIVEN values not known yet WHEN explained THEN the lines say the effect holds only if they differ", () => {
     const lines = explainChanges({
@@ -107,7 +112,8 @@ describe("explainChanges", () => {
       reasons,
     });
     expect(lines[0]).toBe(
-      `Peering "b-to-a": provider.clusterId is not known yet (it comes from a resource that changes first) → replaces if it differs (delete, then create): the identity is the provider's`,
+      `Peering "b-to-a": provider.clusterId is not known yet (it comes from a resource that changes first) → replaces if it ` +
+        `differs (delete, then create): the identity is the provider's`,
     );
     expect(
       explainChanges({
