@@ -53,8 +53,8 @@ import {
 } from "../../provider/network-fabric/claims.js";
 import type { RemoteView } from "../../provider/network-fabric/remap.js";
 import { tunnelAddress } from "../../provider/network-fabric/tunnel-plan.js";
-import { isRunning, type ProcessRecord } from "../../provider/host/processes.js";
-import { runIn } from "../../provider/host/exec.js";
+import { isRunning, type ProcessRecord } from "../../host/processes.js";
+import { runIn } from "../../host/exec.js";
 import { Backoff } from "../backoff.js";
 import type { Reporter } from "../reporter.js";
 import { answerRefusal, readOrigins } from "./admission.js";

@@ -9,10 +9,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { clusterOf } from "../../local-cluster/lab.js";
-import { adminConfig } from "../support/install.js";
-import { sharedLab } from "../support/labs.js";
+import { adminConfig } from "../../harness/install.js";
+import { sharedLab } from "../../harness/labs.js";
 import { projectTraces, tunnelTraces } from "../support/leaks.js";
-import { configureForLab, PulumiWorkspace } from "../support/pulumi.js";
+import { configureForLab, PulumiWorkspace } from "../../harness/pulumi.js";
 
 const REPO = join(__dirname, "..", "..");
 
