@@ -244,6 +244,18 @@ describe("the repository", () => {
     expect(findCycles(sources, KNOWN_CYCLE_EDGES).map((cycle) => cycle.join(" -> "))).toEqual([]);
   });
 
+  test("GIVEN the product's sources WHEN read THEN only provider/wait/deadline.ts reckons an operation's time left or declares its default timeout", () => {
+    const reckoning = /\w+\s*-\s*Date\.now\(\)|\bDEFAULT_TIMEOUT_SECONDS\s*=/;
+    const own = [...sources.keys()].filter(
+      (file) =>
+        ["sdk", "provider", "host", "agent"].includes(folderOf(file) ?? "") &&
+        file !== "provider/wait/deadline.ts" &&
+        reckoning.test(readFileSync(join(REPO, file), "utf8")),
+    );
+
+    expect(own).toEqual([]);
+  });
+
   test("GIVEN package.json WHEN read THEN the package exports and ships the product only", () => {
     const manifest = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as {
       exports: Record<string, string>;
