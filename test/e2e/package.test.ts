@@ -33,13 +33,16 @@ describe("the packed package", () => {
           "dist/sdk/index.d.ts",
           "dist/provider/resources/tunnel.js",
           "dist/agent/main.js",
+          "dist/host/processes.js",
           "schema.json",
           "README.md",
         ]),
       );
-      expect(paths.filter((p) => p.startsWith("dist/test/") || (p.endsWith(".ts") && !p.endsWith(".d.ts")))).toEqual(
-        [],
-      );
+      // The test bed, the benchmark and the tests stay in the repository: the product imports none of them.
+      const notShipped = ["dist/test/", "dist/bench/", "dist/harness/", "dist/local-cluster/"];
+      expect(
+        paths.filter((p) => notShipped.some((dir) => p.startsWith(dir)) || (p.endsWith(".ts") && !p.endsWith(".d.ts"))),
+      ).toEqual([]);
 
       workspace = await PulumiWorkspace.create(
         join(REPO, "examples", "local-peering"),

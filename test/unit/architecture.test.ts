@@ -50,9 +50,10 @@ const KNOWN_CYCLE_EDGES: ReadonlySet<string> = new Set([
   "sdk/tunnel.ts -> sdk/peering.ts",
 ]);
 
-/** Which code may load the Pulumi SDK: only the SDK and the per-resource shims (the Pulumi layer). */
-const PULUMI_SDK = "@pulumi/pulumi";
-const mayImportPulumi = (file: string): boolean => file.startsWith("sdk/") || file.startsWith("provider/resources/");
+/** The Pulumi SDK, which only the SDK and the per-resource shims (the Pulumi layer) may load. */
+const PULUMI_SDK = /^@pulumi\/pulumi(\/|$)/;
+const mayNotLoadPulumi = (file: string, folder: Folder | undefined): boolean =>
+  folder === "agent" || folder === "host" || (folder === "provider" && !file.startsWith("provider/resources/"));
 
 /** The top-level folder of a repository-relative path, if it is one of {@link FOLDERS}. */
 function folderOf(file: string): Folder | undefined {
@@ -84,11 +85,7 @@ function findViolations(sources: Sources): Violation[] {
   for (const [file, specifiers] of sources) {
     const from = folderOf(file);
     for (const specifier of specifiers) {
-      if (
-        specifier === PULUMI_SDK &&
-        !mayImportPulumi(file) &&
-        (from === "provider" || from === "agent" || from === "host")
-      )
+      if (PULUMI_SDK.test(specifier) && mayNotLoadPulumi(file, from))
         found.push({ file, specifier, rule: `${from}/ (outside provider/resources/) must not load the Pulumi SDK` });
       const target = resolveSpecifier(file, specifier, files);
       const to = target && folderOf(target);
