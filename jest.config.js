@@ -8,7 +8,7 @@ module.exports = {
   transform: { "^.+\\.ts$": ["ts-jest", { tsconfig: "tsconfig.json" }] },
   // Sources import each other as `./x.js` (Node's ESM-style resolution); Jest resolves the .ts.
   moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
-  // Suites share local clusters (see test/support/labs.ts); they run one at a time because the
+  // Suites share local clusters (see harness/labs.ts); they run one at a time because the
   // machine has two cores and the clusters need them.
   maxWorkers: 1,
   globalSetup: "<rootDir>/test/global-setup.js",

@@ -4,8 +4,8 @@
  */
 import { readFileSync } from "node:fs";
 import type { LabState } from "../local-cluster/lab.js";
-import { run } from "../provider/host/exec.js";
-import { delay, isRunning, type ProcessRecord } from "../provider/host/processes.js";
+import { run } from "../host/exec.js";
+import { delay, isRunning, type ProcessRecord } from "../host/processes.js";
 
 /** One agent's usage over the window. */
 export interface AgentUsage {

@@ -17,11 +17,8 @@ import {
 } from "../provider/cluster/install.js";
 import { adminConfig } from "../local-cluster/inspect.js";
 import { clusterOf } from "../local-cluster/lab.js";
-import { withLab } from "../test/support/labs.js";
-import { ratio, series, target } from "./figures.js";
-import type { SectionResult } from "./stacks.js";
-
-type Log = (line: string) => void;
+import { withLab } from "../harness/labs.js";
+import { ratio, series, target, type Log, type SectionResult } from "./figures.js";
 
 /** `samples` refusals of each kind, interleaved, on one fresh cluster. */
 export async function benchAuth(samples: number, log: Log): Promise<SectionResult> {

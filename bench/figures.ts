@@ -43,6 +43,17 @@ export interface Target {
   readonly met: boolean;
 }
 
+/** What a section of the benchmark found. */
+export interface SectionResult {
+  readonly series: Series[];
+  readonly targets: Target[];
+  /** Further figures of the section, for the JSON. */
+  readonly details?: Record<string, unknown>;
+}
+
+/** Progress lines go to stderr; the table goes to stdout. */
+export type Log = (line: string) => void;
+
 /** A target of `value` against `limit`. */
 export function target(label: string, value: number, kind: "max" | "min", limit: number): Target {
   return { label, value, limit, kind, met: kind === "max" ? value <= limit : value >= limit };

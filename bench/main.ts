@@ -10,11 +10,11 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { downLab, listLabs } from "../local-cluster/lab.js";
-import { labOwner, TEST_LAB_ROOT } from "../test/support/labs.js";
+import { labOwner, TEST_LAB_ROOT } from "../harness/labs.js";
 import { benchAuth } from "./auth.js";
 import { benchRenewal } from "./renewal.js";
-import { formatSeries, formatTarget, machine, timed } from "./figures.js";
-import { benchMeshes, benchStacks, type SectionResult } from "./stacks.js";
+import { formatSeries, formatTarget, machine, timed, type SectionResult } from "./figures.js";
+import { benchMeshes, benchStacks } from "./stacks.js";
 import { benchTunnel, removeBenchNamespaces } from "./tunnel.js";
 
 const SECTIONS = ["tunnel", "stacks", "mesh", "auth", "renewal"] as const;

@@ -5,11 +5,11 @@
  * (to the killed side's tunnel address). The README promises {@link RECOVERY_PROMISE_S}.
  */
 import { findWireguardProcess } from "../agent/gateway/index.js";
-import { runIn } from "../provider/host/exec.js";
-import { isRunning } from "../provider/host/processes.js";
+import { runIn } from "../host/exec.js";
+import { isRunning } from "../host/processes.js";
 import type { LabState } from "../local-cluster/lab.js";
 import { series, target } from "./figures.js";
-import type { Log, SectionResult } from "./stacks.js";
+import type { Log, SectionResult } from "./figures.js";
 import { firstPacket } from "./tunnel.js";
 
 /** The README's bound on a killed wireguard-go's tunnel carrying traffic again. */

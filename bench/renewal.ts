@@ -18,10 +18,10 @@ import { getIdentityKubeconfig, heldCertificateOf } from "../provider/peering/ou
 import { createPeering, deletePeering } from "../provider/peering/peering.js";
 import { progressTo } from "../provider/peering/progress.js";
 import { nodeReadiness } from "../provider/virtual-node/node.js";
-import { withLab } from "../test/support/labs.js";
-import { preparePeering } from "../test/support/peering-pair.js";
+import { withLab } from "../harness/labs.js";
+import { preparePeering } from "../harness/peering-pair.js";
 import { series, target } from "./figures.js";
-import type { Log, SectionResult } from "./stacks.js";
+import type { Log, SectionResult } from "./figures.js";
 
 const LIFETIME_SECONDS = 600;
 /** How long past the first identity's expiry the calls go on: they must be made with its successor. */

@@ -8,25 +8,14 @@
  */
 import { dirname, join } from "node:path";
 import type { LabState } from "../local-cluster/lab.js";
-import { withLab } from "../test/support/labs.js";
-import { configureForLab, configureMeshForLab, PulumiWorkspace } from "../test/support/pulumi.js";
+import { withLab } from "../harness/labs.js";
+import { configureForLab, configureMeshForLab, PulumiWorkspace } from "../harness/pulumi.js";
 import { agentUsage, type AgentUsage } from "./agent-usage.js";
 import { benchRecovery } from "./recovery.js";
-import { ratio, series, target, timed, type Series, type Target } from "./figures.js";
+import { ratio, series, target, timed, type Log, type SectionResult, type Series } from "./figures.js";
 
 const REPO = dirname(require.resolve("pulumi-liqo/package.json"));
 const PROGRAMS = join(REPO, "bench", "programs");
-
-/** What a section of the benchmark found. */
-export interface SectionResult {
-  readonly series: Series[];
-  readonly targets: Target[];
-  /** Further figures of the section, for the JSON. */
-  readonly details?: Record<string, unknown>;
-}
-
-/** Progress lines go to stderr; the table goes to stdout. */
-export type Log = (line: string) => void;
 
 /** Seconds one `pulumi args…` took in `workspace`; throws with pulumi's diagnostics on failure. */
 async function secondsOf(workspace: PulumiWorkspace, args: readonly string[]): Promise<number> {

@@ -19,11 +19,11 @@ import {
   forgeWireguardKeyPair,
   wireguardSocketPath,
 } from "../agent/gateway/index.js";
-import { run, runIn } from "../provider/host/exec.js";
-import { namespaceExists, namespacePids } from "../provider/host/namespaces.js";
-import { delay, recordOf, startInNamespace, stopProcess, type ProcessRecord } from "../provider/host/processes.js";
+import { run, runIn } from "../host/exec.js";
+import { namespaceExists, namespacePids } from "../host/namespaces.js";
+import { delay, recordOf, startInNamespace, stopProcess, type ProcessRecord } from "../host/processes.js";
 import { ratio, series, target } from "./figures.js";
-import type { Log, SectionResult } from "./stacks.js";
+import type { Log, SectionResult } from "./figures.js";
 
 const IPERF_PORT = 5201;
 

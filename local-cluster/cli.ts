@@ -14,7 +14,7 @@
  *   down [--lab L | --all]
  */
 import { parseArgs } from "node:util";
-import { runIn } from "../provider/host/exec.js";
+import { runIn } from "../host/exec.js";
 import { PROFILES, type ConnectivityProfile, type PortForward } from "./connectivity.js";
 import { describeNodes, scheduleProbePod } from "./inspect.js";
 import {

@@ -10,7 +10,7 @@
  * - `nat`: chosen clusters sit behind a router namespace that masquerades their traffic and
  *   forwards only the ports they open; the others are `open`.
  */
-import { runIn } from "../provider/host/exec.js";
+import { runIn } from "../host/exec.js";
 
 /** The connectivity profiles the harness can apply. */
 export type ConnectivityProfile = "open" | "gateway-only" | "nat";

@@ -23,8 +23,8 @@ import {
   forgeServingCertificate,
   type ClientIdentity,
   type KeyPair,
-} from "./pki.js";
-import { startInNamespace, type ProcessRecord } from "../provider/host/processes.js";
+} from "../provider/pki/x509.js";
+import { startInNamespace, type ProcessRecord } from "../host/processes.js";
 import { AGENT_NODE_FLAGS } from "../provider/cluster/agent-deployment.js";
 
 import { API_SERVER_PORT } from "./plan.js";

@@ -27,12 +27,11 @@ import {
   waitForControllers,
   writeControlPlaneFiles,
   type ControlPlaneSpec,
-  type Launch,
   type OnStarted,
 } from "./control-plane.js";
-import { readLabFile, saveLab, stateFile, updateLab } from "./state.js";
+import { readLabFile, saveLab, stateFile, updateLab, type ClusterState, type LabState } from "./state.js";
 import { startSupervisor } from "./supervisor.js";
-import { run } from "../provider/host/exec.js";
+import { run } from "../host/exec.js";
 import {
   addPodAddress as addAddressToPods,
   attachToBridge,
@@ -46,10 +45,11 @@ import {
   namespaceExists,
   namespacePids,
 } from "./netns.js";
-import { isRunning, recordOf, stopProcess, type ProcessRecord } from "../provider/host/processes.js";
-import { planLab, type ClusterRequest, type LabPlan, type PlannedCluster } from "./plan.js";
+import { isRunning, recordOf, stopProcess } from "../host/processes.js";
+import { planLab, type ClusterRequest, type PlannedCluster } from "./plan.js";
 
 export type { ClusterRequest } from "./plan.js";
+export type { ClusterState, LabState } from "./state.js";
 
 /** Where lab state lives unless told otherwise. */
 export const DEFAULT_LAB_ROOT = process.env["LIQO_LAB_ROOT"] ?? "/tmp/pulumi-liqo-labs";
@@ -78,36 +78,6 @@ export interface LabOptions {
   readonly readyTimeoutMs?: number;
   /** Receives progress lines. @default writes to stderr */
   readonly log?: (line: string) => void;
-}
-
-/** One running cluster of a lab, as recorded in the lab's state file. */
-export interface ClusterState extends PlannedCluster {
-  /** Admin kubeconfig that works from the host. */
-  readonly kubeconfig: string;
-  /** API server URL as the host reaches it. */
-  readonly apiServerUrl: string;
-  /** The agent's auth service URL as the host and other clusters reach it (open profile). */
-  readonly authUrl: string;
-  /** Processes started for this cluster, in start order; a restarted one replaces its record. */
-  readonly processes: ProcessRecord[];
-  /** How each process was started, by name: what the supervisor runs again when it exits. */
-  readonly launches: Record<string, Launch>;
-  /** The cluster's supervisor, once started (the last thing `up` does). */
-  supervisor?: ProcessRecord;
-}
-
-/** A lab as recorded in its state file. */
-export interface LabState extends Omit<LabPlan, "clusters"> {
-  /** Directory of this lab's files. */
-  readonly dir: string;
-  /** Current connectivity profile. */
-  profile: ConnectivityProfile;
-  /** The node lifecycle controller's grace period the clusters run with. */
-  readonly nodeMonitorGracePeriodSeconds: number;
-  /** The wireguard-go executable the agents' gateways run, if not the one on PATH. */
-  readonly wireguardGo?: string;
-  /** The clusters, in creation order. */
-  readonly clusters: ClusterState[];
 }
 
 const defaultLog = (line: string): void => void process.stderr.write(`${line}\n`);

@@ -3,10 +3,10 @@
  * Every function is idempotent where it can be, so that a run that crashed half-way is cleaned up
  * by the same calls that tear a healthy one down.
  */
-import { run, runIn, type CommandError } from "../provider/host/exec.js";
-import { namespaceExists } from "../provider/host/namespaces.js";
+import { run, runIn, type CommandError } from "../host/exec.js";
+import { namespaceExists } from "../host/namespaces.js";
 
-export { namespaceExists, namespacePids } from "../provider/host/namespaces.js";
+export { namespaceExists, namespacePids } from "../host/namespaces.js";
 
 /** Whether a link named `name` exists in the host's namespace. */
 export async function linkExists(name: string): Promise<boolean> {

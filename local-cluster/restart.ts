@@ -6,7 +6,7 @@
  * cluster is ready again (API server, controller manager and scheduler leases), and says what it did.
  */
 import { dirname } from "node:path";
-import { isRunning, stopProcess } from "../provider/host/processes.js";
+import { isRunning, stopProcess } from "../host/processes.js";
 import { poll } from "../provider/wait/poll.js";
 import { waitForApiServer, waitForControllers } from "./control-plane.js";
 import { clusterOf, controlPlaneSpec, ensureSupervisors, readLab, type LabState } from "./lab.js";

@@ -3,11 +3,45 @@
  * share it (the `clusters` CLI, and each cluster's supervisor recording a restarted process), so a
  * write replaces the file atomically (readers never see half of one) and an update reads, changes
  * and writes under a lock file, so that no writer loses another's change. Loads nothing heavy:
- * the supervisor uses it.
+ * the supervisor uses it. What the file records ({@link LabState}) is declared here, below
+ * `lab.ts` and the supervisor, which both read and write it.
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { LabState } from "./lab.js";
+import type { ProcessRecord } from "../host/processes.js";
+import type { ConnectivityProfile } from "./connectivity.js";
+import type { Launch } from "./control-plane.js";
+import type { LabPlan, PlannedCluster } from "./plan.js";
+
+/** One running cluster of a lab, as recorded in the lab's state file. */
+export interface ClusterState extends PlannedCluster {
+  /** Admin kubeconfig that works from the host. */
+  readonly kubeconfig: string;
+  /** API server URL as the host reaches it. */
+  readonly apiServerUrl: string;
+  /** The agent's auth service URL as the host and other clusters reach it (open profile). */
+  readonly authUrl: string;
+  /** Processes started for this cluster, in start order; a restarted one replaces its record. */
+  readonly processes: ProcessRecord[];
+  /** How each process was started, by name: what the supervisor runs again when it exits. */
+  readonly launches: Record<string, Launch>;
+  /** The cluster's supervisor, once started (the last thing `up` does). */
+  supervisor?: ProcessRecord;
+}
+
+/** A lab as recorded in its state file. */
+export interface LabState extends Omit<LabPlan, "clusters"> {
+  /** Directory of this lab's files. */
+  readonly dir: string;
+  /** Current connectivity profile. */
+  profile: ConnectivityProfile;
+  /** The node lifecycle controller's grace period the clusters run with. */
+  readonly nodeMonitorGracePeriodSeconds: number;
+  /** The wireguard-go executable the agents' gateways run, if not the one on PATH. */
+  readonly wireguardGo?: string;
+  /** The clusters, in creation order. */
+  readonly clusters: ClusterState[];
+}
 
 /** The state file of the lab in directory `dir`. */
 export const stateFile = (dir: string): string => join(dir, "lab.json");

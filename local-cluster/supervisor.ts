@@ -20,9 +20,8 @@ import { dirname, join } from "node:path";
 import { Backoff, type BackoffPolicy } from "../agent/backoff.js";
 import { abortableDelay } from "../agent/loop.js";
 import type { Reporter } from "../agent/reporter.js";
-import { isRunning, startInNamespace, type ProcessRecord } from "../provider/host/processes.js";
-import type { ClusterState } from "./lab.js";
-import { readLabFile, updateLab } from "./state.js";
+import { isRunning, startInNamespace, type ProcessRecord } from "../host/processes.js";
+import { readLabFile, updateLab, type ClusterState } from "./state.js";
 
 /** The components of a local cluster, in the order they start. */
 export const COMPONENTS = ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "agent"] as const;

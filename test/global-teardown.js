@@ -2,7 +2,7 @@
 // never the labs of a run still going on beside this one. Plain JavaScript on the compiled
 // sources (`npm test` builds first): Jest's module mapping does not apply to global hooks.
 const { downLab, listLabs } = require("../dist/local-cluster/lab.js");
-const { TEST_LAB_ROOT, labOwner } = require("../dist/test/support/labs.js");
+const { TEST_LAB_ROOT, labOwner } = require("../dist/harness/labs.js");
 
 function alive(pid) {
   try {

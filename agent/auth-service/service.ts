@@ -1,26 +1,21 @@
 /**
  * The provider's auth service: HTTPS, with its certificate from the auth TLS Secret that `Cluster`
  * installs, and the cluster's client CA to check identities that come back to revoke themselves.
- * Routing, body limits and the failure limiter live here; the protocol steps live in the handlers.
+ * Starting it is four steps: wait for the TLS material, serve with it, listen, and keep it fresh;
+ * how one request is answered lives in requests.ts, the protocol steps in the handlers.
  */
-import * as k8s from "@kubernetes/client-node";
+import type * as k8s from "@kubernetes/client-node";
 import { createServer, type Server } from "node:https";
-import type { IncomingMessage, ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
-import type { TLSSocket } from "node:tls";
-import { AUTH_TLS_SECRET, SYSTEM_NAMESPACE } from "../../provider/api/names.js";
+import type { AddressInfo } from "node:net";
+import type { SecureContextOptions } from "node:tls";
 import { IDENTITY_EXPIRATION_SECONDS } from "../../provider/authentication/certificates.js";
-import { IDENTITY_PATH, MAX_BODY_BYTES, RENEW_PATH, REVOKE_PATH } from "../../provider/authentication/protocol.js";
-import { readOptional, serverOf } from "../../provider/kube/client.js";
+import { serverOf } from "../../provider/kube/client.js";
 import { describeKubeError } from "../../provider/kube/errors.js";
-import { poll } from "../../provider/wait/poll.js";
 import type { Reporter } from "../reporter.js";
-import { fail, refuse, type Answer } from "./answer.js";
 import { FailureLimiter, type FailureLimiterOptions } from "./failure-limiter.js";
-import { issueIdentity } from "./issue-identity.js";
+import { requestListener, STEP, type RequestContext } from "./requests.js";
 import { CERTIFICATE_WAIT_MS } from "./sign-certificate.js";
-import { renewConsumerIdentity } from "./renew-identity.js";
-import { revokeConsumerIdentity, splitPemBundle, type PeerCertificate } from "./revoke-identity.js";
+import { readTlsMaterial, tlsMaterialChanged, waitForTlsMaterial, type TlsMaterial } from "./tls-material.js";
 
 /** Options of {@link startAuthService}. */
 export interface AuthServiceOptions {
@@ -58,109 +53,51 @@ export interface RunningAuthService {
   close(): Promise<void>;
 }
 
-/** TLS material the server needs. */
-interface TlsMaterial {
-  /** Serving certificate (PEM). */
-  readonly cert: string;
-  /** Its key (PEM, secret). */
-  readonly key: string;
-  /** The cluster's client CA bundle (PEM); empty when unreadable. */
-  readonly clientCa: string;
+/** The certificate, key and client CA a server serves with. */
+function secureContextOf(tls: TlsMaterial): SecureContextOptions {
+  return { cert: tls.cert, key: tls.key, ...(tls.clientCa ? { ca: tls.clientCa } : {}) };
 }
-
-const STEP = "auth service";
-
-/** Reads the serving certificate and key; undefined while the Secret is not there yet. */
-async function readServingTls(kc: k8s.KubeConfig): Promise<{ cert: string; key: string } | undefined> {
-  const core = kc.makeApiClient(k8s.CoreV1Api);
-  const secret = await readOptional(() =>
-    core.readNamespacedSecret({ name: AUTH_TLS_SECRET, namespace: SYSTEM_NAMESPACE }),
-  );
-  const decode = (key: string): string => Buffer.from(secret?.data?.[key] ?? "", "base64").toString("utf8");
-  const [cert, key] = [decode("tls.crt"), decode("tls.key")];
-  return cert && key ? { cert, key } : undefined;
-}
-
-/** Reads the client CA the API server trusts (the signer of identities), as the API server publishes it. */
-async function readClientCa(kc: k8s.KubeConfig): Promise<string> {
-  const core = kc.makeApiClient(k8s.CoreV1Api);
-  const cm = await readOptional(() =>
-    core.readNamespacedConfigMap({ name: "extension-apiserver-authentication", namespace: "kube-system" }),
-  );
-  return cm?.data?.["client-ca-file"] ?? "";
-}
-
-async function readTls(kc: k8s.KubeConfig): Promise<TlsMaterial | undefined> {
-  const serving = await readServingTls(kc);
-  return serving ? { ...serving, clientCa: await readClientCa(kc) } : undefined;
-}
-
-/** How long a connection answered 413 still takes (and drops) what its client sends, at most. */
-const LINGER_MS = 2_000;
 
 /**
- * Reads a request body up to `limit` bytes; undefined when it is larger. Past the limit nothing
- * more is kept, and the connection is left open for the answer (see {@link closeLingering}).
+ * The HTTPS server. It asks for a client certificate (revocation, renewal) without requiring one
+ * (identity requests have none); the revoke and renew handlers decide. Without a client CA, no
+ * certificate can pass (see consumerOfCertificate).
  */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const take = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > limit) {
-        req.off("data", take);
-        resolve(undefined);
-        return;
-      }
-      chunks.push(chunk);
-    };
-    req.on("data", take);
-    req.on("end", () => resolve(Buffer.concat(chunks)));
-    req.on("error", reject);
+function createAuthServer(tls: TlsMaterial, ctx: RequestContext): Server {
+  return createServer({ ...secureContextOf(tls), requestCert: true, rejectUnauthorized: false }, requestListener(ctx));
+}
+
+/** Listens on `listen`; resolves the port (the chosen one when asked for port 0). */
+function listenOn(server: Server, listen: AuthServiceOptions["listen"]): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(listen.port, listen.host, () => {
+      server.off("error", reject);
+      resolve((server.address() as AddressInfo).port);
+    });
   });
 }
 
 /**
- * Makes the HTTP layer's close after the answer on `socket` a lingering one: this side ends (the
- * answer, then TLS close_notify and FIN) and drops whatever the client still sends until it ends
- * too, or for {@link LINGER_MS} at most: the staged close of RFC 9112 §9.6. Closed at once with the
- * client's bytes unread, the socket would make the kernel send a reset, which can destroy the
- * answer in the client's buffers before it is read: the client would see a connection reset
- * instead of the 413. (On loopback the answer won that race in every try measured; across a
- * network it need not.)
+ * Re-reads the TLS material and, if it differs from what is `served`, hands it to `server` and to
+ * `reloaded`, so that a renewed certificate or a rotated CA is served without restart. Never
+ * rejects: a failed read keeps what is served, and says so.
  */
-function closeLingering(socket: Socket): void {
-  socket.destroySoon = () => {
-    const timer = setTimeout(() => socket.destroy(), LINGER_MS).unref();
-    socket.once("close", () => clearTimeout(timer));
-    socket.once("end", () => socket.destroy());
-    socket.end();
-    socket.resume();
-  };
-}
-
-/** What the TLS layer saw of the client's certificate (revocation and renewal authenticate by it). */
-function peerOf(socket: TLSSocket): PeerCertificate {
-  const peer = socket.getPeerCertificate();
-  return {
-    ...(peer?.raw ? { raw: peer.raw } : {}),
-    authorized: socket.authorized,
-    ...(socket.authorizationError ? { authorizationError: String(socket.authorizationError) } : {}),
-  };
-}
-
-/** What each endpoint does, for a server error's message. */
-const ACTIONS: Readonly<Record<string, string>> = {
-  [IDENTITY_PATH]: "issuing the identity",
-  [REVOKE_PATH]: "revoking the identity",
-  [RENEW_PATH]: "renewing the identity",
-};
-
-function write(res: ServerResponse, answer: Answer): void {
-  const payload = JSON.stringify(answer.body);
-  res.writeHead(answer.status, { "content-type": "application/json", "cache-control": "no-store", ...answer.headers });
-  res.end(payload);
+async function reloadTlsMaterial(
+  server: Server,
+  kc: k8s.KubeConfig,
+  log: Reporter,
+  served: () => TlsMaterial,
+  reloaded: (fresh: TlsMaterial) => void,
+): Promise<void> {
+  try {
+    const fresh = await readTlsMaterial(kc);
+    if (!fresh || !tlsMaterialChanged(served(), fresh)) return;
+    server.setSecureContext(secureContextOf(fresh));
+    reloaded(fresh);
+  } catch (error) {
+    log.warn(`${STEP}: could not re-read TLS material at ${serverOf(kc)}: ${describeKubeError(error)}`);
+  }
 }
 
 /**
@@ -169,134 +106,37 @@ function write(res: ServerResponse, answer: Answer): void {
  */
 export async function startAuthService(options: AuthServiceOptions): Promise<RunningAuthService> {
   const { kc, log } = options;
-  const now = options.now ?? Date.now;
   const endpoint = serverOf(kc);
-  const limiter = new FailureLimiter(options.failureLimit);
-  const lifetimeSeconds = options.identityLifetimeSeconds ?? IDENTITY_EXPIRATION_SECONDS;
-  const certificateTimeoutMs = options.certificateTimeoutMs ?? CERTIFICATE_WAIT_MS;
-
-  let tls = await poll(
-    { step: STEP, object: `Secret ${SYSTEM_NAMESPACE}/${AUTH_TLS_SECRET}`, endpoint },
-    { timeoutMs: options.tlsWaitTimeoutMs ?? 600_000, intervalMs: 1_000 },
-    async () => {
-      const material = await readTls(kc);
-      return material
-        ? { done: true, value: material }
-        : { done: false, state: "Secret not found (is the Cluster installed?)" };
-    },
-  );
+  let tls = await waitForTlsMaterial(kc, STEP, options.tlsWaitTimeoutMs ?? 600_000);
   if (!tls.clientCa)
     log.warn(
       `${STEP}: client CA not readable at ${endpoint} (kube-system/extension-apiserver-authentication); revocations are refused until it is`,
     );
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const source = req.socket.remoteAddress ?? "unknown";
-    const path = (req.url ?? "").split("?")[0];
-    if (path === undefined || !Object.hasOwn(ACTIONS, path))
-      return write(
-        res,
-        fail(404, `no such endpoint; use POST ${IDENTITY_PATH}, POST ${RENEW_PATH} or POST ${REVOKE_PATH}`),
-      );
-    if (req.method !== "POST")
-      return write(res, { ...fail(405, `${path} accepts POST only`), headers: { allow: "POST" } });
-    const blockedMs = limiter.blockedFor(source, now());
-    if (blockedMs !== undefined) {
-      const seconds = Math.ceil(blockedMs / 1000);
-      log.warn(`${STEP}: throttled ${source} on ${path} for ${seconds} s after repeated refusals`);
-      return write(res, {
-        ...refuse(429, `too many refused requests from ${source}; retry after ${seconds} s`, {
-          "retry-after": String(seconds),
-        }),
-        countsAsFailure: false,
-      });
-    }
-    let answer: Answer;
-    try {
-      const raw = await readBody(req, MAX_BODY_BYTES);
-      let body: unknown;
-      if (raw === undefined) {
-        closeLingering(req.socket);
-        answer = refuse(413, `request body larger than ${MAX_BODY_BYTES} bytes`, { connection: "close" });
-      } else {
-        try {
-          body = raw.length === 0 ? {} : JSON.parse(raw.toString("utf8"));
-        } catch {
-          body = undefined;
-        }
-        if (body === undefined) answer = refuse(400, "request body is not JSON");
-        else if (path === IDENTITY_PATH) {
-          answer = await issueIdentity({ kc, now, log, certificateTimeoutMs, lifetimeSeconds }, body, source);
-        } else if (path === RENEW_PATH) {
-          answer = await renewConsumerIdentity(
-            { kc, now, log, clientCaPems: splitPemBundle(tls.clientCa), certificateTimeoutMs, lifetimeSeconds },
-            peerOf(req.socket as TLSSocket),
-            body,
-            source,
-          );
-        } else {
-          answer = await revokeConsumerIdentity(
-            { kc, now, log, clientCaPems: splitPemBundle(tls.clientCa), removalTimeoutMs: 60_000 },
-            peerOf(req.socket as TLSSocket),
-            source,
-          );
-        }
-      }
-    } catch (error) {
-      // Errors of the steps name the step, the object and the API server; they carry no secret.
-      const reason = describeKubeError(error);
-      log.warn(`${STEP}: ${path} from ${source} failed: ${reason}`);
-      answer = fail(500, `${ACTIONS[path]} failed on the provider: ${reason}`);
-    }
-    if (answer.countsAsFailure) limiter.recordFailure(source, now());
-    write(res, answer);
-  };
-
-  const server: Server = createServer(
-    {
-      cert: tls.cert,
-      key: tls.key,
-      // Ask for a client certificate (revocation, renewal) without requiring one (identity requests
-      // have none); the revoke and renew handlers decide. Without a client CA, no certificate can pass (see consumerOfCertificate).
-      ...(tls.clientCa ? { ca: tls.clientCa } : {}),
-      requestCert: true,
-      rejectUnauthorized: false,
-    },
-    (req, res) => {
-      handle(req, res).catch((error: unknown) => {
-        log.warn(`${STEP}: answering failed: ${(error as Error)?.message ?? String(error)}`);
-        if (!res.headersSent) write(res, fail(500, "internal error"));
-      });
-    },
-  );
-
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.listen.port, options.listen.host, () => {
-      server.off("error", reject);
-      resolve();
-    });
+  const server = createAuthServer(tls, {
+    kc,
+    log,
+    now: options.now ?? Date.now,
+    limiter: new FailureLimiter(options.failureLimit),
+    certificateTimeoutMs: options.certificateTimeoutMs ?? CERTIFICATE_WAIT_MS,
+    lifetimeSeconds: options.identityLifetimeSeconds ?? IDENTITY_EXPIRATION_SECONDS,
+    clientCa: () => tls.clientCa,
   });
-  const port = (server.address() as AddressInfo).port;
+  const port = await listenOn(server, options.listen);
   log.info(`${STEP}: listening on https://${options.listen.host}:${port} for cluster ${endpoint}`);
 
-  // Re-read TLS and the client CA, so a renewed certificate or a rotated CA is used without restart.
   const reload = (): Promise<void> =>
-    readTls(kc)
-      .then((fresh) => {
-        if (!fresh || (fresh.cert === tls.cert && fresh.key === tls.key && fresh.clientCa === tls.clientCa)) return;
-        server.setSecureContext({
-          cert: fresh.cert,
-          key: fresh.key,
-          ...(fresh.clientCa ? { ca: fresh.clientCa } : {}),
-        });
+    reloadTlsMaterial(
+      server,
+      kc,
+      log,
+      () => tls,
+      (fresh) => {
         tls = fresh;
         log.info(`${STEP}: reloaded TLS material`);
         options.onReload?.();
-      })
-      .catch((error: unknown) =>
-        log.warn(`${STEP}: could not re-read TLS material at ${endpoint}: ${describeKubeError(error)}`),
-      );
+      },
+    );
   const refresh = setInterval(() => void reload(), options.refreshIntervalMs ?? 30_000);
   refresh.unref();
 

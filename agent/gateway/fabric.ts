@@ -2,7 +2,7 @@
  * The routes, policy rules and NAT rules toward one peer, applied to and removed from a gateway's
  * namespace. What to apply is decided by the pure forgers of gateway-nat.ts; this module runs them.
  */
-import { runIn, type CommandError } from "../../provider/host/exec.js";
+import { runIn, type CommandError } from "../../host/exec.js";
 import {
   FABRIC_RULE_PRIORITY,
   forgeNatRuleDeletionsFromListing,

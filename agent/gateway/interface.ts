@@ -12,15 +12,9 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, unlinkSync } from "node:fs";
 import { connect } from "node:net";
 import { basename, dirname, join } from "node:path";
-import { runIn, type CommandError } from "../../provider/host/exec.js";
-import { namespaceExists, namespacePids } from "../../provider/host/namespaces.js";
-import {
-  isRunning,
-  recordOf,
-  startInNamespace,
-  stopProcess,
-  type ProcessRecord,
-} from "../../provider/host/processes.js";
+import { runIn, type CommandError } from "../../host/exec.js";
+import { namespaceExists, namespacePids } from "../../host/namespaces.js";
+import { isRunning, recordOf, startInNamespace, stopProcess, type ProcessRecord } from "../../host/processes.js";
 import { poll } from "../../provider/wait/poll.js";
 import {
   GatewaySpecError,

@@ -53,8 +53,8 @@ import {
 } from "../../provider/network-fabric/claims.js";
 import type { RemoteView } from "../../provider/network-fabric/remap.js";
 import { tunnelAddress } from "../../provider/network-fabric/tunnel-plan.js";
-import { isRunning, type ProcessRecord } from "../../provider/host/processes.js";
-import { runIn } from "../../provider/host/exec.js";
+import { isRunning, type ProcessRecord } from "../../host/processes.js";
+import { runIn } from "../../host/exec.js";
 import { Backoff } from "../backoff.js";
 import type { Reporter } from "../reporter.js";
 import { answerRefusal, readOrigins } from "./admission.js";
@@ -166,6 +166,77 @@ async function localRoutes(netns: string, exceptPrefix: string): Promise<Cidr[]>
   return cidrs;
 }
 
+/** What an accepted endpoint asks of this cluster, worked out before anything is set up. */
+interface Target {
+  /** The endpoint's interface. */
+  readonly ifname: string;
+  /** Its peer slot (kept once reported). */
+  readonly slot: number;
+  /** The tunnel's link block. */
+  readonly link: Cidr;
+  /** The remote side's address on the link, which the probe pings. */
+  readonly remoteTunnelAddress: string;
+  /** The ranges other endpoints already see their remotes under: none may be seen there again. */
+  readonly others: readonly string[];
+  /** What the applied state derives from (except the namespace's routes): a change means apply again. */
+  readonly inputs: string;
+}
+
+/** The {@link Target} of an accepted endpoint, among `all` the cluster's endpoints. Pure. */
+function targetOf(
+  endpoint: TunnelEndpoint,
+  all: readonly TunnelEndpoint[],
+  identity: ClusterIdentity,
+  claims: AcceptedClaims,
+): Target {
+  const { spec } = endpoint;
+  const slot = endpoint.status?.slot ?? freeSlot(all, endpoint);
+  const remoteRole = spec.role === "server" ? "client" : "server";
+  const others = all
+    .filter((e) => e.metadata.uid !== endpoint.metadata.uid)
+    .flatMap((e) => [e.status?.remotePodCidrAsSeen, e.status?.remoteExternalCidrAsSeen])
+    .filter((c): c is string => !!c);
+  return {
+    ifname: interfaceOf(endpoint, identity.clusterId),
+    slot,
+    link: claims.link,
+    remoteTunnelAddress: tunnelAddress(claims.link, remoteRole).split("/")[0]!,
+    others,
+    inputs: JSON.stringify({
+      spec,
+      slot,
+      others,
+      cidrs: [identity.podCidr, identity.externalCidr, identity.serviceCidr],
+    }),
+  };
+}
+
+/**
+ * How this cluster will see the remote's ranges: remapped where they overlap anything local (its
+ * pod, external and service CIDRs, what other remotes are seen under, the namespace's own routes).
+ * A refusal when a server's port is already served, or the ranges cannot be placed.
+ */
+async function placeRemote(
+  endpoint: TunnelEndpoint,
+  all: readonly TunnelEndpoint[],
+  identity: ClusterIdentity,
+  claims: AcceptedClaims,
+  others: readonly string[],
+  routes: () => Promise<readonly Cidr[]>,
+): Promise<{ readonly accepted: true; readonly view: RemoteView | undefined } | RefusedClaims> {
+  const clash = servedPortClash(endpoint, all);
+  if (clash) return clash;
+  return decideRemoteView(claims, {
+    podCidr: Cidr.parse(identity.podCidr!),
+    ...(identity.externalCidr ? { externalCidr: Cidr.parse(identity.externalCidr) } : {}),
+    taken: [
+      ...(identity.serviceCidr ? [Cidr.parse(identity.serviceCidr)] : []),
+      ...others.map((c) => Cidr.parse(c)),
+      ...(await routes()),
+    ],
+  });
+}
+
 /** The gateway of one cluster. Call {@link TunnelGateway.pass} periodically. */
 export class TunnelGateway {
   private readonly applied = new Map<string, Applied>();
@@ -274,9 +345,11 @@ export class TunnelGateway {
   }
 
   /**
-   * Brings the namespace to an endpoint whose claims were accepted. Resolves a refusal, having
-   * changed nothing, when the remote's ranges cannot be placed; the finalizer is set only once
-   * everything is checked, right before anything is set up.
+   * Brings the namespace to an endpoint whose claims were accepted: places the remote's ranges,
+   * sets the finalizer, brings the tunnel up (again) when what it derives from changed or its
+   * wireguard-go died, and reports. Resolves a refusal, having changed nothing, when the remote's
+   * ranges cannot be placed; the finalizer is set only once everything is checked, right before
+   * anything is set up.
    */
   private async reconcile(
     endpoint: TunnelEndpoint,
@@ -285,111 +358,132 @@ export class TunnelGateway {
     claims: AcceptedClaims,
     routes: () => Promise<readonly Cidr[]>,
   ): Promise<RefusedClaims | undefined> {
-    const { kc, netns, workDir } = this.options;
-    const { spec } = endpoint;
-    const uid = endpoint.metadata.uid!;
     if (!identity.podCidr)
       throw new Error(`${STEP}: the cluster's pod CIDR is not recorded (reinstall the Cluster resource)`);
-    const ifname = interfaceOf(endpoint, identity.clusterId);
-    const slot = endpoint.status?.slot ?? freeSlot(all, endpoint);
-    const link = claims.link;
-    const remoteRole = spec.role === "server" ? "client" : "server";
-    const remoteTunnelAddress = tunnelAddress(link, remoteRole).split("/")[0]!;
-    const others = all
-      .filter((e) => e.metadata.uid !== uid)
-      .flatMap((e) => [e.status?.remotePodCidrAsSeen, e.status?.remoteExternalCidrAsSeen])
-      .filter((c): c is string => !!c);
-    const inputs = JSON.stringify({
-      spec,
-      slot,
-      others,
-      cidrs: [identity.podCidr, identity.externalCidr, identity.serviceCidr],
-    });
-
+    const uid = endpoint.metadata.uid!;
+    const target = targetOf(endpoint, all, identity, claims);
     let applied = this.applied.get(uid);
-    const stale = !applied || applied.inputs !== inputs || !isRunning(applied.process);
+    const stale = !applied || applied.inputs !== target.inputs || !isRunning(applied.process);
     let view = applied?.view;
     if (stale) {
-      const clash = servedPortClash(endpoint, all);
-      if (clash) return clash;
-      // How this cluster sees the remote: remapped where it overlaps anything local.
-      const decided = decideRemoteView(claims, {
-        podCidr: Cidr.parse(identity.podCidr),
-        ...(identity.externalCidr ? { externalCidr: Cidr.parse(identity.externalCidr) } : {}),
-        taken: [
-          ...(identity.serviceCidr ? [Cidr.parse(identity.serviceCidr)] : []),
-          ...others.map((c) => Cidr.parse(c)),
-          ...(await routes()),
-        ],
-      });
-      if (!decided.accepted) return decided;
-      view = decided.view;
+      const placed = await placeRemote(endpoint, all, identity, claims, target.others, routes);
+      if (!placed.accepted) return placed;
+      view = placed.view;
     }
-    if (!endpoint.metadata.finalizers?.includes(GATEWAY_FINALIZER)) {
-      await setTunnelEndpointFinalizers(
-        kc,
-        endpoint,
-        [...(endpoint.metadata.finalizers ?? []), GATEWAY_FINALIZER],
-        STEP,
-      );
-    }
+    await this.ensureFinalizer(endpoint);
     if (!applied || stale) {
-      const keys = await this.ensureKeyPair(ifname, spec.remoteClusterId);
-      const running = await ensureWireguardInterface({
-        netns,
-        ifname,
-        privateKey: keys.privateKey,
-        // Only the server must be found at a known port; a client dials from any free one, so
-        // one gateway may dial many peers.
-        listenPort: spec.role === "server" ? spec.listenPort : (applied?.ownPort ?? 0),
-        address: tunnelAddress(link, spec.role),
-        mtu: spec.mtu,
-        logFile: join(workDir, `${ifname}.log`),
-        keyDir: workDir,
-        ...(this.options.wireguardGo ? { wireguardGo: this.options.wireguardGo } : {}),
-      });
-      if (running.started)
-        this.options.reporter.info(
-          `${STEP}: interface ${ifname} up for ${spec.remoteClusterName} (wireguard-go pid ${running.process.pid})`,
-        );
-      // The server of a restarted interface dials its client where it last saw it, so that the
-      // probe below starts the new session at once; the client roams on as before.
-      const seen = applied?.peerSeenAt?.publicKey === spec.remote.publicKey ? applied?.peerSeenAt : undefined;
-      const dial = spec.remote.endpoint ?? (running.started ? seen?.endpoint : undefined);
-      const own = await readWireguardStatus(netns, ifname);
-      if (spec.remote.publicKey) {
-        const formerPeers = own.peers.filter((p) => p.publicKey !== spec.remote.publicKey);
-        for (const peer of formerPeers) await runIn(netns, "wg", ["set", ifname, "peer", peer.publicKey, "remove"]);
-        await configureWireguardPeer({
-          netns,
-          ifname,
-          peerPublicKey: spec.remote.publicKey,
-          ...(dial ? { endpoint: dial } : {}),
-          allowedIps: [link.toString(), ...(view ? view.ranges.map((r) => r.real.toString()) : [])],
-          ...(spec.keepaliveSeconds > 0 ? { keepaliveSeconds: spec.keepaliveSeconds } : {}),
-        });
-      }
-      if (view) await applyPeerFabric(netns, { peerId: ifname, tunnelInterface: ifname, view, slot });
-      applied = {
-        inputs,
-        ifname,
-        remoteClusterName: spec.remoteClusterName,
-        process: running.process,
-        publicKey: keys.publicKey,
-        slot,
-        view,
-        status: "",
-        statusWrittenAt: 0,
-        observedAt: 0,
-        connected: false,
-        peerSeenAt: seen,
-        ownPort: own.listenPort,
-      };
+      applied = await this.bringUp(endpoint, target, view, applied);
       this.applied.set(uid, applied);
     }
+    await this.reportStatus(endpoint, target, applied, identity);
+    return undefined;
+  }
 
-    if (applied.connected && Date.now() - applied.observedAt < CONNECTED_PROBE_MS) return undefined;
-    const { status, peerSeenAt } = await this.observe(endpoint, ifname, applied, identity, remoteTunnelAddress);
+  /** Sets the gateway's finalizer, so that the endpoint's delete waits until the gateway took the tunnel down. */
+  private async ensureFinalizer(endpoint: TunnelEndpoint): Promise<void> {
+    if (endpoint.metadata.finalizers?.includes(GATEWAY_FINALIZER)) return;
+    await setTunnelEndpointFinalizers(
+      this.options.kc,
+      endpoint,
+      [...(endpoint.metadata.finalizers ?? []), GATEWAY_FINALIZER],
+      STEP,
+    );
+  }
+
+  /**
+   * Sets the tunnel up from scratch or over what runs: the key pair, the wireguard-go interface
+   * (restarted if it died), its one peer, and the NAT rules and routes of the remote's view.
+   * Resolves what is now applied, not yet probed.
+   */
+  private async bringUp(
+    endpoint: TunnelEndpoint,
+    target: Target,
+    view: RemoteView | undefined,
+    before: Applied | undefined,
+  ): Promise<Applied> {
+    const { netns, workDir } = this.options;
+    const { spec } = endpoint;
+    const { ifname, link, slot } = target;
+    const keys = await this.ensureKeyPair(ifname, spec.remoteClusterId);
+    const running = await ensureWireguardInterface({
+      netns,
+      ifname,
+      privateKey: keys.privateKey,
+      // Only the server must be found at a known port; a client dials from any free one, so
+      // one gateway may dial many peers.
+      listenPort: spec.role === "server" ? spec.listenPort : (before?.ownPort ?? 0),
+      address: tunnelAddress(link, spec.role),
+      mtu: spec.mtu,
+      logFile: join(workDir, `${ifname}.log`),
+      keyDir: workDir,
+      ...(this.options.wireguardGo ? { wireguardGo: this.options.wireguardGo } : {}),
+    });
+    if (running.started)
+      this.options.reporter.info(
+        `${STEP}: interface ${ifname} up for ${spec.remoteClusterName} (wireguard-go pid ${running.process.pid})`,
+      );
+    // The server of a restarted interface dials its client where it last saw it, so that the
+    // probe that follows starts the new session at once; the client roams on as before.
+    const seen = before?.peerSeenAt?.publicKey === spec.remote.publicKey ? before?.peerSeenAt : undefined;
+    const dial = spec.remote.endpoint ?? (running.started ? seen?.endpoint : undefined);
+    const own = await readWireguardStatus(netns, ifname);
+    if (spec.remote.publicKey) await this.configureOnlyPeer(endpoint, target, view, own.peers, dial);
+    if (view) await applyPeerFabric(netns, { peerId: ifname, tunnelInterface: ifname, view, slot });
+    return {
+      inputs: target.inputs,
+      ifname,
+      remoteClusterName: spec.remoteClusterName,
+      process: running.process,
+      publicKey: keys.publicKey,
+      slot,
+      view,
+      status: "",
+      statusWrittenAt: 0,
+      observedAt: 0,
+      connected: false,
+      peerSeenAt: seen,
+      ownPort: own.listenPort,
+    };
+  }
+
+  /** Makes the endpoint's remote the interface's one peer: former peers (an old key) removed, this one (re)configured. */
+  private async configureOnlyPeer(
+    endpoint: TunnelEndpoint,
+    target: Target,
+    view: RemoteView | undefined,
+    peers: readonly { readonly publicKey: string }[],
+    dial: string | undefined,
+  ): Promise<void> {
+    const { netns } = this.options;
+    const { remote, keepaliveSeconds } = endpoint.spec;
+    const { ifname, link } = target;
+    const formerPeers = peers.filter((p) => p.publicKey !== remote.publicKey);
+    for (const peer of formerPeers) await runIn(netns, "wg", ["set", ifname, "peer", peer.publicKey, "remove"]);
+    await configureWireguardPeer({
+      netns,
+      ifname,
+      peerPublicKey: remote.publicKey!,
+      ...(dial ? { endpoint: dial } : {}),
+      allowedIps: [link.toString(), ...(view ? view.ranges.map((r) => r.real.toString()) : [])],
+      ...(keepaliveSeconds > 0 ? { keepaliveSeconds } : {}),
+    });
+  }
+
+  /**
+   * Probes the tunnel and writes what it found into the endpoint's status: skipped while a
+   * connected tunnel was probed lately; the status is written when it changed, or is old enough
+   * that its handshake time and round trip need refreshing.
+   */
+  private async reportStatus(
+    endpoint: TunnelEndpoint,
+    target: Target,
+    applied: Applied,
+    identity: ClusterIdentity,
+  ): Promise<void> {
+    const uid = endpoint.metadata.uid!;
+    const { ifname } = target;
+    if (applied.connected && Date.now() - applied.observedAt < CONNECTED_PROBE_MS) return;
+    const { status, peerSeenAt } = await this.observe(endpoint, ifname, applied, identity, target.remoteTunnelAddress);
     const comparable = JSON.stringify({ ...status, latestHandshake: undefined, rttMs: undefined });
     const observed = {
       ...applied,
@@ -398,15 +492,13 @@ export class TunnelGateway {
       peerSeenAt: peerSeenAt ?? applied.peerSeenAt,
     };
     this.applied.set(uid, observed);
-    if (comparable !== applied.status || Date.now() - applied.statusWrittenAt > STATUS_REFRESH_MS) {
-      await writeTunnelEndpointStatus(kc, endpoint, status, STEP);
-      this.applied.set(uid, { ...observed, status: comparable, statusWrittenAt: Date.now() });
-      if (status.phase !== endpoint.status?.phase)
-        this.options.reporter.info(
-          `${STEP}: tunnel to ${spec.remoteClusterName} (${ifname}): ${status.phase}${status.message ? `: ${status.message}` : ""}`,
-        );
-    }
-    return undefined;
+    if (comparable === applied.status && Date.now() - applied.statusWrittenAt <= STATUS_REFRESH_MS) return;
+    await writeTunnelEndpointStatus(this.options.kc, endpoint, status, STEP);
+    this.applied.set(uid, { ...observed, status: comparable, statusWrittenAt: Date.now() });
+    if (status.phase !== endpoint.status?.phase)
+      this.options.reporter.info(
+        `${STEP}: tunnel to ${endpoint.spec.remoteClusterName} (${ifname}): ${status.phase}${status.message ? `: ${status.message}` : ""}`,
+      );
   }
 
   /**

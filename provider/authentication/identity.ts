@@ -14,6 +14,7 @@ import { X509Certificate } from "node:crypto";
 import { consumerUserName } from "../api/names.js";
 import { forgeRsaKeyPem } from "./consumer-key.js";
 import { forgeKubeconfig } from "../kube/kubeconfig.js";
+import { startDeadline } from "../wait/deadline.js";
 import { poll, type CheckResult } from "../wait/poll.js";
 import {
   parseAuthUrl,
@@ -129,14 +130,14 @@ async function callAuthService<T>(
   send: (attemptTimeoutMs: number) => Promise<AuthAnswer>,
   accept: (answer: AuthAnswer) => CheckResult<T>,
 ): Promise<T> {
-  const deadline = Date.now() + options.timeoutMs;
+  const deadline = startDeadline(options.timeoutMs);
   return poll(
     { step: STEP, object: what, endpoint: `auth service ${endpoint.url.origin} (${endpoint.hostPort})` },
     { timeoutMs: options.timeoutMs, intervalMs: RETRY_INTERVAL_MS, signal: options.signal },
     async (): Promise<CheckResult<T>> => {
       let answer: AuthAnswer;
       try {
-        answer = await send(Math.max(1, deadline - Date.now()));
+        answer = await send(deadline.left());
       } catch (error) {
         // The service's certificate failing verification (wrong CA, wrong name, expired) will not
         // fix itself by retrying: it ends the call at once.

@@ -10,7 +10,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { randomBytes, X509Certificate } from "node:crypto";
 import { isIP } from "node:net";
-import { forgeCertificateAuthority, forgeServingCertificate } from "../../local-cluster/pki.js";
+import { forgeCertificateAuthority, forgeServingCertificate } from "../pki/x509.js";
 import {
   API_GROUP,
   AUTH_TLS_SECRET,

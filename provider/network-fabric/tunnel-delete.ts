@@ -8,6 +8,7 @@ import { SYSTEM_NAMESPACE } from "../api/index.js";
 import { probeApiServer, serverOf } from "../kube/client.js";
 import type { Progress } from "../peering/progress.js";
 import { describeUnreachable, providerUnreachableError, type UnreachableProvider } from "../peering/unreachable.js";
+import { startDeadline, type Deadline } from "../wait/deadline.js";
 import { poll } from "../wait/poll.js";
 import { deleteTunnelEndpoint, gatewayKeySecretName, getTunnelEndpoint } from "./endpoints.js";
 import { describeSide, endpointRefOf, STEP, type TunnelParties, type TunnelSides } from "./tunnel.js";
@@ -46,8 +47,7 @@ async function removeSide(
   sides: TunnelParties,
   side: PeeringSide,
   kc: k8s.KubeConfig,
-  timeoutMs: number,
-  signal: AbortSignal,
+  deadline: Deadline,
 ): Promise<void> {
   const ref = endpointRefOf(sides, side);
   await deleteTunnelEndpoint(kc, ref, STEP);
@@ -57,7 +57,7 @@ async function removeSide(
       object: `TunnelEndpoint ${ref.namespace}/${ref.name} taken down by the gateway of ${describeSide(sides, side)}`,
       endpoint: serverOf(kc),
     },
-    { timeoutMs, intervalMs: 500, signal },
+    { timeoutMs: deadline.left(), intervalMs: 500, signal: deadline.signal },
     async () => {
       const endpoint = await getTunnelEndpoint(kc, ref, STEP);
       return endpoint
@@ -81,14 +81,12 @@ export async function deleteTunnel(
   options: TunnelDeleteOptions,
   progress: Progress,
 ): Promise<string[]> {
-  const signal = AbortSignal.timeout(options.timeoutMs);
+  const deadline = startDeadline(options.timeoutMs);
   const cause = await probeApiServer(sides.provider.kc);
   if (!cause) {
     progress.step(1, 1, `${STEP}: removing the tunnel on both gateways`);
     await Promise.all(
-      (["provider", "consumer"] as const).map((side) =>
-        removeSide(sides, side, sides[side].kc, options.timeoutMs, signal),
-      ),
+      (["provider", "consumer"] as const).map((side) => removeSide(sides, side, sides[side].kc, deadline)),
     );
     return [];
   }
@@ -136,6 +134,6 @@ async function removeConsumerSideOnly(
     1,
     `${STEP}: ${describeUnreachable(unreachable)}; removing the tunnel on the gateway of ${describeSide(sides, "consumer")} only (force)`,
   );
-  await removeSide(sides, "consumer", consumerKc, options.timeoutMs, AbortSignal.timeout(options.timeoutMs));
+  await removeSide(sides, "consumer", consumerKc, startDeadline(options.timeoutMs));
   return tunnelLeftOnProvider(sides, options.providerInterface);
 }

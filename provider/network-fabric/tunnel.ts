@@ -19,6 +19,7 @@ import { SYSTEM_NAMESPACE, type TunnelEndpoint, type TunnelRemote } from "../api
 import { serverOf } from "../kube/client.js";
 import type { Progress } from "../peering/progress.js";
 import { describeRevokedIdentity } from "../peering/revoked.js";
+import { startDeadline, type Deadline } from "../wait/deadline.js";
 import { poll } from "../wait/poll.js";
 import { applyTunnelEndpoint, getTunnelEndpoint, type EndpointRef } from "./endpoints.js";
 import {
@@ -103,8 +104,7 @@ function waitForGateway(
   sides: TunnelSides,
   side: PeeringSide,
   connected: boolean,
-  timeoutMs: number,
-  signal: AbortSignal,
+  deadline: Deadline,
 ): Promise<TunnelEndpoint> {
   const ref = endpointRefOf(sides, side);
   const { kc } = sides[side];
@@ -114,7 +114,7 @@ function waitForGateway(
       object: `${connected ? "tunnel up at" : "gateway answer in"} TunnelEndpoint ${ref.namespace}/${ref.name} (${describeSide(sides, side)})`,
       endpoint: serverOf(kc),
     },
-    { timeoutMs, intervalMs: 500, signal },
+    { timeoutMs: deadline.left(), intervalMs: 500, signal: deadline.signal },
     async () => {
       const endpoint = await getTunnelEndpoint(kc, ref, STEP);
       const readiness = endpointReadiness(endpoint);
@@ -163,9 +163,7 @@ export async function ensureTunnel(
   timeoutMs: number,
   progress: Progress,
 ): Promise<TunnelRecord> {
-  const signal = AbortSignal.timeout(timeoutMs);
-  const end = Date.now() + timeoutMs;
-  const left = (): number => Math.max(1, end - Date.now());
+  const deadline = startDeadline(timeoutMs);
   const existing = {
     consumer: await getTunnelEndpoint(sides.consumer.kc, endpointRefOf(sides, "consumer"), STEP),
     provider: await getTunnelEndpoint(sides.provider.kc, endpointRefOf(sides, "provider"), STEP),
@@ -173,7 +171,7 @@ export async function ensureTunnel(
 
   progress.step(1, 4, `${STEP}: asking the gateway of ${describeSide(sides, "consumer")} for its key and pod CIDR`);
   await applySide(sides, "consumer", settings, announced(existing.provider));
-  const consumer = await waitForGateway(sides, "consumer", false, left(), signal);
+  const consumer = await waitForGateway(sides, "consumer", false, deadline);
 
   progress.step(
     2,
@@ -181,7 +179,7 @@ export async function ensureTunnel(
     `${STEP}: telling the gateway of ${describeSide(sides, "provider")} at ${serverOf(sides.provider.kc)}`,
   );
   await applySide(sides, "provider", settings, announced(consumer));
-  const provider = await waitForGateway(sides, "provider", false, left(), signal);
+  const provider = await waitForGateway(sides, "provider", false, deadline);
 
   progress.step(
     3,
@@ -196,8 +194,8 @@ export async function ensureTunnel(
     `${STEP}: waiting for the handshake and a probe across the tunnel (${settings.server} serves at ${settings.serverAddress}:${settings.port})`,
   );
   const [consumerUp, providerUp] = await Promise.all([
-    waitForGateway(sides, "consumer", true, left(), signal),
-    waitForGateway(sides, "provider", true, left(), signal),
+    waitForGateway(sides, "consumer", true, deadline),
+    waitForGateway(sides, "provider", true, deadline),
   ]);
   return { consumer: viewOf(consumerUp, settings, "consumer"), provider: viewOf(providerUp, settings, "provider") };
 }

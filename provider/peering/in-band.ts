@@ -45,6 +45,7 @@ import { ensureTunnel, readTunnel, type TunnelRecord, type TunnelSides } from ".
 import { deleteTunnel } from "../network-fabric/tunnel-delete.js";
 import { roleOf, tunnelAddress, tunnelLinkCidr, type TunnelSettings } from "../network-fabric/tunnel-plan.js";
 import { deleteVirtualNode, ensureVirtualNode, nodeReadiness, waitForNodeReady } from "../virtual-node/node.js";
+import { startDeadline, type Deadline } from "../wait/deadline.js";
 import { poll } from "../wait/poll.js";
 import { claimPeering } from "./claim.js";
 import { defaultVirtualNodeName, type PeeringRecord } from "./peering.js";
@@ -199,14 +200,14 @@ async function askAgainIfFailed(p: Parties): Promise<void> {
 }
 
 /** Waits until the consumer's agent reports the offer for the OutgoingPeering's current generation (or that it failed for good). */
-function waitForInBandOffer(p: Parties, timeoutMs: number, signal: AbortSignal): Promise<OfferedResources> {
+function waitForInBandOffer(p: Parties, deadline: Deadline): Promise<OfferedResources> {
   return poll(
     {
       step: "negotiation",
       object: `offer of provider ${p.them.clusterName} through the tunnel, reported by the agent of consumer ${p.me.clusterName}`,
       endpoint: serverOf(p.consumer),
     },
-    { timeoutMs, intervalMs: 500, signal },
+    { timeoutMs: deadline.left(), intervalMs: 500, signal: deadline.signal },
     async () => {
       const peering = await getOutgoingPeering(p.consumer, p.them.clusterId);
       const status = peering?.status;
@@ -233,9 +234,7 @@ export async function createInBandPeering(
   progress: Progress,
 ): Promise<InBandPeeringRecord> {
   const p = await partiesOf(request.consumerKubeconfig, request.providerKubeconfig);
-  const signal = AbortSignal.timeout(request.timeoutMs);
-  const end = Date.now() + request.timeoutMs;
-  const left = (): number => Math.max(1, end - Date.now());
+  const deadline = startDeadline(request.timeoutMs);
   await claimPeering(p.consumer, { clusterId: p.them.clusterId, clusterName: p.them.clusterName }, request.owner);
 
   progress.step(
@@ -243,7 +242,7 @@ export async function createInBandPeering(
     4,
     `network fabric: tunnel between the gateways of ${p.me.clusterName} and ${p.them.clusterName} (${request.tunnel.server} serves at ${request.tunnel.serverAddress}:${request.tunnel.port})`,
   );
-  const tunnel = await ensureTunnel(p.sides, request.tunnel, left(), { step: () => undefined });
+  const tunnel = await ensureTunnel(p.sides, request.tunnel, deadline.left(), { step: () => undefined });
 
   const ip = providerTunnelIp(p, request.tunnel);
   const authUrl = `https://${ip}:${request.authPort}`;
@@ -276,7 +275,7 @@ export async function createInBandPeering(
   await askAgainIfFailed(p);
 
   progress.step(3, 4, `negotiation: waiting for an offer from provider ${p.them.clusterName} through the tunnel`);
-  const offer = await waitForInBandOffer(p, left(), signal);
+  const offer = await waitForInBandOffer(p, deadline);
   // The identity is issued: the one-time token has no further use.
   if (tokenId) await revokePeeringToken(p.provider, tokenId);
 
@@ -289,7 +288,7 @@ export async function createInBandPeering(
     ...(request.labels ? { labels: request.labels } : {}),
     ...(request.taints ? { taints: request.taints } : {}),
   });
-  await waitForNodeReady(p.consumer, virtualNodeName, left(), signal);
+  await waitForNodeReady(p.consumer, virtualNodeName, deadline.left(), deadline.signal);
   return {
     consumerClusterId: p.me.clusterId,
     providerClusterId: p.them.clusterId,

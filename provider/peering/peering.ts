@@ -57,6 +57,7 @@ import { describeRevokedIdentity } from "./revoked.js";
 import { describeUnreachable, providerUnreachableError, type UnreachableProvider } from "./unreachable.js";
 import { parseAuthUrl, probeAuthService } from "../authentication/auth-client.js";
 import { TENANT_ROLE } from "../authentication/tenant.js";
+import { startDeadline, type Deadline } from "../wait/deadline.js";
 
 /** What the provider hands to the consumer (the outputs of its `PeeringToken`). */
 export interface ProviderHandover {
@@ -132,16 +133,10 @@ export function defaultVirtualNodeName(providerClusterName: string): string {
   return `liqo-${providerClusterName}`;
 }
 
-/** Names the parts of a deadline: one AbortSignal for the whole operation, and the ms left. */
-function deadline(timeoutMs: number): { signal: AbortSignal; left: () => number } {
-  const end = Date.now() + timeoutMs;
-  return { signal: AbortSignal.timeout(timeoutMs), left: () => Math.max(1, end - Date.now()) };
-}
-
 /** Creates (or converges) the peering. */
 export async function createPeering(request: PeeringRequest, progress: Progress): Promise<PeeringRecord> {
   const consumer = loadKubeconfig(request.consumerKubeconfig, "consumer kubeconfig");
-  const { signal, left } = deadline(request.timeoutMs);
+  const deadline = startDeadline(request.timeoutMs);
   const me = await getClusterIdentity(consumer);
   if (!me)
     throw new Error(
@@ -154,7 +149,7 @@ export async function createPeering(request: PeeringRequest, progress: Progress)
   // the identity. A repair (node or offer gone, a create retried) keeps the identity it holds.
   const identity =
     (await heldIdentity(consumer, request.provider.clusterId, progress)) ??
-    (await authenticate(consumer, me, request, progress, left, signal));
+    (await authenticate(consumer, me, request, progress, deadline));
   const provider = identity.provider;
 
   // 2. negotiation — consumer asks the provider (with its identity); provider's agent offers.
@@ -170,8 +165,7 @@ export async function createPeering(request: PeeringRequest, progress: Progress)
       resources: request.resources,
     },
     identity.providerClusterName,
-    left(),
-    signal,
+    deadline,
   );
 
   // 3. virtual node — consumer records the peering for its agent and creates the node.
@@ -195,7 +189,7 @@ export async function createPeering(request: PeeringRequest, progress: Progress)
     ...(request.labels ? { labels: request.labels } : {}),
     ...(request.taints ? { taints: request.taints } : {}),
   });
-  await waitForNodeReady(consumer, virtualNodeName, left(), signal);
+  await waitForNodeReady(consumer, virtualNodeName, deadline.left(), deadline.signal);
   return {
     consumerClusterId: me.clusterId,
     providerClusterId: identity.providerClusterId,
@@ -264,15 +258,14 @@ async function authenticate(
   me: ClusterIdentity,
   request: PeeringRequest,
   progress: Progress,
-  left: () => number,
-  signal: AbortSignal,
+  deadline: Deadline,
 ): Promise<UsableIdentity> {
   progress.step(1, 3, `authentication: asking ${request.provider.authUrl} for an identity`);
   await ensureAuthServiceReachable(
     request.provider.authUrl,
     request.provider.authCaPem,
-    Math.min(AUTH_REACH_TIMEOUT_MS, left()),
-    signal,
+    Math.min(AUTH_REACH_TIMEOUT_MS, deadline.left()),
+    deadline.signal,
   );
   const { keyPem, csrPem } = forgeIdentityRequest(me.clusterId, await ensureConsumerKey(consumer));
   const identity = await requestIdentity({
@@ -282,8 +275,8 @@ async function authenticate(
     consumerClusterId: me.clusterId,
     consumerClusterName: me.clusterName,
     csrPem,
-    timeoutMs: left(),
-    signal,
+    timeoutMs: deadline.left(),
+    signal: deadline.signal,
   });
   const identityKubeconfig = forgeIdentityKubeconfig(identity, keyPem);
   await ensureIdentitySecret(consumer, identity.providerClusterId, identityKubeconfig);
@@ -294,15 +287,14 @@ async function negotiate(
   provider: k8s.KubeConfig,
   spec: Parameters<typeof ensureResourceRequest>[1],
   providerName: string,
-  timeoutMs: number,
-  signal: AbortSignal,
+  deadline: Deadline,
 ): Promise<OfferedResources> {
   const generation = await ensureResourceRequest(provider, spec);
   return waitForResourceOffer(
     provider,
     { tenantNamespace: spec.tenantNamespace, name: spec.name, generation, providerName },
-    timeoutMs,
-    signal,
+    deadline.left(),
+    deadline.signal,
   );
 }
 
@@ -315,7 +307,7 @@ export async function updatePeeringResources(
   progress: Progress,
 ): Promise<PeeringRecord> {
   const consumer = loadKubeconfig(consumerKubeconfig, "consumer kubeconfig");
-  const { signal, left } = deadline(timeoutMs);
+  const deadline = startDeadline(timeoutMs);
   const identityText = await getIdentityKubeconfig(consumer, record.providerClusterId);
   if (!identityText)
     throw new Error(
@@ -334,8 +326,7 @@ export async function updatePeeringResources(
       resources,
     },
     record.providerClusterName,
-    left(),
-    signal,
+    deadline,
   );
   progress.step(2, 2, `virtual node: resizing Node ${record.virtualNodeName}`);
   await resizeVirtualNode(consumer, record.virtualNodeName, offer);

@@ -23,6 +23,7 @@ import { explainedDiff } from "./engine-log.js";
 import { checkCidr, checkKubeconfig, checkPort, checkSeconds, Failures, isUnknown } from "./inputs.js";
 import { ownUrnOf } from "./hidden-inputs.js";
 import { orPartial } from "./partial.js";
+import { DEFAULT_TIMEOUT_SECONDS } from "../wait/deadline.js";
 
 /** Inputs, as the SDK's `ClusterArgs` sends them. */
 export interface ClusterInputs {
@@ -52,7 +53,6 @@ export interface ClusterOutputs extends ClusterInputs {
 export const DEFAULT_AUTH_PORT = 8443;
 /** Default UDP port of the WireGuard gateway. */
 export const DEFAULT_GATEWAY_PORT = 51820;
-const DEFAULT_TIMEOUT_SECONDS = 300;
 
 function check(_olds: ClusterInputs, inputs: ClusterInputs): Promise<pulumi.dynamic.CheckResult<ClusterInputs>> {
   const news = inputs as unknown as Record<string, unknown>;

@@ -8,7 +8,7 @@
  * of the very `@pulumi/pulumi` copy that runs the host. Anywhere else (a test calling `diff`
  * directly) nothing is sent. Delivery is best effort: it never throws and never waits long.
  *
- * This is the Pulumi layer's I/O edge, beside the shims that use it (`provider/host/` is the
+ * This is the Pulumi layer's I/O edge, beside the shims that use it (`host/` is the
  * machine's network namespaces and processes).
  */
 import type * as pulumi from "@pulumi/pulumi";

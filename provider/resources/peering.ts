@@ -48,6 +48,7 @@ import {
   trimmedSecret,
 } from "./inputs.js";
 import { isIncomplete, partialFailure } from "./partial.js";
+import { DEFAULT_TIMEOUT_SECONDS } from "../wait/deadline.js";
 
 /** What the provider handed over (its `PeeringToken`'s outputs). */
 export interface ProviderInputs {
@@ -94,7 +95,6 @@ export interface PeeringOutputs
   readonly tunnelStatus?: TunnelRecord;
 }
 
-const DEFAULT_TIMEOUT_SECONDS = 300;
 /** Progress goes to the provider's stderr, which the engine keeps in its logs. */
 const progress = progressTo((line) => process.stderr.write(`peering: ${line}\n`));
 

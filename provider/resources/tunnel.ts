@@ -39,6 +39,7 @@ import { explainedDiff, logToEngine } from "./engine-log.js";
 import { deleteFailure, readOrFail } from "./read-failure.js";
 import { checkKubeconfig, checkSeconds, checkTunnelSettings, Failures } from "./inputs.js";
 import { partialFailure } from "./partial.js";
+import { DEFAULT_TIMEOUT_SECONDS } from "../wait/deadline.js";
 
 /** Inputs, as the SDK's `Tunnel` sends them: the peering's identifiers, and the tunnel settings as given. */
 export interface TunnelInputs extends TunnelSettingsInput {
@@ -64,7 +65,6 @@ export interface TunnelOutputs extends TunnelInputs {
   readonly status?: string;
 }
 
-const DEFAULT_TIMEOUT_SECONDS = 300;
 const progress = progressTo((line) => process.stderr.write(`tunnel: ${line}\n`));
 
 /** The consumer's side as its kubeconfig reaches it, both sides as named, and the identity it holds for the provider (undefined once unpeered). */

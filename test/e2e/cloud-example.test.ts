@@ -19,7 +19,7 @@ import {
 } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
-import { copyProgram, linkPackages } from "../support/pulumi.js";
+import { copyProgram, linkPackages } from "../../harness/pulumi.js";
 
 const EXAMPLE = join(__dirname, "..", "..", "examples", "eks");
 

@@ -13,10 +13,10 @@ import { identitySecretName, outgoingPeeringName } from "../../provider/peering/
 import { API_GROUP, API_VERSION } from "../../provider/api/names.js";
 import { nodeReadiness } from "../../provider/virtual-node/node.js";
 import { clusterOf, type LabState } from "../../local-cluster/lab.js";
-import { adminConfig } from "../support/install.js";
-import { sharedLab } from "../support/labs.js";
+import { adminConfig } from "../../harness/install.js";
+import { sharedLab } from "../../harness/labs.js";
 import { projectTraces } from "../support/leaks.js";
-import { configureForLab, PulumiWorkspace } from "../support/pulumi.js";
+import { configureForLab, PulumiWorkspace } from "../../harness/pulumi.js";
 
 const PROGRAM = join(__dirname, "programs", "duplicates");
 

@@ -8,11 +8,11 @@ import * as k8s from "@kubernetes/client-node";
 import { join } from "node:path";
 import { Cidr } from "../../provider/net/cidr.js";
 import { addPodAddress, clusterOf } from "../../local-cluster/lab.js";
-import { adminConfig } from "../support/install.js";
-import { withLab } from "../support/labs.js";
+import { adminConfig } from "../../harness/install.js";
+import { withLab } from "../../harness/labs.js";
 import { projectTraces, tunnelTraces } from "../support/leaks.js";
 import { pingReplies } from "../support/probes.js";
-import { configureForLab, plannedSteps, PulumiWorkspace } from "../support/pulumi.js";
+import { configureForLab, plannedSteps, PulumiWorkspace } from "../../harness/pulumi.js";
 
 const PROGRAM = join(__dirname, "..", "..", "examples", "in-band");
 

@@ -12,8 +12,8 @@ import { poll } from "../../provider/wait/poll.js";
 import { addPodAddress, clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
 import { Cidr } from "../../provider/net/cidr.js";
 import { pingReplies } from "../support/probes.js";
-import { adminConfig } from "../support/install.js";
-import { sharedLab } from "../support/labs.js";
+import { adminConfig } from "../../harness/install.js";
+import { sharedLab } from "../../harness/labs.js";
 import { projectTraces, tunnelTraces } from "../support/leaks.js";
 import {
   configureForLab,
@@ -24,7 +24,7 @@ import {
   previewOf,
   PulumiWorkspace,
   type PulumiResult,
-} from "../support/pulumi.js";
+} from "../../harness/pulumi.js";
 import { PEERING_DIFF } from "../../provider/resources/peering.js";
 import { PEERING_TOKEN_DIFF } from "../../provider/resources/peering-token.js";
 import { TUNNEL_DIFF } from "../../provider/resources/tunnel.js";

@@ -11,11 +11,11 @@ import * as k8s from "@kubernetes/client-node";
 import { join } from "node:path";
 import { clusterOf, readLab, type ClusterState, type LabState } from "../../local-cluster/lab.js";
 import { API_GROUP, API_VERSION } from "../../provider/api/index.js";
-import { stopProcess } from "../../provider/host/processes.js";
-import { adminConfig } from "../support/install.js";
-import { TEST_LAB_ROOT, withLab } from "../support/labs.js";
+import { stopProcess } from "../../host/processes.js";
+import { adminConfig } from "../../harness/install.js";
+import { TEST_LAB_ROOT, withLab } from "../../harness/labs.js";
 import { projectTraces, tunnelTraces } from "../support/leaks.js";
-import { failureSummary, previewOf, PulumiWorkspace } from "../support/pulumi.js";
+import { failureSummary, previewOf, PulumiWorkspace } from "../../harness/pulumi.js";
 
 const PROVIDER_PROGRAM = join(__dirname, "..", "..", "examples", "two-teams", "provider");
 const CONSUMER_PROGRAM = join(__dirname, "..", "..", "examples", "two-teams", "consumer");

@@ -9,10 +9,10 @@ import { HEARTBEAT_INTERVAL_MS } from "../../agent/heartbeat.js";
 import { clusterOf, setProfile, type LabState } from "../../local-cluster/lab.js";
 import { IDENTITY_REVOKED, IDENTITY_REVOKED_REASON } from "../../provider/peering/revoked.js";
 import { PEERING_DIFF } from "../../provider/resources/peering.js";
-import { adminConfig } from "../support/install.js";
-import { sharedLab } from "../support/labs.js";
+import { adminConfig } from "../../harness/install.js";
+import { sharedLab } from "../../harness/labs.js";
 import { projectTraces } from "../support/leaks.js";
-import { configureForLab, outputsOf, previewOf, PulumiWorkspace } from "../support/pulumi.js";
+import { configureForLab, outputsOf, previewOf, PulumiWorkspace } from "../../harness/pulumi.js";
 import { revokeHeldIdentity, waitForReadyStatus } from "../support/revoke.js";
 
 const PROGRAM = join(__dirname, "..", "..", "examples", "local-peering");

@@ -9,10 +9,10 @@ import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { clusterOf, type LabState } from "../../local-cluster/lab.js";
-import { adminConfig } from "../support/install.js";
-import { sharedLab } from "../support/labs.js";
+import { adminConfig } from "../../harness/install.js";
+import { sharedLab } from "../../harness/labs.js";
 import { projectTraces } from "../support/leaks.js";
-import { configureForLab, failureSummary, PulumiWorkspace, type PulumiResult } from "../support/pulumi.js";
+import { configureForLab, failureSummary, PulumiWorkspace, type PulumiResult } from "../../harness/pulumi.js";
 
 const PROGRAM = join(__dirname, "programs", "secret-checks");
 

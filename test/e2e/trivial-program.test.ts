@@ -3,7 +3,7 @@
  * destroy. This proves the CLI, the Node.js language host and the dynamic-provider shim together.
  */
 import { join } from "node:path";
-import { PulumiWorkspace } from "../support/pulumi.js";
+import { PulumiWorkspace } from "../../harness/pulumi.js";
 
 describe("pulumi CLI on a trivial program", () => {
   test("GIVEN a program with one dynamic resource WHEN preview, up, preview, update, destroy THEN each does what it says", async () => {

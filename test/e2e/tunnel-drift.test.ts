@@ -11,11 +11,11 @@ import { API_GROUP, API_VERSION, SYSTEM_NAMESPACE } from "../../provider/api/ind
 import { Cidr } from "../../provider/net/cidr.js";
 import { tunnelEndpointName } from "../../provider/network-fabric/tunnel-plan.js";
 import { poll } from "../../provider/wait/poll.js";
-import { adminConfig } from "../support/install.js";
-import { sharedLab } from "../support/labs.js";
+import { adminConfig } from "../../harness/install.js";
+import { sharedLab } from "../../harness/labs.js";
 import { projectTraces, tunnelTraces } from "../support/leaks.js";
 import { pingReplies } from "../support/probes.js";
-import { configureForLab, outputsOf, plannedSteps, PulumiWorkspace } from "../support/pulumi.js";
+import { configureForLab, outputsOf, plannedSteps, PulumiWorkspace } from "../../harness/pulumi.js";
 
 const PROGRAM = join(__dirname, "..", "..", "examples", "local-peering");
 /** How long the consumer's gateway may take to take its side down after its endpoint is deleted: a pass or two. */

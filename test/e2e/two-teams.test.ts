@@ -6,10 +6,10 @@
 import * as k8s from "@kubernetes/client-node";
 import { join } from "node:path";
 import { clusterOf, type ClusterState } from "../../local-cluster/lab.js";
-import { adminConfig } from "../support/install.js";
-import { sharedLab } from "../support/labs.js";
+import { adminConfig } from "../../harness/install.js";
+import { sharedLab } from "../../harness/labs.js";
 import { projectTraces } from "../support/leaks.js";
-import { PulumiWorkspace } from "../support/pulumi.js";
+import { PulumiWorkspace } from "../../harness/pulumi.js";
 
 const EXAMPLE = join(__dirname, "..", "..", "examples", "two-teams");
 

@@ -8,8 +8,8 @@ import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
 import { AGENT_NAME, deleteAgentClusterRbac, ensureAgentDeployment } from "../../provider/cluster/agent-deployment.js";
 import { ensureSystemNamespace, uninstallCluster } from "../../provider/cluster/install.js";
 import { clusterOf } from "../../local-cluster/lab.js";
-import { adminConfig } from "../support/install.js";
-import { sharedLab } from "../support/labs.js";
+import { adminConfig } from "../../harness/install.js";
+import { sharedLab } from "../../harness/labs.js";
 import { projectTraces } from "../support/leaks.js";
 
 const serviceAccount = `system:serviceaccount:${SYSTEM_NAMESPACE}:${AGENT_NAME}`;

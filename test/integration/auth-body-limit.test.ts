@@ -15,8 +15,8 @@ import {
   uninstallCluster,
 } from "../../provider/cluster/install.js";
 import { clusterOf } from "../../local-cluster/lab.js";
-import { adminConfig } from "../support/install.js";
-import { sharedLab } from "../support/labs.js";
+import { adminConfig } from "../../harness/install.js";
+import { sharedLab } from "../../harness/labs.js";
 
 /** What came back for one request. */
 interface Reply {

@@ -58,11 +58,11 @@ import {
   getClusterIdentity,
   uninstallCluster,
 } from "../../provider/cluster/install.js";
-import { forgeCertificateAuthority, forgeClientCertificate } from "../../local-cluster/pki.js";
+import { forgeCertificateAuthority, forgeClientCertificate } from "../../provider/pki/x509.js";
 import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
 import { loadKubeconfig, readOptional } from "../../provider/kube/client.js";
 import { statusOf } from "../../provider/kube/errors.js";
-import { sharedLab } from "../support/labs.js";
+import { sharedLab } from "../../harness/labs.js";
 
 const TIMEOUT_MS = 30_000;
 

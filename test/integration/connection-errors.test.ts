@@ -11,8 +11,8 @@ import { clusterOf, setProfile, type ClusterState, type LabState } from "../../l
 import { AUTH_SERVICE_PORT } from "../../local-cluster/control-plane.js";
 import { waitForAuthService } from "../../provider/authentication/identity.js";
 import { describeFailure, PROBE_TIMEOUT_MS, probeApiServer } from "../../provider/kube/client.js";
-import { adminConfig } from "../support/install.js";
-import { sharedLab } from "../support/labs.js";
+import { adminConfig } from "../../harness/install.js";
+import { sharedLab } from "../../harness/labs.js";
 
 /** A copy of `cluster`'s admin kubeconfig with its cluster entry changed by `change`. */
 function kubeconfigVariant(cluster: ClusterState, change: (c: k8s.Cluster) => k8s.Cluster): k8s.KubeConfig {

@@ -42,8 +42,8 @@ import { getIdentityKubeconfig } from "../../provider/peering/outgoing.js";
 import { createPeering } from "../../provider/peering/peering.js";
 import { progressTo } from "../../provider/peering/progress.js";
 import { poll } from "../../provider/wait/poll.js";
-import { adminConfig, installForPeering, type InstalledCluster } from "../support/install.js";
-import { sharedLab } from "../support/labs.js";
+import { adminConfig, installForPeering, type InstalledCluster } from "../../harness/install.js";
+import { sharedLab } from "../../harness/labs.js";
 import { tunnelTraces } from "../support/leaks.js";
 
 const quiet = progressTo(() => undefined);

@@ -7,7 +7,7 @@
  */
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { run } from "../../provider/host/exec.js";
+import { run } from "../../host/exec.js";
 import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
 import {
   deleteTunnelEndpoint,
@@ -18,8 +18,8 @@ import { tunnelLinkCidr } from "../../provider/network-fabric/tunnel-plan.js";
 import { poll } from "../../provider/wait/poll.js";
 import { findWireguardProcess } from "../../agent/gateway/index.js";
 import { AGENT_BACKOFF } from "../../agent/backoff.js";
-import { TEST_LAB_ROOT, withLab } from "../support/labs.js";
-import { installForPeering } from "../support/install.js";
+import { TEST_LAB_ROOT, withLab } from "../../harness/labs.js";
+import { installForPeering } from "../../harness/install.js";
 import { tunnelTraces } from "../support/leaks.js";
 
 /** The fault's own words, as the failing wireguard-go prints them. */

@@ -7,9 +7,9 @@
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { execa } from "execa";
-import { runIn } from "../../provider/host/exec.js";
+import { runIn } from "../../host/exec.js";
 import { addPodAddress, clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
-import { isRunning } from "../../provider/host/processes.js";
+import { isRunning } from "../../host/processes.js";
 import {
   addTunnelRoutes,
   configureWireguardPeer,
@@ -27,7 +27,7 @@ import {
   type WireguardInterface,
   type WireguardPeerStatus,
 } from "../../agent/gateway/index.js";
-import { withLab } from "../support/labs.js";
+import { withLab } from "../../harness/labs.js";
 import { pingReplies, tcpTransfer } from "../support/probes.js";
 
 /** Bytes each TCP transfer carries: enough to stand out from handshakes and keepalives. */

@@ -31,10 +31,10 @@ import { progressTo } from "../../provider/peering/progress.js";
 import { provider as peeringResource, type PeeringOutputs } from "../../provider/resources/peering.js";
 import { NODE_LEASE_NAMESPACE, nodeReadiness } from "../../provider/virtual-node/node.js";
 import { poll } from "../../provider/wait/poll.js";
-import { withLab } from "../support/labs.js";
+import { withLab } from "../../harness/labs.js";
 import { firewallRule } from "../support/firewall.js";
 import { projectTraces } from "../support/leaks.js";
-import { preparePeering, type PeeringPair } from "../support/peering-pair.js";
+import { preparePeering, type PeeringPair } from "../../harness/peering-pair.js";
 import { waitForReadyStatus } from "../support/revoke.js";
 
 const quiet = progressTo(() => undefined);

@@ -22,8 +22,8 @@ import { progressTo } from "../../provider/peering/progress.js";
 import { TUNNEL_DEFAULTS, type TunnelSettings } from "../../provider/network-fabric/tunnel-plan.js";
 import { AUTH_SERVICE_PORT } from "../../local-cluster/control-plane.js";
 import { addPodAddress, clusterOf } from "../../local-cluster/lab.js";
-import { installForPeering } from "../support/install.js";
-import { withLab } from "../support/labs.js";
+import { installForPeering } from "../../harness/install.js";
+import { withLab } from "../../harness/labs.js";
 import { tunnelTraces } from "../support/leaks.js";
 import { pingReplies } from "../support/probes.js";
 

@@ -5,11 +5,11 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { run } from "../../provider/host/exec.js";
+import { run } from "../../host/exec.js";
 import { downLab, readLab, upLab } from "../../local-cluster/lab.js";
-import { isRunning, type ProcessRecord } from "../../provider/host/processes.js";
+import { isRunning, type ProcessRecord } from "../../host/processes.js";
 import { poll } from "../../provider/wait/poll.js";
-import { TEST_LAB_ROOT, uniqueLabName } from "../support/labs.js";
+import { TEST_LAB_ROOT, uniqueLabName } from "../../harness/labs.js";
 import { labTraces } from "../support/leaks.js";
 
 /** The host's firewall rules, without iptables-save's timestamped comments. */

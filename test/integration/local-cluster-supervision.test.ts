@@ -8,9 +8,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { controlPlaneSpec, readLab, type ClusterState, type LabState } from "../../local-cluster/lab.js";
 import { waitForApiServer, waitForControllers } from "../../local-cluster/control-plane.js";
-import { isRunning, type ProcessRecord } from "../../provider/host/processes.js";
+import { isRunning, type ProcessRecord } from "../../host/processes.js";
 import { poll } from "../../provider/wait/poll.js";
-import { TEST_LAB_ROOT, uniqueLabName, withLab } from "../support/labs.js";
+import { TEST_LAB_ROOT, uniqueLabName, withLab } from "../../harness/labs.js";
 import { labTraces } from "../support/leaks.js";
 
 /** How long the cluster may take to be whole again after etcd, the controller manager and the scheduler died. */

@@ -10,8 +10,8 @@ import { clusterOf, setProfile, type ClusterState, type LabState } from "../../l
 import { describeKubeError, statusOf } from "../../provider/kube/errors.js";
 import { forgeKubeconfig } from "../../provider/kube/kubeconfig.js";
 import { poll } from "../../provider/wait/poll.js";
-import { adminConfig } from "../support/install.js";
-import { sharedLab, withLab } from "../support/labs.js";
+import { adminConfig } from "../../harness/install.js";
+import { sharedLab, withLab } from "../../harness/labs.js";
 import { canConnectTcp, udpArrives, withTcpListener } from "../support/probes.js";
 
 /** Creates a namespace and a Node object; both must read back. */

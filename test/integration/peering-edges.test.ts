@@ -18,8 +18,8 @@ import { createPeering, deletePeering, type PeeringRecord } from "../../provider
 import { progressTo } from "../../provider/peering/progress.js";
 import { provider as clusterResource, type ClusterOutputs } from "../../provider/resources/cluster.js";
 import { poll } from "../../provider/wait/poll.js";
-import { adminConfig, installForPeering, type InstalledCluster } from "../support/install.js";
-import { sharedLab } from "../support/labs.js";
+import { adminConfig, installForPeering, type InstalledCluster } from "../../harness/install.js";
+import { sharedLab } from "../../harness/labs.js";
 
 const quiet = progressTo(() => undefined);
 const WORKER = "worker-edges";

@@ -31,8 +31,8 @@ import { progressTo } from "../../provider/peering/progress.js";
 import { NODE_LEASE_NAMESPACE, VIRTUAL_NODE_LABEL, nodeReadiness } from "../../provider/virtual-node/node.js";
 import { poll } from "../../provider/wait/poll.js";
 import { clusterOf, type LabState } from "../../local-cluster/lab.js";
-import { adminConfig, installForPeering, type InstalledCluster } from "../support/install.js";
-import { withLab } from "../support/labs.js";
+import { adminConfig, installForPeering, type InstalledCluster } from "../../harness/install.js";
+import { withLab } from "../../harness/labs.js";
 
 /** The node lifecycle controller's grace period in the lab. */
 const GRACE_SECONDS = 20;

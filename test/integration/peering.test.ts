@@ -18,8 +18,8 @@ import { VIRTUAL_NODE_TAINT } from "../../provider/virtual-node/node.js";
 import { poll } from "../../provider/wait/poll.js";
 import { clusterOf } from "../../local-cluster/lab.js";
 import { readFileSync } from "node:fs";
-import { adminConfig, installForPeering } from "../support/install.js";
-import { sharedLab } from "../support/labs.js";
+import { adminConfig, installForPeering } from "../../harness/install.js";
+import { sharedLab } from "../../harness/labs.js";
 
 describe("peering steps on real clusters", () => {
   test("GIVEN provider a and consumer b WHEN peered, resized and unpeered THEN each step shows in both clusters and nothing is left", async () => {

@@ -14,10 +14,10 @@ import { API_SERVER_PORT } from "../../local-cluster/control-plane.js";
 import { createPeering, deletePeering, type PeeringRecord } from "../../provider/peering/peering.js";
 import { progressTo } from "../../provider/peering/progress.js";
 import { NODE_LEASE_NAMESPACE } from "../../provider/virtual-node/node.js";
-import { sharedLab } from "../support/labs.js";
+import { sharedLab } from "../../harness/labs.js";
 import { firewallRule } from "../support/firewall.js";
 import { projectTraces } from "../support/leaks.js";
-import { preparePeering } from "../support/peering-pair.js";
+import { preparePeering } from "../../harness/peering-pair.js";
 import { waitForReadyStatus } from "../support/revoke.js";
 
 const quiet = progressTo(() => undefined);

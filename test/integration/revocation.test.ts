@@ -11,8 +11,8 @@ import { createPeering, deletePeering, readPeering, type PeeringRecord } from ".
 import { progressTo } from "../../provider/peering/progress.js";
 import { IDENTITY_REVOKED, IDENTITY_REVOKED_REASON } from "../../provider/peering/revoked.js";
 import { poll } from "../../provider/wait/poll.js";
-import { sharedLab } from "../support/labs.js";
-import { preparePeering } from "../support/peering-pair.js";
+import { sharedLab } from "../../harness/labs.js";
+import { preparePeering } from "../../harness/peering-pair.js";
 import { revokeHeldIdentity, waitForReadyStatus } from "../support/revoke.js";
 
 const quiet = progressTo(() => undefined);

@@ -15,7 +15,7 @@ import {
   type TunnelEndpoint,
   type TunnelEndpointSpec,
 } from "../../provider/api/index.js";
-import { runIn, type CommandError } from "../../provider/host/exec.js";
+import { runIn, type CommandError } from "../../host/exec.js";
 import { Cidr, formatIpv4, parseIpv4 } from "../../provider/net/cidr.js";
 import { GATEWAY_FINALIZER, getTunnelEndpoint, type EndpointRef } from "../../provider/network-fabric/endpoints.js";
 import { translateAddress } from "../../provider/network-fabric/remap.js";
@@ -23,7 +23,7 @@ import { endpointRefOf, ensureTunnel, readTunnel, type TunnelRecord } from "../.
 import { TUNNEL_DEFAULTS, tunnelEndpointName, type TunnelSettings } from "../../provider/network-fabric/tunnel-plan.js";
 import { poll } from "../../provider/wait/poll.js";
 import { addPodAddress, type ClusterState, type LabState } from "../../local-cluster/lab.js";
-import { sharedLab } from "../support/labs.js";
+import { sharedLab } from "../../harness/labs.js";
 import { tunnelTraces } from "../support/leaks.js";
 import { pingReplies } from "../support/probes.js";
 import { peerPair, quietProgress, unpeerPair, type Pair } from "../support/tunnel-pair.js";

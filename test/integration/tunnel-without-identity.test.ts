@@ -9,7 +9,7 @@ import { deletePeering } from "../../provider/peering/peering.js";
 import { getTunnelEndpoint } from "../../provider/network-fabric/endpoints.js";
 import { endpointRefOf } from "../../provider/network-fabric/tunnel.js";
 import { poll } from "../../provider/wait/poll.js";
-import { sharedLab } from "../support/labs.js";
+import { sharedLab } from "../../harness/labs.js";
 import { tunnelTraces } from "../support/leaks.js";
 import { peerPair, quietProgress, unpeerPair } from "../support/tunnel-pair.js";
 

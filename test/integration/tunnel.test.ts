@@ -5,7 +5,7 @@
  * ways, and the WireGuard counters show it); a port change re-converges in place; a killed
  * wireguard-go comes back by itself; delete leaves nothing on either side.
  */
-import { runIn } from "../../provider/host/exec.js";
+import { runIn } from "../../host/exec.js";
 import { Cidr } from "../../provider/net/cidr.js";
 import { translateAddress } from "../../provider/network-fabric/remap.js";
 import { ensureTunnel, readTunnel, type TunnelRecord } from "../../provider/network-fabric/tunnel.js";
@@ -16,7 +16,7 @@ import { API_SERVER_PORT, AUTH_SERVICE_PORT } from "../../local-cluster/control-
 import { addPodAddress, type LabState } from "../../local-cluster/lab.js";
 import { addPodAddress as addAddressInNamespace } from "../../local-cluster/netns.js";
 import { findWireguardProcess, readWireguardStatus } from "../../agent/gateway/index.js";
-import { sharedLab, withLab } from "../support/labs.js";
+import { sharedLab, withLab } from "../../harness/labs.js";
 import { tunnelTraces } from "../support/leaks.js";
 import { pingReplies, tcpTransfer } from "../support/probes.js";
 import { peerPair, quietProgress as progress, unpeerPair, type Pair } from "../support/tunnel-pair.js";

@@ -6,8 +6,8 @@ import * as k8s from "@kubernetes/client-node";
 import { RetryNow, wakeOnChanges } from "../../agent/watch.js";
 import { clusterOf } from "../../local-cluster/lab.js";
 import { poll } from "../../provider/wait/poll.js";
-import { adminConfig } from "../support/install.js";
-import { sharedLab } from "../support/labs.js";
+import { adminConfig } from "../../harness/install.js";
+import { sharedLab } from "../../harness/labs.js";
 
 /** Waits until `count()` passes `least`. */
 const untilAtLeast = (what: string, count: () => number, least: number): Promise<void> =>

@@ -2,7 +2,7 @@
  * One firewall rule a test puts in a local cluster's network namespace to cut a path (the rules
  * die with the namespace, and a test removes its own in `finally`).
  */
-import { runIn } from "../../provider/host/exec.js";
+import { runIn } from "../../host/exec.js";
 
 /** A rule (iptables arguments after the action, chain first) in the namespace `netns`. */
 export interface FirewallRule {

@@ -8,11 +8,11 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { wireguardSocketPath } from "../../agent/gateway/index.js";
 import { bridgeName, namespacePrefix, type ClusterState } from "../../local-cluster/lab.js";
-import { run } from "../../provider/host/exec.js";
-import { isRunning, type ProcessRecord } from "../../provider/host/processes.js";
+import { run } from "../../host/exec.js";
+import { isRunning, type ProcessRecord } from "../../host/processes.js";
 import { API_GROUP, MANAGED_BY, MANAGED_BY_LABEL, SYSTEM_NAMESPACE } from "../../provider/api/index.js";
-import { runIn } from "../../provider/host/exec.js";
-import { namespacePids } from "../../provider/host/namespaces.js";
+import { runIn } from "../../host/exec.js";
+import { namespacePids } from "../../host/namespaces.js";
 
 /** Names of every object of this project in the cluster of `kubeconfigPath`. */
 export async function projectTraces(kubeconfigPath: string): Promise<string[]> {

@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { execa } from "execa";
-import { runIn } from "../../provider/host/exec.js";
+import { runIn } from "../../host/exec.js";
 
 /** Runs a Node snippet in namespace `netns`, or in the host's namespace when it is undefined. */
 function nodeIn(netns: string | undefined, script: string, args: readonly string[]): ChildProcess {

@@ -8,12 +8,7 @@ import { revokeIdentity, type RevokeIdentityResult } from "../../provider/authen
 import { loadKubeconfig } from "../../provider/kube/client.js";
 import { getIdentityKubeconfig } from "../../provider/peering/outgoing.js";
 import { poll } from "../../provider/wait/poll.js";
-
-/** Where the provider's auth service is. */
-export interface AuthServiceAt {
-  readonly authUrl: string;
-  readonly authCaPem: string;
-}
+import type { AuthServiceAt } from "../../harness/peering-pair.js";
 
 /** Revokes the identity that `consumer` holds for provider `providerClusterId`, with that identity's own certificate. */
 export async function revokeHeldIdentity(

@@ -12,7 +12,7 @@ import { getIdentityKubeconfig } from "../../provider/peering/outgoing.js";
 import { createPeering, deletePeering, type PeeringRecord } from "../../provider/peering/peering.js";
 import { progressTo } from "../../provider/peering/progress.js";
 import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
-import { installForPeering, type InstalledCluster } from "./install.js";
+import { installForPeering, type InstalledCluster } from "../../harness/install.js";
 
 /** Progress that goes nowhere. */
 export const quietProgress = progressTo(() => undefined);

@@ -1,18 +1,18 @@
 /**
- * A local cluster's admin client, and the install a `Cluster` resource would do, for tests that
- * drive the peering steps without the Pulumi engine.
+ * A local cluster's admin client, and the install a `Cluster` resource would do, for tests and
+ * benchmarks that drive the peering steps without the Pulumi engine.
  */
 import * as k8s from "@kubernetes/client-node";
 import { readFileSync } from "node:fs";
-import { adminConfig } from "../../local-cluster/inspect.js";
-import type { ClusterState } from "../../local-cluster/lab.js";
-import { waitForAgent } from "../../provider/cluster/agent.js";
+import { adminConfig } from "../local-cluster/inspect.js";
+import type { ClusterState } from "../local-cluster/lab.js";
+import { waitForAgent } from "../provider/cluster/agent.js";
 import {
   ensureAuthServiceTls,
   ensureClusterIdentity,
   ensureCustomResourceDefinitions,
   ensureSystemNamespace,
-} from "../../provider/cluster/install.js";
+} from "../provider/cluster/install.js";
 
 export { adminConfig };
 

@@ -3,16 +3,19 @@
  * both installed, a token recorded on the provider, and the request a consumer would make with it.
  */
 import { readFileSync } from "node:fs";
-import type { ClusterState } from "../../local-cluster/lab.js";
-import {
-  ensurePeeringTokenSecret,
-  forgePeeringToken,
-  revokePeeringToken,
-} from "../../provider/authentication/tokens.js";
-import { uninstallCluster } from "../../provider/cluster/install.js";
-import type { PeeringRequest } from "../../provider/peering/peering.js";
+import type { ClusterState } from "../local-cluster/lab.js";
+import { ensurePeeringTokenSecret, forgePeeringToken, revokePeeringToken } from "../provider/authentication/tokens.js";
+import { uninstallCluster } from "../provider/cluster/install.js";
+import type { PeeringRequest } from "../provider/peering/peering.js";
 import { adminConfig, installForPeering, type InstalledCluster } from "./install.js";
-import type { AuthServiceAt } from "./revoke.js";
+
+/** Where the provider's auth service is. */
+export interface AuthServiceAt {
+  /** `https://HOST:PORT` of the auth service. */
+  readonly authUrl: string;
+  /** CA (PEM) that signs its serving certificate. */
+  readonly authCaPem: string;
+}
 
 /** A provider and a consumer ready to peer. */
 export interface PeeringPair {

@@ -1,5 +1,6 @@
 /**
- * Local clusters for tests. One shared lab per test run (clusters `a` and `b`, distinct pod CIDRs)
+ * Local clusters for the tests and the benchmark (which runs as one "run" of its own, its process
+ * id recording the labs it makes). One shared lab per test run (clusters `a` and `b`, distinct pod CIDRs)
  * serves every suite that needs no special topology: the first suite that asks starts it, later
  * suites find it healthy and reuse it, and the global teardown removes it. Suites that need their
  * own topology make a private lab with a unique name and remove it in `finally`. Every lab records
@@ -8,7 +9,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { downLab, upLab, type ClusterRequest, type LabOptions, type LabState } from "../../local-cluster/lab.js";
+import { downLab, upLab, type ClusterRequest, type LabOptions, type LabState } from "../local-cluster/lab.js";
 
 /** Lab state of every test run lives apart from the labs a developer may have up. */
 export const TEST_LAB_ROOT = process.env["LIQO_TEST_LAB_ROOT"] ?? "/tmp/pulumi-liqo-test-labs";

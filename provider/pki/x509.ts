@@ -1,8 +1,10 @@
 /**
- * The certificates a local cluster needs: one CA that serves as the API server's client CA and as
- * kube-controller-manager's signing CA (so CSRs it signs authenticate), the API server's serving
- * certificate, client certificates for the admin and the control-plane components, and the
- * service-account key pair.
+ * x509 forging, with no I/O: a self-signed CA, TLS serving certificates and client certificates
+ * signed by it, and a service-account key pair. The product uses it for the auth service's TLS
+ * (`Cluster` install, cluster/install.ts); the local clusters for their whole PKI: one CA that
+ * serves as the API server's client CA and as kube-controller-manager's signing CA (so CSRs it
+ * signs authenticate), the API server's serving certificate, and the admin's and the control
+ * plane's client certificates.
  */
 import forge from "node-forge";
 import { generateKeyPairSync, randomBytes } from "node:crypto";

@@ -8,7 +8,7 @@ import { execa } from "execa";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { clusterOf, type LabState } from "../../local-cluster/lab.js";
+import { clusterOf, type LabState } from "../local-cluster/lab.js";
 
 // The repository root, whether this runs from sources (tests) or from dist/ (the benchmark).
 const REPO = dirname(require.resolve("pulumi-liqo/package.json"));

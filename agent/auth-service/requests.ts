@@ -1,0 +1,216 @@
+/**
+ * How the auth service answers one HTTPS request: first what is refused at the door (an unknown
+ * endpoint, a method other than POST, a source throttled after repeated refusals), then the body
+ * read within its limit and parsed, then the endpoint's protocol step (issue, renew, revoke). The
+ * answer is written out as JSON; a refusal counts against its source.
+ */
+import type * as k8s from "@kubernetes/client-node";
+import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import type { TLSSocket } from "node:tls";
+import { IDENTITY_PATH, MAX_BODY_BYTES, RENEW_PATH, REVOKE_PATH } from "../../provider/authentication/protocol.js";
+import { describeKubeError } from "../../provider/kube/errors.js";
+import type { Reporter } from "../reporter.js";
+import { fail, refuse, type Answer } from "./answer.js";
+import type { FailureLimiter } from "./failure-limiter.js";
+import { issueIdentity } from "./issue-identity.js";
+import { renewConsumerIdentity } from "./renew-identity.js";
+import { revokeConsumerIdentity, splitPemBundle, type PeerCertificate } from "./revoke-identity.js";
+
+/** Step name of the auth service's log lines and errors. */
+export const STEP = "auth service";
+
+/** What answering a request needs. */
+export interface RequestContext {
+  /** Client of the provider cluster. */
+  readonly kc: k8s.KubeConfig;
+  /** Where refusals and failures go; never given a token, a key or a certificate. */
+  readonly log: Reporter;
+  /** Current time in ms. */
+  readonly now: () => number;
+  /** Counts refusals per source and throttles a source that has too many. */
+  readonly limiter: FailureLimiter;
+  /** How long to wait for the cluster's signer. */
+  readonly certificateTimeoutMs: number;
+  /** Lifetime of the certificates issued and renewed, in seconds. */
+  readonly lifetimeSeconds: number;
+  /** The cluster's client CA bundle (PEM) as served right now: a reload of the TLS material changes it. */
+  clientCa(): string;
+}
+
+/** How long a connection answered 413 still takes (and drops) what its client sends, at most. */
+const LINGER_MS = 2_000;
+
+/** How long a revocation waits for the consumer's tenant namespace to be gone. */
+const TENANT_REMOVAL_TIMEOUT_MS = 60_000;
+
+/** What each endpoint does, for a server error's message. */
+const ACTIONS: Readonly<Record<string, string>> = {
+  [IDENTITY_PATH]: "issuing the identity",
+  [REVOKE_PATH]: "revoking the identity",
+  [RENEW_PATH]: "renewing the identity",
+};
+
+/**
+ * Reads a request body up to `limit` bytes; undefined when it is larger. Past the limit nothing
+ * more is kept, and the connection is left open for the answer (see {@link closeLingering}).
+ */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const take = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limit) {
+        req.off("data", take);
+        resolve(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on("data", take);
+    req.on("end", () => resolve(Buffer.concat(chunks)));
+    req.on("error", reject);
+  });
+}
+
+/**
+ * Makes the HTTP layer's close after the answer on `socket` a lingering one: this side ends (the
+ * answer, then TLS close_notify and FIN) and drops whatever the client still sends until it ends
+ * too, or for {@link LINGER_MS} at most: the staged close of RFC 9112 §9.6. Closed at once with the
+ * client's bytes unread, the socket would make the kernel send a reset, which can destroy the
+ * answer in the client's buffers before it is read: the client would see a connection reset
+ * instead of the 413. (On loopback the answer won that race in every try measured; across a
+ * network it need not.)
+ */
+function closeLingering(socket: Socket): void {
+  socket.destroySoon = () => {
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    socket.once("close", () => clearTimeout(timer));
+    socket.once("end", () => socket.destroy());
+    socket.end();
+    socket.resume();
+  };
+}
+
+/** What the TLS layer saw of the client's certificate (revocation and renewal authenticate by it). */
+function peerOf(socket: TLSSocket): PeerCertificate {
+  const peer = socket.getPeerCertificate();
+  return {
+    ...(peer?.raw ? { raw: peer.raw } : {}),
+    authorized: socket.authorized,
+    ...(socket.authorizationError ? { authorizationError: String(socket.authorizationError) } : {}),
+  };
+}
+
+function write(res: ServerResponse, answer: Answer): void {
+  const payload = JSON.stringify(answer.body);
+  res.writeHead(answer.status, { "content-type": "application/json", "cache-control": "no-store", ...answer.headers });
+  res.end(payload);
+}
+
+/**
+ * The answer to a request refused before its body is read: no such endpoint (404), not a POST
+ * (405), or a source throttled after repeated refusals (429, which does not count again).
+ * Undefined when the request may go on.
+ */
+function refuseAtTheDoor(
+  ctx: RequestContext,
+  method: string | undefined,
+  path: string,
+  source: string,
+): Answer | undefined {
+  if (!Object.hasOwn(ACTIONS, path))
+    return fail(404, `no such endpoint; use POST ${IDENTITY_PATH}, POST ${RENEW_PATH} or POST ${REVOKE_PATH}`);
+  if (method !== "POST") return { ...fail(405, `${path} accepts POST only`), headers: { allow: "POST" } };
+  const blockedMs = ctx.limiter.blockedFor(source, ctx.now());
+  if (blockedMs === undefined) return undefined;
+  const seconds = Math.ceil(blockedMs / 1000);
+  ctx.log.warn(`${STEP}: throttled ${source} on ${path} for ${seconds} s after repeated refusals`);
+  return {
+    ...refuse(429, `too many refused requests from ${source}; retry after ${seconds} s`, {
+      "retry-after": String(seconds),
+    }),
+    countsAsFailure: false,
+  };
+}
+
+/** The request's JSON body (`{}` when empty), or the refusal of one too large (413) or not JSON (400). */
+async function readJsonBody(req: IncomingMessage): Promise<{ readonly value: unknown } | { readonly refusal: Answer }> {
+  const raw = await readBody(req, MAX_BODY_BYTES);
+  if (raw === undefined) {
+    closeLingering(req.socket);
+    return { refusal: refuse(413, `request body larger than ${MAX_BODY_BYTES} bytes`, { connection: "close" }) };
+  }
+  try {
+    return { value: raw.length === 0 ? {} : JSON.parse(raw.toString("utf8")) };
+  } catch {
+    return { refusal: refuse(400, "request body is not JSON") };
+  }
+}
+
+/** Runs the protocol step of endpoint `path` on a parsed body. */
+function runEndpoint(
+  ctx: RequestContext,
+  path: string,
+  body: unknown,
+  socket: TLSSocket,
+  source: string,
+): Promise<Answer> {
+  const { kc, now, log, certificateTimeoutMs, lifetimeSeconds } = ctx;
+  if (path === IDENTITY_PATH)
+    return issueIdentity({ kc, now, log, certificateTimeoutMs, lifetimeSeconds }, body, source);
+  const clientCaPems = splitPemBundle(ctx.clientCa());
+  if (path === RENEW_PATH)
+    return renewConsumerIdentity(
+      { kc, now, log, clientCaPems, certificateTimeoutMs, lifetimeSeconds },
+      peerOf(socket),
+      body,
+      source,
+    );
+  return revokeConsumerIdentity(
+    { kc, now, log, clientCaPems, removalTimeoutMs: TENANT_REMOVAL_TIMEOUT_MS },
+    peerOf(socket),
+    source,
+  );
+}
+
+/** The answer to a request that passed the door: its body's refusal, its step's answer, or a 500 naming what failed. */
+async function answerEndpoint(
+  ctx: RequestContext,
+  req: IncomingMessage,
+  path: string,
+  source: string,
+): Promise<Answer> {
+  try {
+    const body = await readJsonBody(req);
+    if ("refusal" in body) return body.refusal;
+    return await runEndpoint(ctx, path, body.value, req.socket as TLSSocket, source);
+  } catch (error) {
+    // Errors of the steps name the step, the object and the API server; they carry no secret.
+    const reason = describeKubeError(error);
+    ctx.log.warn(`${STEP}: ${path} from ${source} failed: ${reason}`);
+    return fail(500, `${ACTIONS[path]} failed on the provider: ${reason}`);
+  }
+}
+
+/** Answers one request and writes the answer; a refusal counts against its source. */
+async function answerRequest(ctx: RequestContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const source = req.socket.remoteAddress ?? "unknown";
+  const path = (req.url ?? "").split("?")[0] ?? "";
+  const refused = refuseAtTheDoor(ctx, req.method, path, source);
+  if (refused) return write(res, refused);
+  const answer = await answerEndpoint(ctx, req, path, source);
+  if (answer.countsAsFailure) ctx.limiter.recordFailure(source, ctx.now());
+  write(res, answer);
+}
+
+/** The server's request listener: answers each request, and a failure to answer with a bare 500. */
+export function requestListener(ctx: RequestContext): RequestListener {
+  return (req, res) => {
+    answerRequest(ctx, req, res).catch((error: unknown) => {
+      ctx.log.warn(`${STEP}: answering failed: ${(error as Error)?.message ?? String(error)}`);
+      if (!res.headersSent) write(res, fail(500, "internal error"));
+    });
+  };
+}

@@ -1,0 +1,268 @@
+/**
+ * Which way the imports run (STYLE.md, "Which way the imports run"): the product (`sdk/`,
+ * `provider/`, `agent/`, and `host/` below them) never imports the test bed (`local-cluster/`,
+ * `harness/`), the benchmark or the tests; the steps and the agent never import the Pulumi SDK;
+ * `bench/` never imports `test/`; and no module imports itself through others. Read from the
+ * sources' import specifiers (TypeScript's own scanner, so `import type`, `export … from` and
+ * `require` count too), no build needed. The package's surface is held here as well: it exports
+ * and ships only the product.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join, posix } from "node:path";
+import ts from "typescript";
+
+const REPO = join(__dirname, "..", "..");
+
+/** The top-level folders compiled by tsconfig.json, each a module of the layering. */
+const FOLDERS = ["sdk", "provider", "host", "agent", "local-cluster", "harness", "test", "bench"] as const;
+type Folder = (typeof FOLDERS)[number];
+
+/** File (repository-relative, `/`-separated) to the specifiers it imports. */
+type Sources = ReadonlyMap<string, readonly string[]>;
+
+/** One import that breaks a rule. */
+interface Violation {
+  readonly file: string;
+  readonly specifier: string;
+  readonly rule: string;
+}
+
+/** A folder may not import the folders listed for it: the arrows point down only. */
+const FORBIDDEN: Readonly<Record<Folder, readonly Folder[]>> = {
+  host: ["sdk", "provider", "agent", "local-cluster", "harness", "test", "bench"],
+  provider: ["sdk", "host", "agent", "local-cluster", "harness", "test", "bench"],
+  // The SDK loads provider/resources (its dynamic providers), nothing that runs in a cluster or a test.
+  sdk: ["host", "agent", "local-cluster", "harness", "test", "bench"],
+  agent: ["sdk", "local-cluster", "harness", "test", "bench"],
+  "local-cluster": ["sdk", "harness", "test", "bench"],
+  harness: ["test", "bench"],
+  bench: ["test"],
+  test: [],
+};
+
+/**
+ * Cycles known and being removed elsewhere, as `a -> b` edges left out of the cycle search.
+ * The lead deletes an entry once the change that removes it is merged.
+ */
+const KNOWN_CYCLE_EDGES: ReadonlySet<string> = new Set([
+  // removed by the sdk change
+  "sdk/peering.ts -> sdk/tunnel.ts",
+  "sdk/tunnel.ts -> sdk/peering.ts",
+]);
+
+/** The Pulumi SDK, which only the SDK and the per-resource shims (the Pulumi layer) may load. */
+const PULUMI_SDK = /^@pulumi\/pulumi(\/|$)/;
+const mayNotLoadPulumi = (file: string, folder: Folder | undefined): boolean =>
+  folder === "agent" || folder === "host" || (folder === "provider" && !file.startsWith("provider/resources/"));
+
+/** The top-level folder of a repository-relative path, if it is one of {@link FOLDERS}. */
+function folderOf(file: string): Folder | undefined {
+  const top = file.split("/")[0];
+  return (FOLDERS as readonly string[]).includes(top ?? "") ? (top as Folder) : undefined;
+}
+
+/**
+ * The repository file a specifier of `from` names, or undefined for a package or a file outside
+ * the sources (e.g. `../dist/…`). `./x.js` names `./x.ts`; `pulumi-liqo/provider/x` names this
+ * package's own `provider/x.ts`, and `pulumi-liqo` its SDK.
+ */
+function resolveSpecifier(from: string, specifier: string, files: ReadonlySet<string>): string | undefined {
+  const self = /^pulumi-liqo(?:\/(.*))?$/.exec(specifier);
+  const target = self
+    ? self[1] === undefined
+      ? "sdk/index.ts"
+      : `${self[1].replace(/\.js$/, "")}.ts`
+    : specifier.startsWith(".")
+      ? posix.resolve("/", posix.dirname(from), specifier).slice(1).replace(/\.js$/, ".ts")
+      : undefined;
+  return target !== undefined && files.has(target) ? target : undefined;
+}
+
+/** Every import that breaks {@link FORBIDDEN} or the Pulumi SDK rule. Pure. */
+function findViolations(sources: Sources): Violation[] {
+  const files = new Set(sources.keys());
+  const found: Violation[] = [];
+  for (const [file, specifiers] of sources) {
+    const from = folderOf(file);
+    for (const specifier of specifiers) {
+      if (PULUMI_SDK.test(specifier) && mayNotLoadPulumi(file, from))
+        found.push({ file, specifier, rule: `${from}/ (outside provider/resources/) must not load the Pulumi SDK` });
+      const target = resolveSpecifier(file, specifier, files);
+      const to = target && folderOf(target);
+      if (from && to && FORBIDDEN[from].includes(to))
+        found.push({ file, specifier, rule: `${from}/ must not import ${to}/` });
+    }
+  }
+  return found;
+}
+
+/**
+ * The import cycles among `sources`, each as the files in import order with the first repeated at
+ * the end (`a.ts -> b.ts -> a.ts`), one per strongly connected group (Tarjan). Edges in
+ * `ignoredEdges` are left out. Pure.
+ */
+function findCycles(sources: Sources, ignoredEdges: ReadonlySet<string> = new Set()): string[][] {
+  const files = new Set(sources.keys());
+  const edges = new Map<string, string[]>();
+  for (const [file, specifiers] of sources) {
+    const targets = specifiers
+      .map((s) => resolveSpecifier(file, s, files))
+      .filter((t): t is string => t !== undefined && !ignoredEdges.has(`${file} -> ${t}`));
+    edges.set(file, [...new Set(targets)]);
+  }
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const groups: string[][] = [];
+  const visit = (file: string): void => {
+    index.set(file, index.size);
+    low.set(file, index.get(file)!);
+    stack.push(file);
+    onStack.add(file);
+    for (const next of edges.get(file) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(file, Math.min(low.get(file)!, low.get(next)!));
+      } else if (onStack.has(next)) low.set(file, Math.min(low.get(file)!, index.get(next)!));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const group: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      group.push(member);
+    } while (member !== file);
+    if (group.length > 1 || edges.get(file)!.includes(file)) groups.push(group);
+  };
+  for (const file of [...files].sort()) if (!index.has(file)) visit(file);
+  return groups.map((group) => cycleThrough(group, edges));
+}
+
+/** One cycle inside a strongly connected `group`, from its first file (by name) back to it. */
+function cycleThrough(group: readonly string[], edges: ReadonlyMap<string, readonly string[]>): string[] {
+  const members = new Set(group);
+  const start = [...group].sort()[0]!;
+  // Breadth-first from `start` to any file that imports `start`: the shortest way round.
+  const cameFrom = new Map<string, string>([[start, start]]);
+  const queue = [start];
+  while (queue.length) {
+    const file = queue.shift()!;
+    for (const next of edges.get(file) ?? []) {
+      if (next === start) {
+        const path = [file];
+        while (path[0] !== start) path.unshift(cameFrom.get(path[0]!)!);
+        return [...path, start];
+      }
+      if (members.has(next) && !cameFrom.has(next)) {
+        cameFrom.set(next, file);
+        queue.push(next);
+      }
+    }
+  }
+  return [start, start];
+}
+
+/** The .ts files of `folder` that tsconfig.json compiles (not the Pulumi programs the tests run). */
+function sourcesOf(folder: string): string[] {
+  return readdirSync(join(REPO, folder), { withFileTypes: true }).flatMap((entry) => {
+    const path = `${folder}/${entry.name}`;
+    if (entry.isDirectory()) return entry.name === "programs" ? [] : sourcesOf(path);
+    return entry.name.endsWith(".ts") ? [path] : [];
+  });
+}
+
+/** Every compiled source of the repository and what it imports. */
+function repositorySources(): Sources {
+  const sources = new Map<string, string[]>();
+  for (const folder of FOLDERS) {
+    for (const file of sourcesOf(folder)) {
+      const scanned = ts.preProcessFile(readFileSync(join(REPO, file), "utf8"), true, true);
+      sources.set(
+        file,
+        scanned.importedFiles.map((i) => i.fileName),
+      );
+    }
+  }
+  return sources;
+}
+
+const describeViolation = (v: Violation): string => `${v.file} imports "${v.specifier}": ${v.rule}`;
+
+describe("the checks themselves", () => {
+  test("GIVEN provider/ importing local-cluster/ and a step loading the Pulumi SDK WHEN checked THEN both are reported, naming file, import and rule", () => {
+    const sources = new Map([
+      ["provider/cluster/install.ts", ["../../local-cluster/pki.js", "../kube/client.js"]],
+      ["provider/peering/peering.ts", ["@pulumi/pulumi"]],
+      ["provider/resources/cluster.ts", ["@pulumi/pulumi", "../cluster/install.js"]],
+      ["provider/kube/client.ts", []],
+      ["local-cluster/pki.ts", []],
+    ]);
+
+    expect(findViolations(sources).map(describeViolation)).toEqual([
+      'provider/cluster/install.ts imports "../../local-cluster/pki.js": provider/ must not import local-cluster/',
+      'provider/peering/peering.ts imports "@pulumi/pulumi": provider/ (outside provider/resources/) must not load the Pulumi SDK',
+    ]);
+  });
+
+  test("GIVEN bench/ importing test/ and the package by name WHEN checked THEN only the test import is reported (the name reads as sdk/)", () => {
+    const sources = new Map([
+      ["bench/main.ts", ["../test/support/labs.js", "pulumi-liqo"]],
+      ["test/support/labs.ts", []],
+      ["sdk/index.ts", []],
+    ]);
+
+    expect(findViolations(sources).map((v) => v.rule)).toEqual(["bench/ must not import test/"]);
+  });
+
+  test("GIVEN three files in an import ring WHEN checked THEN the ring is reported in import order; a known edge breaks it", () => {
+    const sources = new Map([
+      ["agent/a.ts", ["./b.js"]],
+      ["agent/b.ts", ["../provider/c.js"]],
+      ["provider/c.ts", ["../agent/a.js", "./d.js"]],
+      ["provider/d.ts", []],
+    ]);
+
+    expect(findCycles(sources)).toEqual([["agent/a.ts", "agent/b.ts", "provider/c.ts", "agent/a.ts"]]);
+    expect(findCycles(sources, new Set(["agent/b.ts -> provider/c.ts"]))).toEqual([]);
+  });
+});
+
+describe("the repository", () => {
+  const sources = repositorySources();
+
+  test("GIVEN every compiled source WHEN read THEN the product, the test bed, the benchmark and the tests import only downward", () => {
+    expect(sources.size).toBeGreaterThan(100);
+    expect(findViolations(sources).map(describeViolation)).toEqual([]);
+  });
+
+  test("GIVEN every compiled source WHEN read THEN no file imports itself through others", () => {
+    expect(findCycles(sources, KNOWN_CYCLE_EDGES).map((cycle) => cycle.join(" -> "))).toEqual([]);
+  });
+
+  test("GIVEN the product's sources WHEN read THEN only provider/wait/deadline.ts reckons an operation's time left or declares its default timeout", () => {
+    const reckoning = /\w+\s*-\s*Date\.now\(\)|\bDEFAULT_TIMEOUT_SECONDS\s*=/;
+    const own = [...sources.keys()].filter(
+      (file) =>
+        ["sdk", "provider", "host", "agent"].includes(folderOf(file) ?? "") &&
+        file !== "provider/wait/deadline.ts" &&
+        reckoning.test(readFileSync(join(REPO, file), "utf8")),
+    );
+
+    expect(own).toEqual([]);
+  });
+
+  test("GIVEN package.json WHEN read THEN the package exports and ships the product only", () => {
+    const manifest = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as {
+      exports: Record<string, string>;
+      files: string[];
+    };
+    const exported = Object.values(manifest.exports).map((target) => target.split("/")[2]);
+
+    expect(exported.filter((top) => top !== undefined && !["sdk", "provider", "agent"].includes(top))).toEqual([]);
+    expect(manifest.files).toEqual(
+      expect.arrayContaining(["!dist/test/", "!dist/bench/", "!dist/harness/", "!dist/local-cluster/"]),
+    );
+  });
+});
