@@ -32,12 +32,13 @@ export interface LiveStatus extends Progress {
 /**
  * Sends each step's line through `send`, and `""` on `end`, one at a time and in order: each
  * send settles before the next starts, since two messages in flight at once may reach the engine
- * in either order and an older step would then stay shown. `send` must never reject (a status
- * is best effort), nor wait long, since `end` waits for all of them.
+ * in either order and an older step would then stay shown. A status is best effort: a failed
+ * send is dropped, so `end` never rejects (it runs in a `finally`, where it must not replace the
+ * operation's own result or error). `send` must not wait long, since `end` waits for every one.
  */
 export function liveStatus(send: (status: string) => Promise<void>): LiveStatus {
   let sent = Promise.resolve();
-  const enqueue = (status: string): Promise<void> => (sent = sent.then(() => send(status)));
+  const enqueue = (status: string): Promise<void> => (sent = sent.then(() => send(status)).catch(() => undefined));
   return {
     ...progressTo((line) => void enqueue(line)),
     end: () => enqueue(""),

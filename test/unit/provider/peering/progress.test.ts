@@ -67,4 +67,16 @@ describe("liveStatus", () => {
     await liveStatus(engine.send).end();
     expect(engine.sent).toEqual([""]);
   });
+
+  test("GIVEN a send that fails WHEN the status goes on and ends THEN the later lines are still sent and end resolves", async () => {
+    const sent: string[] = [];
+    const status = liveStatus(async (line) => {
+      if (line.startsWith("[1/2]")) throw new Error("engine gone");
+      sent.push(line);
+    });
+    status.step(1, 2, "authentication: removing the tenant");
+    status.step(2, 2, "virtual node: removing Node liqo-a");
+    await expect(status.end()).resolves.toBeUndefined();
+    expect(sent).toEqual(["[2/2] virtual node: removing Node liqo-a", ""]);
+  });
 });
