@@ -38,6 +38,7 @@ describe("in-band peering through the pulumi CLI", () => {
             "[2/4] authentication",
             "[3/4] negotiation",
             "[4/4] virtual node",
+            "",
           ],
         });
         expect((await workspace.ok(["stack", "output", "status"])).stdout.trim()).toBe("Ready");
@@ -68,6 +69,7 @@ describe("in-band peering through the pulumi CLI", () => {
             "[2/3] virtual node",
             "[3/3] network fabric",
             "[3/3] (1/1) network fabric",
+            "",
           ],
         });
       } finally {

@@ -168,8 +168,10 @@ const STEP = /\[\d+\/\d+\](?: \(\d+\/\d+\))? [^:]+/;
 
 /**
  * The progress steps a `--non-interactive` run printed, by the row each showed on, in order (a
- * row printed again with the same step counts it once):
- * `{ "liqo:Peering::b-to-a": ["[1/3] authentication", …] }`, the stack's row being
+ * row printed again with the same step counts it once), and `""` where the row's status was
+ * cleared (a line of it with an empty Info column after a step; without the clear, the engine
+ * would go on showing the last step there, on the `created` line too):
+ * `{ "liqo:Peering::b-to-a": ["[1/3] authentication", …, ""] }`, the stack's row being
  * `pulumi:pulumi:Stack::<name>`. A step on any other line (a message under Diagnostics) counts
  * under `""`, so a test sees it too.
  */
@@ -177,11 +179,15 @@ export function stepsByRow(output: string): Record<string, string[]> {
   const rows: Record<string, string[]> = {};
   for (const line of output.split("\n")) {
     const step = STEP.exec(line)?.[0];
-    if (!step) continue;
     const row = ROW.exec(line);
     const key = row ? `${row[1]!.replace(/^pulumi-nodejs:dynamic\//, "")}::${row[2]}` : "";
-    const steps = (rows[key] ??= []);
-    if (steps.at(-1) !== step) steps.push(step);
+    const steps = rows[key];
+    if (step) {
+      if (steps?.at(-1) !== step) (rows[key] ??= []).push(step);
+    } else if (row && steps && steps.at(-1) !== "" && /\)\s*$/.test(row[3] ?? "")) {
+      // The status column ends with its duration, `creating (2s)`: nothing follows it.
+      steps.push("");
+    }
   }
   return rows;
 }

@@ -19,8 +19,23 @@ describe("stepsByRow", () => {
       " +  pulumi:pulumi:Stack in-band-test created (9s) ",
     ].join("\n");
     expect(stepsByRow(output)).toEqual({
-      "liqo:Peering::b-to-a": ["[1/4] network fabric", "[1/4] (1/4) network fabric", "[2/4] authentication"],
+      "liqo:Peering::b-to-a": ["[1/4] network fabric", "[1/4] (1/4) network fabric", "[2/4] authentication", ""],
       "liqo:Tunnel::b-to-a-tunnel": ["[1/1] network fabric"],
+    });
+  });
+
+  test("GIVEN a status never cleared, or an error after a step WHEN read THEN no clearing is seen", () => {
+    const output = [
+      " +  pulumi-nodejs:dynamic/liqo:Peering b-to-a creating (0s) ",
+      " +  pulumi-nodejs:dynamic/liqo:Peering b-to-a creating (0s) [3/3] virtual node: creating Node liqo-a in consumer b",
+      " +  pulumi-nodejs:dynamic/liqo:Peering b-to-a created (2s) [3/3] virtual node: creating Node liqo-a in consumer b",
+      " +  pulumi-nodejs:dynamic/liqo:Tunnel t creating (0s) [1/4] network fabric: asking the gateway of consumer b",
+      " +  pulumi-nodejs:dynamic/liqo:Tunnel t creating (9s) error: network fabric: no answer from the gateway of b",
+      " +  pulumi-nodejs:dynamic/liqo:Tunnel t **creating failed** error: network fabric: no answer from the gateway of b",
+    ].join("\n");
+    expect(stepsByRow(output)).toEqual({
+      "liqo:Peering::b-to-a": ["[3/3] virtual node"],
+      "liqo:Tunnel::t": ["[1/4] network fabric"],
     });
   });
 
