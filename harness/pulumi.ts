@@ -161,6 +161,37 @@ export class PulumiWorkspace {
   }
 }
 
+/** A row of a `--non-interactive` run: an operation's sign, the resource's type (`pkg:module:Name`) and name, then its status and info. */
+const ROW = /^\s*(?:[-+~<>=*!]{1,2}\s+)?(\S+:\S*:\S+) (\S+)(?: (.*))?$/;
+/** A progress step, by its count(s) and task: `[1/4] network fabric`, `[1/4] (2/4) network fabric`. */
+const STEP = /\[\d+\/\d+\](?: \(\d+\/\d+\))? [^:]+/;
+
+/**
+ * The progress steps a `--non-interactive` run printed, by the row each showed on, in order (a
+ * row printed again with the same step counts it once), and `""` where the row's status was
+ * cleared (a line of it with an empty Info column after a step; without the clear, the engine
+ * would go on showing the last step there, on the `created` line too):
+ * `{ "liqo:Peering::b-to-a": ["[1/3] authentication", …, ""] }`, the stack's row being
+ * `pulumi:pulumi:Stack::<name>`. A step on any other line (a message under Diagnostics) counts
+ * under `""`, so a test sees it too.
+ */
+export function stepsByRow(output: string): Record<string, string[]> {
+  const rows: Record<string, string[]> = {};
+  for (const line of output.split("\n")) {
+    const step = STEP.exec(line)?.[0];
+    const row = ROW.exec(line);
+    const key = row ? `${row[1]!.replace(/^pulumi-nodejs:dynamic\//, "")}::${row[2]}` : "";
+    const steps = rows[key];
+    if (step) {
+      if (steps?.at(-1) !== step) (rows[key] ??= []).push(step);
+    } else if (row && steps && steps.at(-1) !== "" && /\)\s*$/.test(row[3] ?? "")) {
+      // The status column ends with its duration, `creating (2s)`: nothing follows it.
+      steps.push("");
+    }
+  }
+  return rows;
+}
+
 /** The outputs the stack's state holds for resource `name` of type `liqo:<type>`. */
 export async function outputsOf(
   workspace: PulumiWorkspace,

@@ -57,7 +57,7 @@ import {
   identitySecretName,
   writeOutgoingPeeringStatus,
 } from "./outgoing.js";
-import type { Progress } from "./progress.js";
+import { withinStep, type Progress } from "./progress.js";
 
 /** Name the provider's API server certificate is verified under inside the tunnel: every API server's certificate carries it. */
 export const API_SERVER_TLS_NAME = "kubernetes.default";
@@ -242,7 +242,7 @@ export async function createInBandPeering(
     4,
     `network fabric: tunnel between the gateways of ${p.me.clusterName} and ${p.them.clusterName} (${request.tunnel.server} serves at ${request.tunnel.serverAddress}:${request.tunnel.port})`,
   );
-  const tunnel = await ensureTunnel(p.sides, request.tunnel, deadline.left(), { step: () => undefined });
+  const tunnel = await ensureTunnel(p.sides, request.tunnel, deadline.left(), withinStep(progress, 1, 4));
 
   const ip = providerTunnelIp(p, request.tunnel);
   const authUrl = `https://${ip}:${request.authPort}`;
@@ -375,5 +375,5 @@ export async function deleteInBandPeering(
     describeFailure(`cleanup: deleting Secret ${SYSTEM_NAMESPACE}/${tokenSecret}`, serverOf(p.consumer)),
   );
   progress.step(3, 3, `network fabric: removing the tunnel`);
-  await deleteTunnel(p.sides, { force: false, timeoutMs }, { step: () => undefined });
+  await deleteTunnel(p.sides, { force: false, timeoutMs }, withinStep(progress, 3, 3));
 }

@@ -1,6 +1,7 @@
 /**
  * Messages from a resource's provider to the Pulumi engine, which prints them with the resource in
- * `pulumi preview` and `pulumi up`: here, why a diff updates or replaces it.
+ * `pulumi preview` and `pulumi up`: why a diff updates or replaces it, and, as the resource's live
+ * status, the step its create, update or delete is at.
  *
  * The engine starts Pulumi's dynamic provider host with its own gRPC address as first argument;
  * `pulumi.log` cannot be used in that process (the SDK never learns the address there), so the
@@ -14,6 +15,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { liveStatus, type Progress } from "../peering/progress.js";
 import { explainChanges, labelOf, urnOf, type FoundChanges } from "./diff-rules.js";
 
 /** How long a diff waits for the engine to take a message. */
@@ -41,6 +43,7 @@ interface LogRequest {
   setSeverity(value: number): void;
   setMessage(value: string): void;
   setUrn(value: string): void;
+  setEphemeral(value: boolean): void;
 }
 interface EngineClient {
   log(request: LogRequest, options: { deadline: number }, callback: (error: Error | null) => void): void;
@@ -85,6 +88,13 @@ export interface EngineLogOptions {
   readonly timeoutMs?: number;
   /** A warning shows in the engine's summary as well as with the resource. @default "info" */
   readonly severity?: "info" | "warning";
+  /**
+   * A status rather than a message: the display shows it in the resource's row while the
+   * operation runs, until the next one replaces it (`""` clears it), and neither prints it under
+   * Diagnostics nor counts it among the resource's messages, nor keeps it in the stack's history.
+   * @default false
+   */
+  readonly ephemeral?: boolean;
 }
 
 /**
@@ -102,6 +112,7 @@ export async function logToEngine(message: string, urn: string, options: EngineL
     request.setSeverity(options.severity === "warning" ? engine.warning : engine.info);
     request.setMessage(message);
     request.setUrn(urn);
+    if (options.ephemeral) request.setEphemeral(true);
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, timeoutMs);
       engine.client.log(request, { deadline: Date.now() + timeoutMs }, () => {
@@ -131,6 +142,30 @@ export async function explainedDiff(
     await logToEngine(lines.join("\n"), urnOf(news));
   }
   return { changes: found.changed.length > 0, replaces: [...found.replaces], deleteBeforeReplace };
+}
+
+/**
+ * Runs `operation` with a Progress that shows each step as the live status of the resource whose
+ * inputs (or outputs) are `inputs`, on its own row of `pulumi up`, and clears it when the
+ * operation ends, failed or not. Steps go to the engine only: the provider's stderr would show
+ * them on the stack's row (the engine prints a plugin's stderr there, as messages), and the
+ * engine's own log keeps every status at `-v=5`. Without a URN (state written before the SDK
+ * passed one) the steps are not shown: the stack's row is no place for them.
+ */
+export async function showingSteps<T>(
+  inputs: object,
+  operation: (progress: Progress) => Promise<T>,
+  options: Omit<EngineLogOptions, "ephemeral" | "severity"> = {},
+): Promise<T> {
+  const urn = urnOf(inputs);
+  const status = liveStatus((line) =>
+    urn ? logToEngine(line, urn, { ...options, ephemeral: true }) : Promise.resolve(),
+  );
+  try {
+    return await operation(status);
+  } finally {
+    await status.end();
+  }
 }
 
 /** A process as /proc tells it: its parent, its command name and its start time (against PID reuse). */

@@ -18,7 +18,7 @@ import {
 } from "../peering/peering.js";
 import type { TunnelRecord } from "../network-fabric/tunnel.js";
 import { withTunnelDefaults, type TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
-import { progressTo } from "../peering/progress.js";
+import type { Progress } from "../peering/progress.js";
 import { isRefusedBeforeChange, releasePeeringClaim } from "../peering/claim.js";
 import { loadKubeconfig } from "../kube/client.js";
 import { emptyOfferReason } from "../negotiation/offer.js";
@@ -36,7 +36,7 @@ import {
   type DiffRules,
   type FoundChanges,
 } from "./diff-rules.js";
-import { explainedDiff, logToEngine } from "./engine-log.js";
+import { explainedDiff, logToEngine, showingSteps } from "./engine-log.js";
 import { deleteFailure, readOrFail } from "./read-failure.js";
 import {
   checkKubeconfig,
@@ -95,8 +95,6 @@ export interface PeeringOutputs
   readonly tunnelStatus?: TunnelRecord;
 }
 
-/** Progress goes to the provider's stderr, which the engine keeps in its logs. */
-const progress = progressTo((line) => process.stderr.write(`peering: ${line}\n`));
 
 const isInBand = (inputs: Pick<PeeringInputs, "approach">): boolean => inputs.approach === "in-band";
 
@@ -171,7 +169,7 @@ function recordOf(outs: PeeringOutputs): PeeringRecord | undefined {
   };
 }
 
-async function peer(inputs: PeeringInputs): Promise<PeeringOutputs> {
+async function peer(inputs: PeeringInputs, progress: Progress): Promise<PeeringOutputs> {
   try {
     if (isInBand(inputs)) {
       const { tunnel, ...record } = await createInBandPeering(
@@ -408,7 +406,7 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
     return explainedDiff("Peering", PEERING_DIFF, id, news, peeringChanges(olds, news), true);
   },
   async create(inputs) {
-    return { id: idOf(inputs), outs: await warnIfEmpty(inputs, await peer(inputs)) };
+    return { id: idOf(inputs), outs: await warnIfEmpty(inputs, await showingSteps(inputs, (p) => peer(inputs, p))) };
   },
   async update(_id, olds, news) {
     // Turning force on is the way out when the provider is gone (refresh may have recorded that
@@ -418,16 +416,19 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
     // A create that failed half-way left no record, and drift left a broken one: run create again
     // (every step is idempotent, so what exists is adopted and what is missing is made).
     // In-band, create is also the update: the tunnel, the agent's request and the node all converge.
-    if (!record || !isReady(olds.status) || isInBand(news)) return { outs: await warnIfEmpty(news, await peer(news)) };
+    if (!record || !isReady(olds.status) || isInBand(news))
+      return { outs: await warnIfEmpty(news, await showingSteps(news, (p) => peer(news, p))) };
     const resized =
       JSON.stringify(olds.resources) === JSON.stringify(news.resources)
         ? record
-        : await updatePeeringResources(
-            news.consumerKubeconfig,
-            record,
-            news.resources,
-            (news.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000,
-            progress,
+        : await showingSteps(news, (progress) =>
+            updatePeeringResources(
+              news.consumerKubeconfig,
+              record,
+              news.resources,
+              (news.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000,
+              progress,
+            ),
           );
     return {
       outs: await warnIfEmpty(news, {
@@ -473,12 +474,14 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
     const timeoutMs = (props.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
     // In-band, both clusters are at hand: even a create that failed half-way is cleaned up fully.
     if (isInBand(props))
-      return deleteInBandPeering(
-        props.consumerKubeconfig,
-        props.providerKubeconfig!,
-        props.virtualNodeName,
-        timeoutMs,
-        progress,
+      return showingSteps(props, (progress) =>
+        deleteInBandPeering(
+          props.consumerKubeconfig,
+          props.providerKubeconfig!,
+          props.virtualNodeName,
+          timeoutMs,
+          progress,
+        ),
       );
     const record = recordOf(props);
     // A create that failed before it had a record still holds its claim on the pair: let it go.
@@ -490,12 +493,8 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
       );
     const label = labelOf(props, id);
     const handover = { authUrl: props.provider.authUrl, authCaPem: props.provider.authCaCert };
-    const left = await deletePeering(
-      props.consumerKubeconfig,
-      record,
-      handover,
-      { force: props.force ?? false, timeoutMs },
-      progress,
+    const left = await showingSteps(props, (progress) =>
+      deletePeering(props.consumerKubeconfig, record, handover, { force: props.force ?? false, timeoutMs }, progress),
     ).catch((error: unknown) => {
       throw deleteFailure("Peering", label, error);
     });

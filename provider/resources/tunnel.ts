@@ -23,7 +23,6 @@ import {
 import { deleteTunnel, deleteTunnelWithoutIdentity } from "../network-fabric/tunnel-delete.js";
 import { withTunnelDefaults, type TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
 import { getIdentityKubeconfig } from "../peering/outgoing.js";
-import { progressTo } from "../peering/progress.js";
 import { forcedDeleteReport } from "../peering/unreachable.js";
 import {
   changesOf,
@@ -35,7 +34,7 @@ import {
   type DiffRules,
   type FoundChanges,
 } from "./diff-rules.js";
-import { explainedDiff, logToEngine } from "./engine-log.js";
+import { explainedDiff, logToEngine, showingSteps } from "./engine-log.js";
 import { deleteFailure, readOrFail } from "./read-failure.js";
 import { checkKubeconfig, checkSeconds, checkTunnelSettings, Failures } from "./inputs.js";
 import { partialFailure } from "./partial.js";
@@ -65,7 +64,6 @@ export interface TunnelOutputs extends TunnelInputs {
   readonly status?: string;
 }
 
-const progress = progressTo((line) => process.stderr.write(`tunnel: ${line}\n`));
 
 /** The consumer's side as its kubeconfig reaches it, both sides as named, and the identity it holds for the provider (undefined once unpeered). */
 async function partiesOf(
@@ -123,9 +121,11 @@ async function removeTunnel(inputs: TunnelOutputs): Promise<string[]> {
     ...(inputs.provider?.interfaceName ? { providerInterface: inputs.provider.interfaceName } : {}),
   };
   const { consumerKc, parties, identity } = await partiesOf(inputs);
-  return identity
-    ? deleteTunnel(sidesWith(consumerKc, parties, identity), options, progress)
-    : deleteTunnelWithoutIdentity(parties, consumerKc, options, progress);
+  return showingSteps(inputs, (progress) =>
+    identity
+      ? deleteTunnel(sidesWith(consumerKc, parties, identity), options, progress)
+      : deleteTunnelWithoutIdentity(parties, consumerKc, options, progress),
+  );
 }
 
 const idOf = (inputs: TunnelInputs): string => `${inputs.consumerClusterId}-to-${inputs.providerClusterId}`;
@@ -133,7 +133,10 @@ const timeoutOf = (inputs: TunnelInputs): number => (inputs.timeoutSeconds ?? DE
 
 async function converge(inputs: TunnelInputs): Promise<TunnelOutputs> {
   try {
-    const record = await ensureTunnel(await sidesOf(inputs), withTunnelDefaults(inputs), timeoutOf(inputs), progress);
+    const sides = await sidesOf(inputs);
+    const record = await showingSteps(inputs, (progress) =>
+      ensureTunnel(sides, withTunnelDefaults(inputs), timeoutOf(inputs), progress),
+    );
     return { ...inputs, consumer: record.consumer, provider: record.provider, status: "Connected" };
   } catch (error) {
     // What the gateways set up stays recorded; the next `pulumi up` converges it, or destroy removes it.

@@ -2,7 +2,7 @@
  * The in-band peering through the real `pulumi` CLI (examples/in-band), on clusters of their own
  * under the `gateway-only` profile: only the gateways' UDP ports connect them, and from the host
  * only the API servers answer. Preview, up, no-change preview and refresh, a tunnel port change in
- * place, destroy.
+ * place, destroy; up's and destroy's steps, the tunnel's among them, on the Peering's own row.
  */
 import * as k8s from "@kubernetes/client-node";
 import { join } from "node:path";
@@ -12,7 +12,7 @@ import { adminConfig } from "../../harness/install.js";
 import { withLab } from "../../harness/labs.js";
 import { projectTraces, tunnelTraces } from "../support/leaks.js";
 import { pingReplies } from "../support/probes.js";
-import { configureForLab, plannedSteps, PulumiWorkspace } from "../../harness/pulumi.js";
+import { configureForLab, plannedSteps, PulumiWorkspace, stepsByRow } from "../../harness/pulumi.js";
 
 const PROGRAM = join(__dirname, "..", "..", "examples", "in-band");
 
@@ -27,6 +27,20 @@ describe("in-band peering through the pulumi CLI", () => {
 
         const up = await workspace.ok(["up", "--yes"]);
         expect(up.stdout).toContain("[3/4] negotiation: waiting for an offer from provider a through the tunnel");
+        // The peering's steps, its tunnel's counted within its first, on the peering's own row.
+        expect(stepsByRow(up.stdout)).toEqual({
+          "liqo:Peering::b-to-a": [
+            "[1/4] network fabric",
+            "[1/4] (1/4) network fabric",
+            "[1/4] (2/4) network fabric",
+            "[1/4] (3/4) network fabric",
+            "[1/4] (4/4) network fabric",
+            "[2/4] authentication",
+            "[3/4] negotiation",
+            "[4/4] virtual node",
+            "",
+          ],
+        });
         expect((await workspace.ok(["stack", "output", "status"])).stdout.trim()).toBe("Ready");
         const node = await adminConfig(b).makeApiClient(k8s.CoreV1Api).readNode({ name: "liqo-a" });
         expect(node.status?.capacity).toEqual({ cpu: "1", memory: "2Gi", pods: "10" });
@@ -48,7 +62,16 @@ describe("in-band peering through the pulumi CLI", () => {
         expect(await pingReplies(b.netns, bPod, aPod)).toMatch(/3 received/);
         await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
 
-        await workspace.ok(["destroy", "--yes"]);
+        const destroy = await workspace.ok(["destroy", "--yes"]);
+        expect(stepsByRow(destroy.stdout)).toEqual({
+          "liqo:Peering::b-to-a": [
+            "[1/3] authentication",
+            "[2/3] virtual node",
+            "[3/3] network fabric",
+            "[3/3] (1/1) network fabric",
+            "",
+          ],
+        });
       } finally {
         await workspace.pulumi(["destroy", "--yes"]);
         workspace.dispose();

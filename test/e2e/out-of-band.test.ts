@@ -23,6 +23,7 @@ import {
   plannedSteps,
   previewOf,
   PulumiWorkspace,
+  stepsByRow,
   type PulumiResult,
 } from "../../harness/pulumi.js";
 import { PEERING_DIFF } from "../../provider/resources/peering.js";
@@ -80,6 +81,17 @@ describe("out-of-band peering through the pulumi CLI", () => {
 
       const up = await workspace.ok(["up", "--yes"]);
       expect(up.stdout).toContain("[2/3] negotiation: waiting for an offer from provider a");
+      // Each step is the live status of its own resource's row (cleared at the end), never a line of the stack's.
+      expect(stepsByRow(up.stdout)).toEqual({
+        "liqo:Peering::b-to-a": ["[1/3] authentication", "[2/3] negotiation", "[3/3] virtual node", ""],
+        "liqo:Tunnel::b-to-a-tunnel": [
+          "[1/4] network fabric",
+          "[2/4] network fabric",
+          "[3/4] network fabric",
+          "[4/4] network fabric",
+          "",
+        ],
+      });
       expect(await nodeCapacity(b, "liqo-a")).toEqual({ cpu: "2", memory: "4Gi", pods: "20" });
       expect((await workspace.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");
       await pingThroughTunnel(lab, 50);

@@ -12,7 +12,7 @@ import { PEERING_DIFF } from "../../provider/resources/peering.js";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab } from "../../harness/labs.js";
 import { projectTraces } from "../support/leaks.js";
-import { configureForLab, outputsOf, previewOf, PulumiWorkspace } from "../../harness/pulumi.js";
+import { configureForLab, outputsOf, previewOf, PulumiWorkspace, stepsByRow } from "../../harness/pulumi.js";
 import { revokeHeldIdentity, waitForReadyStatus } from "../support/revoke.js";
 
 const PROGRAM = join(__dirname, "..", "..", "examples", "local-peering");
@@ -85,6 +85,8 @@ describe("revoked and half-made peerings through the pulumi CLI", () => {
       const failed = await workspace.pulumi(["up", "--yes"]);
       expect(failed.exitCode).not.toBe(0);
       expect(failed.stdout).toContain("waiting for auth service");
+      // The step it failed at was the peering's status, cleared before the error took its row.
+      expect(stepsByRow(failed.stdout)).toEqual({ "liqo:Peering::b-to-a": ["[1/3] authentication", ""] });
       const incomplete = await outputsOf(workspace, "Peering", "b-to-a");
       expect([incomplete["status"], incomplete["virtualNodeName"]]).toEqual(["incomplete", undefined]);
 

@@ -3,7 +3,12 @@
  * on loopback, built from the same `@pulumi/pulumi` copy the provider host would load.
  */
 import { createRequire } from "node:module";
-import { engineAddressOf, explainedDiff, logToEngine } from "../../../../provider/resources/engine-log.js";
+import {
+  engineAddressOf,
+  explainedDiff,
+  logToEngine,
+  showingSteps,
+} from "../../../../provider/resources/engine-log.js";
 import { URN_INPUT } from "../../../../provider/resources/hidden-inputs.js";
 
 const hostScript = require.resolve("@pulumi/pulumi/cmd/dynamic-provider");
@@ -17,25 +22,43 @@ interface Received {
   readonly message: string;
   readonly urn: string;
   readonly severity: number;
+  /** A live status of the resource rather than a message. */
+  readonly ephemeral: boolean;
 }
 
-/** A stand-in engine that records what it is told; one that never answers with `silent`. */
-async function standInEngine(
-  options: { silent?: boolean } = {},
-): Promise<{ address: string; received: Received[]; stop: () => void }> {
+/**
+ * A stand-in engine that records what it is told, and the most calls it had in flight at once;
+ * one that never answers with `silent`, one that answers after `answerAfterMs`.
+ */
+async function standInEngine(options: { silent?: boolean; answerAfterMs?: number } = {}): Promise<{
+  address: string;
+  received: Received[];
+  mostInFlight: () => number;
+  stop: () => void;
+}> {
   const server = new grpc.Server();
   const received: Received[] = [];
+  let inFlight = 0;
+  let mostInFlight = 0;
   server.addService(services.EngineService, {
     log(
-      call: { request: { getMessage(): string; getUrn(): string; getSeverity(): number } },
+      call: {
+        request: { getMessage(): string; getUrn(): string; getSeverity(): number; getEphemeral(): boolean };
+      },
       callback: (error: null, value: unknown) => void,
     ) {
       received.push({
         message: call.request.getMessage(),
         urn: call.request.getUrn(),
         severity: call.request.getSeverity(),
+        ephemeral: call.request.getEphemeral(),
       });
-      if (!options.silent) callback(null, new Empty());
+      if (options.silent) return;
+      mostInFlight = Math.max(mostInFlight, ++inFlight);
+      setTimeout(() => {
+        inFlight--;
+        callback(null, new Empty());
+      }, options.answerAfterMs ?? 0);
     },
   });
   const port = await new Promise<number>((resolve, reject) =>
@@ -43,7 +66,12 @@ async function standInEngine(
       error ? reject(error) : resolve(p),
     ),
   );
-  return { address: `127.0.0.1:${port}`, received, stop: () => server.forceShutdown() };
+  return {
+    address: `127.0.0.1:${port}`,
+    received,
+    mostInFlight: () => mostInFlight,
+    stop: () => server.forceShutdown(),
+  };
 }
 
 describe("engine address", () => {
@@ -71,6 +99,7 @@ describe("logToEngine", () => {
           message: 'Tunnel "t": port changes → updates in place: …',
           urn: "urn:pulumi:dev::p::pulumi-nodejs:dynamic/liqo:Tunnel::t",
           severity: messages.LogSeverity.INFO,
+          ephemeral: false,
         },
       ]);
     } finally {
@@ -113,5 +142,69 @@ describe("explainedDiff", () => {
       replaces: [],
       deleteBeforeReplace: false,
     });
+  });
+});
+
+describe("showingSteps", () => {
+  const urn = "urn:pulumi:dev::p::pulumi-nodejs:dynamic/liqo:Peering::b-to-a";
+
+  test("GIVEN steps WHEN run in the provider host THEN each is the resource's live status, in order, one at a time, then cleared", async () => {
+    const engine = await standInEngine({ answerAfterMs: 30 });
+    try {
+      const result = await showingSteps(
+        { [URN_INPUT]: urn },
+        async (progress) => {
+          progress.step(1, 3, "authentication: asking https://10.0.0.1:6444 for an identity");
+          progress.step(2, 3, "negotiation: waiting for an offer from provider a");
+          return "peered";
+        },
+        { argv: ["node", hostScript, engine.address] },
+      );
+      expect(result).toBe("peered");
+      const status = (message: string) => ({ message, urn, severity: messages.LogSeverity.INFO, ephemeral: true });
+      expect(engine.received).toEqual([
+        status("[1/3] authentication: asking https://10.0.0.1:6444 for an identity"),
+        status("[2/3] negotiation: waiting for an offer from provider a"),
+        status(""),
+      ]);
+      expect(engine.mostInFlight()).toBe(1);
+    } finally {
+      engine.stop();
+    }
+  });
+
+  test("GIVEN an operation that fails at a step WHEN it runs THEN its error comes back unchanged and the status is cleared before", async () => {
+    const engine = await standInEngine();
+    try {
+      const failure = new Error("negotiation: no offer from provider a within 300 s");
+      await expect(
+        showingSteps(
+          { [URN_INPUT]: urn },
+          async (progress) => {
+            progress.step(2, 3, "negotiation: waiting for an offer from provider a");
+            throw failure;
+          },
+          { argv: ["node", hostScript, engine.address] },
+        ),
+      ).rejects.toBe(failure);
+      expect(engine.received.map((r) => [r.message, r.urn, r.ephemeral])).toEqual([
+        ["[2/3] negotiation: waiting for an offer from provider a", urn, true],
+        ["", urn, true],
+      ]);
+    } finally {
+      engine.stop();
+    }
+  });
+
+  test("GIVEN inputs without the resource's URN WHEN an operation shows steps THEN nothing is sent (the stack's row is no place for them)", async () => {
+    const engine = await standInEngine();
+    try {
+      await showingSteps({}, async (progress) => progress.step(1, 1, "network fabric: removing the tunnel"), {
+        argv: ["node", hostScript, engine.address],
+      });
+      expect(engine.received).toEqual([]);
+    } finally {
+      engine.stop();
+    }
   });
 });
