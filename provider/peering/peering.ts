@@ -58,15 +58,19 @@ import { describeUnreachable, providerUnreachableError, type UnreachableProvider
 import { parseAuthUrl, probeAuthService } from "../authentication/auth-client.js";
 import { TENANT_ROLE } from "../authentication/tenant.js";
 
-/** What the provider hands to the consumer (the outputs of its `PeeringToken`). */
+/**
+ * What a provider hands to a consumer: its `PeeringToken`'s outputs of the same names, or the same
+ * values from another stack. The one shape of it: an out-of-band `Peering`'s `provider` input
+ * (the SDK's `ProviderHandoverArgs` is it with each field a `pulumi.Input`), and what its steps take.
+ */
 export interface ProviderHandover {
-  /** Provider's cluster id. */
+  /** The provider's cluster id. */
   readonly clusterId: string;
-  /** URL of the provider's auth service, e.g. `https://172.29.1.10:8443`. */
+  /** The provider's auth service URL. @example "https://172.29.1.10:8443" */
   readonly authUrl: string;
-  /** PEM of the CA that signed the auth service's certificate. */
-  readonly authCaPem: string;
-  /** The peering token. */
+  /** PEM of the CA that signed the provider's auth service's certificate. */
+  readonly authCaCert: string;
+  /** The peering token (a secret: never logged). */
   readonly token: string;
 }
 
@@ -185,7 +189,7 @@ export async function createPeering(request: PeeringRequest, progress: Progress)
     requestName,
     virtualNodeName,
     // Where the consumer's agent renews the identity before it expires.
-    auth: { url: request.provider.authUrl, caPem: request.provider.authCaPem },
+    auth: { url: request.provider.authUrl, caPem: request.provider.authCaCert },
   });
   await ensureVirtualNode(consumer, {
     name: virtualNodeName,
@@ -270,14 +274,14 @@ async function authenticate(
   progress.step(1, 3, `authentication: asking ${request.provider.authUrl} for an identity`);
   await ensureAuthServiceReachable(
     request.provider.authUrl,
-    request.provider.authCaPem,
+    request.provider.authCaCert,
     Math.min(AUTH_REACH_TIMEOUT_MS, left()),
     signal,
   );
   const { keyPem, csrPem } = forgeIdentityRequest(me.clusterId, await ensureConsumerKey(consumer));
   const identity = await requestIdentity({
     authUrl: request.provider.authUrl,
-    authCaPem: request.provider.authCaPem,
+    authCaPem: request.provider.authCaCert,
     token: request.provider.token,
     consumerClusterId: me.clusterId,
     consumerClusterName: me.clusterName,
@@ -421,12 +425,12 @@ export function peeringLeftOnProvider(record: PeeringRecord, requestWithdrawn: b
  */
 async function findUnreachable(
   provider: k8s.KubeConfig,
-  handover: Pick<ProviderHandover, "authUrl" | "authCaPem">,
+  handover: Pick<ProviderHandover, "authUrl" | "authCaCert">,
   providerName: string,
 ): Promise<UnreachableProvider | undefined> {
   const [api, auth] = await Promise.all([
     probeApiServer(provider),
-    probeAuthService(parseAuthUrl(handover.authUrl, "unpeer"), handover.authCaPem, PROBE_TIMEOUT_MS).then(
+    probeAuthService(parseAuthUrl(handover.authUrl, "unpeer"), handover.authCaCert, PROBE_TIMEOUT_MS).then(
       () => undefined,
       (error: Error) => error.message,
     ),
@@ -445,7 +449,7 @@ async function findUnreachable(
 export async function deletePeering(
   consumerKubeconfig: string,
   record: PeeringRecord,
-  handover: Pick<ProviderHandover, "authUrl" | "authCaPem">,
+  handover: Pick<ProviderHandover, "authUrl" | "authCaCert">,
   options: DeleteOptions,
   progress: Progress,
 ): Promise<string[]> {
@@ -467,7 +471,7 @@ export async function deletePeering(
       ? describeUnreachable(unreachable)
       : await revokeIdentity({
           authUrl: handover.authUrl,
-          authCaPem: handover.authCaPem,
+          authCaPem: handover.authCaCert,
           ...held,
           timeoutMs: options.timeoutMs,
         }).then(

@@ -93,7 +93,7 @@ describe("faults answered at once and in words", () => {
       const attempt = createPeering(
         {
           consumerKubeconfig: b.kubeconfig,
-          provider: { clusterId: a.clusterId, authUrl: a.cluster.authUrl, authCaPem: a.caPem, token: token.token },
+          provider: { clusterId: a.clusterId, authUrl: a.cluster.authUrl, authCaCert: a.caPem, token: token.token },
           resources: { pods: 5 },
           timeoutMs: DEFAULT_DEADLINE_MS,
         },
@@ -106,11 +106,9 @@ describe("faults answered at once and in words", () => {
       expect(ms).toBeLessThan(60_000);
       // No identity on the consumer; no CSR on the provider that a signer coming back could still sign.
       expect(await getIdentityKubeconfig(b.kc, a.clusterId)).toBeUndefined();
-      const csrs = await a.kc
-        .makeApiClient(k8s.CertificatesV1Api)
-        .listCertificateSigningRequest({
-          labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY},${REMOTE_CLUSTER_LABEL}=${b.clusterId}`,
-        });
+      const csrs = await a.kc.makeApiClient(k8s.CertificatesV1Api).listCertificateSigningRequest({
+        labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY},${REMOTE_CLUSTER_LABEL}=${b.clusterId}`,
+      });
       expect(csrs.items.map((c) => c.metadata?.name)).toEqual([]);
     } finally {
       process.kill(controllerManager, "SIGCONT");

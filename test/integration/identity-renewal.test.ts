@@ -149,7 +149,11 @@ describe("identity renewal", () => {
         const props = {
           ...pair.request,
           ...record,
-          provider: { clusterId: pair.provider.clusterId, authUrl: pair.auth.authUrl, authCaCert: pair.auth.authCaPem },
+          provider: {
+            clusterId: pair.provider.clusterId,
+            authUrl: pair.auth.authUrl,
+            authCaCert: pair.auth.authCaCert,
+          },
           status: "Ready",
         } as unknown as PeeringOutputs;
         await poll(

@@ -39,7 +39,7 @@ export async function preparePeering(
   const token = forgePeeringToken();
   await ensurePeeringTokenSecret(provider.kc, { tokenId: token.tokenId, secretHash: token.secretHash });
   const consumerKubeconfig = readFileSync(b.kubeconfig, "utf8");
-  const auth = { authUrl: a.authUrl, authCaPem: provider.caPem };
+  const auth = { authUrl: a.authUrl, authCaCert: provider.caPem };
   return {
     provider,
     consumer,

@@ -7,13 +7,11 @@ import * as k8s from "@kubernetes/client-node";
 import { revokeIdentity, type RevokeIdentityResult } from "../../provider/authentication/identity.js";
 import { loadKubeconfig } from "../../provider/kube/client.js";
 import { getIdentityKubeconfig } from "../../provider/peering/outgoing.js";
+import type { ProviderHandover } from "../../provider/peering/peering.js";
 import { poll } from "../../provider/wait/poll.js";
 
-/** Where the provider's auth service is. */
-export interface AuthServiceAt {
-  readonly authUrl: string;
-  readonly authCaPem: string;
-}
+/** Where the provider's auth service is: its URL and CA, as the provider handed them over. */
+export type AuthServiceAt = Pick<ProviderHandover, "authUrl" | "authCaCert">;
 
 /** Revokes the identity that `consumer` holds for provider `providerClusterId`, with that identity's own certificate. */
 export async function revokeHeldIdentity(
@@ -26,7 +24,8 @@ export async function revokeHeldIdentity(
   const user = loadKubeconfig(text, "stored identity").getCurrentUser()!;
   const decode = (data: string | undefined): string => Buffer.from(data ?? "", "base64").toString("utf8");
   return revokeIdentity({
-    ...auth,
+    authUrl: auth.authUrl,
+    authCaPem: auth.authCaCert,
     certificatePem: decode(user.certData),
     keyPem: decode(user.keyData),
     timeoutMs: 20_000,
