@@ -16,7 +16,7 @@ import {
   readTunnel,
   readTunnelWithoutIdentity,
   type TunnelDrift,
-  type TunnelEndView,
+  type TunnelEnd,
   type TunnelParties,
   type TunnelSides,
 } from "../network-fabric/tunnel.js";
@@ -57,9 +57,9 @@ export interface TunnelInputs extends TunnelSettingsInput {
 /** Outputs: the inputs and both gateways' reports. */
 export interface TunnelOutputs extends TunnelInputs {
   /** The consumer's gateway: public key, CIDRs, interface, handshake and round trip when last created or updated. */
-  readonly consumer?: TunnelEndView;
+  readonly consumer?: TunnelEnd;
   /** The provider's gateway, likewise. */
-  readonly provider?: TunnelEndView;
+  readonly provider?: TunnelEnd;
   /** `Connected`, or what the last refresh found wrong. */
   readonly status?: string;
 }
