@@ -21,6 +21,7 @@ import type { Progress } from "../peering/progress.js";
 import { describeRevokedIdentity } from "../peering/revoked.js";
 import { poll } from "../wait/poll.js";
 import { applyTunnelEndpoint, getTunnelEndpoint, type EndpointRef } from "./endpoints.js";
+import type { TunnelEnd } from "./tunnel-end.js";
 import {
   endpointReadiness,
   forgeTunnelEndpointSpec,
@@ -48,31 +49,6 @@ export type TunnelSides = Readonly<Record<PeeringSide, TunnelSideAccess>>;
 
 /** Both sides as named (party and namespace), whether or not a side can be reached. */
 export type TunnelParties = Readonly<Record<PeeringSide, Omit<TunnelSideAccess, "kc">>>;
-
-/**
- * What one side's gateway reports: a `Tunnel`'s `consumer` and `provider` outputs and an in-band
- * `Peering`'s `tunnelStatus` (the SDK exports it as `TunnelEnd`).
- */
-export interface TunnelEnd {
-  /** The gateway's WireGuard public key (its private key never leaves its cluster). */
-  readonly publicKey: string;
-  /** `host:port` where it listens, when it serves. */
-  readonly endpoint?: string;
-  /** The side's real pod CIDR. */
-  readonly podCidr: string;
-  /** The other side's pod CIDR as this side sees it: remapped when the two overlap. */
-  readonly remotePodCidrAsSeen: string;
-  /** The side's external CIDR, when its `Cluster` has one. */
-  readonly externalCidr?: string;
-  /** The other side's external CIDR as this side sees it, when it has one. */
-  readonly remoteExternalCidrAsSeen?: string;
-  /** The WireGuard interface's name. */
-  readonly interfaceName: string;
-  /** Latest handshake (RFC 3339), when the tunnel was last created or updated. */
-  readonly latestHandshake?: string;
-  /** Round-trip time of a probe across the tunnel, ms, when it was last created or updated. */
-  readonly rttMs?: number;
-}
 
 /** A tunnel as both gateways report it. */
 export type TunnelRecord = Readonly<Record<PeeringSide, TunnelEnd>>;

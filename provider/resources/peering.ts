@@ -15,8 +15,8 @@ import {
   readPeering,
   updatePeeringResources,
   type PeeringRecord,
-  type ProviderHandover,
 } from "../peering/peering.js";
+import type { ProviderHandover } from "../peering/handover.js";
 import type { TunnelRecord } from "../network-fabric/tunnel.js";
 import { withTunnelDefaults, type TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
 import { progressTo } from "../peering/progress.js";

@@ -16,11 +16,11 @@ import {
   readTunnel,
   readTunnelWithoutIdentity,
   type TunnelDrift,
-  type TunnelEnd,
   type TunnelParties,
   type TunnelSides,
 } from "../network-fabric/tunnel.js";
 import { deleteTunnel, deleteTunnelWithoutIdentity } from "../network-fabric/tunnel-delete.js";
+import type { TunnelEnd } from "../network-fabric/tunnel-end.js";
 import { withTunnelDefaults, type TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
 import { getIdentityKubeconfig } from "../peering/outgoing.js";
 import { progressTo } from "../peering/progress.js";

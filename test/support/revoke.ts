@@ -7,7 +7,7 @@ import * as k8s from "@kubernetes/client-node";
 import { revokeIdentity, type RevokeIdentityResult } from "../../provider/authentication/identity.js";
 import { loadKubeconfig } from "../../provider/kube/client.js";
 import { getIdentityKubeconfig } from "../../provider/peering/outgoing.js";
-import type { ProviderHandover } from "../../provider/peering/peering.js";
+import type { ProviderHandover } from "../../provider/peering/handover.js";
 import { poll } from "../../provider/wait/poll.js";
 
 /** Where the provider's auth service is: its URL and CA, as the provider handed them over. */
