@@ -6,16 +6,12 @@ import { readFileSync } from "node:fs";
 import type { ClusterState } from "../local-cluster/lab.js";
 import { ensurePeeringTokenSecret, forgePeeringToken, revokePeeringToken } from "../provider/authentication/tokens.js";
 import { uninstallCluster } from "../provider/cluster/install.js";
+import type { ProviderHandover } from "../provider/peering/handover.js";
 import type { PeeringRequest } from "../provider/peering/peering.js";
 import { adminConfig, installForPeering, type InstalledCluster } from "./install.js";
 
 /** Where the provider's auth service is. */
-export interface AuthServiceAt {
-  /** `https://HOST:PORT` of the auth service. */
-  readonly authUrl: string;
-  /** CA (PEM) that signs its serving certificate. */
-  readonly authCaPem: string;
-}
+export type AuthServiceAt = Pick<ProviderHandover, "authUrl" | "authCaCert">;
 
 /** A provider and a consumer ready to peer. */
 export interface PeeringPair {
@@ -42,7 +38,7 @@ export async function preparePeering(
   const token = forgePeeringToken();
   await ensurePeeringTokenSecret(provider.kc, { tokenId: token.tokenId, secretHash: token.secretHash });
   const consumerKubeconfig = readFileSync(b.kubeconfig, "utf8");
-  const auth = { authUrl: a.authUrl, authCaPem: provider.caPem };
+  const auth = { authUrl: a.authUrl, authCaCert: provider.caPem };
   return {
     provider,
     consumer,

@@ -6,3 +6,4 @@ export * from "./cluster.js";
 export * from "./peering.js";
 export * from "./peering-token.js";
 export * from "./tunnel.js";
+export * from "./tunnel-types.js";

@@ -1,22 +1,18 @@
 /** The `Peering` resource: consumer -> provider, out-of-band or in-band. */
 import * as pulumi from "@pulumi/pulumi";
+import type { ProviderHandover } from "../provider/peering/handover.js";
 import type { Cluster } from "./cluster.js";
 import { lazyProvider } from "./lazy-provider.js";
 import { ownUrn } from "./own-urn.js";
 import { claimServedPort } from "./served-ports.js";
-import type { TunnelEnd, TunnelSettingsArgs } from "./tunnel.js";
+import type { TunnelEnd, TunnelSettingsArgs } from "./tunnel-types.js";
 
-/** What a provider hands to a consumer: its `PeeringToken`'s outputs, or the same values from another stack. */
-export interface ProviderHandoverArgs {
-  /** The provider's cluster id. */
-  readonly clusterId: pulumi.Input<string>;
-  /** The provider's auth service URL. @example "https://172.29.1.10:8443" */
-  readonly authUrl: pulumi.Input<string>;
-  /** PEM of the CA of the provider's auth service. */
-  readonly authCaCert: pulumi.Input<string>;
-  /** The peering token (keep it a secret). */
-  readonly token: pulumi.Input<string>;
-}
+/**
+ * What a provider hands to a consumer: its `PeeringToken`'s outputs `clusterId`, `authUrl`,
+ * `authCaCert` and `token` (keep it a secret), or the same values from another stack. The
+ * provider's `ProviderHandover` with each field a `pulumi.Input`; its fields are documented there.
+ */
+export type ProviderHandoverArgs = { readonly [K in keyof ProviderHandover]: pulumi.Input<ProviderHandover[K]> };
 
 /** Resources asked of the provider: a share of its free capacity, or fixed amounts. */
 export interface ResourceRequestArgs {
@@ -91,14 +87,17 @@ export class Peering extends pulumi.dynamic.Resource {
    * `pulumi refresh` shows the renewed date. @example "2026-12-23T10:04:05.000Z"
    */
   declare readonly identityExpiresAt: pulumi.Output<string | undefined>;
-  /** The consumer's kubeconfig (a secret), for the peering's `Tunnel`. */
-  declare readonly consumerKubeconfig: pulumi.Output<string>;
   /** The consumer's cluster id. */
   declare readonly consumerClusterId: pulumi.Output<string>;
   /** The provider's cluster id. */
   declare readonly providerClusterId: pulumi.Output<string>;
   /** In-band: both gateways' reports. */
   declare readonly tunnelStatus: pulumi.Output<{ consumer: TunnelEnd; provider: TunnelEnd } | undefined>;
+  /**
+   * The consumer cluster it was given: a plain property of this program, not an output. The
+   * peering's `Tunnel` reaches the consumer with this cluster's kubeconfig (a secret).
+   */
+  readonly consumer: Cluster;
 
   constructor(name: string, args: PeeringArgs, opts?: pulumi.CustomResourceOptions) {
     super(
@@ -131,6 +130,7 @@ export class Peering extends pulumi.dynamic.Resource {
       "liqo",
       "Peering",
     );
+    this.consumer = args.consumer;
     if (args.approach === "in-band" && args.tunnel && args.providerCluster) {
       const { tunnel, consumer, providerCluster } = args;
       const servedBy = pulumi

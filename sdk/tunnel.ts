@@ -4,25 +4,7 @@ import { lazyProvider } from "./lazy-provider.js";
 import { ownUrn } from "./own-urn.js";
 import { claimServedPort } from "./served-ports.js";
 import type { Peering } from "./peering.js";
-
-/** A side of a peering. */
-export type PeeringSide = "consumer" | "provider";
-
-/** How a tunnel is set up: a `Tunnel`'s inputs, and an in-band `Peering`'s `tunnel`. */
-export interface TunnelSettingsArgs {
-  /** Which side's gateway listens: the reachable one when the other is behind NAT. @default "provider" */
-  readonly server?: pulumi.Input<PeeringSide>;
-  /** Address (IP or DNS name) at which the serving side's gateway is reached. @example "203.0.113.7" */
-  readonly serverAddress: pulumi.Input<string>;
-  /** UDP port the gateways listen on. Changes in place. @default 51820 */
-  readonly port?: pulumi.Input<number>;
-  /** MTU of both tunnel interfaces (one value, so the ends cannot disagree). Changes in place. @default 1420 */
-  readonly mtu?: pulumi.Input<number>;
-  /** Seconds between the client's keepalives (keeps a NAT mapping open); 0 sends none. @default 25 */
-  readonly keepaliveSeconds?: pulumi.Input<number>;
-  /** Sides behind NAT. Both is refused (nothing could reach either gateway); the server must not be one. @default [] */
-  readonly behindNat?: pulumi.Input<pulumi.Input<PeeringSide>[]>;
-}
+import type { TunnelEnd, TunnelSettingsArgs } from "./tunnel-types.js";
 
 /** Inputs of a {@link Tunnel}. */
 export interface TunnelArgs extends TunnelSettingsArgs {
@@ -41,28 +23,6 @@ export interface TunnelArgs extends TunnelSettingsArgs {
    * provider is gone: `pulumi up`, then `pulumi destroy`. @default false
    */
   readonly force?: pulumi.Input<boolean>;
-}
-
-/** What one side's gateway reports. */
-export interface TunnelEnd {
-  /** The gateway's WireGuard public key (its private key never leaves its cluster). */
-  readonly publicKey: string;
-  /** `host:port` where it listens, when it serves. */
-  readonly endpoint?: string;
-  /** The side's real pod CIDR. */
-  readonly podCidr: string;
-  /** The other side's pod CIDR as this side sees it: remapped when the two overlap. */
-  readonly remotePodCidrAsSeen: string;
-  /** The side's external CIDR, when its `Cluster` has one. */
-  readonly externalCidr?: string;
-  /** The other side's external CIDR as this side sees it, when it has one. */
-  readonly remoteExternalCidrAsSeen?: string;
-  /** The WireGuard interface's name. */
-  readonly interfaceName: string;
-  /** Latest handshake (RFC 3339), when the tunnel was last created or updated. */
-  readonly latestHandshake?: string;
-  /** Round-trip time of a probe across the tunnel, ms, when it was last created or updated. */
-  readonly rttMs?: number;
 }
 
 /**
@@ -84,7 +44,7 @@ export class Tunnel extends pulumi.dynamic.Resource {
       lazyProvider("tunnel"),
       name,
       {
-        consumerKubeconfig: args.peering.consumerKubeconfig,
+        consumerKubeconfig: args.peering.consumer.kubeconfig,
         consumerClusterId: args.peering.consumerClusterId,
         providerClusterId: args.peering.providerClusterId,
         providerClusterName: args.peering.providerClusterName,

@@ -6,9 +6,9 @@
 import { createHash } from "node:crypto";
 import type { TunnelEndpoint, TunnelEndpointSpec, TunnelRemote, TunnelRole } from "../api/index.js";
 import { Cidr } from "../net/cidr.js";
+import type { PeeringSide } from "./tunnel-end.js";
 
-/** The two sides of a peering. */
-export type PeeringSide = "consumer" | "provider";
+export type { PeeringSide } from "./tunnel-end.js";
 
 /** What the user chooses about a tunnel. */
 export interface TunnelSettings {

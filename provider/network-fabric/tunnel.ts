@@ -22,6 +22,7 @@ import { describeRevokedIdentity } from "../peering/revoked.js";
 import { startDeadline, type Deadline } from "../wait/deadline.js";
 import { poll } from "../wait/poll.js";
 import { applyTunnelEndpoint, getTunnelEndpoint, type EndpointRef } from "./endpoints.js";
+import type { TunnelEnd } from "./tunnel-end.js";
 import {
   endpointReadiness,
   forgeTunnelEndpointSpec,
@@ -50,30 +51,8 @@ export type TunnelSides = Readonly<Record<PeeringSide, TunnelSideAccess>>;
 /** Both sides as named (party and namespace), whether or not a side can be reached. */
 export type TunnelParties = Readonly<Record<PeeringSide, Omit<TunnelSideAccess, "kc">>>;
 
-/** What one side's gateway reports. */
-export interface TunnelEndView {
-  /** The gateway's WireGuard public key. */
-  readonly publicKey: string;
-  /** Where it listens, `host:port`, when it is the server. */
-  readonly endpoint?: string;
-  /** The side's real pod CIDR. */
-  readonly podCidr: string;
-  /** The other side's pod CIDR as this side sees it (remapped when they overlap). */
-  readonly remotePodCidrAsSeen: string;
-  /** The side's external CIDR, when it has one. */
-  readonly externalCidr?: string;
-  /** The other side's external CIDR as this side sees it, when it has one. */
-  readonly remoteExternalCidrAsSeen?: string;
-  /** The WireGuard interface's name. */
-  readonly interfaceName: string;
-  /** Time of the latest handshake, RFC 3339. */
-  readonly latestHandshake?: string;
-  /** Round-trip time of the latest probe, ms. */
-  readonly rttMs?: number;
-}
-
 /** A tunnel as both gateways report it. */
-export type TunnelRecord = Readonly<Record<PeeringSide, TunnelEndView>>;
+export type TunnelRecord = Readonly<Record<PeeringSide, TunnelEnd>>;
 
 /** Where a side's `TunnelEndpoint` is. */
 export function endpointRefOf(sides: TunnelParties, side: PeeringSide): EndpointRef {
@@ -141,7 +120,7 @@ async function applySide(
   );
 }
 
-function viewOf(endpoint: TunnelEndpoint, settings: TunnelSettings, side: PeeringSide): TunnelEndView {
+function viewOf(endpoint: TunnelEndpoint, settings: TunnelSettings, side: PeeringSide): TunnelEnd {
   const status = endpoint.status!;
   return {
     publicKey: status.publicKey!,

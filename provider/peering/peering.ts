@@ -52,24 +52,13 @@ import {
   heldCertificateOf,
   identitySecretName,
 } from "./outgoing.js";
+import type { ProviderHandover } from "./handover.js";
 import type { Progress } from "./progress.js";
 import { describeRevokedIdentity } from "./revoked.js";
 import { describeUnreachable, providerUnreachableError, type UnreachableProvider } from "./unreachable.js";
 import { parseAuthUrl, probeAuthService } from "../authentication/auth-client.js";
 import { TENANT_ROLE } from "../authentication/tenant.js";
 import { startDeadline, type Deadline } from "../wait/deadline.js";
-
-/** What the provider hands to the consumer (the outputs of its `PeeringToken`). */
-export interface ProviderHandover {
-  /** Provider's cluster id. */
-  readonly clusterId: string;
-  /** URL of the provider's auth service, e.g. `https://172.29.1.10:8443`. */
-  readonly authUrl: string;
-  /** PEM of the CA that signed the auth service's certificate. */
-  readonly authCaPem: string;
-  /** The peering token. */
-  readonly token: string;
-}
 
 /** Everything a peering needs to be created. */
 export interface PeeringRequest {
@@ -179,7 +168,7 @@ export async function createPeering(request: PeeringRequest, progress: Progress)
     requestName,
     virtualNodeName,
     // Where the consumer's agent renews the identity before it expires.
-    auth: { url: request.provider.authUrl, caPem: request.provider.authCaPem },
+    auth: { url: request.provider.authUrl, caPem: request.provider.authCaCert },
   });
   await ensureVirtualNode(consumer, {
     name: virtualNodeName,
@@ -263,14 +252,14 @@ async function authenticate(
   progress.step(1, 3, `authentication: asking ${request.provider.authUrl} for an identity`);
   await ensureAuthServiceReachable(
     request.provider.authUrl,
-    request.provider.authCaPem,
+    request.provider.authCaCert,
     Math.min(AUTH_REACH_TIMEOUT_MS, deadline.left()),
     deadline.signal,
   );
   const { keyPem, csrPem } = forgeIdentityRequest(me.clusterId, await ensureConsumerKey(consumer));
   const identity = await requestIdentity({
     authUrl: request.provider.authUrl,
-    authCaPem: request.provider.authCaPem,
+    authCaPem: request.provider.authCaCert,
     token: request.provider.token,
     consumerClusterId: me.clusterId,
     consumerClusterName: me.clusterName,
@@ -412,12 +401,12 @@ export function peeringLeftOnProvider(record: PeeringRecord, requestWithdrawn: b
  */
 async function findUnreachable(
   provider: k8s.KubeConfig,
-  handover: Pick<ProviderHandover, "authUrl" | "authCaPem">,
+  handover: Pick<ProviderHandover, "authUrl" | "authCaCert">,
   providerName: string,
 ): Promise<UnreachableProvider | undefined> {
   const [api, auth] = await Promise.all([
     probeApiServer(provider),
-    probeAuthService(parseAuthUrl(handover.authUrl, "unpeer"), handover.authCaPem, PROBE_TIMEOUT_MS).then(
+    probeAuthService(parseAuthUrl(handover.authUrl, "unpeer"), handover.authCaCert, PROBE_TIMEOUT_MS).then(
       () => undefined,
       (error: Error) => error.message,
     ),
@@ -436,7 +425,7 @@ async function findUnreachable(
 export async function deletePeering(
   consumerKubeconfig: string,
   record: PeeringRecord,
-  handover: Pick<ProviderHandover, "authUrl" | "authCaPem">,
+  handover: Pick<ProviderHandover, "authUrl" | "authCaCert">,
   options: DeleteOptions,
   progress: Progress,
 ): Promise<string[]> {
@@ -458,7 +447,7 @@ export async function deletePeering(
       ? describeUnreachable(unreachable)
       : await revokeIdentity({
           authUrl: handover.authUrl,
-          authCaPem: handover.authCaPem,
+          authCaPem: handover.authCaCert,
           ...held,
           timeoutMs: options.timeoutMs,
         }).then(

@@ -16,6 +16,7 @@ import {
   updatePeeringResources,
   type PeeringRecord,
 } from "../peering/peering.js";
+import type { ProviderHandover } from "../peering/handover.js";
 import type { TunnelRecord } from "../network-fabric/tunnel.js";
 import { withTunnelDefaults, type TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
 import type { Progress } from "../peering/progress.js";
@@ -50,14 +51,6 @@ import {
 import { isIncomplete, partialFailure } from "./partial.js";
 import { DEFAULT_TIMEOUT_SECONDS } from "../wait/deadline.js";
 
-/** What the provider handed over (its `PeeringToken`'s outputs). */
-export interface ProviderInputs {
-  readonly clusterId: string;
-  readonly authUrl: string;
-  readonly authCaCert: string;
-  readonly token: string;
-}
-
 /** Inputs, as the SDK's `Peering` sends them. */
 export interface PeeringInputs {
   readonly consumerKubeconfig: string;
@@ -65,7 +58,7 @@ export interface PeeringInputs {
   /** `out-of-band` (the default) or `in-band`. */
   readonly approach?: "out-of-band" | "in-band";
   /** Out-of-band: what the provider handed over. */
-  readonly provider: ProviderInputs;
+  readonly provider: ProviderHandover;
   /** In-band: the provider's kubeconfig. */
   readonly providerKubeconfig?: string;
   /** In-band: the provider's cluster id (a replacement when it changes). */
@@ -85,7 +78,7 @@ export interface PeeringInputs {
 /** Outputs: the inputs (without the token) and the peering's record, plus its live status. */
 export interface PeeringOutputs
   extends Omit<PeeringInputs, "provider">, Partial<Omit<PeeringRecord, "consumerClusterId">> {
-  readonly provider: Omit<ProviderInputs, "token">;
+  readonly provider: Omit<ProviderHandover, "token">;
   /** `Ready` (`Ready, with an empty offer: …` when the node can run no pod), or what `pulumi refresh` found wrong. */
   readonly status?: string;
   /** When the consumer's identity on the provider expires (RFC 3339), as last read. */
@@ -193,12 +186,7 @@ async function peer(inputs: PeeringInputs, progress: Progress): Promise<PeeringO
     const record = await createPeering(
       {
         consumerKubeconfig: inputs.consumerKubeconfig,
-        provider: {
-          clusterId: inputs.provider.clusterId,
-          authUrl: inputs.provider.authUrl,
-          authCaPem: inputs.provider.authCaCert,
-          token: inputs.provider.token,
-        },
+        provider: inputs.provider,
         ...askOf(inputs),
       },
       progress,
@@ -263,7 +251,7 @@ function checkInBand(failures: Failures, news: PeeringInputs): void {
  * Checks what the provider handed over (a secret as a whole: no reason quotes any of it) and
  * returns it with its token trimmed, or undefined when there is none to check yet.
  */
-function checkHandover(failures: Failures, news: PeeringInputs): ProviderInputs | undefined {
+function checkHandover(failures: Failures, news: PeeringInputs): ProviderHandover | undefined {
   const handover = news.provider;
   if (handover === undefined || handover === null || typeof handover !== "object") return undefined;
   const consumerId = news.consumerClusterId;
@@ -492,9 +480,8 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
         ownUrnOf(props),
       );
     const label = labelOf(props, id);
-    const handover = { authUrl: props.provider.authUrl, authCaPem: props.provider.authCaCert };
     const left = await showingSteps(props, (progress) =>
-      deletePeering(props.consumerKubeconfig, record, handover, { force: props.force ?? false, timeoutMs }, progress),
+      deletePeering(props.consumerKubeconfig, record, props.provider, { force: props.force ?? false, timeoutMs }, progress),
     ).catch((error: unknown) => {
       throw deleteFailure("Peering", label, error);
     });

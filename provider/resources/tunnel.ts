@@ -16,11 +16,11 @@ import {
   readTunnel,
   readTunnelWithoutIdentity,
   type TunnelDrift,
-  type TunnelEndView,
   type TunnelParties,
   type TunnelSides,
 } from "../network-fabric/tunnel.js";
 import { deleteTunnel, deleteTunnelWithoutIdentity } from "../network-fabric/tunnel-delete.js";
+import type { TunnelEnd } from "../network-fabric/tunnel-end.js";
 import { withTunnelDefaults, type TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
 import { getIdentityKubeconfig } from "../peering/outgoing.js";
 import { forcedDeleteReport } from "../peering/unreachable.js";
@@ -57,9 +57,9 @@ export interface TunnelInputs extends TunnelSettingsInput {
 /** Outputs: the inputs and both gateways' reports. */
 export interface TunnelOutputs extends TunnelInputs {
   /** The consumer's gateway: public key, CIDRs, interface, handshake and round trip when last created or updated. */
-  readonly consumer?: TunnelEndView;
+  readonly consumer?: TunnelEnd;
   /** The provider's gateway, likewise. */
-  readonly provider?: TunnelEndView;
+  readonly provider?: TunnelEnd;
   /** `Connected`, or what the last refresh found wrong. */
   readonly status?: string;
 }

@@ -39,7 +39,7 @@ describe("revoked and half-made peerings through the pulumi CLI", () => {
       // Anyone holding b's identity may give it up at a's auth service: b's Peering is not told.
       await revokeHeldIdentity(adminConfig(b), String(peering["providerClusterId"]), {
         authUrl: String(token["authUrl"]),
-        authCaPem: String(token["authCaCert"]),
+        authCaCert: String(token["authCaCert"]),
       });
       const condition = await waitForReadyStatus(adminConfig(b), "liqo-a", "False", ONE_HEARTBEAT_MS);
       expect([condition.reason, condition.message]).toEqual([

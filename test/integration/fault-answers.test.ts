@@ -96,7 +96,7 @@ describe("faults answered at once and in words", () => {
         const attempt = createPeering(
           {
             consumerKubeconfig: b.kubeconfig,
-            provider: { clusterId: a.clusterId, authUrl: a.cluster.authUrl, authCaPem: a.caPem, token: token.token },
+            provider: { clusterId: a.clusterId, authUrl: a.cluster.authUrl, authCaCert: a.caPem, token: token.token },
             resources: { pods: 5 },
             timeoutMs: DEFAULT_DEADLINE_MS,
           },

@@ -156,7 +156,7 @@ describe("identity renewal", () => {
             provider: {
               clusterId: pair.provider.clusterId,
               authUrl: pair.auth.authUrl,
-              authCaCert: pair.auth.authCaPem,
+              authCaCert: pair.auth.authCaCert,
             },
             status: "Ready",
           } as unknown as PeeringOutputs;

@@ -48,7 +48,7 @@ describe("in-band peering under the gateway-only profile", () => {
             provider: {
               clusterId: provider.clusterId,
               authUrl: a.authUrl,
-              authCaPem: provider.caPem,
+              authCaCert: provider.caPem,
               token: token.token,
             },
             resources: { pods: 5 },

@@ -73,7 +73,7 @@ describe("peering edges", () => {
     record = await createPeering(
       {
         consumerKubeconfig: readFileSync(b.cluster.kubeconfig, "utf8"),
-        provider: { clusterId: a.clusterId, authUrl: a.cluster.authUrl, authCaPem: a.caPem, token: token.token },
+        provider: { clusterId: a.clusterId, authUrl: a.cluster.authUrl, authCaCert: a.caPem, token: token.token },
         resources: { sharePercent: 50 },
         timeoutMs: 90_000,
       },
@@ -87,7 +87,7 @@ describe("peering edges", () => {
       await deletePeering(
         b.kubeconfig,
         record,
-        { authUrl: a.cluster.authUrl, authCaPem: a.caPem },
+        { authUrl: a.cluster.authUrl, authCaCert: a.caPem },
         { force: true, timeoutMs: 20_000 },
         quiet,
       ).catch(() => undefined);
@@ -140,7 +140,7 @@ describe("peering edges", () => {
         deletePeering(
           b.kubeconfig,
           record!,
-          { authUrl: a.cluster.authUrl, authCaPem: a.caPem },
+          { authUrl: a.cluster.authUrl, authCaCert: a.caPem },
           { force: false, timeoutMs: 120_000 },
           quiet,
         ),
@@ -159,7 +159,7 @@ describe("peering edges", () => {
       const left = await deletePeering(
         b.kubeconfig,
         record!,
-        { authUrl: a.cluster.authUrl, authCaPem: a.caPem },
+        { authUrl: a.cluster.authUrl, authCaCert: a.caPem },
         { force: true, timeoutMs: 120_000 },
         quiet,
       );

@@ -73,7 +73,7 @@ class Created {
         provider: {
           clusterId: provider.clusterId,
           authUrl: provider.cluster.authUrl,
-          authCaPem: provider.caPem,
+          authCaCert: provider.caPem,
           token: token.token,
         },
         resources: RESOURCES,
@@ -91,7 +91,7 @@ class Created {
     const left = await deletePeering(
       live.consumer.kubeconfig,
       live.record,
-      { authUrl: live.provider.cluster.authUrl, authCaPem: live.provider.caPem },
+      { authUrl: live.provider.cluster.authUrl, authCaCert: live.provider.caPem },
       { force: false, timeoutMs: 30_000 },
       quiet,
     );
@@ -106,7 +106,7 @@ class Created {
       await deletePeering(
         live.consumer.kubeconfig,
         live.record,
-        { authUrl: live.provider.cluster.authUrl, authCaPem: live.provider.caPem },
+        { authUrl: live.provider.cluster.authUrl, authCaCert: live.provider.caPem },
         { force: true, timeoutMs: 30_000 },
         quiet,
       ).catch((e: unknown) => failures.push(e));
@@ -443,7 +443,7 @@ describe("peering topologies on real clusters (private lab x, y, z)", () => {
         createPeering(
           {
             consumerKubeconfig: x.kubeconfig,
-            provider: { clusterId: z.clusterId, authUrl, authCaPem: z.caPem, token },
+            provider: { clusterId: z.clusterId, authUrl, authCaCert: z.caPem, token },
             resources: RESOURCES,
             timeoutMs,
           },

@@ -40,7 +40,7 @@ describe("peering steps on real clusters", () => {
           provider: {
             clusterId: provider.clusterId,
             authUrl: a.authUrl,
-            authCaPem: provider.caPem,
+            authCaCert: provider.caPem,
             token: token.token,
           },
           resources: { cpu: "2", memory: "4Gi", pods: 20 },
@@ -111,7 +111,7 @@ describe("peering steps on real clusters", () => {
       const left = await deletePeering(
         consumerKubeconfig,
         resized,
-        { authUrl: a.authUrl, authCaPem: provider.caPem },
+        { authUrl: a.authUrl, authCaCert: provider.caPem },
         { force: false, timeoutMs: 30_000 },
         progress,
       );

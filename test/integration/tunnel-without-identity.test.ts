@@ -40,7 +40,7 @@ describe("a tunnel whose peering was unpeered first", () => {
         await deletePeering(
           pair.consumer.kubeconfig,
           pair.record,
-          { authUrl: pair.a.authUrl, authCaPem: pair.provider.caPem },
+          { authUrl: pair.a.authUrl, authCaCert: pair.provider.caPem },
           { force: false, timeoutMs: 30_000 },
           quietProgress,
         );

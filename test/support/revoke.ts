@@ -21,7 +21,8 @@ export async function revokeHeldIdentity(
   const user = loadKubeconfig(text, "stored identity").getCurrentUser()!;
   const decode = (data: string | undefined): string => Buffer.from(data ?? "", "base64").toString("utf8");
   return revokeIdentity({
-    ...auth,
+    authUrl: auth.authUrl,
+    authCaPem: auth.authCaCert,
     certificatePem: decode(user.certData),
     keyPem: decode(user.keyData),
     timeoutMs: 20_000,

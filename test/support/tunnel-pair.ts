@@ -38,7 +38,7 @@ export async function peerPair(lab: LabState, options: { readonly externalCidr?:
   const record = await createPeering(
     {
       consumerKubeconfig: consumer.kubeconfig,
-      provider: { clusterId: provider.clusterId, authUrl: a.authUrl, authCaPem: provider.caPem, token: token.token },
+      provider: { clusterId: provider.clusterId, authUrl: a.authUrl, authCaCert: provider.caPem, token: token.token },
       resources: { pods: 10 },
       timeoutMs: 90_000,
     },
@@ -66,7 +66,7 @@ export async function unpeerPair(pair: Pair): Promise<void> {
   await deletePeering(
     pair.consumer.kubeconfig,
     pair.record,
-    { authUrl: pair.a.authUrl, authCaPem: pair.provider.caPem },
+    { authUrl: pair.a.authUrl, authCaCert: pair.provider.caPem },
     { force: true, timeoutMs: 30_000 },
     quietProgress,
   );
