@@ -278,7 +278,11 @@ export function descendantsOf(pid: number): number[] {
   }
   const found: number[] = [];
   const walk = (parent: number): void => {
-    for (const [child, ppid] of parents) if (ppid === parent) (found.push(child), walk(child));
+    for (const [child, ppid] of parents) {
+      if (ppid !== parent) continue;
+      found.push(child);
+      walk(child);
+    }
   };
   walk(pid);
   return found;

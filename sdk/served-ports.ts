@@ -37,7 +37,9 @@ export function claimServedPort(tunnel: ServedTunnel): void {
       claimed.set(key, tunnel.holder);
       return;
     }
-    const message = `${tunnel.holder}: the gateway of cluster ${clusterId} would serve UDP port ${port ?? TUNNEL_DEFAULTS.port} for ${holder} too; give each tunnel that cluster serves a port of its own (input port)`;
+    const message =
+      `${tunnel.holder}: the gateway of cluster ${clusterId} would serve UDP port ` +
+      `${port ?? TUNNEL_DEFAULTS.port} for ${holder} too; give each tunnel that cluster serves a port of its own (input port)`;
     pulumi.log.error(message, tunnel.resource);
     throw new Error(message);
   });

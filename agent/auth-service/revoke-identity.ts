@@ -133,7 +133,8 @@ export async function revokeConsumerIdentity(
   }
   const result = await removeTenant(ctx.kc, who.clusterId, { timeoutMs: ctx.removalTimeoutMs });
   ctx.log.info(
-    `revoked identity of consumer ${who.clusterId} from ${source}: ${result.removed ? `removed ${result.tenantNamespace} and its CSRs` : "nothing left to remove"}`,
+    `revoked identity of consumer ${who.clusterId} from ${source}: ` +
+      `${result.removed ? `removed ${result.tenantNamespace} and its CSRs` : "nothing left to remove"}`,
   );
   const body: RevokeResponseBody = { revoked: result.removed, tenantNamespace: result.tenantNamespace };
   return { status: 200, body };

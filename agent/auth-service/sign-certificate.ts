@@ -63,7 +63,9 @@ export async function signConsumerCsr(
     certificate = await waitForCertificate(ctx.kc, csrName, { timeoutMs: ctx.certificateTimeoutMs });
   } catch (error) {
     if (!(error as Partial<WaitTimeoutError>).isWaitTimeoutError) throw error;
-    const reason = `CertificateSigningRequest ${csrName} was approved but the cluster's signer issued no certificate within ${ctx.certificateTimeoutMs / 1000} s: is kube-controller-manager running with its csrsigning controller and --cluster-signing-cert-file?`;
+    const reason =
+      `CertificateSigningRequest ${csrName} was approved but the cluster's signer issued no certificate within ` +
+      `${ctx.certificateTimeoutMs / 1000} s: is kube-controller-manager running with its csrsigning controller and --cluster-signing-cert-file?`;
     ctx.log.warn(`${request.purpose} of consumer ${consumerClusterId} from ${request.source} failed: ${reason}`);
     await deleteCsr(ctx.kc, csrName);
     return failForGood(503, `${request.purpose} failed on the provider: ${reason}`);

@@ -543,7 +543,9 @@ export class TunnelGateway {
         spec.role === "client"
           ? `dialing ${spec.remote.endpoint ?? "(no endpoint)"}`
           : `listening on UDP ${spec.listenPort}`;
-      const message = `no answer from ${spec.remoteClusterName}'s tunnel address ${remoteTunnelAddress} yet (${where}; ${peer?.latestHandshake ? "handshake done" : "no handshake yet"})`;
+      const message =
+        `no answer from ${spec.remoteClusterName}'s tunnel address ${remoteTunnelAddress} yet (${where}; ` +
+        `${peer?.latestHandshake ? "handshake done" : "no handshake yet"})`;
       return { status: { ...base, ...handshake, phase: "Pending", message }, peerSeenAt };
     }
     return {

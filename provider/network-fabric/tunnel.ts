@@ -297,7 +297,8 @@ export async function readTunnelWithoutIdentity(
     : `its TunnelEndpoint ${ref.namespace}/${ref.name} is gone`;
   return {
     problems: [
-      `${describeSide(sides, "provider")}: cannot be read: ${describeSide(sides, "consumer")} holds no identity for it any more (its Peering was deleted or unpeered)`,
+      `${describeSide(sides, "provider")}: cannot be read: ${describeSide(sides, "consumer")} holds no identity for it any ` +
+        `more (its Peering was deleted or unpeered)`,
       `${describeSide(sides, "consumer")}: ${consumerState}`,
     ],
     gone: false,

@@ -240,7 +240,8 @@ export async function createInBandPeering(
   progress.step(
     1,
     4,
-    `network fabric: tunnel between the gateways of ${p.me.clusterName} and ${p.them.clusterName} (${request.tunnel.server} serves at ${request.tunnel.serverAddress}:${request.tunnel.port})`,
+    `network fabric: tunnel between the gateways of ${p.me.clusterName} and ${p.them.clusterName} (${request.tunnel.server} ` +
+      `serves at ${request.tunnel.serverAddress}:${request.tunnel.port})`,
   );
   const tunnel = await ensureTunnel(p.sides, request.tunnel, deadline.left(), withinStep(progress, 1, 4));
 

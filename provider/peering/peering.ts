@@ -113,6 +113,7 @@ async function ensureAuthServiceReachable(
     throw new Error(
       `${(error as Error).message}. Out-of-band peering needs the provider's auth service and API server reachable from where pulumi runs; ` +
         `if only the clusters' gateways can reach each other, peer in-band (approach: "in-band") instead`,
+      { cause: error },
     );
   }
 }
@@ -457,7 +458,8 @@ export async function deletePeering(
     if (failure) {
       if (!options.force)
         throw new Error(
-          `unpeer from provider ${record.providerClusterName} (auth service ${handover.authUrl}) failed: ${failure}; nothing was changed; set force: true on the Peering to clean the consumer side anyway`,
+          `unpeer from provider ${record.providerClusterName} (auth service ${handover.authUrl}) failed: ${failure}; nothing ` +
+            `was changed; set force: true on the Peering to clean the consumer side anyway`,
         );
       progress.step(1, 2, `unpeer: ${failure}; leaving the provider's side (force)`);
       // The request can still be withdrawn when the API server answers (only the auth service is out of reach).

@@ -88,7 +88,6 @@ export interface PeeringOutputs
   readonly tunnelStatus?: TunnelRecord;
 }
 
-
 const isInBand = (inputs: Pick<PeeringInputs, "approach">): boolean => inputs.approach === "in-band";
 
 function withoutToken(inputs: PeeringInputs): Omit<PeeringOutputs, keyof PeeringRecord | "status"> {
@@ -481,7 +480,13 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
       );
     const label = labelOf(props, id);
     const left = await showingSteps(props, (progress) =>
-      deletePeering(props.consumerKubeconfig, record, props.provider, { force: props.force ?? false, timeoutMs }, progress),
+      deletePeering(
+        props.consumerKubeconfig,
+        record,
+        props.provider,
+        { force: props.force ?? false, timeoutMs },
+        progress,
+      ),
     ).catch((error: unknown) => {
       throw deleteFailure("Peering", label, error);
     });

@@ -64,7 +64,6 @@ export interface TunnelOutputs extends TunnelInputs {
   readonly status?: string;
 }
 
-
 /** The consumer's side as its kubeconfig reaches it, both sides as named, and the identity it holds for the provider (undefined once unpeered). */
 async function partiesOf(
   inputs: TunnelInputs,

@@ -59,71 +59,75 @@ describe("mistakes a user may declare, through the pulumi CLI", () => {
     lab = await sharedLab();
   });
 
-  test("GIVEN b peered with a WHEN a second Peering of the pair, then a second Cluster on a's kubeconfig, is added THEN each is refused naming the first, and nothing changes", async () => {
-    const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
-    const workspace = await PulumiWorkspace.create(PROGRAM);
-    try {
-      await configureForLab(workspace, lab);
-      await workspace.ok(["up", "--yes"]);
-      const virtualNode = (await workspace.ok(["stack", "output", "virtualNode"])).stdout.trim();
-      const providerId = (await workspace.ok(["stack", "output", "providerClusterId"])).stdout.trim();
-      const consumerId = (
-        await adminConfig(b)
-          .makeApiClient(k8s.CoreV1Api)
-          .readNamespacedConfigMap({ name: CLUSTER_IDENTITY_CONFIGMAP, namespace: SYSTEM_NAMESPACE })
-      ).data!["clusterId"]!;
-      const before = await versionsOf(lab, consumerId, providerId);
-      const stateBefore = (await workspace.ok(["stack", "export"])).stdout;
+  test(
+    "GIVEN b peered with a WHEN a second Peering of the pair, then a second Cluster on a's kubeconfig, is added THEN each " +
+      "is refused naming the first, and nothing changes",
+    async () => {
+      const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
+      const workspace = await PulumiWorkspace.create(PROGRAM);
+      try {
+        await configureForLab(workspace, lab);
+        await workspace.ok(["up", "--yes"]);
+        const virtualNode = (await workspace.ok(["stack", "output", "virtualNode"])).stdout.trim();
+        const providerId = (await workspace.ok(["stack", "output", "providerClusterId"])).stdout.trim();
+        const consumerId = (
+          await adminConfig(b)
+            .makeApiClient(k8s.CoreV1Api)
+            .readNamespacedConfigMap({ name: CLUSTER_IDENTITY_CONFIGMAP, namespace: SYSTEM_NAMESPACE })
+        ).data!["clusterId"]!;
+        const before = await versionsOf(lab, consumerId, providerId);
+        const stateBefore = (await workspace.ok(["stack", "export"])).stdout;
 
-      // The same pair peered twice.
-      await workspace.ok(["config", "set", "duplicatePeering", "true"]);
-      const twice = await workspace.pulumi(["up", "--yes"]);
-      expect(twice.exitCode).not.toBe(0);
-      const said = `${twice.stdout}\n${twice.stderr}`;
-      expect(said).toContain(`already peers with provider`);
-      expect(said).toContain(`through Peering "b-to-a" (stack test`);
-      expect(said).toContain("nothing was changed");
-      expect((await workspace.ok(["stack", "export"])).stdout).not.toContain("b-to-a-again");
-      expect(await versionsOf(lab, consumerId, providerId)).toEqual(before);
-      const node = await adminConfig(b).makeApiClient(k8s.CoreV1Api).readNode({ name: virtualNode });
-      expect(nodeReadiness(node).ready).toBe(true);
+        // The same pair peered twice.
+        await workspace.ok(["config", "set", "duplicatePeering", "true"]);
+        const twice = await workspace.pulumi(["up", "--yes"]);
+        expect(twice.exitCode).not.toBe(0);
+        const said = `${twice.stdout}\n${twice.stderr}`;
+        expect(said).toContain(`already peers with provider`);
+        expect(said).toContain(`through Peering "b-to-a" (stack test`);
+        expect(said).toContain("nothing was changed");
+        expect((await workspace.ok(["stack", "export"])).stdout).not.toContain("b-to-a-again");
+        expect(await versionsOf(lab, consumerId, providerId)).toEqual(before);
+        const node = await adminConfig(b).makeApiClient(k8s.CoreV1Api).readNode({ name: virtualNode });
+        expect(nodeReadiness(node).ready).toBe(true);
 
-      // a's cluster declared twice.
-      await workspace.ok(["config", "set", "duplicatePeering", "false"]);
-      await workspace.ok(["config", "set", "duplicateCluster", "true"]);
-      const again = await workspace.pulumi(["up", "--yes"]);
-      expect(again.exitCode).not.toBe(0);
-      const saidAgain = `${again.stdout}\n${again.stderr}`;
-      expect(saidAgain).toContain(`is already installed by Cluster "a" (stack test`);
-      expect(saidAgain).toContain(`cluster ID ${providerId}`);
-      expect(saidAgain).toContain("nothing was changed");
-      expect((await workspace.ok(["stack", "export"])).stdout).not.toContain("a-again");
-      expect(await versionsOf(lab, consumerId, providerId)).toEqual(before);
+        // a's cluster declared twice.
+        await workspace.ok(["config", "set", "duplicatePeering", "false"]);
+        await workspace.ok(["config", "set", "duplicateCluster", "true"]);
+        const again = await workspace.pulumi(["up", "--yes"]);
+        expect(again.exitCode).not.toBe(0);
+        const saidAgain = `${again.stdout}\n${again.stderr}`;
+        expect(saidAgain).toContain(`is already installed by Cluster "a" (stack test`);
+        expect(saidAgain).toContain(`cluster ID ${providerId}`);
+        expect(saidAgain).toContain("nothing was changed");
+        expect((await workspace.ok(["stack", "export"])).stdout).not.toContain("a-again");
+        expect(await versionsOf(lab, consumerId, providerId)).toEqual(before);
 
-      // Two tunnels that a's gateway would serve on one port: the preview already says so, naming both.
-      await workspace.ok(["config", "set", "duplicateCluster", "false"]);
-      await workspace.ok(["config", "set", "aGatewayAddress", a.publicAddress]);
-      await workspace.ok(["config", "set", "portClash", "true"]);
-      const clash = await workspace.pulumi(["preview"]);
-      expect(clash.exitCode).not.toBe(0);
-      expect(`${clash.stdout}\n${clash.stderr}`).toMatch(
-        new RegExp(
-          `the gateway of cluster ${providerId} would serve UDP port 51820 for (Tunnel "b-a"|Peering "a-to-b" \\(in-band\\)) too`,
-        ),
-      );
-      await workspace.ok(["config", "set", "portClash", "false"]);
+        // Two tunnels that a's gateway would serve on one port: the preview already says so, naming both.
+        await workspace.ok(["config", "set", "duplicateCluster", "false"]);
+        await workspace.ok(["config", "set", "aGatewayAddress", a.publicAddress]);
+        await workspace.ok(["config", "set", "portClash", "true"]);
+        const clash = await workspace.pulumi(["preview"]);
+        expect(clash.exitCode).not.toBe(0);
+        expect(`${clash.stdout}\n${clash.stderr}`).toMatch(
+          new RegExp(
+            `the gateway of cluster ${providerId} would serve UDP port 51820 for (Tunnel "b-a"|Peering "a-to-b" \\(in-band\\)) too`,
+          ),
+        );
+        await workspace.ok(["config", "set", "portClash", "false"]);
 
-      // Taken out again, the stack is as it was: nothing to change.
-      await workspace.ok(["preview", "--expect-no-changes"]);
-      expect(JSON.parse((await workspace.ok(["stack", "export"])).stdout).deployment.resources.length).toBe(
-        JSON.parse(stateBefore).deployment.resources.length,
-      );
-      await workspace.ok(["destroy", "--yes"]);
-    } finally {
-      await workspace.pulumi(["destroy", "--yes"]);
-      workspace.dispose();
-    }
-    expect(await projectTraces(a.kubeconfig)).toEqual([]);
-    expect(await projectTraces(b.kubeconfig)).toEqual([]);
-  });
+        // Taken out again, the stack is as it was: nothing to change.
+        await workspace.ok(["preview", "--expect-no-changes"]);
+        expect(JSON.parse((await workspace.ok(["stack", "export"])).stdout).deployment.resources.length).toBe(
+          JSON.parse(stateBefore).deployment.resources.length,
+        );
+        await workspace.ok(["destroy", "--yes"]);
+      } finally {
+        await workspace.pulumi(["destroy", "--yes"]);
+        workspace.dispose();
+      }
+      expect(await projectTraces(a.kubeconfig)).toEqual([]);
+      expect(await projectTraces(b.kubeconfig)).toEqual([]);
+    },
+  );
 });

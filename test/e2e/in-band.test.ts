@@ -17,68 +17,72 @@ import { configureForLab, plannedSteps, PulumiWorkspace, stepsByRow } from "../.
 const PROGRAM = join(__dirname, "..", "..", "examples", "in-band");
 
 describe("in-band peering through the pulumi CLI", () => {
-  test("GIVEN clusters that only their gateways connect WHEN preview, up, no-change preview and refresh, tunnel port change, destroy THEN each does what it says and nothing is left", async () => {
-    await withLab([{ name: "a" }, { name: "b" }], { profile: "gateway-only" }, async (lab) => {
-      const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
-      const workspace = await PulumiWorkspace.create(PROGRAM);
-      try {
-        await configureForLab(workspace, lab);
-        expect((await plannedSteps(workspace)).sort()).toEqual(["create a", "create b", "create b-to-a"]);
+  test(
+    "GIVEN clusters that only their gateways connect WHEN preview, up, no-change preview and refresh, tunnel port change, " +
+      "destroy THEN each does what it says and nothing is left",
+    async () => {
+      await withLab([{ name: "a" }, { name: "b" }], { profile: "gateway-only" }, async (lab) => {
+        const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
+        const workspace = await PulumiWorkspace.create(PROGRAM);
+        try {
+          await configureForLab(workspace, lab);
+          expect((await plannedSteps(workspace)).sort()).toEqual(["create a", "create b", "create b-to-a"]);
 
-        const up = await workspace.ok(["up", "--yes"]);
-        expect(up.stdout).toContain("[3/4] negotiation: waiting for an offer from provider a through the tunnel");
-        // The peering's steps, its tunnel's counted within its first, on the peering's own row.
-        expect(stepsByRow(up.stdout)).toEqual({
-          "liqo:Peering::b-to-a": [
-            "[1/4] network fabric",
-            "[1/4] (1/4) network fabric",
-            "[1/4] (2/4) network fabric",
-            "[1/4] (3/4) network fabric",
-            "[1/4] (4/4) network fabric",
-            "[2/4] authentication",
-            "[3/4] negotiation",
-            "[4/4] virtual node",
-            "",
-          ],
-        });
-        expect((await workspace.ok(["stack", "output", "status"])).stdout.trim()).toBe("Ready");
-        const node = await adminConfig(b).makeApiClient(k8s.CoreV1Api).readNode({ name: "liqo-a" });
-        expect(node.status?.capacity).toEqual({ cpu: "1", memory: "2Gi", pods: "10" });
-        const [aPod, bPod] = [Cidr.parse(a.podCidr).nth(70), Cidr.parse(b.podCidr).nth(70)];
-        await addPodAddress(lab, "a", aPod);
-        await addPodAddress(lab, "b", bPod);
-        expect(await pingReplies(b.netns, bPod, aPod)).toMatch(/3 received/);
+          const up = await workspace.ok(["up", "--yes"]);
+          expect(up.stdout).toContain("[3/4] negotiation: waiting for an offer from provider a through the tunnel");
+          // The peering's steps, its tunnel's counted within its first, on the peering's own row.
+          expect(stepsByRow(up.stdout)).toEqual({
+            "liqo:Peering::b-to-a": [
+              "[1/4] network fabric",
+              "[1/4] (1/4) network fabric",
+              "[1/4] (2/4) network fabric",
+              "[1/4] (3/4) network fabric",
+              "[1/4] (4/4) network fabric",
+              "[2/4] authentication",
+              "[3/4] negotiation",
+              "[4/4] virtual node",
+              "",
+            ],
+          });
+          expect((await workspace.ok(["stack", "output", "status"])).stdout.trim()).toBe("Ready");
+          const node = await adminConfig(b).makeApiClient(k8s.CoreV1Api).readNode({ name: "liqo-a" });
+          expect(node.status?.capacity).toEqual({ cpu: "1", memory: "2Gi", pods: "10" });
+          const [aPod, bPod] = [Cidr.parse(a.podCidr).nth(70), Cidr.parse(b.podCidr).nth(70)];
+          await addPodAddress(lab, "a", aPod);
+          await addPodAddress(lab, "b", bPod);
+          expect(await pingReplies(b.netns, bPod, aPod)).toMatch(/3 received/);
 
-        await workspace.ok(["preview", "--expect-no-changes"]);
-        await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
-        const exported = (await workspace.ok(["stack", "export"])).stdout;
-        expect(exported).not.toContain("client-key-data");
-        expect(exported).not.toMatch(/privateKey/i);
+          await workspace.ok(["preview", "--expect-no-changes"]);
+          await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
+          const exported = (await workspace.ok(["stack", "export"])).stdout;
+          expect(exported).not.toContain("client-key-data");
+          expect(exported).not.toMatch(/privateKey/i);
 
-        // A new gateway port moves the tunnel in place; the peering through it keeps working.
-        await workspace.ok(["config", "set", "tunnelPort", "51824"]);
-        expect(await plannedSteps(workspace)).toEqual(["update b-to-a"]);
-        await workspace.ok(["up", "--yes"]);
-        expect(await pingReplies(b.netns, bPod, aPod)).toMatch(/3 received/);
-        await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
+          // A new gateway port moves the tunnel in place; the peering through it keeps working.
+          await workspace.ok(["config", "set", "tunnelPort", "51824"]);
+          expect(await plannedSteps(workspace)).toEqual(["update b-to-a"]);
+          await workspace.ok(["up", "--yes"]);
+          expect(await pingReplies(b.netns, bPod, aPod)).toMatch(/3 received/);
+          await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
 
-        const destroy = await workspace.ok(["destroy", "--yes"]);
-        expect(stepsByRow(destroy.stdout)).toEqual({
-          "liqo:Peering::b-to-a": [
-            "[1/3] authentication",
-            "[2/3] virtual node",
-            "[3/3] network fabric",
-            "[3/3] (1/1) network fabric",
-            "",
-          ],
-        });
-      } finally {
-        await workspace.pulumi(["destroy", "--yes"]);
-        workspace.dispose();
-      }
-      expect(await projectTraces(a.kubeconfig)).toEqual([]);
-      expect(await projectTraces(b.kubeconfig)).toEqual([]);
-      for (const cluster of [a, b]) expect(await tunnelTraces(cluster)).toEqual([]);
-    });
-  });
+          const destroy = await workspace.ok(["destroy", "--yes"]);
+          expect(stepsByRow(destroy.stdout)).toEqual({
+            "liqo:Peering::b-to-a": [
+              "[1/3] authentication",
+              "[2/3] virtual node",
+              "[3/3] network fabric",
+              "[3/3] (1/1) network fabric",
+              "",
+            ],
+          });
+        } finally {
+          await workspace.pulumi(["destroy", "--yes"]);
+          workspace.dispose();
+        }
+        expect(await projectTraces(a.kubeconfig)).toEqual([]);
+        expect(await projectTraces(b.kubeconfig)).toEqual([]);
+        for (const cluster of [a, b]) expect(await tunnelTraces(cluster)).toEqual([]);
+      });
+    },
+  );
 });

@@ -25,45 +25,49 @@ async function readyVirtualNodes(kc: k8s.KubeConfig): Promise<string[]> {
 }
 
 describe("a mesh through the pulumi CLI", () => {
-  test("GIVEN three clusters WHEN the mesh is declared all-to-all and brought up THEN every cluster has a Ready node per peer, every pair talks through its tunnel, and destroy leaves nothing", async () => {
-    await withLab([{ name: "a" }, { name: "b" }, { name: "c" }], {}, async (lab) => {
-      const workspace = await PulumiWorkspace.create(PROGRAM);
-      try {
-        await configureMeshForLab(workspace, lab);
-        const planned = await plannedSteps(workspace);
-        // 3 Clusters, a token and a peering per ordered pair (a token serves one consumer), a tunnel per pair.
-        expect(planned.filter((s) => s.startsWith("create ")).length).toBe(3 + 6 + 6 + 3);
-        await workspace.ok(["up", "--yes"]);
+  test(
+    "GIVEN three clusters WHEN the mesh is declared all-to-all and brought up THEN every cluster has a Ready node per " +
+      "peer, every pair talks through its tunnel, and destroy leaves nothing",
+    async () => {
+      await withLab([{ name: "a" }, { name: "b" }, { name: "c" }], {}, async (lab) => {
+        const workspace = await PulumiWorkspace.create(PROGRAM);
+        try {
+          await configureMeshForLab(workspace, lab);
+          const planned = await plannedSteps(workspace);
+          // 3 Clusters, a token and a peering per ordered pair (a token serves one consumer), a tunnel per pair.
+          expect(planned.filter((s) => s.startsWith("create ")).length).toBe(3 + 6 + 6 + 3);
+          await workspace.ok(["up", "--yes"]);
 
+          for (const cluster of lab.clusters) {
+            const others = lab.clusters.filter((c) => c !== cluster).map((c) => `liqo-${c.name}`);
+            expect(await readyVirtualNodes(adminConfig(cluster))).toEqual(others.sort());
+          }
+          const pods = new Map(lab.clusters.map((c, i) => [c.name, Cidr.parse(c.podCidr).nth(80 + i)]));
+          for (const cluster of lab.clusters) await addPodAddress(lab, cluster.name, pods.get(cluster.name)!);
+          for (const [from, to] of [
+            ["a", "b"],
+            ["a", "c"],
+            ["b", "c"],
+            ["c", "a"],
+          ] as const) {
+            const source = lab.clusters.find((c) => c.name === from)!;
+            expect([from, to, await pingReplies(source.netns, pods.get(from)!, pods.get(to)!)]).toEqual([
+              from,
+              to,
+              expect.stringMatching(/3 received/),
+            ]);
+          }
+          await workspace.ok(["preview", "--expect-no-changes"]);
+          await workspace.ok(["destroy", "--yes"]);
+        } finally {
+          await workspace.pulumi(["destroy", "--yes"]);
+          workspace.dispose();
+        }
         for (const cluster of lab.clusters) {
-          const others = lab.clusters.filter((c) => c !== cluster).map((c) => `liqo-${c.name}`);
-          expect(await readyVirtualNodes(adminConfig(cluster))).toEqual(others.sort());
+          expect(await projectTraces(cluster.kubeconfig)).toEqual([]);
+          expect(await tunnelTraces(cluster)).toEqual([]);
         }
-        const pods = new Map(lab.clusters.map((c, i) => [c.name, Cidr.parse(c.podCidr).nth(80 + i)]));
-        for (const cluster of lab.clusters) await addPodAddress(lab, cluster.name, pods.get(cluster.name)!);
-        for (const [from, to] of [
-          ["a", "b"],
-          ["a", "c"],
-          ["b", "c"],
-          ["c", "a"],
-        ] as const) {
-          const source = lab.clusters.find((c) => c.name === from)!;
-          expect([from, to, await pingReplies(source.netns, pods.get(from)!, pods.get(to)!)]).toEqual([
-            from,
-            to,
-            expect.stringMatching(/3 received/),
-          ]);
-        }
-        await workspace.ok(["preview", "--expect-no-changes"]);
-        await workspace.ok(["destroy", "--yes"]);
-      } finally {
-        await workspace.pulumi(["destroy", "--yes"]);
-        workspace.dispose();
-      }
-      for (const cluster of lab.clusters) {
-        expect(await projectTraces(cluster.kubeconfig)).toEqual([]);
-        expect(await tunnelTraces(cluster)).toEqual([]);
-      }
-    });
-  });
+      });
+    },
+  );
 });

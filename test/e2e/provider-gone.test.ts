@@ -63,87 +63,93 @@ async function consumerSide(b: ClusterState): Promise<string[]> {
 }
 
 describe("the provider is gone and the consumer wants out", () => {
-  test("GIVEN a peering with its tunnel and the provider's API server stopped WHEN destroyed without force, then force set by up, then destroyed THEN it fails fast naming the cause, force needs no provider, and destroy cleans the consumer within seconds listing what stays", async () => {
-    await withLab([{ name: "a" }, { name: "b" }], {}, async (lab: LabState) => {
-      const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
-      const providerTeam = await PulumiWorkspace.create(PROVIDER_PROGRAM, "prod");
-      const consumerTeam = await PulumiWorkspace.create(CONSUMER_PROGRAM, "prod", providerTeam);
-      try {
-        await configure(providerTeam, a, { name: "a" });
-        await providerTeam.ok(["up", "--yes"]);
-        await configure(consumerTeam, b, {
-          providerStack: "organization/two-teams-provider/prod",
-          gatewayAddress: a.publicAddress,
-        });
-        await consumerTeam.ok(["up", "--yes"]);
-        expect((await consumerTeam.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");
-        const consumerInterface = (await consumerTeam.ok(["stack", "output", "consumerInterface"])).stdout.trim();
-        const providerInterface = (await consumerTeam.ok(["stack", "output", "providerInterface"])).stdout.trim();
-        expect(await consumerSide(b)).toEqual([
-          expect.stringMatching(/^tunnelendpoint pulumi-liqo-system\/to-/),
-          "node liqo-a",
-        ]);
+  test(
+    "GIVEN a peering with its tunnel and the provider's API server stopped WHEN destroyed without force, then force set " +
+      "by up, then destroyed THEN it fails fast naming the cause, force needs no provider, and destroy cleans the consumer within seconds listing what stays",
+    async () => {
+      await withLab([{ name: "a" }, { name: "b" }], {}, async (lab: LabState) => {
+        const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
+        const providerTeam = await PulumiWorkspace.create(PROVIDER_PROGRAM, "prod");
+        const consumerTeam = await PulumiWorkspace.create(CONSUMER_PROGRAM, "prod", providerTeam);
+        try {
+          await configure(providerTeam, a, { name: "a" });
+          await providerTeam.ok(["up", "--yes"]);
+          await configure(consumerTeam, b, {
+            providerStack: "organization/two-teams-provider/prod",
+            gatewayAddress: a.publicAddress,
+          });
+          await consumerTeam.ok(["up", "--yes"]);
+          expect((await consumerTeam.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");
+          const consumerInterface = (await consumerTeam.ok(["stack", "output", "consumerInterface"])).stdout.trim();
+          const providerInterface = (await consumerTeam.ok(["stack", "output", "providerInterface"])).stdout.trim();
+          expect(await consumerSide(b)).toEqual([
+            expect.stringMatching(/^tunnelendpoint pulumi-liqo-system\/to-/),
+            "node liqo-a",
+          ]);
 
-        // The provider goes, as a host does: its supervisor first (it would start the API server
-        // again), then its API server (the lab's records of them, by PID).
-        const provider = clusterOf(readLab(lab.name, TEST_LAB_ROOT)!, "a");
-        await stopProcess(provider.supervisor!);
-        await stopProcess(provider.processes.find((p) => p.name === "kube-apiserver")!);
+          // The provider goes, as a host does: its supervisor first (it would start the API server
+          // again), then its API server (the lab's records of them, by PID).
+          const provider = clusterOf(readLab(lab.name, TEST_LAB_ROOT)!, "a");
+          await stopProcess(provider.supervisor!);
+          await stopProcess(provider.processes.find((p) => p.name === "kube-apiserver")!);
 
-        // Without force: a clear error within seconds, no trace, nothing changed.
-        const refused = await timed(consumerTeam, ["destroy", "--yes"]);
-        expect(refused.result.exitCode).not.toBe(0);
-        const said = refused.result.stdout + refused.result.stderr;
-        expect(said).toContain(
-          `network fabric: provider a is unreachable: API server ${a.apiServerUrl}: connection refused (`,
-        );
-        expect(said).toContain("Nothing was changed. If the provider is gone for good, set force: true on the Tunnel");
-        expect(said).not.toMatch(TRACE_LINE);
-        expect(said).not.toContain("fetch failed");
-        expect(refused.ms).toBeLessThan(WITHIN_SECONDS_MS);
-        expect(await consumerSide(b)).toHaveLength(2);
+          // Without force: a clear error within seconds, no trace, nothing changed.
+          const refused = await timed(consumerTeam, ["destroy", "--yes"]);
+          expect(refused.result.exitCode).not.toBe(0);
+          const said = refused.result.stdout + refused.result.stderr;
+          expect(said).toContain(
+            `network fabric: provider a is unreachable: API server ${a.apiServerUrl}: connection refused (`,
+          );
+          expect(said).toContain(
+            "Nothing was changed. If the provider is gone for good, set force: true on the Tunnel",
+          );
+          expect(said).not.toMatch(TRACE_LINE);
+          expect(said).not.toContain("fetch failed");
+          expect(refused.ms).toBeLessThan(WITHIN_SECONDS_MS);
+          expect(await consumerSide(b)).toHaveLength(2);
 
-        // A refresh meanwhile records the failure as each resource's status; it is not a way in.
-        const refreshed = await consumerTeam.pulumi(["refresh", "--yes"]);
-        expect(refreshed.stdout + refreshed.stderr).not.toMatch(TRACE_LINE);
+          // A refresh meanwhile records the failure as each resource's status; it is not a way in.
+          const refreshed = await consumerTeam.pulumi(["refresh", "--yes"]);
+          expect(refreshed.stdout + refreshed.stderr).not.toMatch(TRACE_LINE);
 
-        // force is set with the provider still gone: up changes only the record, drift or not.
-        await consumerTeam.ok(["config", "set", "--type", "bool", "force", "true"]);
-        expect((await previewOf(consumerTeam)).steps.sort()).toEqual([
-          "update b-to-provider",
-          "update b-to-provider-tunnel",
-        ]);
-        const setForce = await timed(consumerTeam, ["up", "--yes"]);
-        expect(setForce.result.exitCode === 0 ? "" : failureSummary(setForce.result)).toBe("");
-        expect(setForce.ms).toBeLessThan(WITHIN_SECONDS_MS);
+          // force is set with the provider still gone: up changes only the record, drift or not.
+          await consumerTeam.ok(["config", "set", "--type", "bool", "force", "true"]);
+          expect((await previewOf(consumerTeam)).steps.sort()).toEqual([
+            "update b-to-provider",
+            "update b-to-provider-tunnel",
+          ]);
+          const setForce = await timed(consumerTeam, ["up", "--yes"]);
+          expect(setForce.result.exitCode === 0 ? "" : failureSummary(setForce.result)).toBe("");
+          expect(setForce.ms).toBeLessThan(WITHIN_SECONDS_MS);
 
-        // With force: the consumer's side goes within seconds, and the report lists what stays on a.
-        const forced = await timed(consumerTeam, ["destroy", "--yes"]);
-        expect(forced.result.exitCode === 0 ? "" : failureSummary(forced.result)).toBe("");
-        expect(forced.ms).toBeLessThan(WITHIN_SECONDS_MS);
-        const report = forced.result.stdout.replace(/\s+/g, " ");
-        for (const part of [
-          'Tunnel "b-to-provider-tunnel": forced delete removed the consumer\'s side; left on provider a:',
-          "TunnelEndpoint pulumi-liqo-tenant-",
-          `WireGuard interface ${providerInterface} with its routes and NAT rules`,
-          `the wireguard-go process serving ${providerInterface}`,
-          `key Secret pulumi-liqo-system/wireguard-${providerInterface}`,
-          'Peering "b-to-provider": forced delete removed the consumer\'s side; left on provider a: tenant namespace pulumi-liqo-tenant-',
-          "Role and RoleBinding pulumi-liqo-tenant-",
-          "ResourceRequest pulumi-liqo-tenant-",
-          "CertificateSigningRequests labelled peering.pulumi-liqo.dev/remote-cluster-id=",
-        ]) {
-          expect(report).toContain(part);
+          // With force: the consumer's side goes within seconds, and the report lists what stays on a.
+          const forced = await timed(consumerTeam, ["destroy", "--yes"]);
+          expect(forced.result.exitCode === 0 ? "" : failureSummary(forced.result)).toBe("");
+          expect(forced.ms).toBeLessThan(WITHIN_SECONDS_MS);
+          const report = forced.result.stdout.replace(/\s+/g, " ");
+          for (const part of [
+            'Tunnel "b-to-provider-tunnel": forced delete removed the consumer\'s side; left on provider a:',
+            "TunnelEndpoint pulumi-liqo-tenant-",
+            `WireGuard interface ${providerInterface} with its routes and NAT rules`,
+            `the wireguard-go process serving ${providerInterface}`,
+            `key Secret pulumi-liqo-system/wireguard-${providerInterface}`,
+            'Peering "b-to-provider": forced delete removed the consumer\'s side; left on provider a: tenant namespace pulumi-liqo-tenant-',
+            "Role and RoleBinding pulumi-liqo-tenant-",
+            "ResourceRequest pulumi-liqo-tenant-",
+            "CertificateSigningRequests labelled peering.pulumi-liqo.dev/remote-cluster-id=",
+          ]) {
+            expect(report).toContain(part);
+          }
+          // Nothing of the peering is left on the consumer: objects, interface, process, key.
+          expect(await projectTraces(b.kubeconfig)).toEqual([]);
+          expect(await tunnelTraces(b, [consumerInterface])).toEqual([]);
+        } finally {
+          // a's API server is gone: its stack cannot be destroyed, and the lab goes with withLab.
+          await consumerTeam.pulumi(["destroy", "--yes"]);
+          consumerTeam.dispose();
+          providerTeam.dispose();
         }
-        // Nothing of the peering is left on the consumer: objects, interface, process, key.
-        expect(await projectTraces(b.kubeconfig)).toEqual([]);
-        expect(await tunnelTraces(b, [consumerInterface])).toEqual([]);
-      } finally {
-        // a's API server is gone: its stack cannot be destroyed, and the lab goes with withLab.
-        await consumerTeam.pulumi(["destroy", "--yes"]);
-        consumerTeam.dispose();
-        providerTeam.dispose();
-      }
-    });
-  });
+      });
+    },
+  );
 });

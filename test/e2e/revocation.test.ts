@@ -27,92 +27,100 @@ describe("revoked and half-made peerings through the pulumi CLI", () => {
     lab = await sharedLab();
   });
 
-  test("GIVEN a peering with its tunnel WHEN b's identity is revoked at a's auth service THEN the node goes NotReady within one heartbeat, refresh reports identity revoked without a stack trace, and up peers again", async () => {
-    const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
-    const workspace = await PulumiWorkspace.create(PROGRAM);
-    try {
-      await configureForLab(workspace, lab);
-      await workspace.ok(["up", "--yes"]);
-      const token = await outputsOf(workspace, "PeeringToken", "a-token");
-      const peering = await outputsOf(workspace, "Peering", "b-to-a");
+  test(
+    "GIVEN a peering with its tunnel WHEN b's identity is revoked at a's auth service THEN the node goes NotReady within " +
+      "one heartbeat, refresh reports identity revoked without a stack trace, and up peers again",
+    async () => {
+      const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
+      const workspace = await PulumiWorkspace.create(PROGRAM);
+      try {
+        await configureForLab(workspace, lab);
+        await workspace.ok(["up", "--yes"]);
+        const token = await outputsOf(workspace, "PeeringToken", "a-token");
+        const peering = await outputsOf(workspace, "Peering", "b-to-a");
 
-      // Anyone holding b's identity may give it up at a's auth service: b's Peering is not told.
-      await revokeHeldIdentity(adminConfig(b), String(peering["providerClusterId"]), {
-        authUrl: String(token["authUrl"]),
-        authCaCert: String(token["authCaCert"]),
-      });
-      const condition = await waitForReadyStatus(adminConfig(b), "liqo-a", "False", ONE_HEARTBEAT_MS);
-      expect([condition.reason, condition.message]).toEqual([
-        IDENTITY_REVOKED_REASON,
-        expect.stringMatching(new RegExp(`^${IDENTITY_REVOKED}: provider a at `)),
-      ]);
+        // Anyone holding b's identity may give it up at a's auth service: b's Peering is not told.
+        await revokeHeldIdentity(adminConfig(b), String(peering["providerClusterId"]), {
+          authUrl: String(token["authUrl"]),
+          authCaCert: String(token["authCaCert"]),
+        });
+        const condition = await waitForReadyStatus(adminConfig(b), "liqo-a", "False", ONE_HEARTBEAT_MS);
+        expect([condition.reason, condition.message]).toEqual([
+          IDENTITY_REVOKED_REASON,
+          expect.stringMatching(new RegExp(`^${IDENTITY_REVOKED}: provider a at `)),
+        ]);
 
-      const refresh = await workspace.pulumi(["refresh", "--yes", "--diff"]);
-      expect(refresh.exitCode).toBe(0);
-      expect(refresh.stdout).toContain(IDENTITY_REVOKED);
-      expect(refresh.stdout + refresh.stderr).not.toMatch(TRACE_LINE);
-      expect(String((await outputsOf(workspace, "Peering", "b-to-a"))["status"])).toMatch(
-        new RegExp(`^${IDENTITY_REVOKED}: provider a `),
-      );
-      expect(String((await outputsOf(workspace, "Tunnel", "b-to-a-tunnel"))["status"])).toMatch(
-        new RegExp(`^${IDENTITY_REVOKED}: provider a `),
-      );
+        const refresh = await workspace.pulumi(["refresh", "--yes", "--diff"]);
+        expect(refresh.exitCode).toBe(0);
+        expect(refresh.stdout).toContain(IDENTITY_REVOKED);
+        expect(refresh.stdout + refresh.stderr).not.toMatch(TRACE_LINE);
+        expect(String((await outputsOf(workspace, "Peering", "b-to-a"))["status"])).toMatch(
+          new RegExp(`^${IDENTITY_REVOKED}: provider a `),
+        );
+        expect(String((await outputsOf(workspace, "Tunnel", "b-to-a-tunnel"))["status"])).toMatch(
+          new RegExp(`^${IDENTITY_REVOKED}: provider a `),
+        );
 
-      // up runs the peering's steps again with the same token, then the tunnel's.
-      expect((await previewOf(workspace)).steps.sort()).toEqual(["update b-to-a", "update b-to-a-tunnel"]);
-      const up = await workspace.ok(["up", "--yes"]);
-      expect(up.stdout).toContain(`[1/3] authentication: asking ${a.authUrl} for an identity`);
-      expect((await waitForReadyStatus(adminConfig(b), "liqo-a", "True", ONE_HEARTBEAT_MS)).reason).toBe(
-        "PeeringActive",
-      );
-      expect((await workspace.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");
-      await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
-    } finally {
-      await workspace.pulumi(["destroy", "--yes"]);
-      workspace.dispose();
-    }
-    expect(await projectTraces(a.kubeconfig)).toEqual([]);
-    expect(await projectTraces(b.kubeconfig)).toEqual([]);
-  });
+        // up runs the peering's steps again with the same token, then the tunnel's.
+        expect((await previewOf(workspace)).steps.sort()).toEqual(["update b-to-a", "update b-to-a-tunnel"]);
+        const up = await workspace.ok(["up", "--yes"]);
+        expect(up.stdout).toContain(`[1/3] authentication: asking ${a.authUrl} for an identity`);
+        expect((await waitForReadyStatus(adminConfig(b), "liqo-a", "True", ONE_HEARTBEAT_MS)).reason).toBe(
+          "PeeringActive",
+        );
+        expect((await workspace.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");
+        await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
+      } finally {
+        await workspace.pulumi(["destroy", "--yes"]);
+        workspace.dispose();
+      }
+      expect(await projectTraces(a.kubeconfig)).toEqual([]);
+      expect(await projectTraces(b.kubeconfig)).toEqual([]);
+    },
+  );
 
-  test("GIVEN a pulumi up whose peering failed half-way (auth service out of reach) WHEN previewed again THEN the peering is an update that finishes the create, not a replacement, and up finishes it", async () => {
-    const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
-    const workspace = await PulumiWorkspace.create(PROGRAM);
-    try {
-      await configureForLab(workspace, lab);
-      // gateway-only: from where pulumi runs, only the API servers answer; a's auth service does not.
-      await setProfile(lab, "gateway-only");
-      const failed = await workspace.pulumi(["up", "--yes"]);
-      expect(failed.exitCode).not.toBe(0);
-      expect(failed.stdout).toContain("waiting for auth service");
-      // The step it failed at was the peering's status, cleared before the error took its row.
-      expect(stepsByRow(failed.stdout)).toEqual({ "liqo:Peering::b-to-a": ["[1/3] authentication", ""] });
-      const incomplete = await outputsOf(workspace, "Peering", "b-to-a");
-      expect([incomplete["status"], incomplete["virtualNodeName"]]).toEqual(["incomplete", undefined]);
+  test(
+    "GIVEN a pulumi up whose peering failed half-way (auth service out of reach) WHEN previewed again THEN the peering is " +
+      "an update that finishes the create, not a replacement, and up finishes it",
+    async () => {
+      const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
+      const workspace = await PulumiWorkspace.create(PROGRAM);
+      try {
+        await configureForLab(workspace, lab);
+        // gateway-only: from where pulumi runs, only the API servers answer; a's auth service does not.
+        await setProfile(lab, "gateway-only");
+        const failed = await workspace.pulumi(["up", "--yes"]);
+        expect(failed.exitCode).not.toBe(0);
+        expect(failed.stdout).toContain("waiting for auth service");
+        // The step it failed at was the peering's status, cleared before the error took its row.
+        expect(stepsByRow(failed.stdout)).toEqual({ "liqo:Peering::b-to-a": ["[1/3] authentication", ""] });
+        const incomplete = await outputsOf(workspace, "Peering", "b-to-a");
+        expect([incomplete["status"], incomplete["virtualNodeName"]]).toEqual(["incomplete", undefined]);
 
-      await setProfile(lab, "open");
-      const retry = await previewOf(workspace);
-      expect(retry.steps.sort()).toEqual(["create b-to-a-tunnel", "update b-to-a"]);
-      expect(retry.explanations).toEqual([
-        {
-          urn: expect.stringMatching(/::pulumi-nodejs:dynamic\/liqo:Peering::b-to-a$/),
-          message: `Peering "b-to-a": status changes → updates in place: ${PEERING_DIFF.status.reason}`,
-        },
-      ]);
-      expect(retry.output).not.toContain("virtualNodeName changes");
+        await setProfile(lab, "open");
+        const retry = await previewOf(workspace);
+        expect(retry.steps.sort()).toEqual(["create b-to-a-tunnel", "update b-to-a"]);
+        expect(retry.explanations).toEqual([
+          {
+            urn: expect.stringMatching(/::pulumi-nodejs:dynamic\/liqo:Peering::b-to-a$/),
+            message: `Peering "b-to-a": status changes → updates in place: ${PEERING_DIFF.status.reason}`,
+          },
+        ]);
+        expect(retry.output).not.toContain("virtualNodeName changes");
 
-      await workspace.ok(["up", "--yes"]);
-      expect((await waitForReadyStatus(adminConfig(b), "liqo-a", "True", ONE_HEARTBEAT_MS)).reason).toBe(
-        "PeeringActive",
-      );
-      expect((await workspace.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");
-      await workspace.ok(["preview", "--expect-no-changes"]);
-    } finally {
-      await setProfile(lab, "open");
-      await workspace.pulumi(["destroy", "--yes"]);
-      workspace.dispose();
-    }
-    expect(await projectTraces(a.kubeconfig)).toEqual([]);
-    expect(await projectTraces(b.kubeconfig)).toEqual([]);
-  });
+        await workspace.ok(["up", "--yes"]);
+        expect((await waitForReadyStatus(adminConfig(b), "liqo-a", "True", ONE_HEARTBEAT_MS)).reason).toBe(
+          "PeeringActive",
+        );
+        expect((await workspace.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");
+        await workspace.ok(["preview", "--expect-no-changes"]);
+      } finally {
+        await setProfile(lab, "open");
+        await workspace.pulumi(["destroy", "--yes"]);
+        workspace.dispose();
+      }
+      expect(await projectTraces(a.kubeconfig)).toEqual([]);
+      expect(await projectTraces(b.kubeconfig)).toEqual([]);
+    },
+  );
 });

@@ -193,22 +193,26 @@ describe("schema.json", () => {
     }
   });
 
-  test("GIVEN the SDK WHEN its argument types and outputs are read THEN they are exactly the schema's inputs (required ones required) and within its outputs", () => {
-    const sdk = readSdk();
-    for (const [name, resource] of Object.entries(RESOURCES) as [ResourceName, (typeof RESOURCES)[ResourceName]][]) {
-      const properties = sdk.args.get(resource.args)!;
-      expect([name, [...properties.keys()].sort()]).toEqual([name, Object.keys(spec(name).inputProperties).sort()]);
-      expect([
-        name,
-        [...properties]
-          .filter(([, optional]) => !optional)
-          .map(([key]) => key)
-          .sort(),
-      ]).toEqual([name, [...(spec(name).requiredInputs ?? [])].sort()]);
-      const known = new Set([...Object.keys(spec(name).properties), ...Object.keys(spec(name).inputProperties)]);
-      expect([name, sdk.outputs.get(name)!.filter((output) => !known.has(output))]).toEqual([name, []]);
-    }
-  });
+  test(
+    "GIVEN the SDK WHEN its argument types and outputs are read THEN they are exactly the schema's inputs (required ones " +
+      "required) and within its outputs",
+    () => {
+      const sdk = readSdk();
+      for (const [name, resource] of Object.entries(RESOURCES) as [ResourceName, (typeof RESOURCES)[ResourceName]][]) {
+        const properties = sdk.args.get(resource.args)!;
+        expect([name, [...properties.keys()].sort()]).toEqual([name, Object.keys(spec(name).inputProperties).sort()]);
+        expect([
+          name,
+          [...properties]
+            .filter(([, optional]) => !optional)
+            .map(([key]) => key)
+            .sort(),
+        ]).toEqual([name, [...(spec(name).requiredInputs ?? [])].sort()]);
+        const known = new Set([...Object.keys(spec(name).properties), ...Object.keys(spec(name).inputProperties)]);
+        expect([name, sdk.outputs.get(name)!.filter((output) => !known.has(output))]).toEqual([name, []]);
+      }
+    },
+  );
 
   test("GIVEN the schema's secrets WHEN the SDK is read THEN every secret output is marked secret there too", () => {
     for (const name of Object.keys(RESOURCES) as ResourceName[]) {

@@ -85,66 +85,84 @@ describe("what a failed check prints, through the pulumi CLI", () => {
     }
   });
 
-  test("GIVEN cluster b and its token WHEN b is peered with itself THEN preview and up fail naming provider.clusterId, the token is printed and stored nowhere, and nothing changes", async () => {
-    const token = (await workspace.ok(["stack", "output", "bPeeringToken", "--show-secrets"])).stdout.trim();
-    expect(token).not.toBe("");
-    const before = await snapshot(lab, workspace);
-    await workspace.ok(["config", "set", "attempt", "self-peering"]);
-    try {
-      const results = await bothFail(workspace);
-      for (const result of results)
-        expect(result.stdout).toMatch(
-          /error: pulumi-nodejs:dynamic\/liqo:Peering resource 'b-to-b' has a problem: provider\.clusterId: a cluster cannot peer with itself \(consumer and provider are both cluster [0-9a-f]+\)\n/,
-        );
-      // The token and its tail, which is secret (its head names the public token id).
-      expectNoneOf([token, token.slice(-24)], workspace, ...results);
-      expect(await snapshot(lab, workspace)).toEqual(before);
-    } finally {
-      await workspace.ok(["config", "rm", "attempt"]);
-    }
-  });
+  test(
+    "GIVEN cluster b and its token WHEN b is peered with itself THEN preview and up fail naming provider.clusterId, the " +
+      "token is printed and stored nowhere, and nothing changes",
+    async () => {
+      const token = (await workspace.ok(["stack", "output", "bPeeringToken", "--show-secrets"])).stdout.trim();
+      expect(token).not.toBe("");
+      const before = await snapshot(lab, workspace);
+      await workspace.ok(["config", "set", "attempt", "self-peering"]);
+      try {
+        const results = await bothFail(workspace);
+        for (const result of results)
+          expect(result.stdout).toMatch(
+            new RegExp(
+              "error: pulumi-nodejs:dynamic/liqo:Peering resource 'b-to-b' has a problem: provider\\.clusterId: " +
+                "a cluster cannot peer with itself \\(consumer and provider are both cluster [0-9a-f]+\\)\n",
+            ),
+          );
+        // The token and its tail, which is secret (its head names the public token id).
+        expectNoneOf([token, token.slice(-24)], workspace, ...results);
+        expect(await snapshot(lab, workspace)).toEqual(before);
+      } finally {
+        await workspace.ok(["config", "rm", "attempt"]);
+      }
+    },
+  );
 
-  test("GIVEN b's kubeconfig with a line added by hand after its client key WHEN a Cluster is given it THEN preview and up fail naming kubeconfig and where, the key is printed and stored nowhere, and nothing changes", async () => {
-    const b = clusterOf(lab, "b");
-    const text = readFileSync(b.kubeconfig, "utf8");
-    const keyData = adminConfig(b).getCurrentUser()!.keyData!;
-    expect(text).toContain(keyData);
-    const malformed = join(scratch, "malformed-kubeconfig");
-    // The lab's kubeconfigs are JSON: the added line misses its comma.
-    writeFileSync(malformed, text.replace(`"${keyData}"`, `"${keyData}"\n      oops: ${keyData.slice(0, 40)}`));
-    expect(() => new k8s.KubeConfig().loadFromString(readFileSync(malformed, "utf8"))).toThrow();
-    const before = await snapshot(lab, workspace);
-    await workspace.ok(["config", "set", "attempt", "malformed-kubeconfig"]);
-    await workspace.ok(["config", "set", "malformedKubeconfig", malformed]);
-    try {
-      const results = await bothFail(workspace);
-      for (const result of results)
-        expect(result.stdout).toMatch(
-          /error: pulumi-nodejs:dynamic\/liqo:Cluster resource 'c' has a problem: kubeconfig: not a usable kubeconfig: it is not valid YAML at line \d+, column \d+ \(missed comma between flow collection entries\)\n/,
-        );
-      expectNoneOf([...formsOf(keyData), keyData.slice(0, 40)], workspace, ...results);
-      expect(await snapshot(lab, workspace)).toEqual(before);
-    } finally {
-      await workspace.ok(["config", "rm", "attempt"]);
-    }
-  });
+  test(
+    "GIVEN b's kubeconfig with a line added by hand after its client key WHEN a Cluster is given it THEN preview and up " +
+      "fail naming kubeconfig and where, the key is printed and stored nowhere, and nothing changes",
+    async () => {
+      const b = clusterOf(lab, "b");
+      const text = readFileSync(b.kubeconfig, "utf8");
+      const keyData = adminConfig(b).getCurrentUser()!.keyData!;
+      expect(text).toContain(keyData);
+      const malformed = join(scratch, "malformed-kubeconfig");
+      // The lab's kubeconfigs are JSON: the added line misses its comma.
+      writeFileSync(malformed, text.replace(`"${keyData}"`, `"${keyData}"\n      oops: ${keyData.slice(0, 40)}`));
+      expect(() => new k8s.KubeConfig().loadFromString(readFileSync(malformed, "utf8"))).toThrow();
+      const before = await snapshot(lab, workspace);
+      await workspace.ok(["config", "set", "attempt", "malformed-kubeconfig"]);
+      await workspace.ok(["config", "set", "malformedKubeconfig", malformed]);
+      try {
+        const results = await bothFail(workspace);
+        for (const result of results)
+          expect(result.stdout).toMatch(
+            new RegExp(
+              "error: pulumi-nodejs:dynamic/liqo:Cluster resource 'c' has a problem: kubeconfig: not a usable kubeconfig: " +
+                "it is not valid YAML at line \\d+, column \\d+ \\(missed comma between flow collection entries\\)\n",
+            ),
+          );
+        expectNoneOf([...formsOf(keyData), keyData.slice(0, 40)], workspace, ...results);
+        expect(await snapshot(lab, workspace)).toEqual(before);
+      } finally {
+        await workspace.ok(["config", "rm", "attempt"]);
+      }
+    },
+  );
 
-  test("GIVEN a's token pasted into config with its line's end WHEN b peers with a THEN the peering is Ready, and the token is stored only as ciphertext", async () => {
-    const token = (await workspace.ok(["stack", "output", "aPeeringToken", "--show-secrets"])).stdout.trim();
-    await workspace.ok(["config", "set", "--secret", "pastedToken", `${token}\n`]);
-    expect((await workspace.ok(["config", "get", "pastedToken"])).stdout).toBe(`${token}\n`);
-    await workspace.ok(["config", "set", "attempt", "pasted-token"]);
-    try {
-      const up = await workspace.ok(["up", "--yes"]);
-      const node = await adminConfig(clusterOf(lab, "b")).makeApiClient(k8s.CoreV1Api).readNode({ name: "liqo-a" });
-      expect(node.status?.capacity).toEqual({ cpu: "1", memory: "1Gi", pods: "5" });
-      await workspace.ok(["preview", "--expect-no-changes"]);
-      expectNoneOf([token], workspace, up);
-    } finally {
-      await workspace.ok(["config", "rm", "attempt"]);
-      await workspace.ok(["up", "--yes"]);
-    }
-  });
+  test(
+    "GIVEN a's token pasted into config with its line's end WHEN b peers with a THEN the peering is Ready, and the token " +
+      "is stored only as ciphertext",
+    async () => {
+      const token = (await workspace.ok(["stack", "output", "aPeeringToken", "--show-secrets"])).stdout.trim();
+      await workspace.ok(["config", "set", "--secret", "pastedToken", `${token}\n`]);
+      expect((await workspace.ok(["config", "get", "pastedToken"])).stdout).toBe(`${token}\n`);
+      await workspace.ok(["config", "set", "attempt", "pasted-token"]);
+      try {
+        const up = await workspace.ok(["up", "--yes"]);
+        const node = await adminConfig(clusterOf(lab, "b")).makeApiClient(k8s.CoreV1Api).readNode({ name: "liqo-a" });
+        expect(node.status?.capacity).toEqual({ cpu: "1", memory: "1Gi", pods: "5" });
+        await workspace.ok(["preview", "--expect-no-changes"]);
+        expectNoneOf([token], workspace, up);
+      } finally {
+        await workspace.ok(["config", "rm", "attempt"]);
+        await workspace.ok(["up", "--yes"]);
+      }
+    },
+  );
 
   test("GIVEN the stack destroyed THEN nothing of the project is left on either cluster", async () => {
     await workspace.ok(["destroy", "--yes"]);

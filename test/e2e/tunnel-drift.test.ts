@@ -27,70 +27,74 @@ describe("a tunnel whose consumer side was removed", () => {
     lab = await sharedLab();
   });
 
-  test("GIVEN a connected tunnel WHEN the consumer's TunnelEndpoint is deleted behind Pulumi's back THEN refresh reports the missing side instead of Connected, and up makes it again with traffic flowing", async () => {
-    const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
-    const workspace = await PulumiWorkspace.create(PROGRAM);
-    const ifnames: string[] = [];
-    try {
-      await configureForLab(workspace, lab);
-      await workspace.ok(["up", "--yes"]);
-      expect((await workspace.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");
-      const providerId = String((await outputsOf(workspace, "Peering", "b-to-a"))["providerClusterId"]);
+  test(
+    "GIVEN a connected tunnel WHEN the consumer's TunnelEndpoint is deleted behind Pulumi's back THEN refresh reports the " +
+      "missing side instead of Connected, and up makes it again with traffic flowing",
+    async () => {
+      const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
+      const workspace = await PulumiWorkspace.create(PROGRAM);
+      const ifnames: string[] = [];
+      try {
+        await configureForLab(workspace, lab);
+        await workspace.ok(["up", "--yes"]);
+        expect((await workspace.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");
+        const providerId = String((await outputsOf(workspace, "Peering", "b-to-a"))["providerClusterId"]);
 
-      // The consumer's side goes: its endpoint deleted, its gateway takes the interface down.
-      const objects = adminConfig(b).makeApiClient(k8s.CustomObjectsApi);
-      const ref = {
-        group: API_GROUP,
-        version: API_VERSION,
-        namespace: SYSTEM_NAMESPACE,
-        plural: "tunnelendpoints",
-        name: tunnelEndpointName(providerId),
-      };
-      const before = (await objects.getNamespacedCustomObject(ref)) as { status?: { interfaceName?: string } };
-      ifnames.push(before.status!.interfaceName!);
-      await objects.deleteNamespacedCustomObject(ref);
-      await poll(
-        { step: "test", object: `${ref.namespace}/${ref.name} taken down by b's gateway`, endpoint: b.apiServerUrl },
-        { timeoutMs: GATEWAY_PASS_MS, intervalMs: 250 },
-        async () =>
-          (await objects.getNamespacedCustomObject(ref).then(
-            () => true,
-            () => false,
-          ))
-            ? { done: false, state: "still there" }
-            : { done: true, value: undefined },
-      );
+        // The consumer's side goes: its endpoint deleted, its gateway takes the interface down.
+        const objects = adminConfig(b).makeApiClient(k8s.CustomObjectsApi);
+        const ref = {
+          group: API_GROUP,
+          version: API_VERSION,
+          namespace: SYSTEM_NAMESPACE,
+          plural: "tunnelendpoints",
+          name: tunnelEndpointName(providerId),
+        };
+        const before = (await objects.getNamespacedCustomObject(ref)) as { status?: { interfaceName?: string } };
+        ifnames.push(before.status!.interfaceName!);
+        await objects.deleteNamespacedCustomObject(ref);
+        await poll(
+          { step: "test", object: `${ref.namespace}/${ref.name} taken down by b's gateway`, endpoint: b.apiServerUrl },
+          { timeoutMs: GATEWAY_PASS_MS, intervalMs: 250 },
+          async () =>
+            (await objects.getNamespacedCustomObject(ref).then(
+              () => true,
+              () => false,
+            ))
+              ? { done: false, state: "still there" }
+              : { done: true, value: undefined },
+        );
 
-      // refresh says what is missing; the state no longer holds Connected.
-      const refresh = await workspace.pulumi(["refresh", "--yes", "--expect-no-changes"]);
-      expect(refresh.exitCode).not.toBe(0);
-      const status = String((await outputsOf(workspace, "Tunnel", "b-to-a-tunnel"))["status"]);
-      expect(status).toMatch(
-        new RegExp(
-          `^consumer b: its TunnelEndpoint ${SYSTEM_NAMESPACE}/${ref.name} is gone \\(that side of the tunnel was removed\\)`,
-        ),
-      );
-      expect(status).not.toMatch(/(^|; )provider a: .*Connected$/);
+        // refresh says what is missing; the state no longer holds Connected.
+        const refresh = await workspace.pulumi(["refresh", "--yes", "--expect-no-changes"]);
+        expect(refresh.exitCode).not.toBe(0);
+        const status = String((await outputsOf(workspace, "Tunnel", "b-to-a-tunnel"))["status"]);
+        expect(status).toMatch(
+          new RegExp(
+            `^consumer b: its TunnelEndpoint ${SYSTEM_NAMESPACE}/${ref.name} is gone \\(that side of the tunnel was removed\\)`,
+          ),
+        );
+        expect(status).not.toMatch(/(^|; )provider a: .*Connected$/);
 
-      // up repairs it in place (the status's drift rule), within the program's deadline, and traffic flows.
-      expect(await plannedSteps(workspace)).toEqual(["update b-to-a-tunnel"]);
-      const started = Date.now();
-      await workspace.ok(["up", "--yes"]);
-      expect(Date.now() - started).toBeLessThan(120_000);
-      expect((await workspace.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");
-      const after = (await objects.getNamespacedCustomObject(ref)) as { status?: { interfaceName?: string } };
-      ifnames.push(after.status!.interfaceName!);
-      const [aPod, bPod] = [Cidr.parse(a.podCidr).nth(60), Cidr.parse(b.podCidr).nth(60)];
-      await addPodAddress(lab, "a", aPod);
-      await addPodAddress(lab, "b", bPod);
-      expect(await pingReplies(b.netns, bPod, aPod)).toMatch(/3 received/);
-      await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
-    } finally {
-      await workspace.pulumi(["destroy", "--yes"]);
-      workspace.dispose();
-    }
-    expect(await projectTraces(a.kubeconfig)).toEqual([]);
-    expect(await projectTraces(b.kubeconfig)).toEqual([]);
-    for (const cluster of lab.clusters) expect(await tunnelTraces(cluster, ifnames)).toEqual([]);
-  });
+        // up repairs it in place (the status's drift rule), within the program's deadline, and traffic flows.
+        expect(await plannedSteps(workspace)).toEqual(["update b-to-a-tunnel"]);
+        const started = Date.now();
+        await workspace.ok(["up", "--yes"]);
+        expect(Date.now() - started).toBeLessThan(120_000);
+        expect((await workspace.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");
+        const after = (await objects.getNamespacedCustomObject(ref)) as { status?: { interfaceName?: string } };
+        ifnames.push(after.status!.interfaceName!);
+        const [aPod, bPod] = [Cidr.parse(a.podCidr).nth(60), Cidr.parse(b.podCidr).nth(60)];
+        await addPodAddress(lab, "a", aPod);
+        await addPodAddress(lab, "b", bPod);
+        expect(await pingReplies(b.netns, bPod, aPod)).toMatch(/3 received/);
+        await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
+      } finally {
+        await workspace.pulumi(["destroy", "--yes"]);
+        workspace.dispose();
+      }
+      expect(await projectTraces(a.kubeconfig)).toEqual([]);
+      expect(await projectTraces(b.kubeconfig)).toEqual([]);
+      for (const cluster of lab.clusters) expect(await tunnelTraces(cluster, ifnames)).toEqual([]);
+    },
+  );
 });

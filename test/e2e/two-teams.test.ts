@@ -21,38 +21,42 @@ async function configure(workspace: PulumiWorkspace, cluster: ClusterState): Pro
 }
 
 describe("two teams, two stacks", () => {
-  test("GIVEN the provider's stack exporting its token WHEN the consumer's stack peers through a StackReference THEN the virtual node appears, the token stays ciphertext, and both destroys leave nothing", async () => {
-    const lab = await sharedLab();
-    const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
-    const providerTeam = await PulumiWorkspace.create(join(EXAMPLE, "provider"), "prod");
-    const consumerTeam = await PulumiWorkspace.create(join(EXAMPLE, "consumer"), "prod", providerTeam);
-    try {
-      await configure(providerTeam, a);
-      await providerTeam.ok(["up", "--yes"]);
-      const token = (await providerTeam.ok(["stack", "output", "peeringToken", "--show-secrets"])).stdout.trim();
-      expect(token).toMatch(/^plt_/);
+  test(
+    "GIVEN the provider's stack exporting its token WHEN the consumer's stack peers through a StackReference THEN the " +
+      "virtual node appears, the token stays ciphertext, and both destroys leave nothing",
+    async () => {
+      const lab = await sharedLab();
+      const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
+      const providerTeam = await PulumiWorkspace.create(join(EXAMPLE, "provider"), "prod");
+      const consumerTeam = await PulumiWorkspace.create(join(EXAMPLE, "consumer"), "prod", providerTeam);
+      try {
+        await configure(providerTeam, a);
+        await providerTeam.ok(["up", "--yes"]);
+        const token = (await providerTeam.ok(["stack", "output", "peeringToken", "--show-secrets"])).stdout.trim();
+        expect(token).toMatch(/^plt_/);
 
-      await configure(consumerTeam, b);
-      await consumerTeam.ok(["config", "set", "providerStack", "organization/two-teams-provider/prod"]);
-      await consumerTeam.ok(["up", "--yes"]);
-      expect((await consumerTeam.ok(["stack", "output", "virtualNode"])).stdout.trim()).toBe("liqo-a");
-      const node = await adminConfig(b).makeApiClient(k8s.CoreV1Api).readNode({ name: "liqo-a" });
-      expect(node.status?.capacity).toEqual({ cpu: "1", memory: "2Gi", pods: "10" });
-      await consumerTeam.ok(["preview", "--expect-no-changes"]);
+        await configure(consumerTeam, b);
+        await consumerTeam.ok(["config", "set", "providerStack", "organization/two-teams-provider/prod"]);
+        await consumerTeam.ok(["up", "--yes"]);
+        expect((await consumerTeam.ok(["stack", "output", "virtualNode"])).stdout.trim()).toBe("liqo-a");
+        const node = await adminConfig(b).makeApiClient(k8s.CoreV1Api).readNode({ name: "liqo-a" });
+        expect(node.status?.capacity).toEqual({ cpu: "1", memory: "2Gi", pods: "10" });
+        await consumerTeam.ok(["preview", "--expect-no-changes"]);
 
-      const consumerState = (await consumerTeam.ok(["stack", "export"])).stdout;
-      expect(consumerState).not.toContain(token);
-      expect(consumerState).not.toContain("client-key-data");
+        const consumerState = (await consumerTeam.ok(["stack", "export"])).stdout;
+        expect(consumerState).not.toContain(token);
+        expect(consumerState).not.toContain("client-key-data");
 
-      await consumerTeam.ok(["destroy", "--yes"]);
-      await providerTeam.ok(["destroy", "--yes"]);
-    } finally {
-      await consumerTeam.pulumi(["destroy", "--yes"]);
-      await providerTeam.pulumi(["destroy", "--yes"]);
-      consumerTeam.dispose();
-      providerTeam.dispose();
-    }
-    expect(await projectTraces(a.kubeconfig)).toEqual([]);
-    expect(await projectTraces(b.kubeconfig)).toEqual([]);
-  });
+        await consumerTeam.ok(["destroy", "--yes"]);
+        await providerTeam.ok(["destroy", "--yes"]);
+      } finally {
+        await consumerTeam.pulumi(["destroy", "--yes"]);
+        await providerTeam.pulumi(["destroy", "--yes"]);
+        consumerTeam.dispose();
+        providerTeam.dispose();
+      }
+      expect(await projectTraces(a.kubeconfig)).toEqual([]);
+      expect(await projectTraces(b.kubeconfig)).toEqual([]);
+    },
+  );
 });

@@ -25,7 +25,8 @@ function outputOf(child: ChildProcess, deadlineMs: number): Promise<string> {
     child.on("error", reject);
     child.on("close", (code) => {
       clearTimeout(timer);
-      code === 0 ? resolve(out.trim()) : reject(new Error(`probe exited ${code}: ${err.trim() || out.trim()}`));
+      if (code === 0) resolve(out.trim());
+      else reject(new Error(`probe exited ${code}: ${err.trim() || out.trim()}`));
     });
   });
 }
@@ -74,7 +75,10 @@ export async function udpArrives(
     });
     const result = outputOf(listener, timeoutMs + 5000);
     const sender = `const s = require("node:dgram").createSocket("udp4"); let n = 0;
-      const t = setInterval(() => { s.send(process.argv[3], Number(process.argv[2]), process.argv[1]); if (++n === 5) { clearInterval(t); s.close(); } }, 100);`;
+      const t = setInterval(() => {
+        s.send(process.argv[3], Number(process.argv[2]), process.argv[1]);
+        if (++n === 5) { clearInterval(t); s.close(); }
+      }, 100);`;
     await outputOf(nodeIn(fromNetns, sender, [address, String(port), token]), 5000);
     return (await result) === "arrived";
   } finally {
