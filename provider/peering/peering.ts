@@ -54,6 +54,7 @@ import {
 } from "./outgoing.js";
 import type { Progress } from "./progress.js";
 import { describeRevokedIdentity } from "./revoked.js";
+import { defaultVirtualNodeName } from "./peering-plan.js";
 import { describeUnreachable, providerUnreachableError, type UnreachableProvider } from "./unreachable.js";
 import { parseAuthUrl, probeAuthService } from "../authentication/auth-client.js";
 import { TENANT_ROLE } from "../authentication/tenant.js";
@@ -127,10 +128,8 @@ async function ensureAuthServiceReachable(
   }
 }
 
-/** The virtual node's name unless one is given: `liqo-<provider cluster name>`. */
-export function defaultVirtualNodeName(providerClusterName: string): string {
-  return `liqo-${providerClusterName}`;
-}
+/** Decided in peering-plan.ts (which a preview loads without this module); here for in-band.ts. */
+export { defaultVirtualNodeName };
 
 /** Names the parts of a deadline: one AbortSignal for the whole operation, and the ms left. */
 function deadline(timeoutMs: number): { signal: AbortSignal; left: () => number } {
