@@ -64,6 +64,11 @@ export function ratio(numerator: Series, denominator: Series): number {
   return Math.round((numerator.median / denominator.median) * 100) / 100;
 }
 
+/** `minuend - subtrahend` of two medians, rounded to 2 decimals. */
+export function difference(minuend: Series, subtrahend: Series): number {
+  return Math.round((minuend.median - subtrahend.median) * 100) / 100;
+}
+
 /** A number as printed in the table: 2 decimals below 10, 1 below 100, whole above. */
 export function formatNumber(value: number): string {
   return Math.abs(value) < 10 ? value.toFixed(2) : Math.abs(value) < 100 ? value.toFixed(1) : value.toFixed(0);

@@ -1,9 +1,12 @@
 /**
- * The benchmark's `pulumi` figures, each taken side by side with the same command on an empty
- * program in the same run, since the machine is shared and noisy:
- * - one out-of-band peering's `pulumi up` (its two Clusters already in place) against an empty up;
- * - no-change `pulumi preview` and `pulumi refresh` of the demo stack against an empty stack's;
- *   then, on its tunnel, the time a killed wireguard-go takes to carry traffic again (recovery.ts);
+ * The benchmark's `pulumi` figures, each taken side by side, in the same run (the machine is
+ * shared and noisy), with the same command on its floor: the same resources and dependencies on a
+ * do-nothing dynamic provider (bench/programs/floor). An empty program's figure is printed beside
+ * both: the floor minus the empty program is what the engine makes any dynamic provider pay, the
+ * rest is this provider's.
+ * - one out-of-band peering's `pulumi up` (its two Clusters already in place);
+ * - no-change `pulumi preview` and `pulumi refresh` of the demo stack; then, on its tunnel, the
+ *   time a killed wireguard-go takes to carry traffic again (recovery.ts);
  * - `pulumi up` of an all-to-all mesh of 2, 4 and 6 clusters, and the agents' idle usage after it.
  */
 import { dirname, join } from "node:path";
@@ -12,7 +15,7 @@ import { withLab } from "../harness/labs.js";
 import { configureForLab, configureMeshForLab, PulumiWorkspace } from "../harness/pulumi.js";
 import { agentUsage, type AgentUsage } from "./agent-usage.js";
 import { benchRecovery } from "./recovery.js";
-import { ratio, series, target, timed, type Log, type SectionResult, type Series } from "./figures.js";
+import { difference, ratio, series, target, timed, type Log, type SectionResult, type Series } from "./figures.js";
 
 const REPO = dirname(require.resolve("pulumi-liqo/package.json"));
 const PROGRAMS = join(REPO, "bench", "programs");
@@ -49,67 +52,103 @@ async function withStack<T>(
   }
 }
 
-/** `runs` out-of-band peering ups and as many empty ups, interleaved. */
-async function benchPeeringUp(lab: LabState, empty: PulumiWorkspace, runs: number, log: Log): Promise<SectionResult> {
-  return withStack(join(PROGRAMS, "peering"), lab, async (stack) => {
-    log("peering: the two Clusters first (not measured)");
-    await stack.ok(["up", "--yes"]);
-    const peeringUps: number[] = [];
-    const emptyUps: number[] = [];
-    for (let run = 1; run <= runs; run++) {
-      emptyUps.push(await secondsOf(empty, ["up", "--yes"]));
-      await stack.ok(["config", "set", "peer", "true"]);
-      peeringUps.push(await secondsOf(stack, ["up", "--yes"]));
-      await stack.ok(["config", "set", "peer", "false"]);
-      await stack.ok(["up", "--yes"]);
-      log(
-        `peering: run ${run}/${runs}: peering up ${peeringUps.at(-1)!.toFixed(1)} s, empty up ${emptyUps.at(-1)!.toFixed(1)} s`,
-      );
-    }
-    const peering = series("pulumi up: one out-of-band peering (Clusters in place)", "s", peeringUps);
-    const baseline = series("pulumi up: empty program", "s", emptyUps);
-    return {
-      series: [peering, baseline],
-      targets: [target("peering up / empty up", ratio(peering, baseline), "max", 1.5)],
-    };
+/** Seconds of `pulumi up` of `stack` with config `peer` set (the measured step); then unpeered again, unmeasured. */
+async function peeredUp(stack: PulumiWorkspace): Promise<number> {
+  await stack.ok(["config", "set", "peer", "true"]);
+  const seconds = await secondsOf(stack, ["up", "--yes"]);
+  await stack.ok(["config", "set", "peer", "false"]);
+  await stack.ok(["up", "--yes"]);
+  return seconds;
+}
+
+/** Runs `body` with the floor program of `shape` (see bench/programs/floor) configured for `lab`, destroyed afterwards. */
+function withFloor<T>(
+  shape: "demo" | "peering",
+  lab: LabState,
+  body: (floor: PulumiWorkspace) => Promise<T>,
+): Promise<T> {
+  return withStack(join(PROGRAMS, "floor"), lab, async (floor) => {
+    await floor.ok(["config", "set", "shape", shape]);
+    return body(floor);
   });
 }
 
-/** No-change previews and refreshes of the demo stack and of the empty stack, interleaved; then its tunnel's recovery. */
+/** `runs` out-of-band peering ups, as many of the floor's and as many empty ups, interleaved. */
+async function benchPeeringUp(lab: LabState, empty: PulumiWorkspace, runs: number, log: Log): Promise<SectionResult> {
+  return withFloor("peering", lab, (floor) =>
+    withStack(join(PROGRAMS, "peering"), lab, async (stack) => {
+      log("peering: the two Clusters first, and the floor's (not measured)");
+      await stack.ok(["up", "--yes"]);
+      await floor.ok(["up", "--yes"]);
+      const samples = { peering: [] as number[], floor: [] as number[], empty: [] as number[] };
+      for (let run = 1; run <= runs; run++) {
+        samples.empty.push(await secondsOf(empty, ["up", "--yes"]));
+        samples.floor.push(await peeredUp(floor));
+        samples.peering.push(await peeredUp(stack));
+        const [ours, floors, empties] = [samples.peering, samples.floor, samples.empty].map((s) =>
+          s.at(-1)!.toFixed(1),
+        );
+        log(`peering: run ${run}/${runs}: peering up ${ours} s, floor ${floors} s, empty ${empties} s`);
+      }
+      const peering = series("pulumi up: one out-of-band peering (Clusters in place)", "s", samples.peering);
+      const floorUp = series("pulumi up: the same on a do-nothing provider (floor)", "s", samples.floor);
+      const emptyUp = series("pulumi up: empty program", "s", samples.empty);
+      return {
+        series: [peering, floorUp, emptyUp],
+        targets: [target("peering up − floor up (s)", difference(peering, floorUp), "max", 1.0)],
+      };
+    }),
+  );
+}
+
+/** No-change previews and refreshes of the demo stack, of its floor and of the empty stack, interleaved; then its tunnel's recovery. */
 async function benchNoChange(lab: LabState, empty: PulumiWorkspace, runs: number, log: Log): Promise<SectionResult> {
-  return withStack(join(REPO, "examples", "local-peering"), lab, async (demo) => {
-    log("no-change: the demo stack up (not measured)");
-    await demo.ok(["up", "--yes"]);
-    const samples = {
-      demoPreview: [] as number[],
-      emptyPreview: [] as number[],
-      demoRefresh: [] as number[],
-      emptyRefresh: [] as number[],
-    };
-    for (let run = 1; run <= runs; run++) {
-      samples.emptyPreview.push(await secondsOf(empty, ["preview", "--expect-no-changes"]));
-      samples.demoPreview.push(await secondsOf(demo, ["preview", "--expect-no-changes"]));
-      samples.emptyRefresh.push(await secondsOf(empty, ["refresh", "--yes", "--expect-no-changes"]));
-      samples.demoRefresh.push(await secondsOf(demo, ["refresh", "--yes", "--expect-no-changes"]));
-      log(
-        `no-change: run ${run}/${runs}: preview ${samples.demoPreview.at(-1)!.toFixed(1)} s (empty ${samples.emptyPreview.at(-1)!.toFixed(1)} s), refresh ${samples.demoRefresh.at(-1)!.toFixed(1)} s (empty ${samples.emptyRefresh.at(-1)!.toFixed(1)} s)`,
-      );
-    }
-    const demoPreview = series("pulumi preview, no change: demo stack (6 resources)", "s", samples.demoPreview);
-    const emptyPreview = series("pulumi preview, no change: empty stack", "s", samples.emptyPreview);
-    const demoRefresh = series("pulumi refresh, no change: demo stack (6 resources)", "s", samples.demoRefresh);
-    const emptyRefresh = series("pulumi refresh, no change: empty stack", "s", samples.emptyRefresh);
-    // Last: the kills leave the tunnel as it was, but its status catches up only on the next resync.
-    const recovery = await benchRecovery(lab, runs, log);
-    return {
-      series: [demoPreview, emptyPreview, demoRefresh, emptyRefresh, ...recovery.series],
-      targets: [
-        target("demo preview / empty preview", ratio(demoPreview, emptyPreview), "max", 1.5),
-        target("demo refresh / empty refresh", ratio(demoRefresh, emptyRefresh), "max", 1.5),
-        ...recovery.targets,
-      ],
-    };
-  });
+  return withFloor("demo", lab, (floor) =>
+    withStack(join(REPO, "examples", "local-peering"), lab, async (demo) => {
+      log("no-change: the demo stack and its floor up (not measured)");
+      await demo.ok(["up", "--yes"]);
+      await floor.ok(["up", "--yes"]);
+      const stacks = { demo, floor, empty };
+      const samples = {
+        preview: { demo: [] as number[], floor: [] as number[], empty: [] as number[] },
+        refresh: { demo: [] as number[], floor: [] as number[], empty: [] as number[] },
+      };
+      const commands = {
+        preview: ["preview", "--expect-no-changes"],
+        refresh: ["refresh", "--yes", "--expect-no-changes"],
+      };
+      for (let run = 1; run <= runs; run++) {
+        for (const command of ["preview", "refresh"] as const) {
+          for (const name of ["empty", "floor", "demo"] as const)
+            samples[command][name].push(await secondsOf(stacks[name], commands[command]));
+        }
+        const last = (command: "preview" | "refresh"): string => {
+          const [demo, floor, empty] = (["demo", "floor", "empty"] as const).map((name) =>
+            samples[command][name].at(-1)!.toFixed(1),
+          );
+          return `${command} ${demo} s (floor ${floor} s, empty ${empty} s)`;
+        };
+        log(`no-change: run ${run}/${runs}: ${last("preview")}, ${last("refresh")}`);
+      }
+      const of = (command: "preview" | "refresh"): [Series, Series, Series] => [
+        series(`pulumi ${command}, no change: demo stack (6 resources)`, "s", samples[command].demo),
+        series(`pulumi ${command}, no change: its floor (do-nothing provider)`, "s", samples[command].floor),
+        series(`pulumi ${command}, no change: empty stack`, "s", samples[command].empty),
+      ];
+      const preview = of("preview");
+      const refresh = of("refresh");
+      // Last: the kills leave the tunnel as it was, but its status catches up only on the next resync.
+      const recovery = await benchRecovery(lab, runs, log);
+      return {
+        series: [...preview, ...refresh, ...recovery.series],
+        targets: [
+          target("demo preview / floor preview", ratio(preview[0], preview[1]), "max", 1.15),
+          target("demo refresh / floor refresh", ratio(refresh[0], refresh[1]), "max", 1.5),
+          ...recovery.targets,
+        ],
+      };
+    }),
+  );
 }
 
 /** The peering and no-change figures, on one lab of two clusters. */

@@ -8,22 +8,9 @@ import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { connect } from "node:tls";
 import { describeConnectionFailure, describeKubeError, statusOf } from "./errors.js";
+import { KubeconfigError, parseProblem, readKubeconfig } from "./kubeconfig-text.js";
 
-/** A kubeconfig that could not be used; the message names which input it came from, never its text. */
-export class KubeconfigError extends Error {
-  /** Brand for checks across copies of this module (no `instanceof`). */
-  readonly isKubeconfigError = true;
-  /** What is wrong, without the input's name: `not a usable kubeconfig: …`. */
-  readonly reason: string;
-  constructor(
-    readonly input: string,
-    problem: string,
-  ) {
-    super(`${input}: not a usable kubeconfig: ${problem}`);
-    this.reason = `not a usable kubeconfig: ${problem}`;
-    this.name = "KubeconfigError";
-  }
-}
+export { KubeconfigError } from "./kubeconfig-text.js";
 
 /** The private hook of client-node's KubeConfig that builds a request's connection pool. */
 type DispatcherFactory = (cluster: k8s.Cluster | null, agentOptions: Record<string, unknown>) => unknown;
@@ -53,41 +40,17 @@ export function reuseConnections(kc: k8s.KubeConfig): k8s.KubeConfig {
 }
 
 /**
- * Why kubeconfig text did not parse, without a word of the text: the YAML parser's message quotes
- * the lines around the fault (a key's `client-key-data`, say) and some of its reasons quote a
- * tag or an alias, so only where it is (line, column) and the reason cut before any quote is kept.
- */
-function parseProblem(error: unknown): string {
-  const { reason, mark } = error as { reason?: unknown; mark?: { line?: unknown; column?: unknown } };
-  const at =
-    typeof mark?.line === "number" && typeof mark.column === "number"
-      ? ` at line ${mark.line + 1}, column ${mark.column + 1}`
-      : "";
-  const why = typeof reason === "string" ? reason.split(/["'!*&:\n]/)[0]!.trim() : "";
-  return at
-    ? `it is not valid YAML${at}${why ? ` (${why})` : ""}`
-    : "it does not read as a kubeconfig (clusters, contexts and users, each with a name)";
-}
-
-/**
  * Parses kubeconfig text; `input` names where it came from (e.g. `Cluster "a": kubeconfig`) so the
  * error says which property to fix. Requires a current context with a cluster and a user.
  */
 export function loadKubeconfig(text: string, input: string): k8s.KubeConfig {
-  if (typeof text !== "string" || text.trim() === "") throw new KubeconfigError(input, "it is empty");
+  // Judged first as text (kubeconfig-text.ts), where a check that needs no cluster judges it too.
+  readKubeconfig(text, input);
   const kc = new k8s.KubeConfig();
   try {
     kc.loadFromString(text);
   } catch (error) {
     throw new KubeconfigError(input, parseProblem(error));
-  }
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new KubeconfigError(input, "its current context names no cluster");
-  if (!kc.getCurrentUser()) throw new KubeconfigError(input, "its current context names no user");
-  try {
-    new URL(cluster.server);
-  } catch {
-    throw new KubeconfigError(input, "the server of its current cluster is not a URL");
   }
   return reuseConnections(kc);
 }

@@ -55,6 +55,7 @@ import {
 import type { ProviderHandover } from "./handover.js";
 import type { Progress } from "./progress.js";
 import { describeRevokedIdentity } from "./revoked.js";
+import { defaultVirtualNodeName } from "./peering-plan.js";
 import { describeUnreachable, providerUnreachableError, type UnreachableProvider } from "./unreachable.js";
 import { parseAuthUrl, probeAuthService } from "../authentication/auth-client.js";
 import { TENANT_ROLE } from "../authentication/tenant.js";
@@ -118,10 +119,8 @@ async function ensureAuthServiceReachable(
   }
 }
 
-/** The virtual node's name unless one is given: `liqo-<provider cluster name>`. */
-export function defaultVirtualNodeName(providerClusterName: string): string {
-  return `liqo-${providerClusterName}`;
-}
+/** Decided in peering-plan.ts (which a preview loads without this module); here for in-band.ts. */
+export { defaultVirtualNodeName };
 
 /** Creates (or converges) the peering. */
 export async function createPeering(request: PeeringRequest, progress: Progress): Promise<PeeringRecord> {

@@ -3,27 +3,19 @@
  * results into outputs. No protocol logic and no Kubernetes call of its own.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import { describeOwner } from "../api/names.js";
-import {
-  checkInstallOwner,
-  ensureAuthServiceTls,
-  ensureClusterIdentity,
-  ensureCustomResourceDefinitions,
-  ensureSystemNamespace,
-  getClusterIdentity,
-  getInstallOwner,
-  uninstallCluster,
-} from "../cluster/install.js";
-import { waitForAgent } from "../cluster/agent.js";
-import { deleteAgentClusterRbac, ensureAgentDeployment } from "../cluster/agent-deployment.js";
-import { loadKubeconfig, serverOf } from "../kube/client.js";
-import { getPeeringsUsing } from "../peering/outgoing.js";
+import type { ClusterInstallRequest } from "../cluster/install-plan.js";
+import { serverOfText } from "../kube/kubeconfig-text.js";
 import { changesOf, inPlace, type DiffRules, type FoundChanges } from "./diff-rules.js";
 import { explainedDiff } from "./engine-log.js";
 import { checkCidr, checkKubeconfig, checkPort, checkSeconds, Failures, isUnknown } from "./inputs.js";
 import { ownUrnOf } from "./hidden-inputs.js";
-import { orPartial } from "./partial.js";
+import { partialFailure } from "./partial.js";
 import { DEFAULT_TIMEOUT_SECONDS } from "../wait/deadline.js";
+
+/** The install's steps, loaded on first need: they bring the Kubernetes client, which check and diff do without. */
+const lifecycle = (): typeof import("../cluster/lifecycle.js") =>
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a static import would load it with this module
+  require("../cluster/lifecycle.js");
 
 /** Inputs, as the SDK's `ClusterArgs` sends them. */
 export interface ClusterInputs {
@@ -48,11 +40,6 @@ export interface ClusterOutputs extends ClusterInputs {
   readonly authCaCert: string;
   readonly gatewayEndpoint: string;
 }
-
-/** Default port of the auth service. */
-export const DEFAULT_AUTH_PORT = 8443;
-/** Default UDP port of the WireGuard gateway. */
-export const DEFAULT_GATEWAY_PORT = 51820;
 
 function check(_olds: ClusterInputs, inputs: ClusterInputs): Promise<pulumi.dynamic.CheckResult<ClusterInputs>> {
   const news = inputs as unknown as Record<string, unknown>;
@@ -82,54 +69,34 @@ function check(_olds: ClusterInputs, inputs: ClusterInputs): Promise<pulumi.dyna
 /** The API server URL inputs resolve to (the override, or the kubeconfig's server); undefined if unknown yet. */
 function resolvedApiServerUrl(inputs: ClusterInputs): string | undefined {
   if (inputs.apiServerUrl !== undefined) return isUnknown(inputs.apiServerUrl) ? undefined : inputs.apiServerUrl;
-  if (isUnknown(inputs.kubeconfig)) return undefined;
-  try {
-    return serverOf(loadKubeconfig(inputs.kubeconfig, "kubeconfig"));
-  } catch {
-    return undefined;
-  }
+  return isUnknown(inputs.kubeconfig) ? undefined : serverOfText(inputs.kubeconfig);
 }
+
+const kubeconfigInput = (inputs: Pick<ClusterInputs, "name">): string => `Cluster "${inputs.name}": kubeconfig`;
+const timeoutMsOf = (inputs: Pick<ClusterInputs, "timeoutSeconds">): number =>
+  (inputs.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
 
 /** Creates or converges the install; every step is idempotent, so update is the same as create. */
 async function install(inputs: ClusterInputs): Promise<{ id: string; outs: ClusterOutputs }> {
-  const kc = loadKubeconfig(inputs.kubeconfig, `Cluster "${inputs.name}": kubeconfig`);
-  const apiServerUrl = inputs.apiServerUrl ?? serverOf(kc);
-  const host = new URL(apiServerUrl).hostname;
-  const authUrl = `https://${inputs.authService?.address ?? host}:${inputs.authService?.port ?? DEFAULT_AUTH_PORT}`;
-  const gatewayEndpoint = `${inputs.gateway?.address ?? host}:${inputs.gateway?.port ?? DEFAULT_GATEWAY_PORT}`;
-  const timeoutMs = (inputs.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
-  const caPem = Buffer.from(kc.getCurrentCluster()!.caData ?? "", "base64").toString("utf8");
   const owner = ownUrnOf(inputs);
-
-  // Before anything is written: another Cluster resource's install is not this one's to adopt.
-  await checkInstallOwner(kc, owner);
-  await ensureSystemNamespace(kc);
-  await ensureCustomResourceDefinitions(kc, { timeoutMs });
-  const { clusterId } = await ensureClusterIdentity(kc, {
-    clusterName: inputs.name,
-    apiServerUrl,
-    apiServerCaPem: caPem,
-    podCidr: inputs.podCidr,
-    serviceCidr: inputs.serviceCidr,
-    ...(inputs.externalCidr ? { externalCidr: inputs.externalCidr } : {}),
+  const { timeoutSeconds: _timeout, force: _force, ...asked } = inputs;
+  const request: ClusterInstallRequest = {
+    ...asked,
+    kubeconfigInput: kubeconfigInput(inputs),
+    timeoutMs: timeoutMsOf(inputs),
     ...(owner ? { owner } : {}),
-  });
-  const partialOuts = { ...inputs, clusterId, apiServerUrl, authUrl, authCaCert: "", gatewayEndpoint };
-  return orPartial(clusterId, partialOuts, async () => {
-    const { caPem: authCaCert, certPem } = await ensureAuthServiceTls(kc, {
-      hosts: [inputs.authService?.address ?? host],
-    });
-    // With an image, the agent is deployed here; without one, an agent already runs (local clusters).
-    if (inputs.agent?.image) {
-      await ensureAgentDeployment(kc, {
-        image: inputs.agent.image,
-        authPort: inputs.authService?.port ?? DEFAULT_AUTH_PORT,
-        exposure: inputs.agent.exposure ?? "LoadBalancer",
-      });
-    }
-    await waitForAgent(kc, certPem, timeoutMs);
-    return { id: clusterId, outs: { ...partialOuts, authCaCert } };
-  });
+  };
+  const tasks = lifecycle();
+  try {
+    const { authHost: _host, clusterId, ...outs } = await tasks.installCluster(request);
+    return { id: clusterId, outs: { ...inputs, ...outs, clusterId } };
+  } catch (error) {
+    const made = tasks.madeBefore(error);
+    if (!made) throw error;
+    // The identity stands: recorded, the next `pulumi up` finishes the install from it.
+    const { authHost: _host, ...outs } = made;
+    throw partialFailure(error, made.clusterId, { ...inputs, ...outs, authCaCert: "" });
+  }
 }
 
 /**
@@ -151,7 +118,8 @@ export const CLUSTER_DIFF = {
     "the cluster's identity records it and its gateway announces it; a peer routes to it once that peer's tunnel converges again",
   ),
   authService: inPlace(
-    "authUrl follows; the auth service's certificate is made anew (with a new CA) only if it does not cover the new address, and a deployed agent listens on the new port",
+    "authUrl follows; the auth service's certificate is made anew (with a new CA) only if it does not cover the new address, " +
+      "and a deployed agent listens on the new port",
   ),
   gateway: inPlace("only the gatewayEndpoint output follows: a tunnel's own inputs say where its gateway serves"),
   agent: inPlace(
@@ -184,32 +152,20 @@ export const provider: pulumi.dynamic.ResourceProvider<ClusterInputs, ClusterOut
     return { outs: (await install(news)).outs };
   },
   async read(_id, props) {
-    const kc = loadKubeconfig(props!.kubeconfig, `Cluster "${props!.name}": kubeconfig`);
-    const identity = await getClusterIdentity(kc);
-    if (!identity) return { id: "", props: {} as ClusterOutputs };
-    return {
-      id: identity.clusterId,
-      props: { ...props!, clusterId: identity.clusterId, apiServerUrl: identity.apiServerUrl },
-    };
+    const found = await lifecycle().readInstall(props!.kubeconfig, kubeconfigInput(props!));
+    return found ? { id: found.clusterId, props: { ...props!, ...found } } : { id: "", props: {} as ClusterOutputs };
   },
   async delete(_id, props) {
-    const kc = loadKubeconfig(props.kubeconfig, `Cluster "${props.name}": kubeconfig`);
-    const holder = await getInstallOwner(kc);
     const owner = ownUrnOf(props);
-    if (holder && owner && holder !== owner) {
-      // Recorded before a second Cluster on one cluster was refused: uninstalling would take the other's install.
-      process.stderr.write(
-        `cluster: Cluster "${props.name}" forgotten without uninstalling: the install at ${serverOf(kc)} belongs to Cluster ${describeOwner(holder)}\n`,
-      );
-      return;
-    }
-    const users = await getPeeringsUsing(kc);
-    if (users.length > 0 && !props.force) {
-      throw new Error(
-        `Cluster "${props.name}" (${serverOf(kc)}) is still used by: ${users.join("; ")}. Delete those peerings first, or set force: true to uninstall anyway.`,
-      );
-    }
-    await uninstallCluster(kc, { timeoutMs: (props.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000 });
-    await deleteAgentClusterRbac(kc);
+    const { forgotten } = await lifecycle().removeCluster({
+      name: props.name,
+      kubeconfig: props.kubeconfig,
+      kubeconfigInput: kubeconfigInput(props),
+      ...(owner ? { owner } : {}),
+      force: props.force ?? false,
+      timeoutMs: timeoutMsOf(props),
+    });
+    if (forgotten)
+      process.stderr.write(`cluster: Cluster "${props.name}" forgotten without uninstalling: ${forgotten}\n`);
   },
 };

@@ -9,7 +9,7 @@
  * dynamic provider is never told which inputs are secret (the engine unwraps them before `check`),
  * so every failure goes without, and its reason starts with the input's name instead.
  */
-import { loadKubeconfig } from "../kube/client.js";
+import { readKubeconfig } from "../kube/kubeconfig-text.js";
 import { tunnelSettingsProblems, type TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
 import { Cidr } from "../net/cidr.js";
 import { parseCpuMillis, parseMemoryBytes } from "../negotiation/quantity.js";
@@ -45,7 +45,7 @@ export function checkKubeconfig(failures: Failures, property: string, value: unk
   if (isUnknown(value)) return;
   if (typeof value !== "string") return failures.add(property, "must be the text of a kubeconfig");
   try {
-    loadKubeconfig(value, property);
+    readKubeconfig(value, property);
   } catch (error) {
     failures.add(property, (error as { reason?: string }).reason ?? "not a usable kubeconfig");
   }

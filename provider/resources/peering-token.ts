@@ -4,16 +4,19 @@
  * makes the old token useless for new peerings; existing peerings keep their identities.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import {
-  ensurePeeringTokenSecret,
-  forgePeeringToken,
-  getPeeringTokenRecord,
-  revokePeeringToken,
-} from "../authentication/tokens.js";
-import { loadKubeconfig } from "../kube/client.js";
 import { changesOf, inPlace, replaces, type DiffRules, type FoundChanges } from "./diff-rules.js";
 import { explainedDiff } from "./engine-log.js";
 import { checkKubeconfig, checkSeconds, Failures } from "./inputs.js";
+
+/** The token's steps and the Kubernetes client, loaded on first need: check and diff do without them. */
+const tokens = (): typeof import("../authentication/tokens.js") =>
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a static import would load it with this module
+  require("../authentication/tokens.js");
+const kube = (): typeof import("../kube/client.js") =>
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a static import would load it with this module
+  require("../kube/client.js");
+const kubeconfigOf = (inputs: Pick<PeeringTokenInputs, "kubeconfig">) =>
+  kube().loadKubeconfig(inputs.kubeconfig, `${owner}: kubeconfig`);
 
 /** Inputs, as the SDK's `PeeringToken` sends them (the provider `Cluster`'s outputs). */
 export interface PeeringTokenInputs {
@@ -45,7 +48,8 @@ const HANDOVER =
  */
 export const PEERING_TOKEN_DIFF = {
   expiresInSeconds: replaces(
-    "the expiry is written into the token's record on the cluster when the token is made: a new token with the new expiry is made and the old one revoked (existing peerings keep their identities)",
+    "the expiry is written into the token's record on the cluster when the token is made: a new token with the new expiry is " +
+      "made and the old one revoked (existing peerings keep their identities)",
   ),
   rotation: replaces(
     "a new token is made and the old one revoked: it stops working for new peerings, existing peerings keep their identities",
@@ -76,7 +80,8 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringTokenInputs, Peeri
     return explainedDiff(owner, PEERING_TOKEN_DIFF, id, news, peeringTokenChanges(olds, news), false);
   },
   async create(inputs) {
-    const kc = loadKubeconfig(inputs.kubeconfig, `${owner}: kubeconfig`);
+    const { ensurePeeringTokenSecret, forgePeeringToken } = tokens();
+    const kc = kubeconfigOf(inputs);
     const forged = forgePeeringToken();
     const expiresAt = inputs.expiresInSeconds ? new Date(Date.now() + inputs.expiresInSeconds * 1000) : undefined;
     await ensurePeeringTokenSecret(kc, {
@@ -105,10 +110,10 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringTokenInputs, Peeri
     };
   },
   async read(id, props) {
-    const record = await getPeeringTokenRecord(loadKubeconfig(props!.kubeconfig, `${owner}: kubeconfig`), id);
+    const record = await tokens().getPeeringTokenRecord(kubeconfigOf(props!), id);
     return record ? { id, props: props! } : { id: "", props: {} as PeeringTokenOutputs };
   },
   async delete(id, props) {
-    await revokePeeringToken(loadKubeconfig(props.kubeconfig, `${owner}: kubeconfig`), id);
+    await tokens().revokePeeringToken(kubeconfigOf(props), id);
   },
 };

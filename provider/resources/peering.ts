@@ -7,25 +7,26 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type * as k8s from "@kubernetes/client-node";
 import type { OfferedResources, ResourceAsk } from "../api/index.js";
-import { createInBandPeering, deleteInBandPeering, readInBandPeering } from "../peering/in-band.js";
-import {
-  createPeering,
-  defaultVirtualNodeName,
-  deletePeering,
-  readPeering,
-  updatePeeringResources,
-  type PeeringRecord,
-} from "../peering/peering.js";
-import type { ProviderHandover } from "../peering/handover.js";
 import type { TunnelRecord } from "../network-fabric/tunnel.js";
-import { withTunnelDefaults, type TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
-import type { Progress } from "../peering/progress.js";
-import { isRefusedBeforeChange, releasePeeringClaim } from "../peering/claim.js";
-import { loadKubeconfig } from "../kube/client.js";
+import type { TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
 import { emptyOfferReason } from "../negotiation/offer.js";
-import { getIdentityExpiresAt } from "../peering/outgoing.js";
-import { ownUrnOf } from "./hidden-inputs.js";
+import type { PeerRequest, Peered } from "../peering/lifecycle.js";
+import type { PeeringRecord } from "../peering/peering.js";
+import {
+  authPortOf,
+  defaultVirtualNodeName,
+  isInBand,
+  isReady,
+  peeringUpdateOf,
+  readyStatus,
+  recordOf,
+  statusAfterRead,
+} from "../peering/peering-plan.js";
+import type { Progress } from "../peering/progress.js";
+import type { ProviderHandover } from "../peering/handover.js";
+import { DEFAULT_TIMEOUT_SECONDS } from "../wait/deadline.js";
 import { forcedDeleteReport } from "../peering/unreachable.js";
+import { ownUrnOf } from "./hidden-inputs.js";
 import {
   changesOf,
   driftRepair,
@@ -49,7 +50,11 @@ import {
   trimmedSecret,
 } from "./inputs.js";
 import { isIncomplete, partialFailure } from "./partial.js";
-import { DEFAULT_TIMEOUT_SECONDS } from "../wait/deadline.js";
+
+/** The peering's steps, loaded on first need: they bring the Kubernetes client, which check and diff do without. */
+const lifecycle = (): typeof import("../peering/lifecycle.js") =>
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a static import would load it with this module
+  require("../peering/lifecycle.js");
 
 /** Inputs, as the SDK's `Peering` sends them. */
 export interface PeeringInputs {
@@ -88,8 +93,6 @@ export interface PeeringOutputs
   readonly tunnelStatus?: TunnelRecord;
 }
 
-const isInBand = (inputs: Pick<PeeringInputs, "approach">): boolean => inputs.approach === "in-band";
-
 function withoutToken(inputs: PeeringInputs): Omit<PeeringOutputs, keyof PeeringRecord | "status"> {
   if (!inputs.provider) return inputs as Omit<PeeringOutputs, keyof PeeringRecord | "status">;
   const { token: _token, ...provider } = inputs.provider;
@@ -100,6 +103,9 @@ function idOf(inputs: Pick<PeeringInputs, "consumerClusterId" | "provider" | "pr
   return `${inputs.consumerClusterId}-to-${inputs.provider?.clusterId ?? inputs.providerClusterId}`;
 }
 
+const timeoutMsOf = (inputs: Pick<PeeringInputs, "timeoutSeconds">): number =>
+  (inputs.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
+
 /** What both approaches ask the same way: resources, the node's name, labels and taints, the deadline, the owner. */
 function askOf(inputs: PeeringInputs) {
   const owner = ownUrnOf(inputs);
@@ -109,114 +115,51 @@ function askOf(inputs: PeeringInputs) {
     ...(inputs.virtualNodeName ? { virtualNodeName: inputs.virtualNodeName } : {}),
     ...(inputs.labels ? { labels: inputs.labels } : {}),
     ...(inputs.taints ? { taints: inputs.taints } : {}),
-    timeoutMs: (inputs.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000,
+    timeoutMs: timeoutMsOf(inputs),
   };
 }
 
-/** The port of the provider's auth service, from its URL. */
-const authPortOf = (authUrl: string | undefined): number => Number(new URL(authUrl ?? "https://x").port || 443);
-
-/** `{ identityExpiresAt }` of the identity the consumer holds for the provider, or nothing when it holds none. */
-async function identityExpiryOf(
-  consumerKubeconfig: string,
-  providerClusterId: string,
-): Promise<Pick<PeeringOutputs, "identityExpiresAt">> {
-  const expiresAt = await getIdentityExpiresAt(
-    loadKubeconfig(consumerKubeconfig, "consumerKubeconfig"),
-    providerClusterId,
-  );
-  return expiresAt ? { identityExpiresAt: expiresAt } : {};
+/** The peering `inputs` ask for, as its steps take it. */
+function requestOf(inputs: PeeringInputs): PeerRequest {
+  return isInBand(inputs)
+    ? {
+        approach: "in-band",
+        consumerKubeconfig: inputs.consumerKubeconfig,
+        providerKubeconfig: inputs.providerKubeconfig!,
+        authPort: authPortOf(inputs.providerAuthUrl),
+        tunnel: inputs.tunnel!,
+        ...askOf(inputs),
+      }
+    : {
+        approach: "out-of-band",
+        consumerKubeconfig: inputs.consumerKubeconfig,
+        provider: inputs.provider,
+        ...askOf(inputs),
+      };
 }
 
-function recordOf(outs: PeeringOutputs): PeeringRecord | undefined {
-  const {
-    consumerClusterId,
-    providerClusterId,
-    providerClusterName,
-    tenantNamespace,
-    requestName,
-    virtualNodeName,
-    offer,
-    providerApiServerUrl,
-  } = outs;
-  if (
-    !providerClusterId ||
-    !providerClusterName ||
-    !tenantNamespace ||
-    !requestName ||
-    !virtualNodeName ||
-    !offer ||
-    !providerApiServerUrl
-  )
-    return undefined;
+/** The outputs of a peering that stands as `peered`, asked for by `inputs`. */
+function outputsOf(inputs: PeeringInputs, peered: Peered): PeeringOutputs {
   return {
-    consumerClusterId,
-    providerClusterId,
-    providerClusterName,
-    tenantNamespace,
-    requestName,
-    virtualNodeName,
-    offer,
-    providerApiServerUrl,
+    ...withoutToken(inputs),
+    ...peered.record,
+    ...(peered.tunnel ? { tunnelStatus: peered.tunnel } : {}),
+    ...(peered.identityExpiresAt ? { identityExpiresAt: peered.identityExpiresAt } : {}),
+    status: readyStatus(peered.record.offer),
   };
 }
 
 async function peer(inputs: PeeringInputs, progress: Progress): Promise<PeeringOutputs> {
+  const tasks = lifecycle();
   try {
-    if (isInBand(inputs)) {
-      const { tunnel, ...record } = await createInBandPeering(
-        {
-          consumerKubeconfig: inputs.consumerKubeconfig,
-          providerKubeconfig: inputs.providerKubeconfig!,
-          authPort: authPortOf(inputs.providerAuthUrl),
-          tunnel: withTunnelDefaults(inputs.tunnel!),
-          ...askOf(inputs),
-        },
-        progress,
-      );
-      return {
-        ...withoutToken(inputs),
-        ...record,
-        tunnelStatus: tunnel,
-        ...(await identityExpiryOf(inputs.consumerKubeconfig, record.providerClusterId)),
-        status: readyStatus(record.offer),
-      };
-    }
-    const record = await createPeering(
-      {
-        consumerKubeconfig: inputs.consumerKubeconfig,
-        provider: inputs.provider,
-        ...askOf(inputs),
-      },
-      progress,
-    );
-    return {
-      ...withoutToken(inputs),
-      ...record,
-      ...(await identityExpiryOf(inputs.consumerKubeconfig, record.providerClusterId)),
-      status: readyStatus(record.offer),
-    };
+    return outputsOf(inputs, await tasks.peer(requestOf(inputs), progress));
   } catch (error) {
     // A refusal changed nothing, so there is nothing to keep (a duplicate must not be recorded).
-    if (isRefusedBeforeChange(error)) throw error;
+    if (tasks.isRefusedBeforeChange(error)) throw error;
     // Whatever was done is kept in state; the next `pulumi up` updates it, which runs create again.
     throw partialFailure(error, idOf(inputs), { ...withoutToken(inputs), status: "incomplete" });
   }
 }
-
-/** A peering that stands. */
-const READY = "Ready";
-/** What the status adds when the offer lets the node run no pod: a fact to know, not drift to repair. */
-const EMPTY_OFFER = `${READY}, with an empty offer: `;
-
-/** `Ready`, or `Ready` with why the offer is empty. */
-function readyStatus(offer: OfferedResources): string {
-  const empty = emptyOfferReason(offer);
-  return empty ? `${EMPTY_OFFER}${empty}` : READY;
-}
-
-/** Whether `status` is one of a peering that stands (an empty offer included: up cannot change it). */
-const isReady = (status: string | undefined): boolean => status === READY || !!status?.startsWith(EMPTY_OFFER);
 
 /** Tells `pulumi up` (as a warning on the resource) when the peering stands with an empty offer; hands `outs` back. */
 async function warnIfEmpty(inputs: PeeringInputs, outs: PeeringOutputs): Promise<PeeringOutputs> {
@@ -279,7 +222,8 @@ const ANOTHER_PROVIDER =
   "the consumer's identity is issued by that provider and stored under its cluster ID, and the virtual node stands for it: another provider is another peering";
 /** Why the provider's auth service endpoint changes nothing but the record. */
 const AUTH_ENDPOINT =
-  "recorded for delete, which revokes the identity at the provider's auth service; the identity already issued talks to the provider's API server, so nothing else changes";
+  "recorded for delete, which revokes the identity at the provider's auth service; the identity already issued talks to the " +
+  "provider's API server, so nothing else changes";
 /** Why an input that only says how pulumi reaches a cluster changes nothing there. */
 const reachOnly = (side: string): string =>
   `only how pulumi reaches the ${side} cluster, which its cluster ID identifies`;
@@ -298,7 +242,8 @@ export const PEERING_DIFF = {
   },
   approach: {
     ...replaces(
-      "out-of-band and in-band peerings authenticate differently (pulumi with the handed-over token, or the consumer's agent inside the tunnel) and keep different records: the peering is undone one way and made the other",
+      "out-of-band and in-band peerings authenticate differently (pulumi with the handed-over token, or the consumer's agent " +
+        "inside the tunnel) and keep different records: the peering is undone one way and made the other",
     ),
     // State written before the approach existed holds none: that was out-of-band.
     changed: (olds, news) => (olds.approach ?? "out-of-band") !== (news.approach ?? "out-of-band"),
@@ -357,7 +302,8 @@ export const PEERING_DIFF = {
   },
   status: driftRepair(
     isReady,
-    "the last create stopped half-way, or pulumi refresh found the peering broken (its identity revoked, its node gone): update runs the peering's steps again (each is idempotent, authentication included), which finishes or repairs it",
+    "the last create stopped half-way, or pulumi refresh found the peering broken (its identity revoked, its node gone): " +
+      "update runs the peering's steps again (each is idempotent, authentication included), which finishes or repairs it",
   ),
 } as const satisfies DiffRules<PeeringOutputs, PeeringInputs>;
 
@@ -385,7 +331,8 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
     else if (news.provider === undefined)
       failures.add(
         "provider",
-        `out-of-band, give what the provider handed over (its PeeringToken's clusterId, authUrl, authCaCert and token), or peer in-band with providerCluster and tunnel`,
+        `out-of-band, give what the provider handed over (its PeeringToken's clusterId, authUrl, authCaCert and token), or ` +
+          `peer in-band with providerCluster and tunnel`,
       );
     return { inputs: handover ? { ...news, provider: handover } : news, failures: failures.list };
   },
@@ -396,103 +343,53 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
     return { id: idOf(inputs), outs: await warnIfEmpty(inputs, await showingSteps(inputs, (p) => peer(inputs, p))) };
   },
   async update(_id, olds, news) {
-    // Turning force on is the way out when the provider is gone (refresh may have recorded that
-    // as drift): it only records the intent, needs neither cluster, and repairs nothing.
-    if (news.force === true && olds.force !== true) return { outs: { ...(olds as PeeringOutputs), force: true } };
-    const record = recordOf(olds as PeeringOutputs);
-    // A create that failed half-way left no record, and drift left a broken one: run create again
-    // (every step is idempotent, so what exists is adopted and what is missing is made).
-    // In-band, create is also the update: the tunnel, the agent's request and the node all converge.
-    if (!record || !isReady(olds.status) || isInBand(news))
+    const plan = peeringUpdateOf(olds as PeeringOutputs, news);
+    if (plan.kind === "record force") return { outs: { ...(olds as PeeringOutputs), force: true } };
+    if (plan.kind === "peer again")
       return { outs: await warnIfEmpty(news, await showingSteps(news, (p) => peer(news, p))) };
-    const resized =
-      JSON.stringify(olds.resources) === JSON.stringify(news.resources)
-        ? record
-        : await showingSteps(news, (progress) =>
-            updatePeeringResources(
-              news.consumerKubeconfig,
-              record,
-              news.resources,
-              (news.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000,
-              progress,
-            ),
-          );
-    return {
-      outs: await warnIfEmpty(news, {
-        ...withoutToken(news),
-        ...resized,
-        ...(await identityExpiryOf(news.consumerKubeconfig, record.providerClusterId)),
-        status: readyStatus(resized.offer),
-      }),
-    };
+    const resources = plan.resize ? news.resources : undefined;
+    const peered = await showingSteps(news, (progress) =>
+      lifecycle().renegotiate(news.consumerKubeconfig, plan.record, resources, timeoutMsOf(news), progress),
+    );
+    return { outs: await warnIfEmpty(news, outputsOf(news, peered)) };
   },
   async read(id, props) {
     const record = recordOf(props!);
     if (!record) return { id, props: props! };
-    const drift = await readOrFail("Peering", labelOf(props!, id), () =>
-      isInBand(props!)
-        ? readInBandPeering(
-            props!.consumerKubeconfig,
-            props!.providerKubeconfig!,
-            record,
-            withTunnelDefaults(props!.tunnel!),
-          )
-        : readPeering(props!.consumerKubeconfig, record),
-    );
+    const found = await readOrFail("Peering", labelOf(props!, id), () => lifecycle().readPeeringState(props!, record));
     // Nothing of it left on the consumer (clusters rebuilt, or unpeered by hand): it is gone.
-    if (drift.gone) return { id: "", props: {} as PeeringOutputs };
+    if (found.gone) return { id: "", props: {} as PeeringOutputs };
     // The expiry is reported as it is now: the agent's renewals move it (none once the identity is gone).
     const { identityExpiresAt: _recorded, ...rest } = props!;
-    const expiry = await readOrFail("Peering", labelOf(props!, id), () =>
-      identityExpiryOf(props!.consumerKubeconfig, record.providerClusterId),
-    );
-    const offer = drift.offer ?? props!.offer;
     return {
       id,
       props: {
         ...rest,
-        ...(drift.offer ? { offer: drift.offer } : {}),
-        ...expiry,
-        status: drift.problems.length ? drift.problems.join("; ") : offer ? readyStatus(offer) : READY,
+        ...(found.offer ? { offer: found.offer } : {}),
+        ...(found.identityExpiresAt ? { identityExpiresAt: found.identityExpiresAt } : {}),
+        status: statusAfterRead(found.problems, found.offer ?? props!.offer),
       },
     };
   },
   async delete(id, props) {
-    const timeoutMs = (props.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
-    // In-band, both clusters are at hand: even a create that failed half-way is cleaned up fully.
-    if (isInBand(props))
-      return showingSteps(props, (progress) =>
-        deleteInBandPeering(
-          props.consumerKubeconfig,
-          props.providerKubeconfig!,
-          props.virtualNodeName,
-          timeoutMs,
-          progress,
-        ),
-      );
-    const record = recordOf(props);
-    // A create that failed before it had a record still holds its claim on the pair: let it go.
-    if (!record)
-      return releasePeeringClaim(
-        loadKubeconfig(props.consumerKubeconfig, "consumerKubeconfig"),
-        props.provider.clusterId,
-        ownUrnOf(props),
-      );
     const label = labelOf(props, id);
-    const left = await showingSteps(props, (progress) =>
-      deletePeering(
-        props.consumerKubeconfig,
-        record,
-        props.provider,
-        { force: props.force ?? false, timeoutMs },
-        progress,
-      ),
-    ).catch((error: unknown) => {
-      throw deleteFailure("Peering", label, error);
-    });
+    const owner = ownUrnOf(props);
+    const record = recordOf(props);
+    const unpeering = {
+      ...props,
+      ...(props.provider ? { handover: props.provider } : {}),
+      ...(owner ? { owner } : {}),
+      force: props.force ?? false,
+      timeoutMs: timeoutMsOf(props),
+    };
+    const left = await showingSteps(props, (progress) => lifecycle().unpeer(unpeering, record, progress)).catch(
+      (error: unknown) => {
+        throw deleteFailure("Peering", label, error);
+      },
+    );
     if (left.length > 0)
       await logToEngine(
-        forcedDeleteReport("Peering", label, record.providerClusterName, left, PEERING_LEFT_REMEDY),
+        forcedDeleteReport("Peering", label, record!.providerClusterName, left, PEERING_LEFT_REMEDY),
         urnOf(props),
       );
   },

@@ -6,23 +6,8 @@
  * No key is ever an input or an output but the gateways' public keys.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import type * as k8s from "@kubernetes/client-node";
-import { SYSTEM_NAMESPACE } from "../api/index.js";
-import { getClusterIdentity } from "../cluster/install.js";
-import { loadKubeconfig, serverOf } from "../kube/client.js";
-import {
-  ensureTunnel,
-  providerEndpointNamespace,
-  readTunnel,
-  readTunnelWithoutIdentity,
-  type TunnelDrift,
-  type TunnelParties,
-  type TunnelSides,
-} from "../network-fabric/tunnel.js";
-import { deleteTunnel, deleteTunnelWithoutIdentity } from "../network-fabric/tunnel-delete.js";
 import type { TunnelEnd } from "../network-fabric/tunnel-end.js";
-import { withTunnelDefaults, type TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
-import { getIdentityKubeconfig } from "../peering/outgoing.js";
+import type { TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
 import { forcedDeleteReport } from "../peering/unreachable.js";
 import {
   changesOf,
@@ -35,10 +20,15 @@ import {
   type FoundChanges,
 } from "./diff-rules.js";
 import { explainedDiff, logToEngine, showingSteps } from "./engine-log.js";
+import { DEFAULT_TIMEOUT_SECONDS } from "../wait/deadline.js";
 import { deleteFailure, readOrFail } from "./read-failure.js";
 import { checkKubeconfig, checkSeconds, checkTunnelSettings, Failures } from "./inputs.js";
 import { partialFailure } from "./partial.js";
-import { DEFAULT_TIMEOUT_SECONDS } from "../wait/deadline.js";
+
+/** The tunnel's steps, loaded on first need: they bring the Kubernetes client, which check and diff do without. */
+const lifecycle = (): typeof import("../network-fabric/tunnel-lifecycle.js") =>
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a static import would load it with this module
+  require("../network-fabric/tunnel-lifecycle.js");
 
 /** Inputs, as the SDK's `Tunnel` sends them: the peering's identifiers, and the tunnel settings as given. */
 export interface TunnelInputs extends TunnelSettingsInput {
@@ -64,77 +54,13 @@ export interface TunnelOutputs extends TunnelInputs {
   readonly status?: string;
 }
 
-/** The consumer's side as its kubeconfig reaches it, both sides as named, and the identity it holds for the provider (undefined once unpeered). */
-async function partiesOf(
-  inputs: TunnelInputs,
-): Promise<{ consumerKc: k8s.KubeConfig; parties: TunnelParties; identity: string | undefined }> {
-  const consumerKc = loadKubeconfig(inputs.consumerKubeconfig, "Tunnel: consumerKubeconfig");
-  const me = await getClusterIdentity(consumerKc);
-  if (!me)
-    throw new Error(
-      `network fabric: the consumer cluster at ${serverOf(consumerKc)} is not installed (create its Cluster resource first)`,
-    );
-  const parties: TunnelParties = {
-    consumer: {
-      namespace: SYSTEM_NAMESPACE,
-      party: { clusterId: inputs.consumerClusterId, clusterName: me.clusterName },
-    },
-    provider: {
-      namespace: providerEndpointNamespace("out-of-band", inputs.tenantNamespace),
-      party: { clusterId: inputs.providerClusterId, clusterName: inputs.providerClusterName },
-    },
-  };
-  return { consumerKc, parties, identity: await getIdentityKubeconfig(consumerKc, inputs.providerClusterId) };
-}
-
-/** Both sides reached: the consumer with its kubeconfig, the provider only through the peering's identity. */
-const sidesWith = (consumerKc: k8s.KubeConfig, parties: TunnelParties, identity: string): TunnelSides => ({
-  consumer: { ...parties.consumer, kc: consumerKc },
-  provider: { ...parties.provider, kc: loadKubeconfig(identity, "the peering's identity") },
-});
-
-/** Both sides; fails when the consumer holds no identity for the provider. */
-async function sidesOf(inputs: TunnelInputs): Promise<TunnelSides> {
-  const { consumerKc, parties, identity } = await partiesOf(inputs);
-  if (!identity) {
-    throw new Error(
-      `network fabric: consumer ${parties.consumer.party.clusterName} at ${serverOf(consumerKc)} holds no identity for provider ${inputs.providerClusterName}: the Peering must exist (and be Ready) before its Tunnel`,
-    );
-  }
-  return sidesWith(consumerKc, parties, identity);
-}
-
-/** What refresh finds: both sides through the identity, or the consumer's alone once the peering no longer holds one. */
-async function readSides(inputs: TunnelInputs): Promise<TunnelDrift> {
-  const { consumerKc, parties, identity } = await partiesOf(inputs);
-  return identity
-    ? readTunnel(sidesWith(consumerKc, parties, identity), withTunnelDefaults(inputs))
-    : readTunnelWithoutIdentity(parties, consumerKc);
-}
-
-/** Removes the tunnel (see deleteTunnel), or only the consumer's side under `force` once the consumer holds no identity. */
-async function removeTunnel(inputs: TunnelOutputs): Promise<string[]> {
-  const options = {
-    force: inputs.force ?? false,
-    timeoutMs: timeoutOf(inputs),
-    ...(inputs.provider?.interfaceName ? { providerInterface: inputs.provider.interfaceName } : {}),
-  };
-  const { consumerKc, parties, identity } = await partiesOf(inputs);
-  return showingSteps(inputs, (progress) =>
-    identity
-      ? deleteTunnel(sidesWith(consumerKc, parties, identity), options, progress)
-      : deleteTunnelWithoutIdentity(parties, consumerKc, options, progress),
-  );
-}
-
 const idOf = (inputs: TunnelInputs): string => `${inputs.consumerClusterId}-to-${inputs.providerClusterId}`;
 const timeoutOf = (inputs: TunnelInputs): number => (inputs.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
 
 async function converge(inputs: TunnelInputs): Promise<TunnelOutputs> {
   try {
-    const sides = await sidesOf(inputs);
     const record = await showingSteps(inputs, (progress) =>
-      ensureTunnel(sides, withTunnelDefaults(inputs), timeoutOf(inputs), progress),
+      lifecycle().convergeTunnel(inputs, inputs, timeoutOf(inputs), progress),
     );
     return { ...inputs, consumer: record.consumer, provider: record.provider, status: "Connected" };
   } catch (error) {
@@ -226,7 +152,7 @@ export const provider: pulumi.dynamic.ResourceProvider<TunnelInputs, TunnelOutpu
   },
   async read(id, props) {
     if (!props?.consumer) return { id, props: props! };
-    const drift = await readOrFail("Tunnel", labelOf(props, id), () => readSides(props));
+    const drift = await readOrFail("Tunnel", labelOf(props, id), () => lifecycle().readTunnelState(props, props));
     // Both gateways' endpoints gone (clusters rebuilt, or unpeered by hand): the tunnel is gone.
     if (drift.gone) return { id: "", props: {} as TunnelOutputs };
     // Handshake times and round trips move all the time: refresh reports the state, not the timings.
@@ -234,7 +160,12 @@ export const provider: pulumi.dynamic.ResourceProvider<TunnelInputs, TunnelOutpu
   },
   async delete(id, props) {
     try {
-      const left = await removeTunnel(props);
+      const options = {
+        force: props.force ?? false,
+        timeoutMs: timeoutOf(props),
+        ...(props.provider?.interfaceName ? { providerInterface: props.provider.interfaceName } : {}),
+      };
+      const left = await showingSteps(props, (progress) => lifecycle().removeTunnel(props, options, progress));
       if (left.length > 0)
         await logToEngine(
           forcedDeleteReport("Tunnel", labelOf(props, id), props.providerClusterName, left, LEFT_REMEDY),

@@ -1,0 +1,128 @@
+/**
+ * A `Cluster`'s install as steps in order: what its resource's create, read and delete run. Every
+ * step is idempotent, so an install that stopped half-way is finished by running it again.
+ */
+import { describeOwner } from "../api/names.js";
+import { loadKubeconfig, serverOf } from "../kube/client.js";
+import { getPeeringsUsing } from "../peering/outgoing.js";
+import { waitForAgent } from "./agent.js";
+import { deleteAgentClusterRbac, ensureAgentDeployment } from "./agent-deployment.js";
+import {
+  checkInstallOwner,
+  ensureAuthServiceTls,
+  ensureClusterIdentity,
+  ensureCustomResourceDefinitions,
+  ensureSystemNamespace,
+  getClusterIdentity,
+  getInstallOwner,
+  uninstallCluster,
+} from "./install.js";
+import {
+  clusterEndpointsOf,
+  DEFAULT_AUTH_PORT,
+  removalOf,
+  type ClusterEndpoints,
+  type ClusterInstallRequest,
+} from "./install-plan.js";
+
+/** What an install made. */
+export interface InstalledCluster extends ClusterEndpoints {
+  readonly clusterId: string;
+  /** PEM of the CA of the auth service's serving certificate. */
+  readonly authCaCert: string;
+}
+
+/** An install that stopped after the cluster's identity was made: `made` is what stands (no auth CA yet). */
+export interface InstallStopped extends Error {
+  readonly made: Omit<InstalledCluster, "authCaCert">;
+}
+
+/** What an install that stopped half-way made, or undefined when `error` is not such a stop. */
+export function madeBefore(error: unknown): InstallStopped["made"] | undefined {
+  return (error as Partial<InstallStopped> | undefined)?.made;
+}
+
+/** Installs (or converges) the cluster `request` names; throws an {@link InstallStopped} once its identity stands. */
+export async function installCluster(request: ClusterInstallRequest): Promise<InstalledCluster> {
+  const kc = loadKubeconfig(request.kubeconfig, request.kubeconfigInput);
+  const endpoints = clusterEndpointsOf(request, serverOf(kc));
+  const caPem = Buffer.from(kc.getCurrentCluster()!.caData ?? "", "base64").toString("utf8");
+  const timeoutMs = request.timeoutMs;
+  // Before anything is written: another Cluster resource's install is not this one's to adopt.
+  await checkInstallOwner(kc, request.owner);
+  await ensureSystemNamespace(kc);
+  await ensureCustomResourceDefinitions(kc, { timeoutMs });
+  const { clusterId } = await ensureClusterIdentity(kc, {
+    clusterName: request.name,
+    apiServerUrl: endpoints.apiServerUrl,
+    apiServerCaPem: caPem,
+    podCidr: request.podCidr,
+    serviceCidr: request.serviceCidr,
+    ...(request.externalCidr ? { externalCidr: request.externalCidr } : {}),
+    ...(request.owner ? { owner: request.owner } : {}),
+  });
+  const made = { ...endpoints, clusterId };
+  try {
+    const { caPem: authCaCert, certPem } = await ensureAuthServiceTls(kc, { hosts: [endpoints.authHost] });
+    // With an image, the agent is deployed here; without one, an agent already runs (local clusters).
+    if (request.agent?.image) {
+      await ensureAgentDeployment(kc, {
+        image: request.agent.image,
+        authPort: request.authService?.port ?? DEFAULT_AUTH_PORT,
+        exposure: request.agent.exposure ?? "LoadBalancer",
+      });
+    }
+    await waitForAgent(kc, certPem, timeoutMs);
+    return { ...made, authCaCert };
+  } catch (error) {
+    throw Object.assign(error instanceof Error ? error : new Error(String(error)), { made });
+  }
+}
+
+/** The install's identity as the cluster holds it, or undefined when it is not installed. */
+export async function readInstall(
+  kubeconfig: string,
+  kubeconfigInput: string,
+): Promise<{ clusterId: string; apiServerUrl: string } | undefined> {
+  const identity = await getClusterIdentity(loadKubeconfig(kubeconfig, kubeconfigInput));
+  return identity && { clusterId: identity.clusterId, apiServerUrl: identity.apiServerUrl };
+}
+
+/** What {@link removeCluster} is asked. */
+export interface ClusterRemoval {
+  /** The resource's name, for errors. */
+  readonly name: string;
+  readonly kubeconfig: string;
+  readonly kubeconfigInput: string;
+  /** The URN of the resource being deleted, when known. */
+  readonly owner?: string;
+  /** Uninstall even while peerings use the cluster. */
+  readonly force: boolean;
+  readonly timeoutMs: number;
+}
+
+/**
+ * Uninstalls the cluster, unless peerings still use it (an error that lists them) or the install
+ * is another Cluster resource's: then nothing is touched, and what is returned says whose it is.
+ */
+export async function removeCluster(request: ClusterRemoval): Promise<{ forgotten?: string }> {
+  const kc = loadKubeconfig(request.kubeconfig, request.kubeconfigInput);
+  const removal = removalOf({
+    holder: await getInstallOwner(kc),
+    owner: request.owner,
+    users: await getPeeringsUsing(kc),
+    force: request.force,
+  });
+  if (removal.kind === "forget")
+    return {
+      forgotten: `the install at ${serverOf(kc)} belongs to Cluster ${describeOwner(removal.holder)}`,
+    };
+  if (removal.kind === "refuse")
+    throw new Error(
+      `Cluster "${request.name}" (${serverOf(kc)}) is still used by: ${removal.users.join("; ")}. ` +
+        "Delete those peerings first, or set force: true to uninstall anyway.",
+    );
+  await uninstallCluster(kc, { timeoutMs: request.timeoutMs });
+  await deleteAgentClusterRbac(kc);
+  return {};
+}
