@@ -48,7 +48,7 @@ import { deleteVirtualNode, ensureVirtualNode, nodeReadiness, waitForNodeReady }
 import { startDeadline, type Deadline } from "../wait/deadline.js";
 import { poll } from "../wait/poll.js";
 import { claimPeering } from "./claim.js";
-import { defaultVirtualNodeName, type PeeringRecord } from "./peering.js";
+import { defaultVirtualNodeName, type PeeringRecord } from "./peering-plan.js";
 import {
   deleteConsumerRecords,
   ensureOutgoingPeering,

@@ -5,7 +5,20 @@
  */
 import type { OfferedResources, ResourceAsk } from "../api/index.js";
 import { emptyOfferReason } from "../negotiation/offer.js";
-import type { PeeringRecord } from "./peering.js";
+
+/** What a created peering is: recorded in state, never secret. */
+export interface PeeringRecord {
+  readonly consumerClusterId: string;
+  readonly providerClusterId: string;
+  readonly providerClusterName: string;
+  readonly tenantNamespace: string;
+  readonly requestName: string;
+  readonly virtualNodeName: string;
+  /** The accepted offer. */
+  readonly offer: OfferedResources;
+  /** Provider's API server URL, as the identity uses it. */
+  readonly providerApiServerUrl: string;
+}
 
 /** The virtual node's name unless one is given: `liqo-<provider cluster name>`. */
 export function defaultVirtualNodeName(providerClusterName: string): string {

@@ -55,7 +55,7 @@ import {
 import type { ProviderHandover } from "./handover.js";
 import type { Progress } from "./progress.js";
 import { describeRevokedIdentity } from "./revoked.js";
-import { defaultVirtualNodeName } from "./peering-plan.js";
+import { defaultVirtualNodeName, type PeeringRecord } from "./peering-plan.js";
 import { describeUnreachable, providerUnreachableError, type UnreachableProvider } from "./unreachable.js";
 import { parseAuthUrl, probeAuthService } from "../authentication/auth-client.js";
 import { TENANT_ROLE } from "../authentication/tenant.js";
@@ -78,20 +78,6 @@ export interface PeeringRequest {
   readonly timeoutMs: number;
   /** URN of the `Peering` resource making it: a second resource for the same pair is refused. */
   readonly owner?: string;
-}
-
-/** What a created peering is: recorded in state, never secret. */
-export interface PeeringRecord {
-  readonly consumerClusterId: string;
-  readonly providerClusterId: string;
-  readonly providerClusterName: string;
-  readonly tenantNamespace: string;
-  readonly requestName: string;
-  readonly virtualNodeName: string;
-  /** The accepted offer. */
-  readonly offer: OfferedResources;
-  /** Provider's API server URL, as the identity uses it. */
-  readonly providerApiServerUrl: string;
 }
 
 /**
@@ -119,8 +105,8 @@ async function ensureAuthServiceReachable(
   }
 }
 
-/** Decided in peering-plan.ts (which a preview loads without this module); here for in-band.ts. */
-export { defaultVirtualNodeName };
+/** Declared with the decisions about it, which a preview loads without this module. */
+export type { PeeringRecord };
 
 /** Creates (or converges) the peering. */
 export async function createPeering(request: PeeringRequest, progress: Progress): Promise<PeeringRecord> {
