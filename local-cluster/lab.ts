@@ -339,19 +339,22 @@ export async function downLab(name: string, root = DEFAULT_LAB_ROOT): Promise<st
   for (const ns of (await run("ip", ["netns", "list"])).split("\n").map((l) => l.split(" ")[0]!)) {
     if (ns.startsWith(prefix)) netnses.add(ns);
   }
-  // Processes living in the lab's own namespaces were started by the lab, even if unrecorded.
-  for (const ns of netnses) {
-    for (const pid of await namespacePids(ns)) {
-      if (!records.some((r) => r.pid === pid)) {
-        const record = recordOf(pid, `process in ${ns}`, "");
-        if (record) records.push(record);
-      }
-    }
-  }
   for (const record of records.reverse()) {
     if (isRunning(record)) {
       await stopProcess(record);
       removed.push(`${record.name} (pid ${record.pid})`);
+    }
+  }
+  // Then what lives on in the lab's own namespaces: started by the lab's processes (wireguard-go,
+  // by the gateways), so only now, when nothing is left to start it again (a gateway restarts a
+  // wireguard-go that dies within a second).
+  for (const ns of netnses) {
+    for (const pid of await namespacePids(ns)) {
+      const record = recordOf(pid, `process in ${ns}`, "");
+      if (record && isRunning(record)) {
+        await stopProcess(record);
+        removed.push(`${record.name} (pid ${record.pid})`);
+      }
     }
   }
   for (const ns of netnses) {

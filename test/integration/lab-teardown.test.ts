@@ -11,6 +11,16 @@ import { isRunning, type ProcessRecord } from "../../host/processes.js";
 import { poll } from "../../provider/wait/poll.js";
 import { TEST_LAB_ROOT, uniqueLabName } from "../../harness/labs.js";
 import { labTraces } from "../support/leaks.js";
+import { ensureTunnel } from "../../provider/network-fabric/tunnel.js";
+import { TUNNEL_DEFAULTS } from "../../provider/network-fabric/tunnel-plan.js";
+import { peerPair, quietProgress } from "../support/tunnel-pair.js";
+
+/** The wireguard-go processes serving `interfaceName`, wherever they run. */
+async function wireguardGoServing(interfaceName: string): Promise<string[]> {
+  return (await run("ps", ["-eo", "pid=,args="]))
+    .split("\n")
+    .filter((line) => line.trim().endsWith(`wireguard-go -f ${interfaceName}`));
+}
 
 /** The host's firewall rules, without iptables-save's timestamped comments. */
 async function hostRules(): Promise<string> {
@@ -74,6 +84,30 @@ describe("lab teardown", () => {
     } finally {
       await downLab(name, TEST_LAB_ROOT);
     }
+    expect(await labTraces(name, TEST_LAB_ROOT, seen)).toEqual([]);
+  });
+
+  test("GIVEN a lab whose gateways run a tunnel WHEN it is torn down THEN no wireguard-go outlives it (a gateway restarts one that dies)", async () => {
+    const name = uniqueLabName();
+    const served: string[] = [];
+    const seen: ProcessRecord[] = [];
+    try {
+      const lab = await upLab([{ name: "a" }, { name: "b" }], { name, root: TEST_LAB_ROOT, log: () => undefined });
+      seen.push(...lab.clusters.flatMap((c) => c.processes));
+      const pair = await peerPair(lab);
+      const settings = {
+        server: "provider" as const,
+        serverAddress: pair.a.publicAddress,
+        ...TUNNEL_DEFAULTS,
+        behindNat: [],
+      };
+      const tunnel = await ensureTunnel(pair.sides, settings, 60_000, quietProgress);
+      served.push(tunnel.consumer.interfaceName, tunnel.provider.interfaceName);
+      for (const ifname of served) expect(await wireguardGoServing(ifname)).toHaveLength(1);
+    } finally {
+      await downLab(name, TEST_LAB_ROOT);
+    }
+    for (const ifname of served) expect(await wireguardGoServing(ifname)).toEqual([]);
     expect(await labTraces(name, TEST_LAB_ROOT, seen)).toEqual([]);
   });
 });
