@@ -6,6 +6,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import type { ClusterInstallRequest } from "../cluster/install-plan.js";
 import { serverOfText } from "../kube/kubeconfig-text.js";
 import { changesOf, inPlace, type DiffRules, type FoundChanges } from "./diff-rules.js";
+import { onFirstNeed } from "./steps.js";
 import { explainedDiff } from "./engine-log.js";
 import { checkCidr, checkKubeconfig, checkPort, checkSeconds, Failures, isUnknown } from "./inputs.js";
 import { ownUrnOf } from "./hidden-inputs.js";
@@ -13,9 +14,10 @@ import { partialFailure } from "./partial.js";
 import { DEFAULT_TIMEOUT_SECONDS } from "../wait/deadline.js";
 
 /** The install's steps, loaded on first need: they bring the Kubernetes client, which check and diff do without. */
-const lifecycle = (): typeof import("../cluster/lifecycle.js") =>
+const lifecycle = onFirstNeed((): typeof import("../cluster/lifecycle.js") =>
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- a static import would load it with this module
-  require("../cluster/lifecycle.js");
+  require("../cluster/lifecycle.js"),
+);
 
 /** Inputs, as the SDK's `ClusterArgs` sends them. */
 export interface ClusterInputs {

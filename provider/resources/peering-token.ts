@@ -5,16 +5,19 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { changesOf, inPlace, replaces, type DiffRules, type FoundChanges } from "./diff-rules.js";
+import { onFirstNeed } from "./steps.js";
 import { explainedDiff } from "./engine-log.js";
 import { checkKubeconfig, checkSeconds, Failures } from "./inputs.js";
 
 /** The token's steps and the Kubernetes client, loaded on first need: check and diff do without them. */
-const tokens = (): typeof import("../authentication/tokens.js") =>
+const tokens = onFirstNeed((): typeof import("../authentication/tokens.js") =>
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- a static import would load it with this module
-  require("../authentication/tokens.js");
-const kube = (): typeof import("../kube/client.js") =>
+  require("../authentication/tokens.js"),
+);
+const kube = onFirstNeed((): typeof import("../kube/client.js") =>
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- a static import would load it with this module
-  require("../kube/client.js");
+  require("../kube/client.js"),
+);
 const kubeconfigOf = (inputs: Pick<PeeringTokenInputs, "kubeconfig">) =>
   kube().loadKubeconfig(inputs.kubeconfig, `${owner}: kubeconfig`);
 

@@ -38,6 +38,7 @@ import {
   type DiffRules,
   type FoundChanges,
 } from "./diff-rules.js";
+import { onFirstNeed } from "./steps.js";
 import { explainedDiff, logToEngine, showingSteps } from "./engine-log.js";
 import { deleteFailure, readOrFail } from "./read-failure.js";
 import {
@@ -52,9 +53,10 @@ import {
 import { isIncomplete, partialFailure } from "./partial.js";
 
 /** The peering's steps, loaded on first need: they bring the Kubernetes client, which check and diff do without. */
-const lifecycle = (): typeof import("../peering/lifecycle.js") =>
+const lifecycle = onFirstNeed((): typeof import("../peering/lifecycle.js") =>
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- a static import would load it with this module
-  require("../peering/lifecycle.js");
+  require("../peering/lifecycle.js"),
+);
 
 /** Inputs, as the SDK's `Peering` sends them. */
 export interface PeeringInputs {

@@ -19,6 +19,7 @@ import {
   type DiffRules,
   type FoundChanges,
 } from "./diff-rules.js";
+import { onFirstNeed } from "./steps.js";
 import { explainedDiff, logToEngine, showingSteps } from "./engine-log.js";
 import { DEFAULT_TIMEOUT_SECONDS } from "../wait/deadline.js";
 import { deleteFailure, readOrFail } from "./read-failure.js";
@@ -26,9 +27,10 @@ import { checkKubeconfig, checkSeconds, checkTunnelSettings, Failures } from "./
 import { partialFailure } from "./partial.js";
 
 /** The tunnel's steps, loaded on first need: they bring the Kubernetes client, which check and diff do without. */
-const lifecycle = (): typeof import("../network-fabric/tunnel-lifecycle.js") =>
+const lifecycle = onFirstNeed((): typeof import("../network-fabric/tunnel-lifecycle.js") =>
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- a static import would load it with this module
-  require("../network-fabric/tunnel-lifecycle.js");
+  require("../network-fabric/tunnel-lifecycle.js"),
+);
 
 /** Inputs, as the SDK's `Tunnel` sends them: the peering's identifiers, and the tunnel settings as given. */
 export interface TunnelInputs extends TunnelSettingsInput {
