@@ -129,3 +129,24 @@ describe("a resource shim during a no-change preview", () => {
     },
   );
 });
+
+describe("a resource shim's first step", () => {
+  test("GIVEN the built peering shim WHEN its read loads the steps THEN the Kubernetes client comes from the bundle, and from nowhere else", () => {
+    const bundle = join(DIST, "..", "vendor", "kubernetes-client.cjs");
+    const script = `
+      const { olds } = ${JSON.stringify(SHIMS.peering)};
+      const { provider } = require(${JSON.stringify(join(DIST, "resources", "peering.js"))});
+      // The read fails (no cluster behind this kubeconfig); what it loaded on the way is what counts.
+      provider.read("id", olds).catch(() => undefined).finally(() => {
+        const loaded = Object.keys(require.cache);
+        process.stdout.write(JSON.stringify({
+          bundle: loaded.includes(${JSON.stringify(bundle)}),
+          package: loaded.filter((path) => path.includes("/node_modules/${CLIENT}/")).length,
+        }));
+        process.exit(0);
+      });`;
+    const child = spawnSync(process.execPath, ["-e", script], { encoding: "utf8", timeout: 60_000 });
+    expect(child.stderr).toBe("");
+    expect(JSON.parse(child.stdout)).toEqual({ bundle: true, package: 0 });
+  });
+});
