@@ -13,7 +13,7 @@ export default tseslint.config(
     rules: {
       // `_name` marks a parameter an interface requires and this implementation does not use.
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
-      "max-len": ["error", { code: 160, ignoreUrls: true }],
+      "max-len": ["error", { code: 160 }],
     },
   },
   {

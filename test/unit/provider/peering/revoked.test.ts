@@ -50,7 +50,8 @@ describe("a refused identity", () => {
 
   test("GIVEN a refusal WHEN described THEN it says identity revoked, names the provider, its endpoint and the call, and the way out", () => {
     expect(describeRevokedIdentity(forbidden, site)).toBe(
-      `${IDENTITY_REVOKED}: provider a at https://172.29.1.10:6443 refused the consumer's identity (HTTP 403 reading ResourceOffer t/from-bb); pulumi up authenticates again with the peering token`,
+      `${IDENTITY_REVOKED}: provider a at https://172.29.1.10:6443 refused the consumer's identity ` +
+        `(HTTP 403 reading ResourceOffer t/from-bb); pulumi up authenticates again with the peering token`,
     );
   });
 });
