@@ -79,8 +79,13 @@ describe("in-band peering under the gateway-only profile", () => {
         try {
           lines.length = 0;
           const record = await createInBandPeering(request, progress);
+          // The tunnel's own steps count inside the first.
           expect(lines.map((line) => line.split(":")[0])).toEqual([
             "[1/4] network fabric",
+            "[1/4] (1/4) network fabric",
+            "[1/4] (2/4) network fabric",
+            "[1/4] (3/4) network fabric",
+            "[1/4] (4/4) network fabric",
             "[2/4] authentication",
             "[3/4] negotiation",
             "[4/4] virtual node",
