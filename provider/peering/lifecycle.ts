@@ -147,7 +147,7 @@ export async function unpeer(
   return deletePeering(
     peering.consumerKubeconfig,
     record,
-    { authUrl: peering.handover!.authUrl, authCaCert: peering.handover!.authCaCert },
+    peering.handover!,
     { force: peering.force, timeoutMs: peering.timeoutMs },
     progress,
   );
