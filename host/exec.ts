@@ -1,4 +1,4 @@
-/** Runs host tools (`ip`, `iptables`, `wg`), in the host namespace or a cluster's, with errors that quote the command. */
+/** Runs host tools (`ip`, `iptables`, `wg`), in this process's network namespace or a named one, with errors that quote the command. */
 import { execFile } from "node:child_process";
 
 /** A host command that failed; the message holds the command line and what it printed. */
@@ -36,7 +36,11 @@ export function run(file: string, args: readonly string[]): Promise<string> {
   });
 }
 
-/** Runs a command inside network namespace `netns`. */
-export function runIn(netns: string, file: string, args: readonly string[]): Promise<string> {
-  return run("ip", ["netns", "exec", netns, file, ...args]);
+/**
+ * Runs a command inside network namespace `netns`, or in this process's own namespace when `netns`
+ * is undefined (a gateway in a hostNetwork pod: its namespace is its node's). The one place that
+ * decides how a namespaced command runs.
+ */
+export function runIn(netns: string | undefined, file: string, args: readonly string[]): Promise<string> {
+  return netns === undefined ? run(file, args) : run("ip", ["netns", "exec", netns, file, ...args]);
 }

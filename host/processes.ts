@@ -5,6 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { closeSync, openSync, readFileSync } from "node:fs";
+import { describeNamespace } from "./namespaces.js";
 
 /** What is needed to find, and only find, a process this harness started. */
 export interface ProcessRecord {
@@ -42,29 +43,44 @@ export function isRunning(record: ProcessRecord): boolean {
 }
 
 /**
- * Starts `command args…` inside network namespace `netns`, detached from this process so that it
- * outlives the command that started the cluster. `ip netns exec` execs the command in place, so
- * the PID recorded is the command's own.
+ * How a process enters its network namespace. `ip netns exec` also gives it a mount namespace of
+ * its own with `/sys` remounted for the network namespace; `nsenter` enters the network namespace
+ * only, so the process keeps the host's `/sys/fs/cgroup` (kubelet and containerd need it).
+ */
+export type NamespaceEntry = "ip netns exec" | "nsenter";
+
+/**
+ * Starts `command args…` inside network namespace `netns` (undefined: this process's own), detached from this process so that it
+ * outlives the command that started the cluster. `ip netns exec` and `nsenter` exec the command in
+ * place, so the PID recorded is the command's own.
  */
 export function startInNamespace(
-  netns: string,
+  netns: string | undefined,
   name: string,
   command: string,
   args: readonly string[],
   logFile: string,
   environment?: Readonly<Record<string, string>>,
+  entry: NamespaceEntry = "ip netns exec",
 ): ProcessRecord {
   const log = openSync(logFile, "a");
   try {
-    const child = spawn("ip", ["netns", "exec", netns, command, ...args], {
+    const enter =
+      netns === undefined
+        ? []
+        : entry === "nsenter"
+          ? ["nsenter", `--net=/run/netns/${netns}`]
+          : ["ip", "netns", "exec", netns];
+    const argv = [...enter, command, ...args];
+    const child = spawn(argv[0]!, argv.slice(1), {
       detached: true,
       stdio: ["ignore", log, log],
       ...(environment ? { env: { ...process.env, ...environment } } : {}),
     });
-    if (child.pid === undefined) throw new Error(`could not start ${name} (${command}) in namespace ${netns}`);
+    if (child.pid === undefined) throw new Error(`could not start ${name} (${command}) in ${describeNamespace(netns)}`);
     child.unref();
     const stat = readStat(child.pid);
-    if (!stat) throw new Error(`${name} (${command}) exited at once in namespace ${netns}; see ${logFile}`);
+    if (!stat) throw new Error(`${name} (${command}) exited at once in ${describeNamespace(netns)}; see ${logFile}`);
     return { name, pid: child.pid, startTicks: stat.startTicks, logFile };
   } finally {
     closeSync(log);

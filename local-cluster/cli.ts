@@ -1,7 +1,7 @@
 /**
  * `npm run clusters -- <command>`: starts, shows and removes local clusters.
  *
- *   up NAME... [--lab L] [--profile open|gateway-only|nat] [--behind-nat NAME]...
+ *   up NAME... [--lab L] [--nodes N] [--profile open|gateway-only|nat] [--behind-nat NAME]...
  *              [--pod-cidr NAME=CIDR]... [--service-cidr NAME=CIDR]... [--forward tcp:PORT]...
  *   status [--lab L]
  *   profile open|gateway-only [--lab L]
@@ -32,7 +32,7 @@ import { parseComponent, restartComponents } from "./restart.js";
 import { COMPONENTS } from "./supervisor.js";
 
 const USAGE = `usage: npm run clusters -- <command> [options]
-  up NAME... [--lab L] [--profile ${PROFILES.join("|")}] [--behind-nat NAME]...
+  up NAME... [--lab L] [--nodes N] [--profile ${PROFILES.join("|")}] [--behind-nat NAME]...
              [--pod-cidr NAME=CIDR]... [--service-cidr NAME=CIDR]... [--forward tcp:PORT]...
   status [--lab L]
   profile open|gateway-only [--lab L]
@@ -90,6 +90,8 @@ function show(state: LabState): void {
           : `processes: ${health.processes.map((p) => `${p.name}[${p.pid}]`).join(" ")}`
       }`,
     );
+    for (const node of cluster.nodes ?? [])
+      console.log(`     node ${node.name}: ${node.address}, pods ${node.podCidr}, netns ${node.netns}`);
     console.log(`     export KUBECONFIG=${cluster.kubeconfig}`);
   }
 }
@@ -105,6 +107,7 @@ async function main(argv: string[]): Promise<void> {
       "pod-cidr": { type: "string", multiple: true },
       "service-cidr": { type: "string", multiple: true },
       forward: { type: "string", multiple: true },
+      nodes: { type: "string" },
       all: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
@@ -123,8 +126,11 @@ async function main(argv: string[]): Promise<void> {
       const serviceCidrs = pairs(values["service-cidr"], "--service-cidr");
       const requests = args.map((name) => ({ name, podCidr: podCidrs.get(name), serviceCidr: serviceCidrs.get(name) }));
       const natForwards = forwards(values.forward);
+      if (values.nodes !== undefined && !/^\d+$/.test(values.nodes))
+        throw new Error(`--nodes ${values.nodes}: expected a whole number of worker nodes per cluster`);
       const state = await upLab(requests, {
         name: lab,
+        ...(values.nodes !== undefined ? { nodes: Number(values.nodes) } : {}),
         ...(profile ? { profile } : {}),
         ...(values["behind-nat"] ? { behindNat: values["behind-nat"] } : {}),
         ...(natForwards ? { natForwards } : {}),

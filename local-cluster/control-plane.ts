@@ -9,7 +9,7 @@
  * cluster's supervisor (supervisor.ts) runs again when the process exits.
  */
 import * as k8s from "@kubernetes/client-node";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
 import { dirname, join } from "node:path";
 import { describeKubeError } from "../provider/kube/errors.js";
@@ -24,10 +24,19 @@ import {
   type ClientIdentity,
   type KeyPair,
 } from "../provider/pki/x509.js";
-import { startInNamespace, type ProcessRecord } from "../host/processes.js";
+import { startInNamespace, type NamespaceEntry, type ProcessRecord } from "../host/processes.js";
 import { AGENT_NODE_FLAGS } from "../provider/cluster/agent-deployment.js";
 
 import { API_SERVER_PORT } from "./plan.js";
+import { NODE_LAN_CIDR } from "./node-plan.js";
+
+/** Node 1's address on the node LAN, where the cluster's nodes reach the API server. */
+export const NODE_LAN_API_ADDRESS = Cidr.parse(NODE_LAN_CIDR).nth(1);
+
+const kubeletClientIdentity: ClientIdentity = {
+  commonName: "kube-apiserver-kubelet-client",
+  organizations: ["system:masters"],
+};
 
 export { API_SERVER_PORT };
 
@@ -51,6 +60,8 @@ export interface ControlPlaneSpec {
   readonly nodeMonitorGracePeriodSeconds: number;
   /** The wireguard-go executable the agent's gateway runs. @default "wireguard-go" from PATH */
   readonly wireguardGo?: string;
+  /** Whether the agent also runs the gateway in the cluster's namespace. @default true */
+  readonly hostGateway?: boolean;
 }
 
 /** How a process was started: what its supervisor runs again when it exits, as a unit's `ExecStart`. */
@@ -61,6 +72,10 @@ export interface Launch {
   readonly args: readonly string[];
   /** Extra environment, kept so that a restart runs it the same way. */
   readonly environment?: Readonly<Record<string, string>>;
+  /** The network namespace, if not the cluster's (a worker node's own). */
+  readonly netns?: string;
+  /** How it enters its namespace. @default "ip netns exec" */
+  readonly entry?: NamespaceEntry;
 }
 
 /** Receives each process started, with how, so that the caller records both before anything else can fail. */
@@ -84,6 +99,31 @@ function writePair(dir: string, name: string, pair: KeyPair): void {
   writeFileSync(join(dir, `${name}.key`), pair.key, { mode: 0o600 });
 }
 
+/** Writes a kubeconfig of cluster `cluster` for `identity`, its client certificate signed by `ca` (mode 0600). */
+export function writeKubeconfig(
+  file: string,
+  cluster: string,
+  ca: KeyPair,
+  server: string,
+  identity: ClientIdentity,
+): void {
+  const client = forgeClientCertificate(ca, identity);
+  const text = forgeKubeconfig({
+    name: `local-${cluster}`,
+    server,
+    caPem: ca.cert,
+    certPem: client.cert,
+    keyPem: client.key,
+  });
+  writeFileSync(file, text, { mode: 0o600 });
+}
+
+/** Reads the cluster CA written by {@link writeControlPlaneFiles}. */
+export function readClusterCa(dir: string): KeyPair {
+  const pki = join(dir, "pki");
+  return { cert: readFileSync(join(pki, "ca.crt"), "utf8"), key: readFileSync(join(pki, "ca.key"), "utf8") };
+}
+
 /**
  * Writes the cluster's PKI and kubeconfigs. The admin user is in `system:masters`; the components
  * use their well-known user names, which the API server's default RBAC already binds.
@@ -97,24 +137,18 @@ export function writeControlPlaneFiles(spec: ControlPlaneSpec): ControlPlaneFile
     ca,
     "kube-apiserver",
     ["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"],
-    [...new Set(["127.0.0.1", spec.address, spec.publicAddress, spec.serviceCidr.nth(1)])],
+    // The node LAN address too: the nodes' kubelets and kube-proxies reach the API server there.
+    [...new Set(["127.0.0.1", spec.address, spec.publicAddress, spec.serviceCidr.nth(1), NODE_LAN_API_ADDRESS])],
   );
   writePair(pki, "apiserver", serving);
+  // The API server's identity towards kubelets (logs, exec), allowed everything by their webhook authorizer.
+  writePair(pki, "apiserver-kubelet-client", forgeClientCertificate(ca, kubeletClientIdentity));
   const sa = forgeServiceAccountKeys();
   writeFileSync(join(pki, "sa.pub"), sa.publicKey);
   writeFileSync(join(pki, "sa.key"), sa.privateKey, { mode: 0o600 });
 
-  const kubeconfig = (file: string, server: string, identity: ClientIdentity): void => {
-    const client = forgeClientCertificate(ca, identity);
-    const text = forgeKubeconfig({
-      name: `local-${spec.name}`,
-      server,
-      caPem: ca.cert,
-      certPem: client.cert,
-      keyPem: client.key,
-    });
-    writeFileSync(join(spec.dir, file), text, { mode: 0o600 });
-  };
+  const kubeconfig = (file: string, server: string, identity: ClientIdentity): void =>
+    writeKubeconfig(join(spec.dir, file), spec.name, ca, server, identity);
   const inside = `https://127.0.0.1:${API_SERVER_PORT}`;
   kubeconfig("admin.kubeconfig", `https://${spec.publicAddress}:${API_SERVER_PORT}`, {
     commonName: "local-admin",
@@ -179,6 +213,15 @@ export function startApiServer(spec: ControlPlaneSpec, onStarted: OnStarted): vo
     `--service-account-signing-key-file=${join(pki, "sa.key")}`,
     `--service-cluster-ip-range=${spec.serviceCidr.toString()}`,
     "--authorization-mode=Node,RBAC",
+    // logs and exec: the API server dials each node at its InternalIP (the node LAN address)
+    // and presents this identity.
+    "--kubelet-preferred-address-types=InternalIP",
+    `--kubelet-client-certificate=${join(pki, "apiserver-kubelet-client.crt")}`,
+    `--kubelet-client-key=${join(pki, "apiserver-kubelet-client.key")}`,
+    // Wide on purpose: local clusters expose the agent's auth service on NodePort 8443 and the
+    // gateway on UDP NodePorts 51820-51839, the ports the connectivity profiles already open, and
+    // the default range (30000-32767) holds neither.
+    "--service-node-port-range=7000-52767",
     "--allow-privileged=true",
     "--profiling=false",
     "--v=1",
@@ -274,8 +317,12 @@ export function startAgent(
         "--name",
         `agent-${spec.name}`,
       ],
-      ...["--gateway-netns", spec.netns, "--gateway-dir", join(spec.dir, "gateway")],
-      ...(spec.wireguardGo ? ["--wireguard-go", spec.wireguardGo] : []),
+      ...(spec.hostGateway === false
+        ? []
+        : [
+            ...["--gateway-netns", spec.netns, "--gateway-dir", join(spec.dir, "gateway")],
+            ...(spec.wireguardGo ? ["--wireguard-go", spec.wireguardGo] : []),
+          ]),
     ],
     process.execPath,
     environment,

@@ -6,6 +6,7 @@
  * of its processes that exits, as a host's service manager would; `downLab` stops it first.
  */
 import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Cidr } from "../provider/net/cidr.js";
 import {
@@ -32,6 +33,7 @@ import {
 import { readLabFile, saveLab, stateFile, updateLab, type ClusterState, type LabState } from "./state.js";
 import { startSupervisor } from "./supervisor.js";
 import { run } from "../host/exec.js";
+import { lockFile } from "../host/file-lock.js";
 import {
   addPodAddress as addAddressToPods,
   attachToBridge,
@@ -47,6 +49,10 @@ import {
 } from "./netns.js";
 import { isRunning, recordOf, stopProcess } from "../host/processes.js";
 import { planLab, type ClusterRequest, type PlannedCluster } from "./plan.js";
+import { importImages, nodeBinaries, startNodeProcesses, teardownNode, waitForNodes, writeNodeFiles } from "./node.js";
+import { createNodeNetwork } from "./node-network.js";
+import { raiseHostLimits } from "./host-limits.js";
+import { nodeImages } from "./node-images.js";
 
 export type { ClusterRequest } from "./plan.js";
 export type { ClusterState, LabState } from "./state.js";
@@ -72,8 +78,21 @@ export interface LabOptions {
   readonly nodeMonitorGracePeriodSeconds?: number;
   /** The wireguard-go executable the agents' gateways run (tests: one that fails). @default "wireguard-go" from PATH */
   readonly wireguardGo?: string;
+  /**
+   * Whether the agents also run the gateway in the cluster's namespace. False for a test that runs
+   * the gateway role itself there, as the gateway pod would. @default true
+   */
+  readonly hostGateway?: boolean;
+  /**
+   * Whether each cluster runs the agent as a host process in its namespace. False: it runs none, and
+   * the agent image is built if out of date and loaded into the nodes, for a `Cluster` to deploy the
+   * agent as pods, as in any other cluster. @default true
+   */
+  readonly hostAgent?: boolean;
   /** Extra environment of every cluster's agent (e.g. `LIQO_IDENTITY_LIFETIME_SECONDS` for short-lived identities). */
   readonly agentEnvironment?: Readonly<Record<string, string>>;
+  /** Worker nodes per cluster (node 1 in the cluster's namespace, beside the control plane). @default 1 */
+  readonly nodes?: number;
   /** How long each cluster may take to become ready. @default 180000 */
   readonly readyTimeoutMs?: number;
   /** Receives progress lines. @default writes to stderr */
@@ -102,6 +121,12 @@ export function clusterOf(state: LabState, name: string): ClusterState {
   return cluster;
 }
 
+/**
+ * The machine-wide lock on choosing a lab subnet (172.29.<index>.0/24): one file for every lab root,
+ * since labs of other roots (another run's, a developer's) hold subnets of the same range.
+ */
+export const SUBNET_LOCK = join(tmpdir(), "pulumi-liqo-subnets.lock");
+
 async function usedSubnetIndexes(root: string, except: string): Promise<number[]> {
   const fromLabs = listLabs(root)
     .filter((name) => name !== except)
@@ -114,10 +139,10 @@ async function usedSubnetIndexes(root: string, except: string): Promise<number[]
 
 /** The control plane of a cluster of `state`. */
 export function controlPlaneSpec(
-  state: Pick<LabState, "nodeMonitorGracePeriodSeconds" | "wireguardGo">,
+  state: Pick<LabState, "nodeMonitorGracePeriodSeconds" | "wireguardGo" | "hostGateway">,
   cluster: PlannedCluster,
 ): ControlPlaneSpec {
-  const { nodeMonitorGracePeriodSeconds, wireguardGo } = state;
+  const { nodeMonitorGracePeriodSeconds, wireguardGo, hostGateway } = state;
   return {
     name: cluster.name,
     netns: cluster.netns,
@@ -128,15 +153,22 @@ export function controlPlaneSpec(
     serviceCidr: Cidr.parse(cluster.serviceCidr),
     nodeMonitorGracePeriodSeconds,
     ...(wireguardGo ? { wireguardGo } : {}),
+    ...(hostGateway === false ? { hostGateway } : {}),
   };
 }
 
-/** etcd, kube-apiserver, kube-controller-manager, kube-scheduler and the agent. */
-const PROCESSES_PER_CLUSTER = 5;
+/** etcd, kube-apiserver, kube-controller-manager, kube-scheduler and (with a host agent) the agent. */
+const processesPerCluster = (state: Pick<LabState, "hostAgent">): number => (state.hostAgent === false ? 4 : 5);
+/** containerd, kubelet and kube-proxy. */
+const PROCESSES_PER_NODE = 3;
 
 /** Whether every recorded process of the lab is still running. */
 export function isHealthy(state: LabState): boolean {
-  return state.clusters.every((c) => c.processes.length === PROCESSES_PER_CLUSTER && c.processes.every(isRunning));
+  return state.clusters.every(
+    (c) =>
+      c.processes.length === processesPerCluster(state) + PROCESSES_PER_NODE * (c.nodes?.length ?? 0) &&
+      c.processes.every(isRunning),
+  );
 }
 
 /**
@@ -149,7 +181,12 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
   const root = options.root ?? DEFAULT_LAB_ROOT;
   const log = options.log ?? defaultLog;
   const existing = readLab(name, root);
-  if (existing && isHealthy(existing) && sameClusters(existing, requests)) {
+  if (
+    existing &&
+    isHealthy(existing) &&
+    sameClusters(existing, requests, options.nodes ?? 1) &&
+    (existing.hostAgent ?? true) === (options.hostAgent ?? true)
+  ) {
     log(`[lab ${name}] already up: ${existing.clusters.map((c) => c.name).join(", ")}`);
     return ensureSupervisors(existing, log);
   }
@@ -157,25 +194,40 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
   if (removed.length > 0) log(`[lab ${name}] removed leftovers of a previous run: ${removed.join(", ")}`);
 
   const dir = join(root, name);
-  const plan = planLab(name, dir, requests, {
-    profile: options.profile ?? "open",
-    behindNat: options.behindNat,
-    natForwards: options.natForwards ?? [{ protocol: "tcp", port: API_SERVER_PORT }],
-    gatewayPorts: options.gatewayPorts ?? { from: 51820, to: 51839 },
-    usedSubnetIndexes: await usedSubnetIndexes(root, name),
-  });
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const state: LabState = {
-    ...plan,
-    dir,
-    clusters: [],
-    nodeMonitorGracePeriodSeconds: options.nodeMonitorGracePeriodSeconds ?? 40,
-    ...(options.wireguardGo ? { wireguardGo: options.wireguardGo } : {}),
-  };
-  saveLab(state);
+  // Before anything exists: a missing binary or image, or a limit too low, is said now, not half-way.
+  raiseHostLimits(log);
+  const binaries = nodeBinaries();
+  const images = await nodeImages(log, options.hostAgent === false ? "needed" : "if-built");
+  // From choosing a free subnet until the bridge holds it (where usedSubnetIndexes sees it), no
+  // other lab of this machine may choose one: labs start side by side (Jest workers, other runs).
+  const subnetLock = await lockFile(SUBNET_LOCK);
+  let plan: ReturnType<typeof planLab>, state: LabState;
+  try {
+    plan = planLab(name, dir, requests, {
+      profile: options.profile ?? "open",
+      behindNat: options.behindNat,
+      natForwards: options.natForwards ?? [{ protocol: "tcp", port: API_SERVER_PORT }],
+      gatewayPorts: options.gatewayPorts ?? { from: 51820, to: 51839 },
+      usedSubnetIndexes: await usedSubnetIndexes(root, name),
+      nodes: options.nodes ?? 1,
+    });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    state = {
+      ...plan,
+      dir,
+      clusters: [],
+      nodeMonitorGracePeriodSeconds: options.nodeMonitorGracePeriodSeconds ?? 40,
+      ...(options.wireguardGo ? { wireguardGo: options.wireguardGo } : {}),
+      ...(options.hostGateway === false ? { hostGateway: false } : {}),
+      ...(options.hostAgent === false ? { hostAgent: false } : {}),
+    };
+    saveLab(state);
+    await createBridge(plan.bridge, `${plan.hostAddress}/24`);
+  } finally {
+    await subnetLock.release();
+  }
 
   const record = recorder(state);
-  await createBridge(plan.bridge, `${plan.hostAddress}/24`);
   for (const planned of plan.clusters) {
     const cluster: ClusterState = {
       ...planned,
@@ -192,11 +244,27 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
         `pods ${cluster.podCidr}, services ${cluster.serviceCidr})`,
     );
     await createNetwork(state, cluster);
+    await createNodeNetwork({
+      nodes: cluster.nodes,
+      podCidr: cluster.podCidr,
+      serviceCidr: cluster.serviceCidr,
+      uplink: cluster.routerNetns ? "lan" : "eth0",
+    });
     mkdirSync(cluster.dir, { recursive: true, mode: 0o700 });
     const spec = controlPlaneSpec(state, cluster);
     writeControlPlaneFiles(spec);
     log(`[lab ${name}] cluster ${cluster.name}: starting etcd and kube-apiserver`);
     startApiServer(spec, record(cluster));
+    for (const node of cluster.nodes) {
+      writeNodeFiles(cluster, node, {
+        node,
+        clusterPodCidr: cluster.podCidr,
+        pauseImage: images.pause,
+        caFile: controlPlaneFiles(cluster.dir).caCert,
+        binaries,
+      });
+      startNodeProcesses(node, binaries, ["containerd"], record(cluster));
+    }
   }
   // The control planes boot in parallel; each is then awaited in turn.
   const timeoutMs = options.readyTimeoutMs ?? 180_000;
@@ -206,17 +274,27 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
       throw new Error(`${error.message}\n  logs: ${join(cluster.dir, "logs")}`);
     };
   for (const cluster of state.clusters) {
+    for (const node of cluster.nodes) {
+      await importImages(node, binaries.ctr, images.archives, deadProcess(cluster), timeoutMs).catch(withLogs(cluster));
+    }
     const spec = controlPlaneSpec(state, cluster);
     await waitForApiServer(spec, deadProcess(cluster), timeoutMs).catch(withLogs(cluster));
-    log(`[lab ${name}] cluster ${cluster.name}: API server ready; starting kube-controller-manager and kube-scheduler`);
+    log(
+      `[lab ${name}] cluster ${cluster.name}: API server ready; starting kube-controller-manager, kube-scheduler ` +
+        `and the kubelet and kube-proxy of ${cluster.nodes.length} node(s)`,
+    );
     startControllers(spec, record(cluster));
+    for (const node of cluster.nodes) startNodeProcesses(node, binaries, ["kubelet", "kube-proxy"], record(cluster));
   }
   for (const cluster of state.clusters) {
     const spec = controlPlaneSpec(state, cluster);
     await waitForControllers(spec, deadProcess(cluster), timeoutMs).catch(withLogs(cluster));
-    startAgent(spec, record(cluster), options.agentEnvironment);
+    await waitForNodes(cluster, deadProcess(cluster), timeoutMs).catch(withLogs(cluster));
+    if (state.hostAgent !== false) startAgent(spec, record(cluster), options.agentEnvironment);
     log(
-      `[lab ${name}] cluster ${cluster.name}: ready at ${cluster.apiServerUrl} (kubeconfig ${cluster.kubeconfig}); agent started`,
+      `[lab ${name}] cluster ${cluster.name}: ready at ${cluster.apiServerUrl} (kubeconfig ${cluster.kubeconfig}); ` +
+        `nodes ${cluster.nodes.map((n) => n.name).join(", ")} Ready; ` +
+        (state.hostAgent === false ? "no host agent (a Cluster deploys it as pods)" : "agent started"),
     );
   }
   await setProfile(state, state.profile);
@@ -258,13 +336,14 @@ function deadProcess(cluster: ClusterState): () => string | undefined {
   return () => cluster.processes.find((p) => !isRunning(p))?.name;
 }
 
-function sameClusters(state: LabState, requests: readonly ClusterRequest[]): boolean {
+function sameClusters(state: LabState, requests: readonly ClusterRequest[], nodes: number): boolean {
   return (
     state.clusters.length === requests.length &&
     requests.every((r, i) => {
       const c = state.clusters[i]!;
       return (
         c.name === r.name &&
+        c.nodes?.length === nodes &&
         (!r.podCidr || r.podCidr === c.podCidr) &&
         (!r.serviceCidr || r.serviceCidr === c.serviceCidr)
       );
@@ -345,6 +424,8 @@ export async function downLab(name: string, root = DEFAULT_LAB_ROOT): Promise<st
       removed.push(`${record.name} (pid ${record.pid})`);
     }
   }
+  // What the nodes' runtime leaves running or mounted: pods, shims, mounts, cgroups.
+  for (const node of state?.clusters.flatMap((c) => c.nodes ?? []) ?? []) removed.push(...(await teardownNode(node)));
   // Then what lives on in the lab's own namespaces: started by the lab's processes (wireguard-go,
   // by the gateways), so only now, when nothing is left to start it again (a gateway restarts a
   // wireguard-go that dies within a second).

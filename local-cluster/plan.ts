@@ -5,6 +5,7 @@
 import { join } from "node:path";
 import { Cidr } from "../provider/net/cidr.js";
 import type { ConnectivityProfile, PortForward, PortRange } from "./connectivity.js";
+import { NODE_LAN_CIDR, planNodes, type PlannedNode } from "./node-plan.js";
 
 /** The port every local API server listens on. */
 export const API_SERVER_PORT = 6443;
@@ -45,6 +46,8 @@ export interface PlannedCluster {
   readonly serviceCidr: string;
   /** Directory of the cluster's files. */
   readonly dir: string;
+  /** The cluster's worker nodes (node 1 in the cluster's namespace). */
+  readonly nodes: readonly PlannedNode[];
 }
 
 /** Every decision about a lab, before anything exists. */
@@ -79,6 +82,8 @@ export interface PlanSettings {
   readonly gatewayPorts: PortRange;
   /** Subnet indexes taken by other labs or by host addresses. */
   readonly usedSubnetIndexes: readonly number[];
+  /** Worker nodes per cluster. @default 1 */
+  readonly nodes?: number;
 }
 
 /** Thrown by {@link planLab} with every problem found, not only the first. */
@@ -129,7 +134,10 @@ export function planLab(
     const parse = (what: string, text: string): Cidr | undefined => {
       try {
         const cidr = Cidr.parse(text);
-        const reservedRanges: [string, Cidr][] = [["the NAT network", Cidr.parse(PRIVATE_NAT_CIDR)]];
+        const reservedRanges: [string, Cidr][] = [
+          ["the NAT network", Cidr.parse(PRIVATE_NAT_CIDR)],
+          ["the node network", Cidr.parse(NODE_LAN_CIDR)],
+        ];
         if (subnetIndex !== undefined) reservedRanges.push(["the lab network", labSubnet]);
         for (const [label, reserved] of reservedRanges) {
           if (cidr.overlaps(reserved))
@@ -151,10 +159,17 @@ export function planLab(
     const publicAddress = labSubnet.nth(10 + index);
     const natted = behindNat.includes(request.name);
     const privateCidr = Cidr.parse(PRIVATE_NAT_CIDR);
+    const netns = `liqo-${name}-${request.name}`;
+    const clusterDir = join(dir, request.name);
+    const planned = planNodes(
+      { lab: name, name: request.name, netns, podCidr: pods, dir: clusterDir },
+      settings.nodes ?? 1,
+    );
+    problems.push(...planned.problems);
     return {
       name: request.name,
       index,
-      netns: `liqo-${name}-${request.name}`,
+      netns,
       ...(natted
         ? {
             routerNetns: `liqo-${name}-${request.name}-nat`,
@@ -167,7 +182,8 @@ export function planLab(
       publicAddress,
       podCidr: pods.toString(),
       serviceCidr: services.toString(),
-      dir: join(dir, request.name),
+      dir: clusterDir,
+      nodes: planned.nodes,
     };
   });
   if (problems.length > 0) throw new LabPlanError(problems);

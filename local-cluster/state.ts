@@ -39,6 +39,10 @@ export interface LabState extends Omit<LabPlan, "clusters"> {
   readonly nodeMonitorGracePeriodSeconds: number;
   /** The wireguard-go executable the agents' gateways run, if not the one on PATH. */
   readonly wireguardGo?: string;
+  /** False when the agents run no gateway (see LabOptions.hostGateway). @default true */
+  readonly hostGateway?: boolean;
+  /** False when the clusters run no host agent (see LabOptions.hostAgent). @default true */
+  readonly hostAgent?: boolean;
   /** The clusters, in creation order. */
   readonly clusters: ClusterState[];
 }

@@ -9,6 +9,8 @@
  *   kube-apiserver            once etcd runs
  *   controller manager,       once the API server answers `/readyz` (started before, they exit:
  *   scheduler, agent          they cannot read what they need)
+ *   each node's containerd,   at once (kubelet and kube-proxy wait for what they need themselves)
+ *   kubelet and kube-proxy
  *
  * A process that keeps exiting is started again with the agent's capped exponential backoff
  * (1 s up to 30 s); one that has run for {@link STABLE_MS} counts as recovered. Each restart, and
@@ -26,8 +28,18 @@ import { readLabFile, updateLab, type ClusterState } from "./state.js";
 /** The components of a local cluster, in the order they start. */
 export const COMPONENTS = ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "agent"] as const;
 
-/** One component of a local cluster. */
-export type Component = (typeof COMPONENTS)[number];
+/** The processes of each worker node, in the order they start. */
+export const NODE_PROCESSES = ["containerd", "kubelet", "kube-proxy"] as const;
+
+/** A process of worker node i: e.g. `kubelet-n2`. */
+export type NodeComponent = `${(typeof NODE_PROCESSES)[number]}-n${number}`;
+
+/** One component of a local cluster: of its control plane, or of one of its nodes. */
+export type Component = (typeof COMPONENTS)[number] | NodeComponent;
+
+/** The name of node `index`'s `process`. */
+export const nodeComponent = (process: (typeof NODE_PROCESSES)[number], index: number): NodeComponent =>
+  `${process}-n${index}`;
 
 /** How often the supervisor looks at its processes. */
 export const CHECK_MS = 500;
@@ -40,7 +52,7 @@ export const RESTART_BACKOFF: BackoffPolicy = { initialMs: 1000, maxMs: 30_000 }
 
 /** What a component needs before it is started again. */
 export function restartGate(component: Component): "nothing" | "etcd running" | "API server ready" {
-  if (component === "etcd") return "nothing";
+  if (component === "etcd" || !(COMPONENTS as readonly string[]).includes(component)) return "nothing";
   return component === "kube-apiserver" ? "etcd running" : "API server ready";
 }
 
@@ -64,7 +76,11 @@ export function decideRestarts(view: SupervisedView): Component[] {
     if (gate === "etcd running") return view.running.get("etcd") === true;
     return view.running.get("kube-apiserver") === true && view.apiReady();
   };
-  return COMPONENTS.filter(
+  const order = [
+    ...COMPONENTS,
+    ...[...view.running.keys()].filter((c) => !(COMPONENTS as readonly string[]).includes(c)),
+  ];
+  return order.filter(
     (c) => view.running.get(c) === false && view.now >= (view.dueAt.get(c) ?? Number.NEGATIVE_INFINITY) && open(c),
   );
 }
@@ -90,7 +106,10 @@ export function supervisorEntryPoint(): string {
   return join(dirname(require.resolve("pulumi-liqo/package.json")), "dist", "local-cluster", "supervise.js");
 }
 
-/** Starts the supervisor of `cluster` (of the lab in `labDir`) in the cluster's namespace. */
+/**
+ * Starts the supervisor of `cluster` (of the lab in `labDir`) in the cluster's namespace, by
+ * `nsenter`: what it starts again by `nsenter` (the nodes' processes) must see the host's mounts.
+ */
 export function startSupervisor(labDir: string, cluster: ClusterState): ProcessRecord {
   return startInNamespace(
     cluster.netns,
@@ -98,6 +117,8 @@ export function startSupervisor(labDir: string, cluster: ClusterState): ProcessR
     process.execPath,
     [supervisorEntryPoint(), "--lab-dir", labDir, "--cluster", cluster.name],
     join(cluster.dir, "logs", "supervisor.log"),
+    undefined,
+    "nsenter",
   );
 }
 
@@ -120,30 +141,30 @@ export interface SuperviseOptions {
  */
 export async function supervise(options: SuperviseOptions): Promise<void> {
   const { reporter } = options;
-  const backoffs = new Map<Component, Backoff>(
-    COMPONENTS.map((c) => [c, new Backoff(`supervisor: ${c}`, RESTART_BACKOFF)]),
-  );
+  const backoffs = new Map<Component, Backoff>();
+  const backoff = (c: Component): Backoff => {
+    if (!backoffs.has(c)) backoffs.set(c, new Backoff(`supervisor: ${c}`, RESTART_BACKOFF));
+    return backoffs.get(c)!;
+  };
   const startedAt = new Map<Component, number>();
   const missingLaunch = new Set<Component>();
-  reporter.info(`supervisor of cluster ${options.cluster}: watching ${COMPONENTS.join(", ")}`);
+  reporter.info(`supervisor of cluster ${options.cluster}: watching its recorded processes`);
   while (!options.signal.aborted) {
     const cluster = readLabFile(options.labDir)?.clusters.find((c) => c.name === options.cluster);
     if (!cluster) return reporter.info(`supervisor of cluster ${options.cluster}: the lab's state is gone; stopping`);
     const records = new Map(cluster.processes.map((p) => [p.name as Component, p]));
-    const running = new Map(
-      COMPONENTS.filter((c) => records.has(c)).map((c) => [c, isRunning(records.get(c)!)] as const),
-    );
+    const running = new Map([...records].map(([c, record]) => [c, isRunning(record)] as const));
     const now = Date.now();
     for (const [component, alive] of running) {
       if (alive && now - (startedAt.get(component) ?? 0) >= STABLE_MS) {
-        const recovered = backoffs.get(component)!.succeeded();
+        const recovered = backoff(component).succeeded();
         if (recovered) reporter.info(recovered);
       }
     }
     // The API server is asked only when a dead component waits on it.
     const waiting = [...running].some(([c, alive]) => !alive && restartGate(c) === "API server ready");
     const apiReady = waiting && (await apiServerReady(join(cluster.dir, "pki", "ca.crt"), options.apiServerPort));
-    const dueAt = new Map(COMPONENTS.map((c) => [c, backoffs.get(c)!.dueAt] as const));
+    const dueAt = new Map([...records.keys()].map((c) => [c, backoff(c).dueAt] as const));
     for (const component of decideRestarts({ running, apiReady: () => apiReady, dueAt, now })) {
       if (options.signal.aborted) return;
       const launch = cluster.launches?.[component];
@@ -156,14 +177,15 @@ export async function supervise(options: SuperviseOptions): Promise<void> {
         continue;
       }
       const old = records.get(component)!;
-      const decision = backoffs.get(component)!.failed(`${component} (pid ${old.pid}) exited; see ${old.logFile}`, now);
+      const decision = backoff(component).failed(`${component} (pid ${old.pid}) exited; see ${old.logFile}`, now);
       const record = startInNamespace(
-        cluster.netns,
+        launch.netns ?? cluster.netns,
         component,
         launch.command,
         launch.args,
         old.logFile,
         launch.environment,
+        launch.entry,
       );
       startedAt.set(component, now);
       updateLab(options.labDir, (state) => {

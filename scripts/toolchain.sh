@@ -103,6 +103,37 @@ build_kubernetes() {
       k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler)
 }
 
+# kubelet, kube-proxy and kubectl: the same wrapper module as the control plane, in their own
+# cache directory so that a cache made before worker nodes existed is completed, not rebuilt.
+build_kubernetes_node() {
+  local out=$1 minor=${KUBERNETES_VERSION#*.} v=k8s.io/component-base/version
+  minor=${minor%%.*}
+  cp -r "$LIQO_CACHE/kubernetes-$KUBERNETES_VERSION/src" "$out/src"
+  (cd "$out/src" && run_logged "kubernetes node v$KUBERNETES_VERSION" "$out/build.log" \
+    env CGO_ENABLED=0 GOFLAGS=-mod=mod go build -o "$out/bin/" \
+      -ldflags "-s -w -X $v.gitVersion=v$KUBERNETES_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean" \
+      k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kubectl)
+}
+
+build_containerd() {
+  local out=$1 cmd
+  for cmd in containerd containerd-shim-runc-v2 ctr; do
+    run_logged "containerd v$CONTAINERD_VERSION ($cmd)" "$out/build.log" \
+      env CGO_ENABLED=0 GOBIN="$out/bin" go install -tags "no_btrfs no_devmapper no_zfs" -ldflags "-s -w" \
+        "github.com/containerd/containerd/v2/cmd/$cmd@v$CONTAINERD_VERSION"
+  done
+}
+
+# unpack_debian OUT PACKAGE VERSION: the package's files under OUT/root, without installing it.
+unpack_debian() {
+  local out=$1 package=$2 version=$3
+  (cd "$out" && run_logged "debian $package $version" "$out/download.log" apt-get download "$package=$version")
+  dpkg-deb -x "$out/${package}_"*.deb "$out/root"
+  rm -f "$out/${package}_"*.deb
+}
+build_runc() { unpack_debian "$1" runc "$RUNC_DEBIAN_VERSION"; }
+build_cni_plugins() { unpack_debian "$1" containernetworking-plugins "$CNI_PLUGINS_DEBIAN_VERSION"; }
+
 build_etcd() {
   local out=$1
   mkdir -p "$out/src"
@@ -110,6 +141,16 @@ build_etcd() {
   printf 'module pulumi-liqo.local/toolchain/etcd\n\ngo 1.26.0\n\nrequire go.etcd.io/etcd/server/v3 v%s\n' "$ETCD_VERSION" >"$out/src/go.mod"
   (cd "$out/src" && run_logged "etcd v$ETCD_VERSION" "$out/build.log" \
     env CGO_ENABLED=0 GOFLAGS=-mod=mod go build -o "$out/bin/etcd" -ldflags "-s -w" .)
+}
+
+# podtool: the test images' program (toolchain/podtool/main.go, standard library only), static.
+build_podtool() {
+  local out=$1
+  mkdir -p "$out/src"
+  cp "$REPO_ROOT/toolchain/podtool/main.go" "$out/src/"
+  printf 'module pulumi-liqo.local/toolchain/podtool\n\ngo 1.26.0\n' >"$out/src/go.mod"
+  (cd "$out/src" && run_logged "podtool" "$out/build.log" \
+    env CGO_ENABLED=0 go build -trimpath -o "$out/bin/podtool" -ldflags "-s -w" .)
 }
 
 build_wireguard_go() {
@@ -136,8 +177,13 @@ command -v go >/dev/null || die "Go is needed to build the toolchain from the Go
 ensure_debian_packages
 build_once "$NODE_HOME" "node $NODE_VERSION" build_node
 build_once "$LIQO_CACHE/kubernetes-$KUBERNETES_VERSION" "kubernetes $KUBERNETES_VERSION" build_kubernetes
+build_once "$LIQO_CACHE/kubernetes-node-$KUBERNETES_VERSION" "kubernetes node $KUBERNETES_VERSION" build_kubernetes_node
+build_once "$LIQO_CACHE/containerd-$CONTAINERD_VERSION" "containerd $CONTAINERD_VERSION" build_containerd
+build_once "$LIQO_CACHE/runc-$RUNC_DEBIAN_VERSION" "runc $RUNC_DEBIAN_VERSION" build_runc
+build_once "$LIQO_CACHE/cni-plugins-$CNI_PLUGINS_DEBIAN_VERSION" "CNI plugins $CNI_PLUGINS_DEBIAN_VERSION" build_cni_plugins
 build_once "$LIQO_CACHE/etcd-$ETCD_VERSION" "etcd $ETCD_VERSION" build_etcd
 build_once "$LIQO_CACHE/wireguard-go-$WIREGUARD_GO_VERSION" "wireguard-go $WIREGUARD_GO_VERSION" build_wireguard_go
+build_once "$PODTOOL_HOME" "podtool" build_podtool
 install_npm_packages
 build_pulumi
 step "ready: $(toolchain_path | tr ':' ' ')"

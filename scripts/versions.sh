@@ -11,6 +11,11 @@ NODE_VERSION=24.21.0
 PULUMI_VERSION=3.259.0
 # Kubernetes control plane (kube-apiserver, kube-controller-manager, kube-scheduler).
 KUBERNETES_VERSION=1.36.3
+# Worker nodes (local clusters): containerd built from the Go module proxy (v2 keeps every path it
+# uses under directories of ours), runc and the CNI plugins unpacked from Debian's packages.
+CONTAINERD_VERSION=2.4.2
+RUNC_DEBIAN_VERSION=1.1.5+ds1-1+deb12u1
+CNI_PLUGINS_DEBIAN_VERSION=1.1.1+ds1-3+b5
 # etcd server: the 3.6 line, which Kubernetes 1.36's client requires.
 ETCD_VERSION=3.6.16
 # wireguard-go has no release tags on the module proxy; this is the newest pseudo-version.

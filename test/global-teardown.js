@@ -2,7 +2,7 @@
 // never the labs of a run still going on beside this one. Plain JavaScript on the compiled
 // sources (`npm test` builds first): Jest's module mapping does not apply to global hooks.
 const { downLab, listLabs } = require("../dist/local-cluster/lab.js");
-const { TEST_LAB_ROOT, labOwner } = require("../dist/harness/labs.js");
+const { TEST_LAB_ROOT, labOwner, forgetLab } = require("../dist/harness/labs.js");
 
 function alive(pid) {
   try {
@@ -16,7 +16,10 @@ function alive(pid) {
 module.exports = async function globalTeardown() {
   for (const name of listLabs(TEST_LAB_ROOT)) {
     const owner = labOwner(name);
-    if (owner === undefined || owner === Number(process.env.LIQO_TEST_RUN) || !alive(owner))
+    if (owner === undefined || owner === Number(process.env.LIQO_TEST_RUN) || !alive(owner)) {
       await downLab(name, TEST_LAB_ROOT);
+      // Every worker of the run has exited: nobody waits on these any more.
+      forgetLab(name);
+    }
   }
 };

@@ -274,6 +274,7 @@ describe("planLab: validation", () => {
       /cluster name "dup" is given more than once/,
       /cluster p: pod CIDR 10\.1\.0\.0\/16 overlaps service CIDR 10\.1\.128\.0\/17/,
       /cluster l: pod CIDR 192\.168\.0\.0\/16 overlaps the NAT network/,
+      /cluster l: pod CIDR 192\.168\.0\.0\/16 overlaps the node network/,
       /cluster c: service CIDR: .*"not-a-cidr"/,
       /--behind-nat "ghost" is not one of the clusters/,
       /gateway ports 60000-50000/,
@@ -321,20 +322,22 @@ describe("planLab: validation", () => {
   });
 
   test("GIVEN a pod CIDR inside the subnet the lab will take WHEN planned THEN it is refused as overlapping the lab network", () => {
-    const error = planError("t1", DIR, [{ name: "a", podCidr: "172.29.2.0/25" }], settings({ usedSubnetIndexes: [1] }));
+    const error = planError("t1", DIR, [{ name: "a", podCidr: "172.29.2.0/23" }], settings({ usedSubnetIndexes: [1] }));
     expect(error.problems).toEqual([
-      expect.stringMatching(/cluster a: pod CIDR 172\.29\.2\.0\/25 overlaps the lab network 172\.29\.2\.0\/24/),
+      expect.stringMatching(/cluster a: pod CIDR 172\.29\.2\.0\/23 overlaps the lab network 172\.29\.2\.0\/24/),
     ]);
   });
 
   test("GIVEN a CIDR inside another lab's subnet WHEN planned THEN the lab network check does not refuse it", () => {
-    expect(planLab("t1", DIR, [{ name: "a", podCidr: "172.29.2.0/24" }], settings()).subnetIndex).toBe(1);
+    expect(planLab("t1", DIR, [{ name: "a", podCidr: "172.29.2.0/23" }], settings()).subnetIndex).toBe(1);
   });
 
   test("GIVEN a service CIDR overlapping the NAT private network WHEN planned THEN it is refused naming that network", () => {
-    const error = planError("t1", DIR, [{ name: "a", serviceCidr: "192.168.0.0/16" }], settings());
+    const error = planError("t1", DIR, [{ name: "a", serviceCidr: "192.168.100.0/25" }], settings());
     expect(error.problems).toEqual([
-      expect.stringMatching(/cluster a: service CIDR 192\.168\.0\.0\/16 overlaps the NAT network 192\.168\.100\.0\/24/),
+      expect.stringMatching(
+        /cluster a: service CIDR 192\.168\.100\.0\/25 overlaps the NAT network 192\.168\.100\.0\/24/,
+      ),
     ]);
   });
 

@@ -56,4 +56,19 @@ describe("supervisor decisions", () => {
     expect(restartGate("kube-apiserver")).toBe("etcd running");
     expect(restartGate("agent")).toBe("API server ready");
   });
+
+  test("GIVEN a node's kubelet and containerd exited WHEN the API server is not ready THEN both start again at once, after the control plane's", () => {
+    const view = new Map<Component, boolean>([
+      ...running(["etcd"]),
+      ["containerd-n2", false],
+      ["kubelet-n2", false],
+      ["kube-proxy-n2", true],
+    ]);
+    expect(decideRestarts({ running: view, apiReady: () => false, dueAt: new Map(), now: 0 })).toEqual([
+      "etcd",
+      "containerd-n2",
+      "kubelet-n2",
+    ]);
+    expect(restartGate("kubelet-n2")).toBe("nothing");
+  });
 });

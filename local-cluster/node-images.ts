@@ -1,0 +1,90 @@
+/**
+ * The images every worker node gets at `up`: the pause image (containerd's sandbox image), the
+ * podtool image (test pods) and the agent's, as `npm run image` writes them to `dist/image/`.
+ * Nodes have no registry to pull from: each is imported into each node's containerd.
+ */
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { tmpdir } from "node:os";
+import { withFileLock } from "../host/file-lock.js";
+import { buildImages, packageVersion, REPO_ROOT, type ImageName } from "../image/build.js";
+import { projectImageReference } from "../image/reference.js";
+import { commandPath } from "./commands.js";
+
+/** The images a node is given, by reference, and the archive files to import. */
+export interface NodeImages {
+  /** The pause image's reference (containerd's sandbox image). */
+  readonly pause: string;
+  /** The podtool image's reference. */
+  readonly podtool: string;
+  /** The agent image's reference. */
+  readonly agent: string;
+  /** The archives to import into every node, those that exist. */
+  readonly archives: readonly string[];
+}
+
+/** The reference of the project's image `name` (`pulumi-liqo.local/<name>:<package version>`). */
+export function imageReference(name: ImageName): string {
+  return projectImageReference(name, packageVersion());
+}
+
+/** Where `npm run image` writes image `name`'s archive. */
+export const imageArchive = (name: ImageName): string => join(REPO_ROOT, "dist", "image", `${name}.oci.tar`);
+
+/** The folders whose sources go into the agent's bundle (agent/main.ts imports no other). */
+const AGENT_SOURCES = ["agent", "provider", "host"];
+
+/** The newest modification time of the files under `dir` (0 when there is none). */
+function newestUnder(dir: string): number {
+  if (!existsSync(dir)) return 0;
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * What makes an archive out of date: for pause and podtool, the podtool binary; for the agent, its
+ * sources and the locked dependencies (bundled into it).
+ */
+function inputsChangedAt(name: ImageName): number {
+  if (name !== "agent") return statSync(commandPath("podtool")).mtimeMs;
+  const files = ["package.json", "package-lock.json"].map((f) => join(REPO_ROOT, f)).filter((f) => existsSync(f));
+  return Math.max(
+    ...AGENT_SOURCES.map((d) => newestUnder(join(REPO_ROOT, d))),
+    ...files.map((f) => statSync(f).mtimeMs),
+  );
+}
+
+const stale = (name: ImageName): boolean =>
+  !existsSync(imageArchive(name)) || statSync(imageArchive(name)).mtimeMs < inputsChangedAt(name);
+
+/**
+ * The images for the nodes, and the archives to import. The pause and podtool archives are
+ * (re)built when missing or older than the podtool binary (one static binary each: quick). The
+ * agent's is built too, when older than its sources, if `agent` says the lab needs it (its agents
+ * run as pods); otherwise it is imported when `npm run image` has built it. One build at a time on
+ * this machine: labs come up side by side, and they share `dist/image/`.
+ */
+export async function nodeImages(log: (line: string) => void, agent: "needed" | "if-built"): Promise<NodeImages> {
+  const lock = join(tmpdir(), `pulumi-liqo-images-${REPO_ROOT.replaceAll("/", "_")}.lock`);
+  await withFileLock(lock, async () => {
+    const names = (["pause", "podtool", ...(agent === "needed" ? ["agent" as const] : [])] as const).filter(stale);
+    if (names.length === 0) return;
+    const started = Date.now();
+    const built = await buildImages({ outDir: dirname(imageArchive("agent")), only: names });
+    for (const image of built)
+      log(`[images] built ${image.file}: ${image.reference} ${image.digest} (${image.bytes} bytes)`);
+    log(`[images] ${names.join(", ")} built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  });
+  const withAgent = existsSync(imageArchive("agent"));
+  if (!withAgent)
+    log(`[images] no agent image at ${imageArchive("agent")} (npm run image builds it); nodes start without it`);
+  return {
+    pause: imageReference("pause"),
+    podtool: imageReference("podtool"),
+    agent: imageReference("agent"),
+    archives: [imageArchive("pause"), imageArchive("podtool"), ...(withAgent ? [imageArchive("agent")] : [])],
+  };
+}

@@ -1,0 +1,214 @@
+// podtool: the one small static program inside the project's test images. The pause image runs
+// `podtool pause` (the sandbox's placeholder process); the podtool image runs `podtool serve` and
+// tests `kubectl exec` into it for `podtool tcp` and `podtool ping`. Standard library only, so it
+// builds offline and links statically with CGO_ENABLED=0.
+//
+//	podtool pause                 sleeps until SIGTERM or SIGINT
+//	podtool serve [--tcp :8080]   answers each TCP connection with "podtool <hostname> <local addr>"
+//	podtool tcp HOST:PORT         connects, prints what it got; exit 0 on an answer, 1 otherwise
+//	podtool ping HOST             one ICMP echo over a raw socket, prints the rtt; exit 0 or 1
+//	podtool api PATH [BODY]       the pod's API server, through the `kubernetes` Service, as its
+//	                              ServiceAccount: GET PATH (POST BODY); prints status and body; exit 0 on 2xx
+package main
+
+import (
+	"bufio"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+const usage = "usage: podtool pause | serve [--tcp :8080] | tcp HOST:PORT | ping HOST | api PATH [BODY]"
+
+func main() {
+	if len(os.Args) < 2 {
+		fail(usage)
+	}
+	switch os.Args[1] {
+	case "pause":
+		pause()
+	case "serve":
+		listen := ":8080"
+		if len(os.Args) == 4 && os.Args[2] == "--tcp" {
+			listen = os.Args[3]
+		} else if len(os.Args) != 2 {
+			fail(usage)
+		}
+		serve(listen)
+	case "tcp":
+		if len(os.Args) != 3 {
+			fail(usage)
+		}
+		tcp(os.Args[2])
+	case "ping":
+		if len(os.Args) != 3 {
+			fail(usage)
+		}
+		ping(os.Args[2])
+	case "api":
+		if len(os.Args) != 3 && len(os.Args) != 4 {
+			fail(usage)
+		}
+		api(os.Args[2], os.Args[3:])
+	default:
+		fail(usage)
+	}
+}
+
+func fail(message string) {
+	fmt.Fprintln(os.Stderr, message)
+	os.Exit(1)
+}
+
+// pause is a sandbox's process: it holds the pod's namespaces until the runtime stops it. As PID 1
+// it gets no default signal handling, so it must catch the signals itself or never end.
+func pause() {
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
+	<-signals
+}
+
+func serve(listen string) {
+	hostname, _ := os.Hostname()
+	listener, err := net.Listen("tcp", listen)
+	if err != nil {
+		fail(fmt.Sprintf("podtool serve: %v", err))
+	}
+	fmt.Printf("podtool %s listening on %s\n", hostname, listener.Addr())
+	go func() {
+		signals := make(chan os.Signal, 1)
+		signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
+		<-signals
+		os.Exit(0)
+	}()
+	for {
+		conn, err := listener.Accept()
+		if err != nil {
+			fail(fmt.Sprintf("podtool serve: %v", err))
+		}
+		fmt.Printf("connection from %s\n", conn.RemoteAddr())
+		fmt.Fprintf(conn, "podtool %s %s\n", hostname, conn.LocalAddr())
+		conn.Close()
+	}
+}
+
+func tcp(target string) {
+	conn, err := net.DialTimeout("tcp", target, 5*time.Second)
+	if err != nil {
+		fail(fmt.Sprintf("podtool tcp %s: %v", target, err))
+	}
+	defer conn.Close()
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	// A server that speaks first (podtool serve) sends a line; one that waits for the client
+	// (an API server's TLS) sends nothing: the connection itself is the answer.
+	var timeout net.Error
+	if err != nil && !(errors.As(err, &timeout) && timeout.Timeout()) && line == "" {
+		fail(fmt.Sprintf("podtool tcp %s: connected, then %v", target, err))
+	}
+	fmt.Printf("connected to %s from %s: %q\n", target, conn.LocalAddr(), line)
+}
+
+func checksum(b []byte) uint16 {
+	var sum uint32
+	for i := 0; i+1 < len(b); i += 2 {
+		sum += uint32(binary.BigEndian.Uint16(b[i:]))
+	}
+	if len(b)%2 == 1 {
+		sum += uint32(b[len(b)-1]) << 8
+	}
+	for sum>>16 != 0 {
+		sum = sum&0xffff + sum>>16
+	}
+	return ^uint16(sum)
+}
+
+func ping(host string) {
+	addr, err := net.ResolveIPAddr("ip4", host)
+	if err != nil {
+		fail(fmt.Sprintf("podtool ping %s: %v", host, err))
+	}
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_RAW, syscall.IPPROTO_ICMP)
+	if err != nil {
+		fail(fmt.Sprintf("podtool ping %s: raw socket (needs CAP_NET_RAW): %v", host, err))
+	}
+	defer syscall.Close(fd)
+	id := uint16(os.Getpid())
+	packet := []byte{8, 0, 0, 0, byte(id >> 8), byte(id), 0, 1, 'p', 'o', 'd', 't', 'o', 'o', 'l', '!'}
+	binary.BigEndian.PutUint16(packet[2:], checksum(packet))
+	var to syscall.SockaddrInet4
+	copy(to.Addr[:], addr.IP.To4())
+	_ = syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &syscall.Timeval{Sec: 1})
+	started := time.Now()
+	if err := syscall.Sendto(fd, packet, 0, &to); err != nil {
+		fail(fmt.Sprintf("podtool ping %s: %v", host, err))
+	}
+	buffer := make([]byte, 1500)
+	for time.Since(started) < 3*time.Second {
+		n, from, err := syscall.Recvfrom(fd, buffer, 0)
+		if err != nil {
+			continue // The receive timeout: look again until the deadline.
+		}
+		source, ok := from.(*syscall.SockaddrInet4)
+		headerLength := int(buffer[0]&0x0f) * 4
+		if !ok || source.Addr != to.Addr || n < headerLength+8 {
+			continue
+		}
+		reply := buffer[headerLength:n]
+		if reply[0] == 0 && binary.BigEndian.Uint16(reply[4:]) == id {
+			fmt.Printf("reply from %s: rtt %.3f ms\n", host, float64(time.Since(started).Microseconds())/1000)
+			return
+		}
+	}
+	fail(fmt.Sprintf("podtool ping %s: no reply within 3 s", host))
+}
+
+// The files kubelet mounts into every pod of a ServiceAccount.
+const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+// api calls the pod's API server the way an in-cluster client does: at the `kubernetes` Service
+// (KUBERNETES_SERVICE_HOST/PORT, which kubelet sets), trusting the cluster CA, with the token.
+func api(path string, body []string) {
+	token, err := os.ReadFile(serviceAccountDir + "/token")
+	if err != nil {
+		fail(fmt.Sprintf("podtool api: no ServiceAccount token: %v", err))
+	}
+	ca, err := os.ReadFile(serviceAccountDir + "/ca.crt")
+	if err != nil {
+		fail(fmt.Sprintf("podtool api: no cluster CA: %v", err))
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(ca)
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
+	url := "https://" + net.JoinHostPort(os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT")) + path
+	method, payload := http.MethodGet, io.Reader(nil)
+	if len(body) == 1 {
+		method, payload = http.MethodPost, strings.NewReader(body[0])
+	}
+	request, err := http.NewRequest(method, url, payload)
+	if err != nil {
+		fail(fmt.Sprintf("podtool api: %v", err))
+	}
+	request.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+	request.Header.Set("Content-Type", "application/json")
+	response, err := client.Do(request)
+	if err != nil {
+		fail(fmt.Sprintf("podtool api %s %s: %v", method, url, err))
+	}
+	defer response.Body.Close()
+	answer, _ := io.ReadAll(response.Body)
+	fmt.Printf("%s %s: HTTP %d\n%s\n", method, url, response.StatusCode, answer)
+	if response.StatusCode/100 != 2 {
+		os.Exit(1)
+	}
+}
