@@ -1,0 +1,159 @@
+/**
+ * `npm run image`: builds the agent, podtool and pause images into OCI archives, and says what
+ * each weighs and what takes the room. Inputs are the toolchain's files and this machine's tools;
+ * the same inputs give the same archives, byte for byte.
+ */
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { mkdir, mkdtemp, realpath, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { promisify } from "node:util";
+import { build } from "esbuild";
+import { agentImage, type NamedImage } from "./agent-image.js";
+import { findOnPath } from "./host-files.js";
+import { writeImageArchive, type ImageArchive } from "./oci-archive.js";
+import { pauseImage, podtoolImage } from "./podtool-images.js";
+
+const run = promisify(execFile);
+
+/** The images `npm run image` builds. */
+export const IMAGE_NAMES = ["agent", "podtool", "pause"] as const;
+
+/** One of IMAGE_NAMES. */
+export type ImageName = (typeof IMAGE_NAMES)[number];
+
+/** What to build and where. */
+export interface BuildOptions {
+  /** Directory the archives go to (`<name>.oci.tar`). */
+  readonly outDir: string;
+  /** Which images. @default all of IMAGE_NAMES */
+  readonly only?: readonly ImageName[];
+  /** The podtool binary. @default $LIQO_PODTOOL, else `podtool` on PATH (the toolchain puts it there) */
+  readonly podtool?: string;
+}
+
+/** One archive written, with its layers named. */
+export interface BuiltImage extends ImageArchive {
+  /** Which image. */
+  readonly name: ImageName;
+  /** The archive's path. */
+  readonly file: string;
+  /** Names of the layers (what takes the room in each), in the order of `layers`. */
+  readonly layerNames: readonly string[];
+  /** Notes about the inputs (for example node left unstripped). */
+  readonly notes: readonly string[];
+}
+
+/** The repository root (this package's, wherever the build runs from: dist or sources under Jest). */
+export const REPO_ROOT = dirname(require.resolve("pulumi-liqo/package.json"));
+
+/** The package version: every image's tag. */
+export function packageVersion(): string {
+  return (JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { version: string }).version;
+}
+
+/**
+ * Bundles agent/main.ts and its npm dependencies into one CommonJS file, with the options that
+ * `npm run build` bundles the Kubernetes client with (package.json `bundle-client`). Called from
+ * here rather than from a package.json script so that tests build the same bundle.
+ */
+export async function bundleAgent(outfile: string): Promise<void> {
+  await build({
+    entryPoints: [join(REPO_ROOT, "agent", "main.ts")],
+    absWorkingDir: REPO_ROOT,
+    bundle: true,
+    minify: true,
+    keepNames: true,
+    platform: "node",
+    format: "cjs",
+    target: "node24",
+    logLevel: "warning",
+    outfile,
+  });
+}
+
+/**
+ * A stripped copy of this process's node (the toolchain's Node 24): the npm package ships it
+ * with debug info, 18 MB that no pod needs. Without `strip` (binutils) the copy is the original.
+ */
+async function nodeBinary(work: string, notes: string[]): Promise<string> {
+  if (process.versions.node.split(".")[0] !== "24") {
+    throw new Error(
+      `image: run with the toolchain's Node 24 (. scripts/env.sh), not ${process.version} (${process.execPath})`,
+    );
+  }
+  const node = await realpath(process.execPath);
+  let strip: string;
+  try {
+    strip = findOnPath("strip", "binutils");
+  } catch {
+    notes.push("node not stripped: no strip on PATH (install binutils for an 18 MB smaller image)");
+    return node;
+  }
+  const out = join(work, "node");
+  await run(strip, ["--strip-all", "-o", out, node]);
+  return out;
+}
+
+async function agentSpec(work: string, notes: string[]): Promise<NamedImage> {
+  const bundle = join(work, "agent.js");
+  await bundleAgent(bundle);
+  const wireguardGo = await realpath(findOnPath("wireguard-go", "the toolchain builds it: . scripts/env.sh"));
+  return agentImage({ version: packageVersion(), node: await nodeBinary(work, notes), bundle, wireguardGo });
+}
+
+function podtoolBinary(options: BuildOptions): string {
+  return (
+    options.podtool ?? process.env.LIQO_PODTOOL ?? findOnPath("podtool", "the toolchain builds it; or set LIQO_PODTOOL")
+  );
+}
+
+/** Builds the images `options` ask for into `options.outDir`, one after the other. */
+export async function buildImages(options: BuildOptions): Promise<BuiltImage[]> {
+  await mkdir(options.outDir, { recursive: true });
+  const work = await mkdtemp(join(tmpdir(), "liqo-image-build-"));
+  try {
+    const built: BuiltImage[] = [];
+    for (const name of options.only ?? IMAGE_NAMES) {
+      const notes: string[] = [];
+      const image: NamedImage =
+        name === "agent"
+          ? await agentSpec(work, notes)
+          : {
+              spec: (name === "podtool" ? podtoolImage : pauseImage)(podtoolBinary(options), packageVersion()),
+              layerNames: ["podtool (static)"],
+            };
+      const file = join(options.outDir, `${name}.oci.tar`);
+      const archive = await writeImageArchive(file, image.spec);
+      built.push({ ...archive, name, file, layerNames: image.layerNames, notes });
+    }
+    return built;
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(1)} MB`;
+
+/** The report `npm run image` prints: per image its reference, digest, sizes and its layers, biggest first. */
+export function formatReport(images: readonly BuiltImage[]): string {
+  const lines: string[] = [];
+  for (const image of images) {
+    lines.push(
+      `${image.name}: ${image.reference}`,
+      `  file         ${image.file}`,
+      `  digest       ${image.digest}`,
+      `  archive      ${mb(image.bytes)} (uncompressed layers ${mb(image.uncompressedBytes)})`,
+    );
+    const layers = image.layers.map((layer, i) => ({ ...layer, name: image.layerNames[i] ?? `layer ${i + 1}` }));
+    if (layers.length > 1) {
+      lines.push("  biggest      (compressed / uncompressed)");
+      for (const layer of [...layers].sort((a, b) => b.size - a.size)) {
+        lines.push(`    ${mb(layer.size).padStart(9)} / ${mb(layer.uncompressedSize).padStart(9)}  ${layer.name}`);
+      }
+    }
+    for (const note of image.notes) lines.push(`  note         ${note}`);
+  }
+  return lines.join("\n");
+}
