@@ -26,7 +26,7 @@ export interface OfferAnsweringOptions {
   readonly thresholdPercent?: number;
 }
 
-/** The cluster's free allocatable capacity: real nodes' allocatable less bound pods' requests. */
+/** The cluster's free allocatable capacity: schedulable real nodes' allocatable less their pods' requests. */
 export async function getFreeCapacity(kc: k8s.KubeConfig): Promise<Capacity> {
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const [nodes, pods] = await Promise.all([
@@ -35,12 +35,15 @@ export async function getFreeCapacity(kc: k8s.KubeConfig): Promise<Capacity> {
   ]);
   return computeFreeCapacity(
     nodes.items.map((n) => ({
+      name: n.metadata?.name ?? "",
       allocatable: n.status?.allocatable,
       virtual: n.metadata?.labels?.[VIRTUAL_NODE_LABEL] === "true",
+      schedulable: takesPods(n),
     })),
     pods.items
       .filter((p) => p.spec?.nodeName)
       .map((p) => ({
+        nodeName: p.spec!.nodeName!,
         requests: (p.spec?.containers ?? []).reduce(
           (acc, c) => ({
             ...acc,
@@ -54,16 +57,26 @@ export async function getFreeCapacity(kc: k8s.KubeConfig): Promise<Capacity> {
   );
 }
 
+/** Whether a node can take a new pod: Ready and not cordoned. */
+function takesPods(node: CapacityObject): boolean {
+  const ready = node.status?.conditions?.find((c) => c.type === "Ready")?.status === "True";
+  return ready && node.spec?.unschedulable !== true;
+}
+
 /** A watch event's object, as far as free capacity is concerned. */
 interface CapacityObject {
   readonly metadata?: { readonly name?: string; readonly uid?: string };
-  readonly spec?: { readonly nodeName?: string };
-  readonly status?: { readonly allocatable?: Record<string, string>; readonly phase?: string };
+  readonly spec?: { readonly nodeName?: string; readonly unschedulable?: boolean };
+  readonly status?: {
+    readonly allocatable?: Record<string, string>;
+    readonly phase?: string;
+    readonly conditions?: readonly { readonly type: string; readonly status: string }[];
+  };
 }
 
 /**
  * Filters of node and pod watch events down to those that move free capacity: a node added,
- * removed or with new allocatable; a pod placed, finished or removed. A virtual node's heartbeat
+ * removed, cordoned, Ready or not, or with new allocatable; a pod placed, finished or removed. A virtual node's heartbeat
  * (a status post every 20 s) moves nothing and wakes nothing.
  */
 export function capacityEventFilters(): {
@@ -88,7 +101,7 @@ export function capacityEventFilters(): {
         allocatable,
         type,
         (object as CapacityObject).metadata?.name,
-        JSON.stringify((object as CapacityObject).status?.allocatable ?? {}),
+        `${takesPods(object as CapacityObject)} ${JSON.stringify((object as CapacityObject).status?.allocatable ?? {})}`,
       ),
     pods: (type, object) =>
       changed(

@@ -14,12 +14,40 @@ export interface EndpointArgs {
   readonly port?: pulumi.Input<number>;
 }
 
+/** How the WireGuard gateway is reached, and how a deployed gateway is exposed. */
+export interface GatewayArgs extends EndpointArgs {
+  /**
+   * How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort`
+   * Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service
+   * (peers then dial that node's address). The gateway runs on its node's network, so `port` is
+   * the port it serves on there; a `Tunnel`'s `port` must be the same.
+   * @default "LoadBalancer"
+   */
+  readonly exposure?: pulumi.Input<"LoadBalancer" | "NodePort" | "hostPort">;
+  /**
+   * With `exposure: "NodePort"`: the node port the gateway's Service takes, which
+   * `gatewayEndpoint` then names. @default one the cluster picks
+   */
+  readonly nodePort?: pulumi.Input<number>;
+}
+
 /** How the agent is deployed. */
 export interface AgentArgs {
-  /** Image holding this package and Node 24; it runs `node dist/agent/main.js`. @example "registry.example.com/pulumi-liqo-agent:0.1.0" */
+  /**
+   * The agent image: the archive `npm run image` builds (`pulumi-liqo.local/agent:<version>`),
+   * pushed to a registry the cluster pulls from. One image, three roles: the control agent
+   * (a Deployment), the gateway (a Deployment of one hostNetwork pod) and the route agent (a
+   * DaemonSet). A new image rolls them in place; peerings stay and the gateway keeps its keys.
+   * @example "registry.example.com/pulumi-liqo/agent:0.1.0"
+   */
   readonly image?: pulumi.Input<string>;
   /** How the auth service is exposed. @default "LoadBalancer" */
   readonly exposure?: pulumi.Input<"LoadBalancer" | "NodePort">;
+  /**
+   * With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl`
+   * then names. @default one the cluster picks
+   */
+  readonly nodePort?: pulumi.Input<number>;
 }
 
 /** Inputs of a {@link Cluster}. */
@@ -51,11 +79,12 @@ export interface ClusterArgs {
   readonly apiServerUrl?: pulumi.Input<string>;
   /** How the auth service is reached. @default the API server's host, port 8443 */
   readonly authService?: pulumi.Input<EndpointArgs>;
-  /** How the WireGuard gateway is reached. @default the API server's host, UDP port 51820 */
-  readonly gateway?: pulumi.Input<EndpointArgs>;
+  /** How the WireGuard gateway is reached, and exposed when deployed. @default the API server's host, UDP port 51820 */
+  readonly gateway?: pulumi.Input<GatewayArgs>;
   /**
-   * Where the agent comes from. With an `image`, `Cluster` deploys it (a Deployment with its own
-   * ServiceAccount and least-privilege RBAC, and a Service exposing the auth service); without
+   * Where the agent comes from. With an `image`, `Cluster` deploys it (the control agent, the
+   * gateway and the route agent, each with its own ServiceAccount and least-privilege RBAC, and
+   * Services exposing the auth service and the gateway) and waits for them to roll out; without
    * one, an agent must already run in the cluster (as in local clusters), and `Cluster` verifies it.
    */
   readonly agent?: pulumi.Input<AgentArgs>;

@@ -5,6 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { Cidr, parseIpv4 } from "../../provider/net/cidr.js";
+import { describeNamespace } from "../../host/namespaces.js";
 import { isWireguardKey } from "./keys.js";
 
 /** Thrown with every problem of a gateway spec, not only the first. */
@@ -97,8 +98,8 @@ export function forgeInterfaceArgs(settings: WireguardInterfaceSettings): string
 
 /** One peer of a WireGuard interface. */
 export interface WireguardPeerSpec {
-  /** Network namespace of the interface. */
-  readonly netns: string;
+  /** Network namespace of the interface. @default this process's own */
+  readonly netns?: string;
   /** Interface name. */
   readonly ifname: string;
   /** The peer's public key (base64, 44 characters). */
@@ -138,7 +139,8 @@ export function checkPeerSpec(spec: WireguardPeerSpec): void {
   if (keepalive !== undefined && !(Number.isInteger(keepalive) && keepalive >= 0 && keepalive <= 65535)) {
     problems.push(`keepaliveSeconds ${keepalive}: expected whole seconds from 0 (off) to 65535`);
   }
-  if (problems.length > 0) throw new GatewaySpecError(`peer of ${spec.ifname} in ${spec.netns}`, problems);
+  if (problems.length > 0)
+    throw new GatewaySpecError(`peer of ${spec.ifname} in ${describeNamespace(spec.netns)}`, problems);
 }
 
 /**

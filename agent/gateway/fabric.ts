@@ -1,6 +1,6 @@
 /**
  * The routes, policy rules and NAT rules toward one peer, applied to and removed from a gateway's
- * namespace. What to apply is decided by the pure forgers of gateway-nat.ts; this module runs them.
+ * namespace (a named one, or undefined for this process's own). What to apply is decided by the pure forgers of gateway-nat.ts; this module runs them.
  */
 import { runIn, type CommandError } from "../../host/exec.js";
 import {
@@ -20,18 +20,25 @@ const NAT_TABLES = ["mangle", "nat"] as const;
  * arrives from the tunnel with a source inside a local range (the usual case when both clusters
  * use the same pod CIDR: the remote's real addresses then look like local ones).
  */
-async function ensureGatewaySysctls(netns: string, ifname: string): Promise<void> {
-  for (const setting of [
-    "net.ipv4.ip_forward=1",
-    "net.ipv4.conf.all.rp_filter=0",
-    `net.ipv4.conf.${ifname}.rp_filter=0`,
-  ]) {
-    await runIn(netns, "sysctl", ["-q", "-w", setting]);
+async function ensureGatewaySysctls(netns: string | undefined, ifname: string): Promise<void> {
+  for (const [key, value] of [
+    ["net.ipv4.ip_forward", "1"],
+    ["net.ipv4.conf.all.rp_filter", "0"],
+    [`net.ipv4.conf.${ifname}.rp_filter`, "0"],
+  ] as const) {
+    // Read first, write only what differs: a pod's /proc/sys is read-only (its container runtime
+    // mounts it so), so a gateway pod can only work on a node already set this way, and says which.
+    if ((await runIn(netns, "sysctl", ["-n", key])).trim() === value) continue;
+    await runIn(netns, "sysctl", ["-q", "-w", `${key}=${value}`]);
   }
 }
 
 /** Removes every NAT rule, policy rule and per-peer route of `peerId` (tagged by its comment, found by listing). Idempotent. */
-export async function removePeerFabric(netns: string, peerId: string, slot: number | undefined): Promise<void> {
+export async function removePeerFabric(
+  netns: string | undefined,
+  peerId: string,
+  slot: number | undefined,
+): Promise<void> {
   for (const table of NAT_TABLES) {
     const listing = await runIn(netns, "iptables", ["-w", "-t", table, "-S"]);
     for (const args of forgeNatRuleDeletionsFromListing(table, listing, peerId))
@@ -71,7 +78,7 @@ export async function removePeerFabric(netns: string, peerId: string, slot: numb
  * peer's is there first (a changed remapping or slot must not leave the old rules behind, nor
  * the old view's route in the main table), then installs routes and NAT rules afresh.
  */
-export async function applyPeerFabric(netns: string, plan: GatewayPlan): Promise<void> {
+export async function applyPeerFabric(netns: string | undefined, plan: GatewayPlan): Promise<void> {
   await ensureGatewaySysctls(netns, plan.tunnelInterface);
   await removePeerFabric(netns, plan.peerId, plan.slot);
   // The routes `ip route replace` added into the tunnel (proto boot), not the link's own /30
@@ -89,7 +96,11 @@ export async function applyPeerFabric(netns: string, plan: GatewayPlan): Promise
  * Sends one ICMP echo to `address` out of `ifname`; resolves the round-trip time in milliseconds,
  * or undefined when no reply came within a second.
  */
-export async function probeAcross(netns: string, ifname: string, address: string): Promise<number | undefined> {
+export async function probeAcross(
+  netns: string | undefined,
+  ifname: string,
+  address: string,
+): Promise<number | undefined> {
   const out = await runIn(netns, "ping", ["-n", "-q", "-c", "1", "-W", "1", "-I", ifname, address]).catch(() => "");
   const match = /= [\d.]+\/([\d.]+)\//.exec(out);
   return match ? Number(match[1]) : undefined;

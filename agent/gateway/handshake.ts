@@ -1,4 +1,5 @@
 /** The one wait of a gateway: for the first WireGuard handshake with a peer. */
+import { describeNamespace } from "../../host/namespaces.js";
 import { poll } from "../../provider/wait/poll.js";
 import { readWireguardStatus } from "./interface.js";
 import type { WireguardPeerStatus } from "./status.js";
@@ -17,7 +18,7 @@ export interface HandshakeWaitOptions {
  * absent, or its endpoint and byte counters.
  */
 export function waitForWireguardHandshake(
-  netns: string,
+  netns: string | undefined,
   ifname: string,
   peerPublicKey: string,
   options: HandshakeWaitOptions = {},
@@ -26,7 +27,7 @@ export function waitForWireguardHandshake(
     {
       step: "gateway",
       object: `WireGuard handshake of ${ifname} with peer ${peerPublicKey.slice(0, 8)}…`,
-      endpoint: `netns ${netns}`,
+      endpoint: describeNamespace(netns),
     },
     { timeoutMs: options.timeoutMs ?? 30_000, intervalMs: 100, ...(options.signal ? { signal: options.signal } : {}) },
     async () => {

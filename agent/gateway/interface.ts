@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, unlinkSyn
 import { connect } from "node:net";
 import { basename, dirname, join } from "node:path";
 import { runIn, type CommandError } from "../../host/exec.js";
-import { namespaceExists, namespacePids } from "../../host/namespaces.js";
+import { describeNamespace, namespaceExists, namespacePids } from "../../host/namespaces.js";
 import { isRunning, recordOf, startInNamespace, stopProcess, type ProcessRecord } from "../../host/processes.js";
 import { poll } from "../../provider/wait/poll.js";
 import {
@@ -40,8 +40,8 @@ export const wireguardSocketPath = (ifname: string): string => join(WIREGUARD_SO
 
 /** What a gateway's WireGuard interface is made from. */
 export interface WireguardInterfaceSpec {
-  /** Network namespace of the cluster whose gateway this is. */
-  readonly netns: string;
+  /** Network namespace of the cluster whose gateway this is. @default this process's own (a hostNetwork pod's) */
+  readonly netns?: string;
   /** Interface name, unique on the machine: see {@link wireguardInterfaceName}. */
   readonly ifname: string;
   /** The gateway's private key (base64). It reaches `wg` through a file of mode 600 deleted right after. */
@@ -74,8 +74,8 @@ export interface WireguardInterfaceSpec {
 
 /** A running WireGuard interface. */
 export interface WireguardInterface {
-  /** Network namespace it lives in. */
-  readonly netns: string;
+  /** Network namespace it lives in. @default this process's own */
+  readonly netns?: string;
   /** Interface name. */
   readonly ifname: string;
   /** The wireguard-go process serving it. */
@@ -89,7 +89,7 @@ export interface WireguardInterface {
 const DEFAULT_MTU = 1420;
 
 /** Whether link `ifname` exists in namespace `netns`. */
-export async function linkExistsIn(netns: string, ifname: string): Promise<boolean> {
+export async function linkExistsIn(netns: string | undefined, ifname: string): Promise<boolean> {
   if (!namespaceExists(netns)) return false;
   const links = await runIn(netns, "ip", ["-o", "link", "show"]);
   return links.split("\n").some((line) => line.split(":")[1]?.trim().split("@")[0] === ifname);
@@ -97,7 +97,7 @@ export async function linkExistsIn(netns: string, ifname: string): Promise<boole
 
 /** The wireguard-go process serving `ifname` in namespace `netns`, found among that namespace's own processes. */
 export async function findWireguardProcess(
-  netns: string,
+  netns: string | undefined,
   ifname: string,
   logFile = "",
 ): Promise<ProcessRecord | undefined> {
@@ -138,7 +138,7 @@ async function withKeyFile<T>(keyDir: string, privateKey: string, body: (file: s
 }
 
 /** Addresses (with prefix) the interface holds, IPv4. */
-async function addressesOf(netns: string, ifname: string): Promise<string[]> {
+async function addressesOf(netns: string | undefined, ifname: string): Promise<string[]> {
   const out = await runIn(netns, "ip", ["-4", "-o", "addr", "show", "dev", ifname]);
   return [...out.matchAll(/ inet (\S+)/g)].map((m) => m[1]!);
 }
@@ -152,7 +152,7 @@ async function addressesOf(netns: string, ifname: string): Promise<string[]> {
 export async function ensureWireguardInterface(spec: WireguardInterfaceSpec): Promise<WireguardInterface> {
   const mtu = spec.mtu ?? DEFAULT_MTU;
   const problems = interfaceSpecProblems({ ...spec, mtu });
-  if (!namespaceExists(spec.netns)) problems.push(`netns "${spec.netns}": no such network namespace`);
+  if (!namespaceExists(spec.netns)) problems.push(`netns "${spec.netns!}": no such network namespace`);
   if (problems.length > 0) throw new GatewaySpecError(`WireGuard interface ${spec.ifname}`, problems);
   const { netns, ifname } = spec;
 
@@ -165,7 +165,7 @@ export async function ensureWireguardInterface(spec: WireguardInterfaceSpec): Pr
       {
         step: "gateway",
         object: `wireguard-go interface ${ifname} and socket ${wireguardSocketPath(ifname)}`,
-        endpoint: `netns ${netns}`,
+        endpoint: describeNamespace(netns),
       },
       { timeoutMs: spec.startTimeoutMs ?? 10_000, intervalMs: 50, ...(spec.signal ? { signal: spec.signal } : {}) },
       async () => {
@@ -209,7 +209,7 @@ export async function configureWireguardPeer(spec: WireguardPeerSpec): Promise<v
  * rather than from the tunnel address.
  */
 export async function addTunnelRoutes(
-  netns: string,
+  netns: string | undefined,
   ifname: string,
   cidrs: readonly string[],
   source?: string,
@@ -222,7 +222,11 @@ const isMissing = (error: unknown): boolean =>
   /No such process|Cannot find device|does not exist/.test((error as CommandError).stderr ?? "");
 
 /** Removes the routes to `cidrs` through `ifname`; routes already gone are skipped. */
-export async function removeTunnelRoutes(netns: string, ifname: string, cidrs: readonly string[]): Promise<void> {
+export async function removeTunnelRoutes(
+  netns: string | undefined,
+  ifname: string,
+  cidrs: readonly string[],
+): Promise<void> {
   checkRoutes(ifname, cidrs);
   if (!(await linkExistsIn(netns, ifname))) return;
   for (const cidr of cidrs) {
@@ -233,7 +237,7 @@ export async function removeTunnelRoutes(netns: string, ifname: string, cidrs: r
 }
 
 /** The interface's state as `wg show <ifname> dump` reports it (without its private key). */
-export async function readWireguardStatus(netns: string, ifname: string): Promise<WireguardStatus> {
+export async function readWireguardStatus(netns: string | undefined, ifname: string): Promise<WireguardStatus> {
   return parseWireguardDump(ifname, await runIn(netns, "wg", ["show", ifname, "dump"]));
 }
 
@@ -251,8 +255,8 @@ function socketIsLive(path: string): Promise<boolean> {
 
 /** What to remove of a WireGuard interface. */
 export interface WireguardInterfaceRef {
-  /** Network namespace it lives in. */
-  readonly netns: string;
+  /** Network namespace it lives in. @default this process's own */
+  readonly netns?: string;
   /** Interface name. */
   readonly ifname: string;
   /**
@@ -291,7 +295,7 @@ export async function deleteWireguardInterface(ref: WireguardInterfaceRef): Prom
     await runIn(netns, "ip", ["link", "del", "dev", ifname]).catch((error: unknown) => {
       if (!isMissing(error)) throw error;
     });
-    removed.push(`link ${ifname} in ${netns}`);
+    removed.push(`link ${ifname} in ${describeNamespace(netns)}`);
   }
   const socket = wireguardSocketPath(ifname);
   if (existsSync(socket) && !(await socketIsLive(socket))) {

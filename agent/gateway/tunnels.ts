@@ -75,8 +75,11 @@ const STEP = "gateway";
 export interface GatewayOptions {
   /** The cluster's API. */
   readonly kc: k8s.KubeConfig;
-  /** Network namespace whose network is the cluster's (local clusters: the cluster's namespace). */
-  readonly netns: string;
+  /**
+   * Network namespace whose network is the cluster's (the host-process agent of local clusters:
+   * the cluster's namespace). @default this process's own (the gateway pod, on its node's network)
+   */
+  readonly netns?: string;
   /** Directory for wireguard-go's logs and the short-lived key files `wg` reads. */
   readonly workDir: string;
   readonly reporter: Reporter;
@@ -151,7 +154,7 @@ function freeSlot(endpoints: readonly TunnelEndpoint[], self: TunnelEndpoint): n
 }
 
 /** Destinations of the namespace's own routes (its bridges, links, host networks): no remote may be seen under them. */
-async function localRoutes(netns: string, exceptPrefix: string): Promise<Cidr[]> {
+async function localRoutes(netns: string | undefined, exceptPrefix: string): Promise<Cidr[]> {
   const out = await runIn(netns, "ip", ["-4", "-o", "route", "show", "table", "main"]);
   const cidrs: Cidr[] = [];
   for (const line of out.split("\n")) {
@@ -617,6 +620,55 @@ export class TunnelGateway {
       this.options.reporter.warn(
         `${STEP}: tunnel to ${applied.remoteClusterName} removed, its TunnelEndpoint having gone without the gateway (${removed.join(", ") || "nothing left"})`,
       );
+    }
+  }
+
+  /**
+   * Takes down every tunnel this gateway runs (its NAT rules, policy rules, routes and interface)
+   * and keeps the rest: the key Secrets, so that the gateway taking over has the same keys and the
+   * peers need nothing new, and the endpoints' finalizers, which stand for tunnels that should run.
+   * What a gateway pod does on SIGTERM, after its loop stopped: a drained node is left clean.
+   * Resolves what was removed.
+   */
+  async shutdown(): Promise<string[]> {
+    const { netns } = this.options;
+    const removed: string[] = [];
+    const stopped = new Set(this.applied.keys());
+    for (const [uid, applied] of this.applied) {
+      await removePeerFabric(netns, applied.ifname, applied.slot);
+      removed.push(...(await deleteWireguardInterface({ netns, ifname: applied.ifname, process: applied.process })));
+      this.applied.delete(uid);
+    }
+    await this.reportStopped(stopped);
+    return removed;
+  }
+
+  /**
+   * Says in each stopped tunnel's status that it is down until a gateway takes over, so that no one
+   * reads the last `Connected` of a gateway that is gone. Best effort: the API may be out of reach
+   * on a node being drained, and the cleanup above is what matters.
+   */
+  private async reportStopped(uids: ReadonlySet<string>): Promise<void> {
+    if (uids.size === 0) return;
+    const { kc, reporter } = this.options;
+    try {
+      for (const endpoint of await listTunnelEndpoints(kc, STEP)) {
+        if (!uids.has(endpoint.metadata.uid!) || endpoint.metadata.deletionTimestamp) continue;
+        const { rttMs: _rtt, ...status } = endpoint.status ?? {};
+        await writeTunnelEndpointStatus(
+          kc,
+          endpoint,
+          {
+            ...status,
+            observedGeneration: endpoint.metadata.generation!,
+            phase: "Pending",
+            message: "the gateway stopped (its tunnels are down until a gateway takes over)",
+          },
+          STEP,
+        );
+      }
+    } catch (error) {
+      reporter.warn(`${STEP}: stopped tunnels not reported in their status: ${(error as Error).message}`);
     }
   }
 

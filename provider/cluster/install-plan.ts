@@ -2,6 +2,8 @@
  * What a `Cluster`'s install decides before it touches the cluster: where its endpoints are, and
  * whether a delete uninstalls. Pure: no I/O, and light to load (a preview's `diff` runs it).
  */
+import type { AgentDeploymentSpec } from "./agent-deployment.js";
+import type { ServiceExposure } from "./agent-workloads.js";
 
 /** Default port of the auth service. */
 export const DEFAULT_AUTH_PORT = 8443;
@@ -12,6 +14,23 @@ export const DEFAULT_GATEWAY_PORT = 51820;
 export interface EndpointAsked {
   readonly address?: string;
   readonly port?: number;
+}
+
+/** How a deployed agent is asked for: its image, and how its auth service's Service is exposed. */
+export interface AgentAsked {
+  readonly image?: string;
+  /** @default "LoadBalancer" */
+  readonly exposure?: "LoadBalancer" | "NodePort";
+  /** With `NodePort`: the node port to take (and that peers reach). @default one the cluster picks */
+  readonly nodePort?: number;
+}
+
+/** Where the gateway is reached, and how a deployed one is exposed. */
+export interface GatewayAsked extends EndpointAsked {
+  /** A Service (`LoadBalancer`, `NodePort`) or the port of the gateway's node (`hostPort`). @default "LoadBalancer" */
+  readonly exposure?: "LoadBalancer" | "NodePort" | "hostPort";
+  /** With `NodePort`: the node port to take (and that peers reach). @default one the cluster picks */
+  readonly nodePort?: number;
 }
 
 /** What an install is asked to do. */
@@ -28,9 +47,9 @@ export interface ClusterInstallRequest {
   /** The API server URL peers use; the kubeconfig's server when not given. */
   readonly apiServerUrl?: string;
   readonly authService?: EndpointAsked;
-  readonly gateway?: EndpointAsked;
+  readonly gateway?: GatewayAsked;
   /** With an image, the agent is deployed; without one, an agent must already run. */
-  readonly agent?: { readonly image?: string; readonly exposure?: "LoadBalancer" | "NodePort" };
+  readonly agent?: AgentAsked;
   readonly timeoutMs: number;
   /** The URN of the resource that owns the install, when known. */
   readonly owner?: string;
@@ -48,12 +67,21 @@ export interface ClusterEndpoints {
   readonly gatewayEndpoint: string;
 }
 
+/** The port peers reach: a fixed node port of a `NodePort` Service, else the endpoint's own port. */
+function reachedAt(
+  exposed: { readonly exposure?: string; readonly nodePort?: number } | undefined,
+  port: number,
+): number {
+  return exposed?.exposure === "NodePort" && exposed.nodePort !== undefined ? exposed.nodePort : port;
+}
+
 /**
  * The endpoints `asked` resolves to, the kubeconfig pointing at `kubeconfigServer`: the API
- * server's host unless an address is given, the default ports unless a port is.
+ * server's host unless an address is given, the default ports unless a port is (or a fixed node port,
+ * under `NodePort` exposure).
  */
 export function clusterEndpointsOf(
-  asked: Pick<ClusterInstallRequest, "apiServerUrl" | "authService" | "gateway">,
+  asked: Pick<ClusterInstallRequest, "apiServerUrl" | "authService" | "gateway" | "agent">,
   kubeconfigServer: string,
 ): ClusterEndpoints {
   const apiServerUrl = asked.apiServerUrl ?? kubeconfigServer;
@@ -62,8 +90,32 @@ export function clusterEndpointsOf(
   return {
     apiServerUrl,
     authHost,
-    authUrl: `https://${authHost}:${asked.authService?.port ?? DEFAULT_AUTH_PORT}`,
-    gatewayEndpoint: `${asked.gateway?.address ?? host}:${asked.gateway?.port ?? DEFAULT_GATEWAY_PORT}`,
+    authUrl: `https://${authHost}:${reachedAt(asked.agent, asked.authService?.port ?? DEFAULT_AUTH_PORT)}`,
+    gatewayEndpoint: `${asked.gateway?.address ?? host}:${reachedAt(asked.gateway, asked.gateway?.port ?? DEFAULT_GATEWAY_PORT)}`,
+  };
+}
+
+/** How the agent is deployed from `image`, as the request asks: default ports, and `LoadBalancer` Services unless told. */
+export function agentDeploymentOf(
+  request: Pick<ClusterInstallRequest, "authService" | "gateway" | "agent">,
+  image: string,
+): AgentDeploymentSpec {
+  const { agent, gateway } = request;
+  const exposure = (type: "LoadBalancer" | "NodePort", nodePort: number | undefined): ServiceExposure => ({
+    type,
+    ...(type === "NodePort" && nodePort !== undefined ? { nodePort } : {}),
+  });
+  const gatewayType = gateway?.exposure ?? "LoadBalancer";
+  return {
+    image,
+    auth: {
+      port: request.authService?.port ?? DEFAULT_AUTH_PORT,
+      exposure: exposure(agent?.exposure ?? "LoadBalancer", agent?.nodePort),
+    },
+    gateway: {
+      port: gateway?.port ?? DEFAULT_GATEWAY_PORT,
+      exposure: gatewayType === "hostPort" ? { type: "hostPort" } : exposure(gatewayType, gateway?.nodePort),
+    },
   };
 }
 

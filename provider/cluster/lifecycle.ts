@@ -7,6 +7,7 @@ import { loadKubeconfig, serverOf } from "../kube/client.js";
 import { getPeeringsUsing } from "../peering/outgoing.js";
 import { waitForAgent } from "./agent.js";
 import { deleteAgentClusterRbac, ensureAgentDeployment } from "./agent-deployment.js";
+import { waitForAgentRollout } from "./agent-rollout.js";
 import {
   checkInstallOwner,
   ensureAuthServiceTls,
@@ -18,8 +19,8 @@ import {
   uninstallCluster,
 } from "./install.js";
 import {
+  agentDeploymentOf,
   clusterEndpointsOf,
-  DEFAULT_AUTH_PORT,
   removalOf,
   type ClusterEndpoints,
   type ClusterInstallRequest,
@@ -64,13 +65,10 @@ export async function installCluster(request: ClusterInstallRequest): Promise<In
   const made = { ...endpoints, clusterId };
   try {
     const { caPem: authCaCert, certPem } = await ensureAuthServiceTls(kc, { hosts: [endpoints.authHost] });
-    // With an image, the agent is deployed here; without one, an agent already runs (local clusters).
+    // With an image, the agent is deployed here and rolled out; without one, an agent already runs (local clusters).
     if (request.agent?.image) {
-      await ensureAgentDeployment(kc, {
-        image: request.agent.image,
-        authPort: request.authService?.port ?? DEFAULT_AUTH_PORT,
-        exposure: request.agent.exposure ?? "LoadBalancer",
-      });
+      await ensureAgentDeployment(kc, agentDeploymentOf(request, request.agent.image));
+      await waitForAgentRollout(kc, timeoutMs);
     }
     await waitForAgent(kc, certPem, timeoutMs);
     return { ...made, authCaCert };

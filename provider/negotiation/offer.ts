@@ -15,23 +15,34 @@ export interface Capacity {
   readonly pods: number;
 }
 
-/** What a node contributes: its allocatable capacity, unless it is a virtual node (never re-offered). */
+/** What a node may contribute to an offer. */
 export interface NodeCapacity {
+  /** The node's name, which bound pods refer to. */
+  readonly name: string;
+  /** Its allocatable capacity, as the node reports it. */
   readonly allocatable: Record<string, string> | undefined;
+  /** Whether it is a virtual node (whose capacity is another cluster's, never re-offered). */
   readonly virtual: boolean;
+  /** Whether it can take a new pod: Ready and not cordoned. */
+  readonly schedulable: boolean;
 }
 
 /** What a scheduled pod takes from its node. */
 export interface PodUsage {
+  /** The node it is bound to. */
+  readonly nodeName: string;
+  /** Its containers' requests, summed. */
   readonly requests: { cpu?: string; memory?: string };
 }
 
 /**
- * Free allocatable capacity: the sum of the real nodes' allocatable, less the requests of the pods
- * bound to them. Virtual nodes are left out, so a provider never re-offers what it consumes.
+ * Free allocatable capacity: the sum of the allocatable of the real nodes that can take a pod, less
+ * the requests of the pods bound to them. Virtual nodes are left out, so a provider never re-offers
+ * what it consumes; cordoned and NotReady nodes too, since an offloaded pod could not land there.
  */
 export function computeFreeCapacity(nodes: readonly NodeCapacity[], pods: readonly PodUsage[]): Capacity {
-  const real = nodes.filter((n) => !n.virtual && n.allocatable);
+  const real = nodes.filter((n) => !n.virtual && n.schedulable && n.allocatable);
+  const counted = new Set(real.map((n) => n.name));
   const total = real.reduce(
     (acc, n) => ({
       cpuMillis: acc.cpuMillis + parseCpuMillis(n.allocatable!["cpu"] ?? "0"),
@@ -40,14 +51,16 @@ export function computeFreeCapacity(nodes: readonly NodeCapacity[], pods: readon
     }),
     { cpuMillis: 0, memoryBytes: 0, pods: 0 },
   );
-  const used = pods.reduce(
-    (acc, p) => ({
-      cpuMillis: acc.cpuMillis + parseCpuMillis(p.requests.cpu ?? "0"),
-      memoryBytes: acc.memoryBytes + parseMemoryBytes(p.requests.memory ?? "0"),
-      pods: acc.pods + 1,
-    }),
-    { cpuMillis: 0, memoryBytes: 0, pods: 0 },
-  );
+  const used = pods
+    .filter((p) => counted.has(p.nodeName))
+    .reduce(
+      (acc, p) => ({
+        cpuMillis: acc.cpuMillis + parseCpuMillis(p.requests.cpu ?? "0"),
+        memoryBytes: acc.memoryBytes + parseMemoryBytes(p.requests.memory ?? "0"),
+        pods: acc.pods + 1,
+      }),
+      { cpuMillis: 0, memoryBytes: 0, pods: 0 },
+    );
   return {
     cpuMillis: Math.max(0, total.cpuMillis - used.cpuMillis),
     memoryBytes: Math.max(0, total.memoryBytes - used.memoryBytes),

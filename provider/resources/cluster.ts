@@ -3,12 +3,20 @@
  * results into outputs. No protocol logic and no Kubernetes call of its own.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import type { ClusterInstallRequest } from "../cluster/install-plan.js";
+import type { AgentAsked, ClusterInstallRequest, GatewayAsked } from "../cluster/install-plan.js";
 import { serverOfText } from "../kube/kubeconfig-text.js";
 import { changesOf, inPlace, type DiffRules, type FoundChanges } from "./diff-rules.js";
 import { onFirstNeed } from "./steps.js";
 import { explainedDiff } from "./engine-log.js";
-import { checkCidr, checkKubeconfig, checkPort, checkSeconds, Failures, isUnknown } from "./inputs.js";
+import {
+  checkAgentDeployment,
+  checkCidr,
+  checkKubeconfig,
+  checkPort,
+  checkSeconds,
+  Failures,
+  isUnknown,
+} from "./inputs.js";
 import { ownUrnOf } from "./hidden-inputs.js";
 import { partialFailure } from "./partial.js";
 import { DEFAULT_TIMEOUT_SECONDS } from "../wait/deadline.js";
@@ -28,8 +36,8 @@ export interface ClusterInputs {
   readonly externalCidr?: string;
   readonly apiServerUrl?: string;
   readonly authService?: { readonly address?: string; readonly port?: number };
-  readonly gateway?: { readonly address?: string; readonly port?: number };
-  readonly agent?: { readonly image?: string; readonly exposure?: "LoadBalancer" | "NodePort" };
+  readonly gateway?: GatewayAsked;
+  readonly agent?: AgentAsked;
   readonly timeoutSeconds?: number;
   readonly force?: boolean;
 }
@@ -55,9 +63,7 @@ function check(_olds: ClusterInputs, inputs: ClusterInputs): Promise<pulumi.dyna
   checkPort(failures, "authService.port", (news["authService"] as ClusterInputs["authService"])?.port);
   checkPort(failures, "gateway.port", (news["gateway"] as ClusterInputs["gateway"])?.port);
   checkSeconds(failures, "timeoutSeconds", news["timeoutSeconds"]);
-  const exposure = inputs.agent?.exposure;
-  if (exposure !== undefined && !isUnknown(exposure) && exposure !== "LoadBalancer" && exposure !== "NodePort")
-    failures.add("agent.exposure", `${JSON.stringify(exposure)} is not LoadBalancer or NodePort`);
+  checkAgentDeployment(failures, news["agent"], news["gateway"]);
   if (news["apiServerUrl"] !== undefined && !isUnknown(news["apiServerUrl"])) {
     try {
       new URL(String(news["apiServerUrl"]));
@@ -123,9 +129,13 @@ export const CLUSTER_DIFF = {
     "authUrl follows; the auth service's certificate is made anew (with a new CA) only if it does not cover the new address, " +
       "and a deployed agent listens on the new port",
   ),
-  gateway: inPlace("only the gatewayEndpoint output follows: a tunnel's own inputs say where its gateway serves"),
+  gateway: inPlace(
+    "the gatewayEndpoint output follows, and a deployed gateway's Service (or host port) is applied again; " +
+      "a tunnel's own inputs say where its gateway serves",
+  ),
   agent: inPlace(
-    "the agent's Deployment and Service are applied again with the new image or exposure (without an image, the agent running is only checked)",
+    "a new image rolls the control agent, the gateway and the route agent in place (peerings stay; the gateway's keys are in Secrets), " +
+      "a new exposure reapplies the auth service's Service (without an image, the agent running is only checked)",
   ),
   timeoutSeconds: inPlace("only the deadline of later operations; install runs again as it is"),
   force: inPlace("only whether a later delete uninstalls while peerings use the cluster; install runs again as it is"),

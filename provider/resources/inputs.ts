@@ -83,6 +83,40 @@ export function checkPort(failures: Failures, property: string, value: unknown):
     failures.add(property, `${JSON.stringify(value)} is not a port (1-65535)`);
 }
 
+/** The exposures each deployed endpoint takes: `hostPort` is the gateway's only (the auth service is a Service). */
+const EXPOSURES = {
+  agent: ["LoadBalancer", "NodePort"],
+  gateway: ["LoadBalancer", "NodePort", "hostPort"],
+} as const;
+
+/**
+ * The inputs of a deployed agent: `agent.image` an image reference (no whitespace), each
+ * `exposure` one of its endpoint's, each `nodePort` a port and given only with `NodePort`.
+ */
+export function checkAgentDeployment(failures: Failures, agent: unknown, gateway: unknown): void {
+  const image = (agent as { image?: unknown } | undefined)?.image;
+  if (image !== undefined && !isUnknown(image) && (typeof image !== "string" || !/^\S+$/.test(image)))
+    failures.add(
+      "agent.image",
+      `${JSON.stringify(image)} is not an image reference (e.g. registry.example.com/pulumi-liqo/agent:0.1.0)`,
+    );
+  for (const [input, value] of [
+    ["agent", agent],
+    ["gateway", gateway],
+  ] as const) {
+    const { exposure, nodePort } = (value ?? {}) as { exposure?: unknown; nodePort?: unknown };
+    const allowed: readonly unknown[] = EXPOSURES[input];
+    if (exposure !== undefined && !isUnknown(exposure) && !allowed.includes(exposure))
+      failures.add(`${input}.exposure`, `${JSON.stringify(exposure)} is not one of ${allowed.join(", ")}`);
+    checkPort(failures, `${input}.nodePort`, nodePort);
+    if (nodePort !== undefined && !isUnknown(exposure) && exposure !== "NodePort")
+      failures.add(
+        `${input}.nodePort`,
+        `a node port is taken only with ${input}.exposure "NodePort" (it is ${JSON.stringify(exposure ?? "LoadBalancer")})`,
+      );
+  }
+}
+
 /** Resources asked for: either a share of free capacity or fixed amounts, never both. */
 export function checkResourceAsk(failures: Failures, property: string, value: unknown): void {
   if (isUnknown(value)) return;

@@ -1,46 +1,78 @@
 /**
- * The agent's deployment for real clusters, applied to a local one: its ServiceAccount may do
- * what the auth service, offer answering and heartbeat need, and nothing broader; uninstall
- * removes all of it. (Local clusters run no kubelet, so the pod itself never starts here.)
+ * The agent's deployment for real clusters, applied to a local one: each component's ServiceAccount
+ * (control, gateway, route) may do what it needs, and nothing broader; uninstall removes all of it.
+ * (Local clusters run no kubelet yet, and the image is not there anyway: the pods never start
+ * here, so the rollout wait is seen to time out with what it saw.)
  */
 import * as k8s from "@kubernetes/client-node";
-import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
-import { AGENT_NAME, deleteAgentClusterRbac, ensureAgentDeployment } from "../../provider/cluster/agent-deployment.js";
+import { API_GROUP, SYSTEM_NAMESPACE } from "../../provider/api/index.js";
+import {
+  AGENT_NAME,
+  deleteAgentClusterRbac,
+  ensureAgentDeployment,
+  type AgentDeploymentSpec,
+} from "../../provider/cluster/agent-deployment.js";
+import { GATEWAY_NAME, ROUTE_NAME } from "../../provider/cluster/agent-components.js";
+import { waitForAgentRollout } from "../../provider/cluster/agent-rollout.js";
 import { ensureSystemNamespace, uninstallCluster } from "../../provider/cluster/install.js";
 import { clusterOf } from "../../local-cluster/lab.js";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab } from "../../harness/labs.js";
 import { projectTraces } from "../support/leaks.js";
 
-const serviceAccount = `system:serviceaccount:${SYSTEM_NAMESPACE}:${AGENT_NAME}`;
+/** How long the rollout wait is given here, where it cannot succeed. */
+const ROLLOUT_TIMEOUT_MS = 3000;
+
+const serviceAccountOf = (name: string): string => `system:serviceaccount:${SYSTEM_NAMESPACE}:${name}`;
+
+const spec: AgentDeploymentSpec = {
+  image: "registry.invalid/pulumi-liqo-agent:test",
+  auth: { port: 8443, exposure: { type: "NodePort" } },
+  gateway: { port: 51820, exposure: { type: "NodePort", nodePort: 31820 } },
+};
 
 describe("agent deployment", () => {
   test("GIVEN the agent deployed WHEN its rights are reviewed THEN it has what it needs and no more; uninstall removes it all", async () => {
     const cluster = clusterOf(await sharedLab(), "a");
     const kc = adminConfig(cluster);
     const authz = kc.makeApiClient(k8s.AuthorizationV1Api);
-    const may = async (attributes: k8s.V1ResourceAttributes): Promise<boolean> =>
-      (
-        await authz.createSubjectAccessReview({
-          body: { spec: { user: serviceAccount, groups: ["system:serviceaccounts"], resourceAttributes: attributes } },
-        })
-      ).status?.allowed ?? false;
+    const mayAs =
+      (name: string) =>
+      async (attributes: k8s.V1ResourceAttributes): Promise<boolean> =>
+        (
+          await authz.createSubjectAccessReview({
+            body: {
+              spec: {
+                user: serviceAccountOf(name),
+                groups: ["system:serviceaccounts"],
+                resourceAttributes: attributes,
+              },
+            },
+          })
+        ).status?.allowed ?? false;
+    const may = mayAs(AGENT_NAME);
+    const gatewayMay = mayAs(GATEWAY_NAME);
+    const routeMay = mayAs(ROUTE_NAME);
+    const tunnelEndpoints = { group: API_GROUP, resource: "tunnelendpoints" };
     try {
       await ensureSystemNamespace(kc);
-      await ensureAgentDeployment(kc, {
-        image: "registry.invalid/pulumi-liqo-agent:test",
-        authPort: 8443,
-        exposure: "NodePort",
-      });
-      await ensureAgentDeployment(kc, {
-        image: "registry.invalid/pulumi-liqo-agent:test",
-        authPort: 8443,
-        exposure: "NodePort",
-      });
+      await ensureAgentDeployment(kc, spec);
+      await ensureAgentDeployment(kc, spec);
       const deployment = await kc
         .makeApiClient(k8s.AppsV1Api)
         .readNamespacedDeployment({ name: AGENT_NAME, namespace: SYSTEM_NAMESPACE });
       expect(deployment.spec?.template.spec?.containers[0]?.image).toBe("registry.invalid/pulumi-liqo-agent:test");
+
+      // Its image is nowhere to be had, so it never rolls out: the wait ends at its timeout, naming the
+      // first workload it waited for, the cluster and what it saw last.
+      const started = performance.now();
+      await expect(waitForAgentRollout(kc, ROLLOUT_TIMEOUT_MS)).rejects.toThrow(
+        new RegExp(
+          `^cluster: timed out after 3 s waiting for Deployment ${SYSTEM_NAMESPACE}/${AGENT_NAME} rolled out at ` +
+            `https://\\S+; last state: (\\d/1 replicas updated, 0/1 available|generation \\d+ not observed yet)`,
+        ),
+      );
+      expect(performance.now() - started).toBeLessThan(ROLLOUT_TIMEOUT_MS + 2000);
 
       expect(
         await may({
@@ -70,6 +102,27 @@ describe("agent deployment", () => {
         }),
       ).toBe(true);
       expect(await may({ resource: "pods", verb: "create", namespace: "default" })).toBe(false);
+
+      // The gateway: its TunnelEndpoints and their status, its key Secrets; nothing of the control agent's.
+      expect(await gatewayMay({ ...tunnelEndpoints, verb: "watch" })).toBe(true);
+      expect(
+        await gatewayMay({ ...tunnelEndpoints, verb: "patch", namespace: "tenant-x", subresource: "status" }),
+      ).toBe(true);
+      expect(await gatewayMay({ resource: "secrets", verb: "create", namespace: SYSTEM_NAMESPACE })).toBe(true);
+      expect(await gatewayMay({ resource: "secrets", verb: "list", namespace: SYSTEM_NAMESPACE })).toBe(false);
+      expect(await gatewayMay({ resource: "secrets", verb: "get", namespace: "default" })).toBe(false);
+      expect(await gatewayMay({ group: API_GROUP, resource: "resourcerequests", verb: "list" })).toBe(false);
+      expect(
+        await gatewayMay({ group: "certificates.k8s.io", resource: "certificatesigningrequests", verb: "create" }),
+      ).toBe(false);
+      // The route agent reads, and only what it routes from.
+      expect(await routeMay({ resource: "pods", verb: "watch", namespace: SYSTEM_NAMESPACE })).toBe(true);
+      expect(await routeMay({ resource: "pods", verb: "list", namespace: "default" })).toBe(false);
+      expect(await routeMay({ resource: "nodes", verb: "watch" })).toBe(true);
+      expect(await routeMay({ resource: "nodes", verb: "patch" })).toBe(false);
+      expect(await routeMay({ ...tunnelEndpoints, verb: "list" })).toBe(true);
+      expect(await routeMay({ ...tunnelEndpoints, verb: "patch", namespace: SYSTEM_NAMESPACE })).toBe(false);
+      expect(await routeMay({ resource: "secrets", verb: "get", namespace: SYSTEM_NAMESPACE })).toBe(false);
     } finally {
       await uninstallCluster(kc);
       await deleteAgentClusterRbac(kc);

@@ -5,16 +5,21 @@ import {
   offerChanged,
 } from "../../../../provider/negotiation/offer.js";
 
-const node = (cpu: string, memory: string, pods: string, virtual = false) => ({
+let nodeCount = 0;
+const node = (cpu: string, memory: string, pods: string, virtual = false, schedulable = true) => ({
+  name: `n${++nodeCount}`,
   allocatable: { cpu, memory, pods },
   virtual,
+  schedulable,
 });
+const pod = (nodeName: string, requests: { cpu?: string; memory?: string } = {}) => ({ nodeName, requests });
 
 describe("computeFreeCapacity", () => {
   test("GIVEN real nodes and bound pods WHEN computed THEN it is allocatable less requests, one pod slot per pod", () => {
+    const [first, second] = [node("4", "8Gi", "110"), node("2", "4Gi", "110")];
     const free = computeFreeCapacity(
-      [node("4", "8Gi", "110"), node("2", "4Gi", "110")],
-      [{ requests: { cpu: "500m", memory: "1Gi" } }, { requests: {} }],
+      [first, second],
+      [pod(first.name, { cpu: "500m", memory: "1Gi" }), pod(second.name)],
     );
     expect(free).toEqual({ cpuMillis: 5500, memoryBytes: 11 * 2 ** 30, pods: 218 });
   });
@@ -28,9 +33,25 @@ describe("computeFreeCapacity", () => {
   });
 
   test("GIVEN requests above capacity WHEN computed THEN free capacity stops at zero", () => {
+    const small = node("1", "1Gi", "1");
+    expect(computeFreeCapacity([small], [pod(small.name, { cpu: "2", memory: "2Gi" }), pod(small.name)])).toEqual({
+      cpuMillis: 0,
+      memoryBytes: 0,
+      pods: 0,
+    });
+  });
+
+  test("GIVEN a cordoned or NotReady node WHEN computed THEN neither it nor its pods count", () => {
+    const open = node("4", "8Gi", "110");
+    const cordoned = node("8", "16Gi", "110", false, false);
     expect(
-      computeFreeCapacity([node("1", "1Gi", "1")], [{ requests: { cpu: "2", memory: "2Gi" } }, { requests: {} }]),
-    ).toEqual({ cpuMillis: 0, memoryBytes: 0, pods: 0 });
+      computeFreeCapacity([open, cordoned], [pod(open.name, { cpu: "1" }), pod(cordoned.name, { cpu: "2" })]),
+    ).toEqual({
+      cpuMillis: 3000,
+      memoryBytes: 8 * 2 ** 30,
+      pods: 109,
+    });
+    expect(computeFreeCapacity([cordoned], [])).toEqual({ cpuMillis: 0, memoryBytes: 0, pods: 0 });
   });
 });
 

@@ -56,6 +56,35 @@ describe("Cluster check", () => {
     expect(JSON.stringify(failures)).not.toContain("secret-ish");
   });
 
+  test("GIVEN a deployed agent's bad inputs WHEN checked THEN each is named: image, exposures, node ports", async () => {
+    const bad = {
+      ...goodCluster,
+      agent: { image: "registry.example.com/agent: 1", exposure: "hostPort", nodePort: 8443 },
+      gateway: { exposure: "ClusterIP", nodePort: 70000 },
+    } as unknown as ClusterInputs;
+    const { failures } = await cluster.check!(goodCluster, bad);
+    expect(inputsNamed(failures)).toEqual([
+      "agent.image",
+      "agent.exposure",
+      "agent.nodePort",
+      "gateway.exposure",
+      "gateway.nodePort",
+      "gateway.nodePort",
+    ]);
+    expect(failures!.map((f) => f.reason)).toContain(
+      'agent.nodePort: a node port is taken only with agent.exposure "NodePort" (it is "hostPort")',
+    );
+    expect(failures!.map((f) => f.reason)).toContain(
+      'gateway.exposure: "ClusterIP" is not one of LoadBalancer, NodePort, hostPort',
+    );
+    const good = {
+      ...goodCluster,
+      agent: { image: "pulumi-liqo.local/agent:0.1.0", exposure: "NodePort", nodePort: 8443 },
+      gateway: { exposure: "hostPort", port: 51820 },
+    } as ClusterInputs;
+    expect((await cluster.check!(goodCluster, good)).failures).toEqual([]);
+  });
+
   test("GIVEN unknown inputs during preview WHEN checked THEN they are not judged", async () => {
     const unknown = { ...goodCluster, kubeconfig: UNKNOWN, podCidr: UNKNOWN } as ClusterInputs;
     expect((await cluster.check!(goodCluster, unknown)).failures).toEqual([]);

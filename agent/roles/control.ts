@@ -1,0 +1,132 @@
+/**
+ * The control role: what must keep running between two `pulumi up`s, apart from the network
+ * fabric. It serves the provider side (auth service, offer answering) and the consumer side
+ * (virtual-node heartbeat, in-band authentication and negotiation through the tunnel, identity
+ * renewal) at once, since a cluster may be both.
+ *
+ * Environment, for tests and benches that cannot wait out a 30-day identity:
+ *   LIQO_IDENTITY_LIFETIME_SECONDS  lifetime of the identities this cluster's auth service issues
+ *                                   (at least 600, the CSR API's minimum; default 30 days)
+ *   LIQO_IDENTITY_RENEW_FRACTION    share of an identity's lifetime after which this cluster's
+ *                                   agent renews it (between 0 and 1; default 2/3)
+ */
+import type { KubeConfig } from "@kubernetes/client-node";
+import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
+import { IDENTITY_EXPIRATION_SECONDS } from "../../provider/authentication/certificates.js";
+import { startAuthService } from "../auth-service/index.js";
+import { beatOnce, HEARTBEAT_INTERVAL_MS } from "../heartbeat.js";
+import { advanceInBandPeerings } from "../in-band.js";
+import { renewAgentLease } from "../liveness.js";
+import { runLoop, Wakeup } from "../loop.js";
+import { answerResourceRequests, capacityEventFilters } from "../offer-answering.js";
+import { renewIdentities, RENEW_AT_FRACTION } from "../renewal.js";
+import type { Reporter } from "../reporter.js";
+import { RetryNow, wakeOnChanges } from "../watch.js";
+import { collection, numberFromEnv } from "./common.js";
+
+/**
+ * Pauses between passes when nothing wakes a loop. Watches wake the offer answering and the in-band
+ * peering as soon as what they work on changes, and the liveness lease as soon as a new auth
+ * certificate is served; these pauses are only the resync. The node heartbeat renews every 10 s as
+ * kubelets do. A pass that waits on a remote side asks for `pending`.
+ */
+const INTERVALS = {
+  heartbeat: HEARTBEAT_INTERVAL_MS,
+  offers: 30_000,
+  inBand: 30_000,
+  liveness: 10_000,
+  pending: 1_000,
+  tlsRefresh: 30_000,
+  renewal: 60_000,
+};
+
+/** Where and as whom the control role runs. */
+export interface ControlOptions {
+  /** The cluster's API. */
+  readonly kc: KubeConfig;
+  /** Name it renews its liveness lease under. */
+  readonly name: string;
+  /** Where the auth service listens. @example { host: "0.0.0.0", port: 8443 } */
+  readonly listen: { readonly host: string; readonly port: number };
+  /** Ends every loop, and closes the auth service. */
+  readonly signal: AbortSignal;
+  readonly reporter: Reporter;
+}
+
+/** Starts the control role; resolves its loops, which settle once `signal` aborts. */
+export async function startControl(options: ControlOptions): Promise<Promise<void>[]> {
+  const { kc, name, reporter, signal } = options;
+  const identityLifetimeSeconds = Math.round(
+    numberFromEnv("LIQO_IDENTITY_LIFETIME_SECONDS", IDENTITY_EXPIRATION_SECONDS, 600, 10 * 365 * 24 * 3600),
+  );
+  const renewFraction = numberFromEnv("LIQO_IDENTITY_RENEW_FRACTION", RENEW_AT_FRACTION, 0.001, 0.999);
+  const wakeups = { offers: new Wakeup(), inBand: new Wakeup(), liveness: new Wakeup(), renewal: new Wakeup() };
+  const auth = await startAuthService({
+    kc,
+    listen: options.listen,
+    log: reporter,
+    refreshIntervalMs: INTERVALS.tlsRefresh,
+    onReload: () => wakeups.liveness.wake(),
+    identityLifetimeSeconds,
+  });
+  signal.addEventListener("abort", () => auth.close(), { once: true });
+  reporter.info(`agent ${name}: auth service listening on ${options.listen.host}:${auth.port}`);
+  const watching = { signal, retryNow: new RetryNow(), reporter };
+  const capacity = capacityEventFilters();
+  let followsCapacity = false;
+  return [
+    // A reinstalled Cluster's new auth certificate is served, and announced, at once; an install
+    // (which writes these Secrets after the custom resource definitions) restarts the watches
+    // that found no collection yet.
+    wakeOnChanges(
+      kc,
+      `/api/v1/namespaces/${SYSTEM_NAMESPACE}/secrets`,
+      () => {
+        void auth.refresh();
+        watching.retryNow.kick();
+      },
+      { signal, reporter },
+    ),
+    wakeOnChanges(kc, collection("resourcerequests"), () => wakeups.offers.wake(), watching),
+    wakeOnChanges(
+      kc,
+      collection("outgoingpeerings"),
+      () => {
+        wakeups.inBand.wake();
+        wakeups.renewal.wake();
+      },
+      watching,
+    ),
+    runLoop({ name: "liveness", intervalMs: INTERVALS.liveness, signal, reporter, wakeup: wakeups.liveness }, () =>
+      renewAgentLease(kc, name, auth.servingCertificate()),
+    ),
+    // Offers that are a share of free capacity follow nodes and pods, as they change.
+    wakeOnChanges(kc, "/api/v1/nodes", () => followsCapacity && wakeups.offers.wake(), {
+      ...watching,
+      relevant: capacity.nodes,
+    }),
+    wakeOnChanges(kc, "/api/v1/pods", () => followsCapacity && wakeups.offers.wake(), {
+      ...watching,
+      relevant: capacity.pods,
+    }),
+    runLoop(
+      { name: "offer answering", intervalMs: INTERVALS.offers, signal, reporter, wakeup: wakeups.offers },
+      async () => {
+        followsCapacity = (await answerResourceRequests(kc, reporter)).followsCapacity;
+      },
+    ),
+    runLoop(
+      { name: "in-band peering", intervalMs: INTERVALS.inBand, signal, reporter, wakeup: wakeups.inBand },
+      async () => ((await advanceInBandPeerings(kc, reporter)) > 0 ? INTERVALS.pending : undefined),
+    ),
+    runLoop(
+      { name: "heartbeat", intervalMs: INTERVALS.heartbeat, signal, reporter },
+      async () => void (await beatOnce(kc, reporter)),
+    ),
+    // Each pass says when the next identity is due; a new peering wakes it.
+    runLoop(
+      { name: "identity renewal", intervalMs: INTERVALS.renewal, signal, reporter, wakeup: wakeups.renewal },
+      () => renewIdentities(kc, reporter, { fraction: renewFraction }),
+    ),
+  ];
+}

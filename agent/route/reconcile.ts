@@ -1,0 +1,87 @@
+/**
+ * The route agent's I/O around its pure plan (plan.ts): what the cluster says (the gateway's pod
+ * and node, the TunnelEndpoints), the routes this node holds with the agent's `proto`, and the
+ * `ip route` calls that bring the one to the other. Runs in the node's network namespace, which a
+ * hostNetwork pod is in.
+ */
+import * as k8s from "@kubernetes/client-node";
+import { run, type CommandError } from "../../host/exec.js";
+import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
+import { COMPONENT_LABEL, GATEWAY_NAME } from "../../provider/cluster/agent-components.js";
+import { describeFailure, readOptional, serverOf } from "../../provider/kube/client.js";
+import { listTunnelEndpoints } from "../../provider/network-fabric/endpoints.js";
+import {
+  gatewayNodeOf,
+  parseNodeRoutes,
+  planNodeRoutes,
+  ROUTE_PROTO,
+  type NodeRoute,
+  type NodeRoutePlan,
+} from "./plan.js";
+
+const STEP = "route";
+
+/** The label selector of the gateway's pods. */
+export const GATEWAY_POD_SELECTOR = `${COMPONENT_LABEL}=${GATEWAY_NAME}`;
+
+/** The routes this node holds with the route agent's `proto`. */
+export async function readNodeRoutes(): Promise<NodeRoute[]> {
+  return parseNodeRoutes(await run("ip", ["-4", "-o", "route", "show", "table", "main", "proto", String(ROUTE_PROTO)]));
+}
+
+/** Applies a plan: `ip route replace <cidr> via <ip> proto <ours>` for each route to add, `ip route del` for each to remove. */
+export async function applyNodeRoutePlan(plan: NodeRoutePlan): Promise<void> {
+  for (const { destination, via } of plan.add)
+    await run("ip", ["route", "replace", destination, "via", via, "proto", String(ROUTE_PROTO)]);
+  for (const destination of plan.remove) {
+    await run("ip", ["route", "del", destination, "proto", String(ROUTE_PROTO)]).catch((error: CommandError) => {
+      // Gone already (its link went, or someone removed it): that is what was wanted.
+      if (!/No such process/.test(error.stderr)) throw error;
+    });
+  }
+}
+
+/** The gateway's node and that node's InternalIP, as the cluster says; undefined when there is no such pod or address. */
+async function readGatewayNode(kc: k8s.KubeConfig): Promise<{ nodeName: string; internalIp: string } | undefined> {
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const endpoint = serverOf(kc);
+  const pods = await core
+    .listNamespacedPod({ namespace: SYSTEM_NAMESPACE, labelSelector: GATEWAY_POD_SELECTOR })
+    .catch(describeFailure(`${STEP}: listing the gateway's pods (${GATEWAY_POD_SELECTOR})`, endpoint));
+  const nodeName = gatewayNodeOf(
+    pods.items.map((pod) => ({
+      nodeName: pod.spec?.nodeName || undefined,
+      deleting: pod.metadata?.deletionTimestamp !== undefined,
+      phase: pod.status?.phase,
+      createdAt: new Date(pod.metadata?.creationTimestamp ?? 0).toISOString(),
+    })),
+  );
+  if (!nodeName) return undefined;
+  const node = await readOptional(() => core.readNode({ name: nodeName })).catch(
+    describeFailure(`${STEP}: reading the gateway's node ${nodeName}`, endpoint),
+  );
+  const internalIp = node?.status?.addresses?.find((a) => a.type === "InternalIP")?.address;
+  return internalIp ? { nodeName, internalIp } : undefined;
+}
+
+/**
+ * One pass: reads the facts, plans, applies. With `remoteCidrs` empty (on SIGTERM) it removes every
+ * route of its own. Resolves the plan applied.
+ */
+export async function reconcileNodeRoutes(
+  kc: k8s.KubeConfig,
+  nodeName: string,
+  options: { readonly stopping?: true } = {},
+): Promise<NodeRoutePlan> {
+  const present = await readNodeRoutes();
+  const [gateway, endpoints] = options.stopping
+    ? [undefined, []]
+    : await Promise.all([readGatewayNode(kc), listTunnelEndpoints(kc, STEP)]);
+  const remoteCidrs = endpoints
+    .filter((e) => !e.metadata.deletionTimestamp)
+    .flatMap((e) => [e.status?.remotePodCidrAsSeen, e.status?.remoteExternalCidrAsSeen])
+    .filter((cidr): cidr is string => !!cidr);
+  const plan = planNodeRoutes({ nodeName, gateway, remoteCidrs, present });
+  await applyNodeRoutePlan(plan);
+  return plan;
+}

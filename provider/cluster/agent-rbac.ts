@@ -1,0 +1,138 @@
+/**
+ * What each part of the agent may do, and no more: one ServiceAccount each, bound to its own
+ * roles. Pure forgers (no client), so the rights are reviewed in unit tests.
+ *
+ *   control  the auth service (tenant namespaces, their RBAC, client CSRs it approves), offers,
+ *            virtual nodes' heartbeat, in-band peering: the project's resources, Secrets and
+ *            ConfigMaps of the system namespace
+ *   gateway  the TunnelEndpoints (their status and finalizers), the namespaces' labels (to tell a
+ *            tenant's endpoint), the cluster identity, and its key Secrets in the system namespace
+ *   route    reads only: the gateway's pods (system namespace), nodes, TunnelEndpoints
+ */
+import type * as k8s from "@kubernetes/client-node";
+import { API_GROUP, CLUSTER_IDENTITY_CONFIGMAP, SYSTEM_NAMESPACE } from "../api/index.js";
+import { AGENT_NAME, componentLabels, GATEWAY_NAME, ROUTE_NAME } from "./agent-components.js";
+
+type Rule = k8s.V1PolicyRule;
+const READ = ["get", "list", "watch"];
+
+/** The control agent's cluster-wide rules. */
+const CONTROL_CLUSTER_RULES: Rule[] = [
+  { apiGroups: [API_GROUP], resources: ["*"], verbs: ["*"] },
+  { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "list", "create", "patch", "delete"] },
+  {
+    apiGroups: [""],
+    resources: ["nodes", "nodes/status"],
+    verbs: ["get", "list", "watch", "create", "patch", "update", "delete"],
+  },
+  { apiGroups: [""], resources: ["pods"], verbs: READ },
+  { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "list", "create", "update", "delete"] },
+  {
+    apiGroups: ["rbac.authorization.k8s.io"],
+    resources: ["roles", "rolebindings"],
+    verbs: ["get", "list", "create", "patch", "update", "delete"],
+  },
+  {
+    apiGroups: ["certificates.k8s.io"],
+    resources: ["certificatesigningrequests"],
+    verbs: ["get", "list", "create", "delete"],
+  },
+  { apiGroups: ["certificates.k8s.io"], resources: ["certificatesigningrequests/approval"], verbs: ["update"] },
+  {
+    apiGroups: ["certificates.k8s.io"],
+    resources: ["signers"],
+    resourceNames: ["kubernetes.io/kube-apiserver-client"],
+    verbs: ["approve"],
+  },
+];
+
+/** Secrets and ConfigMaps of the system namespace: tokens' hashes, TLS, identities, cluster id. */
+const CONTROL_SYSTEM_RULES: Rule[] = [
+  { apiGroups: [""], resources: ["configmaps"], verbs: READ },
+  { apiGroups: [""], resources: ["secrets"], verbs: ["get", "list", "watch", "create", "patch", "update", "delete"] },
+];
+
+const GATEWAY_CLUSTER_RULES: Rule[] = [
+  { apiGroups: [API_GROUP], resources: ["tunnelendpoints"], verbs: [...READ, "patch", "update"] },
+  { apiGroups: [API_GROUP], resources: ["tunnelendpoints/status"], verbs: ["get", "patch", "update"] },
+  // Only the labels of tenant namespaces, to tell whose endpoint is whose.
+  { apiGroups: [""], resources: ["namespaces"], verbs: ["list"] },
+];
+
+/**
+ * The cluster identity (its id and CIDRs) and the key Secrets, made on first use and deleted with
+ * their tunnel. `create` cannot be narrowed to names; every other verb could only be narrowed to
+ * names not known in advance (one per tunnel).
+ */
+const GATEWAY_SYSTEM_RULES: Rule[] = [
+  { apiGroups: [""], resources: ["configmaps"], resourceNames: [CLUSTER_IDENTITY_CONFIGMAP], verbs: ["get"] },
+  { apiGroups: [""], resources: ["secrets"], verbs: ["get", "create", "patch", "delete"] },
+];
+
+const ROUTE_CLUSTER_RULES: Rule[] = [
+  { apiGroups: [""], resources: ["nodes"], verbs: READ },
+  { apiGroups: [API_GROUP], resources: ["tunnelendpoints"], verbs: READ },
+];
+
+/** The gateway's pods are in the system namespace: the route agent reads pods there only. */
+const ROUTE_SYSTEM_RULES: Rule[] = [{ apiGroups: [""], resources: ["pods"], verbs: READ }];
+
+/** One component's ServiceAccount, ClusterRole and Role (system namespace), each with its binding. */
+function forgeComponentRbac(name: string, clusterRules: Rule[], systemRules: Rule[]): k8s.KubernetesObject[] {
+  const labels = componentLabels(name);
+  const subjects = [{ kind: "ServiceAccount", name, namespace: SYSTEM_NAMESPACE }];
+  const rbac = "rbac.authorization.k8s.io";
+  return [
+    { apiVersion: "v1", kind: "ServiceAccount", metadata: { name, namespace: SYSTEM_NAMESPACE, labels } },
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: "ClusterRole",
+      metadata: { name, labels },
+      rules: clusterRules,
+    } as k8s.V1ClusterRole,
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: "ClusterRoleBinding",
+      metadata: { name, labels },
+      roleRef: { apiGroup: rbac, kind: "ClusterRole", name },
+      subjects,
+    } as k8s.V1ClusterRoleBinding,
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: "Role",
+      metadata: { name, namespace: SYSTEM_NAMESPACE, labels },
+      rules: systemRules,
+    } as k8s.V1Role,
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: "RoleBinding",
+      metadata: { name, namespace: SYSTEM_NAMESPACE, labels },
+      roleRef: { apiGroup: rbac, kind: "Role", name },
+      subjects,
+    } as k8s.V1RoleBinding,
+  ];
+}
+
+/** The control agent's reading of the cluster's client CA (to check identities on revoke): Kubernetes' own reader role. */
+function forgeClientCaReaderBinding(): k8s.V1RoleBinding {
+  return {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    metadata: { name: AGENT_NAME, namespace: "kube-system", labels: componentLabels(AGENT_NAME) },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "extension-apiserver-authentication-reader" },
+    subjects: [{ kind: "ServiceAccount", name: AGENT_NAME, namespace: SYSTEM_NAMESPACE }],
+  };
+}
+
+/** Every ServiceAccount, role and binding of the three components, in apply order. */
+export function forgeAgentRbac(): k8s.KubernetesObject[] {
+  return [
+    ...forgeComponentRbac(AGENT_NAME, CONTROL_CLUSTER_RULES, CONTROL_SYSTEM_RULES),
+    forgeClientCaReaderBinding(),
+    ...forgeComponentRbac(GATEWAY_NAME, GATEWAY_CLUSTER_RULES, GATEWAY_SYSTEM_RULES),
+    ...forgeComponentRbac(ROUTE_NAME, ROUTE_CLUSTER_RULES, ROUTE_SYSTEM_RULES),
+  ];
+}
+
+/** The components whose cluster-scoped RBAC uninstall removes (what is in the system namespace goes with it). */
+export const RBAC_COMPONENTS = [AGENT_NAME, GATEWAY_NAME, ROUTE_NAME] as const;
