@@ -8,10 +8,13 @@ module.exports = {
   transform: { "^.+\\.ts$": ["ts-jest", { tsconfig: "tsconfig.json" }] },
   // Sources import each other as `./x.js` (Node's ESM-style resolution); Jest resolves the .ts.
   moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
-  // Suites share local clusters (see harness/labs.ts); they run one at a time because the
-  // machine has two cores and the clusters need them.
-  maxWorkers: 1,
+  // Most of a suite's time is waiting (control planes, pulumi, polls), so several files run at once
+  // even on two cores; the shared lab is used by one file at a time (harness/labs.ts), labs are
+  // planned under a lock (local-cluster/lab.ts). The order: test/sequencer.js.
+  maxWorkers: 2,
+  testSequencer: "<rootDir>/test/sequencer.js",
   globalSetup: "<rootDir>/test/global-setup.js",
   globalTeardown: "<rootDir>/test/global-teardown.js",
+  setupFilesAfterEnv: ["<rootDir>/test/setup-after-env.ts"],
   testTimeout: 600000,
 };

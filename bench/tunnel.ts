@@ -145,7 +145,7 @@ async function gatewayTunnel(bed: Bed, seconds: number): Promise<Sample> {
   const [ifa, ifb] = [`lqg${bed.id}a`, `lqg${bed.id}b`];
   const [ka, kb] = [forgeWireguardKeyPair(), forgeWireguardKeyPair()];
   const start = performance.now();
-  const ends: { netns: string; ifname: string; process?: ProcessRecord }[] = [];
+  const ends: { netns?: string; ifname: string; process?: ProcessRecord }[] = [];
   try {
     const wa = await ensureWireguardInterface({
       netns: bed.a,

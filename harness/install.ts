@@ -5,8 +5,12 @@
 import * as k8s from "@kubernetes/client-node";
 import { readFileSync } from "node:fs";
 import { adminConfig } from "../local-cluster/inspect.js";
+import { AUTH_SERVICE_PORT } from "../local-cluster/control-plane.js";
 import type { ClusterState } from "../local-cluster/lab.js";
 import { waitForAgent } from "../provider/cluster/agent.js";
+import { DEFAULT_AGENT_IMAGE } from "../provider/cluster/agent-image.js";
+import { DEFAULT_GATEWAY_PORT } from "../provider/cluster/install-plan.js";
+import { installCluster } from "../provider/cluster/lifecycle.js";
 import {
   ensureAuthServiceTls,
   ensureClusterIdentity,
@@ -52,4 +56,28 @@ export async function installForPeering(
   const { caPem, certPem } = await ensureAuthServiceTls(kc, { hosts: [cluster.publicAddress] });
   await waitForAgent(kc, certPem, 30_000);
   return { cluster, clusterId, caPem, kubeconfig: readFileSync(cluster.kubeconfig, "utf8"), kc };
+}
+
+/**
+ * Installs `cluster` as a `Cluster` resource does in any cluster: the agent deployed from the
+ * project's image as pods (the lab runs no host agent), its auth service and gateway exposed by
+ * NodePort Services on the ports the lab's connectivity profiles open (8443, 51820).
+ */
+export async function installWithAgentPods(
+  cluster: ClusterState,
+  options: { readonly timeoutMs?: number } = {},
+): Promise<InstalledCluster> {
+  const kubeconfig = readFileSync(cluster.kubeconfig, "utf8");
+  const installed = await installCluster({
+    name: cluster.name,
+    kubeconfig,
+    kubeconfigInput: `cluster ${cluster.name}: kubeconfig`,
+    podCidr: cluster.podCidr,
+    serviceCidr: cluster.serviceCidr,
+    apiServerUrl: cluster.apiServerUrl,
+    agent: { image: DEFAULT_AGENT_IMAGE, exposure: "NodePort", nodePort: AUTH_SERVICE_PORT },
+    gateway: { exposure: "NodePort", nodePort: DEFAULT_GATEWAY_PORT },
+    timeoutMs: options.timeoutMs ?? 180_000,
+  });
+  return { cluster, clusterId: installed.clusterId, caPem: installed.authCaCert, kubeconfig, kc: adminConfig(cluster) };
 }

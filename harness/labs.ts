@@ -1,14 +1,17 @@
 /**
  * Local clusters for the tests and the benchmark (which runs as one "run" of its own, its process
- * id recording the labs it makes). One shared lab per test run (clusters `a` and `b`, distinct pod CIDRs)
- * serves every suite that needs no special topology: the first suite that asks starts it, later
- * suites find it healthy and reuse it, and the global teardown removes it. Suites that need their
+ * id recording the labs it makes). One shared lab per Jest worker of a test run (clusters `a` and `b`,
+ * distinct pod CIDRs) serves every suite of that worker that needs no special topology: the first
+ * suite that asks starts it, later suites find it healthy and reuse it, and the global teardown
+ * removes it. (One lab for all workers would have to serve one file at a time, since suites install
+ * `Cluster`s on it, peer it and change its profile: its files would then run one after another.) Suites that need their
  * own topology make a private lab with a unique name and remove it in `finally`. Every lab records
  * the run that made it, so a run going on beside this one keeps its labs.
  */
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { lockFile, withFileLock, type FileLock } from "../host/file-lock.js";
 import { downLab, upLab, type ClusterRequest, type LabOptions, type LabState } from "../local-cluster/lab.js";
 
 /** Lab state of every test run lives apart from the labs a developer may have up. */
@@ -34,11 +37,41 @@ export function labOwner(name: string): number | undefined {
   return existsSync(ownerFile(name)) ? Number(readFileSync(ownerFile(name), "utf8")) : undefined;
 }
 
-/** The lab shared by the suites of this run (clusters `a` and `b`), started on first use. */
-export function sharedLab(): Promise<LabState> {
-  const name = `s${runId().toString(36)}`.slice(0, 8);
-  claim(name);
-  return upLab([{ name: "a" }, { name: "b" }], { name, root: TEST_LAB_ROOT, log: quiet });
+/** Name of the shared lab of worker `worker` of run `run` (this worker of this run by default). */
+export const sharedLabName = (run = runId(), worker = process.env["JEST_WORKER_ID"] ?? "0"): string =>
+  `s${run.toString(36)}${worker}`.slice(0, 8);
+
+/** This test file's use of the shared lab, once it asked for it (Jest gives each file its own module registry). */
+let sharedUse: Promise<FileLock> | undefined;
+
+/**
+ * The lab shared by the suites of this worker of this run (clusters `a` and `b`), started on first
+ * use. One suite file at a time uses it: the first call of a file waits for the lab to be free and
+ * keeps it until {@link releaseSharedLab} (test/setup-after-env.ts calls it after each file), which
+ * matters when processes other than Jest's worker ask for it (a test's child processes, the bench).
+ */
+export async function sharedLab(): Promise<LabState> {
+  const name = sharedLabName();
+  sharedUse ??= lockFile(join(TEST_LAB_ROOT, ".locks", `${name}.use`));
+  await sharedUse;
+  // Also within one file, two calls at once must not both start the lab.
+  return withFileLock(join(TEST_LAB_ROOT, ".locks", `${name}.start`), async () => {
+    claim(name);
+    return upLab([{ name: "a" }, { name: "b" }], { name, root: TEST_LAB_ROOT, log: quiet });
+  });
+}
+
+/** Lets the next suite file use the shared lab (the lab stays up until the run's global teardown). */
+export async function releaseSharedLab(): Promise<void> {
+  const held = sharedUse;
+  sharedUse = undefined;
+  await (await held)?.release();
+}
+
+/** Removes the owner and lock files of lab `name`, once it is down and no process of its run is left. */
+export function forgetLab(name: string): void {
+  rmSync(ownerFile(name), { force: true });
+  for (const kind of ["use", "start"]) rmSync(join(TEST_LAB_ROOT, ".locks", `${name}.${kind}`), { force: true });
 }
 
 /** A lab name no other test uses: `t` and six random hex digits. */
@@ -64,4 +97,41 @@ export async function withLab<T>(
     await downLab(name, TEST_LAB_ROOT);
     rmSync(ownerFile(name), { force: true });
   }
+}
+
+/** A private lab held up across a suite's tests (see {@link holdLab}). */
+export interface HeldLab {
+  /** The lab, up. */
+  readonly lab: LabState;
+  /** Lets the lab go and resolves once it is removed (call in `afterAll`). */
+  readonly release: () => Promise<void>;
+}
+
+/**
+ * Starts a private lab, as {@link withLab} does, and keeps it up until `release` is called: for a
+ * suite whose tests share one lab (`beforeAll` holds it, `afterAll` releases it). The lab is
+ * removed also when its start fails.
+ */
+export async function holdLab(clusters: readonly ClusterRequest[], options: LabOptions): Promise<HeldLab> {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let up!: (state: LabState) => void;
+  const ready = new Promise<LabState>((resolve) => (up = resolve));
+  const done = withLab(clusters, options, async (state) => {
+    up(state);
+    await released;
+  });
+  const lab = await Promise.race([
+    ready,
+    done.then(() => {
+      throw new Error("the lab ended before the tests used it");
+    }),
+  ]);
+  return {
+    lab,
+    release: async () => {
+      release();
+      await done;
+    },
+  };
 }

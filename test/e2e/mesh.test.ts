@@ -7,6 +7,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { join } from "node:path";
 import { Cidr } from "../../provider/net/cidr.js";
+import { VIRTUAL_NODE_LABEL } from "../../provider/virtual-node/node.js";
 import { addPodAddress } from "../../local-cluster/lab.js";
 import { adminConfig } from "../../harness/install.js";
 import { withLab } from "../../harness/labs.js";
@@ -17,7 +18,7 @@ import { configureMeshForLab, plannedSteps, PulumiWorkspace } from "../../harnes
 const PROGRAM = join(__dirname, "..", "..", "examples", "mesh");
 
 async function readyVirtualNodes(kc: k8s.KubeConfig): Promise<string[]> {
-  const nodes = await kc.makeApiClient(k8s.CoreV1Api).listNode();
+  const nodes = await kc.makeApiClient(k8s.CoreV1Api).listNode({ labelSelector: `${VIRTUAL_NODE_LABEL}=true` });
   return nodes.items
     .filter((n) => n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"))
     .map((n) => n.metadata!.name!)

@@ -42,6 +42,7 @@ import { getIdentityKubeconfig } from "../../provider/peering/outgoing.js";
 import { createPeering } from "../../provider/peering/peering.js";
 import { progressTo } from "../../provider/peering/progress.js";
 import { poll } from "../../provider/wait/poll.js";
+import { VIRTUAL_NODE_LABEL } from "../../provider/virtual-node/node.js";
 import { adminConfig, installForPeering, type InstalledCluster } from "../../harness/install.js";
 import { sharedLab } from "../../harness/labs.js";
 import { tunnelTraces } from "../support/leaks.js";
@@ -193,7 +194,10 @@ describe("faults answered at once and in words", () => {
     "GIVEN a provider with no free capacity WHEN a share of it is peered THEN the peering stands with a status naming the " +
       "empty offer, refresh keeps it, and up sees no drift",
     async () => {
-      expect((await a.kc.makeApiClient(k8s.CoreV1Api).listNode()).items).toEqual([]);
+      // No free capacity: every real node of a is cordoned, so none can take an offloaded pod.
+      const aNodes = (await a.kc.makeApiClient(k8s.CoreV1Api).listNode()).items.map((n) => n.metadata!.name!);
+      expect(aNodes.length).toBeGreaterThan(0);
+      await setCordoned(a.kc, aNodes, true);
       const token = forgePeeringToken();
       await ensurePeeringTokenSecret(a.kc, { tokenId: token.tokenId, secretHash: token.secretHash });
       const inputs: PeeringInputs = {
@@ -220,8 +224,20 @@ describe("faults answered at once and in words", () => {
       } finally {
         if (outs) await peering.delete!("b-to-a", { ...outs, force: true });
         await revokePeeringToken(a.kc, token.tokenId);
+        await setCordoned(a.kc, aNodes, false);
       }
-      expect(await b.kc.makeApiClient(k8s.CoreV1Api).listNode()).toEqual(expect.objectContaining({ items: [] }));
+      const bNodes = await b.kc.makeApiClient(k8s.CoreV1Api).listNode({ labelSelector: `${VIRTUAL_NODE_LABEL}=true` });
+      expect(bNodes.items).toEqual([]);
     },
   );
 });
+
+/** Cordons (or uncordons) nodes, as `kubectl cordon` does. */
+async function setCordoned(kc: k8s.KubeConfig, names: readonly string[], cordoned: boolean): Promise<void> {
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  for (const name of names)
+    await core.patchNode(
+      { name, body: { spec: { unschedulable: cordoned || null } } },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    );
+}

@@ -1,6 +1,6 @@
 /**
  * Edges of a peering's life on real clusters: a share of free capacity that the provider's agent
- * recomputes when capacity changes (and the consumer's node follows), a `Cluster` that refuses to
+ * recomputes when a pod takes some of its node (and the consumer's node follows), a `Cluster` that refuses to
  * be uninstalled while peerings use it, and an unpeer with the provider's auth service
  * unreachable, which fails naming it unless forced.
  */
@@ -18,28 +18,41 @@ import { createPeering, deletePeering, type PeeringRecord } from "../../provider
 import { progressTo } from "../../provider/peering/progress.js";
 import { provider as clusterResource, type ClusterOutputs } from "../../provider/resources/cluster.js";
 import { poll } from "../../provider/wait/poll.js";
+import { getFreeCapacity } from "../../agent/offer-answering.js";
+import { imageReference } from "../../local-cluster/node-images.js";
+import { computeOffer, type Capacity } from "../../provider/negotiation/offer.js";
+import { VIRTUAL_NODE_LABEL } from "../../provider/virtual-node/node.js";
 import { adminConfig, installForPeering, type InstalledCluster } from "../../harness/install.js";
 import { sharedLab } from "../../harness/labs.js";
 
 const quiet = progressTo(() => undefined);
-const WORKER = "worker-edges";
+const MIB = 2 ** 20;
+/** The pod that takes a share of the provider's capacity. */
+const HOG = "capacity-hog";
 
-/** A real-looking node of the provider, whose allocatable capacity the test sets. */
-async function setWorker(a: InstalledCluster, cpu: string, memory: string, pods: string): Promise<void> {
-  const core = a.kc.makeApiClient(k8s.CoreV1Api);
-  const existing = await core.readNode({ name: WORKER }).catch(() => undefined);
-  if (!existing)
-    await core.createNode({
-      body: {
-        metadata: { name: WORKER },
-        status: { capacity: { cpu, memory, pods }, allocatable: { cpu, memory, pods } },
+/**
+ * A pod bound to the provider's real node `node`, asking for `cpu` and `memory`: it takes that much
+ * of the free capacity (its requests count once it is bound, running or not).
+ */
+async function takeCapacity(a: InstalledCluster, node: string, cpu: string, memory: string): Promise<void> {
+  await a.kc.makeApiClient(k8s.CoreV1Api).createNamespacedPod({
+    namespace: "default",
+    body: {
+      metadata: { name: HOG },
+      spec: {
+        nodeName: node,
+        containers: [
+          {
+            name: "hog",
+            image: imageReference("podtool"),
+            imagePullPolicy: "Never",
+            args: ["pause"],
+            resources: { requests: { cpu, memory } },
+          },
+        ],
       },
-    });
-  else
-    await core.patchNodeStatus(
-      { name: WORKER, body: { status: { capacity: { cpu, memory, pods }, allocatable: { cpu, memory, pods } } } },
-      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
-    );
+    },
+  });
 }
 
 function clusterProps(installed: InstalledCluster): ClusterOutputs {
@@ -62,6 +75,8 @@ describe("peering edges", () => {
   let a: InstalledCluster;
   let b: InstalledCluster;
   let record: PeeringRecord | undefined;
+  /** The provider's free capacity before the peering. */
+  let free: Capacity;
   const token = forgePeeringToken();
 
   beforeAll(async () => {
@@ -69,7 +84,7 @@ describe("peering edges", () => {
     a = await installForPeering(clusterOf(lab, "a"));
     b = await installForPeering(clusterOf(lab, "b"));
     await ensurePeeringTokenSecret(a.kc, { tokenId: token.tokenId, secretHash: token.secretHash });
-    await setWorker(a, "8", "16Gi", "110");
+    free = await getFreeCapacity(a.kc);
     record = await createPeering(
       {
         consumerKubeconfig: readFileSync(b.cluster.kubeconfig, "utf8"),
@@ -91,7 +106,9 @@ describe("peering edges", () => {
         { force: true, timeoutMs: 20_000 },
         quiet,
       ).catch(() => undefined);
-    await deleteOptional(() => a.kc.makeApiClient(k8s.CoreV1Api).deleteNode({ name: WORKER }));
+    await deleteOptional(() =>
+      a.kc.makeApiClient(k8s.CoreV1Api).deleteNamespacedPod({ name: HOG, namespace: "default", gracePeriodSeconds: 0 }),
+    );
     await revokePeeringToken(a.kc, token.tokenId);
     await uninstallCluster(adminConfig(b.cluster));
     await uninstallCluster(adminConfig(a.cluster));
@@ -101,8 +118,26 @@ describe("peering edges", () => {
     "GIVEN a share of free capacity WHEN the provider's capacity changes beyond the threshold THEN the offer is " +
       "recomputed and the virtual node follows",
     async () => {
-      expect(record!.offer).toEqual({ cpu: "4", memory: "8Gi", pods: 55 });
-      await setWorker(a, "16", "32Gi", "110");
+      // Half of the free capacity of a's real node(s).
+      expect(free.pods).toBeGreaterThan(0);
+      expect(record!.offer).toEqual(computeOffer({ sharePercent: 50 }, free));
+      // A pod takes half of the free cpu and a quarter of the memory: the offer shrinks beyond the threshold.
+      const node = (await a.kc.makeApiClient(k8s.CoreV1Api).listNode()).items.find(
+        (n) => n.metadata?.labels?.[VIRTUAL_NODE_LABEL] !== "true",
+      )!.metadata!.name!;
+      const taken = {
+        cpuMillis: Math.floor(free.cpuMillis / 2),
+        memoryBytes: Math.floor(free.memoryBytes / 4 / MIB) * MIB,
+      };
+      await takeCapacity(a, node, `${taken.cpuMillis}m`, `${taken.memoryBytes / MIB}Mi`);
+      const expected = computeOffer(
+        { sharePercent: 50 },
+        {
+          cpuMillis: free.cpuMillis - taken.cpuMillis,
+          memoryBytes: free.memoryBytes - taken.memoryBytes,
+          pods: free.pods - 1,
+        },
+      );
       const core = b.kc.makeApiClient(k8s.CoreV1Api);
       // The provider's agent republishes within a second; the consumer's heartbeat follows within ~10 s.
       const capacity = await poll(
@@ -110,12 +145,12 @@ describe("peering edges", () => {
         { timeoutMs: 45_000, intervalMs: 500 },
         async () => {
           const node = await core.readNode({ name: record!.virtualNodeName });
-          return node.status?.capacity?.["cpu"] === "8"
+          return node.status?.capacity?.["cpu"] === expected.cpu
             ? { done: true, value: node.status.capacity }
             : { done: false, state: JSON.stringify(node.status?.capacity) };
         },
       );
-      expect(capacity).toEqual({ cpu: "8", memory: "16Gi", pods: "55" });
+      expect(capacity).toEqual({ cpu: expected.cpu, memory: expected.memory, pods: String(expected.pods) });
     },
   );
 

@@ -14,7 +14,7 @@ import {
 import { uninstallCluster } from "../../provider/cluster/install.js";
 import { createPeering, deletePeering, readPeering, updatePeeringResources } from "../../provider/peering/peering.js";
 import { progressTo } from "../../provider/peering/progress.js";
-import { VIRTUAL_NODE_TAINT } from "../../provider/virtual-node/node.js";
+import { VIRTUAL_NODE_LABEL, VIRTUAL_NODE_TAINT } from "../../provider/virtual-node/node.js";
 import { poll } from "../../provider/wait/poll.js";
 import { clusterOf } from "../../local-cluster/lab.js";
 import { readFileSync } from "node:fs";
@@ -61,7 +61,7 @@ describe("peering steps on real clusters", () => {
       );
       expect(tenantNamespace(consumer.clusterId)).toBe(record.tenantNamespace);
 
-      // kube-scheduler binds a pod that tolerates the taint to the virtual node.
+      // kube-scheduler binds a pod that tolerates the taint and selects virtual nodes to the virtual node.
       const pod = `offload-${Date.now().toString(36)}`;
       await core.createNamespacedPod({
         namespace: "default",
@@ -76,6 +76,8 @@ describe("peering steps on real clusters", () => {
               },
             ],
             tolerations: [{ key: VIRTUAL_NODE_TAINT.key, operator: "Exists", effect: "NoExecute" }],
+            // b has a real node too: the selector makes the virtual node the only choice.
+            nodeSelector: { [VIRTUAL_NODE_LABEL]: "true" },
           },
         },
       });

@@ -7,76 +7,21 @@
  */
 import { runIn } from "../../host/exec.js";
 import { Cidr } from "../../provider/net/cidr.js";
-import { translateAddress } from "../../provider/network-fabric/remap.js";
 import { ensureTunnel, readTunnel, type TunnelRecord } from "../../provider/network-fabric/tunnel.js";
 import { deleteTunnel } from "../../provider/network-fabric/tunnel-delete.js";
 import { TUNNEL_DEFAULTS, type TunnelSettings } from "../../provider/network-fabric/tunnel-plan.js";
 import { poll } from "../../provider/wait/poll.js";
 import { API_SERVER_PORT, AUTH_SERVICE_PORT } from "../../local-cluster/control-plane.js";
-import { addPodAddress, type LabState } from "../../local-cluster/lab.js";
 import { addPodAddress as addAddressInNamespace } from "../../local-cluster/netns.js";
 import { findWireguardProcess, readWireguardStatus } from "../../agent/gateway/index.js";
-import { sharedLab, withLab } from "../../harness/labs.js";
+import { releaseSharedLab, sharedLab, withLab } from "../../harness/labs.js";
 import { tunnelTraces } from "../support/leaks.js";
-import { pingReplies, tcpTransfer } from "../support/probes.js";
-import { peerPair, quietProgress as progress, unpeerPair, type Pair } from "../support/tunnel-pair.js";
-
-const TRANSFER_BYTES = 256 * 1024;
+import { pingReplies } from "../support/probes.js";
+import { peerPair, quietProgress as progress, unpeerPair } from "../support/tunnel-pair.js";
+import { expectTrafficThroughTunnel, podsOf, waitForTunnelUp } from "../support/tunnel-traffic.js";
 
 /** The README's promise: a killed wireguard-go is back, and pods talk through it again, within this. */
 const WIREGUARD_RECOVERY_MS = 5_000;
-
-/** Pod addresses in both clusters, each also as the other cluster sees it. */
-function podsOf(
-  pair: Pair,
-  tunnel: TunnelRecord,
-  host: number,
-): { a: { real: string; fromB: string }; b: { real: string; fromA: string } } {
-  const aReal = Cidr.parse(pair.a.podCidr).nth(host);
-  const bReal = Cidr.parse(pair.b.podCidr).nth(host + 1);
-  return {
-    a: {
-      real: aReal,
-      fromB: translateAddress(aReal, Cidr.parse(pair.a.podCidr), Cidr.parse(tunnel.consumer.remotePodCidrAsSeen)),
-    },
-    b: {
-      real: bReal,
-      fromA: translateAddress(bReal, Cidr.parse(pair.b.podCidr), Cidr.parse(tunnel.provider.remotePodCidrAsSeen)),
-    },
-  };
-}
-
-/** Pings and TCP both ways between the two pod addresses, and checks the bytes went through the tunnels. */
-async function expectTrafficThroughTunnel(pair: Pair, tunnel: TunnelRecord, host: number): Promise<void> {
-  const pods = podsOf(pair, tunnel, host);
-  await addPodAddress({ clusters: [pair.a, pair.b] } as LabState, "a", pods.a.real);
-  await addPodAddress({ clusters: [pair.a, pair.b] } as LabState, "b", pods.b.real);
-  const counters = async (): Promise<number[]> => [
-    ...(await readWireguardStatus(pair.b.netns, tunnel.consumer.interfaceName)).peers.map((p) => p.txBytes),
-    ...(await readWireguardStatus(pair.a.netns, tunnel.provider.interfaceName)).peers.map((p) => p.rxBytes),
-  ];
-  const before = await counters();
-  expect(await pingReplies(pair.b.netns, pods.b.real, pods.a.fromB)).toMatch(/3 received/);
-  expect(await pingReplies(pair.a.netns, pods.a.real, pods.b.fromA)).toMatch(/3 received/);
-  expect(
-    await tcpTransfer(
-      { netns: pair.b.netns, address: pods.b.real },
-      { netns: pair.a.netns, address: pods.a.real, seenAs: pods.a.fromB },
-      TRANSFER_BYTES,
-    ),
-  ).toBe(TRANSFER_BYTES);
-  expect(
-    await tcpTransfer(
-      { netns: pair.a.netns, address: pods.a.real },
-      { netns: pair.b.netns, address: pods.b.real, seenAs: pods.b.fromA },
-      TRANSFER_BYTES,
-    ),
-  ).toBe(TRANSFER_BYTES);
-  const after = await counters();
-  // The consumer sent and the provider received at least the transfer through the tunnel.
-  expect(after[0]! - before[0]!).toBeGreaterThanOrEqual(TRANSFER_BYTES);
-  expect(after[1]! - before[1]!).toBeGreaterThanOrEqual(TRANSFER_BYTES);
-}
 
 describe("tunnel steps on real clusters", () => {
   test(
@@ -148,16 +93,7 @@ describe("tunnel steps on real clusters", () => {
           expect(recoveredMs).toBeLessThanOrEqual(WIREGUARD_RECOVERY_MS);
         }
         // Its status catches up within a gateway pass or two.
-        await poll(
-          { step: "test", object: "both gateways reporting the tunnel up", endpoint: pair.a.netns },
-          { timeoutMs: 30_000, intervalMs: 500 },
-          async () => {
-            const problems = (await readTunnel(pair.sides, { ...settings, port: 51822 })).problems;
-            return problems.length === 0
-              ? { done: true, value: undefined }
-              : { done: false, state: problems.join("; ") };
-          },
-        );
+        await waitForTunnelUp(pair, { ...settings, port: 51822 }, 30_000);
 
         await deleteTunnel(pair.sides, { force: false, timeoutMs: 60_000 }, progress);
         expect(await tunnelTraces(pair.a, [moved.provider.interfaceName])).toEqual([]);
@@ -173,6 +109,8 @@ describe("tunnel steps on real clusters", () => {
     "GIVEN the same pod and external CIDRs on both sides and the consumer behind NAT WHEN the tunnel is built with the " +
       "provider serving THEN each side sees the other remapped, pods talk both ways, and external addresses are reached",
     async () => {
+      // This file is done with the shared lab: the next suite may have it while this one runs its own.
+      await releaseSharedLab();
       await withLab(
         [
           { name: "a", podCidr: "10.150.0.0/16" },

@@ -12,7 +12,7 @@ import { getIdentityKubeconfig } from "../../provider/peering/outgoing.js";
 import { createPeering, deletePeering, type PeeringRecord } from "../../provider/peering/peering.js";
 import { progressTo } from "../../provider/peering/progress.js";
 import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
-import { installForPeering, type InstalledCluster } from "../../harness/install.js";
+import { installForPeering, installWithAgentPods, type InstalledCluster } from "../../harness/install.js";
 
 /** Progress that goes nowhere. */
 export const quietProgress = progressTo(() => undefined);
@@ -28,11 +28,19 @@ export interface Pair {
   readonly sides: TunnelSides;
 }
 
-/** Installs a and b of `lab` and peers b with a out-of-band. */
-export async function peerPair(lab: LabState, options: { readonly externalCidr?: string } = {}): Promise<Pair> {
+/**
+ * Installs a and b of `lab` and peers b with a out-of-band. `agentPods`: the lab runs no host
+ * agent, and the install deploys it as pods.
+ */
+export async function peerPair(
+  lab: LabState,
+  options: { readonly externalCidr?: string; readonly agentPods?: boolean } = {},
+): Promise<Pair> {
   const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
-  const provider = await installForPeering(a, options);
-  const consumer = await installForPeering(b, options);
+  const install = (cluster: ClusterState): Promise<InstalledCluster> =>
+    options.agentPods ? installWithAgentPods(cluster) : installForPeering(cluster, options);
+  const provider = await install(a);
+  const consumer = await install(b);
   const token = forgePeeringToken();
   await ensurePeeringTokenSecret(provider.kc, { tokenId: token.tokenId, secretHash: token.secretHash });
   const record = await createPeering(

@@ -1,0 +1,162 @@
+/**
+ * The product as it runs in any cluster: a private lab of two clusters with two worker nodes each,
+ * the same pod CIDR on both, and no host agent: installing each deploys the agent, the gateway and
+ * the route agents as pods from the project's image. b peers with a out-of-band and a Tunnel joins
+ * them; then real podtool pods on every node of b reach pods on every node of a (ICMP and TCP, by
+ * their addresses as b sees them), and back, and the WireGuard counters read inside the gateway
+ * pods show the tunnel carried it. A deleted gateway pod comes back with the same key and traffic
+ * flows again with no step of ours. Uninstall leaves nothing of the project in either cluster.
+ */
+import * as k8s from "@kubernetes/client-node";
+import { readFileSync } from "node:fs";
+import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
+import { GATEWAY_NAME } from "../../provider/cluster/agent-components.js";
+import { removeCluster } from "../../provider/cluster/lifecycle.js";
+import { Cidr } from "../../provider/net/cidr.js";
+import { translateAddress } from "../../provider/network-fabric/remap.js";
+import { ensureTunnel, type TunnelRecord } from "../../provider/network-fabric/tunnel.js";
+import { TUNNEL_DEFAULTS, type TunnelSettings } from "../../provider/network-fabric/tunnel-plan.js";
+import { poll } from "../../provider/wait/poll.js";
+import type { ClusterState } from "../../local-cluster/lab.js";
+import { parseWireguardDump } from "../../agent/gateway/status.js";
+import { GATEWAY_POD_SELECTOR } from "../../agent/route/reconcile.js";
+import { withLab } from "../../harness/labs.js";
+import { projectTraces } from "../support/leaks.js";
+import { coreOf, kubectl, podName, podtoolFrom, runPodtool } from "../support/pods.js";
+import { peerPair, quietProgress, unpeerPair, type Pair } from "../support/tunnel-pair.js";
+
+const NODES = [1, 2] as const;
+const POD_CIDR = "10.150.0.0/16";
+
+/** The WireGuard status of interface `ifname`, read inside `cluster`'s gateway pod (its sockets are the pod's own). */
+async function gatewayWireguard(cluster: ClusterState, ifname: string): Promise<ReturnType<typeof parseWireguardDump>> {
+  const dump = await kubectl(cluster, [
+    "exec",
+    "-n",
+    SYSTEM_NAMESPACE,
+    `deploy/${GATEWAY_NAME}`,
+    "--",
+    "wg",
+    "show",
+    ifname,
+    "dump",
+  ]);
+  return parseWireguardDump(ifname, dump);
+}
+
+/** The gateway pod of `cluster` that is Running, with its name and node. */
+async function runningGateway(cluster: ClusterState, not?: string): Promise<{ name: string; node: string }> {
+  return poll(
+    { step: "test", object: `a Running gateway pod${not ? ` other than ${not}` : ""}`, endpoint: cluster.apiServerUrl },
+    { timeoutMs: 90_000, intervalMs: 500 },
+    async () => {
+      const pods = await coreOf(cluster).listNamespacedPod({
+        namespace: SYSTEM_NAMESPACE,
+        labelSelector: GATEWAY_POD_SELECTOR,
+      });
+      const running = pods.items.find(
+        (p) =>
+          p.metadata?.name !== not &&
+          !p.metadata?.deletionTimestamp &&
+          p.status?.phase === "Running" &&
+          p.status.containerStatuses?.every((c) => c.ready),
+      );
+      return running
+        ? { done: true, value: { name: running.metadata!.name!, node: running.spec!.nodeName! } }
+        : { done: false, state: pods.items.map((p) => `${p.metadata?.name} ${p.status?.phase}`).join(", ") || "none" };
+    },
+  );
+}
+
+describe("agent, gateway and route agents as pods (private lab: a and b, two nodes each, one pod CIDR)", () => {
+  test(
+    "GIVEN clusters installed with the agent as pods WHEN b peers with a and a Tunnel joins them THEN pods on both " +
+      "nodes of b reach pods on both nodes of a through it, and back; a deleted gateway pod returns with its key and traffic flows again",
+    async () => {
+      await withLab(
+        [
+          { name: "a", podCidr: POD_CIDR },
+          { name: "b", podCidr: POD_CIDR },
+        ],
+        { nodes: 2, hostAgent: false },
+        async (lab) => {
+          const [a, b] = [lab.clusters[0]!, lab.clusters[1]!];
+          let pair: Pair | undefined;
+          try {
+            const pods = new Map<string, k8s.V1Pod>();
+            for (const cluster of [a, b])
+              for (const node of NODES) pods.set(podName(cluster, node), await runPodtool(cluster, node));
+            pair = await peerPair(lab, { agentPods: true });
+            const settings: TunnelSettings = {
+              server: "provider",
+              serverAddress: a.publicAddress,
+              ...TUNNEL_DEFAULTS,
+              behindNat: [],
+            };
+            const tunnel: TunnelRecord = await ensureTunnel(pair.sides, settings, 120_000, quietProgress);
+            // The same pod CIDR on both sides: each sees the other's pods remapped.
+            expect(tunnel.consumer.remotePodCidrAsSeen).not.toBe(POD_CIDR);
+            const seenFromB = (node: number): string =>
+              translateAddress(
+                pods.get(podName(a, node))!.status!.podIP!,
+                Cidr.parse(POD_CIDR),
+                Cidr.parse(tunnel.consumer.remotePodCidrAsSeen),
+              );
+            const seenFromA = (node: number): string =>
+              translateAddress(
+                pods.get(podName(b, node))!.status!.podIP!,
+                Cidr.parse(POD_CIDR),
+                Cidr.parse(tunnel.provider.remotePodCidrAsSeen),
+              );
+            const counters = async (): Promise<[number, number]> => [
+              (await gatewayWireguard(b, tunnel.consumer.interfaceName)).peers[0]!.txBytes,
+              (await gatewayWireguard(a, tunnel.provider.interfaceName)).peers[0]!.rxBytes,
+            ];
+
+            const before = await counters();
+            for (const from of NODES) {
+              for (const to of NODES) {
+                expect(await podtoolFrom(b, from, "ping", seenFromB(to), 60_000)).toMatch(/^reply from /);
+                // The pod that answers names itself: a's pod on node `to`, not any other.
+                expect(await podtoolFrom(b, from, "tcp", `${seenFromB(to)}:8080`)).toContain(
+                  `podtool ${podName(a, to)} `,
+                );
+              }
+              expect(await podtoolFrom(a, from, "tcp", `${seenFromA(from)}:8080`)).toContain(
+                `podtool ${podName(b, from)} `,
+              );
+            }
+            const after = await counters();
+            expect(after[0]).toBeGreaterThan(before[0]);
+            expect(after[1]).toBeGreaterThan(before[1]);
+
+            // The gateway pod goes: its Deployment makes another, which takes the same key from its
+            // Secret; the tunnel and the routes follow it, and pods talk again with no step of ours.
+            const gateway = await runningGateway(a);
+            const key = (await gatewayWireguard(a, tunnel.provider.interfaceName)).publicKey;
+            await coreOf(a).deleteNamespacedPod({ name: gateway.name, namespace: SYSTEM_NAMESPACE });
+            await runningGateway(a, gateway.name);
+            for (const from of NODES)
+              expect(await podtoolFrom(b, from, "tcp", `${seenFromB(from)}:8080`, 90_000)).toContain(
+                `podtool ${podName(a, from)} `,
+              );
+            expect((await gatewayWireguard(a, tunnel.provider.interfaceName)).publicKey).toBe(key);
+            expect(key).toBe(tunnel.provider.publicKey);
+          } finally {
+            if (pair) await unpeerPair(pair);
+            // What a Cluster's delete does (force: a failed test may leave the peering).
+            for (const cluster of [a, b])
+              await removeCluster({
+                name: cluster.name,
+                kubeconfig: readFileSync(cluster.kubeconfig, "utf8"),
+                kubeconfigInput: `cluster ${cluster.name}: kubeconfig`,
+                force: true,
+                timeoutMs: 120_000,
+              });
+          }
+          for (const cluster of [a, b]) expect(await projectTraces(cluster.kubeconfig)).toEqual([]);
+        },
+      );
+    },
+  );
+});

@@ -1,0 +1,90 @@
+/** Real pods in local clusters: kubectl against a cluster, podtool pods on chosen nodes, and commands run in them. */
+import * as k8s from "@kubernetes/client-node";
+import { run, type CommandError } from "../../host/exec.js";
+import type { ClusterState } from "../../local-cluster/lab.js";
+import { imageReference } from "../../local-cluster/node-images.js";
+import { poll } from "../../provider/wait/poll.js";
+
+/** The namespace the test pods run in. */
+export const POD_NAMESPACE = "default";
+
+/** Runs kubectl against `cluster` (the admin kubeconfig). */
+export function kubectl(cluster: ClusterState, args: readonly string[]): Promise<string> {
+  return run("kubectl", ["--kubeconfig", cluster.kubeconfig, ...args]);
+}
+
+/** The core API of `cluster`, as its admin. */
+export function coreOf(cluster: ClusterState): k8s.CoreV1Api {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(cluster.kubeconfig);
+  return kc.makeApiClient(k8s.CoreV1Api);
+}
+
+/** Name of the podtool pod on node `index` of `cluster`. */
+export const podName = (cluster: ClusterState, index: number): string => `podtool-${cluster.name}-n${index}`;
+
+/** Creates a podtool pod (`serve`, TCP 8080) bound to node `index` and resolves it once Running with an address. */
+export async function runPodtool(cluster: ClusterState, index: number): Promise<k8s.V1Pod> {
+  const api = coreOf(cluster);
+  const name = podName(cluster, index);
+  // A new cluster's controller manager makes the namespace's default ServiceAccount a moment after
+  // it starts; admission refuses pods until it exists.
+  await poll(
+    { step: "test", object: `ServiceAccount ${POD_NAMESPACE}/default`, endpoint: cluster.apiServerUrl },
+    { timeoutMs: 60_000, intervalMs: 200 },
+    async () =>
+      (await api.readNamespacedServiceAccount({ name: "default", namespace: POD_NAMESPACE }).catch(() => undefined))
+        ? { done: true, value: undefined }
+        : { done: false, state: "not made yet" },
+  );
+  await api.createNamespacedPod({
+    namespace: POD_NAMESPACE,
+    body: {
+      metadata: { name, labels: { app: "podtool", node: `n${index}` } },
+      spec: {
+        nodeName: `${cluster.name}-n${index}`,
+        containers: [{ name: "podtool", image: imageReference("podtool"), imagePullPolicy: "Never" }],
+      },
+    },
+  });
+  return poll(
+    { step: "test", object: `pod ${name}`, endpoint: cluster.apiServerUrl },
+    { timeoutMs: 60_000, intervalMs: 200 },
+    async () => {
+      const pod = await api.readNamespacedPod({ name, namespace: POD_NAMESPACE });
+      return pod.status?.phase === "Running" && pod.status.podIP
+        ? { done: true, value: pod }
+        : {
+            done: false,
+            state: `${pod.status?.phase ?? "no phase"} ${JSON.stringify(pod.status?.containerStatuses?.[0]?.state ?? {})}`,
+          };
+    },
+  );
+}
+
+/**
+ * `podtool <command> <target>` in the pod on node `index`, retried until it succeeds within
+ * `timeoutMs` (new Service rules, routes or a tunnel take a moment); resolves its output.
+ */
+export function podtoolFrom(
+  cluster: ClusterState,
+  index: number,
+  command: "tcp" | "ping",
+  target: string,
+  timeoutMs = 30_000,
+): Promise<string> {
+  return poll(
+    {
+      step: "test",
+      object: `podtool ${command} ${target} from ${podName(cluster, index)}`,
+      endpoint: cluster.apiServerUrl,
+    },
+    { timeoutMs, intervalMs: 250 },
+    async () => {
+      const out = await kubectl(cluster, ["exec", podName(cluster, index), "--", "/podtool", command, target]).catch(
+        (error: CommandError) => ({ failed: error.stderr }),
+      );
+      return typeof out === "string" ? { done: true, value: out } : { done: false, state: out.failed.trim() };
+    },
+  );
+}
