@@ -4,7 +4,8 @@
  *   control  the auth service, offer answering, heartbeat, in-band peering, identity renewal
  *            (roles/control.ts): a Deployment of one non-root pod
  *   gateway  the cluster's WireGuard tunnels in its own network namespace (roles/gateway.ts): a
- *            hostNetwork pod; on SIGTERM it takes its tunnels down and exits
+ *            hostNetwork pod; on SIGTERM it takes its tunnels down and exits; its node's address
+ *            comes from NODE_ADDRESS (the downward API)
  *   route    this node's routes to the remote clusters through the gateway's node (roles/route.ts):
  *            a hostNetwork DaemonSet; the node's name comes from NODE_NAME (the downward API)
  *
@@ -53,8 +54,18 @@ async function main(argv: readonly string[]): Promise<void> {
   const stop = new AbortController();
   const wireguardGo = values["wireguard-go"] ? { wireguardGo: values["wireguard-go"] } : {};
   stopOnSignals(stop, `agent ${role ?? "host process"} ${values.name}`, reporter);
-  if (role === "gateway")
-    return runGatewayRole({ kc, workDir: values["work-dir"]!, signal: stop.signal, reporter, ...wireguardGo });
+  if (role === "gateway") {
+    // From the downward API (status.hostIP): the address a Service brings the peers' packets to.
+    const nodeAddress = process.env["NODE_ADDRESS"];
+    return runGatewayRole({
+      kc,
+      workDir: values["work-dir"]!,
+      signal: stop.signal,
+      reporter,
+      ...wireguardGo,
+      ...(nodeAddress ? { nodeAddress } : {}),
+    });
+  }
   if (role === "route") {
     const nodeName = requiredEnv("NODE_NAME", "the route role learns its node's name from the downward API");
     return runRouteRole({ kc, nodeName, signal: stop.signal, reporter });

@@ -9,11 +9,13 @@ import {
   forgeNatRules,
   forgePeerMarks,
   forgeRoutes,
+  forgeServerReplyRule,
   peerRouteTable,
   type GatewayPlan,
 } from "../../provider/network-fabric/gateway-nat.js";
 
-const NAT_TABLES = ["mangle", "nat"] as const;
+/** The tables that hold rules of a peer (`raw`: the server's untracked replies). */
+const NAT_TABLES = ["mangle", "nat", "raw"] as const;
 
 /**
  * Kernel settings a gateway needs: forwarding, and no reverse-path filter, which would drop what
@@ -90,6 +92,24 @@ export async function applyPeerFabric(netns: string | undefined, plan: GatewayPl
   );
   for (const rule of forgeNatRules(plan)) await runIn(netns, "iptables", ["-w", ...rule.args]);
   for (const args of forgeRoutes(plan)) await runIn(netns, "ip", args);
+}
+
+/**
+ * Lets the replies of a server interface toward `peerId`, from `listenPort`, leave untracked unless
+ * they come from `nodeAddress` (see forgeServerReplyRule for why). Replaces the peer's former rule,
+ * so a changed port leaves none behind; removePeerFabric removes it with the peer's other rules.
+ */
+export async function applyServerReplyRule(
+  netns: string | undefined,
+  peerId: string,
+  listenPort: number,
+  nodeAddress: string | undefined,
+): Promise<void> {
+  const rule = forgeServerReplyRule(peerId, listenPort, nodeAddress);
+  const listing = await runIn(netns, "iptables", ["-w", "-t", rule.table, "-S"]);
+  for (const args of forgeNatRuleDeletionsFromListing(rule.table, listing, peerId))
+    await runIn(netns, "iptables", ["-w", ...args]);
+  await runIn(netns, "iptables", ["-w", ...rule.args]);
 }
 
 /**

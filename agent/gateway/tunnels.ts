@@ -58,7 +58,7 @@ import { runIn } from "../../host/exec.js";
 import { Backoff } from "../backoff.js";
 import type { Reporter } from "../reporter.js";
 import { answerRefusal, readOrigins } from "./admission.js";
-import { applyPeerFabric, probeAcross, removePeerFabric } from "./fabric.js";
+import { applyPeerFabric, applyServerReplyRule, probeAcross, removePeerFabric } from "./fabric.js";
 import { WIREGUARD_IFNAME_PREFIX } from "./commands.js";
 import {
   configureWireguardPeer,
@@ -85,6 +85,11 @@ export interface GatewayOptions {
   readonly reporter: Reporter;
   /** The wireguard-go executable. @default "wireguard-go" */
   readonly wireguardGo?: string;
+  /**
+   * The address of the gateway's node, to which a Service brings the peers' packets (a gateway
+   * pod's host IP). @default none: the gateway's own namespace is reached at the address peers dial
+   */
+  readonly nodeAddress?: string;
   /** The clock of the backoff of failing endpoints (ms). @default Date.now */
   readonly now?: () => number;
 }
@@ -432,6 +437,7 @@ export class TunnelGateway {
     const own = await readWireguardStatus(netns, ifname);
     if (spec.remote.publicKey) await this.configureOnlyPeer(endpoint, target, view, own.peers, dial);
     if (view) await applyPeerFabric(netns, { peerId: ifname, tunnelInterface: ifname, view, slot });
+    if (spec.role === "server") await applyServerReplyRule(netns, ifname, spec.listenPort, this.options.nodeAddress);
     return {
       inputs: target.inputs,
       ifname,

@@ -24,6 +24,8 @@ export interface GatewayRoleOptions {
   readonly workDir: string;
   /** The wireguard-go executable. @default "wireguard-go" from PATH */
   readonly wireguardGo?: string;
+  /** The address of the gateway's node (a pod's host IP): see GatewayOptions.nodeAddress. */
+  readonly nodeAddress?: string;
   /** Ends the loop. */
   readonly signal: AbortSignal;
   readonly reporter: Reporter;
@@ -44,6 +46,7 @@ export function startGateway(options: GatewayRoleOptions): StartedGateway {
     reporter,
     ...(options.netns ? { netns: options.netns } : {}),
     ...(options.wireguardGo ? { wireguardGo: options.wireguardGo } : {}),
+    ...(options.nodeAddress ? { nodeAddress: options.nodeAddress } : {}),
   });
   const wakeup = new Wakeup();
   gateway.watchProcesses(signal, () => wakeup.wake());

@@ -41,6 +41,15 @@ const CONTROL_PLANE_TOLERATIONS: k8s.V1Toleration[] = [
 const NODE_NAME_ENV: k8s.V1EnvVar = { name: "NODE_NAME", valueFrom: { fieldRef: { fieldPath: "spec.nodeName" } } };
 
 /**
+ * The node's address from the downward API: the gateway's answers to what a Service brought it
+ * from elsewhere must leave tracked from this address (see the gateway's server reply rule).
+ */
+const NODE_ADDRESS_ENV: k8s.V1EnvVar = {
+  name: "NODE_ADDRESS",
+  valueFrom: { fieldRef: { fieldPath: "status.hostIP" } },
+};
+
+/**
  * Root with only the given capabilities. Root, because Linux gives a non-root process the
  * capabilities its container adds only as ambient ones, which Kubernetes does not set: `ip`,
  * `iptables` and opening /dev/net/tun would then run without them.
@@ -120,7 +129,7 @@ export function forgeGatewayDeployment(image: string, port: number, exposure: Ga
           name: "gateway",
           image,
           args: ["gateway", "--work-dir", GATEWAY_WORK_DIR],
-          env: [NODE_NAME_ENV],
+          env: [NODE_NAME_ENV, NODE_ADDRESS_ENV],
           ports: [
             {
               name: "wireguard",

@@ -29,6 +29,7 @@
  * PREROUTING: matching the source alone would also rewrite local pods whose real addresses fall
  * in the remote's real range. Replies need no rules: conntrack reverses each translation.
  */
+import { parseIpv4 } from "../net/cidr.js";
 import type { RangeView, RemoteView } from "./remap.js";
 
 /** Bits of the packet mark the fabric owns: 8 bits of peer slot, 1 bit of direction. */
@@ -75,8 +76,8 @@ export interface PeerMarks {
 
 /** One iptables rule: where it goes and what it says. */
 export interface IptablesRule {
-  /** The table, `mangle` or `nat`. */
-  readonly table: "mangle" | "nat";
+  /** The table, `mangle` or `nat` (or `raw`, for {@link forgeServerReplyRule}). */
+  readonly table: "mangle" | "nat" | "raw";
   /** The built-in chain. */
   readonly chain: "PREROUTING" | "OUTPUT" | "INPUT" | "POSTROUTING";
   /** Matches and target, without table and chain, e.g. `-d 10.64.0.0/16 … -j NETMAP --to …`. */
@@ -85,17 +86,28 @@ export interface IptablesRule {
   readonly args: readonly string[];
 }
 
+const isIpv4 = (text: string): boolean => {
+  try {
+    parseIpv4(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 const hex = (n: number): string => `0x${n.toString(16)}`;
+
+/** The problems with a peer id, which every rule of the peer carries in its comment. */
+function peerIdProblems(peerId: string): string[] {
+  // The comment is matched token by token on deletion, so it must hold no spaces or quotes.
+  return /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/.test(peerId)
+    ? []
+    : [`peerId "${peerId}" must be 1 to 200 letters, digits, ".", "_" or "-", starting with a letter or digit`];
+}
 
 /** The problems with a plan, all at once. */
 function planProblems(plan: GatewayPlan): string[] {
-  const problems: string[] = [];
-  // The comment is matched token by token on deletion, so it must hold no spaces or quotes.
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/.test(plan.peerId)) {
-    problems.push(
-      `peerId "${plan.peerId}" must be 1 to 200 letters, digits, ".", "_" or "-", starting with a letter or digit`,
-    );
-  }
+  const problems = peerIdProblems(plan.peerId);
   // Linux interface names: at most 15 bytes, no slash, no whitespace.
   if (!/^[A-Za-z0-9._-]{1,15}$/.test(plan.tunnelInterface)) {
     problems.push(`tunnelInterface "${plan.tunnelInterface}" must be 1 to 15 letters, digits, ".", "_" or "-"`);
@@ -176,6 +188,36 @@ export function forgeNatRules(plan: GatewayPlan): readonly IptablesRule[] {
     rules.push(rule("nat", "INPUT", ["-s", actual, "-i", tun], comment, ["-j", "NETMAP", "--to", seen]));
   }
   return rules;
+}
+
+/**
+ * The rule that sends a server gateway's WireGuard replies untracked, unless they leave from its
+ * node's own address. Why: a Service (NodePort, LoadBalancer) that brings the peer's packets to a
+ * hostNetwork gateway rewrites their destination to the node's address, but wireguard-go answers
+ * from whatever source the route back prefers, not from the address the packet reached. On a node
+ * with several addresses the two differ; conntrack then takes the answer for a new flow whose
+ * reply tuple clashes with the peer's, NATs it to another source port, and the peer's own NAT
+ * drops it. Untracked, the answer leaves from the very address and port the peer dialled. An
+ * answer from the node's address matches the DNATed flow and stays tracked, so conntrack restores
+ * the address the peer dialled (a Service IP the node itself holds, for one).
+ */
+export function forgeServerReplyRule(peerId: string, listenPort: number, nodeAddress?: string): IptablesRule {
+  const problems = [
+    ...peerIdProblems(peerId),
+    ...(Number.isInteger(listenPort) && listenPort >= 1 && listenPort <= 65535
+      ? []
+      : [`listenPort ${listenPort} must be a port, 1 to 65535`]),
+    ...(nodeAddress === undefined || isIpv4(nodeAddress)
+      ? []
+      : [`nodeAddress "${nodeAddress}" must be an IPv4 address`]),
+  ];
+  if (problems.length > 0) throw new GatewayPlanError(problems);
+  // In the order `iptables -S` prints them, like every rule here.
+  const matches = [
+    ...(nodeAddress ? ["!", "-s", `${nodeAddress}/32`] : []),
+    ...["-p", "udp", "-m", "udp", "--sport", String(listenPort)],
+  ];
+  return rule("raw", "OUTPUT", matches, `${RULE_COMMENT_PREFIX}${peerId}`, ["-j", "NOTRACK"]);
 }
 
 /** The `iptables` argument arrays that delete exactly the rules of {@link forgeNatRules}, in reverse order. */

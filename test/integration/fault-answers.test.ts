@@ -46,6 +46,7 @@ import { VIRTUAL_NODE_LABEL } from "../../provider/virtual-node/node.js";
 import { adminConfig, installForPeering, type InstalledCluster } from "../../harness/install.js";
 import { sharedLab } from "../../harness/labs.js";
 import { tunnelTraces } from "../support/leaks.js";
+import { setCordoned } from "../support/pods.js";
 
 const quiet = progressTo(() => undefined);
 /** The deadline a user gets by default: each fault must end far inside it. */
@@ -197,7 +198,7 @@ describe("faults answered at once and in words", () => {
       // No free capacity: every real node of a is cordoned, so none can take an offloaded pod.
       const aNodes = (await a.kc.makeApiClient(k8s.CoreV1Api).listNode()).items.map((n) => n.metadata!.name!);
       expect(aNodes.length).toBeGreaterThan(0);
-      await setCordoned(a.kc, aNodes, true);
+      await setCordoned(a.kc.makeApiClient(k8s.CoreV1Api), aNodes, true);
       const token = forgePeeringToken();
       await ensurePeeringTokenSecret(a.kc, { tokenId: token.tokenId, secretHash: token.secretHash });
       const inputs: PeeringInputs = {
@@ -224,20 +225,10 @@ describe("faults answered at once and in words", () => {
       } finally {
         if (outs) await peering.delete!("b-to-a", { ...outs, force: true });
         await revokePeeringToken(a.kc, token.tokenId);
-        await setCordoned(a.kc, aNodes, false);
+        await setCordoned(a.kc.makeApiClient(k8s.CoreV1Api), aNodes, false);
       }
       const bNodes = await b.kc.makeApiClient(k8s.CoreV1Api).listNode({ labelSelector: `${VIRTUAL_NODE_LABEL}=true` });
       expect(bNodes.items).toEqual([]);
     },
   );
 });
-
-/** Cordons (or uncordons) nodes, as `kubectl cordon` does. */
-async function setCordoned(kc: k8s.KubeConfig, names: readonly string[], cordoned: boolean): Promise<void> {
-  const core = kc.makeApiClient(k8s.CoreV1Api);
-  for (const name of names)
-    await core.patchNode(
-      { name, body: { spec: { unschedulable: cordoned || null } } },
-      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
-    );
-}

@@ -4,8 +4,12 @@
  * the route agents as pods from the project's image. b peers with a out-of-band and a Tunnel joins
  * them; then real podtool pods on every node of b reach pods on every node of a (ICMP and TCP, by
  * their addresses as b sees them), and back, and the WireGuard counters read inside the gateway
- * pods show the tunnel carried it. A deleted gateway pod comes back with the same key and traffic
- * flows again with no step of ours. Uninstall leaves nothing of the project in either cluster.
+ * pods show the tunnel carried it. a's gateway starts on node 1, the node that holds the address
+ * peers dial (its NodePort sends their packets to the node's own LAN address: the case where a
+ * hostNetwork gateway's answers must still leave from the dialled address). Then node 1 is drained
+ * of it (cordoned, the gateway pod evicted, as `kubectl drain` does): the gateway comes back on
+ * node 2 with the same key and traffic flows again with no step of ours. Uninstall leaves nothing
+ * of the project in either cluster.
  */
 import * as k8s from "@kubernetes/client-node";
 import { readFileSync } from "node:fs";
@@ -22,7 +26,7 @@ import { parseWireguardDump } from "../../agent/gateway/status.js";
 import { GATEWAY_POD_SELECTOR } from "../../agent/route/reconcile.js";
 import { withLab } from "../../harness/labs.js";
 import { projectTraces } from "../support/leaks.js";
-import { coreOf, kubectl, podName, podtoolFrom, runPodtool } from "../support/pods.js";
+import { coreOf, kubectl, podName, podtoolFrom, runPodtool, setCordoned } from "../support/pods.js";
 import { peerPair, quietProgress, unpeerPair, type Pair } from "../support/tunnel-pair.js";
 
 const NODES = [1, 2] as const;
@@ -71,7 +75,8 @@ async function runningGateway(cluster: ClusterState, not?: string): Promise<{ na
 describe("agent, gateway and route agents as pods (private lab: a and b, two nodes each, one pod CIDR)", () => {
   test(
     "GIVEN clusters installed with the agent as pods WHEN b peers with a and a Tunnel joins them THEN pods on both " +
-      "nodes of b reach pods on both nodes of a through it, and back; a deleted gateway pod returns with its key and traffic flows again",
+      "nodes of b reach pods on both nodes of a through it, and back; drained from its node, a's gateway returns on the other " +
+      "with its key and traffic flows again",
     async () => {
       await withLab(
         [
@@ -86,7 +91,12 @@ describe("agent, gateway and route agents as pods (private lab: a and b, two nod
             const pods = new Map<string, k8s.V1Pod>();
             for (const cluster of [a, b])
               for (const node of NODES) pods.set(podName(cluster, node), await runPodtool(cluster, node));
+            // a's pods of the project start on node 1 (node 2 cordoned meanwhile).
+            await setCordoned(coreOf(a), [`${a.name}-n2`], true);
             pair = await peerPair(lab, { agentPods: true });
+            await setCordoned(coreOf(a), [`${a.name}-n2`], false);
+            const gateway = await runningGateway(a);
+            expect(gateway.node).toBe(`${a.name}-n1`);
             const settings: TunnelSettings = {
               server: "provider",
               serverAddress: a.publicAddress,
@@ -130,12 +140,17 @@ describe("agent, gateway and route agents as pods (private lab: a and b, two nod
             expect(after[0]).toBeGreaterThan(before[0]);
             expect(after[1]).toBeGreaterThan(before[1]);
 
-            // The gateway pod goes: its Deployment makes another, which takes the same key from its
-            // Secret; the tunnel and the routes follow it, and pods talk again with no step of ours.
-            const gateway = await runningGateway(a);
+            // Node 1 is drained of the gateway: its Deployment makes another pod, on node 2, which
+            // takes the same key from its Secret; the NodePort, the tunnel and the routes follow it,
+            // and pods talk again with no step of ours.
             const key = (await gatewayWireguard(a, tunnel.provider.interfaceName)).publicKey;
-            await coreOf(a).deleteNamespacedPod({ name: gateway.name, namespace: SYSTEM_NAMESPACE });
-            await runningGateway(a, gateway.name);
+            await setCordoned(coreOf(a), [gateway.node], true);
+            await coreOf(a).createNamespacedPodEviction({
+              name: gateway.name,
+              namespace: SYSTEM_NAMESPACE,
+              body: { metadata: { name: gateway.name, namespace: SYSTEM_NAMESPACE } },
+            });
+            expect((await runningGateway(a, gateway.name)).node).toBe(`${a.name}-n2`);
             for (const from of NODES)
               expect(await podtoolFrom(b, from, "tcp", `${seenFromB(from)}:8080`, 90_000)).toContain(
                 `podtool ${podName(a, from)} `,

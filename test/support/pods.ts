@@ -20,6 +20,15 @@ export function coreOf(cluster: ClusterState): k8s.CoreV1Api {
   return kc.makeApiClient(k8s.CoreV1Api);
 }
 
+/** Cordons (or uncordons) nodes, as `kubectl cordon` does. */
+export async function setCordoned(core: k8s.CoreV1Api, names: readonly string[], cordoned: boolean): Promise<void> {
+  for (const name of names)
+    await core.patchNode(
+      { name, body: { spec: { unschedulable: cordoned || null } } },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    );
+}
+
 /** Name of the podtool pod on node `index` of `cluster`. */
 export const podName = (cluster: ClusterState, index: number): string => `podtool-${cluster.name}-n${index}`;
 

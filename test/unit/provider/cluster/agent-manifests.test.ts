@@ -60,6 +60,10 @@ describe("agent manifests", () => {
       name: "NODE_NAME",
       valueFrom: { fieldRef: { fieldPath: "spec.nodeName" } },
     });
+    expect(containerOf(gateway).env).toContainEqual({
+      name: "NODE_ADDRESS",
+      valueFrom: { fieldRef: { fieldPath: "status.hostIP" } },
+    });
     // The only hostPaths: the TUN device and the node's iptables lock.
     expect(
       podOf(gateway)

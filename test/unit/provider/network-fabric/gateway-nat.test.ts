@@ -13,6 +13,7 @@ import {
   forgePeerMarks,
   forgeRouteDeletions,
   forgeRoutes,
+  forgeServerReplyRule,
   type GatewayPlan,
   GatewayPlanError,
   type IptablesRule,
@@ -170,6 +171,45 @@ describe("forgeNatRuleDeletions", () => {
       expect(forgeNatRuleDeletionsFromListing("nat", listed("nat"), "cluster")).toEqual([]);
     },
   );
+});
+
+describe("forgeServerReplyRule", () => {
+  test("GIVEN a server on port 51820 of a node at 192.168.1.7 WHEN forged THEN its replies from any other address leave untracked", () => {
+    const rule = forgeServerReplyRule("liqo-b", 51820, "192.168.1.7");
+    expect(rule.args).toEqual([
+      ...["-t", "raw", "-A", "OUTPUT", "!", "-s", "192.168.1.7/32", "-p", "udp", "-m", "udp", "--sport", "51820"],
+      ...["-m", "comment", "--comment", "pulumi-liqo:liqo-b", "-j", "NOTRACK"],
+    ]);
+  });
+
+  test("GIVEN no node address (the gateway's namespace is the one peers dial) WHEN forged THEN every reply from the port", () => {
+    expect(forgeServerReplyRule("liqo-b", 51821).spec.slice(0, 6)).toEqual([
+      "-p",
+      "udp",
+      "-m",
+      "udp",
+      "--sport",
+      "51821",
+    ]);
+  });
+
+  test("GIVEN the rule as iptables lists it WHEN deleting the peer's rules from the listing THEN it goes, and only it", () => {
+    const own = forgeServerReplyRule("liqo-b", 51820, "192.168.1.7");
+    const listing = [
+      "-P OUTPUT ACCEPT",
+      ["-A", own.chain, ...own.spec].join(" "),
+      ["-A", "OUTPUT", ...forgeServerReplyRule("liqo-b2", 51821).spec].join(" "),
+    ].join("\n");
+    expect(forgeNatRuleDeletionsFromListing("raw", listing, "liqo-b")).toEqual([
+      ["-t", "raw", "-D", "OUTPUT", ...own.spec],
+    ]);
+  });
+
+  test("GIVEN a bad peer id, port and address WHEN forged THEN one error names all three", () => {
+    expect(() => forgeServerReplyRule("b c", 70000, "10.0.0")).toThrow(
+      /peerId "b c".*listenPort 70000.*nodeAddress "10\.0\.0"/,
+    );
+  });
 });
 
 describe("forgeRoutes", () => {
