@@ -65,7 +65,7 @@ export async function installForPeering(
  */
 export async function installWithAgentPods(
   cluster: ClusterState,
-  options: { readonly timeoutMs?: number } = {},
+  options: { readonly timeoutMs?: number; readonly image?: string } = {},
 ): Promise<InstalledCluster> {
   const kubeconfig = readFileSync(cluster.kubeconfig, "utf8");
   const installed = await installCluster({
@@ -75,7 +75,7 @@ export async function installWithAgentPods(
     podCidr: cluster.podCidr,
     serviceCidr: cluster.serviceCidr,
     apiServerUrl: cluster.apiServerUrl,
-    agent: { image: DEFAULT_AGENT_IMAGE, exposure: "NodePort", nodePort: AUTH_SERVICE_PORT },
+    agent: { image: options.image ?? DEFAULT_AGENT_IMAGE, exposure: "NodePort", nodePort: AUTH_SERVICE_PORT },
     gateway: { exposure: "NodePort", nodePort: DEFAULT_GATEWAY_PORT },
     timeoutMs: options.timeoutMs ?? 180_000,
   });

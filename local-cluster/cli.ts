@@ -10,6 +10,8 @@
  *   address CLUSTER [--lab L]
  *   nodes [CLUSTER...] [--lab L]
  *   schedule-probe CLUSTER POD [--lab L]
+ *   podtool CLUSTER [--node N] [--lab L]
+ *   pod-call CLUSTER ADDRESS [--node N] [--lab L]
  *   restart CLUSTER [COMPONENT] [--lab L]
  *   down [--lab L | --all]
  */
@@ -17,6 +19,7 @@ import { parseArgs } from "node:util";
 import { runIn } from "../host/exec.js";
 import { PROFILES, type ConnectivityProfile, type PortForward } from "./connectivity.js";
 import { describeNodes, scheduleProbePod } from "./inspect.js";
+import { podtoolFrom, runPodtool } from "./pods.js";
 import {
   addPodAddress,
   clusterOf,
@@ -41,6 +44,9 @@ const USAGE = `usage: npm run clusters -- <command> [options]
   address CLUSTER [--lab L]             the address other clusters reach CLUSTER (and its gateway) at
   nodes [CLUSTER...] [--lab L]          nodes of the clusters, virtual ones included
   schedule-probe CLUSTER POD [--lab L]  a pod only a virtual node takes; prints where it is bound
+  podtool CLUSTER [--node N] [--lab L]  runs an echo pod on node N (default 1); prints its address
+  pod-call CLUSTER ADDRESS [--node N] [--lab L]
+                                        from that pod, a TCP call to ADDRESS:8080; prints who answered
   restart CLUSTER [COMPONENT] [--lab L] restarts ${COMPONENTS.join(", ")}
                                         (default: all) and waits until the cluster is ready again
   down [--lab L | --all]
@@ -96,6 +102,13 @@ function show(state: LabState): void {
   }
 }
 
+/** The node number of `--node` (default 1). */
+function nodeIndex(value: string | undefined): number {
+  if (value === undefined) return 1;
+  if (!/^[1-9]\d*$/.test(value)) throw new Error(`--node ${value}: expected a node number, 1 or more`);
+  return Number(value);
+}
+
 async function main(argv: string[]): Promise<void> {
   const { positionals, values } = parseArgs({
     args: argv,
@@ -108,6 +121,7 @@ async function main(argv: string[]): Promise<void> {
       "service-cidr": { type: "string", multiple: true },
       forward: { type: "string", multiple: true },
       nodes: { type: "string" },
+      node: { type: "string" },
       all: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
@@ -190,6 +204,20 @@ async function main(argv: string[]): Promise<void> {
       if (!cluster || !pod) throw new Error("schedule-probe: expected CLUSTER POD");
       const node = await scheduleProbePod(clusterOf(requireLab(lab), cluster), pod);
       return void console.log(`cluster ${cluster}: pod default/${pod} scheduled onto ${node}`);
+    }
+    case "podtool": {
+      const [cluster] = args;
+      if (!cluster) throw new Error("podtool: expected CLUSTER");
+      const pod = await runPodtool(clusterOf(requireLab(lab), cluster), nodeIndex(values.node));
+      return void console.log(
+        `cluster ${cluster}: pod ${pod.metadata?.namespace}/${pod.metadata?.name} on ${pod.spec?.nodeName} at ${pod.status?.podIP}`,
+      );
+    }
+    case "pod-call": {
+      const [cluster, address] = args;
+      if (!cluster || !address) throw new Error("pod-call: expected CLUSTER ADDRESS");
+      const state = clusterOf(requireLab(lab), cluster);
+      return void console.log((await podtoolFrom(state, nodeIndex(values.node), "tcp", `${address}:8080`)).trim());
     }
     case "restart": {
       const [cluster, component] = args;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: sets everything up (idempotent), starts two local clusters, peers cluster b with
 # cluster a through `pulumi up` of examples/local-peering, and shows the result: the virtual node
-# in b, a pod the scheduler places on it, and pod addresses talking through the WireGuard tunnel.
+# in b, a pod the scheduler places on it, and a pod of b calling a pod of a through the WireGuard tunnel.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
@@ -51,10 +51,12 @@ npm run --silent clusters -- nodes b
 say "[4/5] a pod that tolerates the virtual node's taint goes to it"
 npm run --silent clusters -- schedule-probe b "offloaded-$(date +%s)"
 
-say "[5/5] a pod address of b pings one of a: only the WireGuard tunnel carries it"
-node dist/local-cluster/cli.js pod-address a 10.100.0.20
-node dist/local-cluster/cli.js pod-address b 10.101.0.20
-node dist/local-cluster/cli.js ping b 10.101.0.20 10.100.0.20
+say "[5/5] a real pod of b calls a real pod of a by its address: only the WireGuard tunnel carries it"
+node dist/local-cluster/cli.js podtool a
+a_pod_ip=$(node dist/local-cluster/cli.js podtool a | awk '{print $NF}')
+node dist/local-cluster/cli.js podtool b
+echo "kubectl exec podtool-b-n1 -- /podtool tcp $a_pod_ip:8080 (in cluster b):"
+node dist/local-cluster/cli.js pod-call b "$a_pod_ip"
 
 cat <<MSG
 

@@ -46,7 +46,7 @@ import { VIRTUAL_NODE_LABEL } from "../../provider/virtual-node/node.js";
 import { adminConfig, installForPeering, type InstalledCluster } from "../../harness/install.js";
 import { sharedLab } from "../../harness/labs.js";
 import { tunnelTraces } from "../support/leaks.js";
-import { setCordoned } from "../support/pods.js";
+import { setCordoned } from "../../local-cluster/pods.js";
 
 const quiet = progressTo(() => undefined);
 /** The deadline a user gets by default: each fault must end far inside it. */

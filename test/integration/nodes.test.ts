@@ -21,7 +21,7 @@ import {
   podtoolFrom,
   POD_NAMESPACE as NAMESPACE,
   runPodtool,
-} from "../support/pods.js";
+} from "../../local-cluster/pods.js";
 
 const CLUSTERS = ["a", "b"] as const;
 /** Processes whose command line names `text` (the shims of a node name its containerd socket). */

@@ -8,25 +8,38 @@
  * peers dial (its NodePort sends their packets to the node's own LAN address: the case where a
  * hostNetwork gateway's answers must still leave from the dialled address). Then node 1 is drained
  * of it (cordoned, the gateway pod evicted, as `kubectl drain` does): the gateway comes back on
- * node 2 with the same key and traffic flows again with no step of ours. Uninstall leaves nothing
- * of the project in either cluster.
+ * node 2 with the same key and traffic flows again with no step of ours. A new agent image rolls
+ * out in place and keeps the peering, the key and the traffic. Uninstall leaves nothing of the
+ * project in either cluster.
  */
 import * as k8s from "@kubernetes/client-node";
 import { readFileSync } from "node:fs";
 import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
 import { GATEWAY_NAME } from "../../provider/cluster/agent-components.js";
+import { DEFAULT_AGENT_IMAGE } from "../../provider/cluster/agent-image.js";
 import { removeCluster } from "../../provider/cluster/lifecycle.js";
 import { Cidr } from "../../provider/net/cidr.js";
 import { translateAddress } from "../../provider/network-fabric/remap.js";
 import { ensureTunnel, type TunnelRecord } from "../../provider/network-fabric/tunnel.js";
 import { TUNNEL_DEFAULTS, type TunnelSettings } from "../../provider/network-fabric/tunnel-plan.js";
+import { readPeering } from "../../provider/peering/peering.js";
+import { nodeReadiness } from "../../provider/virtual-node/node.js";
 import { poll } from "../../provider/wait/poll.js";
 import type { ClusterState } from "../../local-cluster/lab.js";
 import { parseWireguardDump } from "../../agent/gateway/status.js";
 import { GATEWAY_POD_SELECTOR } from "../../agent/route/reconcile.js";
+import { installWithAgentPods } from "../../harness/install.js";
 import { withLab } from "../../harness/labs.js";
 import { projectTraces } from "../support/leaks.js";
-import { coreOf, kubectl, podName, podtoolFrom, runPodtool, setCordoned } from "../support/pods.js";
+import {
+  coreOf,
+  kubectl,
+  podName,
+  podtoolFrom,
+  runPodtool,
+  setCordoned,
+  tagImageOnNodes,
+} from "../../local-cluster/pods.js";
 import { peerPair, quietProgress, unpeerPair, type Pair } from "../support/tunnel-pair.js";
 
 const NODES = [1, 2] as const;
@@ -76,7 +89,7 @@ describe("agent, gateway and route agents as pods (private lab: a and b, two nod
   test(
     "GIVEN clusters installed with the agent as pods WHEN b peers with a and a Tunnel joins them THEN pods on both " +
       "nodes of b reach pods on both nodes of a through it, and back; drained from its node, a's gateway returns on the other " +
-      "with its key and traffic flows again",
+      "with its key and traffic flows again; a new agent image rolls out and keeps the peering, the key and the traffic",
     async () => {
       await withLab(
         [
@@ -157,6 +170,28 @@ describe("agent, gateway and route agents as pods (private lab: a and b, two nod
               );
             expect((await gatewayWireguard(a, tunnel.provider.interfaceName)).publicKey).toBe(key);
             expect(key).toBe(tunnel.provider.publicKey);
+            await setCordoned(coreOf(a), [gateway.node], false);
+
+            // A new agent image (the same content under a new name): a's Cluster update rolls every
+            // component of the project over to it in place; the peering stays clean, the virtual
+            // node Ready, the gateway keeps its key, and pods talk again.
+            const next = `${DEFAULT_AGENT_IMAGE}-next`;
+            await tagImageOnNodes(a, DEFAULT_AGENT_IMAGE, next);
+            await installWithAgentPods(a, { image: next });
+            const projectPods = await coreOf(a).listNamespacedPod({ namespace: SYSTEM_NAMESPACE });
+            const images = projectPods.items
+              .filter((p) => !p.metadata?.deletionTimestamp)
+              .map((p) => `${p.metadata?.name}: ${p.spec?.containers[0]?.image}`);
+            expect(images.filter((line) => !line.endsWith(`: ${next}`))).toEqual([]);
+            expect(images).toHaveLength(4); // control, gateway, a route agent per node
+            expect((await readPeering(pair.consumer.kubeconfig, pair.record)).problems).toEqual([]);
+            const virtualNode = await coreOf(b).readNode({ name: pair.record.virtualNodeName });
+            expect(nodeReadiness(virtualNode).ready).toBe(true);
+            for (const from of NODES)
+              expect(await podtoolFrom(b, from, "tcp", `${seenFromB(from)}:8080`, 90_000)).toContain(
+                `podtool ${podName(a, from)} `,
+              );
+            expect((await gatewayWireguard(a, tunnel.provider.interfaceName)).publicKey).toBe(key);
           } finally {
             if (pair) await unpeerPair(pair);
             // What a Cluster's delete does (force: a failed test may leave the peering).

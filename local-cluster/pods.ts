@@ -1,11 +1,18 @@
-/** Real pods in local clusters: kubectl against a cluster, podtool pods on chosen nodes, and commands run in them. */
+/**
+ * Real pods in local clusters, for the tests and the demo: kubectl against a cluster, podtool pods
+ * (an echo server that names itself, and a client) on chosen nodes, commands run in them, and the
+ * node chores of a cluster's admin (cordon, a further image name).
+ */
 import * as k8s from "@kubernetes/client-node";
-import { run, type CommandError } from "../../host/exec.js";
-import type { ClusterState } from "../../local-cluster/lab.js";
-import { imageReference } from "../../local-cluster/node-images.js";
-import { poll } from "../../provider/wait/poll.js";
+import { run, type CommandError } from "../host/exec.js";
+import { statusOf } from "../provider/kube/errors.js";
+import { poll } from "../provider/wait/poll.js";
+import { adminConfig } from "./inspect.js";
+import type { ClusterState } from "./lab.js";
+import { nodeBinaries } from "./node.js";
+import { imageReference } from "./node-images.js";
 
-/** The namespace the test pods run in. */
+/** The namespace the podtool pods run in. */
 export const POD_NAMESPACE = "default";
 
 /** Runs kubectl against `cluster` (the admin kubeconfig). */
@@ -15,9 +22,17 @@ export function kubectl(cluster: ClusterState, args: readonly string[]): Promise
 
 /** The core API of `cluster`, as its admin. */
 export function coreOf(cluster: ClusterState): k8s.CoreV1Api {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromFile(cluster.kubeconfig);
-  return kc.makeApiClient(k8s.CoreV1Api);
+  return adminConfig(cluster).makeApiClient(k8s.CoreV1Api);
+}
+
+/**
+ * Gives image `from` the further reference `to` in the containerd of every node of `cluster`: a
+ * "new" image for a rolling update, without building one.
+ */
+export async function tagImageOnNodes(cluster: ClusterState, from: string, to: string): Promise<void> {
+  const { ctr } = nodeBinaries();
+  for (const node of cluster.nodes)
+    await run(ctr, ["--address", node.containerdSocket, "-n", "k8s.io", "images", "tag", "--force", from, to]);
 }
 
 /** Cordons (or uncordons) nodes, as `kubectl cordon` does. */
@@ -32,32 +47,44 @@ export async function setCordoned(core: k8s.CoreV1Api, names: readonly string[],
 /** Name of the podtool pod on node `index` of `cluster`. */
 export const podName = (cluster: ClusterState, index: number): string => `podtool-${cluster.name}-n${index}`;
 
-/** Creates a podtool pod (`serve`, TCP 8080) bound to node `index` and resolves it once Running with an address. */
+/**
+ * Creates a podtool pod (`serve`, TCP 8080) bound to node `index`, unless it is there, and resolves
+ * it once Running with an address.
+ */
 export async function runPodtool(cluster: ClusterState, index: number): Promise<k8s.V1Pod> {
   const api = coreOf(cluster);
   const name = podName(cluster, index);
   // A new cluster's controller manager makes the namespace's default ServiceAccount a moment after
   // it starts; admission refuses pods until it exists.
   await poll(
-    { step: "test", object: `ServiceAccount ${POD_NAMESPACE}/default`, endpoint: cluster.apiServerUrl },
+    {
+      step: `cluster ${cluster.name}`,
+      object: `ServiceAccount ${POD_NAMESPACE}/default`,
+      endpoint: cluster.apiServerUrl,
+    },
     { timeoutMs: 60_000, intervalMs: 200 },
     async () =>
       (await api.readNamespacedServiceAccount({ name: "default", namespace: POD_NAMESPACE }).catch(() => undefined))
         ? { done: true, value: undefined }
         : { done: false, state: "not made yet" },
   );
-  await api.createNamespacedPod({
-    namespace: POD_NAMESPACE,
-    body: {
-      metadata: { name, labels: { app: "podtool", node: `n${index}` } },
-      spec: {
-        nodeName: `${cluster.name}-n${index}`,
-        containers: [{ name: "podtool", image: imageReference("podtool"), imagePullPolicy: "Never" }],
+  await api
+    .createNamespacedPod({
+      namespace: POD_NAMESPACE,
+      body: {
+        metadata: { name, labels: { app: "podtool", node: `n${index}` } },
+        spec: {
+          nodeName: `${cluster.name}-n${index}`,
+          containers: [{ name: "podtool", image: imageReference("podtool"), imagePullPolicy: "Never" }],
+        },
       },
-    },
-  });
+    })
+    .catch((error: unknown) => {
+      // Already there (a demo run again): the same pod serves.
+      if (statusOf(error) !== 409) throw error;
+    });
   return poll(
-    { step: "test", object: `pod ${name}`, endpoint: cluster.apiServerUrl },
+    { step: `cluster ${cluster.name}`, object: `pod ${name}`, endpoint: cluster.apiServerUrl },
     { timeoutMs: 60_000, intervalMs: 200 },
     async () => {
       const pod = await api.readNamespacedPod({ name, namespace: POD_NAMESPACE });
@@ -84,7 +111,7 @@ export function podtoolFrom(
 ): Promise<string> {
   return poll(
     {
-      step: "test",
+      step: `cluster ${cluster.name}`,
       object: `podtool ${command} ${target} from ${podName(cluster, index)}`,
       endpoint: cluster.apiServerUrl,
     },
