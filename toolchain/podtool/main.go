@@ -3,7 +3,7 @@
 // tests `kubectl exec` into it for `podtool tcp` and `podtool ping`. Standard library only, so it
 // builds offline and links statically with CGO_ENABLED=0.
 //
-//	podtool pause                 sleeps until SIGTERM or SIGINT
+//	podtool pause                 sleeps until SIGTERM or SIGINT (says when it is ready for them)
 //	podtool serve [--tcp :8080]   answers each TCP connection with "podtool <hostname> <local addr>"
 //	podtool tcp HOST:PORT         connects, prints what it got; exit 0 on an answer, 1 otherwise
 //	podtool ping HOST             one ICMP echo over a raw socket, prints the rtt; exit 0 or 1
@@ -75,6 +75,9 @@ func fail(message string) {
 func pause() {
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
+	// Said once the handler is set: a SIGTERM before it would kill the process outright, as the
+	// Go runtime does with any signal nobody asked for.
+	fmt.Println("podtool pause: waiting for SIGTERM")
 	<-signals
 }
 
