@@ -4,7 +4,8 @@
  * the route agents as pods from the project's image. b peers with a out-of-band and a Tunnel joins
  * them; then real podtool pods on every node of b reach pods on every node of a (ICMP and TCP, by
  * their addresses as b sees them), and back, and the WireGuard counters read inside the gateway
- * pods show the tunnel carried it. a's gateway starts on node 1, the node that holds the address
+ * pods show the tunnel carried it. b, with its own identity on a, cannot make a's route agents route
+ * a's Service range to the gateway (it may not write its TunnelEndpoint's status). a's gateway starts on node 1, the node that holds the address
  * peers dial (its NodePort sends their packets to the node's own LAN address: the case where a
  * hostNetwork gateway's answers must still leave from the dialled address). Then node 1 is drained
  * of it (cordoned, the gateway pod evicted, as `kubectl drain` does): the gateway comes back on
@@ -14,19 +15,23 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { readFileSync } from "node:fs";
-import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
+import { API_GROUP, API_VERSION, SYSTEM_NAMESPACE } from "../../provider/api/index.js";
 import { GATEWAY_NAME } from "../../provider/cluster/agent-components.js";
 import { DEFAULT_AGENT_IMAGE } from "../../provider/cluster/agent-image.js";
 import { removeCluster } from "../../provider/cluster/lifecycle.js";
 import { Cidr } from "../../provider/net/cidr.js";
 import { translateAddress } from "../../provider/network-fabric/remap.js";
-import { ensureTunnel, type TunnelRecord } from "../../provider/network-fabric/tunnel.js";
+import { getTunnelEndpoint } from "../../provider/network-fabric/endpoints.js";
+import { endpointRefOf, ensureTunnel, type TunnelRecord } from "../../provider/network-fabric/tunnel.js";
+import { statusOf } from "../../provider/kube/errors.js";
+import { runIn } from "../../host/exec.js";
 import { TUNNEL_DEFAULTS, type TunnelSettings } from "../../provider/network-fabric/tunnel-plan.js";
 import { readPeering } from "../../provider/peering/peering.js";
 import { nodeReadiness } from "../../provider/virtual-node/node.js";
 import { poll } from "../../provider/wait/poll.js";
 import type { ClusterState } from "../../local-cluster/lab.js";
 import { parseWireguardDump } from "../../agent/gateway/status.js";
+import { ROUTE_PROTO } from "../../agent/route/plan.js";
 import { GATEWAY_POD_SELECTOR } from "../../agent/route/reconcile.js";
 import { installWithAgentPods } from "../../harness/install.js";
 import { withLab } from "../../harness/labs.js";
@@ -59,6 +64,17 @@ async function gatewayWireguard(cluster: ClusterState, ifname: string): Promise<
     "dump",
   ]);
   return parseWireguardDump(ifname, dump);
+}
+
+/** The routes the route agents hold on each node of `cluster`, node by node. */
+async function projectRoutes(cluster: ClusterState): Promise<string[]> {
+  const routes: string[] = [];
+  for (const node of cluster.nodes)
+    for (const line of (await runIn(node.netns, "ip", ["-4", "-o", "route", "show", "proto", String(ROUTE_PROTO)]))
+      .trim()
+      .split("\n"))
+      if (line) routes.push(`${node.name}: ${line}`);
+  return routes;
 }
 
 /** The gateway pod of `cluster` that is Running, with its name and node. */
@@ -152,6 +168,29 @@ describe("agent, gateway and route agents as pods (private lab: a and b, two nod
             const after = await counters();
             expect(after[0]).toBeGreaterThan(before[0]);
             expect(after[1]).toBeGreaterThan(before[1]);
+
+            // b attacks a's route agents, which route every node's traffic for what a TunnelEndpoint's
+            // status names: with its own identity on a, it may not write that status (not as the
+            // subresource, and a status sent with the object is dropped); no node of a gains a route.
+            const asB = pair.sides.provider.kc;
+            const ref = endpointRefOf(pair.sides, "provider");
+            const routesBefore = await projectRoutes(a);
+            const statusBefore = (await getTunnelEndpoint(asB, ref, "test"))?.status;
+            expect(statusBefore?.remotePodCidrAsSeen).toBe(tunnel.provider.remotePodCidrAsSeen);
+            const hijack = { status: { ...statusBefore, remotePodCidrAsSeen: a.serviceCidr } };
+            const objects = asB.makeApiClient(k8s.CustomObjectsApi);
+            const target = { group: API_GROUP, version: API_VERSION, ...ref, plural: "tunnelendpoints", body: hijack };
+            const mergePatch = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
+            expect(await objects.patchNamespacedCustomObjectStatus(target, mergePatch).then(() => 200, statusOf)).toBe(
+              403,
+            );
+            await objects.patchNamespacedCustomObject(target, mergePatch);
+            // (The gateway rewrites the status's times meanwhile; the ranges are what route agents read.)
+            const statusAfter = (await getTunnelEndpoint(asB, ref, "test"))?.status;
+            expect(statusAfter?.remotePodCidrAsSeen).toBe(statusBefore?.remotePodCidrAsSeen);
+            expect(statusAfter?.remoteExternalCidrAsSeen).toBe(statusBefore?.remoteExternalCidrAsSeen);
+            expect(await projectRoutes(a)).toEqual(routesBefore);
+            expect(routesBefore.join("\n")).not.toContain(a.serviceCidr);
 
             // Node 1 is drained of the gateway: its Deployment makes another pod, on node 2, which
             // takes the same key from its Secret; the NodePort, the tunnel and the routes follow it,
