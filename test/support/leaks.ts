@@ -76,7 +76,7 @@ export async function tunnelTraces(cluster: ClusterState, ifnames: readonly stri
       .filter((line) => line.includes("fwmark"))
       .map((line) => `rule ${line}`),
   );
-  for (const table of ["mangle", "nat"]) {
+  for (const table of ["mangle", "nat", "raw"]) {
     traces.push(
       ...(await runIn(cluster.netns, "iptables", ["-w", "-t", table, "-S"]))
         .split("\n")
