@@ -10,12 +10,10 @@ import {
   forgePeerMarks,
   forgeRoutes,
   forgeServerReplyRule,
+  PEER_RULE_TABLES,
   peerRouteTable,
   type GatewayPlan,
 } from "../../provider/network-fabric/gateway-nat.js";
-
-/** The tables that hold rules of a peer (`raw`: the server's untracked replies). */
-const NAT_TABLES = ["mangle", "nat", "raw"] as const;
 
 /**
  * Kernel settings a gateway needs: forwarding, and no reverse-path filter, which would drop what
@@ -41,7 +39,7 @@ export async function removePeerFabric(
   peerId: string,
   slot: number | undefined,
 ): Promise<void> {
-  for (const table of NAT_TABLES) {
+  for (const table of PEER_RULE_TABLES) {
     const listing = await runIn(netns, "iptables", ["-w", "-t", table, "-S"]);
     for (const args of forgeNatRuleDeletionsFromListing(table, listing, peerId))
       await runIn(netns, "iptables", ["-w", ...args]);

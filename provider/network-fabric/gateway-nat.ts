@@ -74,10 +74,13 @@ export interface PeerMarks {
   readonly fromPeer: string;
 }
 
+/** The iptables tables that hold a peer's rules (`raw`: a server's untracked answers). */
+export const PEER_RULE_TABLES = ["mangle", "nat", "raw"] as const;
+
 /** One iptables rule: where it goes and what it says. */
 export interface IptablesRule {
   /** The table, `mangle` or `nat` (or `raw`, for {@link forgeServerReplyRule}). */
-  readonly table: "mangle" | "nat" | "raw";
+  readonly table: (typeof PEER_RULE_TABLES)[number];
   /** The built-in chain. */
   readonly chain: "PREROUTING" | "OUTPUT" | "INPUT" | "POSTROUTING";
   /** Matches and target, without table and chain, e.g. `-d 10.64.0.0/16 … -j NETMAP --to …`. */

@@ -13,6 +13,7 @@ import { isRunning, type ProcessRecord } from "../../host/processes.js";
 import { API_GROUP, MANAGED_BY, MANAGED_BY_LABEL, SYSTEM_NAMESPACE } from "../../provider/api/index.js";
 import { runIn } from "../../host/exec.js";
 import { namespacePids } from "../../host/namespaces.js";
+import { PEER_RULE_TABLES } from "../../provider/network-fabric/gateway-nat.js";
 
 /** Names of every object of this project in the cluster of `kubeconfigPath`. */
 export async function projectTraces(kubeconfigPath: string): Promise<string[]> {
@@ -76,7 +77,7 @@ export async function tunnelTraces(cluster: ClusterState, ifnames: readonly stri
       .filter((line) => line.includes("fwmark"))
       .map((line) => `rule ${line}`),
   );
-  for (const table of ["mangle", "nat", "raw"]) {
+  for (const table of PEER_RULE_TABLES) {
     traces.push(
       ...(await runIn(cluster.netns, "iptables", ["-w", "-t", table, "-S"]))
         .split("\n")
