@@ -9,6 +9,7 @@ import {
   forgeNatRules,
   forgePeerMarks,
   forgeRoutes,
+  forgeRelayRule,
   forgeServerReplyRule,
   PEER_RULE_TABLES,
   peerRouteTable,
@@ -108,6 +109,25 @@ export async function applyServerReplyRule(
   for (const args of forgeNatRuleDeletionsFromListing(rule.table, listing, peerId))
     await runIn(netns, "iptables", ["-w", ...args]);
   await runIn(netns, "iptables", ["-w", ...rule.args]);
+}
+
+/**
+ * Keeps connections arriving on interface `ifname` for `address`, on the relayed `ports`, for the
+ * gateway's relay (see forgeRelayRule for why). Tagged with the interface's name like the peer's
+ * other rules, so applyPeerFabric and removePeerFabric remove it with them.
+ */
+export async function applyRelayRule(
+  netns: string | undefined,
+  ifname: string,
+  address: string,
+  ports: readonly number[],
+): Promise<void> {
+  const rule = forgeRelayRule(ifname, ifname, address, ports);
+  const present = await runIn(netns, "iptables", ["-w", "-t", rule.table, "-C", rule.chain, ...rule.spec]).then(
+    () => true,
+    () => false,
+  );
+  if (!present) await runIn(netns, "iptables", ["-w", ...rule.args]);
 }
 
 /**

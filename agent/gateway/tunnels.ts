@@ -58,7 +58,7 @@ import { runIn } from "../../host/exec.js";
 import { Backoff } from "../backoff.js";
 import type { Reporter } from "../reporter.js";
 import { answerRefusal, readOrigins } from "./admission.js";
-import { applyPeerFabric, applyServerReplyRule, probeAcross, removePeerFabric } from "./fabric.js";
+import { applyPeerFabric, applyRelayRule, applyServerReplyRule, probeAcross, removePeerFabric } from "./fabric.js";
 import { WIREGUARD_IFNAME_PREFIX } from "./commands.js";
 import {
   configureWireguardPeer,
@@ -68,6 +68,7 @@ import {
   wireguardInterfaceName,
 } from "./interface.js";
 import { forgeWireguardKeyPair, wireguardPublicKeyOf, type WireguardKeyPair } from "./keys.js";
+import { InBandRelay } from "./relay.js";
 
 const STEP = "gateway";
 
@@ -251,10 +252,12 @@ export class TunnelGateway {
   /** The backoff of each endpoint that failed lately, by uid and generation (a new spec is tried at once). */
   private readonly retries = new Map<string, Backoff>();
   private readonly now: () => number;
+  private readonly relay: InBandRelay;
 
   constructor(private readonly options: GatewayOptions) {
     mkdirSync(options.workDir, { recursive: true, mode: 0o700 });
     this.now = options.now ?? Date.now;
+    this.relay = new InBandRelay(options.kc, options.reporter);
   }
 
   /**
@@ -383,8 +386,27 @@ export class TunnelGateway {
       applied = await this.bringUp(endpoint, target, view, applied);
       this.applied.set(uid, applied);
     }
+    await this.ensureRelay(endpoint, target);
     await this.reportStatus(endpoint, target, applied, identity);
     return undefined;
+  }
+
+  /**
+   * Whether this gateway relays in-band ports: not when it works in another process's namespace
+   * (the host-process agent of local clusters), where the API server and the agent listen on every
+   * address of the cluster's network and no socket of this process could listen.
+   */
+  private get relaysInBand(): boolean {
+    return this.options.netns === undefined;
+  }
+
+  /** Serves the in-band ports the endpoint asks for on its tunnel address (relay.ts). */
+  private async ensureRelay(endpoint: TunnelEndpoint, target: Target): Promise<void> {
+    const uid = endpoint.metadata.uid!;
+    const ports = endpoint.spec.inBandPorts;
+    if (!ports || !this.relaysInBand) return this.relay.stop(uid);
+    const address = tunnelAddress(target.link, endpoint.spec.role).split("/")[0]!;
+    await this.relay.ensure(uid, endpoint.spec.remoteClusterName, { address, ports });
   }
 
   /** Sets the gateway's finalizer, so that the endpoint's delete waits until the gateway took the tunnel down. */
@@ -438,6 +460,10 @@ export class TunnelGateway {
     if (spec.remote.publicKey) await this.configureOnlyPeer(endpoint, target, view, own.peers, dial);
     if (view) await applyPeerFabric(netns, { peerId: ifname, tunnelInterface: ifname, view, slot });
     if (spec.role === "server") await applyServerReplyRule(netns, ifname, spec.listenPort, this.options.nodeAddress);
+    if (spec.inBandPorts && this.relaysInBand) {
+      const { apiServer, auth } = spec.inBandPorts;
+      await applyRelayRule(netns, ifname, tunnelAddress(link, spec.role).split("/")[0]!, [apiServer, auth]);
+    }
     return {
       inputs: target.inputs,
       ifname,
@@ -532,6 +558,7 @@ export class TunnelGateway {
       slot,
       ...(view ? { remotePodCidrAsSeen: view.remotePodCidrAsSeen.toString() } : {}),
       ...(view?.remoteExternalCidrAsSeen ? { remoteExternalCidrAsSeen: view.remoteExternalCidrAsSeen.toString() } : {}),
+      remoteTunnelAddress,
     };
     if (!spec.remote.publicKey || !view)
       return {
@@ -593,6 +620,7 @@ export class TunnelGateway {
   private async takeDown(endpoint: TunnelEndpoint, identity: ClusterIdentity): Promise<void> {
     const { kc } = this.options;
     const ifname = interfaceOf(endpoint, identity.clusterId);
+    await this.relay.stop(endpoint.metadata.uid!);
     const removed = await this.removeTunnel(
       ifname,
       endpoint.status?.slot,
@@ -621,6 +649,7 @@ export class TunnelGateway {
     const live = new Set(endpoints.map((e) => e.metadata.uid));
     for (const [uid, applied] of this.applied) {
       if (live.has(uid)) continue;
+      await this.relay.stop(uid);
       const removed = await this.removeTunnel(applied.ifname, applied.slot, applied.process);
       this.applied.delete(uid);
       this.options.reporter.warn(
@@ -640,6 +669,7 @@ export class TunnelGateway {
     const { netns } = this.options;
     const removed: string[] = [];
     const stopped = new Set(this.applied.keys());
+    await this.relay.stopAll();
     for (const [uid, applied] of this.applied) {
       await removePeerFabric(netns, applied.ifname, applied.slot);
       removed.push(...(await deleteWireguardInterface({ netns, ifname: applied.ifname, process: applied.process })));

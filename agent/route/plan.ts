@@ -57,7 +57,10 @@ export interface NodeRouteFacts {
   readonly nodeName: string;
   /** The gateway's node and its InternalIP; undefined when no gateway pod is scheduled, or its node has no InternalIP. */
   readonly gateway: { readonly nodeName: string; readonly internalIp: string } | undefined;
-  /** The remote ranges of every TunnelEndpoint, as this cluster sees them (remapped where they overlap). */
+  /**
+   * The remote ranges of every TunnelEndpoint, as this cluster sees them (remapped where they
+   * overlap), and the remote tunnel addresses (bare addresses: where an in-band peer's control plane answers).
+   */
   readonly remoteCidrs: readonly string[];
   /** The routes the node holds now with {@link ROUTE_PROTO}. */
   readonly present: readonly NodeRoute[];

@@ -79,7 +79,7 @@ export async function reconcileNodeRoutes(
     : await Promise.all([readGatewayNode(kc), listTunnelEndpoints(kc, STEP)]);
   const remoteCidrs = endpoints
     .filter((e) => !e.metadata.deletionTimestamp)
-    .flatMap((e) => [e.status?.remotePodCidrAsSeen, e.status?.remoteExternalCidrAsSeen])
+    .flatMap((e) => [e.status?.remotePodCidrAsSeen, e.status?.remoteExternalCidrAsSeen, e.status?.remoteTunnelAddress])
     .filter((cidr): cidr is string => !!cidr);
   const plan = planNodeRoutes({ nodeName, gateway, remoteCidrs, present });
   await applyNodeRoutePlan(plan);

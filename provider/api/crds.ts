@@ -174,6 +174,21 @@ export interface TunnelEndpointSpec {
   linkCidr: string;
   /** What the peer announced; incomplete until the peer's gateway has answered. */
   remote: TunnelRemote;
+  /**
+   * Ports at which this end's gateway serves its own cluster's API server and auth service on its
+   * tunnel address, for the peer's agent: set on the provider's end of an in-band peering, by the
+   * provider's admin only (a consumer's endpoint asking for it is refused). Absent: the tunnel
+   * carries pod traffic only.
+   */
+  inBandPorts?: InBandPorts;
+}
+
+/** The ports a gateway serves its cluster's control plane at, on its tunnel address. */
+export interface InBandPorts {
+  /** Port of the API server, as the peer's agent dials it. @example 6443 */
+  apiServer: number;
+  /** Port of the auth service, as the peer's agent dials it. @example 8443 */
+  auth: number;
 }
 
 /** A gateway's answer: its public key, its view of the peer, and the tunnel's health. */
@@ -198,6 +213,11 @@ export interface TunnelEndpointStatus {
   remotePodCidrAsSeen?: string;
   /** The peer's external CIDR as this cluster sees it. */
   remoteExternalCidrAsSeen?: string;
+  /**
+   * The peer's address on the tunnel's link, which this cluster's route agents send to the
+   * gateway's node (the peer's control plane answers there in an in-band peering).
+   */
+  remoteTunnelAddress?: string;
   /** The WireGuard interface's name. */
   interfaceName?: string;
   /** The peer's slot on this gateway (its packet marks and routing table). */
@@ -220,6 +240,7 @@ export interface TunnelEndpoint {
 type Schema = Record<string, unknown>;
 const str: Schema = { type: "string" };
 const int: Schema = { type: "integer" };
+const port: Schema = { type: "integer", minimum: 1, maximum: 65535 };
 const stringMap: Schema = { type: "object", additionalProperties: { type: "string" } };
 const obj = (properties: Record<string, Schema>, required: string[] = []): Schema => ({
   type: "object",
@@ -326,11 +347,12 @@ export function forgeCustomResourceDefinitions(): V1CustomResourceDefinition[] {
           remoteClusterId: str,
           remoteClusterName: str,
           role: { type: "string", enum: ["server", "client"] },
-          listenPort: { type: "integer", minimum: 1, maximum: 65535 },
+          listenPort: port,
           mtu: { type: "integer", minimum: 1280, maximum: 9000 },
           keepaliveSeconds: { type: "integer", minimum: 0, maximum: 65535 },
           linkCidr: str,
           remote: obj({ publicKey: str, endpoint: str, podCidr: str, externalCidr: str }),
+          inBandPorts: obj({ apiServer: port, auth: port }, ["apiServer", "auth"]),
         },
         ["remoteClusterId", "role", "listenPort", "mtu", "keepaliveSeconds", "linkCidr", "remote"],
       ),
@@ -343,6 +365,7 @@ export function forgeCustomResourceDefinitions(): V1CustomResourceDefinition[] {
         externalCidr: str,
         remotePodCidrAsSeen: str,
         remoteExternalCidrAsSeen: str,
+        remoteTunnelAddress: str,
         interfaceName: str,
         slot: int,
         latestHandshake: str,

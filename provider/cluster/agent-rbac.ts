@@ -6,7 +6,8 @@
  *            virtual nodes' heartbeat, in-band peering: the project's resources, Secrets and
  *            ConfigMaps of the system namespace
  *   gateway  the TunnelEndpoints (their status and finalizers), the namespaces' labels (to tell a
- *            tenant's endpoint), the cluster identity, and its key Secrets in the system namespace
+ *            tenant's endpoint), the cluster identity, its key Secrets in the system namespace,
+ *            and the auth service's Service (the in-band relay's target)
  *   route    reads only: the gateway's pods (system namespace), nodes, TunnelEndpoints
  */
 import type * as k8s from "@kubernetes/client-node";
@@ -67,6 +68,8 @@ const GATEWAY_CLUSTER_RULES: Rule[] = [
 const GATEWAY_SYSTEM_RULES: Rule[] = [
   { apiGroups: [""], resources: ["configmaps"], resourceNames: [CLUSTER_IDENTITY_CONFIGMAP], verbs: ["get"] },
   { apiGroups: [""], resources: ["secrets"], verbs: ["get", "create", "patch", "delete"] },
+  // The auth service's address, where the in-band relay leads the peer's agent.
+  { apiGroups: [""], resources: ["services"], resourceNames: [AGENT_NAME], verbs: ["get"] },
 ];
 
 const ROUTE_CLUSTER_RULES: Rule[] = [

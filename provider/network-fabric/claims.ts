@@ -104,7 +104,8 @@ function parseRange(field: string, text: string | undefined): Cidr | RefusedClai
  *
  * - origin: only the system namespace and tenant namespaces are served;
  * - tenant only: the name must be `tunnelEndpointName(X)` and `spec.remoteClusterId` X, for the
- *   consumer X of the namespace: one tunnel per peering, toward the peering's own consumer;
+ *   consumer X of the namespace: one tunnel per peering, toward the peering's own consumer; and no
+ *   `spec.inBandPorts` (only the admin opens the control plane to a peer inside the tunnel);
  * - `spec.linkCidr`: in a tenant namespace, `tunnelLinkCidr(X, local)` exactly (the consumer
  *   consumes from this cluster); in the system namespace, the block of either direction;
  * - `spec.remote.podCidr`, `spec.remote.externalCidr`: IPv4 CIDRs, not overlapping each other
@@ -140,6 +141,12 @@ export function checkEndpointClaims(
       return refuse(
         "spec.remoteClusterId",
         `${quoted(spec.remoteClusterId)}: a tunnel in ${namespace} goes to its consumer ${consumer}, and to no other cluster`,
+      );
+    }
+    if (spec.inBandPorts) {
+      return refuse(
+        "spec.inBandPorts",
+        `a tunnel in ${namespace} carries pod traffic only: serving this cluster's API server and auth service inside it is for the cluster's own admin to ask`,
       );
     }
     links = [tunnelLinkCidr(consumer, localClusterId)];

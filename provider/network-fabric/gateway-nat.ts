@@ -85,7 +85,7 @@ export interface IptablesRule {
   readonly chain: "PREROUTING" | "OUTPUT" | "INPUT" | "POSTROUTING";
   /** Matches and target, without table and chain, e.g. `-d 10.64.0.0/16 … -j NETMAP --to …`. */
   readonly spec: readonly string[];
-  /** The full argument array that appends the rule: `-t <table> -A <chain> <spec>`. */
+  /** The full argument array that adds the rule: `-t <table> -A <chain> <spec>` (or `-I <chain> 1`, where it must come first). */
   readonly args: readonly string[];
 }
 
@@ -221,6 +221,38 @@ export function forgeServerReplyRule(peerId: string, listenPort: number, nodeAdd
     ...["-p", "udp", "-m", "udp", "--sport", String(listenPort)],
   ];
   return rule("raw", "OUTPUT", matches, `${RULE_COMMENT_PREFIX}${peerId}`, ["-j", "NOTRACK"]);
+}
+
+/**
+ * The rule that keeps the in-band relay's connections for the gateway itself: packets from the
+ * tunnel to its own address, on the relayed ports, skip the rest of nat PREROUTING. Why: a
+ * NodePort Service matches its port on every address of the node, the tunnel's included, and
+ * kube-proxy's DNAT would take a connection meant for the relay to the Service's pod, whose
+ * answer, without the relay's NAT, goes to the peer's real address (inside the local pod CIDR
+ * where the two overlap). Its `args` insert it first in the chain, ahead of kube-proxy's jump.
+ */
+export function forgeRelayRule(
+  peerId: string,
+  tunnelInterface: string,
+  address: string,
+  ports: readonly number[],
+): IptablesRule {
+  const problems = [
+    ...peerIdProblems(peerId),
+    ...(/^[A-Za-z0-9._-]{1,15}$/.test(tunnelInterface)
+      ? []
+      : [`tunnelInterface "${tunnelInterface}" is not an interface name`]),
+    ...(isIpv4(address) ? [] : [`address "${address}" must be an IPv4 address`]),
+    ...ports.filter((p) => !(Number.isInteger(p) && p >= 1 && p <= 65535)).map((p) => `port ${p} must be 1 to 65535`),
+    ...(ports.length === 0 ? ["no port to relay"] : []),
+  ];
+  if (problems.length > 0) throw new GatewayPlanError(problems);
+  const matches = [
+    ...["-d", `${address}/32`, "-i", tunnelInterface, "-p", "tcp"],
+    ...["-m", "multiport", "--dports", [...new Set(ports)].join(",")],
+  ];
+  const relay = rule("nat", "PREROUTING", matches, `${RULE_COMMENT_PREFIX}${peerId}`, ["-j", "ACCEPT"]);
+  return { ...relay, args: ["-t", "nat", "-I", "PREROUTING", "1", ...relay.spec] };
 }
 
 /** The `iptables` argument arrays that delete exactly the rules of {@link forgeNatRules}, in reverse order. */

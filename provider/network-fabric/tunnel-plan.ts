@@ -4,7 +4,7 @@
  * in tunnel.ts feed them what they read from the clusters.
  */
 import { createHash } from "node:crypto";
-import type { TunnelEndpoint, TunnelEndpointSpec, TunnelRemote, TunnelRole } from "../api/index.js";
+import type { InBandPorts, TunnelEndpoint, TunnelEndpointSpec, TunnelRemote, TunnelRole } from "../api/index.js";
 import { Cidr } from "../net/cidr.js";
 import type { PeeringSide } from "./tunnel-end.js";
 
@@ -137,13 +137,15 @@ export interface TunnelParty {
 /**
  * The spec of `side`'s `TunnelEndpoint`: the settings, and what is known of the other side so
  * far (`remote`, which the steps fill in as the other gateway answers). The endpoint to dial is
- * given only to the client, and only the server's.
+ * given only to the client, and only the server's. `inBandPorts`: what this side's gateway serves
+ * the peer's agent on its tunnel address (the provider's side of an in-band peering).
  */
 export function forgeTunnelEndpointSpec(
   side: PeeringSide,
   parties: Readonly<Record<PeeringSide, TunnelParty>>,
   settings: TunnelSettings,
   remote: Omit<TunnelRemote, "endpoint">,
+  inBandPorts?: InBandPorts,
 ): TunnelEndpointSpec {
   const peer = parties[otherSide(side)];
   const role = roleOf(side, settings);
@@ -159,6 +161,7 @@ export function forgeTunnelEndpointSpec(
       ...Object.fromEntries(Object.entries(remote).filter(([, v]) => v !== undefined)),
       ...(role === "client" ? { endpoint: joinHostPort(settings.serverAddress, settings.port) } : {}),
     },
+    ...(inBandPorts ? { inBandPorts } : {}),
   };
 }
 

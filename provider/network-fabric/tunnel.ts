@@ -15,7 +15,7 @@
  * re-converges both gateways in place. Delete is in ./tunnel-delete.ts.
  */
 import type * as k8s from "@kubernetes/client-node";
-import { SYSTEM_NAMESPACE, type TunnelEndpoint, type TunnelRemote } from "../api/index.js";
+import { SYSTEM_NAMESPACE, type InBandPorts, type TunnelEndpoint, type TunnelRemote } from "../api/index.js";
 import { serverOf } from "../kube/client.js";
 import type { Progress } from "../peering/progress.js";
 import { describeRevokedIdentity } from "../peering/revoked.js";
@@ -43,6 +43,8 @@ export interface TunnelSideAccess {
   /** Namespace of the side's `TunnelEndpoint`. */
   readonly namespace: string;
   readonly party: TunnelParty;
+  /** The ports this side's gateway serves its control plane at inside the tunnel (in-band peering's provider). */
+  readonly inBandPorts?: InBandPorts;
 }
 
 /** Both sides of a tunnel. */
@@ -115,7 +117,7 @@ async function applySide(
   await applyTunnelEndpoint(
     sides[side].kc,
     endpointRefOf(sides, side),
-    forgeTunnelEndpointSpec(side, parties, settings, remote),
+    forgeTunnelEndpointSpec(side, parties, settings, remote, sides[side].inBandPorts),
     STEP,
   );
 }

@@ -243,7 +243,14 @@ export async function createInBandPeering(
     `network fabric: tunnel between the gateways of ${p.me.clusterName} and ${p.them.clusterName} (${request.tunnel.server} ` +
       `serves at ${request.tunnel.serverAddress}:${request.tunnel.port})`,
   );
-  const tunnel = await ensureTunnel(p.sides, request.tunnel, deadline.left(), withinStep(progress, 1, 4));
+  const apiPort = Number(new URL(p.them.apiServerUrl).port || "443");
+  // The provider's gateway serves its API server and auth service on its tunnel address, at the
+  // ports the consumer's agent dials, wherever in the provider's cluster they run.
+  const sides: TunnelSides = {
+    ...p.sides,
+    provider: { ...p.sides.provider, inBandPorts: { apiServer: apiPort, auth: request.authPort } },
+  };
+  const tunnel = await ensureTunnel(sides, request.tunnel, deadline.left(), withinStep(progress, 1, 4));
 
   const ip = providerTunnelIp(p, request.tunnel);
   const authUrl = `https://${ip}:${request.authPort}`;
@@ -253,7 +260,6 @@ export async function createInBandPeering(
     `authentication: the agent of ${p.me.clusterName} asks ${authUrl} (inside the tunnel) for an identity`,
   );
   const tokenId = await handOverToken(p);
-  const apiPort = new URL(p.them.apiServerUrl).port || "443";
   const virtualNodeName = request.virtualNodeName ?? defaultVirtualNodeName(p.them.clusterName);
   const spec = {
     providerClusterId: p.them.clusterId,

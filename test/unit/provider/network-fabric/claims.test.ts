@@ -106,6 +106,23 @@ describe("endpoint claims", () => {
   });
 
   test(
+    "GIVEN a tenant endpoint asking its gateway to serve the cluster's API server and auth service inside the tunnel " +
+      "WHEN checked THEN it is refused naming spec.inBandPorts; the same ask from the system namespace is accepted",
+    () => {
+      const inBandPorts = { apiServer: 6443, auth: 8443 };
+      expect(refusal(checkEndpointClaims(inTenantB(specFromB({ inBandPorts })), tenantB, A))).toEqual({
+        field: "spec.inBandPorts",
+        reason: expect.stringContaining(`a tunnel in ${tenantNamespace(B)} carries pod traffic only`),
+      });
+      const system = {
+        metadata: { name: tunnelEndpointName(B), namespace: SYSTEM_NAMESPACE },
+        spec: specFromB({ inBandPorts }),
+      };
+      expect(checkEndpointClaims(system, { kind: "system" }, A).accepted).toBe(true);
+    },
+  );
+
+  test(
     "GIVEN a tenant's link block that is another address, inside the local pod CIDR, the other direction's, or not a CIDR " +
       "WHEN checked THEN it is refused naming spec.linkCidr and the derived block",
     () => {

@@ -13,6 +13,7 @@ import {
   forgePeerMarks,
   forgeRouteDeletions,
   forgeRoutes,
+  forgeRelayRule,
   forgeServerReplyRule,
   type GatewayPlan,
   GatewayPlanError,
@@ -208,6 +209,48 @@ describe("forgeServerReplyRule", () => {
   test("GIVEN a bad peer id, port and address WHEN forged THEN one error names all three", () => {
     expect(() => forgeServerReplyRule("b c", 70000, "10.0.0")).toThrow(
       /peerId "b c".*listenPort 70000.*nodeAddress "10\.0\.0"/,
+    );
+  });
+});
+
+describe("forgeRelayRule", () => {
+  test(
+    "GIVEN a tunnel address relaying ports 6443 and 8443 WHEN forged THEN connections from the tunnel to them skip nat " +
+      "PREROUTING, inserted first (ahead of kube-proxy's NodePort DNAT)",
+    () => {
+      const rule = forgeRelayRule("lqw1", "lqw1", "169.254.1.1", [6443, 8443]);
+      expect(rule.args).toEqual([
+        ...["-t", "nat", "-I", "PREROUTING", "1", "-d", "169.254.1.1/32", "-i", "lqw1", "-p", "tcp"],
+        ...[
+          "-m",
+          "multiport",
+          "--dports",
+          "6443,8443",
+          "-m",
+          "comment",
+          "--comment",
+          "pulumi-liqo:lqw1",
+          "-j",
+          "ACCEPT",
+        ],
+      ]);
+      // Listed like the peer's other nat rules, so its removal takes it and leaves the others' alone.
+      const listing = ["-A", rule.chain, ...rule.spec].join(" ");
+      expect(forgeNatRuleDeletionsFromListing("nat", listing, "lqw1")).toEqual([
+        ["-t", "nat", "-D", "PREROUTING", ...rule.spec],
+      ]);
+      expect(forgeNatRuleDeletionsFromListing("nat", listing, "lqw2")).toEqual([]);
+    },
+  );
+
+  test("GIVEN the same port twice WHEN forged THEN it is matched once", () => {
+    const { spec } = forgeRelayRule("lqw1", "lqw1", "169.254.1.1", [443, 443]);
+    expect(spec[spec.indexOf("--dports") + 1]).toBe("443");
+  });
+
+  test("GIVEN a bad interface, address and port WHEN forged THEN one error names all three", () => {
+    expect(() => forgeRelayRule("lqw1", "a b", "169.254.1", [0])).toThrow(
+      /tunnelInterface "a b".*address "169\.254\.1".*port 0/,
     );
   });
 });

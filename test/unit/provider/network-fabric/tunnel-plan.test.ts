@@ -90,6 +90,14 @@ describe("tunnel endpoint specs", () => {
       remote: { endpoint: "203.0.113.7:51820" },
     });
     expect(consumer.linkCidr).toBe(provider.linkCidr);
+    expect(provider.inBandPorts).toBeUndefined();
+    expect(consumer.inBandPorts).toBeUndefined();
+  });
+
+  test("GIVEN in-band ports for the provider's side WHEN forged THEN its spec carries them, and an out-of-band spec none", () => {
+    const ports = { apiServer: 6443, auth: 8443 };
+    expect(forgeTunnelEndpointSpec("provider", parties, settings, {}, ports).inBandPorts).toEqual(ports);
+    expect("inBandPorts" in forgeTunnelEndpointSpec("provider", parties, settings, {})).toBe(false);
   });
 
   test("GIVEN the consumer serving WHEN forged THEN the provider dials the consumer", () => {
