@@ -10,7 +10,7 @@ import type { ClusterState } from "../local-cluster/lab.js";
 import { waitForAgent } from "../provider/cluster/agent.js";
 import { DEFAULT_AGENT_IMAGE } from "../provider/cluster/agent-image.js";
 import { DEFAULT_GATEWAY_PORT } from "../provider/cluster/install-plan.js";
-import { installCluster } from "../provider/cluster/lifecycle.js";
+import { installCluster, removeCluster } from "../provider/cluster/lifecycle.js";
 import {
   ensureAuthServiceTls,
   ensureClusterIdentity,
@@ -80,4 +80,15 @@ export async function installWithAgentPods(
     timeoutMs: options.timeoutMs ?? 180_000,
   });
   return { cluster, clusterId: installed.clusterId, caPem: installed.authCaCert, kubeconfig, kc: adminConfig(cluster) };
+}
+
+/** Uninstalls `cluster` as a `Cluster` resource's delete does, with `force` (a failed test may leave a peering behind). */
+export async function uninstallCluster(cluster: ClusterState): Promise<void> {
+  await removeCluster({
+    name: cluster.name,
+    kubeconfig: readFileSync(cluster.kubeconfig, "utf8"),
+    kubeconfigInput: `cluster ${cluster.name}: kubeconfig`,
+    force: true,
+    timeoutMs: 120_000,
+  });
 }

@@ -14,92 +14,25 @@
  * project in either cluster.
  */
 import * as k8s from "@kubernetes/client-node";
-import { readFileSync } from "node:fs";
 import { API_GROUP, API_VERSION, SYSTEM_NAMESPACE } from "../../provider/api/index.js";
-import { GATEWAY_NAME } from "../../provider/cluster/agent-components.js";
 import { DEFAULT_AGENT_IMAGE } from "../../provider/cluster/agent-image.js";
-import { removeCluster } from "../../provider/cluster/lifecycle.js";
 import { Cidr } from "../../provider/net/cidr.js";
 import { translateAddress } from "../../provider/network-fabric/remap.js";
 import { getTunnelEndpoint } from "../../provider/network-fabric/endpoints.js";
 import { endpointRefOf, ensureTunnel, type TunnelRecord } from "../../provider/network-fabric/tunnel.js";
 import { statusOf } from "../../provider/kube/errors.js";
-import { runIn } from "../../host/exec.js";
 import { TUNNEL_DEFAULTS, type TunnelSettings } from "../../provider/network-fabric/tunnel-plan.js";
 import { readPeering } from "../../provider/peering/peering.js";
 import { nodeReadiness } from "../../provider/virtual-node/node.js";
-import { poll } from "../../provider/wait/poll.js";
-import type { ClusterState } from "../../local-cluster/lab.js";
-import { parseWireguardDump } from "../../agent/gateway/status.js";
-import { ROUTE_PROTO } from "../../agent/route/plan.js";
-import { GATEWAY_POD_SELECTOR } from "../../agent/route/reconcile.js";
-import { installWithAgentPods } from "../../harness/install.js";
+import { installWithAgentPods, uninstallCluster } from "../../harness/install.js";
 import { withLab } from "../../harness/labs.js";
 import { projectTraces } from "../support/leaks.js";
-import {
-  coreOf,
-  kubectl,
-  podName,
-  podtoolFrom,
-  runPodtool,
-  setCordoned,
-  tagImageOnNodes,
-} from "../../local-cluster/pods.js";
+import { gatewayWireguard, projectRoutes, runningGateway } from "../support/project-pods.js";
+import { coreOf, podName, podtoolFrom, runPodtool, setCordoned, tagImageOnNodes } from "../../local-cluster/pods.js";
 import { peerPair, quietProgress, unpeerPair, type Pair } from "../support/tunnel-pair.js";
 
 const NODES = [1, 2] as const;
 const POD_CIDR = "10.150.0.0/16";
-
-/** The WireGuard status of interface `ifname`, read inside `cluster`'s gateway pod (its sockets are the pod's own). */
-async function gatewayWireguard(cluster: ClusterState, ifname: string): Promise<ReturnType<typeof parseWireguardDump>> {
-  const dump = await kubectl(cluster, [
-    "exec",
-    "-n",
-    SYSTEM_NAMESPACE,
-    `deploy/${GATEWAY_NAME}`,
-    "--",
-    "wg",
-    "show",
-    ifname,
-    "dump",
-  ]);
-  return parseWireguardDump(ifname, dump);
-}
-
-/** The routes the route agents hold on each node of `cluster`, node by node. */
-async function projectRoutes(cluster: ClusterState): Promise<string[]> {
-  const routes: string[] = [];
-  for (const node of cluster.nodes)
-    for (const line of (await runIn(node.netns, "ip", ["-4", "-o", "route", "show", "proto", String(ROUTE_PROTO)]))
-      .trim()
-      .split("\n"))
-      if (line) routes.push(`${node.name}: ${line}`);
-  return routes;
-}
-
-/** The gateway pod of `cluster` that is Running, with its name and node. */
-async function runningGateway(cluster: ClusterState, not?: string): Promise<{ name: string; node: string }> {
-  return poll(
-    { step: "test", object: `a Running gateway pod${not ? ` other than ${not}` : ""}`, endpoint: cluster.apiServerUrl },
-    { timeoutMs: 90_000, intervalMs: 500 },
-    async () => {
-      const pods = await coreOf(cluster).listNamespacedPod({
-        namespace: SYSTEM_NAMESPACE,
-        labelSelector: GATEWAY_POD_SELECTOR,
-      });
-      const running = pods.items.find(
-        (p) =>
-          p.metadata?.name !== not &&
-          !p.metadata?.deletionTimestamp &&
-          p.status?.phase === "Running" &&
-          p.status.containerStatuses?.every((c) => c.ready),
-      );
-      return running
-        ? { done: true, value: { name: running.metadata!.name!, node: running.spec!.nodeName! } }
-        : { done: false, state: pods.items.map((p) => `${p.metadata?.name} ${p.status?.phase}`).join(", ") || "none" };
-    },
-  );
-}
 
 describe("agent, gateway and route agents as pods (private lab: a and b, two nodes each, one pod CIDR)", () => {
   test(
@@ -233,15 +166,7 @@ describe("agent, gateway and route agents as pods (private lab: a and b, two nod
             expect((await gatewayWireguard(a, tunnel.provider.interfaceName)).publicKey).toBe(key);
           } finally {
             if (pair) await unpeerPair(pair);
-            // What a Cluster's delete does (force: a failed test may leave the peering).
-            for (const cluster of [a, b])
-              await removeCluster({
-                name: cluster.name,
-                kubeconfig: readFileSync(cluster.kubeconfig, "utf8"),
-                kubeconfigInput: `cluster ${cluster.name}: kubeconfig`,
-                force: true,
-                timeoutMs: 120_000,
-              });
+            for (const cluster of [a, b]) await uninstallCluster(cluster);
           }
           for (const cluster of [a, b]) expect(await projectTraces(cluster.kubeconfig)).toEqual([]);
         },
