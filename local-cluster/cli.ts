@@ -1,13 +1,14 @@
 /**
  * `npm run clusters -- <command>`: starts, shows and removes local clusters.
  *
- *   up NAME... [--lab L] [--nodes N] [--profile open|gateway-only|nat] [--behind-nat NAME]...
+ *   up NAME... [--lab L] [--nodes N] [--host-agent] [--profile open|gateway-only|nat] [--behind-nat NAME]...
  *              [--pod-cidr NAME=CIDR]... [--service-cidr NAME=CIDR]... [--forward tcp:PORT]...
  *   status [--lab L]
  *   profile open|gateway-only [--lab L]
  *   pod-address CLUSTER ADDRESS [--lab L]
  *   ping CLUSTER SOURCE TARGET [--lab L]
  *   address CLUSTER [--lab L]
+ *   agent-image
  *   nodes [CLUSTER...] [--lab L]
  *   schedule-probe CLUSTER POD [--lab L]
  *   podtool CLUSTER [--node N] [--lab L]
@@ -17,6 +18,7 @@
  */
 import { parseArgs } from "node:util";
 import { runIn } from "../host/exec.js";
+import { DEFAULT_AGENT_IMAGE } from "../provider/cluster/agent-image.js";
 import { PROFILES, type ConnectivityProfile, type PortForward } from "./connectivity.js";
 import { describeNodes, scheduleProbePod } from "./inspect.js";
 import { podtoolFrom, runPodtool } from "./pods.js";
@@ -35,13 +37,14 @@ import { parseComponent, restartComponents } from "./restart.js";
 import { COMPONENTS } from "./supervisor.js";
 
 const USAGE = `usage: npm run clusters -- <command> [options]
-  up NAME... [--lab L] [--nodes N] [--profile ${PROFILES.join("|")}] [--behind-nat NAME]...
+  up NAME... [--lab L] [--nodes N] [--host-agent] [--profile ${PROFILES.join("|")}] [--behind-nat NAME]...
              [--pod-cidr NAME=CIDR]... [--service-cidr NAME=CIDR]... [--forward tcp:PORT]...
   status [--lab L]
   profile open|gateway-only [--lab L]
   pod-address CLUSTER ADDRESS [--lab L]
   ping CLUSTER SOURCE TARGET [--lab L]  pings TARGET from pod address SOURCE of CLUSTER
   address CLUSTER [--lab L]             the address other clusters reach CLUSTER (and its gateway) at
+  agent-image                           the agent image \`up\` loads into the nodes, which a Cluster deploys
   nodes [CLUSTER...] [--lab L]          nodes of the clusters, virtual ones included
   schedule-probe CLUSTER POD [--lab L]  a pod only a virtual node takes; prints where it is bound
   podtool CLUSTER [--node N] [--lab L]  runs an echo pod on node N (default 1); prints its address
@@ -50,7 +53,9 @@ const USAGE = `usage: npm run clusters -- <command> [options]
   restart CLUSTER [COMPONENT] [--lab L] restarts ${COMPONENTS.join(", ")}
                                         (default: all) and waits until the cluster is ready again
   down [--lab L | --all]
-The lab defaults to "demo"; state lives in $LIQO_LAB_ROOT (default /tmp/pulumi-liqo-labs).`;
+\`up\` runs no agent: a Cluster deploys it as pods, from the image it loads into every node, as in
+any cluster. --host-agent runs it as a host process in each cluster's namespace instead (the
+test suites' shared labs). The lab defaults to "demo"; state lives in $LIQO_LAB_ROOT (default /tmp/pulumi-liqo-labs).`;
 
 function pairs(values: readonly string[] | undefined, flag: string): Map<string, string> {
   const map = new Map<string, string>();
@@ -121,6 +126,7 @@ async function main(argv: string[]): Promise<void> {
       "service-cidr": { type: "string", multiple: true },
       forward: { type: "string", multiple: true },
       nodes: { type: "string" },
+      "host-agent": { type: "boolean" },
       node: { type: "string" },
       all: { type: "boolean" },
       help: { type: "boolean", short: "h" },
@@ -145,6 +151,8 @@ async function main(argv: string[]): Promise<void> {
       const state = await upLab(requests, {
         name: lab,
         ...(values.nodes !== undefined ? { nodes: Number(values.nodes) } : {}),
+        // As in any cluster: no agent until a Cluster deploys it from the image the nodes hold.
+        hostAgent: values["host-agent"] === true,
         ...(profile ? { profile } : {}),
         ...(values["behind-nat"] ? { behindNat: values["behind-nat"] } : {}),
         ...(natForwards ? { natForwards } : {}),
@@ -188,6 +196,8 @@ async function main(argv: string[]): Promise<void> {
         ]),
       );
     }
+    case "agent-image":
+      return void console.log(DEFAULT_AGENT_IMAGE);
     case "address": {
       const [cluster] = args;
       if (!cluster) throw new Error("address: expected CLUSTER");

@@ -10,10 +10,10 @@ npm run --silent build
 
 say() { printf '\n== %s\n' "$*"; }
 
-say "[1/5] two local clusters, each with its agent (and gateway)"
+say "[1/5] two local clusters, each with a worker node holding the agent image"
 npm run --silent clusters -- up a b
 
-say "[2/5] pulumi up: Cluster a, Cluster b, a PeeringToken on a, the Peering b -> a and its Tunnel"
+say "[2/5] pulumi up: Cluster a, Cluster b (each deploys the agent, gateway and route agents as pods), a PeeringToken on a, the Peering b -> a and its Tunnel"
 # The demo's state lives in the cache, encrypted with a passphrase made once and kept 0600 beside it.
 export PULUMI_BACKEND_URL="file://$LIQO_CACHE/demo-state"
 passphrase_file="$LIQO_CACHE/demo-passphrase"
@@ -24,7 +24,10 @@ cd "$REPO_ROOT/examples/local-peering"
 npm install --no-audit --no-fund --loglevel=error
 labs="${LIQO_LAB_ROOT:-/tmp/pulumi-liqo-labs}/demo"
 a_address=$(cd "$REPO_ROOT" && node dist/local-cluster/cli.js address a)
+agent_image=$(cd "$REPO_ROOT" && node dist/local-cluster/cli.js agent-image)
 configure_stack() {
+  # A stack file left beside a state that is gone (a cleared cache) holds the salt of another passphrase.
+  pulumi stack ls --json 2>/dev/null | grep -q '"name": "demo"' || rm -f Pulumi.demo.yaml
   pulumi stack select --create demo --non-interactive >/dev/null
   pulumi config set aKubeconfig "$labs/a/admin.kubeconfig"
   pulumi config set bKubeconfig "$labs/b/admin.kubeconfig"
@@ -33,6 +36,7 @@ configure_stack() {
   pulumi config set bPodCidr 10.101.0.0/16
   pulumi config set bServiceCidr 10.201.0.0/16
   pulumi config set aGatewayAddress "$a_address"
+  pulumi config set agentImage "$agent_image"
 }
 configure_stack
 # A stack left by an earlier demo whose clusters were torn down describes clusters that are gone
@@ -63,7 +67,7 @@ cat <<MSG
 Peered. Look around (first: . scripts/env.sh):
   npm run clusters -- status                 # addresses, processes, kubeconfig paths
   npm run clusters -- nodes                  # nodes of both clusters
-  tail $labs/a/logs/agent.log               # a's agent answering b's request
+  kubectl --kubeconfig $labs/a/admin.kubeconfig -n pulumi-liqo-system logs deploy/pulumi-liqo-agent   # a's agent pod
   cd examples/local-peering && PULUMI_BACKEND_URL=$PULUMI_BACKEND_URL PULUMI_CONFIG_PASSPHRASE_FILE=$passphrase_file pulumi stack
 Tear it all down:
   (cd examples/local-peering && PULUMI_BACKEND_URL=$PULUMI_BACKEND_URL PULUMI_CONFIG_PASSPHRASE_FILE=$passphrase_file pulumi destroy --yes)

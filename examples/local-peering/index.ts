@@ -3,12 +3,22 @@ import { readFileSync } from "node:fs";
 import { Cluster, Peering, PeeringToken, Tunnel } from "pulumi-liqo";
 
 const config = new pulumi.Config();
+// The agent image the nodes hold (`npm run clusters -- agent-image`): each Cluster deploys the
+// agent, the gateway and the route agents as pods, exposed on the node ports the local clusters
+// open. Without it, an agent already running in each cluster is checked.
+const agentImage = config.get("agentImage");
 const cluster = (name: string) =>
   new Cluster(name, {
     name,
     kubeconfig: readFileSync(config.require(`${name}Kubeconfig`), "utf8"),
     podCidr: config.require(`${name}PodCidr`),
     serviceCidr: config.require(`${name}ServiceCidr`),
+    ...(agentImage
+      ? {
+          agent: { image: agentImage, exposure: "NodePort" as const, nodePort: 8443 },
+          gateway: { exposure: "NodePort" as const, nodePort: config.getNumber("tunnelPort") ?? 51820 },
+        }
+      : {}),
   });
 
 const provider = cluster("a");

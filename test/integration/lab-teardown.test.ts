@@ -32,7 +32,8 @@ describe("lab teardown", () => {
     const name = uniqueLabName();
     const hostRulesBefore = await hostRules();
     const cli = join(__dirname, "..", "..", "dist", "local-cluster", "cli.js");
-    const child = spawn(process.execPath, [cli, "up", "solo", "--lab", name], {
+    // --host-agent: the lab the upLab below makes again (its default), so the leftovers are of the same kind.
+    const child = spawn(process.execPath, [cli, "up", "solo", "--lab", name, "--host-agent"], {
       env: { ...process.env, LIQO_LAB_ROOT: TEST_LAB_ROOT },
       stdio: "ignore",
     });
