@@ -17,7 +17,8 @@ import { Cidr } from "../../provider/net/cidr.js";
 import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
 import { AGENT_NODE_FLAGS } from "../../provider/cluster/agent-deployment.js";
 import { componentLabels, GATEWAY_NAME } from "../../provider/cluster/agent-components.js";
-import { ensureTunnel, readTunnel, type TunnelRecord } from "../../provider/network-fabric/tunnel.js";
+import { getTunnelEndpoint } from "../../provider/network-fabric/endpoints.js";
+import { endpointRefOf, ensureTunnel, readTunnel, type TunnelRecord } from "../../provider/network-fabric/tunnel.js";
 import { TUNNEL_DEFAULTS, type TunnelSettings } from "../../provider/network-fabric/tunnel-plan.js";
 import { poll } from "../../provider/wait/poll.js";
 import { agentEntryPoint } from "../../local-cluster/control-plane.js";
@@ -226,7 +227,12 @@ describe("agent roles in their network namespaces", () => {
               NODE_NAME: `${lab.name}-n2`,
             });
             roles.push(route);
-            const expected = [`${tunnel.provider.remotePodCidrAsSeen} via ${gatewayNodeIp}`];
+            // b's pods as a sees them, and b's tunnel address (where an in-band peer's control plane would answer).
+            const endpoint = await getTunnelEndpoint(pair.provider.kc, endpointRefOf(pair.sides, "provider"), "test");
+            const expected = [
+              `${tunnel.provider.remotePodCidrAsSeen} via ${gatewayNodeIp}`,
+              `${endpoint!.status!.remoteTunnelAddress} via ${gatewayNodeIp}`,
+            ];
             await waitForRoutes(nodeNetns, expected, "via the gateway's node");
             // The pod on the second node reaches b's pod through a's gateway and the tunnel.
             const pods = podsOf(pair, tunnel, 20);
