@@ -151,11 +151,12 @@ describe("in-band peering with the agent and gateway as pods (private lab: a and
             await coreOf(b).deleteNamespacedPod({ name: gateway.name, namespace: SYSTEM_NAMESPACE });
             expect((await runningGateway(b, gateway.name)).node).toBe(`${b.name}-n1`);
             await setCordoned(coreOf(b), [`${b.name}-n2`], false);
-            expect((await gatewayWireguard(b, ifname)).publicKey).toBe(key);
+            // Traffic first: the new pod is ready before its first pass has brought the interface up.
             for (const from of NODES)
               expect(await podtoolFrom(b, from, "tcp", `${seenFromB(from)}:8080`, 90_000)).toContain(
                 `podtool ${podName(a, from)} `,
               );
+            expect((await gatewayWireguard(b, ifname)).publicKey).toBe(key);
             expect(await projectRoutes(b)).toContainEqual(
               expect.stringMatching(new RegExp(`^${b.name}-n2: ${ip} via `)),
             );
