@@ -183,6 +183,10 @@ interface Target {
   readonly slot: number;
   /** The tunnel's link block. */
   readonly link: Cidr;
+  /** This side's address on the link, with the link's prefix (the interface's address). */
+  readonly interfaceAddress: string;
+  /** This side's address on the link, bare: where the in-band relay listens. */
+  readonly ownTunnelAddress: string;
   /** The remote side's address on the link, which the probe pings. */
   readonly remoteTunnelAddress: string;
   /** The ranges other endpoints already see their remotes under: none may be seen there again. */
@@ -209,6 +213,8 @@ function targetOf(
     ifname: interfaceOf(endpoint, identity.clusterId),
     slot,
     link: claims.link,
+    interfaceAddress: tunnelAddress(claims.link, spec.role),
+    ownTunnelAddress: tunnelAddress(claims.link, spec.role).split("/")[0]!,
     remoteTunnelAddress: tunnelAddress(claims.link, remoteRole).split("/")[0]!,
     others,
     inputs: JSON.stringify({
@@ -405,8 +411,7 @@ export class TunnelGateway {
     const uid = endpoint.metadata.uid!;
     const ports = endpoint.spec.inBandPorts;
     if (!ports || !this.relaysInBand) return this.relay.stop(uid);
-    const address = tunnelAddress(target.link, endpoint.spec.role).split("/")[0]!;
-    await this.relay.ensure(uid, endpoint.spec.remoteClusterName, { address, ports });
+    await this.relay.ensure(uid, endpoint.spec.remoteClusterName, { address: target.ownTunnelAddress, ports });
   }
 
   /** Sets the gateway's finalizer, so that the endpoint's delete waits until the gateway took the tunnel down. */
@@ -433,7 +438,7 @@ export class TunnelGateway {
   ): Promise<Applied> {
     const { netns, workDir } = this.options;
     const { spec } = endpoint;
-    const { ifname, link, slot } = target;
+    const { ifname, slot } = target;
     const keys = await this.ensureKeyPair(ifname, spec.remoteClusterId);
     const running = await ensureWireguardInterface({
       netns,
@@ -442,7 +447,7 @@ export class TunnelGateway {
       // Only the server must be found at a known port; a client dials from any free one, so
       // one gateway may dial many peers.
       listenPort: spec.role === "server" ? spec.listenPort : (before?.ownPort ?? 0),
-      address: tunnelAddress(link, spec.role),
+      address: target.interfaceAddress,
       mtu: spec.mtu,
       logFile: join(workDir, `${ifname}.log`),
       keyDir: workDir,
@@ -462,7 +467,7 @@ export class TunnelGateway {
     if (spec.role === "server") await applyServerReplyRule(netns, ifname, spec.listenPort, this.options.nodeAddress);
     if (spec.inBandPorts && this.relaysInBand) {
       const { apiServer, auth } = spec.inBandPorts;
-      await applyRelayRule(netns, ifname, tunnelAddress(link, spec.role).split("/")[0]!, [apiServer, auth]);
+      await applyRelayRule(netns, ifname, target.ownTunnelAddress, [apiServer, auth]);
     }
     return {
       inputs: target.inputs,
