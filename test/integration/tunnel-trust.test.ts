@@ -62,7 +62,16 @@ async function routeDevice(netns: string, address: string): Promise<string> {
 
 /** Merge-patches an endpoint as `kc` (b's identity); resolves the generation the patch made. */
 async function patchAs(kc: k8s.KubeConfig, ref: EndpointRef, body: object): Promise<number> {
-  const patched = (await kc.makeApiClient(k8s.CustomObjectsApi).patchNamespacedCustomObject(
+  return (await mergePatchAs(kc, ref, body)).metadata.generation!;
+}
+
+/** Removes every finalizer of the endpoint as `kc`'s identity; returns the resulting resourceVersion. */
+async function stripFinalizersAs(kc: k8s.KubeConfig, ref: EndpointRef): Promise<string> {
+  return (await mergePatchAs(kc, ref, { metadata: { finalizers: null } })).metadata.resourceVersion!;
+}
+
+async function mergePatchAs(kc: k8s.KubeConfig, ref: EndpointRef, body: object): Promise<TunnelEndpoint> {
+  return (await kc.makeApiClient(k8s.CustomObjectsApi).patchNamespacedCustomObject(
     {
       group: API_GROUP,
       version: API_VERSION,
@@ -74,7 +83,6 @@ async function patchAs(kc: k8s.KubeConfig, ref: EndpointRef, body: object): Prom
     },
     k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
   )) as TunnelEndpoint;
-  return patched.metadata.generation!;
 }
 
 /** Creates an endpoint as `kc`; resolves its generation. */
@@ -294,14 +302,30 @@ describe("trust boundaries of the network fabric: b's identity against a's gatew
         traces.filter((t) => t.includes(ifname) || t.includes(`:${settings.port}`));
       expect(mine([...(await tunnelTraces(p.a, [ifname])), ...(await udpListeners(p.a.netns))])).not.toEqual([]);
 
-      await patchAs(asB, ref, { metadata: { finalizers: null } });
-      await asB.makeApiClient(k8s.CustomObjectsApi).deleteNamespacedCustomObject({
-        group: API_GROUP,
-        version: API_VERSION,
-        namespace: ref.namespace,
-        plural: PLURAL,
-        name: ref.name,
-      });
+      // a's gateway puts its finalizer back as soon as it sees the strip; the delete is conditioned on the stripped
+      // version, so it lands only on an endpoint without the finalizer, which the API server removes at once.
+      await poll(
+        { step: "test", object: `a stripped-then-deleted ${ref.name}`, endpoint: "a's API server" },
+        { timeoutMs: 30_000, intervalMs: 100 },
+        async () => {
+          const resourceVersion = await stripFinalizersAs(asB, ref);
+          try {
+            await asB.makeApiClient(k8s.CustomObjectsApi).deleteNamespacedCustomObject({
+              group: API_GROUP,
+              version: API_VERSION,
+              namespace: ref.namespace,
+              plural: PLURAL,
+              name: ref.name,
+              body: { preconditions: { resourceVersion } },
+            });
+            return { done: true, value: undefined };
+          } catch (err) {
+            if ((err as { code?: number }).code === 409)
+              return { done: false, state: "the gateway re-added its finalizer" };
+            throw err;
+          }
+        },
+      );
       expect(await getTunnelEndpoint(asB, ref, "test")).toBeUndefined();
       const left = await poll(
         { step: "test", object: `a's gateway taking down ${ifname} without its endpoint`, endpoint: "a's gateway" },
