@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { adminConfig } from "../local-cluster/inspect.js";
 import { AUTH_SERVICE_PORT } from "../local-cluster/control-plane.js";
 import type { ClusterState } from "../local-cluster/lab.js";
+import { runsHostAgent } from "../local-cluster/state.js";
 import { waitForAgent } from "../provider/cluster/agent.js";
 import { DEFAULT_AGENT_IMAGE } from "../provider/cluster/agent-image.js";
 import { DEFAULT_GATEWAY_PORT } from "../provider/cluster/install-plan.js";
@@ -34,13 +35,16 @@ export interface InstalledCluster {
 }
 
 /**
- * Installs what peering needs and waits until the cluster's agent reports serving the new
- * certificate (read from the API server: under `gateway-only` the auth service is out of reach).
+ * Installs what peering needs. As a `Cluster` does ({@link installWithAgentPods}), unless the lab runs
+ * the agent as a host process: then only the parts the agent reads, and waits until the agent
+ * reports serving the new certificate (read from the API server: under `gateway-only` the auth
+ * service is out of reach).
  */
 export async function installForPeering(
   cluster: ClusterState,
   options: { readonly externalCidr?: string } = {},
 ): Promise<InstalledCluster> {
+  if (!runsHostAgent(cluster)) return installWithAgentPods(cluster, options);
   const kc = adminConfig(cluster);
   await ensureSystemNamespace(kc);
   await ensureCustomResourceDefinitions(kc);
@@ -65,7 +69,7 @@ export async function installForPeering(
  */
 export async function installWithAgentPods(
   cluster: ClusterState,
-  options: { readonly timeoutMs?: number; readonly image?: string } = {},
+  options: { readonly timeoutMs?: number; readonly image?: string; readonly externalCidr?: string } = {},
 ): Promise<InstalledCluster> {
   const kubeconfig = readFileSync(cluster.kubeconfig, "utf8");
   const installed = await installCluster({
@@ -75,6 +79,7 @@ export async function installWithAgentPods(
     podCidr: cluster.podCidr,
     serviceCidr: cluster.serviceCidr,
     apiServerUrl: cluster.apiServerUrl,
+    ...(options.externalCidr ? { externalCidr: options.externalCidr } : {}),
     agent: { image: options.image ?? DEFAULT_AGENT_IMAGE, exposure: "NodePort", nodePort: AUTH_SERVICE_PORT },
     gateway: { exposure: "NodePort", nodePort: DEFAULT_GATEWAY_PORT },
     timeoutMs: options.timeoutMs ?? 180_000,

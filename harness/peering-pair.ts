@@ -5,10 +5,9 @@
 import { readFileSync } from "node:fs";
 import type { ClusterState } from "../local-cluster/lab.js";
 import { ensurePeeringTokenSecret, forgePeeringToken, revokePeeringToken } from "../provider/authentication/tokens.js";
-import { uninstallCluster } from "../provider/cluster/install.js";
 import type { ProviderHandover } from "../provider/peering/handover.js";
 import type { PeeringRequest } from "../provider/peering/peering.js";
-import { adminConfig, installForPeering, type InstalledCluster } from "./install.js";
+import { installForPeering, uninstallCluster, type InstalledCluster } from "./install.js";
 
 /** Where the provider's auth service is. */
 export type AuthServiceAt = Pick<ProviderHandover, "authUrl" | "authCaCert">;
@@ -52,8 +51,8 @@ export async function preparePeering(
     },
     cleanup: async () => {
       await revokePeeringToken(provider.kc, token.tokenId);
-      await uninstallCluster(adminConfig(b));
-      await uninstallCluster(adminConfig(a));
+      await uninstallCluster(b);
+      await uninstallCluster(a);
     },
   };
 }

@@ -9,6 +9,8 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, syml
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { clusterOf, type LabState } from "../local-cluster/lab.js";
+import { runsHostAgent } from "../local-cluster/state.js";
+import { DEFAULT_AGENT_IMAGE } from "../provider/cluster/agent-image.js";
 
 // The repository root, whether this runs from sources (tests) or from dist/ (the benchmark).
 const REPO = dirname(require.resolve("pulumi-liqo/package.json"));
@@ -250,6 +252,8 @@ export async function configureForLab(workspace: PulumiWorkspace, lab: LabState)
     await workspace.ok(["config", "set", `${cluster.name}ServiceCidr`, cluster.serviceCidr]);
   }
   await workspace.ok(["config", "set", "aGatewayAddress", clusterOf(lab, "a").publicAddress]);
+  // The program's Clusters deploy the agent from the image the nodes hold, unless the lab runs it itself.
+  if (!lab.clusters.some(runsHostAgent)) await workspace.ok(["config", "set", "agentImage", DEFAULT_AGENT_IMAGE]);
 }
 
 /** Sets the mesh example's `clusters` config: every cluster of `lab`, with where its gateway serves. */

@@ -84,9 +84,10 @@ export interface LabOptions {
    */
   readonly hostGateway?: boolean;
   /**
-   * Whether each cluster runs the agent as a host process in its namespace. False: it runs none, and
-   * the agent image is built if out of date and loaded into the nodes, for a `Cluster` to deploy the
-   * agent as pods, as in any other cluster. @default true
+   * Whether each cluster also runs the agent as a host process in its namespace, for the few tests
+   * that drive the agent process itself (its environment, its log, a gateway role they run
+   * themselves). By default it runs none: the agent image is built if out of date and loaded into
+   * the nodes, and a `Cluster` deploys the agent as pods, as in any other cluster. @default false
    */
   readonly hostAgent?: boolean;
   /** Extra environment of every cluster's agent (e.g. `LIQO_IDENTITY_LIFETIME_SECONDS` for short-lived identities). */
@@ -180,12 +181,13 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
   const name = options.name ?? "demo";
   const root = options.root ?? DEFAULT_LAB_ROOT;
   const log = options.log ?? defaultLog;
+  refuseHostAgentOptionsWithout(options);
   const existing = readLab(name, root);
   if (
     existing &&
     isHealthy(existing) &&
     sameClusters(existing, requests, options.nodes ?? 1) &&
-    (existing.hostAgent ?? true) === (options.hostAgent ?? true)
+    (existing.hostAgent ?? true) === (options.hostAgent ?? false)
   ) {
     log(`[lab ${name}] already up: ${existing.clusters.map((c) => c.name).join(", ")}`);
     return ensureSupervisors(existing, log);
@@ -197,7 +199,7 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
   // Before anything exists: a missing binary or image, or a limit too low, is said now, not half-way.
   raiseHostLimits(log);
   const binaries = nodeBinaries();
-  const images = await nodeImages(log, options.hostAgent === false ? "needed" : "if-built");
+  const images = await nodeImages(log, options.hostAgent === true ? "if-built" : "needed");
   // From choosing a free subnet until the bridge holds it (where usedSubnetIndexes sees it), no
   // other lab of this machine may choose one: labs start side by side (Jest workers, other runs).
   const subnetLock = await lockFile(SUBNET_LOCK);
@@ -219,7 +221,7 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
       nodeMonitorGracePeriodSeconds: options.nodeMonitorGracePeriodSeconds ?? 40,
       ...(options.wireguardGo ? { wireguardGo: options.wireguardGo } : {}),
       ...(options.hostGateway === false ? { hostGateway: false } : {}),
-      ...(options.hostAgent === false ? { hostAgent: false } : {}),
+      hostAgent: options.hostAgent ?? false,
     };
     saveLab(state);
     await createBridge(plan.bridge, `${plan.hostAddress}/24`);
@@ -492,3 +494,17 @@ export function labHealth(state: LabState): ClusterHealth[] {
 }
 
 export { type PlannedCluster } from "./plan.js";
+
+/** The options that only a host agent takes, refused when the lab runs none (they would silently do nothing). */
+function refuseHostAgentOptionsWithout(options: LabOptions): void {
+  if (options.hostAgent === true) return;
+  const given = [
+    options.hostGateway === false ? "hostGateway" : undefined,
+    options.wireguardGo ? "wireguardGo" : undefined,
+    options.agentEnvironment ? "agentEnvironment" : undefined,
+  ].filter((o) => o !== undefined);
+  if (given.length > 0)
+    throw new Error(
+      `lab ${options.name ?? "demo"}: ${given.join(", ")} take effect only with hostAgent: true (no host agent runs)`,
+    );
+}

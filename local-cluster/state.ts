@@ -29,6 +29,11 @@ export interface ClusterState extends PlannedCluster {
   supervisor?: ProcessRecord;
 }
 
+/** Whether `cluster` runs the project's agent as a host process (a lab made with `hostAgent`), not as pods. */
+export function runsHostAgent(cluster: Pick<ClusterState, "launches">): boolean {
+  return "agent" in cluster.launches;
+}
+
 /** A lab as recorded in its state file. */
 export interface LabState extends Omit<LabPlan, "clusters"> {
   /** Directory of this lab's files. */
@@ -41,7 +46,7 @@ export interface LabState extends Omit<LabPlan, "clusters"> {
   readonly wireguardGo?: string;
   /** False when the agents run no gateway (see LabOptions.hostGateway). @default true */
   readonly hostGateway?: boolean;
-  /** False when the clusters run no host agent (see LabOptions.hostAgent). @default true */
+  /** Whether the clusters run the agent as a host process (see LabOptions.hostAgent); absent in states written before it was recorded, which all did. */
   readonly hostAgent?: boolean;
   /** The clusters, in creation order. */
   readonly clusters: ClusterState[];

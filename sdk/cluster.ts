@@ -85,7 +85,7 @@ export interface ClusterArgs {
    * Where the agent comes from. With an `image`, `Cluster` deploys it (the control agent, the
    * gateway and the route agent, each with its own ServiceAccount and least-privilege RBAC, and
    * Services exposing the auth service and the gateway) and waits for them to roll out; without
-   * one, an agent must already run in the cluster (as in local clusters), and `Cluster` verifies it.
+   * one, an agent must already run in the cluster (a local cluster started with `--host-agent`), and `Cluster` verifies it.
    */
   readonly agent?: pulumi.Input<AgentArgs>;
   /** How long install and the agent check may take, in seconds. @default 300 */

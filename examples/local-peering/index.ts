@@ -16,7 +16,9 @@ const cluster = (name: string) =>
     ...(agentImage
       ? {
           agent: { image: agentImage, exposure: "NodePort" as const, nodePort: 8443 },
-          gateway: { exposure: "NodePort" as const, nodePort: config.getNumber("tunnelPort") ?? 51820 },
+          // The gateway runs on host network: a Tunnel reaches it on its node at the tunnel's port, whatever
+          // this Service's node port is, so moving the tunnel changes the Tunnel only.
+          gateway: { exposure: "NodePort" as const, nodePort: 51820 },
         }
       : {}),
   });

@@ -65,7 +65,7 @@ export async function installCluster(request: ClusterInstallRequest): Promise<In
   const made = { ...endpoints, clusterId };
   try {
     const { caPem: authCaCert, certPem } = await ensureAuthServiceTls(kc, { hosts: [endpoints.authHost] });
-    // With an image, the agent is deployed here and rolled out; without one, an agent already runs (local clusters).
+    // With an image, the agent is deployed here and rolled out; without one, an agent already runs (`--host-agent` labs).
     if (request.agent?.image) {
       await ensureAgentDeployment(kc, agentDeploymentOf(request, request.agent.image));
       await waitForAgentRollout(kc, timeoutMs);

@@ -240,7 +240,9 @@ export const PEERING_DIFF = {
     ...replaces(
       "the consumer's identity, its tenant namespace on the provider and its resource request are all named after the consumer's cluster ID",
     ),
-    changed: inputChanged("consumerClusterId"),
+    // Unknown in preview whenever the consumer's Cluster updates (its id is an output the engine does not
+    // carry over): an update keeps the id, which lives in the cluster; the real run re-diffs with the value.
+    changed: inputChanged("consumerClusterId", { unknownIsUnchanged: true }),
   },
   approach: {
     ...replaces(

@@ -4,14 +4,16 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { execa } from "execa";
+import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
 import { VIRTUAL_NODE_TAINT } from "../../provider/virtual-node/node.js";
 import { poll } from "../../provider/wait/poll.js";
-import { addPodAddress, clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
-import { Cidr } from "../../provider/net/cidr.js";
-import { pingReplies } from "../support/probes.js";
+import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
+import { expectPodsTalk } from "../support/project-pods.js";
+import { tagImageOnNodes } from "../../local-cluster/pods.js";
+import { DEFAULT_AGENT_IMAGE } from "../../provider/cluster/agent-image.js";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab } from "../../harness/labs.js";
 import { projectTraces, tunnelTraces } from "../support/leaks.js";
@@ -36,15 +38,6 @@ function client(cluster: ClusterState): k8s.CoreV1Api {
   return adminConfig(cluster).makeApiClient(k8s.CoreV1Api);
 }
 
-/** A ping from a pod address of b to one of a, which only the tunnel carries. */
-async function pingThroughTunnel(lab: LabState, host: number): Promise<void> {
-  const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
-  const [aPod, bPod] = [Cidr.parse(a.podCidr).nth(host), Cidr.parse(b.podCidr).nth(host)];
-  await addPodAddress(lab, "a", aPod);
-  await addPodAddress(lab, "b", bPod);
-  expect(await pingReplies(b.netns, bPod, aPod)).toMatch(/3 received/);
-}
-
 /** The WireGuard interfaces a stack's state names, for checking their sockets are gone after destroy. */
 async function interfacesInState(workspace: PulumiWorkspace): Promise<string[]> {
   const exported = (await workspace.ok(["stack", "export"])).stdout;
@@ -54,6 +47,17 @@ async function interfacesInState(workspace: PulumiWorkspace): Promise<string[]> 
 /** Nothing of any tunnel left in either cluster. */
 async function expectNoTunnelTraces(lab: LabState, ifnames: readonly string[]): Promise<void> {
   for (const cluster of lab.clusters) expect(await tunnelTraces(cluster, ifnames)).toEqual([]);
+}
+
+/** A digest of each cluster's gateway key Secret: compared, never printed (a failed check shows only digests). */
+async function gatewayKeyDigests(clusters: readonly ClusterState[]): Promise<string[]> {
+  const digests: string[] = [];
+  for (const cluster of clusters) {
+    const secrets = await client(cluster).listNamespacedSecret({ namespace: SYSTEM_NAMESPACE });
+    for (const secret of secrets.items.filter((s) => s.metadata?.name?.startsWith("wireguard-")))
+      digests.push(createHash("sha256").update(JSON.stringify(secret.data)).digest("hex").slice(0, 16));
+  }
+  return digests;
 }
 
 async function nodeCapacity(b: ClusterState, name: string): Promise<Record<string, string> | undefined> {
@@ -97,7 +101,7 @@ describe("out-of-band peering through the pulumi CLI", () => {
         });
         expect(await nodeCapacity(b, "liqo-a")).toEqual({ cpu: "2", memory: "4Gi", pods: "20" });
         expect((await workspace.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");
-        await pingThroughTunnel(lab, 50);
+        await expectPodsTalk(b, a);
 
         // kube-scheduler binds a pod that tolerates the virtual node's taint to it.
         const core = client(b);
@@ -190,7 +194,32 @@ describe("out-of-band peering through the pulumi CLI", () => {
         for (const secret of [token, "client-key-data", "PRIVATE KEY", readFileSync(b.kubeconfig, "utf8")])
           expect(move.output).not.toContain(secret);
         await workspace.ok(["up", "--yes"]);
-        await pingThroughTunnel(lab, 51);
+        await expectPodsTalk(b, a);
+        await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
+
+        // A new agent image (the same content under a new name): the Clusters roll their pods in place and
+        // nothing is replaced; the peering's virtual node, the tunnel and the gateways' keys stay, and pods talk.
+        const keysBefore = await gatewayKeyDigests([a, b]);
+        const nodeUid = (await client(b).readNode({ name: "liqo-a" })).metadata!.uid;
+        const next = `${DEFAULT_AGENT_IMAGE}-next`;
+        for (const cluster of [a, b]) await tagImageOnNodes(cluster, DEFAULT_AGENT_IMAGE, next);
+        await workspace.ok(["config", "set", "agentImage", next]);
+        const upgrade = await previewOf(workspace);
+        expect(upgrade.steps).toEqual(expect.arrayContaining(["update a", "update b"]));
+        expect(upgrade.steps.filter((step) => !step.startsWith("update "))).toEqual([]);
+        const upgraded = await workspace.ok(["up", "--yes"]);
+        expect(upgraded.stdout).not.toMatch(/\d+ (replaced|created|deleted)/);
+        for (const cluster of [a, b]) {
+          const pods = await client(cluster).listNamespacedPod({ namespace: SYSTEM_NAMESPACE });
+          const images = pods.items
+            .filter((p) => !p.metadata?.deletionTimestamp)
+            .map((p) => p.spec!.containers[0]!.image);
+          expect(images.filter((image) => image !== next)).toEqual([]);
+        }
+        expect((await client(b).readNode({ name: "liqo-a" })).metadata!.uid).toBe(nodeUid);
+        expect(await gatewayKeyDigests([a, b])).toEqual(keysBefore);
+        expect((await workspace.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");
+        await expectPodsTalk(b, a);
         await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
         const providerSecrets = await client(a).listNamespacedSecret({ namespace: SYSTEM_NAMESPACE });
         const secretText = JSON.stringify(providerSecrets.items);

@@ -6,15 +6,14 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { join } from "node:path";
-import { addPodAddress, clusterOf, type LabState } from "../../local-cluster/lab.js";
+import { clusterOf, type LabState } from "../../local-cluster/lab.js";
 import { API_GROUP, API_VERSION, SYSTEM_NAMESPACE } from "../../provider/api/index.js";
-import { Cidr } from "../../provider/net/cidr.js";
 import { tunnelEndpointName } from "../../provider/network-fabric/tunnel-plan.js";
 import { poll } from "../../provider/wait/poll.js";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab } from "../../harness/labs.js";
 import { projectTraces, tunnelTraces } from "../support/leaks.js";
-import { pingReplies } from "../support/probes.js";
+import { expectPodsTalk } from "../support/project-pods.js";
 import { configureForLab, outputsOf, plannedSteps, PulumiWorkspace } from "../../harness/pulumi.js";
 
 const PROGRAM = join(__dirname, "..", "..", "examples", "local-peering");
@@ -83,10 +82,7 @@ describe("a tunnel whose consumer side was removed", () => {
         expect((await workspace.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");
         const after = (await objects.getNamespacedCustomObject(ref)) as { status?: { interfaceName?: string } };
         ifnames.push(after.status!.interfaceName!);
-        const [aPod, bPod] = [Cidr.parse(a.podCidr).nth(60), Cidr.parse(b.podCidr).nth(60)];
-        await addPodAddress(lab, "a", aPod);
-        await addPodAddress(lab, "b", bPod);
-        expect(await pingReplies(b.netns, bPod, aPod)).toMatch(/3 received/);
+        await expectPodsTalk(b, a);
         await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
       } finally {
         await workspace.pulumi(["destroy", "--yes"]);

@@ -182,7 +182,9 @@ describe("agent roles in their network namespaces", () => {
           { name: "a", podCidr: "10.150.0.0/16" },
           { name: "b", podCidr: "10.150.0.0/16" },
         ],
-        { hostGateway: false },
+        // The host agent serves only the control plane here: the gateway and route roles under test are
+        // run by the test itself as processes in namespaces, where it can signal them and read their output.
+        { hostAgent: true, hostGateway: false },
         async (lab) => {
           const [a, b] = [lab.clusters[0]!, lab.clusters[1]!];
           const roles: (RunningRole | undefined)[] = [];

@@ -47,17 +47,12 @@ async function twoLabsAtOnce(up: (name: string) => Promise<LabState>): Promise<v
 
 describe("labs started at once", () => {
   test("GIVEN two `clusters up` of different labs started at the same moment THEN they get distinct subnets and both work", async () => {
-    // --host-agent: the labs the suites share are made so (harness/labs.ts), and theirs is the start-up under test.
     await twoLabsAtOnce(async (name) => {
-      const up = await execa(
-        process.execPath,
-        [join(DIST, "local-cluster", "cli.js"), "up", "solo", "--lab", name, "--host-agent"],
-        {
-          env: { ...process.env, LIQO_LAB_ROOT: TEST_LAB_ROOT },
-          reject: false,
-          stdin: "ignore",
-        },
-      );
+      const up = await execa(process.execPath, [join(DIST, "local-cluster", "cli.js"), "up", "solo", "--lab", name], {
+        env: { ...process.env, LIQO_LAB_ROOT: TEST_LAB_ROOT },
+        reject: false,
+        stdin: "ignore",
+      });
       expect({ lab: name, exitCode: up.exitCode }).toEqual({ lab: name, exitCode: 0 });
       return readLab(name, TEST_LAB_ROOT)!;
     });
@@ -99,11 +94,11 @@ describe("labs started at once", () => {
       const lab = readLab(name, TEST_LAB_ROOT)!;
       seen.push(...recordsOf(lab));
       expect([first!.name, second!.name]).toEqual([name, name]);
-      // One start: both saw the same processes, those the lab still records, five per cluster.
+      // One start: both saw the same processes, those the lab still records, four per cluster.
       expect(second!.pids).toEqual(first!.pids);
       expect(lab.clusters.flatMap((c) => c.processes.map((p) => p.pid))).toEqual(first!.pids);
-      // Per cluster: etcd, the API server, the controller manager, the scheduler, the agent; and its node: containerd, kubelet, kube-proxy.
-      expect(first!.pids).toHaveLength(2 * (5 + 3));
+      // Per cluster: etcd, the API server, the controller manager, the scheduler; and its node: containerd, kubelet, kube-proxy.
+      expect(first!.pids).toHaveLength(2 * (4 + 3));
       expect(lab.clusters.map((c) => c.name)).toEqual(["a", "b"]);
       expect(await answers(lab)).toBe(true);
     } finally {

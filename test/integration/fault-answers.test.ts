@@ -15,7 +15,6 @@ import {
   forgePeeringToken,
   revokePeeringToken,
 } from "../../provider/authentication/tokens.js";
-import { uninstallCluster } from "../../provider/cluster/install.js";
 import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
 import {
   applyTunnelEndpoint,
@@ -43,7 +42,7 @@ import { createPeering } from "../../provider/peering/peering.js";
 import { progressTo } from "../../provider/peering/progress.js";
 import { poll } from "../../provider/wait/poll.js";
 import { VIRTUAL_NODE_LABEL } from "../../provider/virtual-node/node.js";
-import { adminConfig, installForPeering, type InstalledCluster } from "../../harness/install.js";
+import { installForPeering, uninstallCluster, type InstalledCluster } from "../../harness/install.js";
 import { sharedLab } from "../../harness/labs.js";
 import { tunnelTraces } from "../support/leaks.js";
 import { setCordoned } from "../../local-cluster/pods.js";
@@ -82,8 +81,8 @@ describe("faults answered at once and in words", () => {
   });
 
   afterAll(async () => {
-    await uninstallCluster(adminConfig(b.cluster));
-    await uninstallCluster(adminConfig(a.cluster));
+    await uninstallCluster(b.cluster);
+    await uninstallCluster(a.cluster);
   });
 
   test(

@@ -95,7 +95,9 @@ describe("identity renewal", () => {
         LIQO_IDENTITY_LIFETIME_SECONDS: String(LIFETIME_SECONDS),
         LIQO_IDENTITY_RENEW_FRACTION: String(FRACTION),
       };
-      await withLab([{ name: "a" }, { name: "b" }], { agentEnvironment }, async (lab) => {
+      // A host agent: the short identity lifetime is a test setting of the agent's environment, which a
+      // `Cluster` (rightly) offers no input for.
+      await withLab([{ name: "a" }, { name: "b" }], { hostAgent: true, agentEnvironment }, async (lab) => {
         const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
         const pair = await preparePeering(a, b, { cpu: "1", memory: "1Gi", pods: 5 });
         const core = pair.consumer.kc.makeApiClient(k8s.CoreV1Api);

@@ -32,8 +32,7 @@ describe("lab teardown", () => {
     const name = uniqueLabName();
     const hostRulesBefore = await hostRules();
     const cli = join(__dirname, "..", "..", "dist", "local-cluster", "cli.js");
-    // --host-agent: the lab the upLab below makes again (its default), so the leftovers are of the same kind.
-    const child = spawn(process.execPath, [cli, "up", "solo", "--lab", name, "--host-agent"], {
+    const child = spawn(process.execPath, [cli, "up", "solo", "--lab", name], {
       env: { ...process.env, LIQO_LAB_ROOT: TEST_LAB_ROOT },
       stdio: "ignore",
     });

@@ -12,7 +12,6 @@ import {
   forgePeeringToken,
   revokePeeringToken,
 } from "../../provider/authentication/tokens.js";
-import { uninstallCluster } from "../../provider/cluster/install.js";
 import { deleteOptional, PROBE_TIMEOUT_MS } from "../../provider/kube/client.js";
 import { createPeering, deletePeering, type PeeringRecord } from "../../provider/peering/peering.js";
 import { progressTo } from "../../provider/peering/progress.js";
@@ -22,7 +21,7 @@ import { getFreeCapacity } from "../../agent/offer-answering.js";
 import { imageReference } from "../../local-cluster/node-images.js";
 import { computeOffer, type Capacity } from "../../provider/negotiation/offer.js";
 import { VIRTUAL_NODE_LABEL } from "../../provider/virtual-node/node.js";
-import { adminConfig, installForPeering, type InstalledCluster } from "../../harness/install.js";
+import { installForPeering, uninstallCluster, type InstalledCluster } from "../../harness/install.js";
 import { sharedLab } from "../../harness/labs.js";
 
 const quiet = progressTo(() => undefined);
@@ -110,8 +109,8 @@ describe("peering edges", () => {
       a.kc.makeApiClient(k8s.CoreV1Api).deleteNamespacedPod({ name: HOG, namespace: "default", gracePeriodSeconds: 0 }),
     );
     await revokePeeringToken(a.kc, token.tokenId);
-    await uninstallCluster(adminConfig(b.cluster));
-    await uninstallCluster(adminConfig(a.cluster));
+    await uninstallCluster(b.cluster);
+    await uninstallCluster(a.cluster);
   });
 
   test(

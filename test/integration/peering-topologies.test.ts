@@ -22,7 +22,6 @@ import {
   forgePeeringToken,
   revokePeeringToken,
 } from "../../provider/authentication/tokens.js";
-import { uninstallCluster } from "../../provider/cluster/install.js";
 import { loadKubeconfig } from "../../provider/kube/client.js";
 import { statusOf } from "../../provider/kube/errors.js";
 import { getIdentityKubeconfig, identitySecretName, listOutgoingPeerings } from "../../provider/peering/outgoing.js";
@@ -31,7 +30,7 @@ import { progressTo } from "../../provider/peering/progress.js";
 import { NODE_LEASE_NAMESPACE, VIRTUAL_NODE_LABEL, nodeReadiness } from "../../provider/virtual-node/node.js";
 import { poll } from "../../provider/wait/poll.js";
 import { clusterOf, type LabState } from "../../local-cluster/lab.js";
-import { adminConfig, installForPeering, type InstalledCluster } from "../../harness/install.js";
+import { installForPeering, uninstallCluster, type InstalledCluster } from "../../harness/install.js";
 import { withLab } from "../../harness/labs.js";
 
 /** The node lifecycle controller's grace period in the lab. */
@@ -235,7 +234,7 @@ describe("peering topologies on real clusters (private lab x, y, z)", () => {
   afterAll(async () => {
     try {
       if (lab) {
-        for (const name of ["x", "y", "z"]) await uninstallCluster(adminConfig(clusterOf(lab, name)));
+        for (const name of ["x", "y", "z"]) await uninstallCluster(clusterOf(lab, name));
       }
     } finally {
       releaseLab?.();

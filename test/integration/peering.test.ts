@@ -11,14 +11,13 @@ import {
   forgePeeringToken,
   revokePeeringToken,
 } from "../../provider/authentication/tokens.js";
-import { uninstallCluster } from "../../provider/cluster/install.js";
 import { createPeering, deletePeering, readPeering, updatePeeringResources } from "../../provider/peering/peering.js";
 import { progressTo } from "../../provider/peering/progress.js";
 import { VIRTUAL_NODE_LABEL, VIRTUAL_NODE_TAINT } from "../../provider/virtual-node/node.js";
 import { poll } from "../../provider/wait/poll.js";
 import { clusterOf } from "../../local-cluster/lab.js";
 import { readFileSync } from "node:fs";
-import { adminConfig, installForPeering } from "../../harness/install.js";
+import { adminConfig, installForPeering, uninstallCluster } from "../../harness/install.js";
 import { sharedLab } from "../../harness/labs.js";
 
 describe("peering steps on real clusters", () => {
@@ -140,8 +139,8 @@ describe("peering steps on real clusters", () => {
       expect(secrets.items.map((s) => s.metadata?.name).filter((n) => n?.startsWith("identity-"))).toEqual([]);
     } finally {
       await revokePeeringToken(adminConfig(a), token.tokenId);
-      await uninstallCluster(adminConfig(b));
-      await uninstallCluster(adminConfig(a));
+      await uninstallCluster(b);
+      await uninstallCluster(a);
     }
   });
 });

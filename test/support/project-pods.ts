@@ -1,13 +1,14 @@
 /**
  * What the suites that run the project as pods read of it: the gateway pod (where it runs, its
- * WireGuard status, read inside the pod) and the routes the route agents hold on each node.
+ * WireGuard status, read inside the pod), the routes the route agents hold on each node, and
+ * traffic between real pods of two clusters.
  */
 import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
 import { GATEWAY_NAME } from "../../provider/cluster/agent-components.js";
 import { poll } from "../../provider/wait/poll.js";
 import { runIn } from "../../host/exec.js";
 import type { ClusterState } from "../../local-cluster/lab.js";
-import { coreOf, kubectl } from "../../local-cluster/pods.js";
+import { coreOf, kubectl, podName, podtoolFrom, runPodtool } from "../../local-cluster/pods.js";
 import { parseWireguardDump } from "../../agent/gateway/status.js";
 import { ROUTE_PROTO } from "../../agent/route/plan.js";
 import { GATEWAY_POD_SELECTOR } from "../../agent/route/reconcile.js";
@@ -64,4 +65,15 @@ export async function runningGateway(cluster: ClusterState, not?: string): Promi
         : { done: false, state: pods.items.map((p) => `${p.metadata?.name} ${p.status?.phase}`).join(", ") || "none" };
     },
   );
+}
+
+/**
+ * `from`'s podtool pod on node 1 reaches `to`'s, over ICMP and TCP (the answering pod names itself),
+ * at its own address: for clusters of distinct pod CIDRs, whose pods only the tunnel connects.
+ */
+export async function expectPodsTalk(from: ClusterState, to: ClusterState): Promise<void> {
+  const target = (await runPodtool(to, 1)).status!.podIP!;
+  await runPodtool(from, 1);
+  expect(await podtoolFrom(from, 1, "ping", target, 60_000)).toMatch(/^reply from /);
+  expect(await podtoolFrom(from, 1, "tcp", `${target}:8080`)).toContain(podName(to, 1));
 }

@@ -15,6 +15,7 @@ import {
 } from "../../../../provider/resources/cluster.js";
 import { explainChanges, type DiffRules, type FoundChanges } from "../../../../provider/resources/diff-rules.js";
 import { URN_INPUT } from "../../../../provider/resources/hidden-inputs.js";
+import { UNKNOWN } from "../../../../provider/resources/inputs.js";
 import {
   PEERING_DIFF,
   peeringChanges,
@@ -290,6 +291,12 @@ describeDiff<PeeringOutputs, PeeringInputs>({
       olds: sample.olds,
       news: { ...sample.news, provider: { ...handover, token: "plt_fedcba9876543210_secret1" } },
       unchanged: "a rotated token must not touch a peering that exists",
+    },
+    {
+      name: "consumerClusterId unknown in preview",
+      olds: sample.olds,
+      news: { ...sample.news, consumerClusterId: UNKNOWN },
+      unchanged: "the consumer's Cluster updates (a new agent image): its id stays, the peering must not be replaced",
     },
     {
       name: "virtualNodeName left to its default",
