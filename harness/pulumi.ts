@@ -8,7 +8,7 @@ import { execa } from "execa";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { clusterOf, type LabState } from "../local-cluster/lab.js";
+import { clusterOf, type ClusterState, type LabState } from "../local-cluster/lab.js";
 import { runsHostAgent } from "../local-cluster/state.js";
 import { DEFAULT_AGENT_IMAGE } from "../provider/cluster/agent-image.js";
 
@@ -252,8 +252,15 @@ export async function configureForLab(workspace: PulumiWorkspace, lab: LabState)
     await workspace.ok(["config", "set", `${cluster.name}ServiceCidr`, cluster.serviceCidr]);
   }
   await workspace.ok(["config", "set", "aGatewayAddress", clusterOf(lab, "a").publicAddress]);
-  // The program's Clusters deploy the agent from the image the nodes hold, unless the lab runs it itself.
-  if (!lab.clusters.some(runsHostAgent)) await workspace.ok(["config", "set", "agentImage", DEFAULT_AGENT_IMAGE]);
+  await configureAgentImage(workspace, lab.clusters);
+}
+
+/** The programs' Clusters deploy the agent from the image the nodes hold, unless the lab runs it itself. */
+export async function configureAgentImage(
+  workspace: PulumiWorkspace,
+  clusters: readonly ClusterState[],
+): Promise<void> {
+  if (!clusters.some(runsHostAgent)) await workspace.ok(["config", "set", "agentImage", DEFAULT_AGENT_IMAGE]);
 }
 
 /** Sets the mesh example's `clusters` config: every cluster of `lab`, with where its gateway serves. */
@@ -266,6 +273,7 @@ export async function configureMeshForLab(workspace: PulumiWorkspace, lab: LabSt
     gatewayAddress: c.publicAddress,
   }));
   await workspace.ok(["config", "set", "clusters", JSON.stringify(members)]);
+  await configureAgentImage(workspace, lab.clusters);
 }
 
 /** The processes below `pid` (children, their children, …), as /proc tells it now: a killed engine's plugins and program. */

@@ -62,9 +62,11 @@ export async function applyProfile(netns: string, rules: readonly string[][]): P
     );
   if (!(await has(["-S", CHAIN]))) await runIn(netns, "iptables", ["-N", CHAIN]);
   await runIn(netns, "iptables", ["-F", CHAIN]);
-  // Only what arrives over the wire (eth0) is filtered: loopback and tunnels stay untouched.
-  if (!(await has(["-C", "INPUT", "-i", "eth0", "-j", CHAIN])))
-    await runIn(netns, "iptables", ["-I", "INPUT", "-i", "eth0", "-j", CHAIN]);
+  // Only what arrives over the wire (eth0) is filtered: loopback and tunnels stay untouched. FORWARD
+  // too: a NodePort (the agent's auth service) is DNATed to a pod before INPUT would see it.
+  for (const chain of ["INPUT", "FORWARD"])
+    if (!(await has(["-C", chain, "-i", "eth0", "-j", CHAIN])))
+      await runIn(netns, "iptables", ["-I", chain, "-i", "eth0", "-j", CHAIN]);
   for (const rule of rules) await runIn(netns, "iptables", ["-A", CHAIN, ...rule]);
 }
 

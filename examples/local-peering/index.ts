@@ -3,24 +3,24 @@ import { readFileSync } from "node:fs";
 import { Cluster, Peering, PeeringToken, Tunnel } from "pulumi-liqo";
 
 const config = new pulumi.Config();
-// The agent image the nodes hold (`npm run clusters -- agent-image`): each Cluster deploys the
-// agent, the gateway and the route agents as pods, exposed on the node ports the local clusters
-// open. Without it, an agent already running in each cluster is checked.
+// The agent image the clusters' nodes hold (`npm run clusters -- agent-image`): each Cluster deploys the
+// agent, the gateway and the route agents from it, on the node ports the local clusters open. The
+// gateway runs on its node's network: a Tunnel reaches it there at the tunnel's port, whatever the
+// Service's node port, so moving the tunnel changes the Tunnel only.
 const agentImage = config.get("agentImage");
+const deployed = agentImage
+  ? {
+      agent: { image: agentImage, exposure: "NodePort" as const, nodePort: 8443 },
+      gateway: { exposure: "NodePort" as const, nodePort: 51820 },
+    }
+  : {};
 const cluster = (name: string) =>
   new Cluster(name, {
     name,
     kubeconfig: readFileSync(config.require(`${name}Kubeconfig`), "utf8"),
     podCidr: config.require(`${name}PodCidr`),
     serviceCidr: config.require(`${name}ServiceCidr`),
-    ...(agentImage
-      ? {
-          agent: { image: agentImage, exposure: "NodePort" as const, nodePort: 8443 },
-          // The gateway runs on host network: a Tunnel reaches it on its node at the tunnel's port, whatever
-          // this Service's node port is, so moving the tunnel changes the Tunnel only.
-          gateway: { exposure: "NodePort" as const, nodePort: 51820 },
-        }
-      : {}),
+    ...deployed,
   });
 
 const provider = cluster("a");

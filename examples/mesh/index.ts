@@ -39,6 +39,7 @@ function mesh(members: readonly MeshMember[], topology: Topology) {
         kubeconfig: readFileSync(m.kubeconfig, "utf8"),
         podCidr: m.podCidr,
         serviceCidr: m.serviceCidr,
+        ...deployed,
       }),
     ]),
   );
@@ -77,6 +78,15 @@ function mesh(members: readonly MeshMember[], topology: Topology) {
 }
 
 const config = new pulumi.Config();
+// The agent image the clusters' nodes hold (`npm run clusters -- agent-image`): each Cluster deploys the
+// agent, the gateway and the route agents from it, on the node ports the local clusters open.
+const agentImage = config.get("agentImage");
+const deployed = agentImage
+  ? {
+      agent: { image: agentImage, exposure: "NodePort" as const, nodePort: 8443 },
+      gateway: { exposure: "NodePort" as const, nodePort: 51820 },
+    }
+  : {};
 const built = mesh(
   config.requireObject<MeshMember[]>("clusters"),
   (config.get("topology") ?? "all-to-all") as Topology,

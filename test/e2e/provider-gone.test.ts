@@ -15,7 +15,7 @@ import { stopProcess } from "../../host/processes.js";
 import { adminConfig } from "../../harness/install.js";
 import { TEST_LAB_ROOT, withLab } from "../../harness/labs.js";
 import { projectTraces, tunnelTraces } from "../support/leaks.js";
-import { failureSummary, previewOf, PulumiWorkspace } from "../../harness/pulumi.js";
+import { configureAgentImage, failureSummary, previewOf, PulumiWorkspace } from "../../harness/pulumi.js";
 
 const PROVIDER_PROGRAM = join(__dirname, "..", "..", "examples", "two-teams", "provider");
 const CONSUMER_PROGRAM = join(__dirname, "..", "..", "examples", "two-teams", "consumer");
@@ -36,6 +36,7 @@ async function configure(
     ...extra,
   };
   for (const [key, value] of Object.entries(settings)) await workspace.ok(["config", "set", key, value]);
+  await configureAgentImage(workspace, [cluster]);
 }
 
 /** Runs `pulumi args…` and how long it took. */

@@ -9,7 +9,7 @@ import { clusterOf, type ClusterState } from "../../local-cluster/lab.js";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab } from "../../harness/labs.js";
 import { projectTraces } from "../support/leaks.js";
-import { PulumiWorkspace } from "../../harness/pulumi.js";
+import { configureAgentImage, PulumiWorkspace } from "../../harness/pulumi.js";
 
 const EXAMPLE = join(__dirname, "..", "..", "examples", "two-teams");
 
@@ -18,6 +18,7 @@ async function configure(workspace: PulumiWorkspace, cluster: ClusterState): Pro
   await workspace.ok(["config", "set", "kubeconfig", cluster.kubeconfig]);
   await workspace.ok(["config", "set", "podCidr", cluster.podCidr]);
   await workspace.ok(["config", "set", "serviceCidr", cluster.serviceCidr]);
+  await configureAgentImage(workspace, [cluster]);
 }
 
 describe("two teams, two stacks", () => {

@@ -13,7 +13,8 @@ import { TUNNEL_DEFAULTS, type TunnelSettings } from "../../provider/network-fab
 import { poll } from "../../provider/wait/poll.js";
 import { API_SERVER_PORT, AUTH_SERVICE_PORT } from "../../local-cluster/control-plane.js";
 import { addPodAddress as addAddressInNamespace } from "../../local-cluster/netns.js";
-import { findWireguardProcess, readWireguardStatus } from "../../agent/gateway/index.js";
+import { findWireguardProcess } from "../../agent/gateway/index.js";
+import { wireguardOf } from "../support/project-pods.js";
 import { releaseSharedLab, sharedLab, withLab } from "../../harness/labs.js";
 import { tunnelTraces } from "../support/leaks.js";
 import { pingReplies } from "../support/probes.js";
@@ -48,8 +49,8 @@ describe("tunnel steps on real clusters", () => {
         // A new port re-converges both gateways in place: same keys, same interfaces.
         const moved = await ensureTunnel(pair.sides, { ...settings, port: 51822 }, 60_000, progress);
         expect(moved.provider.publicKey).toBe(tunnel.provider.publicKey);
-        expect((await readWireguardStatus(pair.a.netns, moved.provider.interfaceName)).listenPort).toBe(51822);
-        expect((await readWireguardStatus(pair.b.netns, moved.consumer.interfaceName)).peers[0]?.endpoint).toBe(
+        expect((await wireguardOf(pair.a, moved.provider.interfaceName)).listenPort).toBe(51822);
+        expect((await wireguardOf(pair.b, moved.consumer.interfaceName)).peers[0]?.endpoint).toBe(
           `${pair.a.publicAddress}:51822`,
         );
         await expectTrafficThroughTunnel(pair, moved, 30);
@@ -148,8 +149,7 @@ describe("tunnel steps on real clusters", () => {
               /3 received/,
             );
             // The provider saw the consumer through its NAT router, not at its private address.
-            const seen =
-              (await readWireguardStatus(pair.a.netns, tunnel.provider.interfaceName)).peers[0]?.endpoint ?? "";
+            const seen = (await wireguardOf(pair.a, tunnel.provider.interfaceName)).peers[0]?.endpoint ?? "";
             expect(seen.split(":")[0]).toBe(pair.b.publicAddress);
           } finally {
             await unpeerPair(pair);

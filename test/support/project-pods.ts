@@ -9,15 +9,13 @@ import { poll } from "../../provider/wait/poll.js";
 import { runIn } from "../../host/exec.js";
 import type { ClusterState } from "../../local-cluster/lab.js";
 import { coreOf, kubectl, podName, podtoolFrom, runPodtool } from "../../local-cluster/pods.js";
-import { parseWireguardDump } from "../../agent/gateway/status.js";
+import { parseWireguardDump, readWireguardStatus, type WireguardStatus } from "../../agent/gateway/index.js";
+import { runsHostAgent } from "../../local-cluster/state.js";
 import { ROUTE_PROTO } from "../../agent/route/plan.js";
 import { GATEWAY_POD_SELECTOR } from "../../agent/route/reconcile.js";
 
 /** The WireGuard status of interface `ifname`, read inside `cluster`'s gateway pod (its sockets are the pod's own). */
-export async function gatewayWireguard(
-  cluster: ClusterState,
-  ifname: string,
-): Promise<ReturnType<typeof parseWireguardDump>> {
+export async function gatewayWireguard(cluster: ClusterState, ifname: string): Promise<WireguardStatus> {
   const dump = await kubectl(cluster, [
     "exec",
     "-n",
@@ -30,6 +28,14 @@ export async function gatewayWireguard(
     "dump",
   ]);
   return parseWireguardDump(ifname, dump);
+}
+
+/**
+ * The WireGuard status of interface `ifname` of `cluster`'s gateway, wherever it runs: inside the
+ * gateway pod, or in the cluster's namespace for a lab that runs the agent as a host process.
+ */
+export async function wireguardOf(cluster: ClusterState, ifname: string): Promise<WireguardStatus> {
+  return runsHostAgent(cluster) ? readWireguardStatus(cluster.netns, ifname) : gatewayWireguard(cluster, ifname);
 }
 
 /** The routes the route agents hold on each node of `cluster`, node by node. */

@@ -5,7 +5,7 @@ import { readTunnel, type TunnelRecord } from "../../provider/network-fabric/tun
 import type { TunnelSettings } from "../../provider/network-fabric/tunnel-plan.js";
 import { poll } from "../../provider/wait/poll.js";
 import { addPodAddress, type LabState } from "../../local-cluster/lab.js";
-import { readWireguardStatus } from "../../agent/gateway/index.js";
+import { wireguardOf } from "./project-pods.js";
 import { pingReplies, tcpTransfer } from "./probes.js";
 import type { Pair } from "./tunnel-pair.js";
 
@@ -37,8 +37,8 @@ export async function expectTrafficThroughTunnel(pair: Pair, tunnel: TunnelRecor
   await addPodAddress({ clusters: [pair.a, pair.b] } as LabState, "a", pods.a.real);
   await addPodAddress({ clusters: [pair.a, pair.b] } as LabState, "b", pods.b.real);
   const counters = async (): Promise<number[]> => [
-    ...(await readWireguardStatus(pair.b.netns, tunnel.consumer.interfaceName)).peers.map((p) => p.txBytes),
-    ...(await readWireguardStatus(pair.a.netns, tunnel.provider.interfaceName)).peers.map((p) => p.rxBytes),
+    ...(await wireguardOf(pair.b, tunnel.consumer.interfaceName)).peers.map((p) => p.txBytes),
+    ...(await wireguardOf(pair.a, tunnel.provider.interfaceName)).peers.map((p) => p.rxBytes),
   ];
   const before = await counters();
   expect(await pingReplies(pair.b.netns, pods.b.real, pods.a.fromB)).toMatch(/3 received/);

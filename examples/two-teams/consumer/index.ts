@@ -3,6 +3,15 @@ import { readFileSync } from "node:fs";
 import { Cluster, Peering, Tunnel } from "pulumi-liqo";
 
 const config = new pulumi.Config();
+// The agent image the clusters' nodes hold (`npm run clusters -- agent-image`): each Cluster deploys the
+// agent, the gateway and the route agents from it, on the node ports the local clusters open.
+const agentImage = config.get("agentImage");
+const deployed = agentImage
+  ? {
+      agent: { image: agentImage, exposure: "NodePort" as const, nodePort: 8443 },
+      gateway: { exposure: "NodePort" as const, nodePort: 51820 },
+    }
+  : {};
 const name = config.get("name") ?? "b";
 // Set once the provider is gone for good (`pulumi up`, then `pulumi destroy`): see the README's "When the provider is gone".
 const force = config.getBoolean("force") ?? false;
@@ -11,6 +20,7 @@ const cluster = new Cluster(name, {
   kubeconfig: readFileSync(config.require("kubeconfig"), "utf8"),
   podCidr: config.require("podCidr"),
   serviceCidr: config.require("serviceCidr"),
+  ...deployed,
 });
 
 // The provider team's outputs, read from its stack; the token stays a secret.

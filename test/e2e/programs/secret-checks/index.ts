@@ -3,6 +3,15 @@ import { readFileSync } from "node:fs";
 import { Cluster, Peering, PeeringToken } from "pulumi-liqo";
 
 const config = new pulumi.Config();
+// The agent image the clusters' nodes hold (`npm run clusters -- agent-image`): each Cluster deploys the
+// agent, the gateway and the route agents from it, on the node ports the local clusters open.
+const agentImage = config.get("agentImage");
+const deployed = agentImage
+  ? {
+      agent: { image: agentImage, exposure: "NodePort" as const, nodePort: 8443 },
+      gateway: { exposure: "NodePort" as const, nodePort: 51820 },
+    }
+  : {};
 /** Cluster `name` from the lab's config (`of` names whose kubeconfig path and CIDRs). */
 const cluster = (name: string, of = name, kubeconfigPath = config.require(`${of}Kubeconfig`)) =>
   new Cluster(name, {
@@ -10,6 +19,7 @@ const cluster = (name: string, of = name, kubeconfigPath = config.require(`${of}
     kubeconfig: readFileSync(kubeconfigPath, "utf8"),
     podCidr: config.require(`${of}PodCidr`),
     serviceCidr: config.require(`${of}ServiceCidr`),
+    ...deployed,
   });
 const handoverOf = (token: PeeringToken) => ({
   clusterId: token.clusterId,
