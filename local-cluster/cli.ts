@@ -54,8 +54,8 @@ const USAGE = `usage: npm run clusters -- <command> [options]
                                         (default: all) and waits until the cluster is ready again
   down [--lab L | --all]
 \`up\` runs no agent: a Cluster deploys it as pods, from the image it loads into every node, as in
-any cluster. --host-agent runs it as a host process in each cluster's namespace instead (the
-test suites' shared labs). The lab defaults to "demo"; state lives in $LIQO_LAB_ROOT (default /tmp/pulumi-liqo-labs).`;
+any cluster. --host-agent runs it as a host process in each cluster's namespace instead (for tests
+that drive the agent process itself). The lab defaults to "demo"; state lives in $LIQO_LAB_ROOT (default /tmp/pulumi-liqo-labs).`;
 
 function pairs(values: readonly string[] | undefined, flag: string): Map<string, string> {
   const map = new Map<string, string>();
@@ -234,11 +234,10 @@ async function main(argv: string[]): Promise<void> {
       if (!cluster || args.length > 2)
         throw new Error(`restart: expected CLUSTER [COMPONENT] (components: ${COMPONENTS.join(", ")})`);
       const state = requireLab(lab);
-      clusterOf(state, cluster);
       const lines = await restartComponents(
         state,
         cluster,
-        component ? [parseComponent(component)] : undefined,
+        component ? [parseComponent(component, clusterOf(state, cluster))] : undefined,
         (line) => console.error(line),
       );
       for (const line of lines) console.log(line);

@@ -9,16 +9,22 @@ import { dirname } from "node:path";
 import { isRunning, stopProcess } from "../host/processes.js";
 import { poll } from "../provider/wait/poll.js";
 import { waitForApiServer, waitForControllers } from "./control-plane.js";
-import { clusterOf, controlPlaneSpec, ensureSupervisors, readLab, type LabState } from "./lab.js";
+import { clusterOf, controlPlaneSpec, ensureSupervisors, readLab, type ClusterState, type LabState } from "./lab.js";
 import { COMPONENTS, type Component } from "./supervisor.js";
 
 /** How long a restarted cluster may take to be ready again. */
 const RESTART_TIMEOUT_MS = 120_000;
 
-/** Checks a component name, naming the ones there are. */
-export function parseComponent(name: string): Component {
-  if (!(COMPONENTS as readonly string[]).includes(name))
-    throw new Error(`restart: no component "${name}" (components: ${COMPONENTS.join(", ")})`);
+/** The components `cluster` runs, in start order: the agent only where the lab runs it as a host process. */
+export function componentsOf(cluster: Pick<ClusterState, "processes">): Component[] {
+  return COMPONENTS.filter((c) => cluster.processes.some((p) => p.name === c));
+}
+
+/** Checks a component name against those `cluster` runs, naming them. */
+export function parseComponent(name: string, cluster: Pick<ClusterState, "processes">): Component {
+  const components = componentsOf(cluster);
+  if (!(components as readonly string[]).includes(name))
+    throw new Error(`restart: no component "${name}" (components: ${components.join(", ")})`);
   return name as Component;
 }
 
@@ -29,12 +35,13 @@ export function parseComponent(name: string): Component {
 export async function restartComponents(
   state: LabState,
   clusterName: string,
-  components: readonly Component[] = COMPONENTS,
+  components: readonly Component[] | undefined,
   log: (line: string) => void = () => undefined,
 ): Promise<string[]> {
   const started = Date.now();
   const fresh = ensureSupervisors(state, log);
   const cluster = clusterOf(fresh, clusterName);
+  components ??= componentsOf(cluster);
   const old = new Map(components.map((c) => [c, cluster.processes.find((p) => p.name === c)] as const));
   for (const component of [...components].reverse()) {
     const record = old.get(component);

@@ -77,7 +77,7 @@ describe("in-band peering with the agent and gateway as pods (private lab: a and
           { name: "a", podCidr: POD_CIDR },
           { name: "b", podCidr: POD_CIDR },
         ],
-        { nodes: 2, hostAgent: false, profile: "gateway-only" },
+        { nodes: 2, profile: "gateway-only" },
         async (lab) => {
           const [a, b] = [lab.clusters[0]!, lab.clusters[1]!];
           const tunnel: TunnelSettings = {

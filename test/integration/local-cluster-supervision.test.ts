@@ -89,7 +89,7 @@ describe("local cluster supervision", () => {
         });
         expect(wrong.exitCode).toBe(1);
         expect(wrong.stderr).toContain(
-          'restart: no component "kubelet" (components: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, agent)',
+          'restart: no component "kubelet" (components: etcd, kube-apiserver, kube-controller-manager, kube-scheduler)',
         );
       });
       expect(await labTraces(name, TEST_LAB_ROOT, seen)).toEqual([]);

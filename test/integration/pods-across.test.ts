@@ -45,7 +45,7 @@ describe("agent, gateway and route agents as pods (private lab: a and b, two nod
           { name: "a", podCidr: POD_CIDR },
           { name: "b", podCidr: POD_CIDR },
         ],
-        { nodes: 2, hostAgent: false },
+        { nodes: 2 },
         async (lab) => {
           const [a, b] = [lab.clusters[0]!, lab.clusters[1]!];
           let pair: Pair | undefined;
@@ -55,7 +55,7 @@ describe("agent, gateway and route agents as pods (private lab: a and b, two nod
               for (const node of NODES) pods.set(podName(cluster, node), await runPodtool(cluster, node));
             // a's pods of the project start on node 1 (node 2 cordoned meanwhile).
             await setCordoned(coreOf(a), [`${a.name}-n2`], true);
-            pair = await peerPair(lab, { agentPods: true });
+            pair = await peerPair(lab);
             await setCordoned(coreOf(a), [`${a.name}-n2`], false);
             const gateway = await runningGateway(a);
             expect(gateway.node).toBe(`${a.name}-n1`);

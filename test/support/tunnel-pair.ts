@@ -12,7 +12,7 @@ import { getIdentityKubeconfig } from "../../provider/peering/outgoing.js";
 import { createPeering, deletePeering, type PeeringRecord } from "../../provider/peering/peering.js";
 import { progressTo } from "../../provider/peering/progress.js";
 import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
-import { installForPeering, installWithAgentPods, type InstalledCluster } from "../../harness/install.js";
+import { installForPeering, type InstalledCluster } from "../../harness/install.js";
 
 /** Progress that goes nowhere. */
 export const quietProgress = progressTo(() => undefined);
@@ -28,19 +28,11 @@ export interface Pair {
   readonly sides: TunnelSides;
 }
 
-/**
- * Installs a and b of `lab` and peers b with a out-of-band. `agentPods`: the lab runs no host
- * agent, and the install deploys it as pods.
- */
-export async function peerPair(
-  lab: LabState,
-  options: { readonly externalCidr?: string; readonly agentPods?: boolean } = {},
-): Promise<Pair> {
+/** Installs a and b of `lab` (as `Cluster`s do, unless the lab runs a host agent) and peers b with a out-of-band. */
+export async function peerPair(lab: LabState, options: { readonly externalCidr?: string } = {}): Promise<Pair> {
   const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
-  const install = (cluster: ClusterState): Promise<InstalledCluster> =>
-    options.agentPods ? installWithAgentPods(cluster) : installForPeering(cluster, options);
-  const provider = await install(a);
-  const consumer = await install(b);
+  const provider = await installForPeering(a, options);
+  const consumer = await installForPeering(b, options);
   const token = forgePeeringToken();
   await ensurePeeringTokenSecret(provider.kc, { tokenId: token.tokenId, secretHash: token.secretHash });
   const record = await createPeering(
