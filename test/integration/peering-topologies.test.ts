@@ -421,7 +421,9 @@ describe("peering topologies on real clusters (private lab x, y, z)", () => {
         const sorted = [...renewals].sort((a, b) => a - b);
         expect(sorted.length).toBeGreaterThanOrEqual(3);
         expect(sorted[sorted.length - 1]! - createdAt).toBeGreaterThan(GRACE_SECONDS * 1000);
-        expect(Math.max(...heartbeats) - createdAt).toBeGreaterThan(GRACE_SECONDS * 1000);
+        // The Ready condition is re-posted every 20 s (the Lease carries liveness), and its timestamps
+        // are whole seconds: the first re-post can read exactly 20 s after creation.
+        expect(Math.max(...heartbeats) - createdAt).toBeGreaterThanOrEqual(GRACE_SECONDS * 1000);
         expect((await readPeering(x.kubeconfig, live.record)).problems).toEqual([]);
 
         expect(await created.unpeer(live)).toEqual([]);
