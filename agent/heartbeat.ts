@@ -56,7 +56,7 @@ export function forgetPeeringIdentity(secretName: string): void {
 }
 
 /** {@link getPeeringIdentity}, reusing what was read less than a minute ago. */
-async function recentPeeringIdentity(
+export async function recentPeeringIdentity(
   kc: k8s.KubeConfig,
   peering: OutgoingPeering,
   now: number,

@@ -4,6 +4,8 @@
  * and publishes it as the ResourceOffer of the same name when the request changed or a shared
  * offer moved by more than the threshold. Offers whose request is gone are removed.
  */
+import { podRequests } from "../provider/offloading/budget.js";
+import { formatCpuMillis, formatMemoryBytes } from "../provider/negotiation/quantity.js";
 import * as k8s from "@kubernetes/client-node";
 import {
   API_GROUP,
@@ -42,18 +44,14 @@ export async function getFreeCapacity(kc: k8s.KubeConfig): Promise<Capacity> {
     })),
     pods.items
       .filter((p) => p.spec?.nodeName)
-      .map((p) => ({
-        nodeName: p.spec!.nodeName!,
-        requests: (p.spec?.containers ?? []).reduce(
-          (acc, c) => ({
-            ...acc,
-            ...Object.fromEntries(
-              Object.entries(c.resources?.requests ?? {}).filter(([k]) => k === "cpu" || k === "memory"),
-            ),
-          }),
-          {} as { cpu?: string; memory?: string },
-        ),
-      })),
+      .map((p) => {
+        // Summed over containers (the largest init container's when more), as the scheduler counts.
+        const taken = podRequests(p.spec!);
+        return {
+          nodeName: p.spec!.nodeName!,
+          requests: { cpu: formatCpuMillis(taken.cpuMillis), memory: formatMemoryBytes(taken.memoryBytes) },
+        };
+      }),
   );
 }
 

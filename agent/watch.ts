@@ -54,6 +54,8 @@ export interface WatchOptions {
   readonly retryNow?: RetryNow;
   /** Which events wake: all but bookmarks unless given. */
   readonly relevant?: (type: string, object: unknown) => boolean;
+  /** Watch only the objects with these labels (a label selector), so that the API server filters. */
+  readonly labelSelector?: string;
 }
 
 /** How one watch connection ended. */
@@ -89,7 +91,10 @@ export async function wakeOnChanges(
   while (!options.signal.aborted) {
     let stop: (() => void) | undefined;
     const ended = await new Promise<Ended>((resolve) => {
-      const query = resourceVersion ? { resourceVersion } : {};
+      const query = {
+        ...(resourceVersion ? { resourceVersion } : {}),
+        ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
+      };
       watch
         .watch(
           path,

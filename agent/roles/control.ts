@@ -19,6 +19,8 @@ import { advanceInBandPeerings } from "../in-band.js";
 import { renewAgentLease } from "../liveness.js";
 import { runLoop, Wakeup } from "../loop.js";
 import { answerResourceRequests, capacityEventFilters } from "../offer-answering.js";
+import { answerOffloadingRequests, offloadOnce } from "../offloading/index.js";
+import { CONSUMER_POD_UID_LABEL } from "../../provider/offloading/reflection.js";
 import { renewIdentities, RENEW_AT_FRACTION } from "../renewal.js";
 import type { Reporter } from "../reporter.js";
 import { RetryNow, wakeOnChanges } from "../watch.js";
@@ -38,6 +40,9 @@ const INTERVALS = {
   pending: 1_000,
   tlsRefresh: 30_000,
   renewal: 60_000,
+  offloadingProvider: 30_000,
+  offloadingConsumer: 10_000,
+  offloadingPending: 2_000,
 };
 
 /** Where and as whom the control role runs. */
@@ -60,7 +65,14 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
     numberFromEnv("LIQO_IDENTITY_LIFETIME_SECONDS", IDENTITY_EXPIRATION_SECONDS, 600, 10 * 365 * 24 * 3600),
   );
   const renewFraction = numberFromEnv("LIQO_IDENTITY_RENEW_FRACTION", RENEW_AT_FRACTION, 0.001, 0.999);
-  const wakeups = { offers: new Wakeup(), inBand: new Wakeup(), liveness: new Wakeup(), renewal: new Wakeup() };
+  const wakeups = {
+    offers: new Wakeup(),
+    inBand: new Wakeup(),
+    liveness: new Wakeup(),
+    renewal: new Wakeup(),
+    offloadingProvider: new Wakeup(),
+    offloadingConsumer: new Wakeup(),
+  };
   const auth = await startAuthService({
     kc,
     listen: options.listen,
@@ -74,6 +86,7 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
   const watching = { signal, retryNow: new RetryNow(), reporter };
   const capacity = capacityEventFilters();
   let followsCapacity = false;
+  let virtualNodes: ReadonlySet<string> = new Set<string>();
   return [
     // A reinstalled Cluster's new auth certificate is served, and announced, at once; an install
     // (which writes these Secrets after the custom resource definitions) restarts the watches
@@ -122,6 +135,44 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
     runLoop(
       { name: "heartbeat", intervalMs: INTERVALS.heartbeat, signal, reporter },
       async () => void (await beatOnce(kc, reporter)),
+    ),
+    // Offloading, provider side: requests wake it; so does a pod made for a consumer that goes (it is made again).
+    wakeOnChanges(kc, collection("remotenamespaces"), () => wakeups.offloadingProvider.wake(), watching),
+    wakeOnChanges(kc, collection("offloadedpods"), () => wakeups.offloadingProvider.wake(), watching),
+    wakeOnChanges(kc, "/api/v1/pods", () => wakeups.offloadingProvider.wake(), {
+      ...watching,
+      labelSelector: CONSUMER_POD_UID_LABEL,
+    }),
+    runLoop(
+      {
+        name: "offloading (provider)",
+        intervalMs: INTERVALS.offloadingProvider,
+        signal,
+        reporter,
+        wakeup: wakeups.offloadingProvider,
+      },
+      async () => void (await answerOffloadingRequests(kc, reporter)),
+    ),
+    // Offloading, consumer side: its NamespaceOffloadings and the pods bound to its virtual nodes
+    // wake it; what the providers do is polled, soon while something is under way there.
+    wakeOnChanges(kc, collection("namespaceoffloadings"), () => wakeups.offloadingConsumer.wake(), watching),
+    wakeOnChanges(kc, "/api/v1/pods", () => wakeups.offloadingConsumer.wake(), {
+      ...watching,
+      relevant: (_type, object) => virtualNodes.has((object as { spec?: { nodeName?: string } }).spec?.nodeName ?? ""),
+    }),
+    runLoop(
+      {
+        name: "offloading (consumer)",
+        intervalMs: INTERVALS.offloadingConsumer,
+        signal,
+        reporter,
+        wakeup: wakeups.offloadingConsumer,
+      },
+      async () => {
+        const pass = await offloadOnce(kc, reporter);
+        virtualNodes = pass.virtualNodes;
+        return pass.pending ? INTERVALS.offloadingPending : undefined;
+      },
     ),
     // Each pass says when the next identity is due; a new peering wakes it.
     runLoop(

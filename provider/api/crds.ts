@@ -9,9 +9,11 @@
  * - `TunnelEndpoint` (both sides: the consumer's in its system namespace, the provider's in the
  *   consumer's tenant namespace out-of-band, in its system namespace in-band): what the cluster's
  *   gateway must set up toward one peer; the gateway answers in its status.
+ * - The offloading kinds (`NamespaceOffloading`, `RemoteNamespace`, `OffloadedPod`): offloading.ts.
  */
 import type { V1CustomResourceDefinition, V1ObjectMeta } from "@kubernetes/client-node";
-import { API_GROUP, API_VERSION, MANAGED_BY, MANAGED_BY_LABEL } from "./names.js";
+import { crd, int, obj, port, str, stringMap } from "./crd-schema.js";
+import { forgeOffloadingDefinitions } from "./offloading.js";
 
 /** Resources asked for: a share of the provider's free capacity, or fixed amounts. */
 export interface ResourceAsk {
@@ -237,17 +239,6 @@ export interface TunnelEndpoint {
   status?: TunnelEndpointStatus;
 }
 
-type Schema = Record<string, unknown>;
-const str: Schema = { type: "string" };
-const int: Schema = { type: "integer" };
-const port: Schema = { type: "integer", minimum: 1, maximum: 65535 };
-const stringMap: Schema = { type: "object", additionalProperties: { type: "string" } };
-const obj = (properties: Record<string, Schema>, required: string[] = []): Schema => ({
-  type: "object",
-  properties,
-  ...(required.length ? { required } : {}),
-});
-
 const resourceAsk = obj({
   sharePercent: { type: "integer", minimum: 1, maximum: 100 },
   cpu: str,
@@ -255,29 +246,6 @@ const resourceAsk = obj({
   pods: { type: "integer", minimum: 1 },
 });
 const offered = obj({ cpu: str, memory: str, pods: int }, ["cpu", "memory", "pods"]);
-
-function crd(kind: string, plural: string, spec: Schema, status?: Schema): V1CustomResourceDefinition {
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `${plural}.${API_GROUP}`, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
-    spec: {
-      group: API_GROUP,
-      scope: "Namespaced",
-      names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
-      versions: [
-        {
-          name: API_VERSION,
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: obj({ spec, ...(status ? { status } : {}) }, ["spec"]) as never },
-          // A status subresource keeps writers apart: peers write the spec, only the gateway the status.
-          ...(status ? { subresources: { status: {} } } : {}),
-        },
-      ],
-    },
-  };
-}
 
 /** The CustomResourceDefinitions every participating cluster needs. */
 export function forgeCustomResourceDefinitions(): V1CustomResourceDefinition[] {
@@ -372,5 +340,6 @@ export function forgeCustomResourceDefinitions(): V1CustomResourceDefinition[] {
         rttMs: { type: "number" },
       }),
     ),
+    ...forgeOffloadingDefinitions(),
   ];
 }

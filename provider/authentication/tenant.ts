@@ -80,8 +80,9 @@ export async function getTenantKeyFingerprint(
 
 /**
  * The Role of a tenant namespace: the consumer manages its ResourceRequests and reads the offers
- * answered to it, and manages the spec of its TunnelEndpoint (the provider's gateway writes the
- * status); nothing else (no Secrets, no Pods, no status subresources).
+ * answered to it, manages the spec of its TunnelEndpoint (the provider's gateway writes the
+ * status), and asks for namespaces and pods (RemoteNamespace, OffloadedPod; the provider's agent
+ * answers); nothing else (no Secrets, no Pods, no status subresources).
  */
 export function forgeTenantRole(consumerClusterId: string): k8s.V1Role {
   return {
@@ -102,6 +103,12 @@ export function forgeTenantRole(consumerClusterId: string): k8s.V1Role {
       {
         apiGroups: [API_GROUP],
         resources: ["tunnelendpoints"],
+        verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+      },
+      // Offloading: the consumer asks for namespaces and pods; the provider's agent answers in their status.
+      {
+        apiGroups: [API_GROUP],
+        resources: ["remotenamespaces", "offloadedpods"],
         verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
       },
     ],

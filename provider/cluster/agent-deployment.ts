@@ -7,7 +7,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { deleteOptional, describeFailure, ensureObject, serverOf } from "../kube/client.js";
 import { AGENT_NAME } from "./agent-components.js";
-import { forgeAgentRbac, RBAC_COMPONENTS } from "./agent-rbac.js";
+import { forgeAgentRbac, RBAC_COMPONENTS, UNBOUND_CLUSTER_ROLES } from "./agent-rbac.js";
 import {
   forgeAuthService,
   forgeControlDeployment,
@@ -70,4 +70,5 @@ export async function deleteAgentClusterRbac(kc: k8s.KubeConfig): Promise<void> 
     await deleteOptional(() => rbac.deleteClusterRoleBinding({ name })).catch(fail);
     await deleteOptional(() => rbac.deleteClusterRole({ name })).catch(fail);
   }
+  for (const name of UNBOUND_CLUSTER_ROLES) await deleteOptional(() => rbac.deleteClusterRole({ name })).catch(fail);
 }

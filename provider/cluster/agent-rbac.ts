@@ -9,6 +9,10 @@
  *            tenant's endpoint), the cluster identity, its key Secrets in the system namespace,
  *            and the auth service's Service (the in-band relay's target)
  *   route    reads only: the gateway's pods (system namespace), nodes, TunnelEndpoints
+ *
+ * The control agent also offloads: on a provider it creates the pods consumers ask for; on a
+ * consumer it writes the status of pods bound to its virtual nodes and reads the ConfigMaps and
+ * Secrets they use (in any namespace: which ones are offloaded changes without a reinstall).
  */
 import type * as k8s from "@kubernetes/client-node";
 import { API_GROUP, CLUSTER_IDENTITY_CONFIGMAP, SYSTEM_NAMESPACE } from "../api/index.js";
@@ -16,6 +20,13 @@ import { AGENT_NAME, componentLabels, GATEWAY_NAME, ROUTE_NAME } from "./agent-c
 
 type Rule = k8s.V1PolicyRule;
 const READ = ["get", "list", "watch"];
+
+/**
+ * What a consumer's identity may do in each of its remote namespaces on a provider: read the pods
+ * the provider's agent made for it there (their logs too, and exec into them), and keep the
+ * ConfigMaps and Secrets its pods read. It cannot create a pod: it asks for one (OffloadedPod).
+ */
+export const REMOTE_NAMESPACE_ROLE = "pulumi-liqo-remote-namespace";
 
 /** The control agent's cluster-wide rules. */
 const CONTROL_CLUSTER_RULES: Rule[] = [
@@ -26,7 +37,20 @@ const CONTROL_CLUSTER_RULES: Rule[] = [
     resources: ["nodes", "nodes/status"],
     verbs: ["get", "list", "watch", "create", "patch", "update", "delete"],
   },
-  { apiGroups: [""], resources: ["pods"], verbs: READ },
+  // Offloading. Provider side: the pods it runs for consumers. Consumer side: its pods bound to
+  // virtual nodes (their status, their final removal, their events) and the ConfigMaps and Secrets
+  // they read, which it copies to the provider.
+  { apiGroups: [""], resources: ["pods"], verbs: [...READ, "create", "delete"] },
+  { apiGroups: [""], resources: ["pods/status"], verbs: ["get", "patch", "update"] },
+  { apiGroups: [""], resources: ["configmaps", "secrets"], verbs: READ },
+  { apiGroups: ["", "events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
+  // A remote namespace's RoleBinding grants the consumer this ClusterRole, which the agent need not hold itself.
+  {
+    apiGroups: ["rbac.authorization.k8s.io"],
+    resources: ["clusterroles"],
+    resourceNames: [REMOTE_NAMESPACE_ROLE],
+    verbs: ["bind"],
+  },
   { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "list", "create", "update", "delete"] },
   {
     apiGroups: ["rbac.authorization.k8s.io"],
@@ -80,6 +104,25 @@ const ROUTE_CLUSTER_RULES: Rule[] = [
 /** The gateway's pods are in the system namespace: the route agent reads pods there only. */
 const ROUTE_SYSTEM_RULES: Rule[] = [{ apiGroups: [""], resources: ["pods"], verbs: READ }];
 
+/** The ClusterRole that each remote namespace's RoleBinding grants its consumer. */
+function forgeRemoteNamespaceRole(): k8s.V1ClusterRole {
+  return {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRole",
+    metadata: { name: REMOTE_NAMESPACE_ROLE, labels: componentLabels(AGENT_NAME) },
+    rules: [
+      { apiGroups: [""], resources: ["pods"], verbs: READ },
+      { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] },
+      { apiGroups: [""], resources: ["pods/exec"], verbs: ["get", "create"] },
+      {
+        apiGroups: [""],
+        resources: ["configmaps", "secrets"],
+        verbs: [...READ, "create", "update", "patch", "delete"],
+      },
+    ],
+  };
+}
+
 /** One component's ServiceAccount, ClusterRole and Role (system namespace), each with its binding. */
 function forgeComponentRbac(name: string, clusterRules: Rule[], systemRules: Rule[]): k8s.KubernetesObject[] {
   const labels = componentLabels(name);
@@ -132,6 +175,7 @@ export function forgeAgentRbac(): k8s.KubernetesObject[] {
   return [
     ...forgeComponentRbac(AGENT_NAME, CONTROL_CLUSTER_RULES, CONTROL_SYSTEM_RULES),
     forgeClientCaReaderBinding(),
+    forgeRemoteNamespaceRole(),
     ...forgeComponentRbac(GATEWAY_NAME, GATEWAY_CLUSTER_RULES, GATEWAY_SYSTEM_RULES),
     ...forgeComponentRbac(ROUTE_NAME, ROUTE_CLUSTER_RULES, ROUTE_SYSTEM_RULES),
   ];
@@ -139,3 +183,6 @@ export function forgeAgentRbac(): k8s.KubernetesObject[] {
 
 /** The components whose cluster-scoped RBAC uninstall removes (what is in the system namespace goes with it). */
 export const RBAC_COMPONENTS = [AGENT_NAME, GATEWAY_NAME, ROUTE_NAME] as const;
+
+/** ClusterRoles of the agent that no component is bound to (uninstall removes them too). */
+export const UNBOUND_CLUSTER_ROLES = [REMOTE_NAMESPACE_ROLE] as const;

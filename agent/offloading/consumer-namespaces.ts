@@ -1,0 +1,151 @@
+/**
+ * The consumer's side of offloaded namespaces: for each NamespaceOffloading, the consumer's agent
+ * asks every provider it names (through the virtual node of the peering) for the remote namespace,
+ * with the identity that peering issued, and reports each provider's answer in the
+ * NamespaceOffloading's status. A NamespaceOffloading being deleted is drained first: its pods on
+ * the virtual nodes are removed (consumer-pods.ts removes them on the provider), then its remote
+ * namespaces, and only then does its finalizer go.
+ */
+import * as k8s from "@kubernetes/client-node";
+import {
+  API_GROUP,
+  API_GROUP_VERSION,
+  API_VERSION,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  type NamespaceOffloading,
+  type OutgoingPeering,
+  type RemoteNamespace,
+  type RemoteNamespaceReport,
+} from "../../provider/api/index.js";
+import { describeFailure, ensureObject, readOptional, serverOf } from "../../provider/kube/client.js";
+import { deleteOffloading, setOffloadingFinalizer, writeOffloadingStatus } from "../../provider/offloading/objects.js";
+import type { Reporter } from "../reporter.js";
+
+const STEP = "offloading (consumer)";
+
+/** Finalizer the consumer's agent keeps on a NamespaceOffloading until its remote namespaces are gone. */
+export const OFFLOADING_FINALIZER = `${API_GROUP}/offloading`;
+
+/** What the consumer side works from: its peerings, by virtual node, and a client for each provider. */
+export interface ConsumerPeerings {
+  /** The peering behind each virtual node. */
+  readonly byVirtualNode: ReadonlyMap<string, OutgoingPeering>;
+  /** The peering's identity on its provider (read lately, or afresh). */
+  readonly identityOf: (peering: OutgoingPeering) => Promise<k8s.KubeConfig>;
+}
+
+/** The provider's answer to a RemoteNamespace, as a report line. */
+function reportOf(
+  virtualNode: string,
+  peering: OutgoingPeering | undefined,
+  remoteNamespace: string,
+  request: RemoteNamespace | undefined,
+): RemoteNamespaceReport {
+  const base = {
+    virtualNode,
+    remoteNamespace,
+    ...(peering ? { providerClusterId: peering.spec.providerClusterId } : {}),
+  };
+  if (!peering) return { ...base, phase: "Pending", message: `no peering has virtual node ${virtualNode}` };
+  const answer = request?.status;
+  if (answer?.phase === "Accepted") return { ...base, phase: "Ready" };
+  if (answer?.phase === "Refused") return { ...base, phase: "Refused", message: `${answer.reason}: ${answer.message}` };
+  return { ...base, phase: "Pending", message: `waiting for provider ${peering.spec.providerClusterName} to answer` };
+}
+
+/** Asks for (or reads) the RemoteNamespace on one provider; resolves it as the provider last answered. */
+async function requestRemoteNamespace(
+  provider: k8s.KubeConfig,
+  peering: OutgoingPeering,
+  offloading: NamespaceOffloading,
+): Promise<RemoteNamespace> {
+  const name = offloading.spec.remoteNamespace;
+  const request: RemoteNamespace = {
+    apiVersion: API_GROUP_VERSION,
+    kind: "RemoteNamespace",
+    metadata: { name, namespace: peering.spec.tenantNamespace, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
+    spec: { consumerNamespace: offloading.metadata.namespace! },
+  };
+  return ensureObject(provider, request).catch(
+    describeFailure(`${STEP}: applying RemoteNamespace ${peering.spec.tenantNamespace}/${name}`, serverOf(provider)),
+  );
+}
+
+/** Whether a RemoteNamespace is gone from its provider (deleted there, and its namespace with it). */
+async function remoteNamespaceGone(provider: k8s.KubeConfig, tenant: string, name: string): Promise<boolean> {
+  const live = await readOptional(() =>
+    provider.makeApiClient(k8s.CustomObjectsApi).getNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace: tenant,
+      plural: "remotenamespaces",
+      name,
+    }),
+  ).catch(describeFailure(`${STEP}: reading RemoteNamespace ${tenant}/${name}`, serverOf(provider)));
+  return live === undefined;
+}
+
+/**
+ * Advances one NamespaceOffloading: asks each provider for its remote namespace and reports, or,
+ * once it is being deleted and `drained` (none of its pods left on a virtual node), removes the
+ * remote namespaces and then its finalizer. Resolves whether something is still under way.
+ */
+export async function advanceNamespaceOffloading(
+  kc: k8s.KubeConfig,
+  offloading: NamespaceOffloading,
+  peerings: ConsumerPeerings,
+  drained: boolean,
+  reporter: Reporter,
+): Promise<boolean> {
+  const where = `NamespaceOffloading ${offloading.metadata.namespace}/${offloading.metadata.name}`;
+  const virtualNodes = offloading.spec.virtualNodes ?? [];
+  if (offloading.metadata.deletionTimestamp) {
+    if (!(offloading.metadata.finalizers ?? []).includes(OFFLOADING_FINALIZER)) return false;
+    if (!drained) return true;
+    let gone = true;
+    for (const virtualNode of virtualNodes) {
+      const peering = peerings.byVirtualNode.get(virtualNode);
+      if (!peering) continue; // No peering any more: its tenant, and the namespace with it, went with it.
+      const provider = await peerings.identityOf(peering);
+      await deleteOffloading(
+        provider,
+        "remotenamespaces",
+        peering.spec.tenantNamespace,
+        offloading.spec.remoteNamespace,
+      );
+      gone =
+        (await remoteNamespaceGone(provider, peering.spec.tenantNamespace, offloading.spec.remoteNamespace)) && gone;
+    }
+    if (!gone) return true;
+    await setOffloadingFinalizer(kc, "namespaceoffloadings", offloading, OFFLOADING_FINALIZER, false);
+    reporter.info(`${STEP}: ${where}: remote namespaces removed`);
+    return false;
+  }
+  await setOffloadingFinalizer(kc, "namespaceoffloadings", offloading, OFFLOADING_FINALIZER, true);
+  const remotes: RemoteNamespaceReport[] = [];
+  for (const virtualNode of virtualNodes) {
+    const peering = peerings.byVirtualNode.get(virtualNode);
+    let request: RemoteNamespace | undefined;
+    try {
+      if (peering) request = await requestRemoteNamespace(await peerings.identityOf(peering), peering, offloading);
+      remotes.push(reportOf(virtualNode, peering, offloading.spec.remoteNamespace, request));
+    } catch (error) {
+      remotes.push({
+        virtualNode,
+        remoteNamespace: offloading.spec.remoteNamespace,
+        ...(peering ? { providerClusterId: peering.spec.providerClusterId } : {}),
+        phase: "Error",
+        message: (error as Error).message,
+      });
+    }
+  }
+  const status = { observedGeneration: offloading.metadata.generation ?? 1, remotes };
+  if (JSON.stringify(offloading.status ?? {}) !== JSON.stringify(status)) {
+    await writeOffloadingStatus(kc, "namespaceoffloadings", offloading, status);
+    for (const r of remotes.filter((r) => r.phase !== "Ready")) {
+      reporter.info(`${STEP}: ${where}: ${r.virtualNode}: ${r.phase}${r.message ? `: ${r.message}` : ""}`);
+    }
+  }
+  return remotes.some((r) => r.phase === "Pending" || r.phase === "Error");
+}

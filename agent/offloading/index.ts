@@ -1,0 +1,104 @@
+/**
+ * Offloading, as the control role runs it: {@link offloadOnce} is the consumer's pass (namespaces
+ * and pods sent to providers through the virtual nodes), {@link answerOffloadingRequests} the
+ * provider's (provider-side.ts). A cluster may be both; each pass does nothing where its side has
+ * nothing to do.
+ */
+import type * as k8s from "@kubernetes/client-node";
+import { Cidr } from "../../provider/net/cidr.js";
+import {
+  SYSTEM_NAMESPACE,
+  type NamespaceOffloading,
+  type OutgoingPeering,
+  type TunnelEndpoint,
+} from "../../provider/api/index.js";
+import { listTunnelEndpoints } from "../../provider/network-fabric/endpoints.js";
+import { listOffloading } from "../../provider/offloading/objects.js";
+import type { PodAddressView } from "../../provider/offloading/reflection.js";
+import { listOutgoingPeerings } from "../../provider/peering/outgoing.js";
+import { recentPeeringIdentity } from "../heartbeat.js";
+import type { Reporter } from "../reporter.js";
+import { advanceNamespaceOffloading, type ConsumerPeerings } from "./consumer-namespaces.js";
+import { reflectPeeringPods } from "./consumer-pods.js";
+
+export { answerOffloadingRequests } from "./provider-side.js";
+
+const STEP = "offloading (consumer)";
+
+/** How this cluster sees a provider's pod addresses, from its own end of their tunnel. */
+function addressView(endpoints: readonly TunnelEndpoint[], providerClusterId: string): PodAddressView | undefined {
+  const own = endpoints.find(
+    (e) => e.metadata.namespace === SYSTEM_NAMESPACE && e.spec.remoteClusterId === providerClusterId,
+  );
+  const real = own?.spec.remote.podCidr;
+  const asSeen = own?.status?.remotePodCidrAsSeen;
+  if (!real || !asSeen) return undefined;
+  try {
+    return { real: Cidr.parse(real), asSeen: Cidr.parse(asSeen) };
+  } catch {
+    return undefined; // A gateway's view not yet complete; pods get their address once it is.
+  }
+}
+
+/** What the consumer pass found: whether to come back soon, and the virtual nodes it serves (for the pod watch). */
+export interface ConsumerOffloadingPass {
+  readonly pending: boolean;
+  readonly virtualNodes: ReadonlySet<string>;
+}
+
+/**
+ * One pass of the consumer's side: pods on each virtual node first (so that a namespace being
+ * withdrawn is drained), then each NamespaceOffloading. A peering whose provider cannot be reached
+ * fails alone, reported, without holding up the others.
+ */
+export async function offloadOnce(kc: k8s.KubeConfig, reporter: Reporter): Promise<ConsumerOffloadingPass> {
+  const offloadings = await listOffloading<NamespaceOffloading>(kc, "namespaceoffloadings");
+  if (!offloadings) return { pending: false, virtualNodes: new Set() };
+  const peerings = (await listOutgoingPeerings(kc)).filter(
+    (p: OutgoingPeering) => !p.metadata.deletionTimestamp && (!p.spec.inBand || p.status?.offer),
+  );
+  const virtualNodes = new Set(peerings.map((p) => p.spec.virtualNodeName));
+  if (offloadings.length === 0 && peerings.length === 0) return { pending: false, virtualNodes };
+  const endpoints = await listTunnelEndpoints(kc, STEP);
+  const now = Date.now();
+  const context: ConsumerPeerings = {
+    byVirtualNode: new Map(peerings.map((p) => [p.spec.virtualNodeName, p])),
+    identityOf: (peering) => recentPeeringIdentity(kc, peering, now),
+  };
+  let pending = false;
+  const withPods = new Map<string, Set<string>>();
+  for (const peering of peerings) {
+    try {
+      const pass = await reflectPeeringPods(
+        kc,
+        {
+          peering,
+          provider: await context.identityOf(peering),
+          view: addressView(endpoints, peering.spec.providerClusterId),
+        },
+        offloadings,
+        reporter,
+      );
+      pending ||= pass.pending;
+      withPods.set(peering.spec.virtualNodeName, new Set(pass.namespacesWithPods));
+    } catch (error) {
+      reporter.warn(`${STEP}: virtual node ${peering.spec.virtualNodeName}: ${(error as Error).message}`);
+      pending = true;
+    }
+  }
+  for (const offloading of offloadings) {
+    const namespace = offloading.metadata.namespace!;
+    const drained = offloading.spec.virtualNodes.every(
+      (node) => !context.byVirtualNode.has(node) || (withPods.has(node) && !withPods.get(node)!.has(namespace)),
+    );
+    try {
+      pending = (await advanceNamespaceOffloading(kc, offloading, context, drained, reporter)) || pending;
+    } catch (error) {
+      reporter.warn(
+        `${STEP}: NamespaceOffloading ${namespace}/${offloading.metadata.name}: ${(error as Error).message}`,
+      );
+      pending = true;
+    }
+  }
+  return { pending, virtualNodes };
+}

@@ -1,0 +1,272 @@
+/**
+ * The provider's side of offloading: each pass relists every tenant's RemoteNamespaces and
+ * OffloadedPods and answers them. A namespace is made when its name is the consumer's to take; a
+ * pod is made when its spec passes the provider's rules (pod-policy.ts) and fits in the offer
+ * (budget.ts), else it is refused with a reason, and nothing is made for it. What no request
+ * stands for any more (a namespace, a pod, also one whose request's finalizer a consumer stripped)
+ * is removed, and an accepted pod that is gone is made again.
+ *
+ * Nothing a consumer writes is trusted: a request counts only in a live tenant namespace, for the
+ * consumer that namespace belongs to, and the pod made of it is placed and labelled by this side.
+ */
+import * as k8s from "@kubernetes/client-node";
+import {
+  API_GROUP,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  REMOTE_CLUSTER_LABEL,
+  tenantNamespace,
+  type OffloadedPod,
+  type OfferedResources,
+  type OffloadingAnswer,
+  type RemoteNamespace,
+  type ResourceOffer,
+} from "../../provider/api/index.js";
+import { describeFailure, ensureObject, readOptional, serverOf } from "../../provider/kube/client.js";
+import {
+  formatCpuMillis,
+  formatMemoryBytes,
+  parseCpuMillis,
+  parseMemoryBytes,
+} from "../../provider/negotiation/quantity.js";
+import { podRequests, refuseOverOffer, type PodRequests } from "../../provider/offloading/budget.js";
+import {
+  forgeRemoteNamespace,
+  forgeRemoteNamespaceBinding,
+  isRemoteNamespaceOf,
+  REMOTE_NAMESPACE_LABEL,
+  refuseRemoteNamespace,
+} from "../../provider/offloading/namespaces.js";
+import { listOffloading, setOffloadingFinalizer, writeOffloadingStatus } from "../../provider/offloading/objects.js";
+import { refusePodSpec, type Refusal } from "../../provider/offloading/pod-policy.js";
+import { CONSUMER_POD_UID_LABEL, forgeRemotePod } from "../../provider/offloading/reflection.js";
+import type { Reporter } from "../reporter.js";
+
+const STEP = "offloading (provider)";
+
+/** Finalizer this side keeps on a request it accepted, until what it made for it is gone. */
+export const PROVIDER_FINALIZER = `${API_GROUP}/provider`;
+
+/** The consumer a live tenant namespace belongs to, by the namespace's name. */
+function liveTenants(namespaces: readonly k8s.V1Namespace[]): Map<string, string> {
+  const tenants = new Map<string, string>();
+  for (const ns of namespaces) {
+    const id = ns.metadata?.labels?.[REMOTE_CLUSTER_LABEL];
+    const name = ns.metadata?.name;
+    if (!id || !name || name !== tenantNamespace(id) || ns.metadata?.deletionTimestamp) continue;
+    tenants.set(name, id);
+  }
+  return tenants;
+}
+
+/** The sum of the offers a consumer holds here (one per peering). */
+function offerOf(offers: readonly ResourceOffer[]): OfferedResources {
+  const cpu = offers.reduce((sum, o) => sum + parseCpuMillis(o.spec.resources.cpu), 0);
+  const memory = offers.reduce((sum, o) => sum + parseMemoryBytes(o.spec.resources.memory), 0);
+  return {
+    cpu: formatCpuMillis(cpu),
+    memory: formatMemoryBytes(memory),
+    pods: offers.reduce((sum, o) => sum + o.spec.resources.pods, 0),
+  };
+}
+
+const sameAnswer = (a: OffloadingAnswer | undefined, b: OffloadingAnswer): boolean =>
+  a?.phase === b.phase &&
+  a?.reason === b.reason &&
+  a?.message === b.message &&
+  a?.observedGeneration === b.observedGeneration;
+
+const byAge = <T extends { metadata: k8s.V1ObjectMeta }>(a: T, b: T): number =>
+  String(a.metadata.creationTimestamp ?? "").localeCompare(String(b.metadata.creationTimestamp ?? ""));
+
+const finished = (pod: k8s.V1Pod): boolean => pod.status?.phase === "Succeeded" || pod.status?.phase === "Failed";
+
+/** An API error's status code and message, when it is one. */
+function apiRefusal(error: unknown): { code: number; message: string } | undefined {
+  const code = (error as { code?: number }).code;
+  if (typeof code !== "number" || code < 400 || code >= 500) return undefined;
+  const body = (error as { body?: unknown }).body;
+  const parsed = typeof body === "string" ? (JSON.parse(body) as { message?: string }) : (body as { message?: string });
+  return { code, message: parsed?.message ?? String(error) };
+}
+
+/** What a pass did. */
+export interface OffloadingPass {
+  /** Namespaces and pods made or removed, answers written. */
+  readonly changes: number;
+}
+
+/** One pass of the provider's side of offloading. */
+export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Reporter): Promise<OffloadingPass> {
+  const endpoint = serverOf(kc);
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const [namespaceRequests, podRequestObjects, offers] = await Promise.all([
+    listOffloading<RemoteNamespace>(kc, "remotenamespaces"),
+    listOffloading<OffloadedPod>(kc, "offloadedpods"),
+    listOffloading<ResourceOffer>(kc, "resourceoffers"),
+  ]);
+  if (!namespaceRequests || !podRequestObjects || !offers) return { changes: 0 };
+  const managed = `${MANAGED_BY_LABEL}=${MANAGED_BY},${REMOTE_CLUSTER_LABEL}`;
+  const [namespaces, pods] = await Promise.all([
+    core.listNamespace({ labelSelector: managed }),
+    core.listPodForAllNamespaces({ labelSelector: `${managed},${CONSUMER_POD_UID_LABEL}` }),
+  ]).catch(describeFailure(`${STEP}: listing the namespaces and pods made for consumers`, endpoint));
+  const tenants = liveTenants(namespaces.items);
+  let changes = 0;
+  const answer = async (
+    plural: "remotenamespaces" | "offloadedpods",
+    object: RemoteNamespace | OffloadedPod,
+    next: OffloadingAnswer,
+  ): Promise<void> => {
+    if (sameAnswer(object.status, next)) return;
+    await writeOffloadingStatus(kc, plural, object, { reason: null, message: null, ...next });
+    if (next.phase === "Refused") {
+      reporter.warn(
+        `${STEP}: refused ${plural} ${object.metadata.namespace}/${object.metadata.name}: ${next.reason}: ${next.message}`,
+      );
+    }
+    changes += 1;
+  };
+
+  // Namespaces: the oldest request for a name wins it.
+  const granted = new Map<string, string>();
+  for (const request of [...namespaceRequests].sort(byAge)) {
+    const consumer = tenants.get(request.metadata.namespace ?? "");
+    if (!consumer) continue;
+    const name = request.metadata.name!;
+    const generation = request.metadata.generation ?? 1;
+    const existing = await readOptional(() => core.readNamespace({ name })).catch(
+      describeFailure(`${STEP}: reading Namespace ${name}`, endpoint),
+    );
+    if (request.metadata.deletionTimestamp) {
+      // The namespace (and every pod in it) goes first; the finalizer last, so that the consumer
+      // sees the request go only once the namespace is gone.
+      if (isRemoteNamespaceOf(existing, consumer)) {
+        if (!existing!.metadata!.deletionTimestamp) {
+          await core.deleteNamespace({ name }).catch(describeFailure(`${STEP}: deleting Namespace ${name}`, endpoint));
+          reporter.info(`${STEP}: removing namespace ${name}: consumer ${consumer} withdrew it`);
+          changes += 1;
+        }
+        continue;
+      }
+      await setOffloadingFinalizer(kc, "remotenamespaces", request, PROVIDER_FINALIZER, false);
+      continue;
+    }
+    const refusal: Refusal | undefined =
+      granted.has(name) && granted.get(name) !== consumer
+        ? { reason: "NameTaken", message: `namespace "${name}" is already another consumer's` }
+        : existing?.metadata?.deletionTimestamp
+          ? undefined
+          : refuseRemoteNamespace(name, existing, consumer);
+    if (refusal) {
+      await answer("remotenamespaces", request, { phase: "Refused", ...refusal, observedGeneration: generation });
+      continue;
+    }
+    granted.set(name, consumer);
+    if (existing?.metadata?.deletionTimestamp) continue; // The last one of that name is still going: made next pass.
+    if (!existing || request.status?.phase !== "Accepted") {
+      await ensureObject(kc, forgeRemoteNamespace(name, consumer)).catch(
+        describeFailure(`${STEP}: applying Namespace ${name} for consumer ${consumer}`, endpoint),
+      );
+      await ensureObject(kc, forgeRemoteNamespaceBinding(name, consumer)).catch(
+        describeFailure(`${STEP}: applying the RoleBinding of Namespace ${name}`, endpoint),
+      );
+      reporter.info(`${STEP}: made namespace ${name} for consumer ${consumer}`);
+      changes += 1;
+    }
+    await setOffloadingFinalizer(kc, "remotenamespaces", request, PROVIDER_FINALIZER, true);
+    await answer("remotenamespaces", request, { phase: "Accepted", observedGeneration: generation });
+  }
+  for (const ns of namespaces.items) {
+    const name = ns.metadata!.name!;
+    if (ns.metadata?.labels?.[REMOTE_NAMESPACE_LABEL] !== "true" || ns.metadata.deletionTimestamp) continue;
+    if (granted.get(name) === ns.metadata.labels[REMOTE_CLUSTER_LABEL]) continue;
+    await core.deleteNamespace({ name }).catch(describeFailure(`${STEP}: deleting Namespace ${name}`, endpoint));
+    reporter.info(`${STEP}: removed namespace ${name}: no request of its consumer stands for it any more`);
+    changes += 1;
+  }
+
+  // Pods, per consumer: those accepted before count against the offer first, then the others by age.
+  const podOf = new Map(pods.items.map((p) => [`${p.metadata!.namespace}/${p.metadata!.name}`, p]));
+  const wanted = new Set<string>();
+  for (const [tenant, consumer] of tenants) {
+    const offer = offerOf(offers.filter((o) => o.metadata.namespace === tenant));
+    const requests = podRequestObjects.filter((r) => r.metadata.namespace === tenant);
+    const accepted = (r: OffloadedPod): boolean =>
+      r.status?.phase === "Accepted" && r.status.observedGeneration === (r.metadata.generation ?? 1);
+    const ordered = [...requests.filter(accepted).sort(byAge), ...requests.filter((r) => !accepted(r)).sort(byAge)];
+    const running: PodRequests[] = [];
+    for (const request of ordered) {
+      const generation = request.metadata.generation ?? 1;
+      const key = `${request.spec.namespace}/${request.spec.name}`;
+      if (granted.get(request.spec.namespace) !== consumer && !request.metadata.deletionTimestamp) {
+        await answer("offloadedpods", request, {
+          phase: "Refused",
+          reason: "NamespaceNotReady",
+          message: `namespace "${request.spec.namespace}" is not one this consumer was given`,
+          observedGeneration: generation,
+        });
+        continue;
+      }
+      const live = podOf.get(key);
+      const ours = live?.metadata?.labels?.[CONSUMER_POD_UID_LABEL] === request.spec.consumerUid;
+      if (request.metadata.deletionTimestamp) {
+        // The pod goes first (below, as no request stands for it); the finalizer once it is gone.
+        if (!ours) await setOffloadingFinalizer(kc, "offloadedpods", request, PROVIDER_FINALIZER, false);
+        continue;
+      }
+      if (ours) wanted.add(key);
+      if (accepted(request)) {
+        if (ours && !finished(live!)) running.push(podRequests(live!.spec!));
+        if (live) continue;
+        // Accepted, and gone: the provider lost it (a node went, someone deleted it). Made again below.
+        reporter.warn(`${STEP}: pod ${key} of consumer ${consumer} is gone; making it again`);
+      } else if (request.status?.phase === "Refused" && request.status.observedGeneration === generation) {
+        // A refusal stands until the spec changes, except that an offer's room may free up.
+        if (request.status.reason !== "ExceedsOffer") continue;
+      }
+      if (live && !ours) continue; // An older pod of that name is still going; it is removed below.
+      let refusal: Refusal | undefined;
+      try {
+        refusal = refusePodSpec(request.spec.pod) ?? refuseOverOffer(offer, running, podRequests(request.spec.pod));
+      } catch (error) {
+        refusal = { reason: "Invalid", message: (error as Error).message };
+      }
+      if (!refusal) {
+        try {
+          await core.createNamespacedPod({
+            namespace: request.spec.namespace,
+            body: forgeRemotePod(request, consumer),
+          });
+          wanted.add(key);
+          running.push(podRequests(request.spec.pod));
+          await setOffloadingFinalizer(kc, "offloadedpods", request, PROVIDER_FINALIZER, true);
+          reporter.info(`${STEP}: made pod ${key} for consumer ${consumer}`);
+          changes += 1;
+        } catch (error) {
+          const refused = apiRefusal(error);
+          if (!refused)
+            return describeFailure(`${STEP}: creating Pod ${key} for consumer ${consumer}`, endpoint)(error);
+          if (refused.code === 409) continue; // A pod of that name, not listed yet: the next pass sees it.
+          refusal = { reason: "Invalid", message: `the provider's API server refused the pod: ${refused.message}` };
+        }
+      }
+      await answer(
+        "offloadedpods",
+        request,
+        refusal
+          ? { phase: "Refused", ...refusal, observedGeneration: generation }
+          : { phase: "Accepted", observedGeneration: generation },
+      );
+    }
+  }
+  for (const [key, pod] of podOf) {
+    if (wanted.has(key) || pod.metadata?.deletionTimestamp) continue;
+    await core
+      .deleteNamespacedPod({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace! })
+      .catch(describeFailure(`${STEP}: deleting Pod ${key}`, endpoint));
+    reporter.info(`${STEP}: removed pod ${key}: no request stands for it any more`);
+    changes += 1;
+  }
+  return { changes };
+}

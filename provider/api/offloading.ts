@@ -1,0 +1,143 @@
+/**
+ * The custom resources of offloading: how a consumer's namespace and pods come to run on a
+ * provider without its identity ever creating a namespace or a pod there itself.
+ *
+ * - `NamespaceOffloading` (consumer side, in the offloaded namespace): which virtual nodes (that
+ *   is, which peerings) the namespace's pods may run through, and the remote namespace's name.
+ *   Written by the `NamespaceOffloading` resource; the consumer's agent answers in its status.
+ * - `RemoteNamespace` (provider side, tenant namespace; named as the namespace it asks for): the
+ *   consumer's agent asks for a namespace; the provider's agent checks the name and makes it.
+ * - `OffloadedPod` (provider side, tenant namespace): the consumer's agent asks for a pod; the
+ *   provider's agent checks it against its rules and the offer, and creates the real pod, or
+ *   refuses it with a reason.
+ */
+import type { V1ObjectMeta, V1PodSpec } from "@kubernetes/client-node";
+import { crd, int, obj, opaque, str, stringList, stringMap } from "./crd-schema.js";
+
+/** Name of the one `NamespaceOffloading` of an offloaded namespace (as Liqo names its own). */
+export const NAMESPACE_OFFLOADING_NAME = "offloading";
+
+/** How far one provider's side of an offloaded namespace got. */
+export interface RemoteNamespaceReport {
+  /** The virtual node, i.e. the peering, this report is about. */
+  virtualNode: string;
+  /** That peering's provider. */
+  providerClusterId?: string;
+  /** The namespace on the provider. */
+  remoteNamespace: string;
+  /** `Ready`, `Pending`, `Refused` (the provider said no: `message` says why) or `Error` (tried again). */
+  phase: "Ready" | "Pending" | "Refused" | "Error";
+  /** Why; never holds a secret. */
+  message?: string;
+}
+
+/** A consumer namespace whose pods may run on the providers of some virtual nodes. */
+export interface NamespaceOffloading {
+  apiVersion: string;
+  kind: "NamespaceOffloading";
+  metadata: V1ObjectMeta;
+  spec: {
+    /** Name of the namespace on every provider. */
+    remoteNamespace: string;
+    /** The virtual nodes (one per peering) the namespace's pods may be scheduled on. */
+    virtualNodes: string[];
+  };
+  status?: {
+    /** The spec generation this status answers. */
+    observedGeneration?: number;
+    /** One report per virtual node of the spec. */
+    remotes?: RemoteNamespaceReport[];
+  };
+}
+
+/** What the provider's agent answered to a `RemoteNamespace` or an `OffloadedPod`. */
+export interface OffloadingAnswer {
+  /** `Accepted` (made, or kept), `Refused` (nothing was made; `reason` and `message` say why). */
+  phase?: "Accepted" | "Refused";
+  /** A CamelCase reason, as Kubernetes conditions carry: `Privileged`, `HostPath`, `ExceedsOffer`... */
+  reason?: string;
+  /** Why, in words that name the offending field. */
+  message?: string;
+  /** The spec generation this answer is about. */
+  observedGeneration?: number;
+}
+
+/** A consumer's request for a namespace on the provider, named as the namespace it asks for. */
+export interface RemoteNamespace {
+  apiVersion: string;
+  kind: "RemoteNamespace";
+  metadata: V1ObjectMeta;
+  spec: {
+    /** The consumer's namespace it mirrors (shown to the provider's admins; never trusted for anything). */
+    consumerNamespace: string;
+  };
+  status?: OffloadingAnswer;
+}
+
+/** A consumer's request for a pod on the provider. */
+export interface OffloadedPod {
+  apiVersion: string;
+  kind: "OffloadedPod";
+  metadata: V1ObjectMeta;
+  spec: {
+    /** The remote namespace the pod is to run in: one of this tenant's `RemoteNamespace`s. */
+    namespace: string;
+    /** The pod's name there (the consumer pod's name). */
+    name: string;
+    /** The consumer pod's uid, which the provider's pod carries as a label. */
+    consumerUid: string;
+    /** Labels of the pod (the project's own are added, and win). */
+    labels?: Record<string, string>;
+    /** The pod's spec as the consumer asks it, checked by the provider's agent before use. */
+    pod: V1PodSpec;
+  };
+  status?: OffloadingAnswer;
+}
+
+/** `<remote namespace>.<pod name>`: unique in a tenant (a namespace name has no dot). */
+export function offloadedPodName(remoteNamespace: string, podName: string): string {
+  return `${remoteNamespace}.${podName}`;
+}
+
+const answer = obj({
+  phase: { type: "string", enum: ["Accepted", "Refused"] },
+  reason: str,
+  message: str,
+  observedGeneration: int,
+});
+
+/** The CustomResourceDefinitions of offloading (part of every participating cluster's). */
+export function forgeOffloadingDefinitions() {
+  return [
+    crd(
+      "NamespaceOffloading",
+      "namespaceoffloadings",
+      obj({ remoteNamespace: str, virtualNodes: stringList }, ["remoteNamespace", "virtualNodes"]),
+      obj({
+        observedGeneration: int,
+        remotes: {
+          type: "array",
+          items: obj({
+            virtualNode: str,
+            providerClusterId: str,
+            remoteNamespace: str,
+            phase: str,
+            message: str,
+          }),
+        },
+      }),
+    ),
+    crd("RemoteNamespace", "remotenamespaces", obj({ consumerNamespace: str }, ["consumerNamespace"]), answer),
+    crd(
+      "OffloadedPod",
+      "offloadedpods",
+      obj({ namespace: str, name: str, consumerUid: str, labels: stringMap, pod: opaque }, [
+        "namespace",
+        "name",
+        "consumerUid",
+        "pod",
+      ]),
+      answer,
+    ),
+  ];
+}

@@ -1,0 +1,245 @@
+/**
+ * How a consumer's pod and the provider's pod mirror each other (pure, no I/O): the request the
+ * consumer's agent files for a pod bound to a virtual node, the pod the provider's agent makes of
+ * it, the status that flows back (with the pod's address as the consumer sees it), and the
+ * ConfigMaps and Secrets that go with it.
+ */
+import type {
+  V1ConfigMap,
+  V1Pod,
+  V1PodCondition,
+  V1PodSpec,
+  V1PodStatus,
+  V1Secret,
+  V1Volume,
+} from "@kubernetes/client-node";
+import { API_GROUP, API_GROUP_VERSION, MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL } from "../api/names.js";
+import { offloadedPodName, type OffloadedPod } from "../api/offloading.js";
+import { Cidr } from "../net/cidr.js";
+import { translateAddress } from "../network-fabric/remap.js";
+import { ALLOWED_SERVICE_ACCOUNT, type Refusal } from "./pod-policy.js";
+
+/** Label on a provider's pod (and on a reflected object) naming the consumer pod's uid it stands for. */
+export const CONSUMER_POD_UID_LABEL = `${API_GROUP}/consumer-pod-uid`;
+/** Label on a reflected ConfigMap or Secret: it was copied from the consumer, and goes when no pod uses it. */
+export const REFLECTED_LABEL = `${API_GROUP}/reflected`;
+/** The consumer pod condition that says whether (and why not) the pod runs on the provider. */
+export const OFFLOADED_CONDITION = "Offloaded";
+
+/**
+ * Fields of a consumer's pod spec that speak of the consumer's cluster and mean nothing, or worse,
+ * on the provider: where to place it (the provider's scheduler places it among its own nodes),
+ * which priority class and runtime class (names of the consumer's), and the consumer's service
+ * account token volume (the provider mounts its own namespace's).
+ */
+function portableSpec(spec: V1PodSpec): V1PodSpec {
+  const tokenVolumes = new Set(
+    (spec.volumes ?? []).filter((v) => v.name.startsWith("kube-api-access-") && v.projected).map((v) => v.name),
+  );
+  const dropMounts = <T extends { volumeMounts?: { name: string }[] }>(container: T): T => ({
+    ...container,
+    ...(container.volumeMounts
+      ? { volumeMounts: container.volumeMounts.filter((m) => !tokenVolumes.has(m.name)) }
+      : {}),
+  });
+  const {
+    nodeName: _nodeName,
+    nodeSelector: _nodeSelector,
+    affinity: _affinity,
+    tolerations: _tolerations,
+    schedulerName: _schedulerName,
+    priority: _priority,
+    priorityClassName: _priorityClassName,
+    preemptionPolicy: _preemptionPolicy,
+    runtimeClassName: _runtimeClassName,
+    overhead: _overhead,
+    ephemeralContainers: _ephemeralContainers,
+    topologySpreadConstraints: _topologySpreadConstraints,
+    ...rest
+  } = spec;
+  return {
+    ...rest,
+    containers: spec.containers.map(dropMounts),
+    ...(spec.initContainers ? { initContainers: spec.initContainers.map(dropMounts) } : {}),
+    ...(spec.volumes ? { volumes: spec.volumes.filter((v) => !tokenVolumes.has(v.name)) } : {}),
+  };
+}
+
+/** The request the consumer's agent files in its tenant namespace for `pod`, to run in `remoteNamespace`. */
+export function forgeOffloadedPod(pod: V1Pod, remoteNamespace: string, tenantNamespace: string): OffloadedPod {
+  const name = pod.metadata!.name!;
+  return {
+    apiVersion: API_GROUP_VERSION,
+    kind: "OffloadedPod",
+    metadata: {
+      name: offloadedPodName(remoteNamespace, name),
+      namespace: tenantNamespace,
+      labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [CONSUMER_POD_UID_LABEL]: pod.metadata!.uid! },
+    },
+    spec: {
+      namespace: remoteNamespace,
+      name,
+      consumerUid: pod.metadata!.uid!,
+      ...(pod.metadata?.labels ? { labels: pod.metadata.labels } : {}),
+      pod: portableSpec(pod.spec!),
+    },
+  };
+}
+
+/**
+ * The pod the provider's agent creates for a request it accepted. It never trusts the request for
+ * placement or identity: whatever the request says, the pod is placed by the provider's scheduler,
+ * runs as the namespace's default service account, and carries the project's labels.
+ */
+export function forgeRemotePod(request: OffloadedPod, consumerClusterId: string): V1Pod {
+  const spec = portableSpec(request.spec.pod);
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name: request.spec.name,
+      namespace: request.spec.namespace,
+      labels: {
+        ...(request.spec.labels ?? {}),
+        [MANAGED_BY_LABEL]: MANAGED_BY,
+        [REMOTE_CLUSTER_LABEL]: consumerClusterId,
+        [CONSUMER_POD_UID_LABEL]: request.spec.consumerUid,
+      },
+    },
+    spec: { ...spec, serviceAccountName: ALLOWED_SERVICE_ACCOUNT, serviceAccount: undefined },
+  };
+}
+
+/** How the consumer sees the provider's pod addresses: the provider's real pod CIDR, and the range it is seen under. */
+export interface PodAddressView {
+  readonly real: Cidr;
+  readonly asSeen: Cidr;
+}
+
+/** `address` as the consumer sees it; undefined when it is not a pod address of the provider. */
+export function addressAsSeen(address: string | undefined, view: PodAddressView | undefined): string | undefined {
+  if (!address || !view) return undefined;
+  if (!view.real.contains(address)) return undefined;
+  return translateAddress(address, view.real, view.asSeen);
+}
+
+/**
+ * The consumer pod's status, from the provider pod's: phase, conditions, container statuses and
+ * restarts as they are, and the address remapped to how the consumer reaches it (an address the
+ * consumer cannot reach is left out, so no Service sends traffic to it).
+ */
+export function reflectPodStatus(
+  remote: V1PodStatus | undefined,
+  view: PodAddressView | undefined,
+  hostIP: string | undefined,
+): V1PodStatus {
+  const podIP = addressAsSeen(remote?.podIP, view);
+  const offloaded: V1PodCondition = {
+    type: OFFLOADED_CONDITION,
+    status: "True",
+    reason: "Running" === remote?.phase ? "Running" : "Accepted",
+    message: "the provider accepted the pod",
+  };
+  return {
+    phase: remote?.phase ?? "Pending",
+    conditions: [...(remote?.conditions ?? []), offloaded],
+    ...(remote?.containerStatuses ? { containerStatuses: remote.containerStatuses } : {}),
+    ...(remote?.initContainerStatuses ? { initContainerStatuses: remote.initContainerStatuses } : {}),
+    ...(remote?.startTime ? { startTime: remote.startTime } : {}),
+    ...(remote?.qosClass ? { qosClass: remote.qosClass } : {}),
+    ...(remote?.message ? { message: remote.message } : {}),
+    ...(remote?.reason ? { reason: remote.reason } : {}),
+    ...(podIP ? { podIP, podIPs: [{ ip: podIP }] } : {}),
+    ...(hostIP ? { hostIP, hostIPs: [{ ip: hostIP }] } : {}),
+  };
+}
+
+/** The consumer pod's status when the provider refused it, or the pod cannot be offloaded: Pending, with why. */
+export function refusedPodStatus(refusal: Refusal): V1PodStatus {
+  return {
+    phase: "Pending",
+    conditions: [
+      {
+        type: OFFLOADED_CONDITION,
+        status: "False",
+        reason: refusal.reason,
+        message: refusal.message,
+      },
+    ],
+  };
+}
+
+/** The ConfigMaps and Secrets a pod spec reads: volumes, projected volumes, env, envFrom and image pull secrets. */
+export function referencedObjects(spec: V1PodSpec): { configMaps: string[]; secrets: string[] } {
+  const configMaps = new Set<string>();
+  const secrets = new Set<string>();
+  const fromVolume = (v: V1Volume): void => {
+    if (v.configMap?.name) configMaps.add(v.configMap.name);
+    if (v.secret?.secretName) secrets.add(v.secret.secretName);
+    for (const source of v.projected?.sources ?? []) {
+      if (source.configMap?.name) configMaps.add(source.configMap.name);
+      if (source.secret?.name) secrets.add(source.secret.name);
+    }
+  };
+  (spec.volumes ?? []).forEach(fromVolume);
+  for (const container of [...(spec.initContainers ?? []), ...(spec.containers ?? [])]) {
+    for (const env of container.env ?? []) {
+      if (env.valueFrom?.configMapKeyRef?.name) configMaps.add(env.valueFrom.configMapKeyRef.name);
+      if (env.valueFrom?.secretKeyRef?.name) secrets.add(env.valueFrom.secretKeyRef.name);
+    }
+    for (const from of container.envFrom ?? []) {
+      if (from.configMapRef?.name) configMaps.add(from.configMapRef.name);
+      if (from.secretRef?.name) secrets.add(from.secretRef.name);
+    }
+  }
+  for (const pull of spec.imagePullSecrets ?? []) if (pull.name) secrets.add(pull.name);
+  return { configMaps: [...configMaps].sort(), secrets: [...secrets].sort() };
+}
+
+/** The kube-root-ca.crt ConfigMap every namespace has of its own: never reflected over the provider's. */
+export const NAMESPACE_OWN_CONFIGMAPS: ReadonlySet<string> = new Set(["kube-root-ca.crt"]);
+
+/** Secret types a consumer may not reflect: they would make the provider mint or hold credentials. */
+const UNREFLECTED_SECRET_TYPES: ReadonlySet<string> = new Set(["kubernetes.io/service-account-token"]);
+
+const reflectedLabels = { [MANAGED_BY_LABEL]: MANAGED_BY, [REFLECTED_LABEL]: "true" };
+
+/** The copy of a consumer ConfigMap in the remote namespace. */
+export function forgeReflectedConfigMap(source: V1ConfigMap, remoteNamespace: string): V1ConfigMap {
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: source.metadata!.name!, namespace: remoteNamespace, labels: reflectedLabels },
+    ...(source.data ? { data: source.data } : {}),
+    ...(source.binaryData ? { binaryData: source.binaryData } : {}),
+  };
+}
+
+/** The copy of a consumer Secret in the remote namespace; undefined for a type that is never reflected. */
+export function forgeReflectedSecret(source: V1Secret, remoteNamespace: string): V1Secret | undefined {
+  if (source.type && UNREFLECTED_SECRET_TYPES.has(source.type)) return undefined;
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: source.metadata!.name!, namespace: remoteNamespace, labels: reflectedLabels },
+    ...(source.type ? { type: source.type } : {}),
+    ...(source.data ? { data: source.data } : {}),
+  };
+}
+
+/**
+ * The name of the consumer namespace `namespace` on a provider: the same name, or (the default)
+ * suffixed with the consumer's cluster id, so that two consumers' namespaces never collide.
+ *
+ * @throws Error naming the namespace when the result is longer than a namespace name may be.
+ */
+export function remoteNamespaceName(namespace: string, consumerClusterId: string, naming: "suffixed" | "same"): string {
+  const name = naming === "same" ? namespace : `${namespace}-${consumerClusterId}`;
+  if (name.length > 63) {
+    throw new Error(
+      `the remote name of namespace "${namespace}" would be "${name}", ${name.length} characters; ` +
+        `a namespace name has at most 63 (use a shorter namespace, or naming "same")`,
+    );
+  }
+  return name;
+}

@@ -1,0 +1,111 @@
+import type { V1Pod } from "@kubernetes/client-node";
+import { Cidr } from "../../../../provider/net/cidr.js";
+import {
+  CONSUMER_POD_UID_LABEL,
+  forgeOffloadedPod,
+  forgeReflectedSecret,
+  forgeRemotePod,
+  referencedObjects,
+  reflectPodStatus,
+  remoteNamespaceName,
+} from "../../../../provider/offloading/reflection.js";
+
+const consumerPod: V1Pod = {
+  metadata: { name: "web-1", namespace: "shop", uid: "uid-1", labels: { app: "web" } },
+  spec: {
+    nodeName: "liqo-b",
+    nodeSelector: { "kubernetes.io/hostname": "liqo-b" },
+    tolerations: [{ key: "virtual-node.pulumi-liqo.dev/not-allowed", operator: "Exists" }],
+    priorityClassName: "consumer-class",
+    serviceAccountName: "default",
+    containers: [
+      {
+        name: "app",
+        image: "app:1",
+        volumeMounts: [
+          { name: "config", mountPath: "/etc/app" },
+          { name: "kube-api-access-abcde", mountPath: "/var/run/secrets/kubernetes.io/serviceaccount" },
+        ],
+        env: [{ name: "PASSWORD", valueFrom: { secretKeyRef: { name: "db", key: "password" } } }],
+        envFrom: [{ configMapRef: { name: "settings" } }],
+      },
+    ],
+    volumes: [
+      { name: "config", configMap: { name: "app-config" } },
+      { name: "kube-api-access-abcde", projected: { sources: [{ configMap: { name: "kube-root-ca.crt" } }] } },
+    ],
+  },
+};
+
+describe("forgeOffloadedPod and forgeRemotePod", () => {
+  test("GIVEN a consumer pod THEN the request drops what names the consumer's cluster, and keeps the workload", () => {
+    const request = forgeOffloadedPod(consumerPod, "shop-c1", "pulumi-liqo-tenant-c1");
+    expect(request.metadata.name).toBe("shop-c1.web-1");
+    expect(request.metadata.namespace).toBe("pulumi-liqo-tenant-c1");
+    expect(request.spec).toMatchObject({ namespace: "shop-c1", name: "web-1", consumerUid: "uid-1" });
+    const spec = request.spec.pod;
+    for (const field of ["nodeName", "nodeSelector", "tolerations", "priorityClassName"]) {
+      expect(spec).not.toHaveProperty(field);
+    }
+    expect(spec.volumes?.map((v) => v.name)).toEqual(["config"]);
+    expect(spec.containers[0]!.volumeMounts?.map((m) => m.name)).toEqual(["config"]);
+  });
+
+  test("GIVEN a request that names a node and another service account THEN the pod made of it has neither, and the project's labels win", () => {
+    const request = forgeOffloadedPod(consumerPod, "shop-c1", "pulumi-liqo-tenant-c1");
+    request.spec.pod = { ...request.spec.pod, nodeName: "control-plane", serviceAccountName: "admin" };
+    request.spec.labels = { [CONSUMER_POD_UID_LABEL]: "someone-else", app: "web" };
+    const pod = forgeRemotePod(request, "c1");
+    expect(pod.spec?.nodeName).toBeUndefined();
+    expect(pod.spec?.serviceAccountName).toBe("default");
+    expect(pod.metadata?.labels?.[CONSUMER_POD_UID_LABEL]).toBe("uid-1");
+    expect(pod.metadata?.labels?.["app"]).toBe("web");
+  });
+});
+
+describe("reflectPodStatus", () => {
+  const view = { real: Cidr.parse("10.100.0.0/16"), asSeen: Cidr.parse("10.64.0.0/16") };
+
+  test("GIVEN a running provider pod in an overlapping CIDR THEN the consumer sees it running at the remapped address", () => {
+    const status = reflectPodStatus(
+      { phase: "Running", podIP: "10.100.1.7", conditions: [{ type: "Ready", status: "True" }] },
+      view,
+      undefined,
+    );
+    expect(status.phase).toBe("Running");
+    expect(status.podIP).toBe("10.64.1.7");
+    expect(status.podIPs).toEqual([{ ip: "10.64.1.7" }]);
+    expect(status.conditions?.map((c) => `${c.type}=${c.status}`)).toEqual(["Ready=True", "Offloaded=True"]);
+  });
+
+  test("GIVEN an address outside the provider's pod CIDR, or no view yet THEN no address is shown", () => {
+    expect(reflectPodStatus({ phase: "Running", podIP: "192.168.1.1" }, view, undefined).podIP).toBeUndefined();
+    expect(reflectPodStatus({ phase: "Running", podIP: "10.100.1.7" }, undefined, undefined).podIP).toBeUndefined();
+  });
+});
+
+describe("what goes with a pod", () => {
+  test("GIVEN volumes, env and envFrom THEN exactly the ConfigMaps and Secrets they read are found", () => {
+    expect(referencedObjects(consumerPod.spec!)).toEqual({
+      configMaps: ["app-config", "kube-root-ca.crt", "settings"],
+      secrets: ["db"],
+    });
+  });
+
+  test("GIVEN a service account token Secret THEN it is never reflected", () => {
+    expect(
+      forgeReflectedSecret({ metadata: { name: "t" }, type: "kubernetes.io/service-account-token" }, "shop-c1"),
+    ).toBeUndefined();
+    expect(forgeReflectedSecret({ metadata: { name: "db" }, data: { password: "cw==" } }, "shop-c1")?.data).toEqual({
+      password: "cw==",
+    });
+  });
+
+  test("GIVEN the default naming THEN the remote namespace carries the consumer's id, and a name too long is an error naming the namespace", () => {
+    expect(remoteNamespaceName("shop", "0123456789abcdef", "suffixed")).toBe("shop-0123456789abcdef");
+    expect(remoteNamespaceName("shop", "0123456789abcdef", "same")).toBe("shop");
+    expect(() => remoteNamespaceName("n".repeat(50), "0123456789abcdef", "suffixed")).toThrow(
+      /remote name of namespace "n+" would be .* at most 63/,
+    );
+  });
+});
