@@ -206,8 +206,8 @@ async function finishRemoval(kc: k8s.KubeConfig, pod: k8s.V1Pod): Promise<void> 
     .deleteNamespacedPod({
       name: name!,
       namespace: namespace!,
-      gracePeriodSeconds: 0,
-      body: { preconditions: { uid } },
+      // In the body: with a body, the API server reads no option from the query.
+      body: { gracePeriodSeconds: 0, preconditions: { uid } },
     })
     .catch((error: unknown) => {
       const code = (error as { code?: number }).code;
@@ -236,6 +236,15 @@ export async function reflectPeeringPods(
   const requests = (await listOffloading<OffloadedPod>(provider, "offloadedpods", tenant)) ?? [];
   const requestOf = new Map(requests.map((r) => [r.spec.consumerUid, r]));
   const remoteOf = offloadedNamespaces(offloadings, virtualNode);
+  const awaited = new Set(
+    offloadings
+      .filter((o) => !o.metadata.deletionTimestamp && o.spec.virtualNodes.includes(virtualNode))
+      .filter(
+        (o) =>
+          !["Ready", "Refused"].includes(o.status?.remotes?.find((r) => r.virtualNode === virtualNode)?.phase ?? ""),
+      )
+      .map((o) => o.metadata.namespace!),
+  );
   const withdrawn = new Set(
     offloadings
       .filter((o) => o.metadata.deletionTimestamp && o.spec.virtualNodes.includes(virtualNode))
@@ -275,6 +284,10 @@ export async function reflectPeeringPods(
       continue;
     }
     const remoteNamespace = remoteOf.get(namespace);
+    if (!remoteNamespace && awaited.has(namespace)) {
+      pending = true; // Its provider has not answered for the namespace yet.
+      continue;
+    }
     if (!remoteNamespace) {
       await writePodStatus(
         kc,

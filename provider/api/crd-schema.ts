@@ -17,8 +17,13 @@ export const port: Schema = { type: "integer", minimum: 1, maximum: 65535 };
 export const stringMap: Schema = { type: "object", additionalProperties: { type: "string" } };
 /** A list of strings. */
 export const stringList: Schema = { type: "array", items: { type: "string" } };
-/** An object whose content the API server keeps as it is (a pod spec, a status copied from a pod). */
-export const opaque: Schema = { type: "object", "x-kubernetes-preserve-unknown-fields": true };
+/**
+ * An object whose content the API server keeps as it is (a pod spec). Spelled as the client's
+ * model names it: the client serializes a CustomResourceDefinition through its model, which drops
+ * a key spelled as in JSON (`x-kubernetes-preserve-unknown-fields`), and the API server then
+ * prunes every field inside.
+ */
+export const opaque: Schema = { type: "object", x_kubernetes_preserve_unknown_fields: true };
 /** An object of `properties`, of which `required` must be set. */
 export const obj = (properties: Record<string, Schema>, required: string[] = []): Schema => ({
   type: "object",

@@ -13,6 +13,7 @@ import { isIP } from "node:net";
 import { forgeCertificateAuthority, forgeServingCertificate } from "../pki/x509.js";
 import {
   API_GROUP,
+  API_VERSION,
   AUTH_TLS_SECRET,
   CLUSTER_IDENTITY_CONFIGMAP,
   MANAGED_BY,
@@ -396,6 +397,9 @@ export async function uninstallCluster(kc: k8s.KubeConfig, options: InstallWaitO
   }
   for (const name of namespaces) {
     await poll({ step: STEP, object: `Namespace ${name} deleted`, endpoint }, timing, async () => {
+      // The agent that would honour the project's finalizers (on a tenant's requests) goes with
+      // the system namespace: once a namespace is being deleted, they only hold it up.
+      await releaseProjectFinalizers(kc, name);
       const live = await readOptional(() => core.readNamespace({ name }));
       return live
         ? { done: false, state: `phase ${live.status?.phase ?? "unknown"}` }
@@ -403,6 +407,10 @@ export async function uninstallCluster(kc: k8s.KubeConfig, options: InstallWaitO
     });
   }
 
+  // Objects outside those namespaces (a NamespaceOffloading in an application's namespace) keep
+  // the agent's finalizers; the agent that would honour them is gone, and a CRD is not removed
+  // while an object of it waits on one.
+  await releaseProjectFinalizers(kc, undefined);
   const crdNames = forgeCustomResourceDefinitions().map((crd) => crd.metadata!.name!);
   for (const name of crdNames) {
     await deleteOptional(() => extensions.deleteCustomResourceDefinition({ name })).catch(
@@ -414,5 +422,40 @@ export async function uninstallCluster(kc: k8s.KubeConfig, options: InstallWaitO
       const live = await readOptional(() => extensions.readCustomResourceDefinition({ name }));
       return live ? { done: false, state: "still present (terminating)" } : { done: true, value: undefined };
     });
+  }
+}
+
+/** Removes this project's finalizers from every object of its kinds (in `namespace`, or anywhere) that still holds one. */
+async function releaseProjectFinalizers(kc: k8s.KubeConfig, namespace: string | undefined): Promise<void> {
+  const api = kc.makeApiClient(k8s.CustomObjectsApi);
+  const endpoint = serverOf(kc);
+  const ours = (f: string): boolean => f.startsWith(`${API_GROUP}/`);
+  for (const definition of forgeCustomResourceDefinitions()) {
+    const plural = definition.spec.names.plural;
+    const listed = (await readOptional(() =>
+      namespace
+        ? api.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace, plural })
+        : api.listClusterCustomObject({ group: API_GROUP, version: API_VERSION, plural }),
+    ).catch(describeFailure(`${STEP}: listing ${plural}`, endpoint))) as
+      { items: { metadata: k8s.V1ObjectMeta }[] } | undefined;
+    for (const object of listed?.items ?? []) {
+      const finalizers = object.metadata.finalizers ?? [];
+      if (!finalizers.some(ours)) continue;
+      const { name } = object.metadata;
+      const where = object.metadata.namespace!;
+      await readOptional(() =>
+        api.patchNamespacedCustomObject(
+          {
+            group: API_GROUP,
+            version: API_VERSION,
+            namespace: where,
+            plural,
+            name: name!,
+            body: { metadata: { finalizers: finalizers.filter((f) => !ours(f)) } },
+          },
+          k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+        ),
+      ).catch(describeFailure(`${STEP}: releasing the finalizers of ${plural} ${where}/${name}`, endpoint));
+    }
   }
 }

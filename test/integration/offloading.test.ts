@@ -1,0 +1,324 @@
+/**
+ * Offloading on real clusters (the worker's shared lab: a and b, distinct pod CIDRs, the project as
+ * pods): b peers with a and a tunnel joins them; namespace `shop` of b is offloaded to a. A
+ * Deployment of 3 replicas tolerating the virtual node's taint runs on a's real nodes, and b shows
+ * its pods Running at addresses that b's own pods reach, one by one and through a Service of b.
+ * Pods that a's rules forbid are refused, each with a condition that names why, and nothing is made
+ * for them on a. b's identity cannot create a pod on a, read pods outside its namespaces there, nor
+ * have a namespace that is not its own. Deleting the Deployment and then the NamespaceOffloading
+ * leaves nothing of either on a.
+ */
+import * as k8s from "@kubernetes/client-node";
+import {
+  API_GROUP,
+  API_GROUP_VERSION,
+  API_VERSION,
+  NAMESPACE_OFFLOADING_NAME,
+  type NamespaceOffloading,
+  type OffloadedPod,
+  type RemoteNamespace,
+} from "../../provider/api/index.js";
+import { statusOf } from "../../provider/kube/errors.js";
+import { TUNNEL_DEFAULTS } from "../../provider/network-fabric/tunnel-plan.js";
+import { ensureTunnel } from "../../provider/network-fabric/tunnel.js";
+import { OFFLOADED_CONDITION, remoteNamespaceName } from "../../provider/offloading/reflection.js";
+import { VIRTUAL_NODE_TAINT } from "../../provider/virtual-node/node.js";
+import { poll } from "../../provider/wait/poll.js";
+import { imageReference } from "../../local-cluster/node-images.js";
+import { podtoolFrom, runPodtool } from "../../local-cluster/pods.js";
+import { releaseSharedLab, sharedLab } from "../../harness/labs.js";
+import { uninstallCluster } from "../../harness/install.js";
+import { peerPair, quietProgress, unpeerPair, type Pair } from "../support/tunnel-pair.js";
+
+const NAMESPACE = "shop";
+const group = { group: API_GROUP, version: API_VERSION };
+
+/** A pod spec of podtool (serves TCP 8080, answering with its name) that may run on the virtual node. */
+function podtoolSpec(virtualNode: string, extra: Partial<k8s.V1PodSpec> = {}): k8s.V1PodSpec {
+  return {
+    nodeSelector: { "kubernetes.io/hostname": virtualNode },
+    // Every virtual node's taint; the pod asks for no cpu or memory, which the offer (pods only) has none of.
+    tolerations: [{ key: VIRTUAL_NODE_TAINT.key, operator: "Exists" }],
+    containers: [{ name: "podtool", image: imageReference("podtool"), imagePullPolicy: "Never" }],
+    ...extra,
+  };
+}
+
+describe("offloading on real clusters (shared lab)", () => {
+  let pair: Pair | undefined;
+
+  afterAll(async () => {
+    if (pair) {
+      await unpeerPair(pair).catch(() => undefined);
+      await uninstallCluster(pair.b);
+      await uninstallCluster(pair.a);
+    }
+    await releaseSharedLab();
+  });
+
+  test(
+    "GIVEN b peered with a and shop offloaded WHEN a Deployment of 3 runs on the virtual node THEN its pods run on a's nodes, " +
+      "b reaches each at the address it shows and through a Service; forbidden pods are refused with a reason and nothing is " +
+      "made for them; b's identity can neither make pods on a nor read others'; deleting leaves nothing on a",
+    async () => {
+      pair = await peerPair(await sharedLab());
+      const { a, b, record } = pair;
+      await ensureTunnel(
+        pair.sides,
+        { server: "provider", serverAddress: a.publicAddress, ...TUNNEL_DEFAULTS, behindNat: [] },
+        120_000,
+        quietProgress,
+      );
+      const bCore = pair.consumer.kc.makeApiClient(k8s.CoreV1Api);
+      const aCore = pair.provider.kc.makeApiClient(k8s.CoreV1Api);
+      const bCustom = pair.consumer.kc.makeApiClient(k8s.CustomObjectsApi);
+      const identity = pair.sides.provider.kc;
+      const remoteNamespace = remoteNamespaceName(NAMESPACE, pair.consumer.clusterId, "suffixed");
+
+      // The namespace, offloaded to a through the peering's virtual node.
+      await bCore.createNamespace({ body: { metadata: { name: NAMESPACE } } });
+      const offloading: NamespaceOffloading = {
+        apiVersion: API_GROUP_VERSION,
+        kind: "NamespaceOffloading",
+        metadata: { name: NAMESPACE_OFFLOADING_NAME, namespace: NAMESPACE },
+        spec: { remoteNamespace, virtualNodes: [record.virtualNodeName] },
+      };
+      await bCustom.createNamespacedCustomObject({
+        ...group,
+        namespace: NAMESPACE,
+        plural: "namespaceoffloadings",
+        body: offloading,
+      });
+      await poll(
+        { step: "test", object: `NamespaceOffloading ${NAMESPACE} Ready`, endpoint: b.apiServerUrl },
+        { timeoutMs: 60_000, intervalMs: 500 },
+        async () => {
+          const live = (await bCustom.getNamespacedCustomObject({
+            ...group,
+            namespace: NAMESPACE,
+            plural: "namespaceoffloadings",
+            name: NAMESPACE_OFFLOADING_NAME,
+          })) as NamespaceOffloading;
+          const report = live.status?.remotes?.[0];
+          return report?.phase === "Ready"
+            ? { done: true, value: undefined }
+            : { done: false, state: JSON.stringify(report) };
+        },
+      );
+      expect((await aCore.readNamespace({ name: remoteNamespace })).metadata?.name).toBe(remoteNamespace);
+
+      // A Deployment of 3 on the virtual node.
+      const apps = pair.consumer.kc.makeApiClient(k8s.AppsV1Api);
+      await apps.createNamespacedDeployment({
+        namespace: NAMESPACE,
+        body: {
+          metadata: { name: "web" },
+          spec: {
+            replicas: 3,
+            selector: { matchLabels: { app: "web" } },
+            template: { metadata: { labels: { app: "web" } }, spec: podtoolSpec(record.virtualNodeName) },
+          },
+        },
+      });
+      const running = await poll(
+        { step: "test", object: `3 pods of Deployment ${NAMESPACE}/web Running on b`, endpoint: b.apiServerUrl },
+        { timeoutMs: 120_000, intervalMs: 1_000 },
+        async () => {
+          const pods = (await bCore.listNamespacedPod({ namespace: NAMESPACE, labelSelector: "app=web" })).items;
+          const ready = pods.filter((p) => p.status?.phase === "Running" && p.status.podIP);
+          return ready.length === 3
+            ? { done: true, value: ready }
+            : {
+                done: false,
+                state: pods.map((p) => `${p.metadata?.name} ${p.status?.phase} ${p.status?.podIP ?? ""}`).join(", "),
+              };
+        },
+      );
+      const remotePods = (await aCore.listNamespacedPod({ namespace: remoteNamespace })).items;
+      expect(remotePods.map((p) => p.metadata!.name).sort()).toEqual(running.map((p) => p.metadata!.name).sort());
+      for (const p of remotePods) expect(p.spec?.nodeName).toMatch(new RegExp(`^${a.name}-n\\d$`));
+      for (const p of running) {
+        // b's pods are in b's pod CIDR; the offloaded ones show a's (distinct CIDRs: not remapped).
+        expect(p.status?.podIP).toBe(remotePods.find((r) => r.metadata?.name === p.metadata?.name)?.status?.podIP);
+        expect(p.status?.conditions?.find((c) => c.type === OFFLOADED_CONDITION)?.status).toBe("True");
+      }
+
+      // b's own pod reaches each offloaded pod at the address b shows, and through a Service of b.
+      await runPodtool(b, 1);
+      for (const p of running) {
+        expect(await podtoolFrom(b, 1, "tcp", `${p.status!.podIP}:8080`, 60_000)).toContain(p.metadata!.name);
+      }
+      const service = await bCore.createNamespacedService({
+        namespace: NAMESPACE,
+        body: {
+          metadata: { name: "web" },
+          spec: { selector: { app: "web" }, ports: [{ port: 80, targetPort: 8080 }] },
+        },
+      });
+      const answered = new Set<string>();
+      await poll(
+        { step: "test", object: `Service ${NAMESPACE}/web answered by all 3 pods`, endpoint: b.apiServerUrl },
+        { timeoutMs: 60_000, intervalMs: 100 },
+        async () => {
+          const out = await podtoolFrom(b, 1, "tcp", `${service.spec!.clusterIP}:80`, 30_000);
+          for (const p of running) if (out.includes(p.metadata!.name!)) answered.add(p.metadata!.name!);
+          return answered.size === 3
+            ? { done: true, value: undefined }
+            : { done: false, state: [...answered].join(", ") };
+        },
+      );
+
+      // Forbidden pods: refused with the reason, and nothing made on a.
+      const forbidden: [string, k8s.V1PodSpec, string][] = [
+        [
+          "privileged",
+          podtoolSpec(record.virtualNodeName, {
+            containers: [{ name: "podtool", image: imageReference("podtool"), securityContext: { privileged: true } }],
+          }),
+          "Privileged",
+        ],
+        ["host-network", podtoolSpec(record.virtualNodeName, { hostNetwork: true }), "HostNamespace"],
+        [
+          "host-path",
+          podtoolSpec(record.virtualNodeName, { volumes: [{ name: "root", hostPath: { path: "/" } }] }),
+          "HostPath",
+        ],
+        [
+          // Bound by name, past the scheduler (which would not place it on a node this small): a's agent is the check that counts.
+          "over-offer",
+          podtoolSpec(record.virtualNodeName, {
+            nodeName: record.virtualNodeName,
+            containers: [{ name: "podtool", image: imageReference("podtool"), resources: { requests: { cpu: "64" } } }],
+          }),
+          "ExceedsOffer",
+        ],
+      ];
+      for (const [name, spec] of forbidden) {
+        await bCore.createNamespacedPod({ namespace: NAMESPACE, body: { metadata: { name }, spec } });
+      }
+      for (const [name, , reason] of forbidden) {
+        const condition = await poll(
+          { step: "test", object: `pod ${NAMESPACE}/${name} refused`, endpoint: b.apiServerUrl },
+          { timeoutMs: 60_000, intervalMs: 500 },
+          async () => {
+            const pod = await bCore.readNamespacedPod({ name, namespace: NAMESPACE });
+            const c = pod.status?.conditions?.find((c) => c.type === OFFLOADED_CONDITION);
+            return c?.status === "False"
+              ? { done: true, value: c }
+              : { done: false, state: JSON.stringify(pod.status?.conditions) };
+          },
+        );
+        expect(condition.reason).toBe(reason);
+        expect(condition.message).toBeTruthy();
+        const events = await bCore.listNamespacedEvent({
+          namespace: NAMESPACE,
+          fieldSelector: `involvedObject.name=${name}`,
+        });
+        expect(events.items.map((e) => e.reason)).toContain(reason);
+      }
+      const made = (await aCore.listNamespacedPod({ namespace: remoteNamespace })).items.map((p) => p.metadata!.name);
+      for (const [name] of forbidden) expect(made).not.toContain(name);
+
+      // b's identity on a: no pod of its own making, no reading of others' pods, no namespace that is not its own.
+      const asB = identity.makeApiClient(k8s.CoreV1Api);
+      const denied = async (what: Promise<unknown>): Promise<number | undefined> =>
+        what.then(
+          () => undefined,
+          (error: unknown) => statusOf(error),
+        );
+      expect(
+        await denied(
+          asB.createNamespacedPod({
+            namespace: remoteNamespace,
+            body: { metadata: { name: "direct" }, spec: podtoolSpec("x") },
+          }),
+        ),
+      ).toBe(403);
+      expect(await denied(asB.listNamespacedPod({ namespace: "default" }))).toBe(403);
+      expect(await denied(asB.listNamespacedPod({ namespace: "kube-system" }))).toBe(403);
+      expect(await denied(asB.listPodForAllNamespaces())).toBe(403);
+      const asBCustom = identity.makeApiClient(k8s.CustomObjectsApi);
+      const stolen: RemoteNamespace = {
+        apiVersion: API_GROUP_VERSION,
+        kind: "RemoteNamespace",
+        metadata: { name: "kube-system", namespace: record.tenantNamespace },
+        spec: { consumerNamespace: NAMESPACE },
+      };
+      await asBCustom.createNamespacedCustomObject({
+        ...group,
+        namespace: record.tenantNamespace,
+        plural: "remotenamespaces",
+        body: stolen,
+      });
+      const smuggled: OffloadedPod = {
+        apiVersion: API_GROUP_VERSION,
+        kind: "OffloadedPod",
+        metadata: { name: "kube-system.smuggled", namespace: record.tenantNamespace },
+        spec: { namespace: "kube-system", name: "smuggled", consumerUid: "forged", pod: podtoolSpec("x") },
+      };
+      await asBCustom.createNamespacedCustomObject({
+        ...group,
+        namespace: record.tenantNamespace,
+        plural: "offloadedpods",
+        body: smuggled,
+      });
+      const answerOf = (plural: string, name: string) =>
+        poll(
+          { step: "test", object: `${plural} ${name} refused`, endpoint: a.apiServerUrl },
+          { timeoutMs: 60_000, intervalMs: 500 },
+          async () => {
+            const live = (await pair!.provider.kc.makeApiClient(k8s.CustomObjectsApi).getNamespacedCustomObject({
+              ...group,
+              namespace: record.tenantNamespace,
+              plural,
+              name,
+            })) as OffloadedPod;
+            return live.status?.phase ? { done: true, value: live.status } : { done: false, state: "no answer" };
+          },
+        );
+      expect(await answerOf("remotenamespaces", "kube-system")).toMatchObject({ phase: "Refused", reason: "Reserved" });
+      expect(await answerOf("offloadedpods", "kube-system.smuggled")).toMatchObject({
+        phase: "Refused",
+        reason: "NamespaceNotReady",
+      });
+      expect(
+        (
+          await aCore.listNamespacedPod({
+            namespace: "kube-system",
+            labelSelector: "app.kubernetes.io/managed-by=pulumi-liqo",
+          })
+        ).items,
+      ).toEqual([]);
+
+      // Deleting the Deployment, the forbidden pods and the NamespaceOffloading leaves nothing on a.
+      await apps.deleteNamespacedDeployment({ name: "web", namespace: NAMESPACE });
+      for (const [name] of forbidden) await bCore.deleteNamespacedPod({ name, namespace: NAMESPACE });
+      await poll(
+        { step: "test", object: `no pod of ${NAMESPACE} left on either side`, endpoint: a.apiServerUrl },
+        { timeoutMs: 90_000, intervalMs: 1_000 },
+        async () => {
+          const here = (await bCore.listNamespacedPod({ namespace: NAMESPACE })).items.length;
+          const there = (await aCore.listNamespacedPod({ namespace: remoteNamespace })).items.length;
+          return here + there === 0
+            ? { done: true, value: undefined }
+            : { done: false, state: `${here} on b, ${there} on a` };
+        },
+      );
+      await bCustom.deleteNamespacedCustomObject({
+        ...group,
+        namespace: NAMESPACE,
+        plural: "namespaceoffloadings",
+        name: NAMESPACE_OFFLOADING_NAME,
+      });
+      await poll(
+        { step: "test", object: `namespace ${remoteNamespace} gone from a`, endpoint: a.apiServerUrl },
+        { timeoutMs: 90_000, intervalMs: 1_000 },
+        async () =>
+          (await aCore.readNamespace({ name: remoteNamespace }).catch(() => undefined))
+            ? { done: false, state: "still there" }
+            : { done: true, value: undefined },
+      );
+      await bCore.deleteNamespace({ name: NAMESPACE });
+    },
+  );
+});
