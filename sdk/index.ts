@@ -7,3 +7,4 @@ export * from "./peering.js";
 export * from "./peering-token.js";
 export * from "./tunnel.js";
 export * from "./tunnel-types.js";
+export * from "./namespace-offloading.js";

@@ -140,6 +140,21 @@ export async function advanceNamespaceOffloading(
       });
     }
   }
+  // Peerings taken out of the set: their remote namespace goes (its pods were removed with
+  // consumer-pods.ts); the report stays until it is gone.
+  for (const report of offloading.status?.remotes ?? []) {
+    if (virtualNodes.includes(report.virtualNode)) continue;
+    const peering = peerings.byVirtualNode.get(report.virtualNode);
+    if (!peering) continue;
+    const provider = await peerings.identityOf(peering);
+    await deleteOffloading(provider, "remotenamespaces", peering.spec.tenantNamespace, report.remoteNamespace);
+    if (await remoteNamespaceGone(provider, peering.spec.tenantNamespace, report.remoteNamespace)) continue;
+    remotes.push({
+      ...report,
+      phase: "Pending",
+      message: "being removed: the peering was taken out of the offloading",
+    });
+  }
   const status = { observedGeneration: offloading.metadata.generation ?? 1, remotes };
   if (JSON.stringify(offloading.status ?? {}) !== JSON.stringify(status)) {
     await writeOffloadingStatus(kc, "namespaceoffloadings", offloading, status);

@@ -274,18 +274,19 @@ export async function reflectPeeringPods(
       await finishRemoval(kc, pod);
       continue;
     }
-    if (withdrawn.has(namespace)) {
-      // Its namespace is no longer offloaded here: the pod goes, and its controller makes another.
+    const remoteNamespace = remoteOf.get(namespace);
+    if (!remoteNamespace && awaited.has(namespace)) {
+      pending = true; // Its provider has not answered for the namespace yet.
+      continue;
+    }
+    if (withdrawn.has(namespace) || (!remoteNamespace && request)) {
+      // Its namespace is no longer offloaded there (withdrawn, or that peering taken out of it):
+      // the pod goes, through the removal above, and its controller makes another.
       await local.deleteNamespacedPod({ name: pod.metadata!.name!, namespace }).catch((error: unknown) => {
         if (!isNotFound(error))
           describeFailure(`${STEP}: removing Pod ${namespace}/${pod.metadata!.name}`, serverOf(kc))(error);
       });
       pending = true;
-      continue;
-    }
-    const remoteNamespace = remoteOf.get(namespace);
-    if (!remoteNamespace && awaited.has(namespace)) {
-      pending = true; // Its provider has not answered for the namespace yet.
       continue;
     }
     if (!remoteNamespace) {

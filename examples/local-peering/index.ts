@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { readFileSync } from "node:fs";
-import { Cluster, Peering, PeeringToken, Tunnel } from "pulumi-liqo";
+import { Cluster, NamespaceOffloading, Peering, PeeringToken, Tunnel } from "pulumi-liqo";
 
 const config = new pulumi.Config();
 // The agent image the clusters' nodes hold (`npm run clusters -- agent-image`): each Cluster deploys the
@@ -41,7 +41,15 @@ const tunnel = new Tunnel("b-to-a-tunnel", {
   timeoutSeconds: 120,
 });
 
+// Offloading: pods of this namespace of b (it must exist) that tolerate the virtual node's taint
+// and land on it run on a, in a namespace made for b there.
+const offloadNamespace = config.get("offloadNamespace");
+const offloading = offloadNamespace
+  ? new NamespaceOffloading("b-offloads", { consumer, namespace: offloadNamespace, peerings: [peering] })
+  : undefined;
+
 export const virtualNode = peering.virtualNodeName;
+export const offloadedAs = offloading?.remoteNamespace;
 export const tunnelStatus = tunnel.status;
 // How each side sees the other's pods (remapped when the pod CIDRs overlap).
 export const providerPodsAsSeenByConsumer = tunnel.consumer.remotePodCidrAsSeen;

@@ -14,6 +14,7 @@
  * Delete undoes them, the provider's side directly with its kubeconfig (the tenant and its RBAC),
  * then the consumer's node and records, then the tunnel. Every step is idempotent.
  */
+import { drainVirtualNode } from "../virtual-node/drain.js";
 import * as k8s from "@kubernetes/client-node";
 import {
   AUTH_TLS_SECRET,
@@ -362,6 +363,9 @@ export async function deleteInBandPeering(
     virtualNodeName: virtualNodeName ?? defaultVirtualNodeName(p.them.clusterName),
     providerClusterId: p.them.clusterId,
   };
+  // The virtual node is drained first, while the agent can still remove its pods from the provider.
+  progress.step(1, 3, `virtual node: draining Node ${record.virtualNodeName} of its offloaded pods`);
+  await drainVirtualNode(p.consumer, record.virtualNodeName, { timeoutMs });
   progress.step(
     1,
     3,

@@ -54,6 +54,7 @@ import {
 } from "./outgoing.js";
 import type { ProviderHandover } from "./handover.js";
 import type { Progress } from "./progress.js";
+import { drainVirtualNode } from "../virtual-node/drain.js";
 import { describeRevokedIdentity } from "./revoked.js";
 import { defaultVirtualNodeName, type PeeringRecord } from "./peering-plan.js";
 import { describeUnreachable, providerUnreachableError, type UnreachableProvider } from "./unreachable.js";
@@ -423,6 +424,7 @@ export async function deletePeering(
     const held = heldCertificateOf(identityText, "stored identity");
     const unreachable = await findUnreachable(provider, handover, record.providerClusterName);
     if (unreachable && !options.force) throw providerUnreachableError(unreachable, "Peering");
+    await drainBeforeUnpeering(consumer, record, options, progress, unreachable !== undefined);
     if (!unreachable)
       progress.step(
         1,
@@ -465,4 +467,20 @@ export async function deletePeering(
   await deleteVirtualNode(consumer, record.virtualNodeName);
   await deleteConsumerRecords(consumer, record.providerClusterId);
   return leftOnProvider;
+}
+
+/**
+ * Drains the peering's virtual node (step 1 of 2 begins with it): its offloaded pods are removed
+ * from the provider and then from the consumer while the identity can still reach the provider;
+ * with the provider gone (force), they are removed from the consumer only.
+ */
+async function drainBeforeUnpeering(
+  consumer: k8s.KubeConfig,
+  record: PeeringRecord,
+  options: DeleteOptions,
+  progress: Progress,
+  providerGone: boolean,
+): Promise<void> {
+  progress.step(1, 2, `virtual node: draining Node ${record.virtualNodeName} of its offloaded pods`);
+  await drainVirtualNode(consumer, record.virtualNodeName, { timeoutMs: options.timeoutMs, providerGone });
 }

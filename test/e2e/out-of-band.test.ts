@@ -12,7 +12,8 @@ import { VIRTUAL_NODE_TAINT } from "../../provider/virtual-node/node.js";
 import { poll } from "../../provider/wait/poll.js";
 import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
 import { expectPodsTalk } from "../support/project-pods.js";
-import { tagImageOnNodes } from "../../local-cluster/pods.js";
+import { podtoolFrom, tagImageOnNodes } from "../../local-cluster/pods.js";
+import { imageReference } from "../../local-cluster/node-images.js";
 import { DEFAULT_AGENT_IMAGE } from "../../provider/cluster/agent-image.js";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab } from "../../harness/labs.js";
@@ -33,6 +34,8 @@ import { PEERING_TOKEN_DIFF } from "../../provider/resources/peering-token.js";
 import { TUNNEL_DIFF } from "../../provider/resources/tunnel.js";
 
 const PROGRAM = join(__dirname, "..", "..", "examples", "local-peering");
+/** The namespace of b the test offloads to a. */
+const OFFLOADED = "shop";
 
 function client(cluster: ClusterState): k8s.CoreV1Api {
   return adminConfig(cluster).makeApiClient(k8s.CoreV1Api);
@@ -103,35 +106,52 @@ describe("out-of-band peering through the pulumi CLI", () => {
         expect((await workspace.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");
         await expectPodsTalk(b, a);
 
-        // kube-scheduler binds a pod that tolerates the virtual node's taint to it.
+        // Offloading a namespace of b: a NamespaceOffloading is all the preview plans; a pod of it that
+        // tolerates the virtual node's taint runs on a, and b's own pod reaches it at the address b shows.
         const core = client(b);
-        const pod = `e2e-${Date.now().toString(36)}`;
+        await core.createNamespace({ body: { metadata: { name: OFFLOADED } } });
+        await workspace.ok(["config", "set", "offloadNamespace", OFFLOADED]);
+        expect(await plannedSteps(workspace)).toEqual(["create b-offloads"]);
+        await workspace.ok(["up", "--yes"]);
+        const remoteNamespace = (await workspace.ok(["stack", "output", "offloadedAs"])).stdout.trim();
+        expect(remoteNamespace).toMatch(new RegExp(`^${OFFLOADED}-[0-9a-f]{16}$`));
         await core.createNamespacedPod({
-          namespace: "default",
+          namespace: OFFLOADED,
           body: {
-            metadata: { name: pod },
+            metadata: { name: "web" },
             spec: {
-              containers: [{ name: "app", image: "registry.invalid/app:1" }],
+              containers: [{ name: "podtool", image: imageReference("podtool"), imagePullPolicy: "Never" }],
               tolerations: [{ key: VIRTUAL_NODE_TAINT.key, operator: "Exists" }],
               nodeSelector: { type: "virtual-node" },
             },
           },
         });
-        try {
-          const node = await poll(
-            { step: "test", object: `pod ${pod} bound`, endpoint: b.apiServerUrl },
-            { timeoutMs: 60_000 },
-            async () => {
-              const current = await core.readNamespacedPod({ name: pod, namespace: "default" });
-              return current.spec?.nodeName
-                ? { done: true, value: current.spec.nodeName }
-                : { done: false, state: "pending" };
-            },
-          );
-          expect(node).toBe("liqo-a");
-        } finally {
-          await core.deleteNamespacedPod({ name: pod, namespace: "default", gracePeriodSeconds: 0 });
-        }
+        const offloaded = await poll(
+          { step: "test", object: `pod ${OFFLOADED}/web Running on b`, endpoint: b.apiServerUrl },
+          { timeoutMs: 90_000, intervalMs: 500 },
+          async () => {
+            const current = await core.readNamespacedPod({ name: "web", namespace: OFFLOADED });
+            return current.status?.phase === "Running" && current.status.podIP
+              ? { done: true, value: current }
+              : { done: false, state: `${current.spec?.nodeName ?? "unbound"} ${current.status?.phase}` };
+          },
+        );
+        expect(offloaded.spec?.nodeName).toBe("liqo-a");
+        const there = await client(a).readNamespacedPod({ name: "web", namespace: remoteNamespace });
+        expect(there.spec?.nodeName).toMatch(/^a-n\d$/);
+        expect(await podtoolFrom(b, 1, "tcp", `${offloaded.status!.podIP}:8080`, 60_000)).toContain("web");
+        await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
+        // Withdrawn: the pod goes from both clusters, and the namespace from a.
+        await workspace.ok(["config", "rm", "offloadNamespace"]);
+        expect(await plannedSteps(workspace)).toEqual(["delete b-offloads"]);
+        await workspace.ok(["up", "--yes"]);
+        expect((await core.listNamespacedPod({ namespace: OFFLOADED })).items).toEqual([]);
+        expect(
+          await client(a)
+            .readNamespace({ name: remoteNamespace })
+            .catch(() => undefined),
+        ).toBeUndefined();
+        await core.deleteNamespace({ name: OFFLOADED });
 
         await workspace.ok(["preview", "--expect-no-changes"]);
         await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);

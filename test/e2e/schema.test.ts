@@ -12,6 +12,7 @@ import { join } from "node:path";
 import * as ts from "typescript";
 import { forgeKubeconfig } from "../../provider/kube/kubeconfig.js";
 import { provider as cluster } from "../../provider/resources/cluster.js";
+import { provider as namespaceOffloading } from "../../provider/resources/namespace-offloading.js";
 import { provider as peering } from "../../provider/resources/peering.js";
 import { provider as peeringToken } from "../../provider/resources/peering-token.js";
 import { provider as tunnel } from "../../provider/resources/tunnel.js";
@@ -34,7 +35,7 @@ interface PackageSchema {
 }
 
 /**
- * The four resources: their SDK file and names, and which property check() and diff() see for
+ * The five resources: their SDK file and names, and which property check() and diff() see for
  * an input the SDK turns into another (a Cluster passed as `consumer` arrives as its kubeconfig
  * for check() and its id for diff()); other inputs arrive under their own name.
  */
@@ -60,6 +61,13 @@ const RESOURCES = {
     provider: tunnel,
     checkedAs: { peering: "consumerKubeconfig" },
     diffedAs: { peering: "providerClusterId" },
+  },
+  NamespaceOffloading: {
+    file: "namespace-offloading.ts",
+    args: "NamespaceOffloadingArgs",
+    provider: namespaceOffloading,
+    checkedAs: { consumer: "consumerKubeconfig", peerings: "virtualNodes" },
+    diffedAs: { consumer: "consumerClusterId", peerings: "virtualNodes" },
   },
 } as const;
 const renamed = (map: object, input: string): string => (map as Record<string, string>)[input] ?? input;
@@ -127,6 +135,12 @@ const GOOD: Record<ResourceName, Record<string, unknown>> = {
     tenantNamespace: "t",
     serverAddress: "203.0.113.7",
   },
+  NamespaceOffloading: {
+    consumerKubeconfig: kubeconfig,
+    consumerClusterId: "0123456789abcdef",
+    namespace: "shop",
+    virtualNodes: ["liqo-p"],
+  },
 };
 const CHANGED: Record<string, unknown> = {
   approach: "in-band",
@@ -135,6 +149,9 @@ const CHANGED: Record<string, unknown> = {
   expiresInSeconds: 60,
   consumerClusterId: "c2",
   providerClusterId: "p2",
+  namespace: "store",
+  naming: "same",
+  virtualNodes: ["liqo-p", "liqo-q"],
   kubeconfig: forgeKubeconfig({ name: "y", server: "https://10.0.0.9:6443", caPem: "ca", certPem: "c", keyPem: "k" }),
 };
 

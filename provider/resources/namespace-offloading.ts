@@ -1,0 +1,174 @@
+/**
+ * The `NamespaceOffloading` resource's dynamic provider: translates inputs into the steps of
+ * ../offloading/namespace-offloading.ts (on the consumer cluster; its agent talks to the providers)
+ * and the agent's reports into outputs. Which peerings the namespace uses changes in place;
+ * another namespace, naming or consumer is another offloading.
+ */
+import type * as pulumi from "@pulumi/pulumi";
+import type { RemoteNamespaceReport } from "../api/offloading.js";
+import { remoteNamespaceName } from "../offloading/reflection.js";
+import { DEFAULT_TIMEOUT_SECONDS } from "../wait/deadline.js";
+import {
+  changesOf,
+  driftRepair,
+  inPlace,
+  labelOf,
+  replaces,
+  urnOf,
+  type DiffRules,
+  type FoundChanges,
+} from "./diff-rules.js";
+import { explainedDiff, showingSteps } from "./engine-log.js";
+import { checkKubeconfig, checkSeconds, Failures, isUnknown } from "./inputs.js";
+import { partialFailure } from "./partial.js";
+import { deleteFailure, readOrFail } from "./read-failure.js";
+import { onFirstNeed } from "./steps.js";
+
+/** The steps and the Kubernetes client, loaded on first need: check and diff do without them. */
+const steps = onFirstNeed((): typeof import("../offloading/namespace-offloading.js") =>
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a static import would load it with this module
+  require("../offloading/namespace-offloading.js"),
+);
+const kube = onFirstNeed((): typeof import("../kube/client.js") =>
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a static import would load it with this module
+  require("../kube/client.js"),
+);
+
+/** How the remote namespace is named: suffixed with the consumer's cluster id (no two consumers collide), or the same. */
+export type RemoteNaming = "suffixed" | "same";
+
+/** Inputs, as the SDK's `NamespaceOffloading` sends them. */
+export interface NamespaceOffloadingInputs {
+  /** The consumer's kubeconfig (from its `Cluster`). */
+  readonly consumerKubeconfig: string;
+  readonly consumerClusterId: string;
+  /** The consumer namespace to offload; it must exist. */
+  readonly namespace: string;
+  /** The virtual nodes of the peerings its pods may use. */
+  readonly virtualNodes: string[];
+  /** @default "suffixed" */
+  readonly naming?: RemoteNaming;
+  readonly timeoutSeconds?: number;
+}
+
+/** Outputs: the inputs, the remote namespace's name and each provider's report. */
+export interface NamespaceOffloadingOutputs extends NamespaceOffloadingInputs {
+  /** The namespace's name on every provider. */
+  readonly remoteNamespace: string;
+  /** One report per virtual node. */
+  readonly remotes: RemoteNamespaceReport[];
+  /** `Ready`, or what the last create or refresh found wrong. */
+  readonly status: string;
+}
+
+const owner = "NamespaceOffloading";
+const timeoutOf = (inputs: NamespaceOffloadingInputs): number =>
+  (inputs.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
+const remoteOf = (inputs: NamespaceOffloadingInputs): string =>
+  remoteNamespaceName(inputs.namespace, inputs.consumerClusterId, inputs.naming ?? "suffixed");
+const kubeconfigOf = (inputs: NamespaceOffloadingInputs) =>
+  kube().loadKubeconfig(inputs.consumerKubeconfig, `${owner}: consumerKubeconfig`);
+
+/**
+ * What each input's change does, and why: the remote namespace's name follows from the consumer,
+ * the namespace and the naming, so a change of any of them is another offloading (its pods are
+ * drained first); the set of peerings and the rest change in place.
+ */
+export const NAMESPACE_OFFLOADING_DIFF = {
+  namespace: replaces(
+    "another namespace is another offloading: the old one's pods and remote namespaces are removed first",
+  ),
+  naming: replaces(
+    "the remote namespace's name changes: the old remote namespaces (and the pods in them) are removed, new ones are made",
+  ),
+  consumerClusterId: replaces("another consumer cluster is another offloading"),
+  virtualNodes: inPlace(
+    "the namespace is offloaded to the providers of the new set of peerings; those left out have their pods and remote namespace removed",
+  ),
+  consumerKubeconfig: inPlace("only how pulumi reaches the consumer cluster, which its cluster ID identifies"),
+  timeoutSeconds: inPlace("only the deadline of later operations"),
+  status: driftRepair(
+    "Ready",
+    "the last create stopped half-way, or pulumi refresh found a remote namespace missing: update writes the offloading again and waits for every provider",
+  ),
+} as const satisfies DiffRules<NamespaceOffloadingOutputs, NamespaceOffloadingInputs>;
+
+/** What changed between an offloading's state and its new inputs. */
+export function namespaceOffloadingChanges(
+  olds: NamespaceOffloadingOutputs,
+  news: NamespaceOffloadingInputs,
+): FoundChanges<keyof typeof NAMESPACE_OFFLOADING_DIFF> {
+  // The peerings' virtual node names are unknown in preview while they update: not a change here.
+  return changesOf(NAMESPACE_OFFLOADING_DIFF, olds, news, { unknownIsUnchanged: true });
+}
+
+async function converge(inputs: NamespaceOffloadingInputs): Promise<NamespaceOffloadingOutputs> {
+  const remoteNamespace = remoteOf(inputs);
+  try {
+    const remotes = await showingSteps(inputs, (progress) =>
+      steps().offloadNamespace(
+        kubeconfigOf(inputs),
+        { namespace: inputs.namespace, remoteNamespace, virtualNodes: inputs.virtualNodes, owner: urnOf(inputs) },
+        timeoutOf(inputs),
+        progress,
+      ),
+    );
+    return { ...inputs, remoteNamespace, remotes, status: "Ready" };
+  } catch (error) {
+    // The object stays written: the next `pulumi up` waits for it again, or destroy withdraws it.
+    throw partialFailure(error, inputs.namespace, { ...inputs, remoteNamespace, remotes: [], status: "incomplete" });
+  }
+}
+
+/** The `NamespaceOffloading` dynamic provider's operations. */
+export const provider: pulumi.dynamic.ResourceProvider<NamespaceOffloadingInputs, NamespaceOffloadingOutputs> = {
+  async check(_olds, news) {
+    const failures = new Failures();
+    checkKubeconfig(failures, "consumerKubeconfig", news.consumerKubeconfig);
+    checkSeconds(failures, "timeoutSeconds", news.timeoutSeconds);
+    if (news.naming !== undefined && !isUnknown(news.naming) && news.naming !== "suffixed" && news.naming !== "same") {
+      failures.add("naming", `must be "suffixed" or "same", not "${String(news.naming)}"`);
+    }
+    if (!isUnknown(news.virtualNodes) && (!Array.isArray(news.virtualNodes) || news.virtualNodes.length === 0)) {
+      failures.add("virtualNodes", "the peerings' virtual nodes: name at least one Peering of this consumer");
+    }
+    if (!isUnknown(news.namespace) && (typeof news.namespace !== "string" || news.namespace === "")) {
+      failures.add("namespace", "must name the consumer namespace to offload");
+    } else if (![news.namespace, news.consumerClusterId, news.naming].some(isUnknown)) {
+      try {
+        remoteOf(news);
+      } catch (error) {
+        failures.add("namespace", (error as Error).message);
+      }
+    }
+    return { inputs: news, failures: failures.list };
+  },
+  async diff(id, olds, news) {
+    return explainedDiff(owner, NAMESPACE_OFFLOADING_DIFF, id, news, namespaceOffloadingChanges(olds, news), true);
+  },
+  async create(inputs) {
+    return { id: inputs.namespace, outs: await converge(inputs) };
+  },
+  async update(_id, _olds, news) {
+    return { outs: await converge(news) };
+  },
+  async read(id, props) {
+    if (!props) return { id, props: props! };
+    const live = await readOrFail(owner, labelOf(props, id), () =>
+      steps().readNamespaceOffloading(kubeconfigOf(props), props.namespace),
+    );
+    if (!live) return { id: "", props: {} as NamespaceOffloadingOutputs };
+    const remotes = live.status?.remotes ?? [];
+    const problems = steps().remoteProblems(remotes, live.spec.virtualNodes);
+    return { id, props: { ...props, remotes, status: problems.length ? problems.join("; ") : "Ready" } };
+  },
+  async delete(id, props) {
+    try {
+      await showingSteps(props, (progress) =>
+        steps().withdrawNamespace(kubeconfigOf(props), props.namespace, timeoutOf(props), progress),
+      );
+    } catch (error) {
+      throw deleteFailure(owner, labelOf(props, id), error);
+    }
+  },
+};

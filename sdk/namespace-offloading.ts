@@ -1,0 +1,82 @@
+/** The `NamespaceOffloading` resource: a consumer namespace whose pods may run on providers. */
+import * as pulumi from "@pulumi/pulumi";
+import type { Cluster } from "./cluster.js";
+import { lazyProvider } from "./lazy-provider.js";
+import { ownUrn } from "./own-urn.js";
+import type { Peering } from "./peering.js";
+
+/** Inputs of a {@link NamespaceOffloading}. */
+export interface NamespaceOffloadingArgs {
+  /** The consumer cluster, the one of every peering in `peerings`. */
+  readonly consumer: Cluster;
+  /** The consumer namespace to offload. It must exist; the offloading does not own it. Changing it replaces the offloading. */
+  readonly namespace: pulumi.Input<string>;
+  /**
+   * The peerings (of `consumer`) whose virtual nodes the namespace's pods may be scheduled on;
+   * the namespace is made on each of their providers. A change updates in place: a peering left
+   * out has the namespace's pods and remote namespace removed.
+   */
+  readonly peerings: Peering[];
+  /**
+   * How the namespace is named on the providers: `suffixed` (default) adds `-<consumer cluster
+   * id>`, so that two consumers' namespaces of one name never collide; `same` keeps the name, and
+   * a provider refuses it when the name is already taken there. Changing it replaces the
+   * offloading. @default "suffixed"
+   */
+  readonly naming?: pulumi.Input<"suffixed" | "same">;
+  /** Deadline of each operation (create, update, delete), in seconds. @default 300 */
+  readonly timeoutSeconds?: pulumi.Input<number>;
+}
+
+/** What one provider answered for the namespace. */
+export interface RemoteNamespaceStatus {
+  /** The virtual node of the peering. */
+  readonly virtualNode: string;
+  /** That peering's provider. */
+  readonly providerClusterId?: string;
+  /** The namespace on that provider. */
+  readonly remoteNamespace: string;
+  /** `Ready`, `Pending`, `Refused` or `Error`. */
+  readonly phase: string;
+  /** Why, when not Ready. */
+  readonly message?: string;
+}
+
+/**
+ * Offloads a consumer namespace: pods of it that the scheduler binds to a virtual node of one of
+ * `peerings` run in that peering's provider, in a namespace made for this consumer there, and the
+ * consumer sees them as its own (status, address as it reaches them, logs). Pods must tolerate
+ * the virtual node's taint. Create returns once every provider made its namespace; delete removes
+ * the namespace's pods from the virtual nodes, then the remote namespaces.
+ */
+export class NamespaceOffloading extends pulumi.dynamic.Resource {
+  /** The namespace's name on every provider. */
+  declare readonly remoteNamespace: pulumi.Output<string>;
+  /** One entry per peering: what its provider answered. */
+  declare readonly remotes: pulumi.Output<RemoteNamespaceStatus[]>;
+  /** `Ready`, or what the last refresh found wrong (a remote namespace gone, a provider out of reach). */
+  declare readonly status: pulumi.Output<string>;
+
+  constructor(name: string, args: NamespaceOffloadingArgs, opts?: pulumi.CustomResourceOptions) {
+    super(
+      lazyProvider("namespace-offloading"),
+      name,
+      {
+        consumerKubeconfig: args.consumer.kubeconfig,
+        consumerClusterId: args.consumer.clusterId,
+        namespace: args.namespace,
+        virtualNodes: pulumi.all(args.peerings.map((p) => p.virtualNodeName)),
+        naming: args.naming,
+        timeoutSeconds: args.timeoutSeconds,
+        remoteNamespace: undefined,
+        remotes: undefined,
+        status: undefined,
+        ...ownUrn("NamespaceOffloading", name, opts),
+      },
+      // The peerings' virtual node names are inputs: the engine makes them first and removes them last.
+      { ...opts, additionalSecretOutputs: ["consumerKubeconfig"] },
+      "liqo",
+      "NamespaceOffloading",
+    );
+  }
+}
