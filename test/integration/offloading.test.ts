@@ -14,35 +14,25 @@ import {
   API_GROUP_VERSION,
   API_VERSION,
   NAMESPACE_OFFLOADING_NAME,
-  type NamespaceOffloading,
+  SYSTEM_NAMESPACE,
   type OffloadedPod,
   type RemoteNamespace,
 } from "../../provider/api/index.js";
+import { AGENT_NAME, COMPONENT_LABEL } from "../../provider/cluster/agent-components.js";
 import { statusOf } from "../../provider/kube/errors.js";
 import { TUNNEL_DEFAULTS } from "../../provider/network-fabric/tunnel-plan.js";
 import { ensureTunnel } from "../../provider/network-fabric/tunnel.js";
 import { OFFLOADED_CONDITION, remoteNamespaceName } from "../../provider/offloading/reflection.js";
-import { VIRTUAL_NODE_TAINT } from "../../provider/virtual-node/node.js";
 import { poll } from "../../provider/wait/poll.js";
 import { imageReference } from "../../local-cluster/node-images.js";
 import { podtoolFrom, runPodtool } from "../../local-cluster/pods.js";
+import { offloadNamespace, podtoolSpec, runningPods } from "../support/offloading.js";
 import { releaseSharedLab, sharedLab } from "../../harness/labs.js";
 import { uninstallCluster } from "../../harness/install.js";
 import { peerPair, quietProgress, unpeerPair, type Pair } from "../support/tunnel-pair.js";
 
 const NAMESPACE = "shop";
 const group = { group: API_GROUP, version: API_VERSION };
-
-/** A pod spec of podtool (serves TCP 8080, answering with its name) that may run on the virtual node. */
-function podtoolSpec(virtualNode: string, extra: Partial<k8s.V1PodSpec> = {}): k8s.V1PodSpec {
-  return {
-    nodeSelector: { "kubernetes.io/hostname": virtualNode },
-    // Every virtual node's taint; the pod asks for no cpu or memory, which the offer (pods only) has none of.
-    tolerations: [{ key: VIRTUAL_NODE_TAINT.key, operator: "Exists" }],
-    containers: [{ name: "podtool", image: imageReference("podtool"), imagePullPolicy: "Never" }],
-    ...extra,
-  };
-}
 
 describe("offloading on real clusters (shared lab)", () => {
   let pair: Pair | undefined;
@@ -76,39 +66,32 @@ describe("offloading on real clusters (shared lab)", () => {
       const remoteNamespace = remoteNamespaceName(NAMESPACE, pair.consumer.clusterId, "suffixed");
 
       // The namespace, offloaded to a through the peering's virtual node.
-      await bCore.createNamespace({ body: { metadata: { name: NAMESPACE } } });
-      const offloading: NamespaceOffloading = {
-        apiVersion: API_GROUP_VERSION,
-        kind: "NamespaceOffloading",
-        metadata: { name: NAMESPACE_OFFLOADING_NAME, namespace: NAMESPACE },
-        spec: { remoteNamespace, virtualNodes: [record.virtualNodeName] },
-      };
-      await bCustom.createNamespacedCustomObject({
-        ...group,
-        namespace: NAMESPACE,
-        plural: "namespaceoffloadings",
-        body: offloading,
-      });
-      await poll(
-        { step: "test", object: `NamespaceOffloading ${NAMESPACE} Ready`, endpoint: b.apiServerUrl },
-        { timeoutMs: 60_000, intervalMs: 500 },
-        async () => {
-          const live = (await bCustom.getNamespacedCustomObject({
-            ...group,
-            namespace: NAMESPACE,
-            plural: "namespaceoffloadings",
-            name: NAMESPACE_OFFLOADING_NAME,
-          })) as NamespaceOffloading;
-          const report = live.status?.remotes?.[0];
-          return report?.phase === "Ready"
-            ? { done: true, value: undefined }
-            : { done: false, state: JSON.stringify(report) };
-        },
-      );
+      await offloadNamespace(pair.consumer.kc, NAMESPACE, remoteNamespace, record.virtualNodeName);
       expect((await aCore.readNamespace({ name: remoteNamespace })).metadata?.name).toBe(remoteNamespace);
 
-      // A Deployment of 3 on the virtual node.
+      // A Deployment of 3 on the virtual node, reading a ConfigMap (env) and a Secret (volume): a
+      // pod whose ConfigMap or Secret is missing does not start, so Running proves they came with it.
+      await bCore.createNamespacedConfigMap({
+        namespace: NAMESPACE,
+        body: { metadata: { name: "settings" }, data: { mode: "blue" } },
+      });
+      await bCore.createNamespacedSecret({
+        namespace: NAMESPACE,
+        body: { metadata: { name: "db" }, stringData: { password: "offloaded-secret" } },
+      });
+      await bCore.createNamespacedConfigMap({
+        namespace: NAMESPACE,
+        body: { metadata: { name: "unused" }, data: { x: "1" } },
+      });
       const apps = pair.consumer.kc.makeApiClient(k8s.AppsV1Api);
+      const template = podtoolSpec(record.virtualNodeName, {
+        volumes: [{ name: "db", secret: { secretName: "db" } }],
+      });
+      template.containers[0] = {
+        ...template.containers[0]!,
+        env: [{ name: "MODE", valueFrom: { configMapKeyRef: { name: "settings", key: "mode" } } }],
+        volumeMounts: [{ name: "db", mountPath: "/etc/db" }],
+      };
       await apps.createNamespacedDeployment({
         namespace: NAMESPACE,
         body: {
@@ -116,24 +99,11 @@ describe("offloading on real clusters (shared lab)", () => {
           spec: {
             replicas: 3,
             selector: { matchLabels: { app: "web" } },
-            template: { metadata: { labels: { app: "web" } }, spec: podtoolSpec(record.virtualNodeName) },
+            template: { metadata: { labels: { app: "web" } }, spec: template },
           },
         },
       });
-      const running = await poll(
-        { step: "test", object: `3 pods of Deployment ${NAMESPACE}/web Running on b`, endpoint: b.apiServerUrl },
-        { timeoutMs: 120_000, intervalMs: 1_000 },
-        async () => {
-          const pods = (await bCore.listNamespacedPod({ namespace: NAMESPACE, labelSelector: "app=web" })).items;
-          const ready = pods.filter((p) => p.status?.phase === "Running" && p.status.podIP);
-          return ready.length === 3
-            ? { done: true, value: ready }
-            : {
-                done: false,
-                state: pods.map((p) => `${p.metadata?.name} ${p.status?.phase} ${p.status?.podIP ?? ""}`).join(", "),
-              };
-        },
-      );
+      const running = await runningPods(pair.consumer.kc, NAMESPACE, "app=web", 3);
       const remotePods = (await aCore.listNamespacedPod({ namespace: remoteNamespace })).items;
       expect(remotePods.map((p) => p.metadata!.name).sort()).toEqual(running.map((p) => p.metadata!.name).sort());
       for (const p of remotePods) expect(p.spec?.nodeName).toMatch(new RegExp(`^${a.name}-n\\d$`));
@@ -142,6 +112,31 @@ describe("offloading on real clusters (shared lab)", () => {
         expect(p.status?.podIP).toBe(remotePods.find((r) => r.metadata?.name === p.metadata?.name)?.status?.podIP);
         expect(p.status?.conditions?.find((c) => c.type === OFFLOADED_CONDITION)?.status).toBe("True");
       }
+
+      // Only what the pods read went to a, and a change follows while they run.
+      const reflected = async (): Promise<string[]> => [
+        ...(await aCore.listNamespacedConfigMap({ namespace: remoteNamespace })).items.map(
+          (c) => `ConfigMap/${c.metadata!.name}`,
+        ),
+        ...(await aCore.listNamespacedSecret({ namespace: remoteNamespace })).items.map(
+          (c) => `Secret/${c.metadata!.name}`,
+        ),
+      ];
+      expect((await reflected()).sort()).toEqual(["ConfigMap/kube-root-ca.crt", "ConfigMap/settings", "Secret/db"]);
+      await bCore.patchNamespacedConfigMap(
+        { name: "settings", namespace: NAMESPACE, body: { data: { mode: "green" } } },
+        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+      );
+      await poll(
+        { step: "test", object: `ConfigMap ${remoteNamespace}/settings updated on a`, endpoint: a.apiServerUrl },
+        { timeoutMs: 60_000, intervalMs: 500 },
+        async () => {
+          const mode = (await aCore.readNamespacedConfigMap({ name: "settings", namespace: remoteNamespace })).data?.[
+            "mode"
+          ];
+          return mode === "green" ? { done: true, value: undefined } : { done: false, state: `mode ${mode}` };
+        },
+      );
 
       // b's own pod reaches each offloaded pod at the address b shows, and through a Service of b.
       await runPodtool(b, 1);
@@ -167,6 +162,27 @@ describe("offloading on real clusters (shared lab)", () => {
             : { done: false, state: [...answered].join(", ") };
         },
       );
+
+      // b's agent restarted while the pods run: they keep running on a (same pods), and it takes up
+      // where it was: a new replica is offloaded too.
+      const before = (await aCore.listNamespacedPod({ namespace: remoteNamespace })).items
+        .map((p) => p.metadata!.uid)
+        .sort();
+      const agents = await bCore.listNamespacedPod({
+        namespace: SYSTEM_NAMESPACE,
+        labelSelector: `${COMPONENT_LABEL}=${AGENT_NAME}`,
+      });
+      for (const agent of agents.items)
+        await bCore.deleteNamespacedPod({ name: agent.metadata!.name!, namespace: SYSTEM_NAMESPACE });
+      await apps.patchNamespacedDeploymentScale(
+        { name: "web", namespace: NAMESPACE, body: { spec: { replicas: 4 } } },
+        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+      );
+      const four = await runningPods(pair.consumer.kc, NAMESPACE, "app=web", 4);
+      const after = (await aCore.listNamespacedPod({ namespace: remoteNamespace })).items.map((p) => p.metadata!.uid);
+      expect(after).toHaveLength(4);
+      expect(after).toEqual(expect.arrayContaining(before));
+      expect(four).toHaveLength(4);
 
       // Forbidden pods: refused with the reason, and nothing made on a.
       const forbidden: [string, k8s.V1PodSpec, string][] = [

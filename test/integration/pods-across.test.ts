@@ -4,7 +4,8 @@
  * the route agents as pods from the project's image. b peers with a out-of-band and a Tunnel joins
  * them; then real podtool pods on every node of b reach pods on every node of a (ICMP and TCP, by
  * their addresses as b sees them), and back, and the WireGuard counters read inside the gateway
- * pods show the tunnel carried it. b, with its own identity on a, cannot make a's route agents route
+ * pods show the tunnel carried it. A pod of a namespace of b offloaded to a runs there, and b shows
+ * it at its remapped address, where b's pods on both nodes reach it. b, with its own identity on a, cannot make a's route agents route
  * a's Service range to the gateway (it may not write its TunnelEndpoint's status). a's gateway starts on node 1, the node that holds the address
  * peers dial (its NodePort sends their packets to the node's own LAN address: the case where a
  * hostNetwork gateway's answers must still leave from the dialled address). Then node 1 is drained
@@ -30,9 +31,13 @@ import { projectTraces } from "../support/leaks.js";
 import { gatewayWireguard, projectRoutes, runningGateway } from "../support/project-pods.js";
 import { coreOf, podName, podtoolFrom, runPodtool, setCordoned, tagImageOnNodes } from "../../local-cluster/pods.js";
 import { peerPair, quietProgress, unpeerPair, type Pair } from "../support/tunnel-pair.js";
+import { offloadNamespace, podtoolSpec, runningPods } from "../support/offloading.js";
+import { remoteNamespaceName } from "../../provider/offloading/reflection.js";
 
 const NODES = [1, 2] as const;
 const POD_CIDR = "10.150.0.0/16";
+/** The namespace of b offloaded to a. */
+const OFFLOADED = "shop";
 
 describe("agent, gateway and route agents as pods (private lab: a and b, two nodes each, one pod CIDR)", () => {
   test(
@@ -101,6 +106,28 @@ describe("agent, gateway and route agents as pods (private lab: a and b, two nod
             const after = await counters();
             expect(after[0]).toBeGreaterThan(before[0]);
             expect(after[1]).toBeGreaterThan(before[1]);
+
+            // Offloading over the same pod CIDR: a pod of b's namespace runs on a, and b shows it at the
+            // address b reaches it by (remapped), where b's pods on both nodes reach it.
+            const remoteNamespace = remoteNamespaceName(OFFLOADED, pair.consumer.clusterId, "suffixed");
+            await offloadNamespace(pair.consumer.kc, OFFLOADED, remoteNamespace, pair.record.virtualNodeName);
+            await coreOf(b).createNamespacedPod({
+              namespace: OFFLOADED,
+              body: {
+                metadata: { name: "web", labels: { app: "web" } },
+                spec: podtoolSpec(pair.record.virtualNodeName),
+              },
+            });
+            const [shown] = await runningPods(pair.consumer.kc, OFFLOADED, "app=web", 1);
+            const real = (await coreOf(a).readNamespacedPod({ name: "web", namespace: remoteNamespace })).status!
+              .podIP!;
+            expect(shown!.status!.podIP).toBe(
+              translateAddress(real, Cidr.parse(POD_CIDR), Cidr.parse(tunnel.consumer.remotePodCidrAsSeen)),
+            );
+            for (const from of NODES)
+              expect(await podtoolFrom(b, from, "tcp", `${shown!.status!.podIP}:8080`, 60_000)).toContain(
+                "podtool web ",
+              );
 
             // b attacks a's route agents, which route every node's traffic for what a TunnelEndpoint's
             // status names: with its own identity on a, it may not write that status (not as the
