@@ -19,6 +19,7 @@ import { describeRevokedIdentity, IDENTITY_REVOKED_REASON } from "../provider/pe
 import {
   PEERING_ACTIVE,
   postNodeReadiness,
+  type KubeletEndpoint,
   renewNodeLease,
   resizeVirtualNode,
   type NodeReadinessReport,
@@ -155,6 +156,14 @@ async function askProvider(
   }
 }
 
+/** Where this agent serves the virtual nodes' kubelet API, once it does (offloading/kubelet-endpoint.ts). */
+let kubelet: KubeletEndpoint | undefined;
+
+/** Makes every virtual node announce `endpoint` as its kubelet's, from the next heartbeat on. */
+export function announceKubeletEndpoint(endpoint: KubeletEndpoint): void {
+  kubelet = endpoint;
+}
+
 /** When a heartbeat call last reached each peering's provider, by virtual node name. */
 const contacts = new Map<string, number>();
 
@@ -190,10 +199,11 @@ export async function beatOnce(kc: k8s.KubeConfig, reporter: Reporter, now = new
         ...(peering.status?.identity ? { identity: peering.status.identity } : {}),
         now: now.getTime(),
       });
-      if (last && sameReport(last.report, report) && now.getTime() - last.at < READY_REPOST_MS) {
+      const announced = !kubelet || last?.node.status?.addresses?.[0]?.address === kubelet.address;
+      if (last && announced && sameReport(last.report, report) && now.getTime() - last.at < READY_REPOST_MS) {
         node = last.node;
       } else {
-        node = await postNodeReadiness(kc, nodeName, report, now);
+        node = await postNodeReadiness(kc, nodeName, report, now, kubelet);
         posted.set(nodeName, { at: now.getTime(), node, report });
         if (!last || last.report.ready !== report.ready)
           reporter[report.ready ? "info" : "warn"](

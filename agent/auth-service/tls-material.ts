@@ -30,7 +30,7 @@ async function readServingTls(kc: k8s.KubeConfig): Promise<{ cert: string; key: 
 }
 
 /** Reads the client CA the API server trusts (the signer of identities), as the API server publishes it. */
-async function readClientCa(kc: k8s.KubeConfig): Promise<string> {
+export async function readClientCa(kc: k8s.KubeConfig): Promise<string> {
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const cm = await readOptional(() =>
     core.readNamespacedConfigMap({ name: "extension-apiserver-authentication", namespace: "kube-system" }),

@@ -9,12 +9,15 @@
  *                                   (at least 600, the CSR API's minimum; default 30 days)
  *   LIQO_IDENTITY_RENEW_FRACTION    share of an identity's lifetime after which this cluster's
  *                                   agent renews it (between 0 and 1; default 2/3)
+ *   POD_IP                          the agent pod's address (set by its Deployment): the virtual
+ *                                   nodes announce it as their kubelet's, for logs and exec
  */
 import type { KubeConfig } from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
 import { IDENTITY_EXPIRATION_SECONDS } from "../../provider/authentication/certificates.js";
 import { startAuthService } from "../auth-service/index.js";
-import { beatOnce, HEARTBEAT_INTERVAL_MS } from "../heartbeat.js";
+import { announceKubeletEndpoint, beatOnce, HEARTBEAT_INTERVAL_MS } from "../heartbeat.js";
+import { KUBELET_PORT, startKubeletEndpoint } from "../offloading/kubelet-endpoint.js";
 import { advanceInBandPeerings } from "../in-band.js";
 import { renewAgentLease } from "../liveness.js";
 import { runLoop, Wakeup } from "../loop.js";
@@ -83,6 +86,12 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
   });
   signal.addEventListener("abort", () => auth.close(), { once: true });
   reporter.info(`agent ${name}: auth service listening on ${options.listen.host}:${auth.port}`);
+  // The virtual nodes' kubelet API (logs, exec), where the agent runs as a pod: its address is the node's.
+  const podAddress = process.env["POD_IP"];
+  if (podAddress) {
+    await startKubeletEndpoint({ kc, address: podAddress, port: KUBELET_PORT, reporter, signal });
+    announceKubeletEndpoint({ address: podAddress, port: KUBELET_PORT });
+  }
   const watching = { signal, retryNow: new RetryNow(), reporter };
   const capacity = capacityEventFilters();
   let followsCapacity = false;

@@ -22,3 +22,6 @@ export const componentLabels = (name: string): Record<string, string> => ({
   [MANAGED_BY_LABEL]: MANAGED_BY,
   [COMPONENT_LABEL]: name,
 });
+
+/** Port at which the control agent serves its virtual nodes' kubelet API (logs, exec), as kubelets do. */
+export const KUBELET_PORT = 10250;

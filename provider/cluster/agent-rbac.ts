@@ -44,6 +44,8 @@ const CONTROL_CLUSTER_RULES: Rule[] = [
   { apiGroups: [""], resources: ["pods/status"], verbs: ["get", "patch", "update"] },
   { apiGroups: [""], resources: ["configmaps", "secrets"], verbs: READ },
   { apiGroups: ["", "events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
+  // The virtual nodes' kubelet API asks, as a kubelet does, whether its caller may reach the node.
+  { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
   // A remote namespace's RoleBinding grants the consumer this ClusterRole, which the agent need not hold itself.
   {
     apiGroups: ["rbac.authorization.k8s.io"],

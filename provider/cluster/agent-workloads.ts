@@ -10,6 +10,7 @@
  *            NET_RAW only, the TUN device, root; one replica, Recreate
  *   route    hostNetwork (its routes are the node's), NET_ADMIN only, root, on every node
  */
+import { KUBELET_PORT } from "./agent-components.js";
 import type * as k8s from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE } from "../api/index.js";
 import { AGENT_NAME, COMPONENT_LABEL, componentLabels, GATEWAY_NAME, ROUTE_NAME } from "./agent-components.js";
@@ -92,7 +93,12 @@ export function forgeControlDeployment(image: string, authPort: number): k8s.V1D
         name: "agent",
         image,
         args: ["control", "--auth-listen", `0.0.0.0:${authPort}`],
-        ports: [{ name: "auth", containerPort: authPort, protocol: "TCP" }],
+        // The virtual nodes' kubelet API (logs, exec of offloaded pods) is served at the pod's address.
+        env: [{ name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } }],
+        ports: [
+          { name: "auth", containerPort: authPort, protocol: "TCP" },
+          { name: "kubelet", containerPort: KUBELET_PORT, protocol: "TCP" },
+        ],
         resources: { requests: { cpu: "50m", memory: "96Mi" }, limits: { memory: "256Mi" } },
         securityContext: {
           runAsUser: AGENT_UID,

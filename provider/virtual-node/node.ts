@@ -194,6 +194,21 @@ export async function renewNodeLease(consumer: k8s.KubeConfig, nodeName: string,
   }).catch(fail);
 }
 
+/** Where the consumer's agent serves a virtual node's kubelet API (logs, exec), for the API server. */
+export interface KubeletEndpoint {
+  /** The agent pod's address. */
+  readonly address: string;
+  readonly port: number;
+}
+
+/** The node status fields that send the API server's kubelet calls (logs, exec) to `kubelet`. */
+export function kubeletStatus(kubelet: KubeletEndpoint): Pick<k8s.V1NodeStatus, "addresses" | "daemonEndpoints"> {
+  return {
+    addresses: [{ type: "InternalIP", address: kubelet.address }],
+    daemonEndpoints: { kubeletEndpoint: { Port: kubelet.port } },
+  };
+}
+
 /**
  * Posts the virtual node's Ready condition as `report` says (keeping when it last turned to that
  * status, as a kubelet does); resolves the node as it now is.
@@ -203,6 +218,7 @@ export async function postNodeReadiness(
   nodeName: string,
   report: NodeReadinessReport,
   now = new Date(),
+  kubelet?: KubeletEndpoint,
 ): Promise<k8s.V1Node> {
   const core = consumer.makeApiClient(k8s.CoreV1Api);
   const fail = describeFailure(`virtual node: heartbeat of Node ${nodeName}`, serverOf(consumer));
@@ -214,7 +230,7 @@ export async function postNodeReadiness(
   const conditions = [...(node.status?.conditions ?? []).filter((c) => c.type !== "Ready"), ready];
   return core
     .patchNodeStatus(
-      { name: nodeName, body: { status: { conditions } } },
+      { name: nodeName, body: { status: { conditions, ...(kubelet ? kubeletStatus(kubelet) : {}) } } },
       k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.StrategicMergePatch),
     )
     .catch(fail);

@@ -25,7 +25,7 @@ import { ensureTunnel } from "../../provider/network-fabric/tunnel.js";
 import { OFFLOADED_CONDITION, remoteNamespaceName } from "../../provider/offloading/reflection.js";
 import { poll } from "../../provider/wait/poll.js";
 import { imageReference } from "../../local-cluster/node-images.js";
-import { podtoolFrom, runPodtool } from "../../local-cluster/pods.js";
+import { kubectl, podtoolFrom, runPodtool } from "../../local-cluster/pods.js";
 import { offloadNamespace, podtoolSpec, runningPods } from "../support/offloading.js";
 import { releaseSharedLab, sharedLab } from "../../harness/labs.js";
 import { uninstallCluster } from "../../harness/install.js";
@@ -112,6 +112,24 @@ describe("offloading on real clusters (shared lab)", () => {
         expect(p.status?.podIP).toBe(remotePods.find((r) => r.metadata?.name === p.metadata?.name)?.status?.podIP);
         expect(p.status?.conditions?.find((c) => c.type === OFFLOADED_CONDITION)?.status).toBe("True");
       }
+
+      // kubectl logs and exec on b, for an offloaded pod: the API server calls the virtual node's
+      // kubelet endpoint (b's agent), which forwards to a with b's identity.
+      const first = running[0]!.metadata!.name!;
+      const throughVirtualKubelet = (args: string[]): Promise<string> =>
+        poll(
+          { step: "test", object: `kubectl ${args.join(" ")}`, endpoint: b.apiServerUrl },
+          { timeoutMs: 60_000, intervalMs: 1_000 },
+          async () =>
+            kubectl(b, args).then(
+              (out) => ({ done: true, value: out }),
+              (error: Error) => ({ done: false, state: error.message }),
+            ),
+        );
+      expect(await throughVirtualKubelet(["logs", "-n", NAMESPACE, first])).toContain(`podtool ${first} listening`);
+      expect(
+        await throughVirtualKubelet(["exec", "-n", NAMESPACE, first, "--", "/podtool", "tcp", "127.0.0.1:8080"]),
+      ).toContain(`podtool ${first} `);
 
       // Only what the pods read went to a, and a change follows while they run.
       const reflected = async (): Promise<string[]> => [
@@ -253,6 +271,22 @@ describe("offloading on real clusters (shared lab)", () => {
       expect(await denied(asB.listNamespacedPod({ namespace: "default" }))).toBe(403);
       expect(await denied(asB.listNamespacedPod({ namespace: "kube-system" }))).toBe(403);
       expect(await denied(asB.listPodForAllNamespaces())).toBe(403);
+      // Logs and exec: in its own remote namespace, and nowhere else.
+      const may = async (verb: string, subresource: string, namespace: string): Promise<boolean> =>
+        (
+          await identity.makeApiClient(k8s.AuthorizationV1Api).createSelfSubjectAccessReview({
+            body: { spec: { resourceAttributes: { verb, resource: "pods", subresource, namespace } } },
+          })
+        ).status?.allowed === true;
+      expect(await may("create", "exec", remoteNamespace)).toBe(true);
+      expect(await may("get", "log", remoteNamespace)).toBe(true);
+      for (const elsewhere of ["default", "kube-system", record.tenantNamespace]) {
+        expect([elsewhere, await may("create", "exec", elsewhere), await may("get", "log", elsewhere)]).toEqual([
+          elsewhere,
+          false,
+          false,
+        ]);
+      }
       const asBCustom = identity.makeApiClient(k8s.CustomObjectsApi);
       const stolen: RemoteNamespace = {
         apiVersion: API_GROUP_VERSION,

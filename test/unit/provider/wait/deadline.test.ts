@@ -70,7 +70,7 @@ describe("startDeadline", () => {
   test("GIVEN the schema and the SDK WHEN they document timeoutSeconds THEN each says the one default the shims use", () => {
     const schema = readFileSync(join(REPO, "schema.json"), "utf8");
     const documented = [...schema.matchAll(/"timeoutSeconds": \{[^}]*?Default (\d+)\./g)].map((m) => Number(m[1]));
-    const sdk = ["cluster", "peering", "tunnel"].map((name) =>
+    const sdk = ["cluster", "peering", "tunnel", "namespace-offloading"].map((name) =>
       Number(
         /@default (\d+) \*\/\s*readonly timeoutSeconds/.exec(
           readFileSync(join(REPO, "sdk", `${name}.ts`), "utf8"),
@@ -78,7 +78,7 @@ describe("startDeadline", () => {
       ),
     );
 
-    expect(documented).toHaveLength(3);
-    expect([...documented, ...sdk]).toEqual(Array(6).fill(DEFAULT_TIMEOUT_SECONDS));
+    expect(documented).toHaveLength(4);
+    expect([...documented, ...sdk]).toEqual(Array(8).fill(DEFAULT_TIMEOUT_SECONDS));
   });
 });

@@ -1,0 +1,257 @@
+/**
+ * The virtual nodes' kubelet API, as far as `kubectl logs` and `kubectl exec` need it: the API
+ * server calls a node's kubelet for them (`/containerLogs/…`, `/exec/…`), and each virtual node
+ * announces this endpoint as its kubelet's (heartbeat.ts). Each call is forwarded to the pod's
+ * provider, to its API server's `pods/log` and `pods/exec`, with the identity the peering issued,
+ * which may read and exec into only the pods of the namespaces the provider made for this consumer.
+ *
+ * Only the API server gets in: a caller must present a client certificate of this cluster's
+ * client CA (mutual TLS), and that user must be allowed `nodes/proxy` on the pod's node (asked of
+ * the API server, as a kubelet asks), as for any kubelet. A pod that is not offloaded is not found.
+ */
+import * as k8s from "@kubernetes/client-node";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import * as https from "node:https";
+import type { Duplex } from "node:stream";
+import type { TLSSocket } from "node:tls";
+import { NAMESPACE_OFFLOADING_NAME, type OutgoingPeering } from "../../provider/api/index.js";
+import { listOutgoingPeerings } from "../../provider/peering/outgoing.js";
+import { forgeCertificateAuthority, forgeServingCertificate } from "../../provider/pki/x509.js";
+import { readNamespaceOffloading } from "../../provider/offloading/namespace-offloading.js";
+import { readOptional, serverOf } from "../../provider/kube/client.js";
+import { readClientCa } from "../auth-service/tls-material.js";
+import { recentPeeringIdentity } from "../heartbeat.js";
+import type { Reporter } from "../reporter.js";
+
+export { KUBELET_PORT } from "../../provider/cluster/agent-components.js";
+
+const STEP = "kubelet endpoint";
+
+/** What a call is for, once checked: the offloaded pod, where it runs, and as whom to get there. */
+interface Target {
+  readonly provider: k8s.KubeConfig;
+  readonly remoteNamespace: string;
+  readonly pod: string;
+  readonly container: string;
+}
+
+/** A refused call: the status and why, which the API server passes on to `kubectl`. */
+class Refused extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The user and groups of the caller's verified client certificate. */
+function callerOf(request: IncomingMessage): { user: string; groups: string[] } {
+  const peer = (request.socket as TLSSocket).getPeerCertificate();
+  const subject = (peer?.subject ?? {}) as unknown as Record<string, string | string[] | undefined>;
+  const user = [subject["CN"]].flat()[0];
+  if (!user) throw new Refused(401, "a client certificate of this cluster is required");
+  return { user, groups: [subject["O"] ?? []].flat() };
+}
+
+/** Whether the API server lets `caller` reach node `nodeName`'s kubelet (`nodes/proxy`), as a kubelet asks. */
+async function mayProxy(
+  kc: k8s.KubeConfig,
+  caller: { user: string; groups: string[] },
+  verb: string,
+  nodeName: string,
+): Promise<boolean> {
+  const review = await kc.makeApiClient(k8s.AuthorizationV1Api).createSubjectAccessReview({
+    body: {
+      spec: {
+        user: caller.user,
+        groups: caller.groups,
+        resourceAttributes: { verb, resource: "nodes", subresource: "proxy", name: nodeName },
+      },
+    },
+  });
+  return review.status?.allowed === true;
+}
+
+/** Checks a call (`/containerLogs|exec/{namespace}/{pod}/{container}`) and finds where it goes. */
+async function targetOf(kc: k8s.KubeConfig, request: IncomingMessage, path: string[], verb: string): Promise<Target> {
+  const [, namespace, pod, container] = path;
+  if (!namespace || !pod || !container) throw new Refused(404, `no such kubelet path: /${path.join("/")}`);
+  const caller = callerOf(request);
+  const live = await readOptional(() => kc.makeApiClient(k8s.CoreV1Api).readNamespacedPod({ name: pod, namespace }));
+  const nodeName = live?.spec?.nodeName;
+  const peerings = await listOutgoingPeerings(kc);
+  const peering: OutgoingPeering | undefined = peerings.find((p) => p.spec.virtualNodeName === nodeName);
+  if (!live || !nodeName || !peering)
+    throw new Refused(404, `pod ${namespace}/${pod} is on no virtual node of this agent`);
+  if (!(await mayProxy(kc, caller, verb, nodeName))) {
+    throw new Refused(403, `user ${caller.user} may not ${verb} nodes/proxy of ${nodeName}`);
+  }
+  const offloading = await readNamespaceOffloading(kc, namespace);
+  const report = offloading?.status?.remotes?.find((r) => r.virtualNode === nodeName && r.phase === "Ready");
+  if (!report)
+    throw new Refused(
+      404,
+      `namespace ${namespace} is not offloaded through ${nodeName} (${NAMESPACE_OFFLOADING_NAME})`,
+    );
+  return {
+    provider: await recentPeeringIdentity(kc, peering, Date.now()),
+    remoteNamespace: report.remoteNamespace,
+    pod,
+    container,
+  };
+}
+
+/** The provider API URL of a pod's `sub` (`log` or `exec`), with `query`. */
+function providerUrl(target: Target, sub: "log" | "exec", query: URLSearchParams): URL {
+  const url = new URL(
+    `${serverOf(target.provider)}/api/v1/namespaces/${encodeURIComponent(target.remoteNamespace)}/pods/${encodeURIComponent(target.pod)}/${sub}`,
+  );
+  url.search = query.toString();
+  return url;
+}
+
+/** The kubelet's log query, in the API's terms (the same names, and the container). */
+function logQuery(incoming: URLSearchParams, container: string): URLSearchParams {
+  const query = new URLSearchParams({ container });
+  for (const key of ["follow", "previous", "timestamps", "tailLines", "sinceSeconds", "sinceTime", "limitBytes"]) {
+    const value = incoming.get(key);
+    if (value !== null) query.set(key, value);
+  }
+  return query;
+}
+
+/** The kubelet's exec query (`input`, `output`, `error`) in the API's terms (`stdin`, `stdout`, `stderr`). */
+function execQuery(incoming: URLSearchParams, container: string): URLSearchParams {
+  const query = new URLSearchParams({ container });
+  for (const command of incoming.getAll("command")) query.append("command", command);
+  const flag = (key: string): string => (["1", "true"].includes(incoming.get(key) ?? "") ? "true" : "false");
+  query.set("stdin", flag("input"));
+  query.set("stdout", flag("output"));
+  query.set("stderr", flag("error"));
+  query.set("tty", flag("tty"));
+  return query;
+}
+
+function refuse(response: ServerResponse, error: unknown): void {
+  const status = error instanceof Refused ? error.status : 502;
+  if (!response.headersSent) response.writeHead(status, { "Content-Type": "text/plain" });
+  response.end(`${(error as Error).message}\n`);
+}
+
+/** Forwards a log request, streaming (`follow`) or not. */
+async function forwardLogs(kc: k8s.KubeConfig, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const url = new URL(request.url ?? "/", "https://kubelet");
+  const path = url.pathname.split("/").filter(Boolean);
+  const target = await targetOf(kc, request, path, "get");
+  const options: https.RequestOptions = { method: "GET" };
+  await target.provider.applyToHTTPSOptions(options);
+  const upstream = https.request(
+    providerUrl(target, "log", logQuery(url.searchParams, target.container)),
+    options,
+    (answer) => {
+      response.writeHead(answer.statusCode ?? 502, { "Content-Type": answer.headers["content-type"] ?? "text/plain" });
+      answer.pipe(response);
+    },
+  );
+  upstream.on("error", (error) =>
+    refuse(response, new Error(`provider ${serverOf(target.provider)}: ${error.message}`)),
+  );
+  request.on("close", () => upstream.destroy());
+  upstream.end();
+}
+
+/** Headers of an upgrade that go on to the provider: the protocol ones, not the caller's credentials. */
+function upgradeHeaders(request: IncomingMessage): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = { Connection: "Upgrade" };
+  for (const [key, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue;
+    if (key === "upgrade" || key.startsWith("x-stream-protocol") || key.startsWith("sec-websocket"))
+      headers[key] = value;
+  }
+  return headers;
+}
+
+/** Forwards an exec (an upgraded connection, SPDY or WebSocket) to the provider and joins the two streams. */
+async function forwardExec(kc: k8s.KubeConfig, request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+  const url = new URL(request.url ?? "/", "https://kubelet");
+  const path = url.pathname.split("/").filter(Boolean);
+  const target = await targetOf(kc, request, path, "create");
+  const options: https.RequestOptions = { method: request.method ?? "POST", headers: upgradeHeaders(request) };
+  await target.provider.applyToHTTPSOptions(options);
+  const upstream = https.request(providerUrl(target, "exec", execQuery(url.searchParams, target.container)), options);
+  upstream.on("upgrade", (answer, remote, remoteHead) => {
+    const lines = [`HTTP/1.1 101 ${answer.statusMessage ?? "Switching Protocols"}`];
+    for (let i = 0; i < answer.rawHeaders.length; i += 2)
+      lines.push(`${answer.rawHeaders[i]}: ${answer.rawHeaders[i + 1]}`);
+    socket.write(`${lines.join("\r\n")}\r\n\r\n`);
+    if (remoteHead.length) socket.write(remoteHead);
+    if (head.length) remote.write(head);
+    socket.pipe(remote).pipe(socket);
+    socket.on("error", () => remote.destroy());
+    remote.on("error", () => socket.destroy());
+  });
+  upstream.on("response", (answer) => {
+    // No upgrade: the provider refused (its status and message go back as they are).
+    socket.write(
+      `HTTP/1.1 ${answer.statusCode} ${answer.statusMessage}\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n`,
+    );
+    answer.pipe(socket);
+  });
+  upstream.on("error", (error) => {
+    socket.end(
+      `HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\nprovider ${serverOf(target.provider)}: ${error.message}\n`,
+    );
+  });
+  upstream.end();
+}
+
+/** Where and as whom the endpoint runs. */
+export interface KubeletEndpointOptions {
+  readonly kc: k8s.KubeConfig;
+  /** The agent pod's address: the serving certificate names it. */
+  readonly address: string;
+  readonly port: number;
+  readonly reporter: Reporter;
+  readonly signal: AbortSignal;
+}
+
+/** Starts the endpoint; resolves once it listens. It closes when `signal` aborts. */
+export async function startKubeletEndpoint(options: KubeletEndpointOptions): Promise<void> {
+  const { kc, reporter } = options;
+  const clientCa = await readClientCa(kc);
+  if (!clientCa)
+    reporter.warn(`${STEP}: this cluster's client CA is not readable; every call is refused until the agent restarts`);
+  // The API server does not check a kubelet's serving certificate unless told to; a key of its own is enough here.
+  const ca = forgeCertificateAuthority("pulumi-liqo virtual kubelet");
+  const serving = forgeServingCertificate(ca, "pulumi-liqo virtual kubelet", [], [options.address]);
+  const server = https.createServer(
+    { cert: serving.cert, key: serving.key, ca: clientCa || undefined, requestCert: true, rejectUnauthorized: true },
+    (request, response) => {
+      const path = new URL(request.url ?? "/", "https://kubelet").pathname;
+      if (!path.startsWith("/containerLogs/"))
+        return refuse(response, new Refused(404, `no such kubelet path: ${path}`));
+      forwardLogs(kc, request, response).catch((error: unknown) => {
+        if (!(error instanceof Refused)) reporter.warn(`${STEP}: ${path}: ${(error as Error).message}`);
+        refuse(response, error);
+      });
+    },
+  );
+  server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = new URL(request.url ?? "/", "https://kubelet").pathname;
+    const fail = (error: unknown): void => {
+      const status = error instanceof Refused ? error.status : 502;
+      socket.end(
+        `HTTP/1.1 ${status} Refused\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${(error as Error).message}\n`,
+      );
+    };
+    if (!path.startsWith("/exec/")) return fail(new Refused(404, `no such kubelet path: ${path}`));
+    forwardExec(kc, request, socket, head).catch(fail);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, "0.0.0.0", () => resolve());
+  });
+  options.signal.addEventListener("abort", () => server.close(), { once: true });
+  reporter.info(`${STEP}: serving the virtual nodes' logs and exec on ${options.address}:${options.port}`);
+}
