@@ -2,7 +2,7 @@
  * The agents' resident memory and CPU share over an idle window, read from /proc by the PIDs
  * the lab recorded (and checked against their start times, so a reused PID is never read).
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import type { LabState } from "../local-cluster/lab.js";
 import { run } from "../host/exec.js";
 import { delay, isRunning, type ProcessRecord } from "../host/processes.js";
@@ -43,20 +43,50 @@ function agentsOf(lab: LabState): { cluster: string; agent: ProcessRecord }[] {
 
 /** Samples every agent of `lab` every 5 s for `seconds`, with nothing else asked of the clusters. */
 export async function agentUsage(lab: LabState, seconds: number): Promise<AgentUsage[]> {
+  return processUsage(
+    agentsOf(lab).map(({ cluster, agent }) => ({ cluster, pid: agent.pid })),
+    seconds,
+  );
+}
+
+/** Samples each process every 5 s for `seconds`: its resident memory and its CPU share. */
+export async function processUsage(
+  processes: readonly { readonly cluster: string; readonly pid: number }[],
+  seconds: number,
+): Promise<AgentUsage[]> {
   const ticksPerSecond = Number(await run("getconf", ["CLK_TCK"]));
-  const agents = agentsOf(lab);
   const start = performance.now();
-  const startTicks = agents.map(({ agent }) => cpuTicks(agent.pid));
-  const peaks = agents.map(({ agent }) => rssMiB(agent.pid));
+  const startTicks = processes.map(({ pid }) => cpuTicks(pid));
+  const peaks = processes.map(({ pid }) => rssMiB(pid));
   while (performance.now() - start < seconds * 1000) {
     await delay(Math.min(5000, seconds * 1000 - (performance.now() - start)));
-    agents.forEach(({ agent }, i) => (peaks[i] = Math.max(peaks[i]!, rssMiB(agent.pid))));
+    processes.forEach(({ pid }, i) => (peaks[i] = Math.max(peaks[i]!, rssMiB(pid))));
   }
   const elapsed = (performance.now() - start) / 1000;
-  return agents.map(({ cluster, agent }, i) => ({
+  return processes.map(({ cluster, pid }, i) => ({
     cluster,
-    rssMiB: rssMiB(agent.pid),
+    rssMiB: rssMiB(pid),
     peakRssMiB: peaks[i]!,
-    cpuPercent: Math.round(((cpuTicks(agent.pid) - startTicks[i]!) / ticksPerSecond / elapsed) * 10000) / 100,
+    cpuPercent: Math.round(((cpuTicks(pid) - startTicks[i]!) / ticksPerSecond / elapsed) * 10000) / 100,
   }));
+}
+
+/**
+ * The processes of the pod of uid `podUid` on this machine (a pod's containers run here, under
+ * cgroups named after the pod's uid), whose command line contains `command`.
+ */
+export function podProcessIds(podUid: string, command: string): number[] {
+  const marks = [podUid, podUid.replace(/-/g, "_")];
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        const cgroup = readFileSync(`/proc/${pid}/cgroup`, "utf8");
+        const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ");
+        return marks.some((mark) => cgroup.includes(mark)) && cmdline.includes(command);
+      } catch {
+        return false; // Gone meanwhile.
+      }
+    });
 }

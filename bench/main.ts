@@ -5,22 +5,23 @@
  *
  * `renewal` (an identity of 600 s renewed while calls go on, about 11 minutes) runs only when named.
  *
- * Usage: node dist/bench/main.js [tunnel] [stacks] [mesh] [auth] [renewal] [--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--out FILE]
+ * Usage: node dist/bench/main.js [tunnel] [stacks] [mesh] [auth] [offloading] [renewal] [--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--pods N] [--out FILE]
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { downLab, listLabs } from "../local-cluster/lab.js";
 import { labOwner, TEST_LAB_ROOT } from "../harness/labs.js";
 import { benchAuth } from "./auth.js";
+import { benchOffloading } from "./offloading.js";
 import { benchRenewal } from "./renewal.js";
 import { formatSeries, formatTarget, machine, timed, type SectionResult } from "./figures.js";
 import { benchMeshes, benchStacks } from "./stacks.js";
 import { benchTunnel, removeBenchNamespaces } from "./tunnel.js";
 
-const SECTIONS = ["tunnel", "stacks", "mesh", "auth", "renewal"] as const;
+const SECTIONS = ["tunnel", "stacks", "mesh", "auth", "offloading", "renewal"] as const;
 type Section = (typeof SECTIONS)[number];
 /** What runs when no section is named: all but the long `renewal`. */
-const DEFAULT_SECTIONS: readonly Section[] = ["tunnel", "stacks", "mesh", "auth"];
+const DEFAULT_SECTIONS: readonly Section[] = ["tunnel", "stacks", "mesh", "auth", "offloading"];
 
 /** What the command line asked for. */
 interface Options {
@@ -35,20 +36,22 @@ interface Options {
   readonly idle: number;
   /** Auth service refusals timed of each kind. */
   readonly refusals: number;
+  /** Pods of the offloading figure. */
+  readonly pods: number;
   readonly out: string;
 }
 
 const USAGE =
-  "usage: npm run bench -- [tunnel] [stacks] [mesh] [auth] [renewal] [--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--out FILE]";
+  "usage: npm run bench -- [tunnel] [stacks] [mesh] [auth] [offloading] [renewal] [--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--pods N] [--out FILE]";
 
 /** Reads the command line; a wrong argument ends the run with the usage. */
 function parseOptions(args: readonly string[]): Options {
-  const numbers: Record<string, number> = { runs: 5, rounds: 3, seconds: 10, idle: 60, refusals: 200 };
+  const numbers: Record<string, number> = { runs: 5, rounds: 3, seconds: 10, idle: 60, refusals: 200, pods: 100 };
   const sections: Section[] = [];
   let out = join(".bench-output", `bench-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
-    const flag = /^--(runs|rounds|seconds|idle|refusals|out)$/.exec(arg)?.[1];
+    const flag = /^--(runs|rounds|seconds|idle|refusals|pods|out)$/.exec(arg)?.[1];
     if ((SECTIONS as readonly string[]).includes(arg)) sections.push(arg as Section);
     else if (flag === "out" && args[i + 1]) out = args[++i]!;
     else if (flag && /^[1-9]\d*$/.test(args[i + 1] ?? "")) numbers[flag] = Number(args[++i]);
@@ -61,6 +64,7 @@ function parseOptions(args: readonly string[]): Options {
     seconds: numbers["seconds"]!,
     idle: numbers["idle"]!,
     refusals: numbers["refusals"]!,
+    pods: numbers["pods"]!,
     out,
   };
 }
@@ -94,7 +98,9 @@ async function main(): Promise<void> {
             ? benchMeshes(options.idle, log)
             : section === "auth"
               ? benchAuth(options.refusals, log)
-              : benchRenewal(log),
+              : section === "offloading"
+                ? benchOffloading(options.pods, options.rounds, options.idle, log)
+                : benchRenewal(log),
     );
     results[section] = { ...result, seconds: Math.round(seconds) };
   }

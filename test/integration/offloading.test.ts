@@ -26,7 +26,7 @@ import { OFFLOADED_CONDITION, remoteNamespaceName } from "../../provider/offload
 import { poll } from "../../provider/wait/poll.js";
 import { imageReference } from "../../local-cluster/node-images.js";
 import { kubectl, podtoolFrom, runPodtool } from "../../local-cluster/pods.js";
-import { offloadNamespace, podtoolSpec, runningPods } from "../support/offloading.js";
+import { offloadNamespace, podtoolSpec, runningPods } from "../../harness/offloading.js";
 import { releaseSharedLab, sharedLab } from "../../harness/labs.js";
 import { uninstallCluster } from "../../harness/install.js";
 import { peerPair, quietProgress, unpeerPair, type Pair } from "../support/tunnel-pair.js";

@@ -31,7 +31,7 @@ import { projectTraces } from "../support/leaks.js";
 import { gatewayWireguard, projectRoutes, runningGateway } from "../support/project-pods.js";
 import { coreOf, podName, podtoolFrom, runPodtool, setCordoned, tagImageOnNodes } from "../../local-cluster/pods.js";
 import { peerPair, quietProgress, unpeerPair, type Pair } from "../support/tunnel-pair.js";
-import { offloadNamespace, podtoolSpec, runningPods } from "../support/offloading.js";
+import { offloadNamespace, podtoolSpec, runningPods } from "../../harness/offloading.js";
 import { remoteNamespaceName } from "../../provider/offloading/reflection.js";
 
 const NODES = [1, 2] as const;

@@ -1,5 +1,5 @@
 /**
- * Offloading as the tests set it up: a consumer namespace offloaded through a virtual node (the
+ * Offloading as the tests and the benchmark set it up: a consumer namespace offloaded through a virtual node (the
  * object the `NamespaceOffloading` resource writes), podtool pods that may run on the virtual
  * node, and the wait for pods Running on the consumer.
  */
@@ -10,10 +10,10 @@ import {
   API_VERSION,
   NAMESPACE_OFFLOADING_NAME,
   type NamespaceOffloading,
-} from "../../provider/api/index.js";
-import { VIRTUAL_NODE_TAINT } from "../../provider/virtual-node/node.js";
-import { poll } from "../../provider/wait/poll.js";
-import { imageReference } from "../../local-cluster/node-images.js";
+} from "../provider/api/index.js";
+import { VIRTUAL_NODE_TAINT } from "../provider/virtual-node/node.js";
+import { poll } from "../provider/wait/poll.js";
+import { imageReference } from "../local-cluster/node-images.js";
 
 /** A podtool pod spec (serves TCP 8080, answering with its name) for the virtual node `virtualNode`. */
 export function podtoolSpec(virtualNode: string, extra: Partial<k8s.V1PodSpec> = {}): k8s.V1PodSpec {
