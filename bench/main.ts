@@ -5,7 +5,8 @@
  *
  * `renewal` (an identity of 600 s renewed while calls go on, about 11 minutes) runs only when named.
  *
- * Usage: node dist/bench/main.js [tunnel] [stacks] [mesh] [auth] [offloading] [renewal] [--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--pods N] [--out FILE]
+ * Usage: node dist/bench/main.js [tunnel] [stacks] [mesh] [auth] [offloading] [renewal]
+ *          [--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--pods N] [--out FILE]
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -42,7 +43,8 @@ interface Options {
 }
 
 const USAGE =
-  "usage: npm run bench -- [tunnel] [stacks] [mesh] [auth] [offloading] [renewal] [--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--pods N] [--out FILE]";
+  "usage: npm run bench -- [tunnel] [stacks] [mesh] [auth] [offloading] [renewal] " +
+  "[--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--pods N] [--out FILE]";
 
 /** Reads the command line; a wrong argument ends the run with the usage. */
 function parseOptions(args: readonly string[]): Options {
