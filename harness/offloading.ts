@@ -1,16 +1,11 @@
 /**
- * Offloading as the tests and the benchmark set it up: a consumer namespace offloaded through a virtual node (the
- * object the `NamespaceOffloading` resource writes), podtool pods that may run on the virtual
+ * Offloading as the tests and the benchmark set it up: a consumer namespace offloaded through a
+ * virtual node (by the `NamespaceOffloading` resource's steps), podtool pods that may run on the virtual
  * node, and the wait for pods Running on the consumer.
  */
 import * as k8s from "@kubernetes/client-node";
-import {
-  API_GROUP,
-  API_GROUP_VERSION,
-  API_VERSION,
-  NAMESPACE_OFFLOADING_NAME,
-  type NamespaceOffloading,
-} from "../provider/api/index.js";
+import { offloadNamespace as offloadingSteps } from "../provider/offloading/namespace-offloading.js";
+import { progressTo } from "../provider/peering/progress.js";
 import { VIRTUAL_NODE_TAINT } from "../provider/virtual-node/node.js";
 import { poll } from "../provider/wait/poll.js";
 import { imageReference } from "../local-cluster/node-images.js";
@@ -26,7 +21,10 @@ export function podtoolSpec(virtualNode: string, extra: Partial<k8s.V1PodSpec> =
   };
 }
 
-/** Makes namespace `namespace` on the consumer and offloads it through `virtualNode`; resolves once the provider made `remoteNamespace`. */
+/**
+ * Makes namespace `namespace` on the consumer and offloads it through `virtualNode`, with the
+ * steps of the `NamespaceOffloading` resource; resolves once the provider made `remoteNamespace`.
+ */
 export async function offloadNamespace(
   consumer: k8s.KubeConfig,
   namespace: string,
@@ -34,28 +32,11 @@ export async function offloadNamespace(
   virtualNode: string,
 ): Promise<void> {
   await consumer.makeApiClient(k8s.CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
-  const api = consumer.makeApiClient(k8s.CustomObjectsApi);
-  const where = { group: API_GROUP, version: API_VERSION, namespace, plural: "namespaceoffloadings" };
-  const body: NamespaceOffloading = {
-    apiVersion: API_GROUP_VERSION,
-    kind: "NamespaceOffloading",
-    metadata: { name: NAMESPACE_OFFLOADING_NAME, namespace },
-    spec: { remoteNamespace, virtualNodes: [virtualNode] },
-  };
-  await api.createNamespacedCustomObject({ ...where, body });
-  await poll(
-    { step: "test", object: `NamespaceOffloading ${namespace} Ready`, endpoint: consumer.getCurrentCluster()!.server },
-    { timeoutMs: 60_000, intervalMs: 500 },
-    async () => {
-      const live = (await api.getNamespacedCustomObject({
-        ...where,
-        name: NAMESPACE_OFFLOADING_NAME,
-      })) as NamespaceOffloading;
-      const report = live.status?.remotes?.[0];
-      return report?.phase === "Ready"
-        ? { done: true, value: undefined }
-        : { done: false, state: JSON.stringify(report) };
-    },
+  await offloadingSteps(
+    consumer,
+    { namespace, remoteNamespace, virtualNodes: [virtualNode] },
+    60_000,
+    progressTo(() => undefined),
   );
 }
 

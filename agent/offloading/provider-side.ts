@@ -22,6 +22,7 @@ import {
   type RemoteNamespace,
   type ResourceOffer,
 } from "../../provider/api/index.js";
+import { forgeRemotePodsBinding } from "../../provider/cluster/agent-rbac.js";
 import { describeFailure, ensureObject, readOptional, serverOf } from "../../provider/kube/client.js";
 import {
   formatCpuMillis,
@@ -168,9 +169,11 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
       await ensureObject(kc, forgeRemoteNamespace(name, consumer)).catch(
         describeFailure(`${STEP}: applying Namespace ${name} for consumer ${consumer}`, endpoint),
       );
-      await ensureObject(kc, forgeRemoteNamespaceBinding(name, consumer)).catch(
-        describeFailure(`${STEP}: applying the RoleBinding of Namespace ${name}`, endpoint),
-      );
+      for (const binding of [forgeRemoteNamespaceBinding(name, consumer), forgeRemotePodsBinding(name)]) {
+        await ensureObject(kc, binding).catch(
+          describeFailure(`${STEP}: applying RoleBinding ${name}/${binding.metadata!.name}`, endpoint),
+        );
+      }
       reporter.info(`${STEP}: made namespace ${name} for consumer ${consumer}`);
       changes += 1;
     }
@@ -248,6 +251,10 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
           if (!refused)
             return describeFailure(`${STEP}: creating Pod ${key} for consumer ${consumer}`, endpoint)(error);
           if (refused.code === 409) continue; // A pod of that name, not listed yet: the next pass sees it.
+          // This agent's own right in a namespace it just made may take a moment to apply: not the pod's fault.
+          if (refused.code === 403 && refused.message.includes("cannot create resource")) {
+            return describeFailure(`${STEP}: creating Pod ${key} for consumer ${consumer}`, endpoint)(error);
+          }
           refusal = { reason: "Invalid", message: `the provider's API server refused the pod: ${refused.message}` };
         }
       }

@@ -10,9 +10,10 @@
  *            and the auth service's Service (the in-band relay's target)
  *   route    reads only: the gateway's pods (system namespace), nodes, TunnelEndpoints
  *
- * The control agent also offloads: on a provider it creates the pods consumers ask for; on a
- * consumer it writes the status of pods bound to its virtual nodes and reads the ConfigMaps and
- * Secrets they use (in any namespace: which ones are offloaded changes without a reinstall).
+ * The control agent also offloads: on a provider it creates the pods consumers ask for (only in
+ * the namespaces it made for them, through a RoleBinding there); on a
+ * consumer it writes the status of pods bound to its virtual nodes, and reads the ConfigMaps and
+ * Secrets they use in the namespaces offloaded (bound there by the offloading, not here).
  */
 import type * as k8s from "@kubernetes/client-node";
 import { API_GROUP, CLUSTER_IDENTITY_CONFIGMAP, SYSTEM_NAMESPACE } from "../api/index.js";
@@ -28,6 +29,9 @@ const READ = ["get", "list", "watch"];
  */
 export const REMOTE_NAMESPACE_ROLE = "pulumi-liqo-remote-namespace";
 
+/** What the provider's agent may do in a namespace it made for a consumer, and nowhere else: create the pods asked for. */
+export const REMOTE_PODS_ROLE = "pulumi-liqo-remote-pods";
+
 /** The control agent's cluster-wide rules. */
 const CONTROL_CLUSTER_RULES: Rule[] = [
   { apiGroups: [API_GROUP], resources: ["*"], verbs: ["*"] },
@@ -38,19 +42,19 @@ const CONTROL_CLUSTER_RULES: Rule[] = [
     verbs: ["get", "list", "watch", "create", "patch", "update", "delete"],
   },
   // Offloading. Provider side: the pods it runs for consumers. Consumer side: its pods bound to
-  // virtual nodes (their status, their final removal, their events) and the ConfigMaps and Secrets
-  // they read, which it copies to the provider.
-  { apiGroups: [""], resources: ["pods"], verbs: [...READ, "create", "delete"] },
+  // virtual nodes (their status, their final removal, their events). The ConfigMaps and Secrets
+  // they read it may read only in offloaded namespaces ({@link REFLECTOR_ROLE}).
+  { apiGroups: [""], resources: ["pods"], verbs: [...READ, "delete"] },
   { apiGroups: [""], resources: ["pods/status"], verbs: ["get", "patch", "update"] },
-  { apiGroups: [""], resources: ["configmaps", "secrets"], verbs: READ },
   { apiGroups: ["", "events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
   // The virtual nodes' kubelet API asks, as a kubelet does, whether its caller may reach the node.
   { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
-  // A remote namespace's RoleBinding grants the consumer this ClusterRole, which the agent need not hold itself.
+  // A remote namespace's RoleBindings grant the consumer, and the agent itself, these ClusterRoles:
+  // the agent creates pods only in namespaces it made for consumers.
   {
     apiGroups: ["rbac.authorization.k8s.io"],
     resources: ["clusterroles"],
-    resourceNames: [REMOTE_NAMESPACE_ROLE],
+    resourceNames: [REMOTE_NAMESPACE_ROLE, REMOTE_PODS_ROLE],
     verbs: ["bind"],
   },
   { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "list", "create", "update", "delete"] },
@@ -105,6 +109,54 @@ const ROUTE_CLUSTER_RULES: Rule[] = [
 
 /** The gateway's pods are in the system namespace: the route agent reads pods there only. */
 const ROUTE_SYSTEM_RULES: Rule[] = [{ apiGroups: [""], resources: ["pods"], verbs: READ }];
+
+/**
+ * What the consumer's agent may read in a namespace that is offloaded: the ConfigMaps and Secrets
+ * its pods use, which it copies to the provider. Bound in that namespace only, by whoever offloads
+ * it (the `NamespaceOffloading` steps, with the cluster's admin credentials), never cluster-wide.
+ */
+export const REFLECTOR_ROLE = "pulumi-liqo-reflector";
+
+/** The ClusterRole an offloaded namespace's RoleBinding grants the control agent. */
+function forgeReflectorRole(): k8s.V1ClusterRole {
+  return {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRole",
+    metadata: { name: REFLECTOR_ROLE, labels: componentLabels(AGENT_NAME) },
+    rules: [{ apiGroups: [""], resources: ["configmaps", "secrets"], verbs: READ }],
+  };
+}
+
+/** Grants the control agent {@link REFLECTOR_ROLE} in offloaded namespace `namespace`. */
+export function forgeReflectorBinding(namespace: string): k8s.V1RoleBinding {
+  return forgeAgentBinding(REFLECTOR_ROLE, namespace);
+}
+
+/** The ClusterRole a remote namespace's RoleBinding grants the control agent. */
+function forgeRemotePodsRole(): k8s.V1ClusterRole {
+  return {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRole",
+    metadata: { name: REMOTE_PODS_ROLE, labels: componentLabels(AGENT_NAME) },
+    rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["create"] }],
+  };
+}
+
+/** Grants the control agent `role` in `namespace`. */
+function forgeAgentBinding(role: string, namespace: string): k8s.V1RoleBinding {
+  return {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    metadata: { name: role, namespace, labels: componentLabels(AGENT_NAME) },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
+    subjects: [{ kind: "ServiceAccount", name: AGENT_NAME, namespace: SYSTEM_NAMESPACE }],
+  };
+}
+
+/** Grants the control agent {@link REMOTE_PODS_ROLE} in remote namespace `namespace`. */
+export function forgeRemotePodsBinding(namespace: string): k8s.V1RoleBinding {
+  return forgeAgentBinding(REMOTE_PODS_ROLE, namespace);
+}
 
 /** The ClusterRole that each remote namespace's RoleBinding grants its consumer. */
 function forgeRemoteNamespaceRole(): k8s.V1ClusterRole {
@@ -178,6 +230,8 @@ export function forgeAgentRbac(): k8s.KubernetesObject[] {
     ...forgeComponentRbac(AGENT_NAME, CONTROL_CLUSTER_RULES, CONTROL_SYSTEM_RULES),
     forgeClientCaReaderBinding(),
     forgeRemoteNamespaceRole(),
+    forgeReflectorRole(),
+    forgeRemotePodsRole(),
     ...forgeComponentRbac(GATEWAY_NAME, GATEWAY_CLUSTER_RULES, GATEWAY_SYSTEM_RULES),
     ...forgeComponentRbac(ROUTE_NAME, ROUTE_CLUSTER_RULES, ROUTE_SYSTEM_RULES),
   ];
@@ -187,4 +241,4 @@ export function forgeAgentRbac(): k8s.KubernetesObject[] {
 export const RBAC_COMPONENTS = [AGENT_NAME, GATEWAY_NAME, ROUTE_NAME] as const;
 
 /** ClusterRoles of the agent that no component is bound to (uninstall removes them too). */
-export const UNBOUND_CLUSTER_ROLES = [REMOTE_NAMESPACE_ROLE] as const;
+export const UNBOUND_CLUSTER_ROLES = [REMOTE_NAMESPACE_ROLE, REFLECTOR_ROLE, REMOTE_PODS_ROLE] as const;

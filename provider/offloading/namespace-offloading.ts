@@ -8,7 +8,8 @@
 import * as k8s from "@kubernetes/client-node";
 import { API_GROUP, API_GROUP_VERSION, API_VERSION, MANAGED_BY, MANAGED_BY_LABEL } from "../api/names.js";
 import { NAMESPACE_OFFLOADING_NAME, type NamespaceOffloading, type RemoteNamespaceReport } from "../api/offloading.js";
-import { describeFailure, ensureObject, readOptional, serverOf } from "../kube/client.js";
+import { forgeReflectorBinding, REFLECTOR_ROLE } from "../cluster/agent-rbac.js";
+import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../kube/client.js";
 import type { Progress } from "../peering/progress.js";
 import { poll } from "../wait/poll.js";
 
@@ -88,6 +89,10 @@ export async function offloadNamespace(
     },
     spec: { remoteNamespace: request.remoteNamespace, virtualNodes: [...request.virtualNodes] },
   };
+  // The agent reads the ConfigMaps and Secrets of this namespace's offloaded pods, and no other namespace's.
+  await ensureObject(kc, forgeReflectorBinding(request.namespace)).catch(
+    describeFailure(`${STEP}: applying RoleBinding ${request.namespace}/${REFLECTOR_ROLE}`, endpoint),
+  );
   const applied = await ensureObject(kc, object).catch(describeFailure(`${STEP}: applying ${where}`, endpoint));
   const generation = applied.metadata?.generation ?? 1;
   progress.step(
@@ -128,12 +133,16 @@ export async function withdrawNamespace(
   const existed = await readOptional(() =>
     api.deleteNamespacedCustomObject({ ...group, namespace, name: NAMESPACE_OFFLOADING_NAME }),
   ).catch(describeFailure(`${STEP}: deleting ${where}`, endpoint));
-  if (existed === undefined) return false;
-  await poll({ step: STEP, object: `${where} deleted`, endpoint }, { timeoutMs, intervalMs: 500 }, async () => {
-    const live = await readNamespaceOffloading(kc, namespace);
-    return live
-      ? { done: false, state: "its pods or remote namespaces are still being removed" }
-      : { done: true, value: undefined };
-  });
-  return true;
+  if (existed !== undefined) {
+    await poll({ step: STEP, object: `${where} deleted`, endpoint }, { timeoutMs, intervalMs: 500 }, async () => {
+      const live = await readNamespaceOffloading(kc, namespace);
+      return live
+        ? { done: false, state: "its pods or remote namespaces are still being removed" }
+        : { done: true, value: undefined };
+    });
+  }
+  await deleteOptional(() =>
+    kc.makeApiClient(k8s.RbacAuthorizationV1Api).deleteNamespacedRoleBinding({ name: REFLECTOR_ROLE, namespace }),
+  ).catch(describeFailure(`${STEP}: deleting RoleBinding ${namespace}/${REFLECTOR_ROLE}`, endpoint));
+  return existed !== undefined;
 }
