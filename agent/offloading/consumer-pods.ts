@@ -216,6 +216,23 @@ async function finishRemoval(kc: k8s.KubeConfig, pod: k8s.V1Pod): Promise<void> 
     });
 }
 
+/** How many pods of a pass are worked on at once. */
+const POD_CONCURRENCY = 8;
+
+/** `work` on every item, at most `limit` at once; resolves the results in the items' order. */
+async function mapLimited<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
 /** One pass over the pods bound to one peering's virtual node. */
 export async function reflectPeeringPods(
   kc: k8s.KubeConfig,
@@ -306,14 +323,14 @@ export async function reflectPeeringPods(
   for (const [namespace, namespacePods] of byNamespace) {
     const remoteNamespace = remoteOf.get(namespace)!;
     await reflectObjects(kc, reach, namespace, remoteNamespace, namespacePods);
-    for (const pod of namespacePods) {
+    // Each pod's calls wait on both API servers: several pods at once, as many kubelet workers would.
+    const stillPending = await mapLimited(namespacePods, POD_CONCURRENCY, async (pod): Promise<boolean> => {
       const request = requestOf.get(pod.metadata!.uid!);
       if (!request) {
         await ensureObject(provider, forgeOffloadedPod(pod, remoteNamespace, tenant)).catch(
           describeFailure(`${STEP}: asking for pod ${namespace}/${pod.metadata!.name}`, serverOf(provider)),
         );
-        pending = true;
-        continue;
+        return true;
       }
       const answer = request.status;
       const current = answer?.observedGeneration === (request.metadata.generation ?? 1);
@@ -324,17 +341,15 @@ export async function reflectPeeringPods(
           refusedPodStatus({ reason: answer.reason ?? "Refused", message: answer.message ?? "" }),
           reporter,
         );
-        continue;
+        return false;
       }
       const live = remotePods.get(`${remoteNamespace}/${pod.metadata!.name}`);
-      if (!current || !live) {
-        pending = true;
-        continue;
-      }
+      if (!current || !live) return true;
       const status = reflectPodStatus(live.status, reach.view, undefined);
-      if (status.phase !== "Running" || !status.podIP) pending = true;
       await writePodStatus(kc, pod, status, reporter);
-    }
+      return status.phase !== "Running" || !status.podIP;
+    });
+    pending ||= stillPending.some(Boolean);
   }
   const uids = new Set(pods.map((p) => p.metadata!.uid!));
   for (const request of requests) {

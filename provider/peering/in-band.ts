@@ -364,11 +364,11 @@ export async function deleteInBandPeering(
     providerClusterId: p.them.clusterId,
   };
   // The virtual node is drained first, while the agent can still remove its pods from the provider.
-  progress.step(1, 3, `virtual node: draining Node ${record.virtualNodeName} of its offloaded pods`);
+  progress.step(1, 4, `virtual node: draining Node ${record.virtualNodeName} of its offloaded pods`);
   await drainVirtualNode(p.consumer, record.virtualNodeName, { timeoutMs });
   progress.step(
-    1,
-    3,
+    2,
+    4,
     `authentication: removing consumer ${p.me.clusterName}'s tenant from provider ${p.them.clusterName} at ${serverOf(p.provider)}`,
   );
   await removeTenant(p.provider, p.me.clusterId, { timeoutMs });
@@ -379,12 +379,12 @@ export async function deleteInBandPeering(
   );
   const unused = parsePeeringToken(Buffer.from(leftover?.data?.["token"] ?? "", "base64").toString("utf8"));
   if (unused) await revokePeeringToken(p.provider, unused.tokenId);
-  progress.step(2, 3, `virtual node: removing Node ${record.virtualNodeName} and the consumer's records`);
+  progress.step(3, 4, `virtual node: removing Node ${record.virtualNodeName} and the consumer's records`);
   await deleteVirtualNode(p.consumer, record.virtualNodeName);
   await deleteConsumerRecords(p.consumer, record.providerClusterId);
   await deleteOptional(() => core.deleteNamespacedSecret({ name: tokenSecret, namespace: SYSTEM_NAMESPACE })).catch(
     describeFailure(`cleanup: deleting Secret ${SYSTEM_NAMESPACE}/${tokenSecret}`, serverOf(p.consumer)),
   );
-  progress.step(3, 3, `network fabric: removing the tunnel`);
-  await deleteTunnel(p.sides, { force: false, timeoutMs }, withinStep(progress, 3, 3));
+  progress.step(4, 4, `network fabric: removing the tunnel`);
+  await deleteTunnel(p.sides, { force: false, timeoutMs }, withinStep(progress, 4, 4));
 }

@@ -427,8 +427,8 @@ export async function deletePeering(
     await drainBeforeUnpeering(consumer, record, options, progress, unreachable !== undefined);
     if (!unreachable)
       progress.step(
-        1,
         2,
+        3,
         `authentication: revoking the identity at ${handover.authUrl} (provider ${record.providerClusterName})`,
       );
     const failure = unreachable
@@ -448,7 +448,7 @@ export async function deletePeering(
           `unpeer from provider ${record.providerClusterName} (auth service ${handover.authUrl}) failed: ${failure}; nothing ` +
             `was changed; set force: true on the Peering to clean the consumer side anyway`,
         );
-      progress.step(1, 2, `unpeer: ${failure}; leaving the provider's side (force)`);
+      progress.step(2, 3, `unpeer: ${failure}; leaving the provider's side (force)`);
       // The request can still be withdrawn when the API server answers (only the auth service is out of reach).
       const apiAnswers = !unreachable?.endpoint.startsWith("API server");
       const withdrawn =
@@ -463,14 +463,14 @@ export async function deletePeering(
       leftOnProvider.push(...peeringLeftOnProvider(record, withdrawn));
     }
   }
-  progress.step(2, 2, `virtual node: removing Node ${record.virtualNodeName} and the consumer's records`);
+  progress.step(3, 3, `virtual node: removing Node ${record.virtualNodeName} and the consumer's records`);
   await deleteVirtualNode(consumer, record.virtualNodeName);
   await deleteConsumerRecords(consumer, record.providerClusterId);
   return leftOnProvider;
 }
 
 /**
- * Drains the peering's virtual node (step 1 of 2 begins with it): its offloaded pods are removed
+ * Drains the peering's virtual node (step 1 of 3): its offloaded pods are removed
  * from the provider and then from the consumer while the identity can still reach the provider;
  * with the provider gone (force), they are removed from the consumer only.
  */
@@ -481,6 +481,6 @@ async function drainBeforeUnpeering(
   progress: Progress,
   providerGone: boolean,
 ): Promise<void> {
-  progress.step(1, 2, `virtual node: draining Node ${record.virtualNodeName} of its offloaded pods`);
+  progress.step(1, 3, `virtual node: draining Node ${record.virtualNodeName} of its offloaded pods`);
   await drainVirtualNode(consumer, record.virtualNodeName, { timeoutMs: options.timeoutMs, providerGone });
 }

@@ -68,10 +68,11 @@ describe("in-band peering through the pulumi CLI", () => {
           const destroy = await workspace.ok(["destroy", "--yes"]);
           expect(stepsByRow(destroy.stdout)).toEqual({
             "liqo:Peering::b-to-a": [
-              "[1/3] authentication",
-              "[2/3] virtual node",
-              "[3/3] network fabric",
-              "[3/3] (1/1) network fabric",
+              "[1/4] virtual node",
+              "[2/4] authentication",
+              "[3/4] virtual node",
+              "[4/4] network fabric",
+              "[4/4] (1/1) network fabric",
               "",
             ],
           });

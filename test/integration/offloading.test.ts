@@ -4,9 +4,11 @@
  * Deployment of 3 replicas tolerating the virtual node's taint runs on a's real nodes, and b shows
  * its pods Running at addresses that b's own pods reach, one by one and through a Service of b.
  * Pods that a's rules forbid are refused, each with a condition that names why, and nothing is made
- * for them on a. b's identity cannot create a pod on a, read pods outside its namespaces there, nor
- * have a namespace that is not its own. Deleting the Deployment and then the NamespaceOffloading
- * leaves nothing of either on a.
+ * for them on a. The ConfigMap and Secret the pods read go with them, and follow changes; `kubectl
+ * logs` and `exec` on b reach them; b's agent restarted loses nothing. b's identity cannot create a
+ * pod on a, read pods outside its namespaces there, exec into them, nor have a namespace that is
+ * not its own. Deleting the Deployment and then the NamespaceOffloading leaves nothing of either
+ * on a. A pod that a loses is made again; deleting the peering drains its virtual node first.
  */
 import * as k8s from "@kubernetes/client-node";
 import {
@@ -23,6 +25,7 @@ import { statusOf } from "../../provider/kube/errors.js";
 import { TUNNEL_DEFAULTS } from "../../provider/network-fabric/tunnel-plan.js";
 import { ensureTunnel } from "../../provider/network-fabric/tunnel.js";
 import { OFFLOADED_CONDITION, remoteNamespaceName } from "../../provider/offloading/reflection.js";
+import { withdrawNamespace } from "../../provider/offloading/namespace-offloading.js";
 import { poll } from "../../provider/wait/poll.js";
 import { imageReference } from "../../local-cluster/node-images.js";
 import { kubectl, podtoolFrom, runPodtool } from "../../local-cluster/pods.js";
@@ -369,6 +372,56 @@ describe("offloading on real clusters (shared lab)", () => {
             : { done: true, value: undefined },
       );
       await bCore.deleteNamespace({ name: NAMESPACE });
+    },
+  );
+
+  test(
+    "GIVEN an offloaded pod running WHEN a loses it THEN a makes it again; WHEN the Peering is deleted THEN its virtual " +
+      "node is drained first: the pod goes from both clusters, and the remote namespace from a",
+    async () => {
+      pair ??= await peerPair(await sharedLab());
+      const { a, record } = pair;
+      const [aCore, bCore] = [pair!.provider.kc, pair!.consumer.kc].map((kc) => kc.makeApiClient(k8s.CoreV1Api));
+      const namespace = "depot";
+      const remoteNamespace = remoteNamespaceName(namespace, pair!.consumer.clusterId, "suffixed");
+      await offloadNamespace(pair!.consumer.kc, namespace, remoteNamespace, record.virtualNodeName);
+      await bCore.createNamespacedPod({
+        namespace,
+        body: { metadata: { name: "keeper", labels: { app: "keeper" } }, spec: podtoolSpec(record.virtualNodeName) },
+      });
+      const [kept] = await runningPods(pair!.consumer.kc, namespace, "app=keeper", 1);
+      const lost = await aCore.readNamespacedPod({ name: "keeper", namespace: remoteNamespace });
+      await aCore.deleteNamespacedPod({ name: "keeper", namespace: remoteNamespace, body: { gracePeriodSeconds: 0 } });
+      await poll(
+        { step: "test", object: `pod ${remoteNamespace}/keeper made again on a`, endpoint: a.apiServerUrl },
+        { timeoutMs: 90_000, intervalMs: 500 },
+        async () => {
+          const again = await aCore
+            .readNamespacedPod({ name: "keeper", namespace: remoteNamespace })
+            .catch(() => undefined);
+          return again && again.metadata?.uid !== lost.metadata?.uid && again.status?.phase === "Running"
+            ? { done: true, value: undefined }
+            : { done: false, state: again ? `${again.status?.phase} ${again.metadata?.uid}` : "gone" };
+        },
+      );
+      const [still] = await runningPods(pair!.consumer.kc, namespace, "app=keeper", 1);
+      expect(still!.metadata?.uid).toBe(kept!.metadata?.uid);
+
+      // The peering goes: its node is drained before anything else.
+      await unpeerPair(pair!);
+      expect((await bCore.listNamespacedPod({ namespace })).items).toEqual([]);
+      expect(await bCore.readNode({ name: record.virtualNodeName }).catch(() => undefined)).toBeUndefined();
+      await poll(
+        { step: "test", object: `namespace ${remoteNamespace} gone from a`, endpoint: a.apiServerUrl },
+        { timeoutMs: 90_000, intervalMs: 1_000 },
+        async () =>
+          (await aCore.readNamespace({ name: remoteNamespace }).catch(() => undefined))
+            ? { done: false, state: "still there" }
+            : { done: true, value: undefined },
+      );
+      // With no peering left, withdrawing the offloading has nothing to wait for.
+      expect(await withdrawNamespace(pair!.consumer.kc, namespace, 30_000, quietProgress)).toBe(true);
+      await bCore.deleteNamespace({ name: namespace });
     },
   );
 });
