@@ -23,8 +23,6 @@ import { readClientCa } from "../auth-service/tls-material.js";
 import { recentPeeringIdentity } from "../heartbeat.js";
 import type { Reporter } from "../reporter.js";
 
-export { KUBELET_PORT } from "../../provider/cluster/agent-components.js";
-
 const STEP = "kubelet endpoint";
 
 /** What a call is for, once checked: the offloaded pod, where it runs, and as whom to get there. */

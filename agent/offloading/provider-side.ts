@@ -23,7 +23,7 @@ import {
   type ResourceOffer,
 } from "../../provider/api/index.js";
 import { forgeRemotePodsBinding } from "../../provider/cluster/agent-rbac.js";
-import { describeFailure, ensureObject, readOptional, serverOf } from "../../provider/kube/client.js";
+import { describeFailure, ensureObject, serverOf } from "../../provider/kube/client.js";
 import {
   formatCpuMillis,
   formatMemoryBytes,
@@ -129,16 +129,22 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
     changes += 1;
   };
 
-  // Namespaces: the oldest request for a name wins it.
+  // Namespaces: the oldest request for a name wins it. Whether a name is taken is read once a
+  // pass, for every request (any namespace may hold it, not only those made here).
+  const everyNamespace = new Map<string, k8s.V1Namespace>(
+    namespaceRequests.length === 0
+      ? []
+      : (await core.listNamespace().catch(describeFailure(`${STEP}: listing the namespaces`, endpoint))).items.map(
+          (ns) => [ns.metadata!.name!, ns],
+        ),
+  );
   const granted = new Map<string, string>();
   for (const request of [...namespaceRequests].sort(byAge)) {
     const consumer = tenants.get(request.metadata.namespace ?? "");
     if (!consumer) continue;
     const name = request.metadata.name!;
     const generation = request.metadata.generation ?? 1;
-    const existing = await readOptional(() => core.readNamespace({ name })).catch(
-      describeFailure(`${STEP}: reading Namespace ${name}`, endpoint),
-    );
+    const existing = everyNamespace.get(name);
     if (request.metadata.deletionTimestamp) {
       // The namespace (and every pod in it) goes first; the finalizer last, so that the consumer
       // sees the request go only once the namespace is gone.

@@ -37,6 +37,18 @@ import { peerPair, quietProgress, unpeerPair, type Pair } from "../support/tunne
 const NAMESPACE = "shop";
 const group = { group: API_GROUP, version: API_VERSION };
 
+/** Resolves once namespace `name` no longer exists on the provider `core` talks to. */
+function namespaceGone(core: k8s.CoreV1Api, name: string, endpoint: string): Promise<void> {
+  return poll(
+    { step: "test", object: `namespace ${name} gone from a`, endpoint },
+    { timeoutMs: 90_000, intervalMs: 1_000 },
+    async () =>
+      (await core.readNamespace({ name }).catch(() => undefined))
+        ? { done: false, state: "still there" }
+        : { done: true, value: undefined },
+  );
+}
+
 describe("offloading on real clusters (shared lab)", () => {
   let pair: Pair | undefined;
 
@@ -363,14 +375,7 @@ describe("offloading on real clusters (shared lab)", () => {
         plural: "namespaceoffloadings",
         name: NAMESPACE_OFFLOADING_NAME,
       });
-      await poll(
-        { step: "test", object: `namespace ${remoteNamespace} gone from a`, endpoint: a.apiServerUrl },
-        { timeoutMs: 90_000, intervalMs: 1_000 },
-        async () =>
-          (await aCore.readNamespace({ name: remoteNamespace }).catch(() => undefined))
-            ? { done: false, state: "still there" }
-            : { done: true, value: undefined },
-      );
+      await namespaceGone(aCore, remoteNamespace, a.apiServerUrl);
       await bCore.deleteNamespace({ name: NAMESPACE });
     },
   );
@@ -411,14 +416,7 @@ describe("offloading on real clusters (shared lab)", () => {
       await unpeerPair(pair!);
       expect((await bCore.listNamespacedPod({ namespace })).items).toEqual([]);
       expect(await bCore.readNode({ name: record.virtualNodeName }).catch(() => undefined)).toBeUndefined();
-      await poll(
-        { step: "test", object: `namespace ${remoteNamespace} gone from a`, endpoint: a.apiServerUrl },
-        { timeoutMs: 90_000, intervalMs: 1_000 },
-        async () =>
-          (await aCore.readNamespace({ name: remoteNamespace }).catch(() => undefined))
-            ? { done: false, state: "still there" }
-            : { done: true, value: undefined },
-      );
+      await namespaceGone(aCore, remoteNamespace, a.apiServerUrl);
       // With no peering left, withdrawing the offloading has nothing to wait for.
       expect(await withdrawNamespace(pair!.consumer.kc, namespace, 30_000, quietProgress)).toBe(true);
       await bCore.deleteNamespace({ name: namespace });
