@@ -36,7 +36,7 @@ export interface RemoteNamespaceStatus {
   readonly providerClusterId?: string;
   /** The namespace on that provider. */
   readonly remoteNamespace: string;
-  /** `Ready`, `Pending`, `Refused` or `Error`. */
+  /** `Ready`, `Pending`, `Refused`, `Missing` (the remote namespace is gone on the provider) or `Error`. */
   readonly phase: string;
   /** Why, when not Ready. */
   readonly message?: string;

@@ -35,12 +35,29 @@ export interface ConsumerPeerings {
   readonly identityOf: (peering: OutgoingPeering) => Promise<k8s.KubeConfig>;
 }
 
-/** The provider's answer to a RemoteNamespace, as a report line. */
+/**
+ * Whether the peering's identity may still list pods in the remote namespace. The rights come with
+ * the namespace (a RoleBinding in it), so a refusal means the namespace, or those rights, are gone
+ * on the provider, even while the request still reads as accepted (say, its agent is not running).
+ */
+async function remoteNamespaceUsable(provider: k8s.KubeConfig, remoteNamespace: string): Promise<boolean> {
+  try {
+    await provider.makeApiClient(k8s.CoreV1Api).listNamespacedPod({ namespace: remoteNamespace, limit: 1 });
+    return true;
+  } catch (error) {
+    const code = (error as { code?: number }).code;
+    if (code === 403 || code === 404) return false;
+    return describeFailure(`${STEP}: listing pods of namespace ${remoteNamespace}`, serverOf(provider))(error);
+  }
+}
+
+/** The provider's answer to a RemoteNamespace, as a report line (`usable`: the namespace answered a read). */
 function reportOf(
   virtualNode: string,
   peering: OutgoingPeering | undefined,
   remoteNamespace: string,
   request: RemoteNamespace | undefined,
+  usable: boolean,
 ): RemoteNamespaceReport {
   const base = {
     virtualNode,
@@ -49,6 +66,15 @@ function reportOf(
   };
   if (!peering) return { ...base, phase: "Pending", message: `no peering has virtual node ${virtualNode}` };
   const answer = request?.status;
+  if (answer?.phase === "Accepted" && !usable) {
+    return {
+      ...base,
+      phase: "Missing",
+      message:
+        `namespace ${remoteNamespace} is gone on provider ${peering.spec.providerClusterName}, or this peering's ` +
+        `rights in it are: its agent makes it again when it runs`,
+    };
+  }
   if (answer?.phase === "Accepted") return { ...base, phase: "Ready" };
   if (answer?.phase === "Refused") return { ...base, phase: "Refused", message: `${answer.reason}: ${answer.message}` };
   return { ...base, phase: "Pending", message: `waiting for provider ${peering.spec.providerClusterName} to answer` };
@@ -127,9 +153,16 @@ export async function advanceNamespaceOffloading(
   for (const virtualNode of virtualNodes) {
     const peering = peerings.byVirtualNode.get(virtualNode);
     let request: RemoteNamespace | undefined;
+    let usable = false;
     try {
-      if (peering) request = await requestRemoteNamespace(await peerings.identityOf(peering), peering, offloading);
-      remotes.push(reportOf(virtualNode, peering, offloading.spec.remoteNamespace, request));
+      if (peering) {
+        const provider = await peerings.identityOf(peering);
+        request = await requestRemoteNamespace(provider, peering, offloading);
+        usable =
+          request.status?.phase === "Accepted" &&
+          (await remoteNamespaceUsable(provider, offloading.spec.remoteNamespace));
+      }
+      remotes.push(reportOf(virtualNode, peering, offloading.spec.remoteNamespace, request, usable));
     } catch (error) {
       remotes.push({
         virtualNode,

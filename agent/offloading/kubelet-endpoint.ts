@@ -223,8 +223,11 @@ export async function startKubeletEndpoint(options: KubeletEndpointOptions): Pro
   // The API server does not check a kubelet's serving certificate unless told to; a key of its own is enough here.
   const ca = forgeCertificateAuthority("pulumi-liqo virtual kubelet");
   const serving = forgeServingCertificate(ca, "pulumi-liqo virtual kubelet", [], [options.address]);
+  // Without the client CA, the throwaway CA above (it signs no client) is the only one trusted: no
+  // `ca` at all would make Node trust its public roots, and let in anyone whose name they vouch for.
+  const trusted = clientCa || ca.cert;
   const server = https.createServer(
-    { cert: serving.cert, key: serving.key, ca: clientCa || undefined, requestCert: true, rejectUnauthorized: true },
+    { cert: serving.cert, key: serving.key, ca: trusted, requestCert: true, rejectUnauthorized: true },
     (request, response) => {
       const path = new URL(request.url ?? "/", "https://kubelet").pathname;
       if (!path.startsWith("/containerLogs/"))

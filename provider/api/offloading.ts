@@ -11,6 +11,7 @@
  *   provider's agent checks it against its rules and the offer, and creates the real pod, or
  *   refuses it with a reason.
  */
+import { createHash } from "node:crypto";
 import type { V1ObjectMeta, V1PodSpec } from "@kubernetes/client-node";
 import { crd, int, obj, opaque, str, stringList, stringMap } from "./crd-schema.js";
 
@@ -25,8 +26,11 @@ export interface RemoteNamespaceReport {
   providerClusterId?: string;
   /** The namespace on the provider. */
   remoteNamespace: string;
-  /** `Ready`, `Pending`, `Refused` (the provider said no: `message` says why) or `Error` (tried again). */
-  phase: "Ready" | "Pending" | "Refused" | "Error";
+  /**
+   * `Ready`, `Pending`, `Refused` (the provider said no: `message` says why), `Missing` (accepted,
+   * but the namespace, or this peering's rights in it, are gone on the provider) or `Error` (tried again).
+   */
+  phase: "Ready" | "Pending" | "Refused" | "Missing" | "Error";
   /** Why; never holds a secret. */
   message?: string;
 }
@@ -94,9 +98,19 @@ export interface OffloadedPod {
   status?: OffloadingAnswer;
 }
 
-/** `<remote namespace>.<pod name>`: unique in a tenant (a namespace name has no dot). */
+/** The longest name an object may have (a DNS subdomain). */
+const MAX_OBJECT_NAME = 253;
+
+/**
+ * `<remote namespace>.<pod name>`: unique in a tenant (a namespace name has no dot). A pod name may
+ * be 253 characters long, so one too long for an object's name is cut and ends in a digest of the
+ * whole, which keeps it unique and the same at every pass.
+ */
 export function offloadedPodName(remoteNamespace: string, podName: string): string {
-  return `${remoteNamespace}.${podName}`;
+  const name = `${remoteNamespace}.${podName}`;
+  if (name.length <= MAX_OBJECT_NAME) return name;
+  const digest = createHash("sha256").update(name).digest("hex").slice(0, 16);
+  return `${name.slice(0, MAX_OBJECT_NAME - digest.length - 1).replace(/[.-]+$/, "")}.${digest}`;
 }
 
 const answer = obj({

@@ -7,7 +7,14 @@ import { execa } from "execa";
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
+import {
+  API_GROUP,
+  API_VERSION,
+  NAMESPACE_OFFLOADING_NAME,
+  SYSTEM_NAMESPACE,
+  type NamespaceOffloading,
+} from "../../provider/api/index.js";
+import { AGENT_NAME, COMPONENT_LABEL } from "../../provider/cluster/agent-components.js";
 import { VIRTUAL_NODE_TAINT } from "../../provider/virtual-node/node.js";
 import { poll } from "../../provider/wait/poll.js";
 import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
@@ -61,6 +68,44 @@ async function gatewayKeyDigests(clusters: readonly ClusterState[]): Promise<str
       digests.push(createHash("sha256").update(JSON.stringify(secret.data)).digest("hex").slice(0, 16));
   }
   return digests;
+}
+
+/** Scales the control agent of `cluster` and waits until that many of its pods are there and ready. */
+async function scaleAgent(cluster: ClusterState, replicas: number): Promise<void> {
+  const kc = adminConfig(cluster);
+  await kc
+    .makeApiClient(k8s.AppsV1Api)
+    .patchNamespacedDeploymentScale(
+      { name: AGENT_NAME, namespace: SYSTEM_NAMESPACE, body: { spec: { replicas } } },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    );
+  await poll(
+    { step: "test", object: `${replicas} agent pods of ${cluster.name}`, endpoint: cluster.apiServerUrl },
+    { timeoutMs: 90_000, intervalMs: 500 },
+    async () => {
+      const pods = (
+        await client(cluster).listNamespacedPod({
+          namespace: SYSTEM_NAMESPACE,
+          labelSelector: `${COMPONENT_LABEL}=${AGENT_NAME}`,
+        })
+      ).items;
+      const ready = pods.filter((p) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
+      return pods.length === replicas && ready.length === replicas
+        ? { done: true, value: undefined }
+        : { done: false, state: `${pods.length} pods, ${ready.length} ready` };
+    },
+  );
+}
+
+/** b's NamespaceOffloading of the offloaded namespace. */
+async function offloadingOf(b: ClusterState): Promise<NamespaceOffloading> {
+  return (await adminConfig(b).makeApiClient(k8s.CustomObjectsApi).getNamespacedCustomObject({
+    group: API_GROUP,
+    version: API_VERSION,
+    namespace: OFFLOADED,
+    plural: "namespaceoffloadings",
+    name: NAMESPACE_OFFLOADING_NAME,
+  })) as NamespaceOffloading;
 }
 
 async function nodeCapacity(b: ClusterState, name: string): Promise<Record<string, string> | undefined> {
@@ -140,6 +185,41 @@ describe("out-of-band peering through the pulumi CLI", () => {
         const there = await client(a).readNamespacedPod({ name: "web", namespace: remoteNamespace });
         expect(there.spec?.nodeName).toMatch(/^a-n\d$/);
         expect(await podtoolFrom(b, 1, "tcp", `${offloaded.status!.podIP}:8080`, 60_000)).toContain("web");
+        await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
+        // The remote namespace deleted on a while a's agent is stopped (nothing remakes it): refresh
+        // reports it; with the agent back, up makes it again and the pod with it.
+        await scaleAgent(a, 0);
+        await client(a).deleteNamespace({ name: remoteNamespace });
+        await poll(
+          { step: "test", object: `b's report of namespace ${remoteNamespace} gone on a`, endpoint: b.apiServerUrl },
+          { timeoutMs: 90_000, intervalMs: 1000 },
+          async () => {
+            const remotes = (await offloadingOf(b)).status?.remotes ?? [];
+            return remotes.some((r) => r.phase === "Missing")
+              ? { done: true, value: undefined }
+              : { done: false, state: JSON.stringify(remotes) };
+          },
+        );
+        const gone = await workspace.pulumi(["refresh", "--yes", "--expect-no-changes"]);
+        expect(gone.exitCode).not.toBe(0);
+        expect((await workspace.ok(["stack", "export"])).stdout).toMatch(
+          new RegExp(
+            `virtual node liqo-a \\(provider [0-9a-f]+\\): Missing: namespace ${remoteNamespace} is gone on provider`,
+          ),
+        );
+        await scaleAgent(a, 1);
+        expect(await plannedSteps(workspace)).toEqual(["update b-offloads"]);
+        await workspace.ok(["up", "--yes"]);
+        await poll(
+          { step: "test", object: `pod ${remoteNamespace}/web made again on a`, endpoint: a.apiServerUrl },
+          { timeoutMs: 90_000, intervalMs: 1000 },
+          async () => {
+            const pods = (await client(a).listNamespacedPod({ namespace: remoteNamespace })).items;
+            return pods.some((p) => p.metadata?.name === "web")
+              ? { done: true, value: undefined }
+              : { done: false, state: `${pods.length} pods` };
+          },
+        );
         await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
         // Withdrawn: the pod goes from both clusters, and the namespace from a.
         await workspace.ok(["config", "rm", "offloadNamespace"]);

@@ -20,12 +20,16 @@ import {
   type OffloadedPod,
   type RemoteNamespace,
 } from "../../provider/api/index.js";
-import { AGENT_NAME, COMPONENT_LABEL } from "../../provider/cluster/agent-components.js";
+import { AGENT_NAME, COMPONENT_LABEL, KUBELET_PORT } from "../../provider/cluster/agent-components.js";
+import { forgeCertificateAuthority, forgeClientCertificate } from "../../provider/pki/x509.js";
+import { readClusterCa } from "../../local-cluster/control-plane.js";
+import { httpsAnswer } from "../support/probes.js";
 import { statusOf } from "../../provider/kube/errors.js";
 import { TUNNEL_DEFAULTS } from "../../provider/network-fabric/tunnel-plan.js";
 import { ensureTunnel } from "../../provider/network-fabric/tunnel.js";
 import { OFFLOADED_CONDITION, remoteNamespaceName } from "../../provider/offloading/reflection.js";
 import { withdrawNamespace } from "../../provider/offloading/namespace-offloading.js";
+import { updatePeeringResources } from "../../provider/peering/peering.js";
 import { poll } from "../../provider/wait/poll.js";
 import { imageReference } from "../../local-cluster/node-images.js";
 import { kubectl, podtoolFrom, runPodtool } from "../../local-cluster/pods.js";
@@ -146,6 +150,36 @@ describe("offloading on real clusters (shared lab)", () => {
         await throughVirtualKubelet(["exec", "-n", NAMESPACE, first, "--", "/podtool", "tcp", "127.0.0.1:8080"]),
       ).toContain(`podtool ${first} `);
 
+      // The endpoint itself, called as strangers from b's network: no certificate, or one b's CA did
+      // not sign (though it names an admin), is turned away at the handshake; a user of b without
+      // nodes/proxy is refused; an admin asking for a pod that is not offloaded finds nothing.
+      const agentPod = (
+        await bCore.listNamespacedPod({
+          namespace: SYSTEM_NAMESPACE,
+          labelSelector: `${COMPONENT_LABEL}=${AGENT_NAME}`,
+        })
+      ).items.find((p) => p.status?.podIP)!;
+      const kubeletUrl = (path: string): string => `https://${agentPod.status!.podIP}:${KUBELET_PORT}${path}`;
+      const logsOfFirst = kubeletUrl(`/containerLogs/${NAMESPACE}/${first}/podtool`);
+      const bCa = readClusterCa(b.dir);
+      const admin = { commonName: "kubernetes-admin", organizations: ["system:masters"] };
+      expect(await httpsAnswer(b.netns, logsOfFirst)).toMatch(/^tls /);
+      expect(
+        await httpsAnswer(b.netns, logsOfFirst, forgeClientCertificate(forgeCertificateAuthority("stranger"), admin)),
+      ).toMatch(/^tls /);
+      expect(await httpsAnswer(b.netns, logsOfFirst, forgeClientCertificate(bCa, { commonName: "stranger" }))).toBe(
+        `403 user stranger may not get nodes/proxy of ${record.virtualNodeName}`,
+      );
+      const asAdmin = forgeClientCertificate(bCa, admin);
+      expect(await httpsAnswer(b.netns, logsOfFirst, asAdmin)).toContain(`podtool ${first} listening`);
+      expect(
+        await httpsAnswer(
+          b.netns,
+          kubeletUrl(`/containerLogs/${SYSTEM_NAMESPACE}/${agentPod.metadata!.name}/agent`),
+          asAdmin,
+        ),
+      ).toMatch(/^404 pod .* is on no virtual node of this agent$/);
+
       // Only what the pods read went to a, and a change follows while they run.
       const reflected = async (): Promise<string[]> => [
         ...(await aCore.listNamespacedConfigMap({ namespace: remoteNamespace })).items.map(
@@ -245,8 +279,8 @@ describe("offloading on real clusters (shared lab)", () => {
       for (const [name, spec] of forbidden) {
         await bCore.createNamespacedPod({ namespace: NAMESPACE, body: { metadata: { name }, spec } });
       }
-      for (const [name, , reason] of forbidden) {
-        const condition = await poll(
+      const refusalOf = (name: string): Promise<k8s.V1PodCondition> =>
+        poll(
           { step: "test", object: `pod ${NAMESPACE}/${name} refused`, endpoint: b.apiServerUrl },
           { timeoutMs: 60_000, intervalMs: 500 },
           async () => {
@@ -257,6 +291,8 @@ describe("offloading on real clusters (shared lab)", () => {
               : { done: false, state: JSON.stringify(pod.status?.conditions) };
           },
         );
+      for (const [name, , reason] of forbidden) {
+        const condition = await refusalOf(name);
         expect(condition.reason).toBe(reason);
         expect(condition.message).toBeTruthy();
         const events = await bCore.listNamespacedEvent({
@@ -267,6 +303,33 @@ describe("offloading on real clusters (shared lab)", () => {
       }
       const made = (await aCore.listNamespacedPod({ namespace: remoteNamespace })).items.map((p) => p.metadata!.name);
       for (const [name] of forbidden) expect(made).not.toContain(name);
+
+      // The offer shrunk below what runs (3 pods for 4): none is evicted, and a new one is refused.
+      // It is bound by name, past the scheduler (which sees a full node): a's agent is the check that counts.
+      await updatePeeringResources(pair.consumer.kubeconfig, record, { pods: 3 }, 60_000, quietProgress);
+      await bCore.createNamespacedPod({
+        namespace: NAMESPACE,
+        body: {
+          metadata: { name: "one-too-many" },
+          spec: podtoolSpec(record.virtualNodeName, { nodeName: record.virtualNodeName }),
+        },
+      });
+      const tooMany = await refusalOf("one-too-many");
+      expect([tooMany.reason, tooMany.message]).toEqual([
+        "ExceedsOffer",
+        "the offer allows 3 pod(s), and 4 already run",
+      ]);
+      expect(
+        (await aCore.listNamespacedPod({ namespace: remoteNamespace })).items.map((p) => p.metadata!.name),
+      ).not.toContain("one-too-many");
+      const stillRunning = (await aCore.listNamespacedPod({ namespace: remoteNamespace, labelSelector: "app=web" }))
+        .items;
+      expect(stillRunning.map((p) => [p.metadata!.uid, p.status?.phase]).sort()).toEqual(
+        after.map((uid) => [uid, "Running"]).sort(),
+      );
+      expect(await runningPods(pair.consumer.kc, NAMESPACE, "app=web", 4)).toHaveLength(4);
+      await updatePeeringResources(pair.consumer.kubeconfig, record, { pods: 10 }, 60_000, quietProgress);
+      await bCore.deleteNamespacedPod({ name: "one-too-many", namespace: NAMESPACE });
 
       // b's identity on a: no pod of its own making, no reading of others' pods, no namespace that is not its own.
       const asB = identity.makeApiClient(k8s.CoreV1Api);

@@ -3,16 +3,25 @@
  * is a short-lived Node process started with `ip netns exec`, bounded in time, and ended by the
  * probe itself (or by PID if it outlives its deadline).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { execa } from "execa";
 import { runIn } from "../../host/exec.js";
 
-/** Runs a Node snippet in namespace `netns`, or in the host's namespace when it is undefined. */
-function nodeIn(netns: string | undefined, script: string, args: readonly string[]): ChildProcess {
+/**
+ * Runs a Node snippet in namespace `netns`, or in the host's namespace when it is undefined.
+ * `env` reaches it only through its environment (never its command line, which any `ps` shows).
+ */
+function nodeIn(
+  netns: string | undefined,
+  script: string,
+  args: readonly string[],
+  env: Record<string, string> = {},
+): ChildProcess {
   const command = [process.execPath, "-e", script, ...args];
+  const options: SpawnOptions = { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } };
   return netns === undefined
-    ? spawn(command[0]!, command.slice(1), { stdio: ["ignore", "pipe", "pipe"] })
-    : spawn("ip", ["netns", "exec", netns, ...command], { stdio: ["ignore", "pipe", "pipe"] });
+    ? spawn(command[0]!, command.slice(1), options)
+    : spawn("ip", ["netns", "exec", netns, ...command], options);
 }
 
 function outputOf(child: ChildProcess, deadlineMs: number): Promise<string> {
@@ -45,6 +54,29 @@ export async function canConnectTcp(
     s.on("error", (e) => { console.log("error " + e.code); });`;
   const out = await outputOf(nodeIn(netns, script, [host, String(port), String(timeoutMs)]), timeoutMs + 5000);
   return out === "connected";
+}
+
+/**
+ * One HTTPS GET from namespace `netns` to `url`, presenting client certificate `client` if given
+ * (the server's own certificate is not checked: the probe is the stranger here). Resolves with
+ * `<status> <body>`, or `tls <error code>` when the handshake is refused.
+ */
+export async function httpsAnswer(
+  netns: string,
+  url: string,
+  client?: { readonly cert: string; readonly key: string },
+  timeoutMs = 5000,
+): Promise<string> {
+  const script = `
+    const https = require("node:https");
+    const cert = process.env.PROBE_CERT || undefined, key = process.env.PROBE_KEY || undefined;
+    const req = https.get(process.argv[1], { rejectUnauthorized: false, cert, key, timeout: Number(process.argv[2]) }, (res) => {
+      let body = ""; res.on("data", (c) => (body += c)); res.on("end", () => console.log(res.statusCode + " " + body.trim()));
+    });
+    req.on("timeout", () => { console.log("timeout"); req.destroy(); });
+    req.on("error", (e) => console.log("tls " + (e.code || e.message)));`;
+  const env: Record<string, string> = client ? { PROBE_CERT: client.cert, PROBE_KEY: client.key } : {};
+  return outputOf(nodeIn(netns, script, [url, String(timeoutMs)], env), timeoutMs + 5000);
 }
 
 /**

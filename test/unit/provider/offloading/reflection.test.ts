@@ -9,6 +9,7 @@ import {
   reflectPodStatus,
   remoteNamespaceName,
 } from "../../../../provider/offloading/reflection.js";
+import { offloadedPodName } from "../../../../provider/api/offloading.js";
 
 const consumerPod: V1Pod = {
   metadata: { name: "web-1", namespace: "shop", uid: "uid-1", labels: { app: "web" } },
@@ -107,5 +108,32 @@ describe("what goes with a pod", () => {
     expect(() => remoteNamespaceName("n".repeat(50), "0123456789abcdef", "suffixed")).toThrow(
       /remote name of namespace "n+" would be .* at most 63/,
     );
+  });
+});
+
+describe("offloadedPodName", () => {
+  test("GIVEN a short pod name THEN <remote namespace>.<pod name>", () => {
+    expect(offloadedPodName("shop-0123456789abcdef", "web-1")).toBe("shop-0123456789abcdef.web-1");
+  });
+
+  test(
+    "GIVEN the longest pod name in the longest namespace THEN a valid object name, the same each time, and " +
+      "distinct for two pods that share the first 236 characters",
+    () => {
+      const namespace = "n".repeat(63);
+      const first = offloadedPodName(namespace, `${"p".repeat(252)}a`);
+      const second = offloadedPodName(namespace, `${"p".repeat(252)}b`);
+      for (const name of [first, second]) {
+        expect(name.length).toBeLessThanOrEqual(253);
+        expect(name).toMatch(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/);
+      }
+      expect(offloadedPodName(namespace, `${"p".repeat(252)}a`)).toBe(first);
+      expect(first).not.toBe(second);
+    },
+  );
+
+  test("GIVEN a cut that would end in a dot THEN the dot is dropped before the digest", () => {
+    const name = offloadedPodName("x".repeat(235), "y".repeat(30));
+    expect(name).toMatch(/^x{235}\.[0-9a-f]{16}$/);
   });
 });
