@@ -48,16 +48,24 @@ const STEP = "offloading (provider)";
 /** Finalizer this side keeps on a request it accepted, until what it made for it is gone. */
 export const PROVIDER_FINALIZER = `${API_GROUP}/provider`;
 
-/** The consumer a live tenant namespace belongs to, by the namespace's name. */
-function liveTenants(namespaces: readonly k8s.V1Namespace[]): Map<string, string> {
-  const tenants = new Map<string, string>();
+/**
+ * The consumer each tenant namespace belongs to, by the namespace's name: the live ones, and those
+ * being deleted (a peering ended), whose requests count as withdrawn: what was made for them goes,
+ * then their finalizers, so that the tenant namespace can go too.
+ */
+function tenantsOf(namespaces: readonly k8s.V1Namespace[]): {
+  live: Map<string, string>;
+  ending: Map<string, string>;
+} {
+  const live = new Map<string, string>();
+  const ending = new Map<string, string>();
   for (const ns of namespaces) {
     const id = ns.metadata?.labels?.[REMOTE_CLUSTER_LABEL];
     const name = ns.metadata?.name;
-    if (!id || !name || name !== tenantNamespace(id) || ns.metadata?.deletionTimestamp) continue;
-    tenants.set(name, id);
+    if (!id || !name || name !== tenantNamespace(id)) continue;
+    (ns.metadata?.deletionTimestamp ? ending : live).set(name, id);
   }
-  return tenants;
+  return { live, ending };
 }
 
 /** The sum of the offers a consumer holds here (one per peering). */
@@ -112,7 +120,9 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
     core.listNamespace({ labelSelector: managed }),
     core.listPodForAllNamespaces({ labelSelector: `${managed},${CONSUMER_POD_UID_LABEL}` }),
   ]).catch(describeFailure(`${STEP}: listing the namespaces and pods made for consumers`, endpoint));
-  const tenants = liveTenants(namespaces.items);
+  const { live: tenants, ending } = tenantsOf(namespaces.items);
+  const withdrawn = (request: RemoteNamespace | OffloadedPod): boolean =>
+    request.metadata.deletionTimestamp !== undefined || ending.has(request.metadata.namespace ?? "");
   let changes = 0;
   const answer = async (
     plural: "remotenamespaces" | "offloadedpods",
@@ -140,12 +150,12 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
   );
   const granted = new Map<string, string>();
   for (const request of [...namespaceRequests].sort(byAge)) {
-    const consumer = tenants.get(request.metadata.namespace ?? "");
+    const consumer = tenants.get(request.metadata.namespace ?? "") ?? ending.get(request.metadata.namespace ?? "");
     if (!consumer) continue;
     const name = request.metadata.name!;
     const generation = request.metadata.generation ?? 1;
     const existing = everyNamespace.get(name);
-    if (request.metadata.deletionTimestamp) {
+    if (withdrawn(request)) {
       // The namespace (and every pod in it) goes first; the finalizer last, so that the consumer
       // sees the request go only once the namespace is gone.
       if (isRemoteNamespaceOf(existing, consumer)) {
@@ -198,7 +208,7 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
   // Pods, per consumer: those accepted before count against the offer first, then the others by age.
   const podOf = new Map(pods.items.map((p) => [`${p.metadata!.namespace}/${p.metadata!.name}`, p]));
   const wanted = new Set<string>();
-  for (const [tenant, consumer] of tenants) {
+  for (const [tenant, consumer] of [...tenants, ...ending]) {
     const offer = offerOf(offers.filter((o) => o.metadata.namespace === tenant));
     const requests = podRequestObjects.filter((r) => r.metadata.namespace === tenant);
     const accepted = (r: OffloadedPod): boolean =>
@@ -208,7 +218,7 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
     for (const request of ordered) {
       const generation = request.metadata.generation ?? 1;
       const key = `${request.spec.namespace}/${request.spec.name}`;
-      if (granted.get(request.spec.namespace) !== consumer && !request.metadata.deletionTimestamp) {
+      if (granted.get(request.spec.namespace) !== consumer && !withdrawn(request)) {
         await answer("offloadedpods", request, {
           phase: "Refused",
           reason: "NamespaceNotReady",
@@ -219,7 +229,7 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
       }
       const live = podOf.get(key);
       const ours = live?.metadata?.labels?.[CONSUMER_POD_UID_LABEL] === request.spec.consumerUid;
-      if (request.metadata.deletionTimestamp) {
+      if (withdrawn(request)) {
         // The pod goes first (below, as no request stands for it); the finalizer once it is gone.
         if (!ours) await setOffloadingFinalizer(kc, "offloadedpods", request, PROVIDER_FINALIZER, false);
         continue;

@@ -480,6 +480,8 @@ describe("offloading on real clusters (shared lab)", () => {
       expect((await bCore.listNamespacedPod({ namespace })).items).toEqual([]);
       expect(await bCore.readNode({ name: record.virtualNodeName }).catch(() => undefined)).toBeUndefined();
       await namespaceGone(aCore, remoteNamespace, a.apiServerUrl);
+      // The tenant namespace too: a's agent lets the requests in it go (they hold its finalizer).
+      await namespaceGone(aCore, record.tenantNamespace, a.apiServerUrl);
       // With no peering left, withdrawing the offloading has nothing to wait for.
       expect(await withdrawNamespace(pair!.consumer.kc, namespace, 30_000, quietProgress)).toBe(true);
       await bCore.deleteNamespace({ name: namespace });
