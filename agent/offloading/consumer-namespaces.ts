@@ -19,6 +19,7 @@ import {
   type RemoteNamespaceReport,
 } from "../../provider/api/index.js";
 import { describeFailure, ensureObject, readOptional, serverOf } from "../../provider/kube/client.js";
+import { statusOf } from "../../provider/kube/errors.js";
 import { deleteOffloading, setOffloadingFinalizer, writeOffloadingStatus } from "../../provider/offloading/objects.js";
 import type { Reporter } from "../reporter.js";
 
@@ -45,7 +46,7 @@ async function remoteNamespaceUsable(provider: k8s.KubeConfig, remoteNamespace: 
     await provider.makeApiClient(k8s.CoreV1Api).listNamespacedPod({ namespace: remoteNamespace, limit: 1 });
     return true;
   } catch (error) {
-    const code = (error as { code?: number }).code;
+    const code = statusOf(error);
     if (code === 403 || code === 404) return false;
     return describeFailure(`${STEP}: listing pods of namespace ${remoteNamespace}`, serverOf(provider))(error);
   }

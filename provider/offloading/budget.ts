@@ -64,22 +64,15 @@ export function refuseOverOffer(
       message: `the offer allows ${offer.pods} pod(s), and ${running.length} already run`,
     };
   }
-  const cpuOffered = parseCpuMillis(offer.cpu);
-  if (used.cpuMillis + candidate.cpuMillis > cpuOffered) {
+  const resources = [
+    ["cpu", parseCpuMillis(offer.cpu), used.cpuMillis, candidate.cpuMillis, formatCpuMillis],
+    ["memory", parseMemoryBytes(offer.memory), used.memoryBytes, candidate.memoryBytes, formatMemoryBytes],
+  ] as const;
+  for (const [name, offered, inUse, asked, format] of resources) {
+    if (inUse + asked <= offered) continue;
     return {
       reason: "ExceedsOffer",
-      message:
-        `the pod requests cpu ${formatCpuMillis(candidate.cpuMillis)}; the offer has ` +
-        `${formatCpuMillis(cpuOffered)}, of which ${formatCpuMillis(used.cpuMillis)} is in use`,
-    };
-  }
-  const memoryOffered = parseMemoryBytes(offer.memory);
-  if (used.memoryBytes + candidate.memoryBytes > memoryOffered) {
-    return {
-      reason: "ExceedsOffer",
-      message:
-        `the pod requests memory ${formatMemoryBytes(candidate.memoryBytes)}; the offer has ` +
-        `${formatMemoryBytes(memoryOffered)}, of which ${formatMemoryBytes(used.memoryBytes)} is in use`,
+      message: `the pod requests ${name} ${format(asked)}; the offer has ${format(offered)}, of which ${format(inUse)} is in use`,
     };
   }
   return undefined;
