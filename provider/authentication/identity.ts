@@ -14,6 +14,7 @@ import { X509Certificate } from "node:crypto";
 import { consumerUserName } from "../api/names.js";
 import { forgeRsaKeyPem } from "./consumer-key.js";
 import { forgeKubeconfig } from "../kube/kubeconfig.js";
+import { nativeSigner } from "../pki/x509.js";
 import { startDeadline } from "../wait/deadline.js";
 import { poll, type CheckResult } from "../wait/poll.js";
 import {
@@ -57,7 +58,7 @@ export function forgeIdentityRequest(consumerClusterId: string, keyPem: string =
   const csr = forge.pki.createCertificationRequest();
   csr.publicKey = forge.pki.setRsaPublicKey(key.n, key.e);
   csr.setSubject([{ name: "commonName", value: consumerUserName(consumerClusterId) }]);
-  csr.sign(key, forge.md.sha256.create());
+  csr.sign(nativeSigner(keyPem), forge.md.sha256.create());
   return { keyPem, csrPem: forge.pki.certificationRequestToPem(csr) };
 }
 

@@ -7,7 +7,7 @@
  * plane's client certificates.
  */
 import forge from "node-forge";
-import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { constants, createPublicKey, generateKeyPairSync, privateEncrypt, randomBytes } from "node:crypto";
 
 /** A PEM certificate and its PEM private key. */
 export interface KeyPair {
@@ -27,12 +27,42 @@ export interface ClientIdentity {
 
 const ONE_YEAR_MS = 365 * 24 * 3600 * 1000;
 
+/** A fresh RSA key: the PEM private key (PKCS#1) and its public key as forge takes it. */
+interface RsaKey {
+  readonly privateKeyPem: string;
+  readonly publicKey: forge.pki.PublicKey;
+}
+
 /** Generates an RSA key with Node's native crypto (node-forge's pure-JS generator is far slower). */
-function generateRsaKey(): forge.pki.rsa.KeyPair {
+function generateRsaKey(): RsaKey {
   const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
-  const pem = privateKey.export({ type: "pkcs1", format: "pem" }).toString();
-  const key = forge.pki.privateKeyFromPem(pem) as forge.pki.rsa.PrivateKey;
-  return { privateKey: key, publicKey: forge.pki.setRsaPublicKey(key.n, key.e) };
+  const publicKeyPem = createPublicKey(privateKey).export({ type: "spki", format: "pem" }).toString();
+  return {
+    privateKeyPem: privateKey.export({ type: "pkcs1", format: "pem" }).toString(),
+    publicKey: forge.pki.publicKeyFromPem(publicKeyPem),
+  };
+}
+
+/** The DER of a SHA-256 DigestInfo up to the hash (RFC 8017 §9.2): what a PKCS #1 v1.5 signature wraps. */
+const SHA256_DIGEST_INFO_PREFIX = Buffer.from("3031300d060960864801650304020105000420", "hex");
+
+/**
+ * A key that forge's `sign(key, md)` of certificates and CSRs takes, which signs with Node's
+ * native RSA: forge's pure-JS RSA costs about a second of CPU per signature, and blocks the event
+ * loop meanwhile (a lab's start signs a dozen certificates, an agent's start two).
+ */
+export function nativeSigner(privateKeyPem: string): forge.pki.rsa.PrivateKey {
+  const signer = {
+    sign(md: forge.md.MessageDigest): string {
+      if (md.algorithm !== "sha256") throw new Error(`x509: signing supports sha256, not ${md.algorithm}`);
+      const digestInfo = Buffer.concat([SHA256_DIGEST_INFO_PREFIX, Buffer.from(md.digest().getBytes(), "binary")]);
+      // RSA's private operation on EMSA-PKCS1-v1_5 padding is the PKCS #1 v1.5 signature.
+      return privateEncrypt({ key: privateKeyPem, padding: constants.RSA_PKCS1_PADDING }, digestInfo).toString(
+        "binary",
+      );
+    },
+  };
+  return signer as unknown as forge.pki.rsa.PrivateKey;
 }
 
 function newCertificate(publicKey: forge.pki.PublicKey, subject: forge.pki.CertificateField[]): forge.pki.Certificate {
@@ -48,8 +78,8 @@ function newCertificate(publicKey: forge.pki.PublicKey, subject: forge.pki.Certi
   return cert;
 }
 
-function toPair(cert: forge.pki.Certificate, key: forge.pki.rsa.PrivateKey): KeyPair {
-  return { cert: forge.pki.certificateToPem(cert), key: forge.pki.privateKeyToPem(key) };
+function toPair(cert: forge.pki.Certificate, key: RsaKey): KeyPair {
+  return { cert: forge.pki.certificateToPem(cert), key: key.privateKeyPem };
 }
 
 /** Creates a self-signed CA able to sign serving and client certificates. */
@@ -62,14 +92,14 @@ export function forgeCertificateAuthority(commonName: string): KeyPair {
     { name: "keyUsage", keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
     { name: "subjectKeyIdentifier" },
   ]);
-  cert.sign(keys.privateKey, forge.md.sha256.create());
-  return toPair(cert, keys.privateKey);
+  cert.sign(nativeSigner(keys.privateKeyPem), forge.md.sha256.create());
+  return toPair(cert, keys);
 }
 
 function signWith(ca: KeyPair, cert: forge.pki.Certificate): void {
   const caCert = forge.pki.certificateFromPem(ca.cert);
   cert.setIssuer(caCert.subject.attributes);
-  cert.sign(forge.pki.privateKeyFromPem(ca.key), forge.md.sha256.create());
+  cert.sign(nativeSigner(ca.key), forge.md.sha256.create());
 }
 
 /** Creates a TLS serving certificate for the given DNS names and IP addresses. */
@@ -91,7 +121,7 @@ export function forgeServingCertificate(
     },
   ]);
   signWith(ca, cert);
-  return toPair(cert, keys.privateKey);
+  return toPair(cert, keys);
 }
 
 /** Creates a client certificate whose subject Kubernetes reads as user and groups. */
@@ -108,7 +138,7 @@ export function forgeClientCertificate(ca: KeyPair, identity: ClientIdentity): K
     { name: "extKeyUsage", clientAuth: true },
   ]);
   signWith(ca, cert);
-  return toPair(cert, keys.privateKey);
+  return toPair(cert, keys);
 }
 
 /** Creates the key pair that signs and verifies service-account tokens. */

@@ -58,7 +58,7 @@ import {
   getClusterIdentity,
   uninstallCluster,
 } from "../../provider/cluster/install.js";
-import { forgeCertificateAuthority, forgeClientCertificate } from "../../provider/pki/x509.js";
+import { forgeCertificateAuthority, forgeClientCertificate, nativeSigner } from "../../provider/pki/x509.js";
 import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
 import { loadKubeconfig, readOptional } from "../../provider/kube/client.js";
 import { statusOf } from "../../provider/kube/errors.js";
@@ -719,14 +719,15 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
           `HTTP 403: CSR refused: CSR subject must be exactly CN=${consumerUserName(id)}`,
         );
 
-        const keys = forge.pki.rsa.generateKeyPair(2048);
+        const keyPem = forgeRsaKeyPem();
+        const key = forge.pki.privateKeyFromPem(keyPem) as forge.pki.rsa.PrivateKey;
         const masters = forge.pki.createCertificationRequest();
-        masters.publicKey = keys.publicKey;
+        masters.publicKey = forge.pki.setRsaPublicKey(key.n, key.e);
         masters.setSubject([
           { name: "organizationName", value: "system:masters" },
           { name: "commonName", value: consumerUserName(id) },
         ]);
-        masters.sign(keys.privateKey, forge.md.sha256.create());
+        masters.sign(nativeSigner(keyPem), forge.md.sha256.create());
         const mastersRefused = await ask(forge.pki.certificationRequestToPem(masters));
         expect(mastersRefused.message).toContain("HTTP 403: CSR refused");
         expect(mastersRefused.message).toContain("O=system:masters");

@@ -9,6 +9,8 @@ import { API_SERVER_PORT, getReadyz } from "../../local-cluster/control-plane.js
 import { clusterOf, setProfile, type ClusterState, type LabState } from "../../local-cluster/lab.js";
 import { describeKubeError, statusOf } from "../../provider/kube/errors.js";
 import { forgeKubeconfig } from "../../provider/kube/kubeconfig.js";
+import { forgeRsaKeyPem } from "../../provider/authentication/consumer-key.js";
+import { nativeSigner } from "../../provider/pki/x509.js";
 import { poll } from "../../provider/wait/poll.js";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab, withLab } from "../../harness/labs.js";
@@ -74,11 +76,12 @@ describe("local clusters", () => {
     const [allowed, other] = [`allowed-${suffix}`, `other-${suffix}`];
     for (const ns of [allowed, other]) await core.createNamespace({ body: { metadata: { name: ns } } });
 
-    const keys = forge.pki.rsa.generateKeyPair(2048);
+    const keyPem = forgeRsaKeyPem();
+    const key = forge.pki.privateKeyFromPem(keyPem) as forge.pki.rsa.PrivateKey;
     const csr = forge.pki.createCertificationRequest();
-    csr.publicKey = keys.publicKey;
+    csr.publicKey = forge.pki.setRsaPublicKey(key.n, key.e);
     csr.setSubject([{ name: "commonName", value: user }]);
-    csr.sign(keys.privateKey, forge.md.sha256.create());
+    csr.sign(nativeSigner(keyPem), forge.md.sha256.create());
     const csrName = `test-${suffix}`;
     await certificates.createCertificateSigningRequest({
       body: {
@@ -131,7 +134,7 @@ describe("local clusters", () => {
         server: cluster.apiServerUrl,
         caPem: ca,
         certPem: certificate,
-        keyPem: forge.pki.privateKeyToPem(keys.privateKey),
+        keyPem,
       }),
     );
     const asUser = identity.makeApiClient(k8s.CoreV1Api);

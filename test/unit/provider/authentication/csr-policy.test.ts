@@ -4,26 +4,26 @@ import { generateKeyPairSync } from "node:crypto";
 import { consumerUserName } from "../../../../provider/api/names.js";
 import { checkIdentityCsr } from "../../../../provider/authentication/csr-policy.js";
 import { forgeIdentityRequest } from "../../../../provider/authentication/identity.js";
+import { nativeSigner } from "../../../../provider/pki/x509.js";
 
 const ID = "0123456789abcdef";
 
-function rsaKey(bits = 2048): forge.pki.rsa.PrivateKey {
+function rsaKeyPem(bits = 2048): string {
   const { privateKey } = generateKeyPairSync("rsa", { modulusLength: bits });
-  return forge.pki.privateKeyFromPem(
-    privateKey.export({ type: "pkcs1", format: "pem" }).toString(),
-  ) as forge.pki.rsa.PrivateKey;
+  return privateKey.export({ type: "pkcs1", format: "pem" }).toString();
 }
 
 function csrPem(
   subject: forge.pki.CertificateField[],
   options: { bits?: number; attributes?: unknown[] } = {},
 ): string {
-  const key = rsaKey(options.bits);
+  const keyPem = rsaKeyPem(options.bits);
+  const key = forge.pki.privateKeyFromPem(keyPem) as forge.pki.rsa.PrivateKey;
   const csr = forge.pki.createCertificationRequest();
   csr.publicKey = forge.pki.setRsaPublicKey(key.n, key.e);
   csr.setSubject(subject);
   if (options.attributes) csr.setAttributes(options.attributes as never);
-  csr.sign(key, forge.md.sha256.create());
+  csr.sign(nativeSigner(keyPem), forge.md.sha256.create());
   return forge.pki.certificationRequestToPem(csr);
 }
 
