@@ -8,6 +8,7 @@ import { adminConfig } from "../local-cluster/inspect.js";
 import { AUTH_SERVICE_PORT } from "../local-cluster/control-plane.js";
 import type { ClusterState } from "../local-cluster/lab.js";
 import { runsHostAgent } from "../local-cluster/state.js";
+import { allOrFirstFailure } from "./settle.js";
 import { waitForAgent } from "../provider/cluster/agent.js";
 import { DEFAULT_AGENT_IMAGE } from "../provider/cluster/agent-image.js";
 import { DEFAULT_GATEWAY_PORT } from "../provider/cluster/install-plan.js";
@@ -85,6 +86,14 @@ export async function installWithAgentPods(
     timeoutMs: options.timeoutMs ?? 180_000,
   });
   return { cluster, clusterId: installed.clusterId, caPem: installed.authCaCert, kubeconfig, kc: adminConfig(cluster) };
+}
+
+/**
+ * Uninstalls `clusters` at once, each as {@link uninstallCluster}: most of an uninstall is waiting
+ * for the namespace controller, which takes its own time per cluster.
+ */
+export async function uninstallClusters(clusters: readonly ClusterState[]): Promise<void> {
+  await allOrFirstFailure(clusters.map(uninstallCluster));
 }
 
 /** Uninstalls `cluster` as a `Cluster` resource's delete does, with `force` (a failed test may leave a peering behind). */

@@ -7,7 +7,8 @@ import type { ClusterState } from "../local-cluster/lab.js";
 import { ensurePeeringTokenSecret, forgePeeringToken, revokePeeringToken } from "../provider/authentication/tokens.js";
 import type { ProviderHandover } from "../provider/peering/handover.js";
 import type { PeeringRequest } from "../provider/peering/peering.js";
-import { installForPeering, uninstallCluster, type InstalledCluster } from "./install.js";
+import { installForPeering, uninstallClusters, type InstalledCluster } from "./install.js";
+import { allOrFirstFailure } from "./settle.js";
 
 /** Where the provider's auth service is. */
 export type AuthServiceAt = Pick<ProviderHandover, "authUrl" | "authCaCert">;
@@ -32,8 +33,7 @@ export async function preparePeering(
   b: ClusterState,
   resources: PeeringRequest["resources"],
 ): Promise<PeeringPair> {
-  const provider = await installForPeering(a);
-  const consumer = await installForPeering(b);
+  const [provider, consumer] = await allOrFirstFailure([installForPeering(a), installForPeering(b)]);
   const token = forgePeeringToken();
   await ensurePeeringTokenSecret(provider.kc, { tokenId: token.tokenId, secretHash: token.secretHash });
   const consumerKubeconfig = readFileSync(b.kubeconfig, "utf8");
@@ -51,8 +51,7 @@ export async function preparePeering(
     },
     cleanup: async () => {
       await revokePeeringToken(provider.kc, token.tokenId);
-      await uninstallCluster(b);
-      await uninstallCluster(a);
+      await uninstallClusters([b, a]);
     },
   };
 }

@@ -42,7 +42,8 @@ import { createPeering } from "../../provider/peering/peering.js";
 import { progressTo } from "../../provider/peering/progress.js";
 import { poll } from "../../provider/wait/poll.js";
 import { VIRTUAL_NODE_LABEL } from "../../provider/virtual-node/node.js";
-import { installForPeering, uninstallCluster, type InstalledCluster } from "../../harness/install.js";
+import { installForPeering, uninstallClusters, type InstalledCluster } from "../../harness/install.js";
+import { allOrFirstFailure } from "../../harness/settle.js";
 import { sharedLab } from "../../harness/labs.js";
 import { tunnelTraces } from "../support/leaks.js";
 import { setCordoned } from "../../local-cluster/pods.js";
@@ -76,13 +77,11 @@ describe("faults answered at once and in words", () => {
 
   beforeAll(async () => {
     lab = await sharedLab();
-    a = await installForPeering(clusterOf(lab, "a"));
-    b = await installForPeering(clusterOf(lab, "b"));
+    [a, b] = await allOrFirstFailure([installForPeering(clusterOf(lab, "a")), installForPeering(clusterOf(lab, "b"))]);
   });
 
   afterAll(async () => {
-    await uninstallCluster(b.cluster);
-    await uninstallCluster(a.cluster);
+    await uninstallClusters([b.cluster, a.cluster]);
   });
 
   test(

@@ -37,7 +37,7 @@ import { runIn } from "../../host/exec.js";
 import type { ClusterState } from "../../local-cluster/lab.js";
 import { AUTH_SERVICE_PORT } from "../../local-cluster/control-plane.js";
 import { coreOf, podName, podtoolFrom, runPodtool, setCordoned } from "../../local-cluster/pods.js";
-import { installWithAgentPods, uninstallCluster } from "../../harness/install.js";
+import { installWithAgentPods, uninstallClusters } from "../../harness/install.js";
 import { withLab } from "../../harness/labs.js";
 import { projectTraces } from "../support/leaks.js";
 import { gatewayWireguard, projectRoutes, runningGateway } from "../support/project-pods.js";
@@ -232,7 +232,7 @@ describe("in-band peering with the agent and gateway as pods (private lab: a and
                 60_000,
                 quietProgress,
               );
-            for (const cluster of [a, b]) await uninstallCluster(cluster);
+            await uninstallClusters([a, b]);
           }
           for (const cluster of [a, b]) expect(await projectTraces(cluster.kubeconfig)).toEqual([]);
         },

@@ -35,7 +35,7 @@ import { imageReference } from "../../local-cluster/node-images.js";
 import { kubectl, podtoolFrom, runPodtool } from "../../local-cluster/pods.js";
 import { offloadNamespace, podtoolSpec, runningPods } from "../../harness/offloading.js";
 import { releaseSharedLab, sharedLab } from "../../harness/labs.js";
-import { uninstallCluster } from "../../harness/install.js";
+import { uninstallClusters } from "../../harness/install.js";
 import { peerPair, quietProgress, unpeerPair, type Pair } from "../support/tunnel-pair.js";
 
 const NAMESPACE = "shop";
@@ -59,8 +59,7 @@ describe("offloading on real clusters (shared lab)", () => {
   afterAll(async () => {
     if (pair) {
       await unpeerPair(pair).catch(() => undefined);
-      await uninstallCluster(pair.b);
-      await uninstallCluster(pair.a);
+      await uninstallClusters([pair.b, pair.a]);
     }
     await releaseSharedLab();
   });

@@ -21,7 +21,7 @@ import { getFreeCapacity } from "../../agent/offer-answering.js";
 import { imageReference } from "../../local-cluster/node-images.js";
 import { computeOffer, type Capacity } from "../../provider/negotiation/offer.js";
 import { VIRTUAL_NODE_LABEL } from "../../provider/virtual-node/node.js";
-import { installForPeering, uninstallCluster, type InstalledCluster } from "../../harness/install.js";
+import { installForPeering, uninstallClusters, type InstalledCluster } from "../../harness/install.js";
 import { sharedLab } from "../../harness/labs.js";
 
 const quiet = progressTo(() => undefined);
@@ -109,8 +109,7 @@ describe("peering edges", () => {
       a.kc.makeApiClient(k8s.CoreV1Api).deleteNamespacedPod({ name: HOG, namespace: "default", gracePeriodSeconds: 0 }),
     );
     await revokePeeringToken(a.kc, token.tokenId);
-    await uninstallCluster(b.cluster);
-    await uninstallCluster(a.cluster);
+    await uninstallClusters([b.cluster, a.cluster]);
   });
 
   test(

@@ -30,8 +30,9 @@ import { progressTo } from "../../provider/peering/progress.js";
 import { NODE_LEASE_NAMESPACE, VIRTUAL_NODE_LABEL, nodeReadiness } from "../../provider/virtual-node/node.js";
 import { poll } from "../../provider/wait/poll.js";
 import { clusterOf, type LabState } from "../../local-cluster/lab.js";
-import { installForPeering, uninstallCluster, type InstalledCluster } from "../../harness/install.js";
-import { withLab } from "../../harness/labs.js";
+import { installForPeering, uninstallClusters, type InstalledCluster } from "../../harness/install.js";
+import { allOrFirstFailure } from "../../harness/settle.js";
+import { holdLab, type HeldLab } from "../../harness/labs.js";
 
 /** The node lifecycle controller's grace period in the lab. */
 const GRACE_SECONDS = 20;
@@ -117,14 +118,6 @@ class Created {
   }
 }
 
-/** Runs every promise to its end; returns the values, or throws the first failure once all settled. */
-async function allOrFirstFailure<T>(promises: readonly Promise<T>[]): Promise<T[]> {
-  const settled = await Promise.allSettled(promises);
-  const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
-  if (failed) throw failed.reason;
-  return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
-}
-
 /** Everything of a peering a cluster may hold, on either side; all empty when nothing is left. */
 async function peeringObjects(kc: k8s.KubeConfig): Promise<Record<string, string[]>> {
   const core = kc.makeApiClient(k8s.CoreV1Api);
@@ -207,38 +200,21 @@ describe("peering topologies on real clusters (private lab x, y, z)", () => {
   let x: InstalledCluster;
   let y: InstalledCluster;
   let z: InstalledCluster;
-  let releaseLab: (() => void) | undefined;
-  let labDone: Promise<unknown> | undefined;
+  let held: HeldLab | undefined;
 
   beforeAll(async () => {
-    const released = new Promise<void>((resolve) => (releaseLab = resolve));
-    let labUp!: (state: LabState) => void;
-    const ready = new Promise<LabState>((resolve) => (labUp = resolve));
-    labDone = withLab(
-      [{ name: "x" }, { name: "y" }, { name: "z" }],
-      { nodeMonitorGracePeriodSeconds: GRACE_SECONDS },
-      async (state) => {
-        labUp(state);
-        await released;
-      },
-    );
-    lab = await Promise.race([
-      ready,
-      labDone.then(() => {
-        throw new Error("the lab ended before the tests used it");
-      }),
-    ]);
-    [x, y, z] = await Promise.all(["x", "y", "z"].map((name) => installForPeering(clusterOf(lab!, name))));
+    held = await holdLab([{ name: "x" }, { name: "y" }, { name: "z" }], {
+      nodeMonitorGracePeriodSeconds: GRACE_SECONDS,
+    });
+    lab = held.lab;
+    [x, y, z] = await allOrFirstFailure(["x", "y", "z"].map((name) => installForPeering(clusterOf(held!.lab, name))));
   }, 600_000);
 
   afterAll(async () => {
     try {
-      if (lab) {
-        for (const name of ["x", "y", "z"]) await uninstallCluster(clusterOf(lab, name));
-      }
+      if (lab) await uninstallClusters(["x", "y", "z"].map((name) => clusterOf(lab!, name)));
     } finally {
-      releaseLab?.();
-      await labDone;
+      await held?.release();
     }
   }, 600_000);
 

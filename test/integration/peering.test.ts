@@ -17,7 +17,7 @@ import { VIRTUAL_NODE_LABEL, VIRTUAL_NODE_TAINT } from "../../provider/virtual-n
 import { poll } from "../../provider/wait/poll.js";
 import { clusterOf } from "../../local-cluster/lab.js";
 import { readFileSync } from "node:fs";
-import { adminConfig, installForPeering, uninstallCluster } from "../../harness/install.js";
+import { adminConfig, installForPeering, uninstallClusters } from "../../harness/install.js";
 import { sharedLab } from "../../harness/labs.js";
 
 describe("peering steps on real clusters", () => {
@@ -139,8 +139,7 @@ describe("peering steps on real clusters", () => {
       expect(secrets.items.map((s) => s.metadata?.name).filter((n) => n?.startsWith("identity-"))).toEqual([]);
     } finally {
       await revokePeeringToken(adminConfig(a), token.tokenId);
-      await uninstallCluster(b);
-      await uninstallCluster(a);
+      await uninstallClusters([b, a]);
     }
   });
 });

@@ -25,7 +25,7 @@ import { statusOf } from "../../provider/kube/errors.js";
 import { TUNNEL_DEFAULTS, type TunnelSettings } from "../../provider/network-fabric/tunnel-plan.js";
 import { readPeering } from "../../provider/peering/peering.js";
 import { nodeReadiness } from "../../provider/virtual-node/node.js";
-import { installWithAgentPods, uninstallCluster } from "../../harness/install.js";
+import { installWithAgentPods, uninstallClusters } from "../../harness/install.js";
 import { withLab } from "../../harness/labs.js";
 import { projectTraces } from "../support/leaks.js";
 import { gatewayWireguard, projectRoutes, runningGateway } from "../support/project-pods.js";
@@ -193,7 +193,7 @@ describe("agent, gateway and route agents as pods (private lab: a and b, two nod
             expect((await gatewayWireguard(a, tunnel.provider.interfaceName)).publicKey).toBe(key);
           } finally {
             if (pair) await unpeerPair(pair);
-            for (const cluster of [a, b]) await uninstallCluster(cluster);
+            await uninstallClusters([a, b]);
           }
           for (const cluster of [a, b]) expect(await projectTraces(cluster.kubeconfig)).toEqual([]);
         },

@@ -13,6 +13,7 @@ import { createPeering, deletePeering, type PeeringRecord } from "../../provider
 import { progressTo } from "../../provider/peering/progress.js";
 import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
 import { installForPeering, type InstalledCluster } from "../../harness/install.js";
+import { allOrFirstFailure } from "../../harness/settle.js";
 
 /** Progress that goes nowhere. */
 export const quietProgress = progressTo(() => undefined);
@@ -31,8 +32,7 @@ export interface Pair {
 /** Installs a and b of `lab` (as `Cluster`s do, unless the lab runs a host agent) and peers b with a out-of-band. */
 export async function peerPair(lab: LabState, options: { readonly externalCidr?: string } = {}): Promise<Pair> {
   const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
-  const provider = await installForPeering(a, options);
-  const consumer = await installForPeering(b, options);
+  const [provider, consumer] = await allOrFirstFailure([installForPeering(a, options), installForPeering(b, options)]);
   const token = forgePeeringToken();
   await ensurePeeringTokenSecret(provider.kc, { tokenId: token.tokenId, secretHash: token.secretHash });
   const record = await createPeering(
