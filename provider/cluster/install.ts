@@ -411,6 +411,9 @@ export async function uninstallCluster(kc: k8s.KubeConfig, options: InstallWaitO
   // the agent's finalizers; the agent that would honour them is gone, and a CRD is not removed
   // while an object of it waits on one.
   await releaseProjectFinalizers(kc, undefined);
+  // What the project granted in an application's namespace (the agent's right to read an offloaded
+  // namespace's ConfigMaps and Secrets) outlives a forced uninstall that withdrew no offloading.
+  await deleteProjectRbacOutside(kc, selector);
   const crdNames = forgeCustomResourceDefinitions().map((crd) => crd.metadata!.name!);
   for (const name of crdNames) {
     await deleteOptional(() => extensions.deleteCustomResourceDefinition({ name })).catch(
@@ -422,6 +425,32 @@ export async function uninstallCluster(kc: k8s.KubeConfig, options: InstallWaitO
       const live = await readOptional(() => extensions.readCustomResourceDefinition({ name }));
       return live ? { done: false, state: "still present (terminating)" } : { done: true, value: undefined };
     });
+  }
+}
+
+/** Deletes every RoleBinding and Role labelled as the project's, in whichever namespace is left. */
+async function deleteProjectRbacOutside(kc: k8s.KubeConfig, selector: string): Promise<void> {
+  const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
+  const fail = (what: string) => describeFailure(`${STEP}: ${what}`, serverOf(kc));
+  type Remove = (object: { name: string; namespace: string }) => Promise<unknown>;
+  const kinds: { kind: string; list: () => Promise<{ items: k8s.KubernetesObject[] }>; remove: Remove }[] = [
+    {
+      kind: "RoleBinding",
+      list: () => rbac.listRoleBindingForAllNamespaces({ labelSelector: selector }),
+      remove: (object) => rbac.deleteNamespacedRoleBinding(object),
+    },
+    {
+      kind: "Role",
+      list: () => rbac.listRoleForAllNamespaces({ labelSelector: selector }),
+      remove: (object) => rbac.deleteNamespacedRole(object),
+    },
+  ];
+  for (const { kind, list, remove } of kinds) {
+    const listed = await list().catch(fail(`listing the project's ${kind}s`));
+    for (const { metadata } of listed.items) {
+      const object = { name: metadata!.name!, namespace: metadata!.namespace! };
+      await deleteOptional(() => remove(object)).catch(fail(`deleting ${kind} ${object.namespace}/${object.name}`));
+    }
   }
 }
 

@@ -1,6 +1,6 @@
 /**
  * What this project leaves in a cluster: every object of its own (namespaces, CRDs, CSRs, virtual
- * nodes and their leases, RBAC), and what a tunnel leaves in a cluster's network namespace. A
+ * nodes and their leases, RBAC in any namespace), and what a tunnel leaves in a cluster's network namespace. A
  * test asserts the lists are empty after destroy or unpeer.
  */
 import * as k8s from "@kubernetes/client-node";
@@ -21,19 +21,24 @@ export async function projectTraces(kubeconfigPath: string): Promise<string[]> {
   kc.loadFromFile(kubeconfigPath);
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const selector = { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}` };
-  const [namespaces, nodes, leases, csrs, crds, roles, bindings, kubeSystemBindings] = await Promise.all([
-    core.listNamespace(),
-    core.listNode(selector),
-    kc.makeApiClient(k8s.CoordinationV1Api).listNamespacedLease({ namespace: "kube-node-lease", ...selector }),
-    kc.makeApiClient(k8s.CertificatesV1Api).listCertificateSigningRequest(selector),
-    kc.makeApiClient(k8s.ApiextensionsV1Api).listCustomResourceDefinition(),
-    kc.makeApiClient(k8s.RbacAuthorizationV1Api).listClusterRole(selector),
-    kc.makeApiClient(k8s.RbacAuthorizationV1Api).listClusterRoleBinding(selector),
-    kc.makeApiClient(k8s.RbacAuthorizationV1Api).listNamespacedRoleBinding({ namespace: "kube-system", ...selector }),
-  ]);
+  const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
+  const [namespaces, nodes, leases, csrs, crds, roles, bindings, namespacedRoles, namespacedBindings] =
+    await Promise.all([
+      core.listNamespace(),
+      core.listNode(selector),
+      kc.makeApiClient(k8s.CoordinationV1Api).listNamespacedLease({ namespace: "kube-node-lease", ...selector }),
+      kc.makeApiClient(k8s.CertificatesV1Api).listCertificateSigningRequest(selector),
+      kc.makeApiClient(k8s.ApiextensionsV1Api).listCustomResourceDefinition(),
+      rbac.listClusterRole(selector),
+      rbac.listClusterRoleBinding(selector),
+      rbac.listRoleForAllNamespaces(selector),
+      rbac.listRoleBindingForAllNamespaces(selector),
+    ]);
   return [
     ...namespaces.items
-      .filter((n) => n.metadata?.name?.startsWith("pulumi-liqo"))
+      .filter(
+        (n) => n.metadata?.name?.startsWith("pulumi-liqo") || n.metadata?.labels?.[MANAGED_BY_LABEL] === MANAGED_BY,
+      )
       .map((n) => `namespace ${n.metadata?.name}`),
     ...nodes.items.map((n) => `node ${n.metadata?.name}`),
     ...leases.items.map((l) => `lease ${l.metadata?.name}`),
@@ -41,7 +46,8 @@ export async function projectTraces(kubeconfigPath: string): Promise<string[]> {
     ...crds.items.filter((c) => c.spec.group === API_GROUP).map((c) => `crd ${c.metadata?.name}`),
     ...roles.items.map((r) => `clusterrole ${r.metadata?.name}`),
     ...bindings.items.map((b) => `clusterrolebinding ${b.metadata?.name}`),
-    ...kubeSystemBindings.items.map((b) => `rolebinding kube-system/${b.metadata?.name}`),
+    ...namespacedRoles.items.map((r) => `role ${r.metadata?.namespace}/${r.metadata?.name}`),
+    ...namespacedBindings.items.map((b) => `rolebinding ${b.metadata?.namespace}/${b.metadata?.name}`),
   ];
 }
 
