@@ -15,6 +15,7 @@ import { deleteOffloading, listOffloading } from "../../provider/offloading/obje
 import type { Refusal } from "../../provider/offloading/pod-policy.js";
 import {
   forgeOffloadedPod,
+  imageChanges,
   forgeReflectedConfigMap,
   forgeReflectedSecret,
   NAMESPACE_OWN_CONFIGMAPS,
@@ -329,6 +330,16 @@ export async function reflectPeeringPods(
       if (!request) {
         await ensureObject(provider, forgeOffloadedPod(pod, remoteNamespace, tenant)).catch(
           describeFailure(`${STEP}: asking for pod ${namespace}/${pod.metadata!.name}`, serverOf(provider)),
+        );
+        return true;
+      }
+      if (!request.metadata.deletionTimestamp && imageChanges(request.spec.pod, pod.spec!).length > 0) {
+        // Its image was changed here (kubectl set image): the request follows, and the provider patches its pod.
+        await ensureObject(provider, forgeOffloadedPod(pod, remoteNamespace, tenant)).catch(
+          describeFailure(
+            `${STEP}: updating the request of pod ${namespace}/${pod.metadata!.name}`,
+            serverOf(provider),
+          ),
         );
         return true;
       }

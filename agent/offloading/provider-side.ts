@@ -40,7 +40,7 @@ import {
 } from "../../provider/offloading/namespaces.js";
 import { listOffloading, setOffloadingFinalizer, writeOffloadingStatus } from "../../provider/offloading/objects.js";
 import { refusePodSpec, type Refusal } from "../../provider/offloading/pod-policy.js";
-import { CONSUMER_POD_UID_LABEL, forgeRemotePod } from "../../provider/offloading/reflection.js";
+import { CONSUMER_POD_UID_LABEL, forgeRemotePod, imageChanges } from "../../provider/offloading/reflection.js";
 import type { Reporter } from "../reporter.js";
 
 const STEP = "offloading (provider)";
@@ -97,6 +97,41 @@ function apiRefusal(error: unknown): { code: number; message: string } | undefin
   const body = (error as { body?: unknown }).body;
   const parsed = typeof body === "string" ? (JSON.parse(body) as { message?: string }) : (body as { message?: string });
   return { code, message: parsed?.message ?? String(error) };
+}
+
+/**
+ * Brings a running pod's images to what its request names, the one change Kubernetes allows to a
+ * running pod's containers; any other change of the request is refused, and the pod runs on as it is.
+ */
+async function changeImages(
+  core: k8s.CoreV1Api,
+  live: k8s.V1Pod,
+  request: OffloadedPod,
+): Promise<{ outcome: Pick<OffloadingAnswer, "phase" | "reason" | "message">; images: number }> {
+  const refusal = refusePodSpec(request.spec.pod);
+  if (refusal) return { outcome: { phase: "Refused", ...refusal }, images: 0 };
+  const changes = imageChanges(live.spec!, request.spec.pod);
+  if (changes.length === 0) return { outcome: { phase: "Accepted" }, images: 0 };
+  const patch: Record<string, { name: string; image: string }[]> = {};
+  for (const { list, name, image } of changes) (patch[list] ??= []).push({ name, image });
+  try {
+    await core.patchNamespacedPod(
+      { name: live.metadata!.name!, namespace: live.metadata!.namespace!, body: { spec: patch } },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.StrategicMergePatch),
+    );
+    return { outcome: { phase: "Accepted" }, images: changes.length };
+  } catch (error) {
+    const refused = apiRefusal(error);
+    if (!refused) throw error;
+    return {
+      images: 0,
+      outcome: {
+        phase: "Refused",
+        reason: "Invalid",
+        message: `the provider's API server refused the new images: ${refused.message}`,
+      },
+    };
+  }
 }
 
 /** What a pass did. */
@@ -245,6 +280,16 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
         if (request.status.reason !== "ExceedsOffer") continue;
       }
       if (live && !ours) continue; // An older pod of that name is still going; it is removed below.
+      if (live && ours) {
+        // Made for an earlier generation of the request (its consumer changed the spec since), or
+        // made and not answered (this agent stopped in between): the pod is brought to the request.
+        const { outcome, images } = await changeImages(core, live, request);
+        if (!finished(live)) running.push(podRequests(live.spec!));
+        await answer("offloadedpods", request, { ...outcome, observedGeneration: generation });
+        if (outcome.phase === "Accepted" && images > 0)
+          reporter.info(`${STEP}: changed ${images} image(s) of pod ${key} for consumer ${consumer}`);
+        continue;
+      }
       let refusal: Refusal | undefined;
       try {
         refusal = refusePodSpec(request.spec.pod) ?? refuseOverOffer(offer, running, podRequests(request.spec.pod));

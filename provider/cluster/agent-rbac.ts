@@ -29,7 +29,7 @@ const READ = ["get", "list", "watch"];
  */
 export const REMOTE_NAMESPACE_ROLE = "pulumi-liqo-remote-namespace";
 
-/** What the provider's agent may do in a namespace it made for a consumer, and nowhere else: create the pods asked for. */
+/** What the provider's agent may do in a namespace it made for a consumer, and nowhere else: create the pods asked for, and change their images. */
 export const REMOTE_PODS_ROLE = "pulumi-liqo-remote-pods";
 
 /** The control agent's cluster-wide rules. */
@@ -138,7 +138,8 @@ function forgeRemotePodsRole(): k8s.V1ClusterRole {
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "ClusterRole",
     metadata: { name: REMOTE_PODS_ROLE, labels: componentLabels(AGENT_NAME) },
-    rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["create"] }],
+    // patch: a running pod's images follow its consumer's (the one change a running pod allows).
+    rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["create", "patch"] }],
   };
 }
 

@@ -65,6 +65,33 @@ function portableSpec(spec: V1PodSpec): V1PodSpec {
   };
 }
 
+/** A container image to change in place: the one change Kubernetes allows to a running pod's containers. */
+export interface ImageChange {
+  /** `containers` or `initContainers`. */
+  readonly list: "containers" | "initContainers";
+  /** The container's name. */
+  readonly name: string;
+  /** The image `wanted` names for it. */
+  readonly image: string;
+}
+
+/**
+ * The images `wanted` names that `current` does not run, container by container (matched by name,
+ * in both lists). A consumer's pod whose image was changed yields its request's update; the
+ * provider's pod, then, the patch that brings it to its request.
+ */
+export function imageChanges(current: V1PodSpec, wanted: V1PodSpec): ImageChange[] {
+  const changes: ImageChange[] = [];
+  for (const list of ["containers", "initContainers"] as const) {
+    const running = new Map((current[list] ?? []).map((c) => [c.name, c.image]));
+    for (const container of wanted[list] ?? []) {
+      if (container.image && running.has(container.name) && running.get(container.name) !== container.image)
+        changes.push({ list, name: container.name, image: container.image });
+    }
+  }
+  return changes;
+}
+
 /** The request the consumer's agent files in its tenant namespace for `pod`, to run in `remoteNamespace`. */
 export function forgeOffloadedPod(pod: V1Pod, remoteNamespace: string, tenantNamespace: string): OffloadedPod {
   const name = pod.metadata!.name!;

@@ -8,7 +8,8 @@
  * logs` and `exec` on b reach them; b's agent restarted loses nothing. b's identity cannot create a
  * pod on a, read pods outside its namespaces there, exec into them, nor have a namespace that is
  * not its own. Deleting the Deployment and then the NamespaceOffloading leaves nothing of either
- * on a. A pod that a loses is made again; deleting the peering drains its virtual node first.
+ * on a. A pod that a loses is made again; its image changed on b changes in place on a (same pod);
+ * deleting the peering drains its virtual node first.
  */
 import * as k8s from "@kubernetes/client-node";
 import {
@@ -32,7 +33,7 @@ import { withdrawNamespace } from "../../provider/offloading/namespace-offloadin
 import { updatePeeringResources } from "../../provider/peering/peering.js";
 import { poll } from "../../provider/wait/poll.js";
 import { imageReference } from "../../local-cluster/node-images.js";
-import { kubectl, podtoolFrom, runPodtool } from "../../local-cluster/pods.js";
+import { kubectl, podtoolFrom, runPodtool, tagImageOnNodes } from "../../local-cluster/pods.js";
 import { offloadNamespace, podtoolSpec, runningPods } from "../../harness/offloading.js";
 import { releaseSharedLab, sharedLab } from "../../harness/labs.js";
 import { uninstallClusters } from "../../harness/install.js";
@@ -443,7 +444,8 @@ describe("offloading on real clusters (shared lab)", () => {
   );
 
   test(
-    "GIVEN an offloaded pod running WHEN a loses it THEN a makes it again; WHEN the Peering is deleted THEN its virtual " +
+    "GIVEN an offloaded pod running WHEN a loses it THEN a makes it again; WHEN its image changes on b THEN a changes " +
+      "it in place; WHEN the Peering is deleted THEN its virtual " +
       "node is drained first: the pod goes from both clusters, and the remote namespace from a",
     async () => {
       pair ??= await peerPair(await sharedLab());
@@ -473,6 +475,32 @@ describe("offloading on real clusters (shared lab)", () => {
       );
       const [still] = await runningPods(pair!.consumer.kc, namespace, "app=keeper", 1);
       expect(still!.metadata?.uid).toBe(kept!.metadata?.uid);
+
+      // Its image changed on b (as `kubectl set image` does): the request follows, and a changes the
+      // image of the same pod in place, whose container the kubelet restarts with it.
+      const next = `${imageReference("podtool")}-next`;
+      await tagImageOnNodes(a, imageReference("podtool"), next);
+      const old = await aCore.readNamespacedPod({ name: "keeper", namespace: remoteNamespace });
+      const restarts = (pod: k8s.V1Pod): number => pod.status?.containerStatuses?.[0]?.restartCount ?? 0;
+      await bCore.patchNamespacedPod(
+        { name: "keeper", namespace, body: { spec: { containers: [{ name: "podtool", image: next }] } } },
+        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.StrategicMergePatch),
+      );
+      const changed = await poll(
+        { step: "test", object: `pod ${remoteNamespace}/keeper running ${next} on a`, endpoint: a.apiServerUrl },
+        { timeoutMs: 90_000, intervalMs: 500 },
+        async () => {
+          const now = await aCore.readNamespacedPod({ name: "keeper", namespace: remoteNamespace });
+          const container = now.status?.containerStatuses?.[0];
+          return now.spec?.containers[0]?.image === next && restarts(now) > restarts(old) && container?.state?.running
+            ? { done: true, value: now }
+            : { done: false, state: `${now.spec?.containers[0]?.image}, ${restarts(now)} restart(s)` };
+        },
+      );
+      expect(changed.metadata?.uid).toBe(old.metadata?.uid);
+      const [updated] = await runningPods(pair!.consumer.kc, namespace, "app=keeper", 1);
+      expect(updated!.metadata?.uid).toBe(kept!.metadata?.uid);
+      expect(updated!.status?.conditions?.find((c) => c.type === OFFLOADED_CONDITION)?.status).toBe("True");
 
       // The peering goes: its node is drained before anything else.
       await unpeerPair(pair!);

@@ -1,10 +1,11 @@
-import type { V1Pod } from "@kubernetes/client-node";
+import type { V1Pod, V1PodSpec } from "@kubernetes/client-node";
 import { Cidr } from "../../../../provider/net/cidr.js";
 import {
   CONSUMER_POD_UID_LABEL,
   forgeOffloadedPod,
   forgeReflectedSecret,
   forgeRemotePod,
+  imageChanges,
   referencedObjects,
   reflectPodStatus,
   remoteNamespaceName,
@@ -135,5 +136,31 @@ describe("offloadedPodName", () => {
   test("GIVEN a cut that would end in a dot THEN the dot is dropped before the digest", () => {
     const name = offloadedPodName("x".repeat(235), "y".repeat(30));
     expect(name).toMatch(/^x{235}\.[0-9a-f]{16}$/);
+  });
+});
+
+describe("imageChanges", () => {
+  const spec = (web: string, init?: string): V1PodSpec => ({
+    containers: [
+      { name: "web", image: web },
+      { name: "sidecar", image: "sidecar:1" },
+    ],
+    ...(init ? { initContainers: [{ name: "setup", image: init }] } : {}),
+  });
+
+  test("GIVEN the same images THEN there is nothing to change", () => {
+    expect(imageChanges(spec("web:1", "setup:1"), spec("web:1", "setup:1"))).toEqual([]);
+  });
+
+  test("GIVEN a container's and an init container's new images THEN each is named, with its list", () => {
+    expect(imageChanges(spec("web:1", "setup:1"), spec("web:2", "setup:2"))).toEqual([
+      { list: "containers", name: "web", image: "web:2" },
+      { list: "initContainers", name: "setup", image: "setup:2" },
+    ]);
+  });
+
+  test("GIVEN a container the running pod does not have THEN it is no image change (a pod gains no container)", () => {
+    const wanted: V1PodSpec = { containers: [...spec("web:1").containers, { name: "extra", image: "extra:1" }] };
+    expect(imageChanges(spec("web:1"), wanted)).toEqual([]);
   });
 });
