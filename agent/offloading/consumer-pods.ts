@@ -15,9 +15,9 @@ import { deleteOffloading, listOffloading } from "../../provider/offloading/obje
 import type { Refusal } from "../../provider/offloading/pod-policy.js";
 import {
   forgeOffloadedPod,
-  imageChanges,
   forgeReflectedConfigMap,
   forgeReflectedSecret,
+  imageChanges,
   NAMESPACE_OWN_CONFIGMAPS,
   OFFLOADED_CONDITION,
   referencedObjects,
@@ -327,17 +327,14 @@ export async function reflectPeeringPods(
     // Each pod's calls wait on both API servers: several pods at once, as many kubelet workers would.
     const stillPending = await mapLimited(namespacePods, POD_CONCURRENCY, async (pod): Promise<boolean> => {
       const request = requestOf.get(pod.metadata!.uid!);
-      if (!request) {
-        await ensureObject(provider, forgeOffloadedPod(pod, remoteNamespace, tenant)).catch(
-          describeFailure(`${STEP}: asking for pod ${namespace}/${pod.metadata!.name}`, serverOf(provider)),
-        );
-        return true;
-      }
-      if (!request.metadata.deletionTimestamp && imageChanges(request.spec.pod, pod.spec!).length > 0) {
-        // Its image was changed here (kubectl set image): the request follows, and the provider patches its pod.
+      // A pod without a request asks for one; one whose image was changed here (kubectl set image)
+      // updates it, and the provider patches its pod.
+      const outdated =
+        request && !request.metadata.deletionTimestamp && imageChanges(request.spec.pod, pod.spec!).length > 0;
+      if (!request || outdated) {
         await ensureObject(provider, forgeOffloadedPod(pod, remoteNamespace, tenant)).catch(
           describeFailure(
-            `${STEP}: updating the request of pod ${namespace}/${pod.metadata!.name}`,
+            `${STEP}: ${request ? "updating the request of" : "asking for"} pod ${namespace}/${pod.metadata!.name}`,
             serverOf(provider),
           ),
         );

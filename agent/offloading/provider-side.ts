@@ -122,7 +122,8 @@ async function changeImages(
     return { outcome: { phase: "Accepted" }, images: changes.length };
   } catch (error) {
     const refused = apiRefusal(error);
-    if (!refused) throw error;
+    // This agent's own right to patch missing (an install from before it had one) is not the pod's fault.
+    if (!refused || (refused.code === 403 && refused.message.includes("cannot patch resource"))) throw error;
     return {
       images: 0,
       outcome: {
@@ -283,7 +284,9 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
       if (live && ours) {
         // Made for an earlier generation of the request (its consumer changed the spec since), or
         // made and not answered (this agent stopped in between): the pod is brought to the request.
-        const { outcome, images } = await changeImages(core, live, request);
+        const { outcome, images } = await changeImages(core, live, request).catch(
+          describeFailure(`${STEP}: patching Pod ${key} for consumer ${consumer}`, endpoint),
+        );
         if (!finished(live)) running.push(podRequests(live.spec!));
         await answer("offloadedpods", request, { ...outcome, observedGeneration: generation });
         if (outcome.phase === "Accepted" && images > 0)

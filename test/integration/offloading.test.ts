@@ -8,8 +8,9 @@
  * logs` and `exec` on b reach them; b's agent restarted loses nothing. b's identity cannot create a
  * pod on a, read pods outside its namespaces there, exec into them, nor have a namespace that is
  * not its own. Deleting the Deployment and then the NamespaceOffloading leaves nothing of either
- * on a. A pod that a loses is made again; its image changed on b changes in place on a (same pod);
- * deleting the peering drains its virtual node first.
+ * on a. A pod that a loses is made again; its image changed on b changes in place on a (same pod),
+ * and b's identity patching that request for a privileged container is refused and changes nothing
+ * there; deleting the peering drains its virtual node first.
  */
 import * as k8s from "@kubernetes/client-node";
 import {
@@ -29,6 +30,7 @@ import { statusOf } from "../../provider/kube/errors.js";
 import { TUNNEL_DEFAULTS } from "../../provider/network-fabric/tunnel-plan.js";
 import { ensureTunnel } from "../../provider/network-fabric/tunnel.js";
 import { OFFLOADED_CONDITION, remoteNamespaceName } from "../../provider/offloading/reflection.js";
+import { offloadedPodName } from "../../provider/api/offloading.js";
 import { withdrawNamespace } from "../../provider/offloading/namespace-offloading.js";
 import { updatePeeringResources } from "../../provider/peering/peering.js";
 import { poll } from "../../provider/wait/poll.js";
@@ -445,7 +447,7 @@ describe("offloading on real clusters (shared lab)", () => {
 
   test(
     "GIVEN an offloaded pod running WHEN a loses it THEN a makes it again; WHEN its image changes on b THEN a changes " +
-      "it in place; WHEN the Peering is deleted THEN its virtual " +
+      "it in place, and b patching the request for a privileged container is refused; WHEN the Peering is deleted THEN its virtual " +
       "node is drained first: the pod goes from both clusters, and the remote namespace from a",
     async () => {
       pair ??= await peerPair(await sharedLab());
@@ -501,6 +503,48 @@ describe("offloading on real clusters (shared lab)", () => {
       const [updated] = await runningPods(pair!.consumer.kc, namespace, "app=keeper", 1);
       expect(updated!.metadata?.uid).toBe(kept!.metadata?.uid);
       expect(updated!.status?.conditions?.find((c) => c.type === OFFLOADED_CONDITION)?.status).toBe("True");
+
+      // b's identity patches that request itself, as an attacking consumer would, for a privileged
+      // container: a checks the new spec again and refuses it; its pod keeps its image and no privilege.
+      const requestName = offloadedPodName(remoteNamespace, "keeper");
+      await pair!.sides.provider.kc.makeApiClient(k8s.CustomObjectsApi).patchNamespacedCustomObject(
+        {
+          ...group,
+          namespace: record.tenantNamespace,
+          plural: "offloadedpods",
+          name: requestName,
+          body: {
+            spec: {
+              pod: {
+                containers: [
+                  { name: "podtool", image: next, imagePullPolicy: "Never", securityContext: { privileged: true } },
+                ],
+              },
+            },
+          },
+        },
+        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+      );
+      const refusedPatch = await poll(
+        { step: "test", object: `OffloadedPod ${requestName} refused`, endpoint: a.apiServerUrl },
+        { timeoutMs: 60_000, intervalMs: 500 },
+        async () => {
+          const live = (await pair!.provider.kc.makeApiClient(k8s.CustomObjectsApi).getNamespacedCustomObject({
+            ...group,
+            namespace: record.tenantNamespace,
+            plural: "offloadedpods",
+            name: requestName,
+          })) as OffloadedPod;
+          const answered = live.status?.observedGeneration === live.metadata.generation;
+          return answered ? { done: true, value: live.status } : { done: false, state: `${live.status?.phase}` };
+        },
+      );
+      expect(refusedPatch).toMatchObject({ phase: "Refused", reason: "Privileged" });
+      const unchanged = await aCore.readNamespacedPod({ name: "keeper", namespace: remoteNamespace });
+      expect(unchanged.metadata?.uid).toBe(old.metadata?.uid);
+      expect(unchanged.spec?.containers.map((c) => [c.image, c.securityContext?.privileged])).toEqual([
+        [next, undefined],
+      ]);
 
       // The peering goes: its node is drained before anything else.
       await unpeerPair(pair!);
