@@ -1,8 +1,9 @@
 /**
  * How the auth service answers one HTTPS request: first what is refused at the door (an unknown
- * endpoint, a method other than POST, a source throttled after repeated refusals), then the body
- * read within its limit and parsed, then the endpoint's protocol step (issue, renew, revoke). The
- * answer is written out as JSON; a refusal counts against its source.
+ * endpoint, a method other than POST), then the body read within its limit, then whom the request
+ * is charged to (callers.ts: a consumer by its certificate, a known token, or the address) and
+ * whether that budget is spent (429), then the endpoint's protocol step (issue, renew, revoke).
+ * The answer is written out as JSON; a refusal counts against the caller and against its address.
  */
 import type * as k8s from "@kubernetes/client-node";
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
@@ -11,11 +12,19 @@ import type { TLSSocket } from "node:tls";
 import { IDENTITY_PATH, MAX_BODY_BYTES, RENEW_PATH, REVOKE_PATH } from "../../provider/authentication/protocol.js";
 import { describeKubeError } from "../../provider/kube/errors.js";
 import type { Reporter } from "../reporter.js";
+import { parsePeeringToken } from "../../provider/authentication/tokens.js";
 import { fail, refuse, type Answer } from "./answer.js";
+import { callerOf, sourceCaller, type Caller } from "./callers.js";
 import type { FailureLimiter } from "./failure-limiter.js";
+import type { KnownTokenIds } from "./known-tokens.js";
 import { issueIdentity } from "./issue-identity.js";
 import { renewConsumerIdentity } from "./renew-identity.js";
-import { revokeConsumerIdentity, splitPemBundle, type PeerCertificate } from "./revoke-identity.js";
+import {
+  consumerOfCertificate,
+  revokeConsumerIdentity,
+  splitPemBundle,
+  type PeerCertificate,
+} from "./revoke-identity.js";
 
 /** Step name of the auth service's log lines and errors. */
 export const STEP = "auth service";
@@ -28,8 +37,10 @@ export interface RequestContext {
   readonly log: Reporter;
   /** Current time in ms. */
   readonly now: () => number;
-  /** Counts refusals per source and throttles a source that has too many. */
+  /** Counts refusals per caller (see callers.ts) and throttles a caller that has too many. */
   readonly limiter: FailureLimiter;
+  /** The ids of the tokens this provider holds: a request naming one is charged to that token. */
+  readonly knownTokens: KnownTokenIds;
   /** How long to wait for the cluster's signer. */
   readonly certificateTimeoutMs: number;
   /** Lifetime of the certificates issued and renewed, in seconds. */
@@ -110,29 +121,68 @@ function write(res: ServerResponse, answer: Answer): void {
 }
 
 /**
- * The answer to a request refused before its body is read: no such endpoint (404), not a POST
- * (405), or a source throttled after repeated refusals (429, which does not count again).
- * Undefined when the request may go on.
+ * The answer to a request for no endpoint (404) or with another method than POST (405), or
+ * undefined when it may go on. Not counted: no step ran, and nothing was guessed.
  */
-function refuseAtTheDoor(
-  ctx: RequestContext,
-  method: string | undefined,
-  path: string,
-  source: string,
-): Answer | undefined {
+function refuseMisdirected(method: string | undefined, path: string): Answer | undefined {
   if (!Object.hasOwn(ACTIONS, path))
     return fail(404, `no such endpoint; use POST ${IDENTITY_PATH}, POST ${RENEW_PATH} or POST ${REVOKE_PATH}`);
   if (method !== "POST") return { ...fail(405, `${path} accepts POST only`), headers: { allow: "POST" } };
-  const blockedMs = ctx.limiter.blockedFor(source, ctx.now());
+  return undefined;
+}
+
+/**
+ * Whom the request is charged to: on `/v1/identity`, the token its body names if the provider
+ * holds it; on `/v1/renew` and `/v1/revoke`, the consumer its client certificate proves; else its
+ * address (see callers.ts).
+ */
+async function identifyCaller(
+  ctx: RequestContext,
+  path: string,
+  socket: TLSSocket,
+  body: unknown,
+  source: string,
+): Promise<Caller> {
+  if (path === IDENTITY_PATH) {
+    const token = parsePeeringToken(
+      typeof body === "object" && body !== null ? (body as { token?: unknown }).token : undefined,
+    );
+    const known = token !== undefined && (await ctx.knownTokens.has(token.tokenId));
+    return callerOf({ source, ...(known ? { knownTokenId: token.tokenId } : {}) });
+  }
+  const who = consumerOfCertificate(peerOf(socket), splitPemBundle(ctx.clientCa()), ctx.now());
+  return callerOf({ source, ...("clusterId" in who ? { consumerClusterId: who.clusterId } : {}) });
+}
+
+/** The 429 for a caller whose budget is spent (not counted again), or undefined when it is heard. */
+function throttled(ctx: RequestContext, caller: Caller): Answer | undefined {
+  const blockedMs = ctx.limiter.blockedFor(caller.key, ctx.now());
   if (blockedMs === undefined) return undefined;
   const seconds = Math.ceil(blockedMs / 1000);
-  ctx.log.warn(`${STEP}: throttled ${source} on ${path} for ${seconds} s after repeated refusals`);
   return {
-    ...refuse(429, `too many refused requests from ${source}; retry after ${seconds} s`, {
+    ...refuse(429, `too many refused requests from ${caller.description}; retry after ${seconds} s`, {
       "retry-after": String(seconds),
     }),
     countsAsFailure: false,
   };
+}
+
+/**
+ * Counts a refusal against `caller` and against the address it came from, and says so once when
+ * that spends a budget (each 429 that follows is not logged: a flood would flood the log).
+ */
+export function recordRefusal(ctx: RequestContext, caller: Caller, source: string): void {
+  const now = ctx.now();
+  const callers = caller.key === sourceCaller(source).key ? [caller] : [caller, sourceCaller(source)];
+  for (const charged of callers) {
+    const wasBlocked = ctx.limiter.blockedFor(charged.key, now) !== undefined;
+    ctx.limiter.recordFailure(charged.key, now);
+    const blockedMs = ctx.limiter.blockedFor(charged.key, now);
+    if (!wasBlocked && blockedMs !== undefined)
+      ctx.log.warn(
+        `${STEP}: throttling ${charged.description} for ${Math.ceil(blockedMs / 1000)} s after repeated refusals`,
+      );
+  }
 }
 
 /** The request's JSON body (`{}` when empty), or the refusal of one too large (413) or not JSON (400). */
@@ -175,17 +225,16 @@ function runEndpoint(
   );
 }
 
-/** The answer to a request that passed the door: its body's refusal, its step's answer, or a 500 naming what failed. */
+/** The endpoint's answer, or a 500 naming what failed. */
 async function answerEndpoint(
   ctx: RequestContext,
-  req: IncomingMessage,
   path: string,
+  body: unknown,
+  socket: TLSSocket,
   source: string,
 ): Promise<Answer> {
   try {
-    const body = await readJsonBody(req);
-    if ("refusal" in body) return body.refusal;
-    return await runEndpoint(ctx, path, body.value, req.socket as TLSSocket, source);
+    return await runEndpoint(ctx, path, body, socket, source);
   } catch (error) {
     // Errors of the steps name the step, the object and the API server; they carry no secret.
     const reason = describeKubeError(error);
@@ -194,14 +243,24 @@ async function answerEndpoint(
   }
 }
 
-/** Answers one request and writes the answer; a refusal counts against its source. */
+/**
+ * Answers one request and writes the answer. The body is read before the budget is checked, as
+ * it may name the token the request is charged to; it is small (bounded by MAX_BODY_BYTES).
+ */
 async function answerRequest(ctx: RequestContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const source = req.socket.remoteAddress ?? "unknown";
   const path = (req.url ?? "").split("?")[0] ?? "";
-  const refused = refuseAtTheDoor(ctx, req.method, path, source);
-  if (refused) return write(res, refused);
-  const answer = await answerEndpoint(ctx, req, path, source);
-  if (answer.countsAsFailure) ctx.limiter.recordFailure(source, ctx.now());
+  const misdirected = refuseMisdirected(req.method, path);
+  if (misdirected) return write(res, misdirected);
+  const socket = req.socket as TLSSocket;
+  const body = await readJsonBody(req);
+  const caller = await identifyCaller(ctx, path, socket, "value" in body ? body.value : undefined, source);
+  const busy = throttled(ctx, caller);
+  // An unread body (413) closes the connection whatever the answer.
+  if (busy)
+    return write(res, "refusal" in body ? { ...busy, headers: { ...busy.headers, ...body.refusal.headers } } : busy);
+  const answer = "refusal" in body ? body.refusal : await answerEndpoint(ctx, path, body.value, socket, source);
+  if (answer.countsAsFailure) recordRefusal(ctx, caller, source);
   write(res, answer);
 }
 

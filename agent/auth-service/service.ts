@@ -6,14 +6,17 @@
  */
 import type * as k8s from "@kubernetes/client-node";
 import { createServer, type Server } from "node:https";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import type { SecureContextOptions } from "node:tls";
 import { IDENTITY_EXPIRATION_SECONDS } from "../../provider/authentication/certificates.js";
 import { serverOf } from "../../provider/kube/client.js";
 import { describeKubeError } from "../../provider/kube/errors.js";
 import type { Reporter } from "../reporter.js";
+import { listPeeringTokenIds } from "../../provider/authentication/tokens.js";
+import { sourceCaller } from "./callers.js";
 import { FailureLimiter, type FailureLimiterOptions } from "./failure-limiter.js";
-import { requestListener, STEP, type RequestContext } from "./requests.js";
+import { KnownTokenIds } from "./known-tokens.js";
+import { recordRefusal, requestListener, STEP, type RequestContext } from "./requests.js";
 import { CERTIFICATE_WAIT_MS } from "./sign-certificate.js";
 import { readTlsMaterial, tlsMaterialChanged, waitForTlsMaterial, type TlsMaterial } from "./tls-material.js";
 
@@ -35,7 +38,7 @@ export interface AuthServiceOptions {
   readonly onReload?: () => void;
   /** How long to wait for the cluster's signer. @default {@link CERTIFICATE_WAIT_MS} */
   readonly certificateTimeoutMs?: number;
-  /** Failure limiter knobs. @default 5 refusals per minute per source IP */
+  /** Failure limiter knobs. @default 5 refusals per minute per caller (consumer, token id or source IP: see callers.ts) */
   readonly failureLimit?: FailureLimiterOptions;
   /** Lifetime of the certificates issued and renewed, in seconds (the CSR API's minimum is 600). @default IDENTITY_EXPIRATION_SECONDS (30 days) */
   readonly identityLifetimeSeconds?: number;
@@ -62,9 +65,31 @@ function secureContextOf(tls: TlsMaterial): SecureContextOptions {
  * The HTTPS server. It asks for a client certificate (revocation, renewal) without requiring one
  * (identity requests have none); the revoke and renew handlers decide. Without a client CA, no
  * certificate can pass (see consumerOfCertificate).
+ *
+ * A connection that fails before a request is read (a TLS handshake the client cannot complete, a
+ * request that is not HTTP) is answered by the layer that failed (a TLS alert; a 400), said once
+ * in the log with the peer's address and the cause, and counted against that address like any
+ * refusal: otherwise it would be a way to probe the service that nothing limits or records.
  */
 function createAuthServer(tls: TlsMaterial, ctx: RequestContext): Server {
-  return createServer({ ...secureContextOf(tls), requestCert: true, rejectUnauthorized: false }, requestListener(ctx));
+  const server = createServer(
+    { ...secureContextOf(tls), requestCert: true, rejectUnauthorized: false },
+    requestListener(ctx),
+  );
+  const refused = (what: string, error: Error & { code?: string }, address: string | undefined): void => {
+    const source = address ?? "unknown";
+    ctx.log.warn(`${STEP}: ${what} from ${source} failed: ${error.code ?? error.message}`);
+    recordRefusal(ctx, sourceCaller(source), source);
+  };
+  server.on("tlsClientError", (error, socket) => refused("TLS handshake", error, socket.remoteAddress));
+  server.on("clientError", (error: Error & { code?: string }, socket: Socket) => {
+    // A connection reset or a timeout is the client going away, not a malformed request.
+    if (error.code !== "ECONNRESET" && error.code !== "ERR_HTTP_REQUEST_TIMEOUT")
+      refused("reading the request", error, socket.remoteAddress);
+    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+    else socket.destroy();
+  });
+  return server;
 }
 
 /** Listens on `listen`; resolves the port (the chosen one when asked for port 0). */
@@ -113,11 +138,17 @@ export async function startAuthService(options: AuthServiceOptions): Promise<Run
       `${STEP}: client CA not readable at ${endpoint} (kube-system/extension-apiserver-authentication); revocations are refused until it is`,
     );
 
+  const now = options.now ?? Date.now;
   const server = createAuthServer(tls, {
     kc,
     log,
-    now: options.now ?? Date.now,
+    now,
     limiter: new FailureLimiter(options.failureLimit),
+    knownTokens: new KnownTokenIds({
+      list: () => listPeeringTokenIds(kc),
+      now,
+      onListFailure: (error) => log.warn(`${STEP}: ${describeKubeError(error)}`),
+    }),
     certificateTimeoutMs: options.certificateTimeoutMs ?? CERTIFICATE_WAIT_MS,
     lifetimeSeconds: options.identityLifetimeSeconds ?? IDENTITY_EXPIRATION_SECONDS,
     clientCa: () => tls.clientCa,

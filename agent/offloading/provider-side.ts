@@ -24,6 +24,7 @@ import {
 } from "../../provider/api/index.js";
 import { forgeRemotePodsBinding } from "../../provider/cluster/agent-rbac.js";
 import { describeFailure, ensureObject, serverOf } from "../../provider/kube/client.js";
+import { ensureObjectQuota, forgeRemoteNamespaceQuota } from "../../provider/authentication/tenant-quota.js";
 import {
   formatCpuMillis,
   formatMemoryBytes,
@@ -221,6 +222,8 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
       await ensureObject(kc, forgeRemoteNamespace(name, consumer)).catch(
         describeFailure(`${STEP}: applying Namespace ${name} for consumer ${consumer}`, endpoint),
       );
+      // The quota first: the consumer's RoleBinding lets it store ConfigMaps and Secrets here.
+      await ensureObjectQuota(kc, forgeRemoteNamespaceQuota(name, consumer), STEP);
       for (const binding of [forgeRemoteNamespaceBinding(name, consumer), forgeRemotePodsBinding(name)]) {
         await ensureObject(kc, binding).catch(
           describeFailure(`${STEP}: applying RoleBinding ${name}/${binding.metadata!.name}`, endpoint),

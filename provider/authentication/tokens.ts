@@ -279,3 +279,15 @@ export async function revokePeeringToken(kc: k8s.KubeConfig, tokenId: string): P
     describeFailure(`${STEP}: deleting Secret ${SYSTEM_NAMESPACE}/${secretName}`, serverOf(kc)),
   );
 }
+
+/**
+ * The ids of every token recorded on the provider (one list call). The auth service uses it to
+ * tell a caller naming a real token from a stranger's guess without a read per guess.
+ */
+export async function listPeeringTokenIds(kc: k8s.KubeConfig): Promise<string[]> {
+  const secrets = await kc
+    .makeApiClient(k8s.CoreV1Api)
+    .listNamespacedSecret({ namespace: SYSTEM_NAMESPACE, labelSelector: TOKEN_LABEL })
+    .catch(describeFailure(`${STEP}: listing token Secrets in ${SYSTEM_NAMESPACE}`, serverOf(kc)));
+  return secrets.items.map((secret) => secret.metadata?.labels?.[TOKEN_LABEL]).filter(isTokenId);
+}

@@ -36,6 +36,8 @@ export const REMOTE_PODS_ROLE = "pulumi-liqo-remote-pods";
 const CONTROL_CLUSTER_RULES: Rule[] = [
   { apiGroups: [API_GROUP], resources: ["*"], verbs: ["*"] },
   { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "list", "create", "patch", "delete"] },
+  // The object quotas of tenant and remote namespaces (what a consumer may store there).
+  { apiGroups: [""], resources: ["resourcequotas"], verbs: ["get", "create", "patch"] },
   {
     apiGroups: [""],
     resources: ["nodes", "nodes/status"],

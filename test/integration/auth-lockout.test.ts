@@ -1,0 +1,393 @@
+/**
+ * The auth service against a stranger, through the path consumers use: a's agent runs as a pod and
+ * its auth service is reached through a NodePort Service on a's node, whose masquerade makes every
+ * client arrive from the same node address. A flood of wrong tokens must throttle that address and
+ * nobody who proves more (a consumer's certificate, a token a holds); a forged certificate chain is
+ * refused every time, logged and counted; a handshake that fails is answered, logged and counted;
+ * the consumer's identity cannot store more objects than its tenant's quota.
+ */
+import * as k8s from "@kubernetes/client-node";
+import { X509Certificate } from "node:crypto";
+import { connect } from "node:net";
+import { request as httpsRequest } from "node:https";
+import { connect as tlsConnect } from "node:tls";
+import { startAuthService } from "../../agent/auth-service/index.js";
+import { API_GROUP, API_GROUP_VERSION, API_VERSION, SYSTEM_NAMESPACE } from "../../provider/api/names.js";
+import type { TunnelEndpoint } from "../../provider/api/crds.js";
+import { parseAuthUrl, postToAuthService, type AuthAnswer } from "../../provider/authentication/auth-client.js";
+import { forgeIdentityRequest } from "../../provider/authentication/identity.js";
+import { IDENTITY_PATH, RENEW_PATH } from "../../provider/authentication/protocol.js";
+import { removeTenant } from "../../provider/authentication/tenant.js";
+import { CONSUMER_QUOTA, TENANT_OBJECT_LIMITS } from "../../provider/authentication/tenant-quota.js";
+import {
+  ensurePeeringTokenSecret,
+  forgePeeringToken,
+  revokePeeringToken,
+} from "../../provider/authentication/tokens.js";
+import { readClientCa } from "../../agent/auth-service/tls-material.js";
+import { AGENT_NAME, COMPONENT_LABEL } from "../../provider/cluster/agent-components.js";
+import { forgeClusterId } from "../../provider/cluster/install.js";
+import { loadKubeconfig } from "../../provider/kube/client.js";
+import { getResourceOffer } from "../../provider/negotiation/request.js";
+import { getIdentityKubeconfig, heldCertificateOf } from "../../provider/peering/outgoing.js";
+import { createPeering, deletePeering, type PeeringRecord } from "../../provider/peering/peering.js";
+import { progressTo } from "../../provider/peering/progress.js";
+import { forgeCertificateAuthority, forgeClientCertificate } from "../../provider/pki/x509.js";
+import { poll } from "../../provider/wait/poll.js";
+import { clusterOf, type LabState } from "../../local-cluster/lab.js";
+import { sharedLab } from "../../harness/labs.js";
+import { preparePeering, type PeeringPair } from "../../harness/peering-pair.js";
+
+const quiet = progressTo(() => undefined);
+/** One request's bound: a loaded machine answers in well under a second. */
+const REQUEST_TIMEOUT_MS = 20_000;
+
+/** Posts to a's auth service; resolves the answer or the network error's code (a reset, a TLS alert). */
+async function post(
+  pair: PeeringPair,
+  path: string,
+  body: unknown,
+  client?: { certPem: string; keyPem: string },
+): Promise<AuthAnswer | { error: string }> {
+  return postToAuthService({
+    endpoint: parseAuthUrl(pair.auth.authUrl, "test"),
+    path,
+    caPem: pair.auth.authCaCert,
+    body,
+    ...(client ? { certPem: client.certPem, keyPem: client.keyPem } : {}),
+    timeoutMs: REQUEST_TIMEOUT_MS,
+  }).catch((error: unknown) => ({ error: (error as { code?: string }).code ?? (error as Error).message }));
+}
+
+const statusOf = (answer: AuthAnswer | { error: string }): number | string =>
+  "status" in answer ? answer.status : answer.error;
+
+/**
+ * Sends `request` once and, if the answer is a 429, once more after its Retry-After: what a
+ * consumer's client does. Resolves every status seen.
+ */
+async function withOneRetry(request: () => Promise<AuthAnswer | { error: string }>): Promise<(number | string)[]> {
+  const first = await request();
+  if (!("status" in first) || first.status !== 429) return [statusOf(first)];
+  await new Promise((resolve) => setTimeout(resolve, (first.retryAfterSeconds ?? 1) * 1000));
+  return [429, statusOf(await request())];
+}
+
+/** A client that speaks only TLS 1.0: resolves the error code its handshake ended with. */
+function oldTlsClient(at: { host: string; port: number }): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = tlsConnect({
+      ...at,
+      minVersion: "TLSv1",
+      maxVersion: "TLSv1",
+      ciphers: "DEFAULT@SECLEVEL=0",
+      rejectUnauthorized: false,
+      timeout: REQUEST_TIMEOUT_MS,
+    });
+    socket.on("secureConnect", () => {
+      socket.destroy();
+      resolve("connected");
+    });
+    socket.on("timeout", () => socket.destroy(new Error("test: no answer from the auth service")));
+    socket.on("error", (error: Error & { code?: string }) => resolve(error.code ?? error.message));
+  });
+}
+
+/** A client that sends plain HTTP to the TLS port: resolves what came back (as text). */
+function plainHttpClient(at: { host: string; port: number }): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(at, () =>
+      socket.write("POST /v1/identity HTTP/1.1\r\nhost: a\r\ncontent-length: 0\r\n\r\n"),
+    );
+    const chunks: Buffer[] = [];
+    socket.setTimeout(REQUEST_TIMEOUT_MS, () =>
+      socket.destroy(new Error("test: the auth service kept the connection open")),
+    );
+    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+    socket.on("close", () => resolve(Buffer.concat(chunks).toString("latin1")));
+    socket.on("error", reject);
+  });
+}
+
+/** What a's agent pod has logged since `since`. */
+async function agentLog(kcA: k8s.KubeConfig, since: Date): Promise<string[]> {
+  const core = kcA.makeApiClient(k8s.CoreV1Api);
+  const pods = await core.listNamespacedPod({
+    namespace: SYSTEM_NAMESPACE,
+    labelSelector: `${COMPONENT_LABEL}=${AGENT_NAME}`,
+  });
+  const running = pods.items.find((p) => p.status?.phase === "Running");
+  if (!running) throw new Error("test: a's agent pod is not running");
+  const sinceSeconds = Math.max(1, Math.ceil((Date.now() - since.getTime()) / 1000) + 1);
+  const text = await core.readNamespacedPodLog({
+    name: running.metadata!.name!,
+    namespace: SYSTEM_NAMESPACE,
+    sinceSeconds,
+  });
+  return String(text).split("\n");
+}
+
+/** Polls a's agent log until `count` lines match `pattern`; resolves them. */
+function logged(kcA: k8s.KubeConfig, since: Date, pattern: RegExp, count: number): Promise<string[]> {
+  return poll(
+    { step: "test", object: `${count} lines matching ${pattern} in a's agent log`, endpoint: "a's agent pod" },
+    { timeoutMs: 30_000, intervalMs: 500 },
+    async () => {
+      const lines = (await agentLog(kcA, since)).filter((line) => pattern.test(line));
+      return lines.length >= count ? { done: true, value: lines } : { done: false, state: `${lines.length} lines` };
+    },
+  );
+}
+
+describe("auth service lockout and quotas: a stranger against provider a, through its NodePort", () => {
+  let lab: LabState;
+  let pair: PeeringPair;
+  let record: PeeringRecord | undefined;
+  /** b's identity on a: its certificate and key. */
+  let identity: { certPem: string; keyPem: string; kc: k8s.KubeConfig };
+
+  beforeAll(async () => {
+    lab = await sharedLab();
+    pair = await preparePeering(clusterOf(lab, "a"), clusterOf(lab, "b"), { cpu: "1", memory: "1Gi", pods: 5 });
+    record = await createPeering(pair.request, quiet);
+    const text = await getIdentityKubeconfig(pair.consumer.kc, pair.provider.clusterId);
+    if (!text) throw new Error("test: b holds no identity for a");
+    const held = heldCertificateOf(text, "b's identity");
+    identity = { certPem: held.certificatePem, keyPem: held.keyPem, kc: loadKubeconfig(text, "b's identity") };
+  });
+
+  afterAll(async () => {
+    if (record)
+      await deletePeering(pair.consumerKubeconfig, record, pair.auth, { force: true, timeoutMs: 60_000 }, quiet).catch(
+        () => undefined,
+      );
+    await pair?.cleanup();
+  });
+
+  test("GIVEN a chain of a leaf and a forged CA named like a's WHEN it renews 10 times THEN each is answered and refused, logged and counted", async () => {
+    const since = new Date(Date.now() - 1_000);
+    const caSubject = new X509Certificate(await readClientCa(pair.provider.kc)).subject;
+    const commonName = /CN=([^\n,]+)/.exec(caSubject)![1]!;
+    const forgedCa = forgeCertificateAuthority(commonName);
+    const leaf = forgeClientCertificate(forgedCa, { commonName: `pulumi-liqo:consumer:${pair.consumer.clusterId}` });
+    const client = { certPem: `${leaf.cert}${forgedCa.cert}`, keyPem: leaf.key };
+    const { csrPem } = forgeIdentityRequest(pair.consumer.clusterId, leaf.key);
+    const statuses: (number | string)[] = [];
+    for (let i = 0; i < 10; i++) statuses.push(statusOf(await post(pair, RENEW_PATH, { csr: csrPem }, client)));
+    // Every attempt is answered (never a reset); the first five are refused, then the address is throttled.
+    expect(statuses.slice(0, 5)).toEqual([403, 403, 403, 403, 403]);
+    expect(statuses.slice(5)).toEqual([429, 429, 429, 429, 429]);
+    const lines = await logged(
+      pair.provider.kc,
+      since,
+      /refused renewal from \S+: client certificate refused by TLS/,
+      5,
+    );
+    expect(lines).toHaveLength(5);
+    await logged(pair.provider.kc, since, /throttling address \S+ for \d+ s after repeated refusals/, 1);
+    // b's own renewal is not held up by it: b proves who it is.
+    const renewal = await withOneRetry(() =>
+      post(pair, RENEW_PATH, { csr: forgeIdentityRequest(pair.consumer.clusterId, identity.keyPem).csrPem }, identity),
+    );
+    expect(renewal.at(-1)).toBe(200);
+  });
+
+  test(
+    "GIVEN clients whose TLS handshake fails (only TLS 1.0; plain HTTP) THEN TLS 1.0 is answered with an alert, each failure is " +
+      "logged with its address, and counted against it",
+    async () => {
+      const since = new Date(Date.now() - 1_000);
+      const { url } = parseAuthUrl(pair.auth.authUrl, "test");
+      const at = { host: url.hostname, port: Number(url.port) };
+      expect(await oldTlsClient(at)).toBe("ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION");
+      expect(await plainHttpClient(at)).toBe("");
+      await logged(pair.provider.kc, since, /TLS handshake from \S+ failed: ERR_SSL_UNSUPPORTED_PROTOCOL/, 1);
+      await logged(pair.provider.kc, since, /TLS handshake from \S+ failed: ERR_SSL_HTTP_REQUEST/, 1);
+      // Counted: a service of its own (its own budget), on loopback, after five such failures.
+      const lines: string[] = [];
+      const own = await startAuthService({
+        kc: pair.provider.kc,
+        listen: { host: "127.0.0.1", port: 0 },
+        log: { info: (line) => void lines.push(line), warn: (line) => void lines.push(line) },
+      });
+      try {
+        const loopback = { host: "127.0.0.1", port: own.port };
+        for (let i = 0; i < 3; i++) await oldTlsClient(loopback);
+        for (let i = 0; i < 2; i++) await plainHttpClient(loopback);
+        const junk = forgeIdentityRequest(forgeClusterId());
+        // Its certificate names a's address, not 127.0.0.1: this request checks the answer, not the server.
+        const status = await new Promise<number>((resolve, reject) => {
+          const req = httpsRequest(
+            {
+              ...loopback,
+              method: "POST",
+              path: IDENTITY_PATH,
+              rejectUnauthorized: false,
+              timeout: REQUEST_TIMEOUT_MS,
+            },
+            (res) => {
+              res.resume();
+              resolve(res.statusCode ?? 0);
+            },
+          );
+          req.on("error", reject);
+          req.end(
+            JSON.stringify({
+              token: forgePeeringToken().token,
+              clusterId: forgeClusterId(),
+              clusterName: "x",
+              csr: junk.csrPem,
+            }),
+          );
+        });
+        expect(status).toBe(429);
+        expect(lines.filter((line) => /TLS handshake from \S+ failed/.test(line))).toHaveLength(5);
+        expect(lines.filter((line) => /throttling address \S+ for \d+ s/.test(line))).toHaveLength(1);
+      } finally {
+        await own.close();
+      }
+    },
+  );
+
+  test(
+    "GIVEN a flood of wrong tokens through a's NodePort WHEN b renews its identity and a new consumer peers for the first time " +
+      "THEN both are served within one retry, and the flood's address is throttled",
+    async () => {
+      const token = forgePeeringToken();
+      const newcomer = forgeClusterId();
+      await ensurePeeringTokenSecret(pair.provider.kc, { tokenId: token.tokenId, secretHash: token.secretHash });
+      try {
+        const junk = forgeIdentityRequest(forgeClusterId());
+        const flood: (number | string)[] = [];
+        let flooding = true;
+        const stranger = async (): Promise<void> => {
+          while (flooding && flood.length < 400) {
+            const body = {
+              token: forgePeeringToken().token,
+              clusterId: forgeClusterId(),
+              clusterName: "x",
+              csr: junk.csrPem,
+            };
+            flood.push(statusOf(await post(pair, IDENTITY_PATH, body)));
+          }
+        };
+        const strangers = [stranger(), stranger(), stranger(), stranger()];
+        await poll(
+          { step: "test", object: "the flood throttled", endpoint: pair.auth.authUrl },
+          { timeoutMs: 60_000, intervalMs: 100 },
+          async () =>
+            flood.includes(429) ? { done: true, value: undefined } : { done: false, state: `${flood.length} sent` },
+        );
+        const [renewal, firstPeering] = await Promise.all([
+          withOneRetry(() =>
+            post(
+              pair,
+              RENEW_PATH,
+              { csr: forgeIdentityRequest(pair.consumer.clusterId, identity.keyPem).csrPem },
+              identity,
+            ),
+          ),
+          withOneRetry(() =>
+            post(pair, IDENTITY_PATH, {
+              token: token.token,
+              clusterId: newcomer,
+              clusterName: "newcomer",
+              csr: forgeIdentityRequest(newcomer).csrPem,
+            }),
+          ),
+        ]);
+        flooding = false;
+        await Promise.all(strangers);
+        expect(renewal.at(-1)).toBe(200);
+        expect(firstPeering.at(-1)).toBe(200);
+        expect(renewal.length + firstPeering.length).toBeLessThanOrEqual(4);
+        // The flood was refused throughout, and mostly throttled without a step run for it.
+        expect(flood.every((status) => status === 403 || status === 429)).toBe(true);
+        expect(flood.filter((status) => status === 429).length).toBeGreaterThan(flood.length / 2);
+        // b's peering still works with the identity it holds.
+        await getResourceOffer(identity.kc, { tenantNamespace: record!.tenantNamespace, name: record!.requestName });
+      } finally {
+        await revokePeeringToken(pair.provider.kc, token.tokenId);
+        await removeTenant(pair.provider.kc, newcomer);
+      }
+    },
+  );
+
+  test(
+    "GIVEN b's identity WHEN it creates TunnelEndpoints past its tenant's quota THEN the API server refuses the extra ones, " +
+      "and the peering keeps working",
+    async () => {
+      const custom = identity.kc.makeApiClient(k8s.CustomObjectsApi);
+      const namespace = record!.tenantNamespace;
+      const list = async (): Promise<string[]> =>
+        (
+          (await custom.listNamespacedCustomObject({
+            group: API_GROUP,
+            version: API_VERSION,
+            namespace,
+            plural: "tunnelendpoints",
+          })) as {
+            items: TunnelEndpoint[];
+          }
+        ).items.map((e) => e.metadata.name!);
+      const before = await list();
+      const limit = TENANT_OBJECT_LIMITS["tunnelendpoints"]!;
+      const made: string[] = [];
+      const refusals: string[] = [];
+      try {
+        for (let i = 0; i < limit + 3; i++) {
+          const name = `extra-${i}`;
+          const body: TunnelEndpoint = {
+            apiVersion: API_GROUP_VERSION,
+            kind: "TunnelEndpoint",
+            metadata: { name, namespace },
+            spec: {
+              remoteClusterId: pair.consumer.clusterId,
+              remoteClusterName: "b",
+              role: "server",
+              listenPort: 51820,
+              mtu: 1420,
+              keepaliveSeconds: 0,
+              linkCidr: `169.254.${100 + i}.0/30`,
+              remote: {},
+            },
+          };
+          await custom
+            .createNamespacedCustomObject({
+              group: API_GROUP,
+              version: API_VERSION,
+              namespace,
+              plural: "tunnelendpoints",
+              body,
+            })
+            .then(
+              () => void made.push(name),
+              (error: unknown) =>
+                void refusals.push(
+                  `${(error as { code?: number }).code}: ${String((error as { body?: unknown }).body)}`,
+                ),
+            );
+        }
+        expect(made).toHaveLength(limit - before.length);
+        expect(refusals).toHaveLength(limit + 3 - made.length);
+        expect(refusals.every((r) => r.startsWith("403:") && r.includes(`exceeded quota: ${CONSUMER_QUOTA}`))).toBe(
+          true,
+        );
+        expect((await list()).sort()).toEqual([...before, ...made].sort());
+        // The peering goes on: b's identity still reads its offer.
+        await getResourceOffer(identity.kc, { tenantNamespace: namespace, name: record!.requestName });
+      } finally {
+        for (const name of made)
+          await custom
+            .deleteNamespacedCustomObject({
+              group: API_GROUP,
+              version: API_VERSION,
+              namespace,
+              plural: "tunnelendpoints",
+              name,
+            })
+            .catch(() => undefined);
+      }
+    },
+  );
+});
