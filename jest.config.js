@@ -1,5 +1,16 @@
 // Tests run from TypeScript sources through ts-jest. ESM-only dependencies load through Node's
 // require(esm), which Jest supports on Node 24.9+ with --experimental-vm-modules (see package.json).
+const { availableParallelism, totalmem } = require("node:os");
+
+/**
+ * Workers from the machine, not a fixed number: one per core, at most 3, and one per 6 GiB of
+ * memory (a worker's shared lab, a private lab and a pulumi run take about that at their peak).
+ * LIQO_TEST_WORKERS overrides it.
+ */
+const workers =
+  Number(process.env.LIQO_TEST_WORKERS) ||
+  Math.max(1, Math.min(3, availableParallelism(), Math.floor(totalmem() / 6 / 2 ** 30)));
+
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: "node",
@@ -8,11 +19,11 @@ module.exports = {
   transform: { "^.+\\.ts$": ["ts-jest", { tsconfig: "tsconfig.json" }] },
   // Sources import each other as `./x.js` (Node's ESM-style resolution); Jest resolves the .ts.
   moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
-  // Most of a suite's time is waiting (control planes, pulumi, polls), so several files run at once
-  // even on two cores; the shared lab is used by one file at a time (harness/labs.ts), labs are
-  // planned under a lock (local-cluster/lab.ts). The order: test/sequencer.js. Three workers took
-  // the clean-clone run from 24 min 56 s (two) to 21 min 22 s on two cores.
-  maxWorkers: 3,
+  // Most of a suite's time is waiting (control planes, pulumi, polls), so several files run at once;
+  // each worker's shared lab is used by one file at a time, and one lab starts at a time machine-wide
+  // (harness/labs.ts). On two cores three workers ran 11 API servers at once, a load of 21-26, and
+  // components exited under it: two workers there. The order: test/sequencer.js.
+  maxWorkers: workers,
   testSequencer: "<rootDir>/test/sequencer.js",
   globalSetup: "<rootDir>/test/global-setup.js",
   globalTeardown: "<rootDir>/test/global-teardown.js",

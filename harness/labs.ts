@@ -19,6 +19,22 @@ export const TEST_LAB_ROOT = process.env["LIQO_TEST_LAB_ROOT"] ?? "/tmp/pulumi-l
 
 const quiet = (): void => undefined;
 
+/**
+ * One lab starts at a time on this machine, whatever worker or run asks: a start (etcd, API
+ * servers, image imports into every node) is the heaviest moment of a lab's life, and several at
+ * once on two cores starved components into exiting before the lab was ready. A lab that is up
+ * costs little; a start waits for the one before it.
+ */
+const LAB_START_LOCK = join(TEST_LAB_ROOT, ".locks", "lab-start");
+
+/** Starts (or finds healthy) lab `name` of `clusters`, one start at a time machine-wide. */
+function startLab(
+  clusters: readonly ClusterRequest[],
+  options: LabOptions & { readonly name: string },
+): Promise<LabState> {
+  return withFileLock(LAB_START_LOCK, () => upLab(clusters, { log: quiet, ...options, root: TEST_LAB_ROOT }));
+}
+
 /** This test run's id (the Jest process, set by test/global-setup.js), or this process. */
 function runId(): number {
   return Number(process.env["LIQO_TEST_RUN"] ?? process.pid);
@@ -57,7 +73,7 @@ export async function sharedLab(): Promise<LabState> {
   // Also within one file, two calls at once must not both start the lab.
   return withFileLock(join(TEST_LAB_ROOT, ".locks", `${name}.start`), async () => {
     claim(name);
-    return upLab([{ name: "a" }, { name: "b" }], { name, root: TEST_LAB_ROOT, log: quiet });
+    return startLab([{ name: "a" }, { name: "b" }], { name });
   });
 }
 
@@ -91,7 +107,7 @@ export async function withLab<T>(
   const name = options.name ?? uniqueLabName();
   claim(name);
   try {
-    const lab = await upLab(clusters, { log: quiet, ...options, name, root: TEST_LAB_ROOT });
+    const lab = await startLab(clusters, { ...options, name });
     return await body(lab);
   } finally {
     await downLab(name, TEST_LAB_ROOT);

@@ -55,6 +55,13 @@ async function installFromTarball(programDir: string, tarball: string): Promise<
     );
 }
 
+/**
+ * The deadline of one `pulumi` command in the tests: an `up` of the largest program (three
+ * clusters, a mesh of peerings) takes under two minutes on a loaded two-core machine; five is
+ * generous, and well inside Jest's own timeout, so a run that hangs fails naming its command.
+ */
+export const PULUMI_COMMAND_TIMEOUT_MS = 5 * 60_000;
+
 /** What one `pulumi` command printed. */
 export interface PulumiResult {
   readonly exitCode: number;
@@ -133,16 +140,27 @@ export class PulumiWorkspace {
     return workspace;
   }
 
-  /** Runs `pulumi args…` in the program directory; never throws on a non-zero exit. */
-  async pulumi(args: readonly string[]): Promise<PulumiResult> {
+  /**
+   * Runs `pulumi args…` in the program directory; never throws on a non-zero exit. A run longer
+   * than `timeoutMs` is stopped, and its result says which command ran out of its deadline (a
+   * test then fails naming it, not on Jest's own timeout).
+   */
+  async pulumi(args: readonly string[], timeoutMs = PULUMI_COMMAND_TIMEOUT_MS): Promise<PulumiResult> {
     const result = await execa("pulumi", [...args, "--non-interactive"], {
       cwd: this.programDir,
       env: this.env,
       reject: false,
       stdin: "ignore",
-      timeout: 10 * 60_000,
+      timeout: timeoutMs,
     });
-    return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) };
+    const stderr = String(result.stderr);
+    return {
+      exitCode: result.exitCode ?? -1,
+      stdout: String(result.stdout),
+      stderr: result.timedOut
+        ? `pulumi ${args.join(" ")} ran out of its deadline of ${timeoutMs / 1000} s and was stopped\n${stderr}`
+        : stderr,
+    };
   }
 
   /**
@@ -150,8 +168,8 @@ export class PulumiWorkspace {
    * diagnostics and stderr), then the end of stdout: CI logs are often cut after a few dozen
    * lines, and the progress lines that come first say least.
    */
-  async ok(args: readonly string[]): Promise<PulumiResult> {
-    const result = await this.pulumi(args);
+  async ok(args: readonly string[], timeoutMs = PULUMI_COMMAND_TIMEOUT_MS): Promise<PulumiResult> {
+    const result = await this.pulumi(args, timeoutMs);
     if (result.exitCode !== 0)
       throw new Error(`pulumi ${args.join(" ")} exited ${result.exitCode}:\n${failureSummary(result)}`);
     return result;

@@ -329,7 +329,10 @@ export function startAgent(
   );
 }
 
-/** Reports the first recorded process that is no longer running, so that waits end at once. */
+/**
+ * Reports the first recorded process that is no longer running (`<name> exited; see <its log
+ * file>`), so that waits end at once, naming the log that says why.
+ */
 export type LivenessCheck = () => string | undefined;
 
 function adminClient(spec: ControlPlaneSpec): { kc: k8s.KubeConfig; endpoint: string; step: string } {
@@ -344,8 +347,8 @@ export async function waitForApiServer(spec: ControlPlaneSpec, dead: LivenessChe
   const deadline = Date.now() + timeoutMs;
   const left = (): number => Math.max(1, deadline - Date.now());
   const exited = (): { failed: true; reason: string } | undefined => {
-    const name = dead();
-    return name ? { failed: true, reason: `${name} exited; see ${join(spec.dir, "logs", `${name}.log`)}` } : undefined;
+    const reason = dead();
+    return reason ? { failed: true, reason } : undefined;
   };
 
   await poll({ step, object: "/readyz", endpoint }, { timeoutMs: left(), intervalMs: 200 }, async () => {
@@ -389,8 +392,8 @@ export async function waitForControllers(
       { step, object: `lease kube-system/${component}`, endpoint },
       { timeoutMs: Math.max(1, deadline - Date.now()), intervalMs: 500 },
       async () => {
-        const name = dead();
-        if (name) return { failed: true, reason: `${name} exited; see ${join(spec.dir, "logs", `${name}.log`)}` };
+        const reason = dead();
+        if (reason) return { failed: true, reason };
         const lease = await coordination
           .readNamespacedLease({ name: component, namespace: "kube-system" })
           .catch((e: unknown) => {

@@ -47,7 +47,7 @@ import {
   namespaceExists,
   namespacePids,
 } from "./netns.js";
-import { isRunning, recordOf, stopProcess } from "../host/processes.js";
+import { isRunning, recordOf, startInNamespace, stopProcess } from "../host/processes.js";
 import { planLab, type ClusterRequest, type PlannedCluster } from "./plan.js";
 import { importImages, nodeBinaries, startNodeProcesses, teardownNode, waitForNodes, writeNodeFiles } from "./node.js";
 import { createNodeNetwork } from "./node-network.js";
@@ -277,10 +277,12 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
     };
   for (const cluster of state.clusters) {
     for (const node of cluster.nodes) {
-      await importImages(node, binaries.ctr, images.archives, deadProcess(cluster), timeoutMs).catch(withLogs(cluster));
+      await importImages(node, binaries.ctr, images.archives, deadProcess(state, cluster), timeoutMs).catch(
+        withLogs(cluster),
+      );
     }
     const spec = controlPlaneSpec(state, cluster);
-    await waitForApiServer(spec, deadProcess(cluster), timeoutMs).catch(withLogs(cluster));
+    await waitForApiServer(spec, deadProcess(state, cluster), timeoutMs).catch(withLogs(cluster));
     log(
       `[lab ${name}] cluster ${cluster.name}: API server ready; starting kube-controller-manager, kube-scheduler ` +
         `and the kubelet and kube-proxy of ${cluster.nodes.length} node(s)`,
@@ -290,8 +292,8 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
   }
   for (const cluster of state.clusters) {
     const spec = controlPlaneSpec(state, cluster);
-    await waitForControllers(spec, deadProcess(cluster), timeoutMs).catch(withLogs(cluster));
-    await waitForNodes(cluster, deadProcess(cluster), timeoutMs).catch(withLogs(cluster));
+    await waitForControllers(spec, deadProcess(state, cluster), timeoutMs).catch(withLogs(cluster));
+    await waitForNodes(cluster, deadProcess(state, cluster), timeoutMs).catch(withLogs(cluster));
     if (state.hostAgent !== false) startAgent(spec, record(cluster), options.agentEnvironment);
     log(
       `[lab ${name}] cluster ${cluster.name}: ready at ${cluster.apiServerUrl} (kubeconfig ${cluster.kubeconfig}); ` +
@@ -333,9 +335,44 @@ export function ensureSupervisors(state: LabState, log: (line: string) => void =
   return state;
 }
 
-/** The name of the first recorded process of `cluster` that has exited, if any. */
-function deadProcess(cluster: ClusterState): () => string | undefined {
-  return () => cluster.processes.find((p) => !isRunning(p))?.name;
+/**
+ * How often a lab's start restarts a node's kubelet or kube-proxy that exited before the lab is
+ * ready: on a loaded machine they give up waiting for a slow API server, as on a booting host,
+ * where systemd starts them again. (The supervisor takes over once the lab is up.)
+ */
+const START_RESTARTS = 3;
+const RESTARTABLE_AT_START = /^(kubelet|kube-proxy)-n\d+$/;
+const restartsAtStart = new WeakMap<ClusterState, Map<string, number>>();
+
+/**
+ * The liveness check of a lab's start: why the first recorded process of `cluster` that has
+ * exited ends the wait (its name and its own log file), after restarting a node's kubelet or
+ * kube-proxy up to {@link START_RESTARTS} times.
+ */
+function deadProcess(state: LabState, cluster: ClusterState): () => string | undefined {
+  const restarts = restartsAtStart.get(cluster) ?? new Map<string, number>();
+  restartsAtStart.set(cluster, restarts);
+  return () => {
+    for (const [index, dead] of cluster.processes.entries()) {
+      if (isRunning(dead)) continue;
+      const count = restarts.get(dead.name) ?? 0;
+      const launch = cluster.launches[dead.name];
+      if (!launch || !RESTARTABLE_AT_START.test(dead.name) || count >= START_RESTARTS)
+        return `${dead.name} exited${count ? ` (restarted ${count} times during the start)` : ""}; see ${dead.logFile}`;
+      restarts.set(dead.name, count + 1);
+      cluster.processes[index] = startInNamespace(
+        launch.netns ?? cluster.netns,
+        dead.name,
+        launch.command,
+        launch.args,
+        dead.logFile,
+        launch.environment,
+        launch.entry,
+      );
+      saveLab(state);
+    }
+    return undefined;
+  };
 }
 
 function sameClusters(state: LabState, requests: readonly ClusterRequest[], nodes: number): boolean {

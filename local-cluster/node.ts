@@ -146,9 +146,8 @@ export async function importImages(
 ): Promise<void> {
   const context = { step: `node ${node.name}`, object: "containerd", endpoint: node.containerdSocket };
   await poll(context, { timeoutMs, intervalMs: 100 }, async () => {
-    const name = dead();
-    if (name)
-      return { failed: true, reason: `${name} exited; see ${join(nodePaths(node.dir).logs, "containerd.log")}` };
+    const reason = dead();
+    if (reason) return { failed: true, reason };
     const answer = await run(ctr, ["--address", node.containerdSocket, "version"]).then(
       () => true,
       () => false,
@@ -183,8 +182,8 @@ export async function waitForNodes(
       { step: `local cluster ${cluster.name}`, object: `node ${node.name}`, endpoint },
       { timeoutMs: Math.max(1, deadline - Date.now()), intervalMs: 250 },
       async () => {
-        const name = dead();
-        if (name) return { failed: true, reason: `${name} exited; see ${join(nodePaths(node.dir).logs)}` };
+        const reason = dead();
+        if (reason) return { failed: true, reason };
         const found = await core.readNode({ name: node.name }).catch((e: unknown) => {
           if ((e as { code?: number }).code === 404) return undefined;
           throw new Error(describeKubeError(e));
