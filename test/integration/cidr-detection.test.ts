@@ -46,9 +46,11 @@ describe("a Cluster's CIDRs detected", () => {
       const inputs = inputsWithoutCidrs(a);
       let record: PeeringRecord | undefined;
       let tokenId: string | undefined;
+      let authCaCert = "";
       try {
         expect((await cluster.check!({} as ClusterInputs, inputs)).failures).toEqual([]);
         const outs = (await cluster.create!(inputs)).outs!;
+        authCaCert = outs.authCaCert;
 
         // What the cluster shows: its nodes' ranges (read here, as a reader would) and its service range.
         const nodes = (await adminConfig(a).makeApiClient(k8s.CoreV1Api).listNode()).items;
@@ -87,16 +89,20 @@ describe("a Cluster's CIDRs detected", () => {
         const node = await adminConfig(b).makeApiClient(k8s.CoreV1Api).readNode({ name: record.virtualNodeName });
         expect(node.status?.conditions?.find((c) => c.type === "Ready")?.status).toBe("True");
       } finally {
-        if (record)
-          await deletePeering(
-            readFileSync(b.kubeconfig, "utf8"),
-            record,
-            { authUrl: a.authUrl, authCaCert: "" },
-            { force: true, timeoutMs: 60_000 },
-            progressTo(() => {}),
-          ).catch(() => undefined);
-        if (tokenId) await revokePeeringToken(adminConfig(a), tokenId);
-        await uninstallClusters([b, a]);
+        try {
+          // Unpeered as a Peering's delete does: both sides reachable, so no force.
+          if (record)
+            await deletePeering(
+              readFileSync(b.kubeconfig, "utf8"),
+              record,
+              { authUrl: a.authUrl, authCaCert },
+              { force: false, timeoutMs: 60_000 },
+              progressTo(() => {}),
+            );
+        } finally {
+          if (tokenId) await revokePeeringToken(adminConfig(a), tokenId);
+          await uninstallClusters([b, a]);
+        }
       }
       for (const c of [a, b]) expect(await projectTraces(c.kubeconfig)).toEqual([]);
     },
