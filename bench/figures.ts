@@ -86,7 +86,7 @@ export function formatTarget(t: Target): string {
   return `${t.met ? "met   " : "MISSED"} ${t.label.padEnd(58)} ${formatNumber(t.value).padStart(8)} (${bound})`;
 }
 
-/** The machine a run happened on, for the README's figures. */
+/** The machine a run happened on, for the figures of docs/performance.md. */
 export interface Machine {
   readonly cpu: string;
   readonly cores: number;

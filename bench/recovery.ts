@@ -2,7 +2,7 @@
  * Recovery of a tunnel whose wireguard-go was killed, on a stack whose `Tunnel` is up (the demo
  * stack): each run kills one side's wireguard-go by PID (SIGKILL, as a crash), the two sides in
  * turn, and times from its death to the first ping answered across the tunnel from the other side
- * (to the killed side's tunnel address). The README promises {@link RECOVERY_PROMISE_S}.
+ * (to the killed side's tunnel address). docs/operations.md promises {@link RECOVERY_PROMISE_S}.
  */
 import { findWireguardProcess } from "../agent/gateway/index.js";
 import { runIn } from "../host/exec.js";
@@ -12,7 +12,7 @@ import { series, target } from "./figures.js";
 import type { Log, SectionResult } from "./figures.js";
 import { firstPacket } from "./tunnel.js";
 
-/** The README's bound on a killed wireguard-go's tunnel carrying traffic again. */
+/** The bound of docs/operations.md on a killed wireguard-go's tunnel carrying traffic again. */
 export const RECOVERY_PROMISE_S = 5;
 
 /** One side of the tunnel: its namespace, interface and tunnel address. */

@@ -384,7 +384,8 @@ function sameClusters(state: LabState, requests: readonly ClusterRequest[], node
         c.name === r.name &&
         c.nodes?.length === nodes &&
         (!r.podCidr || r.podCidr === c.podCidr) &&
-        (!r.serviceCidr || r.serviceCidr === c.serviceCidr)
+        (!r.serviceCidr || r.serviceCidr === c.serviceCidr) &&
+        (r.nodePodCidrs ?? true) === (c.nodePodCidrs ?? true)
       );
     })
   );

@@ -165,7 +165,8 @@ export async function importImages(
 
 /**
  * Waits until every node of the cluster is registered and Ready, giving each Node its pod /24 as
- * spec.podCIDR when it registers (kubelet cannot set it; the controller manager does not allocate).
+ * spec.podCIDR when it registers (kubelet cannot set it; the controller manager does not allocate),
+ * unless the cluster's nodes are to carry none (`nodePodCidrs: false`, as on EKS with the VPC CNI).
  */
 export async function waitForNodes(
   cluster: PlannedCluster & { readonly kubeconfig: string },
@@ -189,7 +190,7 @@ export async function waitForNodes(
           throw new Error(describeKubeError(e));
         });
         if (!found) return { done: false, state: "not registered yet" };
-        if (!found.spec?.podCIDR) {
+        if (cluster.nodePodCidrs !== false && !found.spec?.podCIDR) {
           await core.patchNode(
             { name: node.name, body: { spec: { podCIDR: node.podCidr, podCIDRs: [node.podCidr] } } },
             k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),

@@ -18,6 +18,12 @@ export interface ClusterRequest {
   readonly podCidr?: string;
   /** Service CIDR. @default 10.(200+i).0.0/16 */
   readonly serviceCidr?: string;
+  /**
+   * Whether each node gets its pod /24 as `spec.podCIDR`, as a controller manager that allocates
+   * node ranges gives it; `false`: nodes carry none, as on EKS with the VPC CNI (pods still take
+   * addresses of the node's /24). @default true
+   */
+  readonly nodePodCidrs?: boolean;
 }
 
 /** Every name and address of one cluster. */
@@ -48,6 +54,8 @@ export interface PlannedCluster {
   readonly dir: string;
   /** The cluster's worker nodes (node 1 in the cluster's namespace). */
   readonly nodes: readonly PlannedNode[];
+  /** `false` when its nodes carry no `spec.podCIDR` ({@link ClusterRequest.nodePodCidrs}). @default true */
+  readonly nodePodCidrs?: boolean;
 }
 
 /** Every decision about a lab, before anything exists. */
@@ -184,6 +192,7 @@ export function planLab(
       serviceCidr: services.toString(),
       dir: clusterDir,
       nodes: planned.nodes,
+      ...(request.nodePodCidrs === false ? { nodePodCidrs: false } : {}),
     };
   });
   if (problems.length > 0) throw new LabPlanError(problems);

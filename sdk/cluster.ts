@@ -62,10 +62,22 @@ export interface ClusterArgs {
    * secret; never logged.
    */
   readonly kubeconfig: pulumi.Input<string>;
-  /** The cluster's pod CIDR. @example "10.244.0.0/16" */
-  readonly podCidr: pulumi.Input<string>;
-  /** The cluster's service CIDR. @example "10.96.0.0/12" */
-  readonly serviceCidr: pulumi.Input<string>;
+  /**
+   * The cluster's pod CIDR, which its gateway announces to peers. Left out, it is read from the
+   * cluster: the controller manager's `--cluster-cidr` where it runs as a pod, else the smallest
+   * block holding every node's `spec.podCIDRs`. Preview (or create, when the cluster cannot be read
+   * at preview) fails naming this input when neither is there: EKS with the VPC CNI gives nodes no
+   * pod CIDR, and there it is the VPC's CIDR. @default detected
+   * @example "10.244.0.0/16"
+   */
+  readonly podCidr?: pulumi.Input<string>;
+  /**
+   * The cluster's service CIDR. Left out, it is read from the cluster: its default `ServiceCIDR`
+   * object (Kubernetes 1.33 and later), else the API server's `--service-cluster-ip-range` where it
+   * runs as a pod; preview or create fails naming this input when neither is there. @default detected
+   * @example "10.96.0.0/12"
+   */
+  readonly serviceCidr?: pulumi.Input<string>;
   /**
    * The cluster's external CIDR, if it exposes addresses beyond its pods (e.g. node or load
    * balancer addresses) to peers: its gateway announces it, and peers route it into the tunnel,
@@ -115,10 +127,15 @@ export class Cluster extends pulumi.dynamic.Resource {
   declare readonly authCaCert: pulumi.Output<string>;
   /** `host:port` of the WireGuard gateway. */
   declare readonly gatewayEndpoint: pulumi.Output<string>;
-  /** Pod CIDR. */
+  /** Pod CIDR: the input, or what was detected. */
   declare readonly podCidr: pulumi.Output<string>;
-  /** Service CIDR. */
+  /** Service CIDR: the input, or what was detected. */
   declare readonly serviceCidr: pulumi.Output<string>;
+  /**
+   * Where each CIDR the inputs left out was read, e.g. `{ podCidr: "kube-controller-manager's
+   * --cluster-cidr", serviceCidr: "ServiceCIDR kubernetes" }`; empty when both were given.
+   */
+  declare readonly detectedFrom: pulumi.Output<{ podCidr?: string; serviceCidr?: string }>;
 
   constructor(name: string, args: ClusterArgs, opts?: pulumi.CustomResourceOptions) {
     super(
@@ -131,6 +148,7 @@ export class Cluster extends pulumi.dynamic.Resource {
         authUrl: undefined,
         authCaCert: undefined,
         gatewayEndpoint: undefined,
+        detectedFrom: undefined,
         apiServerUrl: args.apiServerUrl,
         ...ownUrn("Cluster", name, opts),
       },

@@ -41,8 +41,10 @@ export interface ClusterInstallRequest {
   readonly kubeconfig: string;
   /** Where the kubeconfig came from, for errors (e.g. `Cluster "a": kubeconfig`). */
   readonly kubeconfigInput: string;
-  readonly podCidr: string;
-  readonly serviceCidr: string;
+  /** The pod CIDR; detected from the cluster when not given (`cidr-detection.ts`). */
+  readonly podCidr?: string;
+  /** The service CIDR; detected from the cluster when not given. */
+  readonly serviceCidr?: string;
   readonly externalCidr?: string;
   /** The API server URL peers use; the kubeconfig's server when not given. */
   readonly apiServerUrl?: string;

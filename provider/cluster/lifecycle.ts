@@ -2,10 +2,21 @@
  * A `Cluster`'s install as steps in order: what its resource's create, read and delete run. Every
  * step is idempotent, so an install that stopped half-way is finished by running it again.
  */
+import type * as k8s from "@kubernetes/client-node";
 import { describeOwner } from "../api/names.js";
-import { loadKubeconfig, serverOf } from "../kube/client.js";
+import { loadKubeconfig, probeApiServer, serverOf } from "../kube/client.js";
 import { getPeeringsUsing } from "../peering/outgoing.js";
 import { waitForAgent } from "./agent.js";
+import {
+  decideClusterCidrs,
+  describeUndetected,
+  needsDetection,
+  type ClusterCidrs,
+  type GivenCidrs,
+  type NetworkFacts,
+  type UndetectedCidr,
+} from "./cidr-detection.js";
+import { getNetworkFacts } from "./cidr-facts.js";
 import { deleteAgentClusterRbac, ensureAgentDeployment } from "./agent-deployment.js";
 import { waitForAgentRollout } from "./agent-rollout.js";
 import {
@@ -27,7 +38,7 @@ import {
 } from "./install-plan.js";
 
 /** What an install made. */
-export interface InstalledCluster extends ClusterEndpoints {
+export interface InstalledCluster extends ClusterEndpoints, ClusterCidrs {
   readonly clusterId: string;
   /** PEM of the CA of the auth service's serving certificate. */
   readonly authCaCert: string;
@@ -43,26 +54,67 @@ export function madeBefore(error: unknown): InstallStopped["made"] | undefined {
   return (error as Partial<InstallStopped> | undefined)?.made;
 }
 
+/**
+ * The pod and service CIDRs the cluster of `kc` announces: those `given`, the others read from the
+ * cluster. Throws naming each input to set when one cannot be detected; reads nothing when both are given.
+ */
+export async function resolveClusterCidrs(
+  kc: k8s.KubeConfig,
+  cluster: string,
+  given: GivenCidrs,
+): Promise<ClusterCidrs> {
+  const facts = needsDetection(given) ? await getNetworkFacts(kc) : NO_FACTS;
+  const decision = decideClusterCidrs(given, facts);
+  if (!decision.ok) throw new Error(describeUndetected(`${cluster} (${serverOf(kc)})`, decision.undetected));
+  return decision.cidrs;
+}
+const NO_FACTS: NetworkFacts = { controllerManagers: [], apiServers: [], serviceCidrs: [], nodes: [] };
+
+/**
+ * At preview: which of the CIDRs left out the cluster cannot show, for `check` to report. A cluster
+ * that cannot be read now (not up yet, out of reach) says nothing here; create reads it again.
+ */
+export async function previewUndetectedCidrs(
+  kubeconfig: string,
+  kubeconfigInput: string,
+  given: GivenCidrs,
+): Promise<readonly UndetectedCidr[]> {
+  if (!needsDetection(given)) return [];
+  const kc = loadKubeconfig(kubeconfig, kubeconfigInput);
+  // One short look first: a preview does not wait out a connection timeout for a cluster not up yet.
+  if ((await probeApiServer(kc)) !== undefined) return [];
+  let facts: NetworkFacts;
+  try {
+    facts = await getNetworkFacts(kc);
+  } catch {
+    return [];
+  }
+  const decision = decideClusterCidrs(given, facts);
+  return decision.ok ? [] : decision.undetected;
+}
+
 /** Installs (or converges) the cluster `request` names; throws an {@link InstallStopped} once its identity stands. */
 export async function installCluster(request: ClusterInstallRequest): Promise<InstalledCluster> {
   const kc = loadKubeconfig(request.kubeconfig, request.kubeconfigInput);
   const endpoints = clusterEndpointsOf(request, serverOf(kc));
   const caPem = Buffer.from(kc.getCurrentCluster()!.caData ?? "", "base64").toString("utf8");
   const timeoutMs = request.timeoutMs;
-  // Before anything is written: another Cluster resource's install is not this one's to adopt.
+  // Before anything is written: another Cluster resource's install is not this one's to adopt, and
+  // a CIDR that can be neither given nor detected stops the install with nothing made.
   await checkInstallOwner(kc, request.owner);
+  const cidrs = await resolveClusterCidrs(kc, request.name, request);
   await ensureSystemNamespace(kc);
   await ensureCustomResourceDefinitions(kc, { timeoutMs });
   const { clusterId } = await ensureClusterIdentity(kc, {
     clusterName: request.name,
     apiServerUrl: endpoints.apiServerUrl,
     apiServerCaPem: caPem,
-    podCidr: request.podCidr,
-    serviceCidr: request.serviceCidr,
+    podCidr: cidrs.podCidr,
+    serviceCidr: cidrs.serviceCidr,
     ...(request.externalCidr ? { externalCidr: request.externalCidr } : {}),
     ...(request.owner ? { owner: request.owner } : {}),
   });
-  const made = { ...endpoints, clusterId };
+  const made = { ...endpoints, ...cidrs, clusterId };
   try {
     const { caPem: authCaCert, certPem } = await ensureAuthServiceTls(kc, { hosts: [endpoints.authHost] });
     // With an image, the agent is deployed here and rolled out; without one, an agent already runs (`--host-agent` labs).

@@ -62,6 +62,23 @@ export class Cidr {
     return cidr;
   }
 
+  /**
+   * The smallest block that holds every one of `blocks` (all IPv4), e.g. `10.100.1.0/24` and
+   * `10.100.2.0/24` give `10.100.0.0/22`.
+   */
+  static covering(blocks: readonly Cidr[]): Cidr {
+    if (blocks.length === 0) throw new RangeError("no block to cover");
+    const first = blocks[0]!;
+    for (let prefix = Math.min(...blocks.map((b) => b.prefixLength)); prefix >= 0; prefix--) {
+      const candidate = new Cidr(first.network - (first.network % 2 ** (32 - prefix)), prefix);
+      if (
+        blocks.every((b) => b.network >= candidate.network && b.network + b.size <= candidate.network + candidate.size)
+      )
+        return candidate;
+    }
+    throw new RangeError("unreachable: 0.0.0.0/0 covers every block");
+  }
+
   /** Number of addresses in the block. */
   get size(): number {
     return 2 ** (32 - this.prefixLength);

@@ -31,8 +31,10 @@ const lifecycle = onFirstNeed((): typeof import("../cluster/lifecycle.js") =>
 export interface ClusterInputs {
   readonly name: string;
   readonly kubeconfig: string;
-  readonly podCidr: string;
-  readonly serviceCidr: string;
+  /** Detected from the cluster when left out. */
+  readonly podCidr?: string;
+  /** Detected from the cluster when left out. */
+  readonly serviceCidr?: string;
   readonly externalCidr?: string;
   readonly apiServerUrl?: string;
   readonly authService?: { readonly address?: string; readonly port?: number };
@@ -45,20 +47,24 @@ export interface ClusterInputs {
 /** Outputs: the inputs, resolved, plus what the cluster's install produced. */
 export interface ClusterOutputs extends ClusterInputs {
   readonly clusterId: string;
+  readonly podCidr: string;
+  readonly serviceCidr: string;
+  /** Where each CIDR the inputs left out was read (absent for one given; state written before detection has none). */
+  readonly detectedFrom?: { readonly podCidr?: string; readonly serviceCidr?: string };
   readonly apiServerUrl: string;
   readonly authUrl: string;
   readonly authCaCert: string;
   readonly gatewayEndpoint: string;
 }
 
-function check(_olds: ClusterInputs, inputs: ClusterInputs): Promise<pulumi.dynamic.CheckResult<ClusterInputs>> {
+async function check(olds: ClusterInputs, inputs: ClusterInputs): Promise<pulumi.dynamic.CheckResult<ClusterInputs>> {
   const news = inputs as unknown as Record<string, unknown>;
   const failures = new Failures();
   if (!isUnknown(news["name"]) && !/^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$/.test(String(news["name"] ?? "")))
     failures.add("name", `${JSON.stringify(news["name"])} is not a DNS label of at most 32 characters`);
   checkKubeconfig(failures, "kubeconfig", news["kubeconfig"]);
-  checkCidr(failures, "podCidr", news["podCidr"]);
-  checkCidr(failures, "serviceCidr", news["serviceCidr"]);
+  if (news["podCidr"] !== undefined) checkCidr(failures, "podCidr", news["podCidr"]);
+  if (news["serviceCidr"] !== undefined) checkCidr(failures, "serviceCidr", news["serviceCidr"]);
   if (news["externalCidr"] !== undefined) checkCidr(failures, "externalCidr", news["externalCidr"]);
   checkPort(failures, "authService.port", (news["authService"] as ClusterInputs["authService"])?.port);
   checkPort(failures, "gateway.port", (news["gateway"] as ClusterInputs["gateway"])?.port);
@@ -71,8 +77,24 @@ function check(_olds: ClusterInputs, inputs: ClusterInputs): Promise<pulumi.dyna
       failures.add("apiServerUrl", `${JSON.stringify(news["apiServerUrl"])} is not a URL`);
     }
   }
-  return Promise.resolve({ inputs, failures: failures.list });
+  if (failures.list.length === 0 && isCreate(olds) && !isUnknown(news["kubeconfig"])) {
+    // At preview of a create: a CIDR left out that the cluster cannot show is said now, naming the
+    // input. This reads the cluster (and loads the client) only then; an update's install reads it again.
+    for (const { input, reason } of await lifecycle().previewUndetectedCidrs(
+      inputs.kubeconfig,
+      kubeconfigInput(inputs),
+      {
+        ...(inputs.podCidr !== undefined ? { podCidr: inputs.podCidr } : {}),
+        ...(inputs.serviceCidr !== undefined ? { serviceCidr: inputs.serviceCidr } : {}),
+      },
+    ))
+      failures.add(input, reason);
+  }
+  return { inputs, failures: failures.list };
 }
+
+/** Whether `check` sees a resource being created: it has no old inputs. */
+const isCreate = (olds: ClusterInputs | undefined): boolean => olds === undefined || Object.keys(olds).length === 0;
 
 /** The API server URL inputs resolve to (the override, or the kubeconfig's server); undefined if unknown yet. */
 function resolvedApiServerUrl(inputs: ClusterInputs): string | undefined {
@@ -118,10 +140,17 @@ export const CLUSTER_DIFF = {
   kubeconfig: inPlace(
     "only how pulumi reaches the cluster; install runs again through it and keeps the cluster ID it finds",
   ),
-  podCidr: inPlace(
-    "the cluster's identity records it and its gateway announces it; a peer routes to it once that peer's tunnel converges again",
-  ),
-  serviceCidr: inPlace("the cluster's identity records it; its gateway never lets a peer's range be seen under it"),
+  podCidr: {
+    ...inPlace(
+      "the cluster's identity records it and its gateway announces it; a peer routes to it once that peer's tunnel converges again",
+    ),
+    // Left out, it is detected at install: the outputs hold what was detected, which is no change.
+    changed: (olds, news) => news.podCidr !== undefined && news.podCidr !== olds.podCidr,
+  },
+  serviceCidr: {
+    ...inPlace("the cluster's identity records it; its gateway never lets a peer's range be seen under it"),
+    changed: (olds, news) => news.serviceCidr !== undefined && news.serviceCidr !== olds.serviceCidr,
+  },
   externalCidr: inPlace(
     "the cluster's identity records it and its gateway announces it; a peer routes to it once that peer's tunnel converges again",
   ),

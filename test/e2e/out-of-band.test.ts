@@ -425,7 +425,7 @@ describe("out-of-band peering through the pulumi CLI", () => {
         },
       );
 
-      // What the README says to run after a killed update: `pulumi cancel` when the stack is
+      // What docs/operations.md says to run after a killed update: `pulumi cancel` when the stack is
       // locked, then `pulumi up`, which converges without clearing anything by hand.
       let again = await workspace.pulumi(["up", "--yes"]);
       if (again.exitCode !== 0 && /currently locked/.test(again.stderr)) {

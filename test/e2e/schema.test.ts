@@ -16,6 +16,7 @@ import { provider as namespaceOffloading } from "../../provider/resources/namesp
 import { provider as peering } from "../../provider/resources/peering.js";
 import { provider as peeringToken } from "../../provider/resources/peering-token.js";
 import { provider as tunnel } from "../../provider/resources/tunnel.js";
+import { declaredOutputs, sdkProgram } from "../support/sdk-program.js";
 import { PULUMI_VERSION } from "../support/versions.js";
 
 const REPO = join(__dirname, "..", "..");
@@ -77,13 +78,7 @@ const spec = (name: ResourceName): ResourceSpec => schema.resources[`liqo:index:
 /** The SDK's view, read with the TypeScript compiler: each Args interface's properties (optional or not) and each class's declared outputs. */
 function readSdk(): { args: Map<string, Map<string, boolean>>; outputs: Map<string, string[]> } {
   const files = Object.values(RESOURCES).map((r) => join(REPO, "sdk", r.file));
-  const program = ts.createProgram(files, {
-    strict: true,
-    target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    noEmit: true,
-  });
+  const program = sdkProgram(files);
   const checker = program.getTypeChecker();
   const args = new Map<string, Map<string, boolean>>();
   const outputs = new Map<string, string[]>();
@@ -94,13 +89,9 @@ function readSdk(): { args: Map<string, Map<string, boolean>>; outputs: Map<stri
         args.set(node.name.text, new Map(properties.map((p) => [p.name, (p.flags & ts.SymbolFlags.Optional) !== 0])));
       }
       if (ts.isClassDeclaration(node) && node.name) {
-        const declared = node.members.filter(
-          (m): m is ts.PropertyDeclaration =>
-            ts.isPropertyDeclaration(m) && !!m.modifiers?.some((mod) => mod.kind === ts.SyntaxKind.DeclareKeyword),
-        );
         outputs.set(
           node.name.text,
-          declared.map((m) => (m.name as ts.Identifier).text),
+          declaredOutputs(node).map((m) => (m.name as ts.Identifier).text),
         );
       }
     });

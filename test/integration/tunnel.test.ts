@@ -21,7 +21,7 @@ import { pingReplies } from "../support/probes.js";
 import { peerPair, quietProgress as progress, unpeerPair } from "../support/tunnel-pair.js";
 import { expectTrafficThroughTunnel, podsOf, waitForTunnelUp } from "../support/tunnel-traffic.js";
 
-/** The README's promise: a killed wireguard-go is back, and pods talk through it again, within this. */
+/** The promise of docs/operations.md ("A tunnel that breaks"): a killed wireguard-go is back, and pods talk through it again, within this. */
 const WIREGUARD_RECOVERY_MS = 5_000;
 
 describe("tunnel steps on real clusters", () => {
@@ -58,7 +58,7 @@ describe("tunnel steps on real clusters", () => {
         // Either gateway's wireguard-go dies (SIGKILL, as a crash): its gateway sees it within a
         // fraction of a second and brings it back with the same key (and a client on the same port),
         // unasked, and the restarted side starts the new session at once: pods talk again within the
-        // README's bound.
+        // docs/operations.md's bound.
         const pods = podsOf(pair, moved, 30);
         const provider = ["provider", pair.a.netns, moved.provider.interfaceName] as const;
         const consumer = ["consumer", pair.b.netns, moved.consumer.interfaceName] as const;

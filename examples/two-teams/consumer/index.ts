@@ -13,7 +13,7 @@ const deployed = agentImage
     }
   : {};
 const name = config.get("name") ?? "b";
-// Set once the provider is gone for good (`pulumi up`, then `pulumi destroy`): see the README's "When the provider is gone".
+// Set once the provider is gone for good (`pulumi up`, then `pulumi destroy`): see docs/operations.md, "When the provider is gone".
 const force = config.getBoolean("force") ?? false;
 const cluster = new Cluster(name, {
   name,

@@ -304,3 +304,20 @@ describe("parseIpv4 and formatIpv4", () => {
     );
   });
 });
+
+describe("Cidr.covering", () => {
+  test.each([
+    [["10.100.1.0/24"], "10.100.1.0/24"],
+    [["10.100.1.0/24", "10.100.2.0/24"], "10.100.0.0/22"],
+    [["10.100.1.0/24", "10.100.0.0/24"], "10.100.0.0/23"],
+    [["10.244.0.0/24", "10.244.1.0/24", "10.244.255.0/24"], "10.244.0.0/16"],
+    [["10.0.0.0/8", "10.1.2.0/24"], "10.0.0.0/8"],
+    [["10.0.0.0/24", "192.168.0.0/24"], "0.0.0.0/0"],
+  ])("GIVEN blocks %j WHEN covered THEN the smallest block holding them all is %s", (blocks, expected) => {
+    expect(Cidr.covering(blocks.map((b) => Cidr.parse(b))).toString()).toBe(expected);
+  });
+
+  test("GIVEN no block WHEN covered THEN it throws rather than inventing one", () => {
+    expect(() => Cidr.covering([])).toThrow("no block to cover");
+  });
+});
