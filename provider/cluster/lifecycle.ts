@@ -5,6 +5,7 @@
 import { describeOwner } from "../api/names.js";
 import { loadKubeconfig, serverOf } from "../kube/client.js";
 import { getPeeringsUsing } from "../peering/outgoing.js";
+import { applyQuota, forgeSystemQuota, waitForQuotaCounted } from "../authentication/tenant-quota.js";
 import { waitForAgent } from "./agent.js";
 import { deleteAgentClusterRbac, ensureAgentDeployment } from "./agent-deployment.js";
 import { waitForAgentRollout } from "./agent-rollout.js";
@@ -53,6 +54,9 @@ export async function installCluster(request: ClusterInstallRequest): Promise<In
   await checkInstallOwner(kc, request.owner);
   await ensureSystemNamespace(kc);
   await ensureCustomResourceDefinitions(kc, { timeoutMs });
+  // Counted by the end of the install (see tenant-quota.ts), while the agent rolls out.
+  const systemQuota = forgeSystemQuota();
+  await applyQuota(kc, systemQuota, "cluster install");
   const { clusterId } = await ensureClusterIdentity(kc, {
     clusterName: request.name,
     apiServerUrl: endpoints.apiServerUrl,
@@ -71,6 +75,7 @@ export async function installCluster(request: ClusterInstallRequest): Promise<In
       await waitForAgentRollout(kc, timeoutMs);
     }
     await waitForAgent(kc, certPem, timeoutMs);
+    await waitForQuotaCounted(kc, systemQuota, "cluster install", timeoutMs);
     return { ...made, authCaCert };
   } catch (error) {
     throw Object.assign(error instanceof Error ? error : new Error(String(error)), { made });
