@@ -26,6 +26,16 @@ export interface NamespaceOffloadingArgs {
   readonly naming?: pulumi.Input<"suffixed" | "same">;
   /** Deadline of each operation (create, update, delete), in seconds. @default 300 */
   readonly timeoutSeconds?: pulumi.Input<number>;
+  /**
+   * On delete with a provider unreachable (found in one connection attempt of a few seconds),
+   * remove the consumer's side anyway: the NamespaceOffloading, and the namespace's pods on that
+   * provider's virtual node (removed at once, as no kubelet will), and list what stays on the
+   * provider (the remote namespace, the ConfigMaps and Secrets reflected into it, the pods).
+   * Without it, such a delete (or an update) fails at once and changes nothing. Changing it
+   * updates in place without contacting any cluster, so it can be set after the provider is
+   * gone: `pulumi up`, then `pulumi destroy`. @default false
+   */
+  readonly force?: pulumi.Input<boolean>;
 }
 
 /** What one provider answered for the namespace. */
@@ -36,7 +46,10 @@ export interface RemoteNamespaceStatus {
   readonly providerClusterId?: string;
   /** The namespace on that provider. */
   readonly remoteNamespace: string;
-  /** `Ready`, `Pending`, `Refused`, `Missing` (the remote namespace is gone on the provider) or `Error`. */
+  /**
+   * `Ready`, `Pending`, `Refused`, `Missing` (the remote namespace is gone on the provider),
+   * `Unreachable` (the consumer's agent cannot reach the provider and backs off) or `Error`.
+   */
   readonly phase: string;
   /** Why, when not Ready. */
   readonly message?: string;
@@ -47,7 +60,9 @@ export interface RemoteNamespaceStatus {
  * `peerings` run in that peering's provider, in a namespace made for this consumer there, and the
  * consumer sees them as its own (status, address as it reaches them, logs). Pods must tolerate
  * the virtual node's taint. Create returns once every provider made its namespace; delete removes
- * the namespace's pods from the virtual nodes, then the remote namespaces.
+ * the namespace's pods from the virtual nodes, then the remote namespaces. Delete and update
+ * first take one short look at each provider: one out of reach fails them within seconds, naming
+ * it, unless `force` is set (delete only).
  */
 export class NamespaceOffloading extends pulumi.dynamic.Resource {
   /** The namespace's name on every provider. */
@@ -68,6 +83,7 @@ export class NamespaceOffloading extends pulumi.dynamic.Resource {
         virtualNodes: pulumi.all(args.peerings.map((p) => p.virtualNodeName)),
         naming: args.naming,
         timeoutSeconds: args.timeoutSeconds,
+        force: args.force,
         remoteNamespace: undefined,
         remotes: undefined,
         status: undefined,

@@ -7,7 +7,9 @@
  * namespaces, and only then does its finalizer go.
  */
 import * as k8s from "@kubernetes/client-node";
+import { isDeepStrictEqual } from "node:util";
 import {
+  abandonedVirtualNodes,
   API_GROUP,
   API_GROUP_VERSION,
   API_VERSION,
@@ -34,6 +36,14 @@ export interface ConsumerPeerings {
   readonly byVirtualNode: ReadonlyMap<string, OutgoingPeering>;
   /** The peering's identity on its provider (read lately, or afresh). */
   readonly identityOf: (peering: OutgoingPeering) => Promise<k8s.KubeConfig>;
+  /**
+   * While the peering's provider fails (the agent backs off from it), the report of a namespace
+   * offloaded there; undefined when it may be called. Its namespaces are then left be.
+   */
+  readonly failing: (
+    peering: OutgoingPeering,
+    remoteNamespace: string,
+  ) => Pick<RemoteNamespaceReport, "phase" | "message"> | undefined;
 }
 
 /**
@@ -130,10 +140,17 @@ export async function advanceNamespaceOffloading(
   if (offloading.metadata.deletionTimestamp) {
     if (!(offloading.metadata.finalizers ?? []).includes(OFFLOADING_FINALIZER)) return false;
     if (!drained) return true;
+    // A forced delete gave these up: their providers could not be reached, and the namespace stays there.
+    const abandoned = abandonedVirtualNodes(offloading.metadata);
     let gone = true;
     for (const virtualNode of virtualNodes) {
       const peering = peerings.byVirtualNode.get(virtualNode);
       if (!peering) continue; // No peering any more: its tenant, and the namespace with it, went with it.
+      if (abandoned.has(virtualNode)) continue;
+      if (peerings.failing(peering, offloading.spec.remoteNamespace)) {
+        gone = false; // Backing off from its provider: a later pass tries again.
+        continue;
+      }
       const provider = await peerings.identityOf(peering);
       await deleteOffloading(
         provider,
@@ -153,6 +170,16 @@ export async function advanceNamespaceOffloading(
   const remotes: RemoteNamespaceReport[] = [];
   for (const virtualNode of virtualNodes) {
     const peering = peerings.byVirtualNode.get(virtualNode);
+    const failing = peering && peerings.failing(peering, offloading.spec.remoteNamespace);
+    if (failing) {
+      remotes.push({
+        virtualNode,
+        remoteNamespace: offloading.spec.remoteNamespace,
+        providerClusterId: peering.spec.providerClusterId,
+        ...failing,
+      });
+      continue;
+    }
     let request: RemoteNamespace | undefined;
     let usable = false;
     try {
@@ -180,6 +207,11 @@ export async function advanceNamespaceOffloading(
     if (virtualNodes.includes(report.virtualNode)) continue;
     const peering = peerings.byVirtualNode.get(report.virtualNode);
     if (!peering) continue;
+    const failing = peerings.failing(peering, report.remoteNamespace);
+    if (failing) {
+      remotes.push({ ...report, ...failing });
+      continue;
+    }
     const provider = await peerings.identityOf(peering);
     await deleteOffloading(provider, "remotenamespaces", peering.spec.tenantNamespace, report.remoteNamespace);
     if (await remoteNamespaceGone(provider, peering.spec.tenantNamespace, report.remoteNamespace)) continue;
@@ -190,11 +222,12 @@ export async function advanceNamespaceOffloading(
     });
   }
   const status = { observedGeneration: offloading.metadata.generation ?? 1, remotes };
-  if (JSON.stringify(offloading.status ?? {}) !== JSON.stringify(status)) {
+  // The API server keeps an object's keys in its own order: compared by value, the status is written once per change.
+  if (!isDeepStrictEqual(offloading.status ?? {}, status)) {
     await writeOffloadingStatus(kc, "namespaceoffloadings", offloading, status);
     for (const r of remotes.filter((r) => r.phase !== "Ready")) {
       reporter.info(`${STEP}: ${where}: ${r.virtualNode}: ${r.phase}${r.message ? `: ${r.message}` : ""}`);
     }
   }
-  return remotes.some((r) => r.phase === "Pending" || r.phase === "Error");
+  return remotes.some((r) => r.phase === "Pending" || r.phase === "Error" || r.phase === "Unreachable");
 }

@@ -7,6 +7,7 @@
 import type * as k8s from "@kubernetes/client-node";
 import { Cidr } from "../../provider/net/cidr.js";
 import {
+  abandonedVirtualNodes,
   SYSTEM_NAMESPACE,
   type NamespaceOffloading,
   type OutgoingPeering,
@@ -20,6 +21,7 @@ import { recentPeeringIdentity } from "../heartbeat.js";
 import type { Reporter } from "../reporter.js";
 import { advanceNamespaceOffloading, type ConsumerPeerings } from "./consumer-namespaces.js";
 import { reflectPeeringPods } from "./consumer-pods.js";
+import { ProviderBackoffs } from "./provider-backoff.js";
 
 export { answerOffloadingRequests } from "./provider-side.js";
 
@@ -46,12 +48,38 @@ export interface ConsumerOffloadingPass {
   readonly virtualNodes: ReadonlySet<string>;
 }
 
+/** The agent's providers that failed lately: one set for the life of the agent, as its passes come and go. */
+const backoffs = new ProviderBackoffs();
+
+/**
+ * Whether the pods of `offloading` are gone from every virtual node it names: those of a peering
+ * that is gone, or that a forced delete gave up (its provider unreachable), count as gone here.
+ * `withPods` holds the namespaces with pods on each virtual node passed over this time.
+ */
+export function isDrained(
+  offloading: NamespaceOffloading,
+  peeringNodes: ReadonlySet<string>,
+  withPods: ReadonlyMap<string, ReadonlySet<string>>,
+): boolean {
+  const abandoned = abandonedVirtualNodes(offloading.metadata);
+  const namespace = offloading.metadata.namespace!;
+  return offloading.spec.virtualNodes.every(
+    (node) =>
+      !peeringNodes.has(node) || abandoned.has(node) || (withPods.has(node) && !withPods.get(node)!.has(namespace)),
+  );
+}
+
 /**
  * One pass of the consumer's side: pods on each virtual node first (so that a namespace being
  * withdrawn is drained), then each NamespaceOffloading. A peering whose provider cannot be reached
- * fails alone, reported, without holding up the others.
+ * fails alone, without holding up the others, and is left be until its backoff is due; the
+ * offloadings through it say so in their status.
  */
-export async function offloadOnce(kc: k8s.KubeConfig, reporter: Reporter): Promise<ConsumerOffloadingPass> {
+export async function offloadOnce(
+  kc: k8s.KubeConfig,
+  reporter: Reporter,
+  now: () => number = Date.now,
+): Promise<ConsumerOffloadingPass> {
   const offloadings = await listOffloading<NamespaceOffloading>(kc, "namespaceoffloadings");
   if (!offloadings) return { pending: false, virtualNodes: new Set() };
   const peerings = (await listOutgoingPeerings(kc)).filter(
@@ -60,14 +88,20 @@ export async function offloadOnce(kc: k8s.KubeConfig, reporter: Reporter): Promi
   const virtualNodes = new Set(peerings.map((p) => p.spec.virtualNodeName));
   if (offloadings.length === 0 && peerings.length === 0) return { pending: false, virtualNodes };
   const endpoints = await listTunnelEndpoints(kc, STEP);
-  const now = Date.now();
+  const passStarted = now();
+  backoffs.keepOnly(peerings);
   const context: ConsumerPeerings = {
     byVirtualNode: new Map(peerings.map((p) => [p.spec.virtualNodeName, p])),
-    identityOf: (peering) => recentPeeringIdentity(kc, peering, now),
+    identityOf: (peering) => recentPeeringIdentity(kc, peering, passStarted),
+    failing: (peering, remoteNamespace) => backoffs.reportOf(peering, remoteNamespace),
   };
   let pending = false;
   const withPods = new Map<string, Set<string>>();
   for (const peering of peerings) {
+    if (!backoffs.due(peering, now())) {
+      pending = true; // Its pause is not over: the pass after it tries again.
+      continue;
+    }
     try {
       const pass = await reflectPeeringPods(
         kc,
@@ -81,16 +115,16 @@ export async function offloadOnce(kc: k8s.KubeConfig, reporter: Reporter): Promi
       );
       pending ||= pass.pending;
       withPods.set(peering.spec.virtualNodeName, new Set(pass.namespacesWithPods));
+      backoffs.succeeded(peering, reporter);
     } catch (error) {
-      reporter.warn(`${STEP}: virtual node ${peering.spec.virtualNodeName}: ${(error as Error).message}`);
+      backoffs.failed(peering, error, now(), reporter);
       pending = true;
     }
   }
+  const peeringNodes = new Set(context.byVirtualNode.keys());
   for (const offloading of offloadings) {
     const namespace = offloading.metadata.namespace!;
-    const drained = offloading.spec.virtualNodes.every(
-      (node) => !context.byVirtualNode.has(node) || (withPods.has(node) && !withPods.get(node)!.has(namespace)),
-    );
+    const drained = isDrained(offloading, peeringNodes, withPods);
     try {
       pending = (await advanceNamespaceOffloading(kc, offloading, context, drained, reporter)) || pending;
     } catch (error) {

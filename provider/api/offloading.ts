@@ -14,9 +14,23 @@
 import { createHash } from "node:crypto";
 import type { V1ObjectMeta, V1PodSpec } from "@kubernetes/client-node";
 import { crd, int, obj, opaque, str, stringList, stringMap } from "./crd-schema.js";
+import { API_GROUP } from "./names.js";
 
 /** Name of the one `NamespaceOffloading` of an offloaded namespace (as Liqo names its own). */
 export const NAMESPACE_OFFLOADING_NAME = "offloading";
+
+/**
+ * Annotation on a `NamespaceOffloading` being deleted with `force`: the virtual nodes (comma
+ * separated) whose providers could not be reached. The consumer's agent leaves their remote
+ * namespaces be and lets the object go without them; the resource lists what stays there.
+ */
+export const ABANDONED_VIRTUAL_NODES_ANNOTATION = `${API_GROUP}/abandoned-virtual-nodes`;
+
+/** The virtual nodes a `NamespaceOffloading`'s {@link ABANDONED_VIRTUAL_NODES_ANNOTATION} names. */
+export function abandonedVirtualNodes(metadata: { readonly annotations?: Record<string, string> }): Set<string> {
+  const value = metadata.annotations?.[ABANDONED_VIRTUAL_NODES_ANNOTATION] ?? "";
+  return new Set(value.split(",").filter((node) => node !== ""));
+}
 
 /** How far one provider's side of an offloaded namespace got. */
 export interface RemoteNamespaceReport {
@@ -28,9 +42,11 @@ export interface RemoteNamespaceReport {
   remoteNamespace: string;
   /**
    * `Ready`, `Pending`, `Refused` (the provider said no: `message` says why), `Missing` (accepted,
-   * but the namespace, or this peering's rights in it, are gone on the provider) or `Error` (tried again).
+   * but the namespace, or this peering's rights in it, are gone on the provider), `Unreachable`
+   * (no connection to the provider: the agent tries again after a pause that grows to 30 s;
+   * `message` says where and why) or `Error` (tried again).
    */
-  phase: "Ready" | "Pending" | "Refused" | "Missing" | "Error";
+  phase: "Ready" | "Pending" | "Refused" | "Missing" | "Unreachable" | "Error";
   /** Why; never holds a secret. */
   message?: string;
 }

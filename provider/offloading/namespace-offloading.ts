@@ -7,11 +7,23 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { API_GROUP, API_GROUP_VERSION, API_VERSION, MANAGED_BY, MANAGED_BY_LABEL } from "../api/names.js";
-import { NAMESPACE_OFFLOADING_NAME, type NamespaceOffloading, type RemoteNamespaceReport } from "../api/offloading.js";
+import {
+  ABANDONED_VIRTUAL_NODES_ANNOTATION,
+  NAMESPACE_OFFLOADING_NAME,
+  type NamespaceOffloading,
+  type RemoteNamespaceReport,
+} from "../api/offloading.js";
 import { forgeReflectorBinding, REFLECTOR_ROLE } from "../cluster/agent-rbac.js";
-import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../kube/client.js";
+import { deleteOptional, describeFailure, ensureObject, isNotFound, readOptional, serverOf } from "../kube/client.js";
 import type { Progress } from "../peering/progress.js";
+import { describeUnreachable, providerUnreachableError } from "../peering/unreachable.js";
 import { poll } from "../wait/poll.js";
+import {
+  findUnreachableProviders,
+  offloadingLeftOnProvider,
+  offloadingLeftRemedy,
+  type UnreachableOffloadingProvider,
+} from "./provider-reach.js";
 
 const STEP = "offloading";
 
@@ -58,8 +70,48 @@ export function remoteProblems(reports: readonly RemoteNamespaceReport[], virtua
 }
 
 /**
- * Writes the NamespaceOffloading and waits until each provider made the remote namespace. A
- * provider that refuses it fails the wait at once, with its reason. Resolves the reports.
+ * The status of an offloading as refresh records it: `Ready`, or one line per provider that is
+ * not: those found out of reach first (`provider a is unreachable: API server …: connection
+ * refused (…)`), then what the consumer's agent reported of the others. Pure.
+ */
+export function offloadingStatus(
+  reports: readonly RemoteNamespaceReport[],
+  virtualNodes: readonly string[],
+  unreachable: readonly UnreachableOffloadingProvider[],
+): string {
+  const gone = new Set(unreachable.map((u) => u.virtualNode));
+  const problems = [
+    ...unreachable.map(describeUnreachable),
+    ...remoteProblems(
+      reports,
+      virtualNodes.filter((node) => !gone.has(node)),
+    ),
+  ];
+  return problems.length > 0 ? problems.join("; ") : "Ready";
+}
+
+/** What refresh finds of a namespace's offloading: the agent's reports and the status; undefined when it is gone. */
+export async function readOffloadingState(
+  kc: k8s.KubeConfig,
+  namespace: string,
+): Promise<{ readonly remotes: RemoteNamespaceReport[]; readonly status: string } | undefined> {
+  const live = await readNamespaceOffloading(kc, namespace);
+  if (!live) return undefined;
+  const remotes = live.status?.remotes ?? [];
+  const unreachable = await findUnreachableProviders(kc, live.spec.virtualNodes, remotes, "refresh").catch(
+    describeFailure(
+      `${STEP}: reading the peerings of NamespaceOffloading ${namespace}/${NAMESPACE_OFFLOADING_NAME}`,
+      serverOf(kc),
+    ),
+  );
+  return { remotes, status: offloadingStatus(remotes, live.spec.virtualNodes, unreachable) };
+}
+
+/**
+ * Writes the NamespaceOffloading and waits until each provider made the remote namespace. A short
+ * look at every provider it needs (those it names, and those it named before, whose namespace goes)
+ * comes first: one out of reach fails it at once, changing nothing. A provider that refuses the
+ * namespace fails the wait at once, with its reason. Resolves the reports.
  */
 export async function offloadNamespace(
   kc: k8s.KubeConfig,
@@ -69,7 +121,19 @@ export async function offloadNamespace(
 ): Promise<RemoteNamespaceReport[]> {
   const endpoint = serverOf(kc);
   const where = `NamespaceOffloading ${request.namespace}/${NAMESPACE_OFFLOADING_NAME}`;
-  progress.step(1, 2, `${STEP}: writing ${where} on ${endpoint}`);
+  progress.step(
+    1,
+    2,
+    `${STEP}: looking at the providers of ${request.virtualNodes.join(", ")}, then writing ${where} on ${endpoint}`,
+  );
+  const before = await readNamespaceOffloading(kc, request.namespace);
+  const unreachable = await findUnreachableProviders(
+    kc,
+    [...new Set([...request.virtualNodes, ...(before?.spec.virtualNodes ?? [])])],
+    before?.status?.remotes ?? [],
+    STEP,
+  ).catch(describeFailure(`${STEP}: reading the peerings of ${where}`, endpoint));
+  if (isNonEmpty(unreachable)) throw providerUnreachableError(unreachable, "NamespaceOffloading");
   const namespace = await readOptional(() =>
     kc.makeApiClient(k8s.CoreV1Api).readNamespace({ name: request.namespace }),
   ).catch(describeFailure(`${STEP}: reading Namespace ${request.namespace}`, endpoint));
@@ -115,34 +179,126 @@ export async function offloadNamespace(
   );
 }
 
+const isNonEmpty = <T>(list: readonly T[]): list is readonly [T, ...T[]] => list.length > 0;
+
+/** How a withdrawal treats providers that cannot be reached. */
+export interface WithdrawOptions {
+  /** Withdraw from the consumer even when a provider cannot be reached, leaving its side there. */
+  readonly force: boolean;
+  readonly timeoutMs: number;
+}
+
+/** A provider a forced withdrawal could not reach, and what it left there. */
+export interface LeftOnProvider {
+  readonly provider: UnreachableOffloadingProvider;
+  /** One line per thing left, for the user. */
+  readonly left: readonly string[];
+  /** How they go once the provider is back. */
+  readonly remedy: string;
+}
+
+/**
+ * Removes the consumer's pods of `namespace` bound to `virtualNode` at once (grace 0), as the
+ * kubelet of a node whose provider is gone never will; resolves their names.
+ */
+async function removePodsHere(kc: k8s.KubeConfig, namespace: string, virtualNode: string): Promise<string[]> {
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const endpoint = serverOf(kc);
+  const pods = (
+    await core
+      .listNamespacedPod({ namespace, fieldSelector: `spec.nodeName=${virtualNode}` })
+      .catch(describeFailure(`${STEP}: listing the pods of ${namespace} on virtual node ${virtualNode}`, endpoint))
+  ).items;
+  for (const pod of pods) {
+    const { name, uid } = pod.metadata!;
+    await core
+      .deleteNamespacedPod({ name: name!, namespace, body: { gracePeriodSeconds: 0, preconditions: { uid } } })
+      .catch((error: unknown) => {
+        if (!isNotFound(error) && (error as { code?: number }).code !== 409)
+          describeFailure(`${STEP}: removing Pod ${namespace}/${name}`, endpoint)(error);
+      });
+  }
+  return pods.map((p) => `${namespace}/${p.metadata!.name}`);
+}
+
 /**
  * Deletes the namespace's NamespaceOffloading and waits until it is gone: the consumer's agent
  * removes its pods from the virtual nodes (and so from the providers) and the remote namespaces
- * first. Resolves whether there was one.
+ * first. A short look at each provider it names comes first: one out of reach fails it at once,
+ * changing nothing, unless `force`: then those providers are marked given up on the object (the
+ * agent leaves them be), the namespace's pods on their virtual nodes are removed here, and what
+ * stays on each is resolved (nothing when every provider answered).
  */
 export async function withdrawNamespace(
   kc: k8s.KubeConfig,
   namespace: string,
-  timeoutMs: number,
+  options: WithdrawOptions,
   progress: Progress,
-): Promise<boolean> {
+): Promise<LeftOnProvider[]> {
   const endpoint = serverOf(kc);
   const where = `NamespaceOffloading ${namespace}/${NAMESPACE_OFFLOADING_NAME}`;
-  progress.step(1, 1, `${STEP}: deleting ${where} on ${endpoint}; its pods and remote namespaces go first`);
   const api = kc.makeApiClient(k8s.CustomObjectsApi);
+  const live = await readNamespaceOffloading(kc, namespace);
+  progress.step(1, 2, `${STEP}: looking at the providers of ${where}`);
+  const unreachable = live
+    ? await findUnreachableProviders(kc, live.spec.virtualNodes, live.status?.remotes ?? [], STEP).catch(
+        describeFailure(`${STEP}: reading the peerings of ${where}`, endpoint),
+      )
+    : [];
+  if (isNonEmpty(unreachable) && !options.force) throw providerUnreachableError(unreachable, "NamespaceOffloading");
+  const abandoned: LeftOnProvider[] = [];
+  if (live && isNonEmpty(unreachable)) {
+    progress.step(
+      2,
+      2,
+      `${STEP}: ${unreachable.map(describeUnreachable).join("; ")}; deleting ${where} on ${endpoint} and leaving ` +
+        `${unreachable.length === 1 ? "that provider's" : "those providers'"} side (force)`,
+    );
+    await api
+      .patchNamespacedCustomObject(
+        {
+          ...group,
+          namespace,
+          name: NAMESPACE_OFFLOADING_NAME,
+          body: {
+            metadata: {
+              annotations: { [ABANDONED_VIRTUAL_NODES_ANNOTATION]: unreachable.map((u) => u.virtualNode).join(",") },
+            },
+          },
+        },
+        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+      )
+      .catch(describeFailure(`${STEP}: marking the unreachable providers on ${where}`, endpoint));
+    for (const provider of unreachable) {
+      const pods = await removePodsHere(kc, namespace, provider.virtualNode);
+      abandoned.push({
+        provider,
+        left: offloadingLeftOnProvider(provider, live.spec.remoteNamespace, pods),
+        remedy: offloadingLeftRemedy(provider, live.spec.remoteNamespace),
+      });
+    }
+  } else {
+    progress.step(2, 2, `${STEP}: deleting ${where} on ${endpoint}; its pods and remote namespaces go first`);
+  }
   const existed = await readOptional(() =>
     api.deleteNamespacedCustomObject({ ...group, namespace, name: NAMESPACE_OFFLOADING_NAME }),
   ).catch(describeFailure(`${STEP}: deleting ${where}`, endpoint));
   if (existed !== undefined) {
-    await poll({ step: STEP, object: `${where} deleted`, endpoint }, { timeoutMs, intervalMs: 500 }, async () => {
-      const live = await readNamespaceOffloading(kc, namespace);
-      return live
-        ? { done: false, state: "its pods or remote namespaces are still being removed" }
-        : { done: true, value: undefined };
-    });
+    const waitingFor =
+      abandoned.length > 0
+        ? "the consumer's agent has not let it go yet (it leaves the unreachable providers' side be)"
+        : "its pods or remote namespaces are still being removed";
+    await poll(
+      { step: STEP, object: `${where} deleted`, endpoint },
+      { timeoutMs: options.timeoutMs, intervalMs: 500 },
+      async () =>
+        (await readNamespaceOffloading(kc, namespace))
+          ? { done: false, state: waitingFor }
+          : { done: true, value: undefined },
+    );
   }
   await deleteOptional(() =>
     kc.makeApiClient(k8s.RbacAuthorizationV1Api).deleteNamespacedRoleBinding({ name: REFLECTOR_ROLE, namespace }),
   ).catch(describeFailure(`${STEP}: deleting RoleBinding ${namespace}/${REFLECTOR_ROLE}`, endpoint));
-  return existed !== undefined;
+  return abandoned;
 }

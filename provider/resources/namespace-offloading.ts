@@ -18,7 +18,8 @@ import {
   type DiffRules,
   type FoundChanges,
 } from "./diff-rules.js";
-import { explainedDiff, showingSteps } from "./engine-log.js";
+import { forcedDeleteReport } from "../peering/unreachable.js";
+import { explainedDiff, logToEngine, showingSteps } from "./engine-log.js";
 import { checkKubeconfig, checkSeconds, Failures, isUnknown } from "./inputs.js";
 import { partialFailure } from "./partial.js";
 import { deleteFailure, readOrFail } from "./read-failure.js";
@@ -49,6 +50,8 @@ export interface NamespaceOffloadingInputs {
   /** @default "suffixed" */
   readonly naming?: RemoteNaming;
   readonly timeoutSeconds?: number;
+  /** On delete with a provider unreachable, remove the consumer's side anyway and list what stays on the provider. */
+  readonly force?: boolean;
 }
 
 /** Outputs: the inputs, the remote namespace's name and each provider's report. */
@@ -87,6 +90,9 @@ export const NAMESPACE_OFFLOADING_DIFF = {
   ),
   consumerKubeconfig: inPlace("only how pulumi reaches the consumer cluster, which its cluster ID identifies"),
   timeoutSeconds: inPlace("only the deadline of later operations"),
+  force: inPlace(
+    "only what a later delete does when a provider cannot be reached; update records it and contacts no cluster",
+  ),
   status: driftRepair(
     "Ready",
     "the last create stopped half-way, or pulumi refresh found a remote namespace missing: update writes the offloading again and waits for every provider",
@@ -100,6 +106,14 @@ export function namespaceOffloadingChanges(
 ): FoundChanges<keyof typeof NAMESPACE_OFFLOADING_DIFF> {
   // The peerings' virtual node names are unknown in preview while they update: not a change here.
   return changesOf(NAMESPACE_OFFLOADING_DIFF, olds, news, { unknownIsUnchanged: true });
+}
+
+/**
+ * Whether an update only records its inputs: turning `force` on, alone or with the drift a refresh
+ * recorded (a provider gone), is the way out when a provider is gone, so it must not need one. Pure.
+ */
+export function recordsOnly(changes: FoundChanges<keyof typeof NAMESPACE_OFFLOADING_DIFF>): boolean {
+  return changes.changed.includes("force") && changes.changed.every((key) => key === "force" || key === "status");
 }
 
 async function converge(inputs: NamespaceOffloadingInputs): Promise<NamespaceOffloadingOutputs> {
@@ -129,6 +143,9 @@ export const provider: pulumi.dynamic.ResourceProvider<NamespaceOffloadingInputs
     if (news.naming !== undefined && !isUnknown(news.naming) && news.naming !== "suffixed" && news.naming !== "same") {
       failures.add("naming", `must be "suffixed" or "same", not "${String(news.naming)}"`);
     }
+    if (news.force !== undefined && !isUnknown(news.force) && typeof news.force !== "boolean") {
+      failures.add("force", `must be true or false, not ${JSON.stringify(news.force)}`);
+    }
     if (!isUnknown(news.virtualNodes) && (!Array.isArray(news.virtualNodes) || news.virtualNodes.length === 0)) {
       failures.add("virtualNodes", "the peerings' virtual nodes: name at least one Peering of this consumer");
     }
@@ -149,26 +166,31 @@ export const provider: pulumi.dynamic.ResourceProvider<NamespaceOffloadingInputs
   async create(inputs) {
     return { id: inputs.namespace, outs: await converge(inputs) };
   },
-  async update(_id, _olds, news) {
+  async update(_id, olds, news) {
+    if (recordsOnly(namespaceOffloadingChanges(olds, news))) {
+      const { remoteNamespace, remotes, status } = olds;
+      return { outs: { ...news, remoteNamespace, remotes, status } };
+    }
     return { outs: await converge(news) };
   },
   async read(id, props) {
     if (!props) return { id, props: props! };
-    const live = await readOrFail(owner, labelOf(props, id), () =>
-      steps().readNamespaceOffloading(kubeconfigOf(props), props.namespace),
+    // A provider out of reach is found by one short look and recorded as the status, never thrown.
+    const found = await readOrFail(owner, labelOf(props, id), () =>
+      steps().readOffloadingState(kubeconfigOf(props), props.namespace),
     );
-    if (!live) return { id: "", props: {} as NamespaceOffloadingOutputs };
-    const remotes = live.status?.remotes ?? [];
-    const problems = steps().remoteProblems(remotes, live.spec.virtualNodes);
-    return { id, props: { ...props, remotes, status: problems.length ? problems.join("; ") : "Ready" } };
+    if (!found) return { id: "", props: {} as NamespaceOffloadingOutputs };
+    return { id, props: { ...props, remotes: found.remotes, status: found.status } };
   },
   async delete(id, props) {
-    try {
-      await showingSteps(props, (progress) =>
-        steps().withdrawNamespace(kubeconfigOf(props), props.namespace, timeoutOf(props), progress),
-      );
-    } catch (error) {
-      throw deleteFailure(owner, labelOf(props, id), error);
-    }
+    const label = labelOf(props, id);
+    const options = { force: props.force ?? false, timeoutMs: timeoutOf(props) };
+    const abandoned = await showingSteps(props, (progress) =>
+      steps().withdrawNamespace(kubeconfigOf(props), props.namespace, options, progress),
+    ).catch((error: unknown) => {
+      throw deleteFailure(owner, label, error);
+    });
+    for (const { provider, left, remedy } of abandoned)
+      await logToEngine(forcedDeleteReport(owner, label, provider.providerName, left, remedy), urnOf(props));
   },
 };

@@ -554,7 +554,9 @@ describe("offloading on real clusters (shared lab)", () => {
       // The tenant namespace too: a's agent lets the requests in it go (they hold its finalizer).
       await namespaceGone(aCore, record.tenantNamespace, a.apiServerUrl);
       // With no peering left, withdrawing the offloading has nothing to wait for.
-      expect(await withdrawNamespace(pair!.consumer.kc, namespace, 30_000, quietProgress)).toBe(true);
+      expect(
+        await withdrawNamespace(pair!.consumer.kc, namespace, { force: false, timeoutMs: 30_000 }, quietProgress),
+      ).toEqual([]);
       await bCore.deleteNamespace({ name: namespace });
     },
   );

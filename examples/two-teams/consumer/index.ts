@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { readFileSync } from "node:fs";
-import { Cluster, Peering, Tunnel } from "pulumi-liqo";
+import { Cluster, NamespaceOffloading, Peering, Tunnel } from "pulumi-liqo";
 
 const config = new pulumi.Config();
 // The agent image the clusters' nodes hold (`npm run clusters -- agent-image`): each Cluster deploys the
@@ -43,7 +43,18 @@ const tunnel = gatewayAddress
   ? new Tunnel(`${name}-to-provider-tunnel`, { peering, serverAddress: gatewayAddress, force })
   : undefined;
 
+// Namespaces of b (made beforehand: an offloading does not own its namespace) whose pods may run on the
+// provider, e.g. `pulumi config set offloadNamespaces shop,cart`. Offloaded pods need the tunnel.
+const offloadings = (config.get("offloadNamespaces") ?? "")
+  .split(",")
+  .filter((namespace) => namespace !== "")
+  .map(
+    (namespace) =>
+      new NamespaceOffloading(`${name}-${namespace}`, { consumer: cluster, namespace, peerings: [peering], force }),
+  );
+
 export const virtualNode = peering.virtualNodeName;
+export const offloadingStatus = offloadings.map((o) => o.status);
 export const tunnelStatus = tunnel?.status;
 export const consumerInterface = tunnel?.consumer.interfaceName;
 export const providerInterface = tunnel?.provider.interfaceName;

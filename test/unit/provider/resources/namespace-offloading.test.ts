@@ -1,0 +1,63 @@
+/**
+ * The NamespaceOffloading resource's `force`: checked, an in-place change that contacts no
+ * cluster (alone or with the drift a refresh recorded), and only that.
+ */
+import { forgeKubeconfig } from "../../../../provider/kube/kubeconfig.js";
+import {
+  namespaceOffloadingChanges,
+  provider as offloading,
+  recordsOnly,
+  type NamespaceOffloadingInputs,
+  type NamespaceOffloadingOutputs,
+} from "../../../../provider/resources/namespace-offloading.js";
+
+/** A consumer nothing listens at: any call to it would fail the update. */
+const kubeconfig = forgeKubeconfig({
+  name: "b",
+  server: "https://127.0.0.1:1",
+  caPem: "ca",
+  certPem: "cert",
+  keyPem: "key",
+});
+const inputs: NamespaceOffloadingInputs = {
+  consumerKubeconfig: kubeconfig,
+  consumerClusterId: "b1",
+  namespace: "shop",
+  virtualNodes: ["liqo-a"],
+};
+const gone = "provider a is unreachable: API server https://10.0.0.1:6443: connection refused (…)";
+const olds: NamespaceOffloadingOutputs = {
+  ...inputs,
+  remoteNamespace: "shop-b1",
+  remotes: [{ virtualNode: "liqo-a", remoteNamespace: "shop-b1", phase: "Unreachable", message: "…" }],
+  status: gone,
+};
+
+describe("NamespaceOffloading force", () => {
+  test("GIVEN force that is not a boolean WHEN checked THEN it is named", async () => {
+    const { failures } = await offloading.check!(inputs, { ...inputs, force: "yes" as unknown as boolean });
+    expect(failures?.map((f) => f.reason)).toEqual(['force: must be true or false, not "yes"']);
+    expect((await offloading.check!(inputs, { ...inputs, force: true })).failures).toEqual([]);
+  });
+
+  test("GIVEN force turned on WHEN diffed THEN it updates in place, never replaces", async () => {
+    const diff = await offloading.diff!("shop", { ...olds, status: "Ready" }, { ...inputs, force: true });
+    expect(diff.changes).toBe(true);
+    expect(diff.replaces ?? []).toEqual([]);
+  });
+
+  test("GIVEN force turned on with a refresh's drift WHEN updated THEN it only records, contacting no cluster, and keeps what was recorded", async () => {
+    const news = { ...inputs, force: true };
+    expect(recordsOnly(namespaceOffloadingChanges(olds, news))).toBe(true);
+    const { outs } = await offloading.update!("shop", olds, news);
+    expect(outs).toEqual({ ...olds, force: true });
+  });
+
+  test("GIVEN force with another change, or drift alone WHEN updated THEN it is not only recorded", () => {
+    expect(recordsOnly(namespaceOffloadingChanges(olds, { ...inputs, force: true, virtualNodes: ["liqo-c"] }))).toBe(
+      false,
+    );
+    expect(recordsOnly(namespaceOffloadingChanges(olds, inputs))).toBe(false);
+    expect(recordsOnly(namespaceOffloadingChanges({ ...olds, force: true }, { ...inputs, force: false }))).toBe(true);
+  });
+});
