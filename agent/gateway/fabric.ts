@@ -34,11 +34,15 @@ async function ensureGatewaySysctls(netns: string | undefined, ifname: string): 
 }
 
 /**
- * Removes every rule of `peerId`: its nft table, and its iptables rules (tagged by their comment,
- * found by listing; those of a gateway before the stateless translation too). Idempotent.
+ * Removes every rule of `peerId`: its nft table, and its iptables rules in `tables` (tagged by their
+ * comment, found by listing; those of a gateway before the stateless translation too). Idempotent.
  */
-export async function removePeerFabric(netns: string | undefined, peerId: string): Promise<void> {
-  for (const table of PEER_RULE_TABLES) {
+export async function removePeerFabric(
+  netns: string | undefined,
+  peerId: string,
+  tables: readonly (typeof PEER_RULE_TABLES)[number][] = PEER_RULE_TABLES,
+): Promise<void> {
+  for (const table of tables) {
     const listing = await runIn(netns, "iptables", ["-w", "-t", table, "-S"]);
     for (const args of forgeNatRuleDeletionsFromListing(table, listing, peerId))
       await runIn(netns, "iptables", ["-w", ...args]);
@@ -56,7 +60,9 @@ export async function removePeerFabric(netns: string | undefined, peerId: string
  */
 export async function applyPeerFabric(netns: string | undefined, plan: GatewayPlan): Promise<void> {
   await ensureGatewaySysctls(netns, plan.tunnelInterface);
-  await removePeerFabric(netns, plan.peerId);
+  // Not the raw table: a server's reply rule (applyServerReplyRule) is set before its interface
+  // starts and must hold while it runs.
+  await removePeerFabric(netns, plan.peerId, ["mangle", "nat"]);
   // The routes `ip route replace` added into the tunnel (proto boot), not the link's own /30
   // (proto kernel, from its address): a view that moved must not keep routing its old range.
   await runIn(netns, "ip", ["route", "flush", "table", "main", "dev", plan.tunnelInterface, "proto", "boot"]).catch(

@@ -440,6 +440,11 @@ export class TunnelGateway {
     const { spec } = endpoint;
     const { ifname, slot } = target;
     const keys = await this.ensureKeyPair(ifname, spec.remoteClusterId);
+    // Before the interface can answer anything: a server's first answers, tracked, clash with the
+    // Service's DNAT of the client's flow and leave from another port, to which the client roams;
+    // that conntrack entry then outlives the gateway's move to another node, and holds the client
+    // on the old node for as long as it sends (seen: a drained gateway never heard from it again).
+    if (spec.role === "server") await applyServerReplyRule(netns, ifname, spec.listenPort, this.options.nodeAddress);
     const running = await ensureWireguardInterface({
       netns,
       ifname,
@@ -464,7 +469,6 @@ export class TunnelGateway {
     const own = await readWireguardStatus(netns, ifname);
     if (spec.remote.publicKey) await this.configureOnlyPeer(endpoint, target, view, own.peers, dial);
     if (view) await applyPeerFabric(netns, { peerId: ifname, tunnelInterface: ifname, view, slot });
-    if (spec.role === "server") await applyServerReplyRule(netns, ifname, spec.listenPort, this.options.nodeAddress);
     if (spec.inBandPorts && this.relaysInBand) {
       const { apiServer, auth } = spec.inBandPorts;
       await applyRelayRule(netns, ifname, target.ownTunnelAddress, [apiServer, auth]);
