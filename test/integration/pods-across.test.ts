@@ -258,5 +258,7 @@ describe("agent, gateway and route agents as pods (private lab: a and b, two nod
         },
       );
     },
+    // Two flows of FLOW_SECONDS each on top of the rest: 10 min was not enough on a busy machine.
+    900_000,
   );
 });
