@@ -13,13 +13,14 @@ import { dirname, join } from "node:path";
 import { downLab, listLabs } from "../local-cluster/lab.js";
 import { labOwner, TEST_LAB_ROOT } from "../harness/labs.js";
 import { benchAuth } from "./auth.js";
+import { benchGatewayMove } from "./gateway-move.js";
 import { benchOffloading } from "./offloading.js";
 import { benchRenewal } from "./renewal.js";
 import { formatSeries, formatTarget, machine, timed, type SectionResult } from "./figures.js";
 import { benchMeshes, benchStacks } from "./stacks.js";
 import { benchTunnel, removeBenchNamespaces } from "./tunnel.js";
 
-const SECTIONS = ["tunnel", "stacks", "mesh", "auth", "offloading", "renewal"] as const;
+const SECTIONS = ["tunnel", "stacks", "mesh", "auth", "offloading", "renewal", "gateway-move"] as const;
 type Section = (typeof SECTIONS)[number];
 /** What runs when no section is named: all but the long `renewal`. */
 const DEFAULT_SECTIONS: readonly Section[] = ["tunnel", "stacks", "mesh", "auth", "offloading"];
@@ -102,7 +103,9 @@ async function main(): Promise<void> {
               ? benchAuth(options.refusals, log)
               : section === "offloading"
                 ? benchOffloading(options.pods, options.rounds, options.idle, log)
-                : benchRenewal(log),
+                : section === "gateway-move"
+                  ? benchGatewayMove(options.rounds, log)
+                  : benchRenewal(log),
     );
     results[section] = { ...result, seconds: Math.round(seconds) };
   }

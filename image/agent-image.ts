@@ -1,6 +1,6 @@
 /**
  * The agent image: the toolchain's Node 24, the agent bundled into one file with its npm
- * dependencies, wireguard-go, and the host tools the gateway runs (ip, wg, iptables with the
+ * dependencies, wireguard-go, and the host tools the gateway runs (ip, wg, nft, iptables with the
  * host's backend, sysctl, ping), each with the shared libraries `ldd` lists. No shell, no
  * package manager: what the roles run and nothing else. It runs as 65532:65532 (the control
  * agent's user); the gateway role's pod overrides that with root (TUN and iptables need it).
@@ -80,12 +80,13 @@ async function gatewayTools(): Promise<{ entries: ImageEntry[]; binaries: string
   const tool = (name: string, imagePath: string): ImageEntry => ({
     path: imagePath,
     type: "file",
-    content: findOnPath(name, "install Debian's iproute2, wireguard-tools, procps and iputils-ping"),
+    content: findOnPath(name, "install Debian's iproute2, wireguard-tools, nftables, procps and iputils-ping"),
   });
   const multiName = iptables.multi.split("/").pop()!;
   const entries: ImageEntry[] = [
     tool("ip", "/usr/sbin/ip"),
     tool("wg", "/usr/bin/wg"),
+    tool("nft", "/usr/sbin/nft"),
     tool("sysctl", "/usr/sbin/sysctl"),
     tool("ping", "/usr/bin/ping"),
     { path: `/usr/sbin/${multiName}`, type: "file", content: iptables.multi },
@@ -148,7 +149,7 @@ export async function agentImage(inputs: AgentImageInputs): Promise<NamedImage> 
     },
     { name: "node (stripped)", entries: [{ path: AGENT_PATHS.node, type: "file", content: inputs.node, mode: 0o755 }] },
     {
-      name: "tools (wireguard-go, ip, wg, iptables + xtables modules, sysctl, ping)",
+      name: "tools (wireguard-go, ip, wg, nft, iptables + xtables modules, sysctl, ping)",
       entries: [
         { path: AGENT_PATHS.wireguardGo, type: "file", content: inputs.wireguardGo, mode: 0o755 },
         ...tools.entries,

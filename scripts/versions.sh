@@ -22,4 +22,4 @@ ETCD_VERSION=3.6.16
 WIREGUARD_GO_VERSION=v0.0.0-20260522210424-ecfc5a8d5446
 # Debian packages the clusters and tunnels need, each as package:command-it-provides (installed
 # with --no-install-recommends, or wireguard-tools pulls in a kernel).
-DEBIAN_PACKAGES="iproute2:ip iptables:iptables wireguard-tools:wg iperf3:iperf3 iputils-ping:ping util-linux:flock"
+DEBIAN_PACKAGES="iproute2:ip iptables:iptables nftables:nft wireguard-tools:wg iperf3:iperf3 iputils-ping:ping util-linux:flock"

@@ -1,18 +1,17 @@
 /**
- * The routes, policy rules and NAT rules toward one peer, applied to and removed from a gateway's
- * namespace (a named one, or undefined for this process's own). What to apply is decided by the pure forgers of gateway-nat.ts; this module runs them.
+ * The routes and translation toward one peer, applied to and removed from a gateway's namespace (a
+ * named one, or undefined for this process's own). What to apply is decided by the pure forgers of
+ * gateway-nat.ts; this module runs them.
  */
 import { runIn, type CommandError } from "../../host/exec.js";
 import {
-  FABRIC_RULE_PRIORITY,
   forgeNatRuleDeletionsFromListing,
-  forgeNatRules,
-  forgePeerMarks,
+  forgeNatTable,
+  forgeNatTableDeletion,
   forgeRoutes,
   forgeRelayRule,
   forgeServerReplyRule,
   PEER_RULE_TABLES,
-  peerRouteTable,
   type GatewayPlan,
 } from "../../provider/network-fabric/gateway-nat.js";
 
@@ -34,54 +33,36 @@ async function ensureGatewaySysctls(netns: string | undefined, ifname: string): 
   }
 }
 
-/** Removes every NAT rule, policy rule and per-peer route of `peerId` (tagged by its comment, found by listing). Idempotent. */
+/**
+ * Removes every rule of `peerId`: its nft table, and its iptables rules in `tables` (tagged by their
+ * comment, found by listing; those of a gateway before the stateless translation too). Idempotent.
+ */
 export async function removePeerFabric(
   netns: string | undefined,
   peerId: string,
-  slot: number | undefined,
+  tables: readonly (typeof PEER_RULE_TABLES)[number][] = PEER_RULE_TABLES,
 ): Promise<void> {
-  for (const table of PEER_RULE_TABLES) {
+  for (const table of tables) {
     const listing = await runIn(netns, "iptables", ["-w", "-t", table, "-S"]);
     for (const args of forgeNatRuleDeletionsFromListing(table, listing, peerId))
       await runIn(netns, "iptables", ["-w", ...args]);
   }
-  if (slot === undefined) return;
-  const table = String(peerRouteTable(slot));
-  const mark = forgePeerMarks(slot).toPeer;
-  // `ip rule del` removes one matching rule a call; a crash between add and record may have left two.
-  for (;;) {
-    const removed = await runIn(netns, "ip", [
-      "rule",
-      "del",
-      "fwmark",
-      mark,
-      "lookup",
-      table,
-      "priority",
-      String(FABRIC_RULE_PRIORITY),
-    ]).then(
-      () => true,
-      (error: CommandError) => {
-        if (/No such file or directory|No such process/.test(error.stderr)) return false;
-        throw error;
-      },
-    );
-    if (!removed) break;
-  }
-  await runIn(netns, "ip", ["route", "flush", "table", table]).catch((error: CommandError) => {
-    // An empty or never-used table is fine: there is nothing to flush.
-    if (!/FIB table does not exist|No such/.test(error.stderr)) throw error;
+  await runIn(netns, "nft", forgeNatTableDeletion(peerId)).catch((error: CommandError) => {
+    // No table: the peer was seen as is, or it is gone already.
+    if (!/No such file or directory/.test(error.stderr)) throw error;
   });
 }
 
 /**
- * Brings the namespace's rules and routes toward one peer to `plan`: removes whatever of the
- * peer's is there first (a changed remapping or slot must not leave the old rules behind, nor
- * the old view's route in the main table), then installs routes and NAT rules afresh.
+ * Brings the namespace's translation and routes toward one peer to `plan`: removes whatever of the
+ * peer's is there first (a changed remapping must not leave the old rules behind, nor the old
+ * view's route in the main table), then installs routes and translation afresh.
  */
 export async function applyPeerFabric(netns: string | undefined, plan: GatewayPlan): Promise<void> {
   await ensureGatewaySysctls(netns, plan.tunnelInterface);
-  await removePeerFabric(netns, plan.peerId, plan.slot);
+  // Not the raw table: a server's reply rule (applyServerReplyRule) is set before its interface
+  // starts and must hold while it runs.
+  await removePeerFabric(netns, plan.peerId, ["mangle", "nat"]);
   // The routes `ip route replace` added into the tunnel (proto boot), not the link's own /30
   // (proto kernel, from its address): a view that moved must not keep routing its old range.
   await runIn(netns, "ip", ["route", "flush", "table", "main", "dev", plan.tunnelInterface, "proto", "boot"]).catch(
@@ -89,8 +70,9 @@ export async function applyPeerFabric(netns: string | undefined, plan: GatewayPl
       if (!/Nothing to flush/.test(error.stderr)) throw error;
     },
   );
-  for (const rule of forgeNatRules(plan)) await runIn(netns, "iptables", ["-w", ...rule.args]);
   for (const args of forgeRoutes(plan)) await runIn(netns, "ip", args);
+  const table = forgeNatTable(plan);
+  if (table) await runIn(netns, "nft", table);
 }
 
 /**

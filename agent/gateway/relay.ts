@@ -7,7 +7,7 @@
  * to a Service is DNATed by kube-proxy, whose masquerade then takes the place of the gateway's
  * source NETMAP, and the answer, addressed to the peer's real pod address, is delivered inside this
  * cluster whenever the two pod CIDRs overlap. A connection that ends here takes the INPUT path,
- * where the gateway's NAT rules already see the peer under its remapped address, and the
+ * where the peer already arrives under its remapped address (the gateway rewrote it), and the
  * gateway's own connection onward is a plain one from its node. TLS passes through untouched: the
  * consumer's agent verifies the API server's and the auth service's certificates itself.
  */

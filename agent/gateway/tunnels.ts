@@ -10,7 +10,7 @@
  *                where it was last seen, so the tunnel is back in about a second
  *   peer         the remote's public key, its endpoint (the client only dials), allowed ranges
  *   remapping    the remote's ranges as this cluster sees them (remapped where they overlap a
- *                local range), with the NAT rules and routes that need
+ *                local range), with the translation and routes that need
  *   probe        one ping across the tunnel to the remote's tunnel address: Connected when it answers
  *
  * Before any of that, the endpoint's claims are checked (claims.ts): one written by a consumer
@@ -427,7 +427,7 @@ export class TunnelGateway {
 
   /**
    * Sets the tunnel up from scratch or over what runs: the key pair, the wireguard-go interface
-   * (restarted if it died), its one peer, and the NAT rules and routes of the remote's view.
+   * (restarted if it died), its one peer, and the translation and routes of the remote's view.
    * Resolves what is now applied, not yet probed.
    */
   private async bringUp(
@@ -440,6 +440,11 @@ export class TunnelGateway {
     const { spec } = endpoint;
     const { ifname, slot } = target;
     const keys = await this.ensureKeyPair(ifname, spec.remoteClusterId);
+    // Before the interface can answer anything: a server's first answers, tracked, clash with the
+    // Service's DNAT of the client's flow and leave from another port, to which the client roams;
+    // that conntrack entry then outlives the gateway's move to another node, and holds the client
+    // on the old node for as long as it sends (seen: a drained gateway never heard from it again).
+    if (spec.role === "server") await applyServerReplyRule(netns, ifname, spec.listenPort, this.options.nodeAddress);
     const running = await ensureWireguardInterface({
       netns,
       ifname,
@@ -464,7 +469,6 @@ export class TunnelGateway {
     const own = await readWireguardStatus(netns, ifname);
     if (spec.remote.publicKey) await this.configureOnlyPeer(endpoint, target, view, own.peers, dial);
     if (view) await applyPeerFabric(netns, { peerId: ifname, tunnelInterface: ifname, view, slot });
-    if (spec.role === "server") await applyServerReplyRule(netns, ifname, spec.listenPort, this.options.nodeAddress);
     if (spec.inBandPorts && this.relaysInBand) {
       const { apiServer, auth } = spec.inBandPorts;
       await applyRelayRule(netns, ifname, target.ownTunnelAddress, [apiServer, auth]);
@@ -626,11 +630,7 @@ export class TunnelGateway {
     const { kc } = this.options;
     const ifname = interfaceOf(endpoint, identity.clusterId);
     await this.relay.stop(endpoint.metadata.uid!);
-    const removed = await this.removeTunnel(
-      ifname,
-      endpoint.status?.slot,
-      this.applied.get(endpoint.metadata.uid!)?.process,
-    );
+    const removed = await this.removeTunnel(ifname, this.applied.get(endpoint.metadata.uid!)?.process);
     this.applied.delete(endpoint.metadata.uid!);
     if (endpoint.metadata.finalizers?.includes(GATEWAY_FINALIZER)) {
       await setTunnelEndpointFinalizers(
@@ -655,7 +655,7 @@ export class TunnelGateway {
     for (const [uid, applied] of this.applied) {
       if (live.has(uid)) continue;
       await this.relay.stop(uid);
-      const removed = await this.removeTunnel(applied.ifname, applied.slot, applied.process);
+      const removed = await this.removeTunnel(applied.ifname, applied.process);
       this.applied.delete(uid);
       this.options.reporter.warn(
         `${STEP}: tunnel to ${applied.remoteClusterName} removed, its TunnelEndpoint having gone without the gateway (${removed.join(", ") || "nothing left"})`,
@@ -664,7 +664,7 @@ export class TunnelGateway {
   }
 
   /**
-   * Takes down every tunnel this gateway runs (its NAT rules, policy rules, routes and interface)
+   * Takes down every tunnel this gateway runs (its translation, rules, routes and interface)
    * and keeps the rest: the key Secrets, so that the gateway taking over has the same keys and the
    * peers need nothing new, and the endpoints' finalizers, which stand for tunnels that should run.
    * What a gateway pod does on SIGTERM, after its loop stopped: a drained node is left clean.
@@ -676,7 +676,7 @@ export class TunnelGateway {
     const stopped = new Set(this.applied.keys());
     await this.relay.stopAll();
     for (const [uid, applied] of this.applied) {
-      await removePeerFabric(netns, applied.ifname, applied.slot);
+      await removePeerFabric(netns, applied.ifname);
       removed.push(...(await deleteWireguardInterface({ netns, ifname: applied.ifname, process: applied.process })));
       this.applied.delete(uid);
     }
@@ -714,13 +714,9 @@ export class TunnelGateway {
   }
 
   /** Removes one tunnel's fabric, interface and key Secret; resolves what was removed. */
-  private async removeTunnel(
-    ifname: string,
-    slot: number | undefined,
-    process: ProcessRecord | undefined,
-  ): Promise<string[]> {
+  private async removeTunnel(ifname: string, process: ProcessRecord | undefined): Promise<string[]> {
     const { kc, netns } = this.options;
-    await removePeerFabric(netns, ifname, slot);
+    await removePeerFabric(netns, ifname);
     const removed = await deleteWireguardInterface({ netns, ifname, ...(process ? { process } : {}) });
     const name = keySecretName(ifname);
     await deleteOptional(() =>

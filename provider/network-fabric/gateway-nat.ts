@@ -1,43 +1,39 @@
 /**
- * The iptables rules and routes a gateway installs so the local cluster reaches a remote whose
- * ranges it sees remapped (see remap.ts). Pure builders (`forge*`): they return argument arrays
- * for `iptables` and `ip` and run nothing.
+ * The translation and routes a gateway installs so the local cluster reaches a remote whose ranges
+ * it sees remapped (see remap.ts). Pure builders (`forge*`): they return argument arrays for
+ * `nft`, `iptables` and `ip` and run nothing.
  *
- * Why marks and a routing table, not only NETMAP and a route: NETMAP rewrites the destination
- * in nat PREROUTING, before the routing decision. After it the destination is the remote's real
- * address, which may lie inside the local pod CIDR (identical CIDRs on both sides are the usual
- * case), so routing by destination would deliver the packet to a local pod. The gateway
- * therefore marks such packets in mangle, which runs before nat, while the destination is still
- * the as-seen one, and a policy rule sends marked packets through a per-peer table holding the
- * real range on the tunnel. The same mark catches replies to connections the remote opened:
- * their destination is also the as-seen address until conntrack undoes the SNAT.
+ * Why a stateless translation on the tunnel interface, not NETMAP: the remapped addresses are
+ * rewritten on the wire side of the tunnel only (the destination, as-seen to real, on packets
+ * leaving into it; the source, real to as-seen, on packets arriving from it, before conntrack), so
+ * that nothing inside the cluster, conntrack included, ever sees a remote's real address. Two
+ * things NETMAP in nat PREROUTING got wrong follow from that:
  *
- * Per remapped range, on the local gateway:
+ * - A pod on the gateway's node (a hostNetwork gateway shares the node's stack) reaching a
+ *   ClusterIP Service whose endpoints are remote pods: kube-proxy's DNAT to the as-seen address is
+ *   the connection's one destination NAT, so NETMAP never ran and the packet left with the
+ *   as-seen address, which the remote drops. Rewritten after routing, it leaves with the real one.
+ * - A gateway that moves to another node: conntrack entries that had NETMAP (or had none, on the
+ *   node the gateway moved to) kept their translation for the connection's life, so flows in
+ *   flight never recovered. Stateless, every node's entries hold as-seen addresses only, and a
+ *   flow follows the routes wherever the gateway is.
  *
- *   | table  | chain       | match                          | action                 | for                                  |
- *   |--------|-------------|--------------------------------|------------------------|--------------------------------------|
- *   | mangle | PREROUTING  | -d as-seen                     | mark to-peer           | forwarded from local pods; replies   |
- *   | mangle | OUTPUT      | -d as-seen                     | mark to-peer           | generated on the gateway host        |
- *   | mangle | PREROUTING  | -s real -i tunnel              | mark from-peer         | opened by the remote                 |
- *   | nat    | PREROUTING  | -d as-seen                     | NETMAP (dst) to real   | forwarded from local pods            |
- *   | nat    | OUTPUT      | -d as-seen                     | NETMAP (dst) to real   | generated on the gateway host        |
- *   | nat    | POSTROUTING | -s real, mark from-peer        | NETMAP (src) to as-seen| opened by the remote, to local pods  |
- *   | nat    | INPUT       | -s real -i tunnel              | NETMAP (src) to as-seen| opened by the remote, to the host    |
+ * Per remapped range, on the local gateway, in the peer's own nft table (`ip pulumi-liqo-<peer>`):
  *
- * NETMAP rewrites the destination in PREROUTING and OUTPUT and the source in POSTROUTING and
- * INPUT. POSTROUTING cannot match the input interface, hence the from-peer mark set in mangle
- * PREROUTING: matching the source alone would also rewrite local pods whose real addresses fall
- * in the remote's real range. Replies need no rules: conntrack reverses each translation.
+ *   | chain     | hook, priority          | match                          | action                          |
+ *   |-----------|-------------------------|--------------------------------|---------------------------------|
+ *   | to-peer   | postrouting, 300        | oif tunnel, daddr in as-seen   | daddr to real (host part kept)  |
+ *   | from-peer | prerouting, -300 (raw)  | iif tunnel, saddr in real      | saddr to as-seen (host part kept) |
+ *
+ * Postrouting at 300 runs after every NAT (kube-proxy's masquerade included) and sees forwarded and
+ * locally generated packets alike; prerouting at -300 runs before conntrack (-200). nft fixes the IP
+ * and TCP/UDP checksums. The as-seen ranges are routed into the tunnel in the main table, and no
+ * mark or policy table is needed: a remote's real address (inside the local pod CIDR, when the two
+ * are the same) is written only once the packet is routed and leaving.
  */
-import { parseIpv4 } from "../net/cidr.js";
+import { formatIpv4, parseIpv4, type Cidr } from "../net/cidr.js";
 import type { RangeView, RemoteView } from "./remap.js";
 
-/** Bits of the packet mark the fabric owns: 8 bits of peer slot, 1 bit of direction. */
-export const FABRIC_MARK_MASK = 0x01ff0000;
-/** The per-peer policy-routing tables are `FABRIC_TABLE_BASE + slot` (1001 to 1255). */
-export const FABRIC_TABLE_BASE = 1000;
-/** Priority of the fabric's `ip rule`s: ahead of the main table's 32766. */
-export const FABRIC_RULE_PRIORITY = 1800;
 /** Prefix of the iptables comment that tags every rule of a peer. */
 export const RULE_COMMENT_PREFIX = "pulumi-liqo:";
 
@@ -60,30 +56,26 @@ export interface GatewayPlan {
   /** How the local cluster sees the peer, from `chooseRemoteView`. */
   readonly view: RemoteView;
   /**
-   * The peer's slot on this gateway, 1 to 255, unique among its peers: it picks the peer's
-   * marks and routing table, so two peers with the same real range never share them.
+   * The peer's slot on this gateway, 1 to 255, unique among its peers (reported in its endpoint's
+   * status). Checked here so that a plan is refused whole.
    */
   readonly slot: number;
 }
 
-/** The packet marks of one peer, as `value/mask` text that iptables and `ip rule` both take. */
-export interface PeerMarks {
-  /** On packets bound for the peer, chosen before NETMAP: routes them via the peer's table. */
-  readonly toPeer: string;
-  /** On packets the peer opened, arriving on the tunnel: selects them for the source NETMAP. */
-  readonly fromPeer: string;
-}
-
-/** The iptables tables that hold a peer's rules (`raw`: a server's untracked answers). */
+/**
+ * The iptables tables that hold a peer's rules (`raw`: a server's untracked answers; `nat`: the
+ * relay's; `mangle` and `nat`: the marks and NETMAP of gateways before the stateless translation,
+ * removed on sight, so a gateway upgraded in place leaves none behind).
+ */
 export const PEER_RULE_TABLES = ["mangle", "nat", "raw"] as const;
 
 /** One iptables rule: where it goes and what it says. */
 export interface IptablesRule {
-  /** The table, `mangle` or `nat` (or `raw`, for {@link forgeServerReplyRule}). */
+  /** The table: `raw` for {@link forgeServerReplyRule}, `nat` for {@link forgeRelayRule}. */
   readonly table: (typeof PEER_RULE_TABLES)[number];
   /** The built-in chain. */
   readonly chain: "PREROUTING" | "OUTPUT" | "INPUT" | "POSTROUTING";
-  /** Matches and target, without table and chain, e.g. `-d 10.64.0.0/16 … -j NETMAP --to …`. */
+  /** Matches and target, without table and chain, e.g. `-p udp -m udp --sport 51820 … -j NOTRACK`. */
   readonly spec: readonly string[];
   /** The full argument array that adds the rule: `-t <table> -A <chain> <spec>` (or `-I <chain> 1`, where it must come first). */
   readonly args: readonly string[];
@@ -97,8 +89,6 @@ const isIpv4 = (text: string): boolean => {
     return false;
   }
 };
-
-const hex = (n: number): string => `0x${n.toString(16)}`;
 
 /** The problems with a peer id, which every rule of the peer carries in its comment. */
 function peerIdProblems(peerId: string): string[] {
@@ -127,20 +117,6 @@ function checked(plan: GatewayPlan): GatewayPlan {
   return plan;
 }
 
-/** The marks of the peer in `slot` (1 to 255). */
-export function forgePeerMarks(slot: number): PeerMarks {
-  if (!Number.isInteger(slot) || slot < 1 || slot > 255)
-    throw new GatewayPlanError([`slot ${slot} must be an integer from 1 to 255`]);
-  const toPeer = slot * 0x10000;
-  const fromPeer = toPeer + 0x01000000;
-  return { toPeer: `${hex(toPeer)}/${hex(FABRIC_MARK_MASK)}`, fromPeer: `${hex(fromPeer)}/${hex(FABRIC_MARK_MASK)}` };
-}
-
-/** The policy-routing table of the peer in `slot`. */
-export function peerRouteTable(slot: number): number {
-  return FABRIC_TABLE_BASE + slot;
-}
-
 function rule(
   table: IptablesRule["table"],
   chain: IptablesRule["chain"],
@@ -157,40 +133,68 @@ function remappedRanges(view: RemoteView): readonly RangeView[] {
   return view.ranges.filter((r) => r.remapped);
 }
 
+/** One stateless rewrite on the tunnel interface: addresses in `match` become the same host in `to`. */
+export interface Translation {
+  /**
+   * `to-peer`: the destination of packets leaving into the tunnel (as-seen to real);
+   * `from-peer`: the source of packets arriving from it (real to as-seen).
+   */
+  readonly direction: "to-peer" | "from-peer";
+  /** The range matched. */
+  readonly match: Cidr;
+  /** The block of the same size it is rewritten into, host part kept. */
+  readonly to: Cidr;
+}
+
+/** The nft table that holds a peer's translation: one per peer, replaced and deleted as a whole. */
+export function natTableName(peerId: string): string {
+  const problems = peerIdProblems(peerId);
+  if (problems.length > 0) throw new GatewayPlanError(problems);
+  return `${RULE_COMMENT_PREFIX.slice(0, -1)}-${peerId}`;
+}
+
+/** The translations of a plan, pod range first, both directions of each remapped range. Empty when nothing is remapped. */
+export function forgeTranslations(plan: GatewayPlan): readonly Translation[] {
+  return remappedRanges(checked(plan).view).flatMap(({ real, asSeen }): Translation[] => [
+    { direction: "to-peer", match: asSeen, to: real },
+    { direction: "from-peer", match: real, to: asSeen },
+  ]);
+}
+
+/** The nft expression that rewrites `field` from `match` into `to`, keeping the host part. */
+function rewrite(field: "daddr" | "saddr", { match, to }: Translation): string {
+  const hostmask = formatIpv4(match.size - 1);
+  return `ip ${field} ${match} ip ${field} set ip ${field} & ${hostmask} | ${formatIpv4(to.network)}`;
+}
+
 /**
- * The iptables rules, in installation order, that translate a remapped peer's addresses on the
- * local gateway, for traffic forwarded from local pods and traffic generated on the gateway
- * host alike (see the table in this module's header). Empty when nothing is remapped.
- * Matches are written in the order `iptables -S` prints them (-s, -d, -i), so a listed rule
- * reads the same as the forged one.
+ * The `nft` arguments (one transaction) that replace the peer's table with its translation, or
+ * undefined when nothing is remapped. Adding, deleting and adding the table again in one batch makes
+ * it idempotent and atomic: no packet meets half a table.
  */
-export function forgeNatRules(plan: GatewayPlan): readonly IptablesRule[] {
-  const { peerId, tunnelInterface: tun, view, slot } = checked(plan);
-  const comment = `${RULE_COMMENT_PREFIX}${peerId}`;
-  const marks = forgePeerMarks(slot);
-  const rules: IptablesRule[] = [];
-  for (const { real, asSeen } of remappedRanges(view)) {
-    const seen = asSeen.toString();
-    const actual = real.toString();
-    // Marks first: they must be set in mangle, before nat rewrites the addresses they key on.
-    rules.push(rule("mangle", "PREROUTING", ["-d", seen], comment, ["-j", "MARK", "--set-xmark", marks.toPeer]));
-    rules.push(rule("mangle", "OUTPUT", ["-d", seen], comment, ["-j", "MARK", "--set-xmark", marks.toPeer]));
-    rules.push(
-      rule("mangle", "PREROUTING", ["-s", actual, "-i", tun], comment, ["-j", "MARK", "--set-xmark", marks.fromPeer]),
-    );
-    rules.push(rule("nat", "PREROUTING", ["-d", seen], comment, ["-j", "NETMAP", "--to", actual]));
-    rules.push(rule("nat", "OUTPUT", ["-d", seen], comment, ["-j", "NETMAP", "--to", actual]));
-    rules.push(
-      rule("nat", "POSTROUTING", ["-s", actual, "-m", "mark", "--mark", marks.fromPeer], comment, [
-        "-j",
-        "NETMAP",
-        "--to",
-        seen,
-      ]),
-    );
-    rules.push(rule("nat", "INPUT", ["-s", actual, "-i", tun], comment, ["-j", "NETMAP", "--to", seen]));
-  }
-  return rules;
+export function forgeNatTable(plan: GatewayPlan): readonly string[] | undefined {
+  const translations = forgeTranslations(plan);
+  if (translations.length === 0) return undefined;
+  const table = `ip ${natTableName(plan.peerId)}`;
+  const tun = plan.tunnelInterface;
+  const commands = [
+    `add table ${table}`,
+    `delete table ${table}`,
+    `add table ${table}`,
+    `add chain ${table} to-peer { type filter hook postrouting priority 300; policy accept; }`,
+    `add chain ${table} from-peer { type filter hook prerouting priority -300; policy accept; }`,
+    ...translations.map((t) =>
+      t.direction === "to-peer"
+        ? `add rule ${table} to-peer oifname "${tun}" ${rewrite("daddr", t)}`
+        : `add rule ${table} from-peer iifname "${tun}" ${rewrite("saddr", t)}`,
+    ),
+  ];
+  return [commands.join("; ")];
+}
+
+/** The `nft` arguments that delete the peer's table (nft fails with "No such file or directory" when there is none). */
+export function forgeNatTableDeletion(peerId: string): readonly string[] {
+  return ["delete", "table", "ip", natTableName(peerId)];
 }
 
 /**
@@ -255,11 +259,6 @@ export function forgeRelayRule(
   return { ...relay, args: ["-t", "nat", "-I", "PREROUTING", "1", ...relay.spec] };
 }
 
-/** The `iptables` argument arrays that delete exactly the rules of {@link forgeNatRules}, in reverse order. */
-export function forgeNatRuleDeletions(plan: GatewayPlan): readonly (readonly string[])[] {
-  return [...forgeNatRules(plan)].reverse().map((r) => ["-t", r.table, "-D", r.chain, ...r.spec]);
-}
-
 /** Splits one `iptables -S` line into arguments, honouring the double quotes iptables prints. */
 function splitRuleLine(line: string): string[] {
   const tokens: string[] = [];
@@ -291,35 +290,15 @@ export function forgeNatRuleDeletionsFromListing(
 }
 
 /**
- * The `ip` argument arrays, in installation order, that route a peer through its tunnel: every
- * as-seen range into the tunnel in the main table (what local routing and the gateway host's
- * own first route lookup use), and, when anything is remapped, the real ranges into the tunnel
- * in the peer's table with a rule sending to-peer-marked packets there. Routes use `replace`,
- * so re-running them is harmless; `ip rule add` is not idempotent, so delete before re-adding.
+ * The `ip` argument arrays that route a peer through its tunnel: every as-seen range into the
+ * tunnel in the main table. `replace`, so re-running them is harmless.
  */
 export function forgeRoutes(plan: GatewayPlan): readonly (readonly string[])[] {
-  const { tunnelInterface: tun, view, slot } = checked(plan);
-  const table = String(peerRouteTable(slot));
-  const commands: string[][] = view.ranges.map((r) => ["route", "replace", r.asSeen.toString(), "dev", tun]);
-  const remapped = remappedRanges(view);
-  for (const r of remapped) commands.push(["route", "replace", r.real.toString(), "dev", tun, "table", table]);
-  // The rule comes after its table is filled, so no marked packet meets an empty table.
-  if (remapped.length > 0) {
-    commands.push([
-      "rule",
-      "add",
-      "fwmark",
-      forgePeerMarks(slot).toPeer,
-      "lookup",
-      table,
-      "priority",
-      String(FABRIC_RULE_PRIORITY),
-    ]);
-  }
-  return commands;
+  const { tunnelInterface: tun, view } = checked(plan);
+  return view.ranges.map((r) => ["route", "replace", r.asSeen.toString(), "dev", tun]);
 }
 
-/** The `ip` argument arrays that undo {@link forgeRoutes}, in reverse order. */
+/** The `ip` argument arrays that undo {@link forgeRoutes}. */
 export function forgeRouteDeletions(plan: GatewayPlan): readonly (readonly string[])[] {
-  return [...forgeRoutes(plan)].reverse().map(([object, , ...rest]) => [object!, "del", ...rest]);
+  return forgeRoutes(plan).map(([object, , ...rest]) => [object!, "del", ...rest]);
 }

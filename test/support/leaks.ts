@@ -53,7 +53,7 @@ export async function projectTraces(kubeconfigPath: string): Promise<string[]> {
 
 /**
  * What a tunnel may leave in a local cluster's namespace and API: WireGuard links and their
- * wireguard-go processes, routes into them, the fabric's policy rules and tagged NAT rules, the
+ * wireguard-go processes, routes into them, the fabric's nft tables, policy rules and tagged rules, the
  * gateways' key Secrets, and the control sockets of `ifnames` (the socket directory is shared by
  * every namespace, so only named interfaces are checked there). Empty when nothing is left.
  */
@@ -82,6 +82,12 @@ export async function tunnelTraces(cluster: ClusterState, ifnames: readonly stri
       .split("\n")
       .filter((line) => line.includes("fwmark"))
       .map((line) => `rule ${line}`),
+  );
+  traces.push(
+    ...(await runIn(cluster.netns, "nft", ["list", "tables"]))
+      .split("\n")
+      .filter((line) => line.includes(" pulumi-liqo-"))
+      .map((line) => `nft ${line}`),
   );
   for (const table of PEER_RULE_TABLES) {
     traces.push(

@@ -1,14 +1,24 @@
 /**
  * What the suites that run the project as pods read of it: the gateway pod (where it runs, its
  * WireGuard status, read inside the pod), the routes the route agents hold on each node, and
- * traffic between real pods of two clusters.
+ * traffic between real pods of two clusters, through Services and across a gateway's move.
  */
 import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
 import { GATEWAY_NAME } from "../../provider/cluster/agent-components.js";
 import { poll } from "../../provider/wait/poll.js";
 import { runIn } from "../../host/exec.js";
 import type { ClusterState } from "../../local-cluster/lab.js";
-import { coreOf, kubectl, podName, podtoolFrom, runPodtool } from "../../local-cluster/pods.js";
+import * as k8s from "@kubernetes/client-node";
+import { adminConfig } from "../../local-cluster/inspect.js";
+import {
+  coreOf,
+  kubectl,
+  podName,
+  podtoolFrom,
+  POD_NAMESPACE,
+  runPodtool,
+  type FlowReport,
+} from "../../local-cluster/pods.js";
 import { parseWireguardDump, readWireguardStatus, type WireguardStatus } from "../../agent/gateway/index.js";
 import { runsHostAgent } from "../../local-cluster/state.js";
 import { ROUTE_PROTO } from "../../agent/route/plan.js";
@@ -82,4 +92,55 @@ export async function expectPodsTalk(from: ClusterState, to: ClusterState): Prom
   await runPodtool(from, 1);
   expect(await podtoolFrom(from, 1, "ping", target, 60_000)).toMatch(/^reply from /);
   expect(await podtoolFrom(from, 1, "tcp", `${target}:8080`)).toContain(podName(to, 1));
+}
+
+/**
+ * A ClusterIP Service `name` of port 8080 in `cluster`'s podtool namespace with no selector and one
+ * EndpointSlice holding `address`: a Service of the cluster whose endpoint is a remote pod, as
+ * the cluster sees it. Resolves its ClusterIP.
+ */
+export async function serviceToAddress(cluster: ClusterState, name: string, address: string): Promise<string> {
+  const service = await coreOf(cluster).createNamespacedService({
+    namespace: POD_NAMESPACE,
+    body: { metadata: { name }, spec: { ports: [{ port: 8080, targetPort: 8080, protocol: "TCP" }] } },
+  });
+  await adminConfig(cluster)
+    .makeApiClient(k8s.DiscoveryV1Api)
+    .createNamespacedEndpointSlice({
+      namespace: POD_NAMESPACE,
+      body: {
+        metadata: { name, labels: { "kubernetes.io/service-name": name } },
+        addressType: "IPv4",
+        endpoints: [{ addresses: [address], conditions: { ready: true } }],
+        ports: [{ port: 8080, protocol: "TCP", name: "" }],
+      },
+    });
+  return service.spec!.clusterIP!;
+}
+
+/** How long {@link expectFlowsSurvive} lets a flow go unanswered: generous; the bench measures the real figure. */
+const FLOW_DEADLINE_MS = 30_000;
+
+/**
+ * Each flow (`podtool flow`) was answered before its longest gap, resumed after it, lost no more
+ * than {@link FLOW_DEADLINE_MS}, and its idle TCP connection carried a line at the end.
+ */
+export function expectFlowsSurvive(flows: readonly PromiseSettledResult<FlowReport>[]): void {
+  for (const flow of flows) {
+    if (flow.status === "rejected") throw flow.reason;
+    const report = flow.value;
+    const verdict = {
+      tcp: report.tcp,
+      answeredBefore: report.longestGapMs === 0 || report.gapFromMs > 0,
+      resumed: report.longestGapMs === 0 || report.answeredAfterGap > 0,
+      withinDeadline: report.longestGapMs <= FLOW_DEADLINE_MS,
+    };
+    expect({ ...verdict, report }).toEqual({
+      tcp: "echoed",
+      answeredBefore: true,
+      resumed: true,
+      withinDeadline: true,
+      report,
+    });
+  }
 }

@@ -4,9 +4,13 @@
 // builds offline and links statically with CGO_ENABLED=0.
 //
 //	podtool pause                 sleeps until SIGTERM or SIGINT (says when it is ready for them)
-//	podtool serve [--tcp :8080]   answers each TCP connection with "podtool <hostname> <local addr>"
+//	podtool serve [--tcp :8080]   answers each TCP connection with "podtool <hostname> <local addr>";
+//	                              and echoes every line of each connection on TCP 8081
 //	podtool tcp HOST:PORT         connects, prints what it got; exit 0 on an answer, 1 otherwise
 //	podtool ping HOST             one ICMP echo over a raw socket, prints the rtt; exit 0 or 1
+//	podtool flow HOST SECONDS     a flow in flight: an ICMP echo every 200 ms and a TCP connection to
+//	                              HOST:8081 opened at once, left idle, and sent a line at the end;
+//	                              prints one JSON line (see flowReport); exit 0 when it ran
 //	podtool api PATH [BODY]       the pod's API server, through the `kubernetes` Service, as its
 //	                              ServiceAccount: GET PATH (POST BODY); prints status and body; exit 0 on 2xx
 package main
@@ -16,6 +20,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,12 +28,14 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
 
-const usage = "usage: podtool pause | serve [--tcp :8080] | tcp HOST:PORT | ping HOST | api PATH [BODY]"
+const usage = "usage: podtool pause | serve [--tcp :8080] | tcp HOST:PORT | ping HOST | flow HOST SECONDS | api PATH [BODY]"
 
 func main() {
 	if len(os.Args) < 2 {
@@ -55,6 +62,15 @@ func main() {
 			fail(usage)
 		}
 		ping(os.Args[2])
+	case "flow":
+		if len(os.Args) != 4 {
+			fail(usage)
+		}
+		seconds, err := strconv.Atoi(os.Args[3])
+		if err != nil || seconds < 1 {
+			fail(usage)
+		}
+		flow(os.Args[2], time.Duration(seconds)*time.Second)
 	case "api":
 		if len(os.Args) != 3 && len(os.Args) != 4 {
 			fail(usage)
@@ -88,6 +104,7 @@ func serve(listen string) {
 		fail(fmt.Sprintf("podtool serve: %v", err))
 	}
 	fmt.Printf("podtool %s listening on %s\n", hostname, listener.Addr())
+	go echo(":8081")
 	go func() {
 		signals := make(chan os.Signal, 1)
 		signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
@@ -214,4 +231,150 @@ func api(path string, body []string) {
 	if response.StatusCode/100 != 2 {
 		os.Exit(1)
 	}
+}
+
+// echo answers each line of each connection with the same line, for as long as the connection
+// lasts: the far end of `podtool flow`'s idle connection.
+func echo(listen string) {
+	listener, err := net.Listen("tcp", listen)
+	if err != nil {
+		fail(fmt.Sprintf("podtool serve: echo: %v", err))
+	}
+	for {
+		conn, err := listener.Accept()
+		if err != nil {
+			fail(fmt.Sprintf("podtool serve: echo: %v", err))
+		}
+		go func() {
+			defer conn.Close()
+			reader := bufio.NewReader(conn)
+			for {
+				line, err := reader.ReadString('\n')
+				if err != nil {
+					return
+				}
+				if _, err := conn.Write([]byte(line)); err != nil {
+					return
+				}
+			}
+		}()
+	}
+}
+
+// flowReport is what `podtool flow` prints: times are milliseconds from the flow's start.
+type flowReport struct {
+	// Sent and Received count the ICMP echoes and their answers.
+	Sent     int `json:"sent"`
+	Received int `json:"received"`
+	// LongestGapMs is the longest stretch of unanswered echoes (their count times the interval);
+	// GapFromMs is when its first echo was sent, and ResumedAtMs when the echo that ended it was
+	// (0 when no echo went unanswered, or none was answered after).
+	LongestGapMs int64 `json:"longestGapMs"`
+	GapFromMs    int64 `json:"gapFromMs"`
+	ResumedAtMs  int64 `json:"resumedAtMs"`
+	// AnsweredAfterGap counts the answers to echoes sent after the longest gap.
+	AnsweredAfterGap int `json:"answeredAfterGap"`
+	// TCP is "echoed" when the idle connection carried a line back at the end, else what failed.
+	TCP string `json:"tcp"`
+}
+
+const flowInterval = 200 * time.Millisecond
+
+func flow(host string, duration time.Duration) {
+	addr, err := net.ResolveIPAddr("ip4", host)
+	if err != nil {
+		fail(fmt.Sprintf("podtool flow %s: %v", host, err))
+	}
+	conn, err := net.DialTimeout("tcp", net.JoinHostPort(host, "8081"), 5*time.Second)
+	if err != nil {
+		fail(fmt.Sprintf("podtool flow %s: the TCP connection: %v", host, err))
+	}
+	defer conn.Close()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_RAW, syscall.IPPROTO_ICMP)
+	if err != nil {
+		fail(fmt.Sprintf("podtool flow %s: raw socket (needs CAP_NET_RAW): %v", host, err))
+	}
+	defer syscall.Close(fd)
+	_ = syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &syscall.Timeval{Usec: 100_000})
+	var to syscall.SockaddrInet4
+	copy(to.Addr[:], addr.IP.To4())
+	id := uint16(os.Getpid())
+	count := int(duration / flowInterval)
+	answered := make([]bool, count)
+	var mu sync.Mutex
+	done := make(chan struct{})
+	go func() {
+		buffer := make([]byte, 1500)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			n, from, err := syscall.Recvfrom(fd, buffer, 0)
+			if err != nil {
+				continue
+			}
+			source, ok := from.(*syscall.SockaddrInet4)
+			headerLength := int(buffer[0]&0x0f) * 4
+			if !ok || source.Addr != to.Addr || n < headerLength+8 {
+				continue
+			}
+			reply := buffer[headerLength:n]
+			seq := int(binary.BigEndian.Uint16(reply[6:]))
+			if reply[0] == 0 && binary.BigEndian.Uint16(reply[4:]) == id && seq < count {
+				mu.Lock()
+				answered[seq] = true
+				mu.Unlock()
+			}
+		}
+	}()
+	started := time.Now()
+	for seq := 0; seq < count; seq++ {
+		time.Sleep(time.Until(started.Add(time.Duration(seq) * flowInterval)))
+		packet := []byte{8, 0, 0, 0, byte(id >> 8), byte(id), byte(seq >> 8), byte(seq), 'f', 'l', 'o', 'w'}
+		binary.BigEndian.PutUint16(packet[2:], checksum(packet))
+		_ = syscall.Sendto(fd, packet, 0, &to)
+	}
+	// The last echoes' answers: a round trip is well under a second.
+	time.Sleep(time.Second)
+	close(done)
+	report := flowReport{Sent: count, TCP: "echoed"}
+	mu.Lock()
+	run, runFrom := 0, 0
+	for seq := 0; seq <= count; seq++ {
+		if seq < count && !answered[seq] {
+			if run == 0 {
+				runFrom = seq
+			}
+			run++
+			continue
+		}
+		if run > 0 && int64(run)*flowInterval.Milliseconds() > report.LongestGapMs {
+			report.LongestGapMs = int64(run) * flowInterval.Milliseconds()
+			report.GapFromMs = int64(runFrom) * flowInterval.Milliseconds()
+			report.ResumedAtMs = 0
+			if seq < count {
+				report.ResumedAtMs = int64(seq) * flowInterval.Milliseconds()
+			}
+		}
+		run = 0
+	}
+	for seq, ok := range answered {
+		if ok {
+			report.Received++
+			if report.LongestGapMs > 0 && int64(seq)*flowInterval.Milliseconds() > report.GapFromMs {
+				report.AnsweredAfterGap++
+			}
+		}
+	}
+	mu.Unlock()
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	if _, err := conn.Write([]byte("after the move\n")); err != nil {
+		report.TCP = fmt.Sprintf("write: %v", err)
+	} else if line, err := bufio.NewReader(conn).ReadString('\n'); err != nil || line != "after the move\n" {
+		report.TCP = fmt.Sprintf("read: %q %v", line, err)
+	}
+	out, _ := json.Marshal(report)
+	fmt.Println(string(out))
 }
