@@ -18,7 +18,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { downLab, listLabs } from "../local-cluster/lab.js";
-import { labOwner, TEST_LAB_ROOT } from "../harness/labs.js";
+import { labOwner, releaseSharedLab, TEST_LAB_ROOT } from "../harness/labs.js";
 import { benchAuth } from "./auth.js";
 import { privateLabs, sharedLabs, type LabRunner } from "./labs.js";
 import { benchOffloading } from "./offloading.js";
@@ -138,6 +138,8 @@ async function main(): Promise<void> {
     `${JSON.stringify({ date: new Date().toISOString(), machine: host, options, results }, null, 2)}\n`,
   );
   console.log(`\nJSON: ${options.out}`);
+  // With --shared-lab, the lock on the shared lab is held by a child process: let it go, or this one never ends.
+  await releaseSharedLab();
 }
 
 main().catch((error: unknown) => {
