@@ -1,11 +1,15 @@
 /**
- * The agents' resident memory and CPU share over an idle window, read from /proc by the PIDs
- * the lab recorded (and checked against their start times, so a reused PID is never read).
+ * The agents' resident memory and CPU share over an idle window, read from /proc: each cluster's
+ * control agent runs in a pod on this machine, found by its pod's uid in the processes' cgroups.
  */
+import * as k8s from "@kubernetes/client-node";
 import { readdirSync, readFileSync } from "node:fs";
+import { SYSTEM_NAMESPACE } from "../provider/api/index.js";
+import { AGENT_NAME, COMPONENT_LABEL } from "../provider/cluster/agent-components.js";
+import { adminConfig } from "../local-cluster/inspect.js";
 import type { LabState } from "../local-cluster/lab.js";
 import { run } from "../host/exec.js";
-import { delay, isRunning, type ProcessRecord } from "../host/processes.js";
+import { delay } from "../host/processes.js";
 
 /** One agent's usage over the window. */
 export interface AgentUsage {
@@ -20,7 +24,7 @@ export interface AgentUsage {
 }
 
 /** User plus system CPU time of `pid` so far, in clock ticks (/proc/PID/stat fields 14 and 15). */
-function cpuTicks(pid: number): number {
+export function cpuTicks(pid: number): number {
   const text = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
   return Number(fields[11]) + Number(fields[12]);
@@ -32,21 +36,22 @@ function rssMiB(pid: number): number {
   return Math.round((kib / 1024) * 10) / 10;
 }
 
-/** The agent process of every cluster of `lab`. */
-function agentsOf(lab: LabState): { cluster: string; agent: ProcessRecord }[] {
-  return lab.clusters.map((cluster) => {
-    const agent = cluster.processes.find((p) => p.name === "agent");
-    if (!agent || !isRunning(agent)) throw new Error(`lab ${lab.name}: cluster ${cluster.name} has no running agent`);
-    return { cluster: cluster.name, agent };
-  });
+/** The control agent's process in `kc`'s cluster (its pod runs on this machine). */
+export async function agentProcess(kc: k8s.KubeConfig, cluster: string): Promise<{ cluster: string; pid: number }> {
+  const pods = await kc
+    .makeApiClient(k8s.CoreV1Api)
+    .listNamespacedPod({ namespace: SYSTEM_NAMESPACE, labelSelector: `${COMPONENT_LABEL}=${AGENT_NAME}` });
+  const pod = pods.items.find((p) => p.status?.phase === "Running" && !p.metadata?.deletionTimestamp);
+  const [pid] = pod ? podProcessIds(pod.metadata!.uid!, "control") : [];
+  if (!pid) throw new Error(`cluster ${cluster}: no running agent process found`);
+  return { cluster, pid };
 }
 
 /** Samples every agent of `lab` every 5 s for `seconds`, with nothing else asked of the clusters. */
 export async function agentUsage(lab: LabState, seconds: number): Promise<AgentUsage[]> {
-  return processUsage(
-    agentsOf(lab).map(({ cluster, agent }) => ({ cluster, pid: agent.pid })),
-    seconds,
-  );
+  const agents = [];
+  for (const cluster of lab.clusters) agents.push(await agentProcess(adminConfig(cluster), cluster.name));
+  return processUsage(agents, seconds);
 }
 
 /** Samples each process every 5 s for `seconds`: its resident memory and its CPU share. */

@@ -17,13 +17,13 @@ import {
 } from "../provider/cluster/install.js";
 import { adminConfig } from "../local-cluster/inspect.js";
 import { clusterOf } from "../local-cluster/lab.js";
-import { withLab } from "../harness/labs.js";
 import { ratio, series, target, type Log, type SectionResult } from "./figures.js";
+import { privateLabs, type LabRunner } from "./labs.js";
 
 /** `samples` refusals of each kind, interleaved, on one fresh cluster. */
-export async function benchAuth(samples: number, log: Log): Promise<SectionResult> {
-  log("auth: starting one local cluster");
-  return withLab([{ name: "a" }], {}, async (lab) => {
+export async function benchAuth(samples: number, log: Log, labs: LabRunner = privateLabs): Promise<SectionResult> {
+  log("auth: one local cluster");
+  return labs([{ name: "a" }], {}, async (lab) => {
     const kc = adminConfig(clusterOf(lab, "a"));
     await ensureSystemNamespace(kc);
     const { caPem } = await ensureAuthServiceTls(kc, { hosts: ["127.0.0.1"] });

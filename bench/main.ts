@@ -5,22 +5,29 @@
  *
  * `renewal` (an identity of 600 s renewed while calls go on, about 11 minutes) runs only when named.
  *
+ * Every section runs on the product as users deploy it: each cluster's agent, gateway and route
+ * agents are pods that its install (a `Cluster`, or the same steps) deploys from the agent image the
+ * lab's nodes hold.
+ *
  * Usage: node dist/bench/main.js [tunnel] [stacks] [mesh] [auth] [offloading] [renewal]
- *          [--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--pods N] [--out FILE]
+ *          [--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--pods N] [--mesh N,N…]
+ *          [--shared-lab] [--out FILE]
+ * `--shared-lab`: sections that need plain clusters a and b run on the test run's shared lab (the
+ * suite's smoke run, test/integration/bench-smoke.test.ts) instead of a lab of their own.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { downLab, listLabs } from "../local-cluster/lab.js";
-import { labOwner, TEST_LAB_ROOT } from "../harness/labs.js";
+import { labOwner, releaseSharedLab, TEST_LAB_ROOT } from "../harness/labs.js";
 import { benchAuth } from "./auth.js";
-import { benchGatewayMove } from "./gateway-move.js";
+import { privateLabs, sharedLabs, type LabRunner } from "./labs.js";
 import { benchOffloading } from "./offloading.js";
 import { benchRenewal } from "./renewal.js";
 import { formatSeries, formatTarget, machine, timed, type SectionResult } from "./figures.js";
-import { benchMeshes, benchStacks } from "./stacks.js";
-import { benchTunnel, removeBenchNamespaces } from "./tunnel.js";
+import { benchMeshes, benchStacks, DEFAULT_MESH_SIZES } from "./stacks.js";
+import { benchTunnel, stopHandTunnels } from "./tunnel.js";
 
-const SECTIONS = ["tunnel", "stacks", "mesh", "auth", "offloading", "renewal", "gateway-move"] as const;
+const SECTIONS = ["tunnel", "stacks", "mesh", "auth", "offloading", "renewal"] as const;
 type Section = (typeof SECTIONS)[number];
 /** What runs when no section is named: all but the long `renewal`. */
 const DEFAULT_SECTIONS: readonly Section[] = ["tunnel", "stacks", "mesh", "auth", "offloading"];
@@ -40,23 +47,31 @@ interface Options {
   readonly refusals: number;
   /** Pods of the offloading figure. */
   readonly pods: number;
+  /** Cluster counts of the mesh figures. */
+  readonly mesh: readonly number[];
+  /** Where sections get their labs. */
+  readonly labs: LabRunner;
   readonly out: string;
 }
 
 const USAGE =
   "usage: npm run bench -- [tunnel] [stacks] [mesh] [auth] [offloading] [renewal] " +
-  "[--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--pods N] [--out FILE]";
+  "[--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--pods N] [--mesh N,N…] [--shared-lab] [--out FILE]";
 
 /** Reads the command line; a wrong argument ends the run with the usage. */
 function parseOptions(args: readonly string[]): Options {
   const numbers: Record<string, number> = { runs: 5, rounds: 3, seconds: 10, idle: 60, refusals: 200, pods: 100 };
   const sections: Section[] = [];
+  let mesh = DEFAULT_MESH_SIZES;
+  let labs = privateLabs;
   let out = join(".bench-output", `bench-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     const flag = /^--(runs|rounds|seconds|idle|refusals|pods|out)$/.exec(arg)?.[1];
     if ((SECTIONS as readonly string[]).includes(arg)) sections.push(arg as Section);
     else if (flag === "out" && args[i + 1]) out = args[++i]!;
+    else if (arg === "--shared-lab") labs = sharedLabs;
+    else if (arg === "--mesh" && /^[2-6](,[2-6])*$/.test(args[i + 1] ?? "")) mesh = args[++i]!.split(",").map(Number);
     else if (flag && /^[1-9]\d*$/.test(args[i + 1] ?? "")) numbers[flag] = Number(args[++i]);
     else throw new Error(`${arg}: not understood, or its value is not a positive whole number\n${USAGE}`);
   }
@@ -68,16 +83,18 @@ function parseOptions(args: readonly string[]): Options {
     idle: numbers["idle"]!,
     refusals: numbers["refusals"]!,
     pods: numbers["pods"]!,
+    mesh,
+    labs,
     out,
   };
 }
 
-/** Removes what an interrupted run made: this run's labs and tunnel namespaces. */
+/** Removes what an interrupted run made: its hand-made tunnels and its own labs (not a shared one). */
 async function removeLeftovers(): Promise<void> {
+  await stopHandTunnels();
   for (const lab of listLabs(TEST_LAB_ROOT)) {
     if (labOwner(lab) === process.pid) await downLab(lab, TEST_LAB_ROOT);
   }
-  await removeBenchNamespaces();
 }
 
 async function main(): Promise<void> {
@@ -94,18 +111,16 @@ async function main(): Promise<void> {
   for (const section of options.sections) {
     const { seconds, result } = await timed(() =>
       section === "tunnel"
-        ? benchTunnel(options.rounds, options.seconds, log)
+        ? benchTunnel(options.rounds, options.seconds, log, options.labs)
         : section === "stacks"
-          ? benchStacks(options.runs, log)
+          ? benchStacks(options.runs, log, options.labs)
           : section === "mesh"
-            ? benchMeshes(options.idle, log)
+            ? benchMeshes(options.idle, log, options.mesh, options.labs)
             : section === "auth"
-              ? benchAuth(options.refusals, log)
+              ? benchAuth(options.refusals, log, options.labs)
               : section === "offloading"
-                ? benchOffloading(options.pods, options.rounds, options.idle, log)
-                : section === "gateway-move"
-                  ? benchGatewayMove(options.rounds, log)
-                  : benchRenewal(log),
+                ? benchOffloading(options.pods, options.rounds, options.idle, log, options.labs)
+                : benchRenewal(log, options.labs),
     );
     results[section] = { ...result, seconds: Math.round(seconds) };
   }
@@ -123,6 +138,8 @@ async function main(): Promise<void> {
     `${JSON.stringify({ date: new Date().toISOString(), machine: host, options, results }, null, 2)}\n`,
   );
   console.log(`\nJSON: ${options.out}`);
+  // With --shared-lab, the lock on the shared lab is held by a child process: let it go, or this one never ends.
+  await releaseSharedLab();
 }
 
 main().catch((error: unknown) => {

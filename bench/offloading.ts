@@ -5,8 +5,6 @@
  * side by side in the same run. Then the two agents' memory and CPU while those pods run idle.
  */
 import * as k8s from "@kubernetes/client-node";
-import { SYSTEM_NAMESPACE } from "../provider/api/index.js";
-import { AGENT_NAME, COMPONENT_LABEL } from "../provider/cluster/agent-components.js";
 import { remoteNamespaceName } from "../provider/offloading/reflection.js";
 import { createPeering, deletePeering } from "../provider/peering/peering.js";
 import type { PeeringRecord } from "../provider/peering/peering-plan.js";
@@ -14,11 +12,11 @@ import { progressTo } from "../provider/peering/progress.js";
 import { poll } from "../provider/wait/poll.js";
 import { clusterOf, type ClusterState } from "../local-cluster/lab.js";
 import { kubectl } from "../local-cluster/pods.js";
-import { withLab } from "../harness/labs.js";
 import { offloadNamespace, podtoolSpec } from "../harness/offloading.js";
 import { preparePeering } from "../harness/peering-pair.js";
-import { podProcessIds, processUsage } from "./agent-usage.js";
+import { agentProcess, processUsage } from "./agent-usage.js";
 import { ratio, series, target, timed, type Log, type SectionResult } from "./figures.js";
+import { privateLabs, type LabRunner } from "./labs.js";
 
 const NAMESPACE = "bench";
 const quiet = progressTo(() => undefined);
@@ -62,20 +60,15 @@ async function createDeployment(kc: k8s.KubeConfig, namespace: string, spec: k8s
   });
 }
 
-/** The control agent's process in `kc`'s cluster (its pod runs on this machine). */
-async function agentProcess(kc: k8s.KubeConfig, cluster: string): Promise<{ cluster: string; pid: number }> {
-  const pods = await kc
-    .makeApiClient(k8s.CoreV1Api)
-    .listNamespacedPod({ namespace: SYSTEM_NAMESPACE, labelSelector: `${COMPONENT_LABEL}=${AGENT_NAME}` });
-  const pod = pods.items.find((p) => p.status?.phase === "Running" && !p.metadata?.deletionTimestamp);
-  const [pid] = pod ? podProcessIds(pod.metadata!.uid!, "control") : [];
-  if (!pid) throw new Error(`cluster ${cluster}: no running agent process found`);
-  return { cluster, pid };
-}
-
 /** The offloading figures: `count` pods offloaded against `count` scheduled directly, `rounds` times each, then `idle` seconds of usage. */
-export async function benchOffloading(count: number, rounds: number, idle: number, log: Log): Promise<SectionResult> {
-  return withLab([{ name: "a" }, { name: "b" }], {}, async (lab) => {
+export async function benchOffloading(
+  count: number,
+  rounds: number,
+  idle: number,
+  log: Log,
+  labs: LabRunner = privateLabs,
+): Promise<SectionResult> {
+  return labs([{ name: "a" }, { name: "b" }], {}, async (lab) => {
     const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
     const pair = await preparePeering(a, b, { pods: count + 10 });
     let record: PeeringRecord | undefined;
@@ -129,6 +122,8 @@ export async function benchOffloading(count: number, rounds: number, idle: numbe
       if (record)
         await deletePeering(pair.consumerKubeconfig, record, pair.auth, { force: true, timeoutMs: 300_000 }, quiet);
       await pair.cleanup();
+      // The provider's namespace too: the lab may be one that outlives this run (the suite's shared lab).
+      await kubectl(a, ["delete", "namespace", NAMESPACE, "--ignore-not-found", "--timeout=120s"]);
     }
   });
 }

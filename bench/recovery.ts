@@ -5,38 +5,17 @@
  * (to the killed side's tunnel address). docs/operations.md promises {@link RECOVERY_PROMISE_S}.
  */
 import { findWireguardProcess } from "../agent/gateway/index.js";
-import { runIn } from "../host/exec.js";
 import { isRunning } from "../host/processes.js";
 import type { LabState } from "../local-cluster/lab.js";
 import { series, target } from "./figures.js";
 import type { Log, SectionResult } from "./figures.js";
-import { firstPacket } from "./tunnel.js";
+import { firstPacket, tunnelSides, type TunnelSide } from "./tunnel-sides.js";
 
 /** The bound of docs/operations.md on a killed wireguard-go's tunnel carrying traffic again. */
 export const RECOVERY_PROMISE_S = 5;
 
-/** One side of the tunnel: its namespace, interface and tunnel address. */
-interface Side {
-  readonly netns: string;
-  readonly ifname: string;
-  readonly address: string;
-}
-
-/** The tunnel's two sides: the one WireGuard interface in each of the lab's first two clusters. */
-async function sidesOf(lab: LabState): Promise<[Side, Side]> {
-  const sides = await Promise.all(
-    lab.clusters.slice(0, 2).map(async (cluster) => {
-      const links = await runIn(cluster.netns, "ip", ["-o", "-4", "addr", "show"]);
-      const match = /^\d+: (lqw[0-9a-f]+)\s+inet (\d+\.\d+\.\d+\.\d+)\//m.exec(links);
-      if (!match) throw new Error(`recovery: no WireGuard interface with an address in ${cluster.netns}`);
-      return { netns: cluster.netns, ifname: match[1]!, address: match[2]! };
-    }),
-  );
-  return [sides[0]!, sides[1]!];
-}
-
 /** Kills `side`'s wireguard-go; resolves the seconds until `from` pings across the tunnel again. */
-async function killAndTime(side: Side, from: Side): Promise<number> {
+async function killAndTime(side: TunnelSide, from: TunnelSide): Promise<number> {
   const record = await findWireguardProcess(side.netns, side.ifname);
   if (!record) throw new Error(`recovery: no wireguard-go serving ${side.ifname} in ${side.netns}`);
   process.kill(record.pid, "SIGKILL");
@@ -48,7 +27,7 @@ async function killAndTime(side: Side, from: Side): Promise<number> {
 
 /** `runs` kills of each side's wireguard-go, taking turns. */
 export async function benchRecovery(lab: LabState, runs: number, log: Log): Promise<SectionResult> {
-  const [a, b] = await sidesOf(lab);
+  const [a, b] = await tunnelSides(lab);
   const samples: number[] = [];
   for (let run = 1; run <= runs; run++) {
     for (const [killed, from] of [

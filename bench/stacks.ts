@@ -11,11 +11,11 @@
  */
 import { dirname, join } from "node:path";
 import type { LabState } from "../local-cluster/lab.js";
-import { withLab } from "../harness/labs.js";
 import { configureForLab, configureMeshForLab, PulumiWorkspace } from "../harness/pulumi.js";
 import { agentUsage, type AgentUsage } from "./agent-usage.js";
 import { benchRecovery } from "./recovery.js";
 import { difference, ratio, series, target, timed, type Log, type SectionResult, type Series } from "./figures.js";
+import { privateLabs, type LabRunner } from "./labs.js";
 
 const REPO = dirname(require.resolve("pulumi-liqo/package.json"));
 const PROGRAMS = join(REPO, "bench", "programs");
@@ -152,9 +152,9 @@ async function benchNoChange(lab: LabState, empty: PulumiWorkspace, runs: number
 }
 
 /** The peering and no-change figures, on one lab of two clusters. */
-export async function benchStacks(runs: number, log: Log): Promise<SectionResult> {
-  log("stacks: starting two local clusters");
-  return withLab([{ name: "a" }, { name: "b" }], {}, (lab) =>
+export async function benchStacks(runs: number, log: Log, labs: LabRunner = privateLabs): Promise<SectionResult> {
+  log("stacks: two local clusters");
+  return labs([{ name: "a" }, { name: "b" }], {}, (lab) =>
     withEmptyStack(async (empty) => {
       const peering = await benchPeeringUp(lab, empty, runs, log);
       const noChange = await benchNoChange(lab, empty, runs, log);
@@ -165,6 +165,9 @@ export async function benchStacks(runs: number, log: Log): Promise<SectionResult
 
 const CLUSTER_NAMES = ["a", "b", "c", "d", "e", "f"];
 
+/** The mesh sizes measured unless told others. */
+export const DEFAULT_MESH_SIZES: readonly number[] = [2, 4, 6];
+
 /**
  * `pulumi up` of the mesh example all-to-all on `size` fresh clusters; with `idleSeconds`, then
  * the agents' resident memory and CPU while idle, each agent serving `size - 1` peerings each way.
@@ -173,9 +176,10 @@ async function benchMesh(
   size: number,
   idleSeconds: number | undefined,
   log: Log,
+  labs: LabRunner,
 ): Promise<{ up: number; agents?: AgentUsage[] }> {
-  log(`mesh: starting ${size} local clusters`);
-  return withLab(
+  log(`mesh: ${size} local clusters`);
+  return labs(
     CLUSTER_NAMES.slice(0, size).map((name) => ({ name })),
     {},
     async (lab) => {
@@ -196,40 +200,53 @@ async function benchMesh(
   );
 }
 
-/** Mesh ups of 2, 4 and 6 clusters; the agents' idle usage with 1 and with 5 peerings each way. */
-export async function benchMeshes(idleSeconds: number, log: Log): Promise<SectionResult> {
-  const two = await benchMesh(2, idleSeconds, log);
-  const four = await benchMesh(4, undefined, log);
-  const six = await benchMesh(6, idleSeconds, log);
-  const usage = (label: string, agents: readonly AgentUsage[]): Series[] => [
-    series(
-      `agent resident memory, idle, ${label}`,
-      "MB",
-      agents.map((a) => a.rssMiB),
-    ),
-    series(
-      `agent CPU, idle, ${label}`,
-      "%",
-      agents.map((a) => a.cpuPercent),
-    ),
-  ];
-  const [rssOne, cpuOne] = usage("1 peering each way (2-cluster mesh)", two.agents!);
-  const [rssFive, cpuFive] = usage("5 peerings each way (6-cluster mesh)", six.agents!);
+/**
+ * Mesh ups of each of `sizes` (2 to 6 clusters); the agents' idle usage in the smallest mesh and
+ * in the largest (`size - 1` peerings each way). The targets hold the largest.
+ */
+export async function benchMeshes(
+  idleSeconds: number,
+  log: Log,
+  sizes: readonly number[] = DEFAULT_MESH_SIZES,
+  labs: LabRunner = privateLabs,
+): Promise<SectionResult> {
+  const sorted = [...new Set(sizes)].sort((x, y) => x - y);
+  if (sorted.length === 0 || sorted.some((n) => !Number.isInteger(n) || n < 2 || n > CLUSTER_NAMES.length))
+    throw new Error(`mesh sizes ${sizes.join(",")}: each must be a whole number from 2 to ${CLUSTER_NAMES.length}`);
+  const [smallest, largest] = [sorted[0]!, sorted.at(-1)!];
+  const ups: Series[] = [];
+  const usages = new Map<number, AgentUsage[]>();
+  for (const size of sorted) {
+    const sampled = size === smallest || size === largest;
+    const mesh = await benchMesh(size, sampled ? idleSeconds : undefined, log, labs);
+    ups.push(series(`pulumi up: mesh of ${size} clusters, all-to-all`, "s", [mesh.up]));
+    if (mesh.agents) usages.set(size, mesh.agents);
+  }
+  const peerings = (size: number): string => `${size - 1} peering${size > 2 ? "s" : ""} each way`;
+  const usage = (size: number): [Series, Series] => {
+    const label = `${peerings(size)} (${size}-cluster mesh)`;
+    const agents = usages.get(size)!;
+    return [
+      series(
+        `agent resident memory, idle, ${label}`,
+        "MB",
+        agents.map((a) => a.rssMiB),
+      ),
+      series(
+        `agent CPU, idle, ${label}`,
+        "%",
+        agents.map((a) => a.cpuPercent),
+      ),
+    ];
+  };
+  const [rssLargest, cpuLargest] = usage(largest);
   return {
-    series: [
-      series("pulumi up: mesh of 2 clusters, all-to-all", "s", [two.up]),
-      series("pulumi up: mesh of 4 clusters, all-to-all", "s", [four.up]),
-      series("pulumi up: mesh of 6 clusters, all-to-all", "s", [six.up]),
-      rssOne!,
-      cpuOne!,
-      rssFive!,
-      cpuFive!,
-    ],
+    series: [...ups, ...(largest > smallest ? usage(smallest) : []), rssLargest, cpuLargest],
     targets: [
-      target("6-cluster mesh up (s)", six.up, "max", 60),
-      target("agent memory with 5 peerings, worst (MB)", rssFive!.max, "max", 80),
-      target("agent CPU with 5 peerings, worst (%)", cpuFive!.max, "max", 1),
+      target(`${largest}-cluster mesh up (s)`, ups.at(-1)!.median, "max", 60),
+      target(`agent memory with ${peerings(largest)}, worst (MB)`, rssLargest.max, "max", 80),
+      target(`agent CPU with ${peerings(largest)}, worst (%)`, cpuLargest.max, "max", 1),
     ],
-    details: { agentsWithOnePeering: two.agents, agentsWithFivePeerings: six.agents },
+    details: Object.fromEntries([...usages].map(([size, agents]) => [`agentsInMeshOf${size}`, agents])),
   };
 }

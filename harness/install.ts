@@ -11,7 +11,7 @@ import { runsHostAgent } from "../local-cluster/state.js";
 import { allOrFirstFailure } from "./settle.js";
 import { waitForAgent } from "../provider/cluster/agent.js";
 import { DEFAULT_AGENT_IMAGE } from "../provider/cluster/agent-image.js";
-import { DEFAULT_GATEWAY_PORT } from "../provider/cluster/install-plan.js";
+import { DEFAULT_GATEWAY_PORT, type ClusterInstallRequest } from "../provider/cluster/install-plan.js";
 import { installCluster, removeCluster } from "../provider/cluster/lifecycle.js";
 import {
   ensureAuthServiceTls,
@@ -59,23 +59,28 @@ export async function installForPeering(
     ...options,
   });
   const { caPem, certPem } = await ensureAuthServiceTls(kc, { hosts: [cluster.publicAddress] });
-  await waitForAgent(kc, certPem, 30_000);
+  await waitForAgent(kc, certPem, { timeoutMs: 30_000 });
   return { cluster, clusterId, caPem, kubeconfig: readFileSync(cluster.kubeconfig, "utf8"), kc };
 }
 
+/** What a test may change of a pod install. */
+export interface PodInstallOptions {
+  /** The install's deadline. @default 180000 */
+  readonly timeoutMs?: number;
+  /** The agent image. @default DEFAULT_AGENT_IMAGE (the one the lab's nodes hold) */
+  readonly image?: string;
+  readonly externalCidr?: string;
+}
+
 /**
- * Installs `cluster` as a `Cluster` resource does in any cluster: the agent deployed from the
- * project's image as pods (the lab runs no host agent), its auth service and gateway exposed by
- * NodePort Services on the ports the lab's connectivity profiles open (8443, 51820).
+ * The install request a `Cluster` resource makes for `cluster` in any cluster: the agent deployed
+ * from the project's image as pods (the lab runs no host agent), its auth service and gateway
+ * exposed by NodePort Services on the ports the lab's connectivity profiles open (8443, 51820).
  */
-export async function installWithAgentPods(
-  cluster: ClusterState,
-  options: { readonly timeoutMs?: number; readonly image?: string; readonly externalCidr?: string } = {},
-): Promise<InstalledCluster> {
-  const kubeconfig = readFileSync(cluster.kubeconfig, "utf8");
-  const installed = await installCluster({
+export function podInstallRequest(cluster: ClusterState, options: PodInstallOptions = {}): ClusterInstallRequest {
+  return {
     name: cluster.name,
-    kubeconfig,
+    kubeconfig: readFileSync(cluster.kubeconfig, "utf8"),
     kubeconfigInput: `cluster ${cluster.name}: kubeconfig`,
     podCidr: cluster.podCidr,
     serviceCidr: cluster.serviceCidr,
@@ -84,8 +89,23 @@ export async function installWithAgentPods(
     agent: { image: options.image ?? DEFAULT_AGENT_IMAGE, exposure: "NodePort", nodePort: AUTH_SERVICE_PORT },
     gateway: { exposure: "NodePort", nodePort: DEFAULT_GATEWAY_PORT },
     timeoutMs: options.timeoutMs ?? 180_000,
-  });
-  return { cluster, clusterId: installed.clusterId, caPem: installed.authCaCert, kubeconfig, kc: adminConfig(cluster) };
+  };
+}
+
+/** Installs `cluster` as a `Cluster` resource does in any cluster ({@link podInstallRequest}). */
+export async function installWithAgentPods(
+  cluster: ClusterState,
+  options: PodInstallOptions = {},
+): Promise<InstalledCluster> {
+  const request = podInstallRequest(cluster, options);
+  const installed = await installCluster(request);
+  return {
+    cluster,
+    clusterId: installed.clusterId,
+    caPem: installed.authCaCert,
+    kubeconfig: request.kubeconfig,
+    kc: adminConfig(cluster),
+  };
 }
 
 /**

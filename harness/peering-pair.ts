@@ -5,8 +5,12 @@
 import { readFileSync } from "node:fs";
 import type { ClusterState } from "../local-cluster/lab.js";
 import { ensurePeeringTokenSecret, forgePeeringToken, revokePeeringToken } from "../provider/authentication/tokens.js";
+import { SYSTEM_NAMESPACE } from "../provider/api/index.js";
+import { loadKubeconfig } from "../provider/kube/client.js";
+import { providerEndpointNamespace, type TunnelSides } from "../provider/network-fabric/tunnel.js";
 import type { ProviderHandover } from "../provider/peering/handover.js";
-import type { PeeringRequest } from "../provider/peering/peering.js";
+import { getIdentityKubeconfig } from "../provider/peering/outgoing.js";
+import type { PeeringRecord, PeeringRequest } from "../provider/peering/peering.js";
 import { installForPeering, uninstallClusters, type InstalledCluster } from "./install.js";
 import { allOrFirstFailure } from "./settle.js";
 
@@ -52,6 +56,31 @@ export async function preparePeering(
     cleanup: async () => {
       await revokePeeringToken(provider.kc, token.tokenId);
       await uninstallClusters([b, a]);
+    },
+  };
+}
+
+/**
+ * The `TunnelSides` the tunnel steps take for the out-of-band peering `record` of `consumer` with
+ * `provider`: the provider's side written with the consumer's own identity (the identity Secret
+ * the peering stores on the consumer), exactly as a `Tunnel` resource writes it.
+ */
+export async function tunnelSidesOf(
+  consumer: { readonly kc: InstalledCluster["kc"]; readonly clusterId: string; readonly name: string },
+  provider: { readonly clusterId: string; readonly name: string },
+  record: PeeringRecord,
+): Promise<TunnelSides> {
+  const identity = loadKubeconfig((await getIdentityKubeconfig(consumer.kc, provider.clusterId))!, "identity");
+  return {
+    consumer: {
+      kc: consumer.kc,
+      namespace: SYSTEM_NAMESPACE,
+      party: { clusterId: consumer.clusterId, clusterName: consumer.name },
+    },
+    provider: {
+      kc: identity,
+      namespace: providerEndpointNamespace("out-of-band", record.tenantNamespace),
+      party: { clusterId: provider.clusterId, clusterName: provider.name },
     },
   };
 }

@@ -38,6 +38,10 @@ export interface AgentArgs {
    * pushed to a registry the cluster pulls from. One image, three roles: the control agent
    * (a Deployment), the gateway (a Deployment of one hostNetwork pod) and the route agent (a
    * DaemonSet). A new image rolls them in place; peerings stay and the gateway keeps its keys.
+   * Without it, an agent must already run in the cluster: when the cluster has neither the
+   * agent's Deployment nor a fresh agent Lease, the install fails within about 15 s naming this
+   * input (what it made stays recorded; `pulumi up` with the image set finishes it).
+   * @default none: no agent is deployed
    * @example "registry.example.com/pulumi-liqo/agent:0.1.0"
    */
   readonly image?: pulumi.Input<string>;

@@ -121,12 +121,13 @@ export async function installCluster(request: ClusterInstallRequest): Promise<In
   const made = { ...endpoints, ...cidrs, clusterId };
   try {
     const { caPem: authCaCert, certPem } = await ensureAuthServiceTls(kc, { hosts: [endpoints.authHost] });
-    // With an image, the agent is deployed here and rolled out; without one, an agent already runs (`--host-agent` labs).
+    // With an image, the agent is deployed here and rolled out; without one, an agent must already run
+    // (`--host-agent` labs), and the wait stops within seconds when the cluster shows none.
     if (request.agent?.image) {
       await ensureAgentDeployment(kc, agentDeploymentOf(request, request.agent.image));
       await waitForAgentRollout(kc, timeoutMs);
     }
-    await waitForAgent(kc, certPem, timeoutMs);
+    await waitForAgent(kc, certPem, { timeoutMs, mustAlreadyRun: !request.agent?.image });
     await waitForQuotaCounted(kc, systemQuota, "cluster install", timeoutMs);
     return { ...made, authCaCert };
   } catch (error) {

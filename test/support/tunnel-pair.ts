@@ -3,17 +3,15 @@
  * `TunnelSides` the tunnel steps take, the provider's side written with b's own identity (the
  * identity Secret the peering stores on b), exactly as a `Tunnel` resource writes it.
  */
-import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
 import { ensurePeeringTokenSecret, forgePeeringToken } from "../../provider/authentication/tokens.js";
-import { loadKubeconfig } from "../../provider/kube/client.js";
-import { providerEndpointNamespace, type TunnelSides } from "../../provider/network-fabric/tunnel.js";
+import type { TunnelSides } from "../../provider/network-fabric/tunnel.js";
 import { deleteTunnel } from "../../provider/network-fabric/tunnel-delete.js";
-import { getIdentityKubeconfig } from "../../provider/peering/outgoing.js";
 import { createPeering, deletePeering, type PeeringRecord } from "../../provider/peering/peering.js";
 import { progressTo } from "../../provider/peering/progress.js";
 import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
 import { installForPeering, type InstalledCluster } from "../../harness/install.js";
 import { allOrFirstFailure } from "../../harness/settle.js";
+import { tunnelSidesOf } from "../../harness/peering-pair.js";
 
 /** Progress that goes nowhere. */
 export const quietProgress = progressTo(() => undefined);
@@ -44,19 +42,7 @@ export async function peerPair(lab: LabState, options: { readonly externalCidr?:
     },
     quietProgress,
   );
-  const identity = loadKubeconfig((await getIdentityKubeconfig(consumer.kc, provider.clusterId))!, "identity");
-  const sides: TunnelSides = {
-    consumer: {
-      kc: consumer.kc,
-      namespace: SYSTEM_NAMESPACE,
-      party: { clusterId: consumer.clusterId, clusterName: "b" },
-    },
-    provider: {
-      kc: identity,
-      namespace: providerEndpointNamespace("out-of-band", record.tenantNamespace),
-      party: { clusterId: provider.clusterId, clusterName: "a" },
-    },
-  };
+  const sides = await tunnelSidesOf({ ...consumer, name: "b" }, { ...provider, name: "a" }, record);
   return { a, b, provider, consumer, record, sides };
 }
 

@@ -30,6 +30,14 @@ const out = (resource: Floor, key: string): pulumi.Output<unknown> =>
   (resource as unknown as Record<string, pulumi.Output<unknown>>)[key]!;
 
 const config = new pulumi.Config();
+// The same agent inputs as the programs measured, when they deploy the agent.
+const agentImage = config.get("agentImage");
+const deployed = agentImage
+  ? {
+      agent: { image: agentImage, exposure: "NodePort", nodePort: 8443 },
+      gateway: { exposure: "NodePort", nodePort: 51820 },
+    }
+  : {};
 const cluster = (name: string): Floor =>
   new Floor(
     name,
@@ -38,6 +46,7 @@ const cluster = (name: string): Floor =>
       kubeconfig: readFileSync(config.require(`${name}Kubeconfig`), "utf8"),
       podCidr: config.require(`${name}PodCidr`),
       serviceCidr: config.require(`${name}ServiceCidr`),
+      ...deployed,
       clusterId: `${name}-id`,
       authUrl: `https://${name}:8443`,
       authCaCert: "ca",

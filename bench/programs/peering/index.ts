@@ -3,12 +3,23 @@ import { readFileSync } from "node:fs";
 import { Cluster, Peering, PeeringToken } from "pulumi-liqo";
 
 const config = new pulumi.Config();
+// The agent image the clusters' nodes hold (`npm run clusters -- agent-image`): each Cluster deploys the
+// agent, the gateway and the route agents from it, on the node ports the local clusters open, as
+// examples/local-peering does. Without it, an agent must already run in each cluster.
+const agentImage = config.get("agentImage");
+const deployed = agentImage
+  ? {
+      agent: { image: agentImage, exposure: "NodePort" as const, nodePort: 8443 },
+      gateway: { exposure: "NodePort" as const, nodePort: 51820 },
+    }
+  : {};
 const cluster = (name: string) =>
   new Cluster(name, {
     name,
     kubeconfig: readFileSync(config.require(`${name}Kubeconfig`), "utf8"),
     podCidr: config.require(`${name}PodCidr`),
     serviceCidr: config.require(`${name}ServiceCidr`),
+    ...deployed,
   });
 
 const provider = cluster("a");
