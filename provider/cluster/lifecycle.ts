@@ -6,7 +6,6 @@ import type * as k8s from "@kubernetes/client-node";
 import { describeOwner } from "../api/names.js";
 import { loadKubeconfig, probeApiServer, serverOf } from "../kube/client.js";
 import { getPeeringsUsing } from "../peering/outgoing.js";
-import { applyQuota, forgeSystemQuota, waitForQuotaCounted } from "../authentication/tenant-quota.js";
 import { waitForAgent } from "./agent.js";
 import {
   decideClusterCidrs,
@@ -106,9 +105,6 @@ export async function installCluster(request: ClusterInstallRequest): Promise<In
   const cidrs = await resolveClusterCidrs(kc, request.name, request);
   await ensureSystemNamespace(kc);
   await ensureCustomResourceDefinitions(kc, { timeoutMs });
-  // Counted by the end of the install (see tenant-quota.ts), while the agent rolls out.
-  const systemQuota = forgeSystemQuota();
-  await applyQuota(kc, systemQuota, "cluster install");
   const { clusterId } = await ensureClusterIdentity(kc, {
     clusterName: request.name,
     apiServerUrl: endpoints.apiServerUrl,
@@ -128,7 +124,6 @@ export async function installCluster(request: ClusterInstallRequest): Promise<In
       await waitForAgentRollout(kc, timeoutMs);
     }
     await waitForAgent(kc, certPem, { timeoutMs, mustAlreadyRun: !request.agent?.image });
-    await waitForQuotaCounted(kc, systemQuota, "cluster install", timeoutMs);
     return { ...made, authCaCert };
   } catch (error) {
     throw Object.assign(error instanceof Error ? error : new Error(String(error)), { made });

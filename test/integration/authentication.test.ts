@@ -64,11 +64,7 @@ import { loadKubeconfig, readOptional } from "../../provider/kube/client.js";
 import { statusOf } from "../../provider/kube/errors.js";
 import { sharedLab } from "../../harness/labs.js";
 
-/**
- * An identity request's bound: its tenant's quota must be counted first, and the quota controller
- * finds the kinds defined in beforeAll only at its next discovery (every 30 s).
- */
-const TIMEOUT_MS = 90_000;
+const TIMEOUT_MS = 30_000;
 
 function adminConfig(cluster: ClusterState): k8s.KubeConfig {
   return loadKubeconfig(readFileSync(cluster.kubeconfig, "utf8"), `cluster ${cluster.name} admin kubeconfig`);

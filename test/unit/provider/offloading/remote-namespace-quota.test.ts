@@ -1,24 +1,10 @@
-import {
-  forgeRemoteNamespaceQuota,
-  forgeTenantQuota,
-  quotaCounted,
-} from "../../../../provider/authentication/tenant-quota.js";
+import { forgeRemoteNamespaceQuota, quotaCounted } from "../../../../provider/offloading/remote-namespace-quota.js";
 
-describe("consumer quotas", () => {
-  test("GIVEN a consumer THEN its tenant namespace's quota counts each kind of the project it may create there", () => {
-    const quota = forgeTenantQuota("0123456789abcdef");
-    expect(quota.metadata?.namespace).toBe("pulumi-liqo-tenant-0123456789abcdef");
-    expect(quota.spec?.hard).toEqual({
-      "count/resourcerequests.peering.pulumi-liqo.dev": "4",
-      "count/tunnelendpoints.peering.pulumi-liqo.dev": "4",
-      "count/remotenamespaces.peering.pulumi-liqo.dev": "32",
-      "count/offloadedpods.peering.pulumi-liqo.dev": "1024",
-    });
-  });
-
+describe("remote namespace quota", () => {
   test("GIVEN a remote namespace THEN its quota counts the ConfigMaps and Secrets the consumer keeps there", () => {
     const quota = forgeRemoteNamespaceQuota("shop", "0123456789abcdef");
     expect(quota.metadata?.namespace).toBe("shop");
+    expect(quota.metadata?.name).toBe("pulumi-liqo-consumer");
     expect(quota.spec?.hard).toEqual({ "count/configmaps": "128", "count/secrets": "128" });
   });
 
