@@ -10,15 +10,7 @@ import { runIn } from "../../host/exec.js";
 import type { ClusterState } from "../../local-cluster/lab.js";
 import * as k8s from "@kubernetes/client-node";
 import { adminConfig } from "../../local-cluster/inspect.js";
-import {
-  coreOf,
-  kubectl,
-  podName,
-  podtoolFrom,
-  POD_NAMESPACE,
-  runPodtool,
-  type FlowReport,
-} from "../../local-cluster/pods.js";
+import { coreOf, kubectl, podName, podtoolFrom, POD_NAMESPACE, runPodtool } from "../../local-cluster/pods.js";
 import { parseWireguardDump, readWireguardStatus, type WireguardStatus } from "../../agent/gateway/index.js";
 import { runsHostAgent } from "../../local-cluster/state.js";
 import { ROUTE_PROTO } from "../../agent/route/plan.js";
@@ -116,31 +108,4 @@ export async function serviceToAddress(cluster: ClusterState, name: string, addr
       },
     });
   return service.spec!.clusterIP!;
-}
-
-/** How long {@link expectFlowsSurvive} lets a flow go unanswered: generous; the bench measures the real figure. */
-const FLOW_DEADLINE_MS = 30_000;
-
-/**
- * Each flow (`podtool flow`) was answered before its longest gap, resumed after it, lost no more
- * than {@link FLOW_DEADLINE_MS}, and its idle TCP connection carried a line at the end.
- */
-export function expectFlowsSurvive(flows: readonly PromiseSettledResult<FlowReport>[]): void {
-  for (const flow of flows) {
-    if (flow.status === "rejected") throw flow.reason;
-    const report = flow.value;
-    const verdict = {
-      tcp: report.tcp,
-      answeredBefore: report.longestGapMs === 0 || report.gapFromMs > 0,
-      resumed: report.longestGapMs === 0 || report.answeredAfterGap > 0,
-      withinDeadline: report.longestGapMs <= FLOW_DEADLINE_MS,
-    };
-    expect({ ...verdict, report }).toEqual({
-      tcp: "echoed",
-      answeredBefore: true,
-      resumed: true,
-      withinDeadline: true,
-      report,
-    });
-  }
 }
