@@ -204,7 +204,9 @@ export async function tcpTransfer(
   }
 }
 
-/** Pings `target` from pod address `source` in `netns` (3 probes); throws, quoting ping, if it gets no reply. */
+/** Pings `target` from pod address `source` in `netns` until 3 replies (15 s at most); throws, quoting ping, if fewer came. */
 export async function pingReplies(netns: string, source: string, target: string): Promise<string> {
-  return runIn(netns, "ping", ["-I", source, "-c", "3", "-i", "0.2", "-W", "2", target]);
+  // With -w, ping waits for 3 replies (not 3 sends) until the deadline: a packet lost on a loaded
+  // machine is sent again instead of failing the check.
+  return runIn(netns, "ping", ["-I", source, "-c", "3", "-i", "0.2", "-w", "15", target]);
 }
