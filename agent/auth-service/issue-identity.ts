@@ -8,7 +8,7 @@
  * 4. the token is bound to this consumer (its cluster id and key), or binds to it now if this is
  *    its first use; and the consumer's tenant, if it has one, is bound to the same key;
  * then, on the provider cluster:
- * 5. ensure the tenant namespace (recording the key) and its Role/RoleBinding;
+ * 5. ensure the tenant namespace (recording the key), its object quota, then its Role/RoleBinding;
  * 6. submit the CSR, approve it, wait for the signer's certificate;
  * 7. answer with the certificate and how to reach the API server.
  */
@@ -22,6 +22,8 @@ import {
   getTenantKeyFingerprint,
 } from "../../provider/authentication/tenant.js";
 import { publicKeyFingerprint } from "../../provider/authentication/consumer-key.js";
+import { forgeTenantQuota } from "../../provider/authentication/tenant-quota.js";
+import { ensureObjectQuota } from "../../provider/kube/quota.js";
 import {
   bindPeeringToken,
   getPeeringTokenRecord,
@@ -116,12 +118,13 @@ export async function issueIdentity(ctx: IssueContext, body: unknown, source: st
     return refuse(403, refusal);
   }
 
-  // 5-6. Provider cluster acts: tenant, RBAC, certificate.
+  // 5-6. Provider cluster acts: tenant, its quota before any right to fill it, RBAC, certificate.
   await ensureTenantNamespace(ctx.kc, {
     consumerClusterId: clusterId,
     consumerClusterName: clusterName,
     consumerKeySha256: presented.keySha256,
   });
+  await ensureObjectQuota(ctx.kc, forgeTenantQuota(clusterId), "authentication");
   await ensureTenantRbac(ctx.kc, clusterId);
   const signed = await signConsumerCsr(ctx, {
     consumerClusterId: clusterId,

@@ -10,14 +10,17 @@
  * 3. the CSR asks for exactly that consumer's user name, with no group, and is signed by that same
  *    key: a renewal extends an identity, it never moves it to another key or another consumer;
  * then, on the provider cluster:
- * 4. submit the CSR, approve it, wait for the signer's certificate, tidy the consumer's older CSRs;
- * 5. answer with the certificate. The tenant and its RBAC are left as they are: nothing is granted.
+ * 4. keep the tenant's object quota (a tenant made before quotas existed gets it here);
+ * 5. submit the CSR, approve it, wait for the signer's certificate, tidy the consumer's older CSRs;
+ * 6. answer with the certificate. The tenant's RBAC is left as it is: nothing is granted.
  */
 import { X509Certificate } from "node:crypto";
 import { publicKeyFingerprint } from "../../provider/authentication/consumer-key.js";
 import { checkIdentityCsr } from "../../provider/authentication/csr-policy.js";
 import type { RenewResponseBody } from "../../provider/authentication/protocol.js";
 import { getTenantStanding } from "../../provider/authentication/tenant.js";
+import { forgeTenantQuota } from "../../provider/authentication/tenant-quota.js";
+import { ensureObjectQuota } from "../../provider/kube/quota.js";
 import { refuse, type Answer } from "./answer.js";
 import { signConsumerCsr } from "./sign-certificate.js";
 import { authenticateConsumer, type CertificateAuthContext, type PeerCertificate } from "./revoke-identity.js";
@@ -68,7 +71,8 @@ export async function renewConsumerIdentity(
     return refuse(403, "renewal refused: the CSR must be signed by the key of the certificate being renewed");
   }
 
-  // 4-5. Provider cluster acts: a new certificate for the same user and key.
+  // 4-6. Provider cluster acts: the quota, then a new certificate for the same user and key.
+  await ensureObjectQuota(ctx.kc, forgeTenantQuota(who.clusterId), "authentication");
   const signed = await signConsumerCsr(ctx, {
     consumerClusterId: who.clusterId,
     csrPem: csr,

@@ -24,7 +24,8 @@ import {
 } from "../../provider/api/index.js";
 import { forgeRemotePodsBinding } from "../../provider/cluster/agent-rbac.js";
 import { describeFailure, ensureObject, serverOf } from "../../provider/kube/client.js";
-import { ensureObjectQuota, forgeRemoteNamespaceQuota } from "../../provider/offloading/remote-namespace-quota.js";
+import { ensureObjectQuota } from "../../provider/kube/quota.js";
+import { forgeRemoteNamespaceQuota } from "../../provider/offloading/remote-namespace-quota.js";
 import {
   formatCpuMillis,
   formatMemoryBytes,

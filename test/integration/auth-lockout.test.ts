@@ -3,7 +3,8 @@
  * its auth service is reached through a NodePort Service on a's node, whose masquerade makes every
  * client arrive from the same node address. A flood of wrong tokens must throttle that address and
  * nobody who proves more (a consumer's certificate, a token a holds); a forged certificate chain is
- * refused every time, logged and counted; a handshake that fails is answered, logged and counted.
+ * refused every time, logged and counted; a handshake that fails is answered, logged and counted;
+ * the consumer's identity cannot store more objects than its tenant's quota.
  */
 import * as k8s from "@kubernetes/client-node";
 import { X509Certificate } from "node:crypto";
@@ -11,11 +12,13 @@ import { connect } from "node:net";
 import { request as httpsRequest } from "node:https";
 import { connect as tlsConnect } from "node:tls";
 import { startAuthService } from "../../agent/auth-service/index.js";
-import { SYSTEM_NAMESPACE } from "../../provider/api/names.js";
+import { API_GROUP, API_GROUP_VERSION, API_VERSION, SYSTEM_NAMESPACE } from "../../provider/api/names.js";
+import type { TunnelEndpoint } from "../../provider/api/crds.js";
 import { parseAuthUrl, postToAuthService, type AuthAnswer } from "../../provider/authentication/auth-client.js";
 import { forgeIdentityRequest } from "../../provider/authentication/identity.js";
 import { IDENTITY_PATH, RENEW_PATH } from "../../provider/authentication/protocol.js";
 import { removeTenant } from "../../provider/authentication/tenant.js";
+import { CONSUMER_QUOTA, TENANT_OBJECT_LIMITS } from "../../provider/authentication/tenant-quota.js";
 import {
   ensurePeeringTokenSecret,
   forgePeeringToken,
@@ -136,7 +139,7 @@ function logged(kcA: k8s.KubeConfig, since: Date, pattern: RegExp, count: number
   );
 }
 
-describe("auth service lockout: a stranger against provider a, through its NodePort", () => {
+describe("auth service lockout and quotas: a stranger against provider a, through its NodePort", () => {
   let lab: LabState;
   let pair: PeeringPair;
   let record: PeeringRecord | undefined;
@@ -306,6 +309,100 @@ describe("auth service lockout: a stranger against provider a, through its NodeP
       } finally {
         await revokePeeringToken(pair.provider.kc, token.tokenId);
         await removeTenant(pair.provider.kc, newcomer);
+      }
+    },
+  );
+
+  test(
+    "GIVEN b's identity WHEN it creates TunnelEndpoints past its tenant's quota THEN the API server refuses the extra ones, " +
+      "and the peering keeps working",
+    async () => {
+      const custom = identity.kc.makeApiClient(k8s.CustomObjectsApi);
+      const namespace = record!.tenantNamespace;
+      const list = async (): Promise<string[]> =>
+        (
+          (await custom.listNamespacedCustomObject({
+            group: API_GROUP,
+            version: API_VERSION,
+            namespace,
+            plural: "tunnelendpoints",
+          })) as {
+            items: TunnelEndpoint[];
+          }
+        ).items.map((e) => e.metadata.name!);
+      const before = await list();
+      const limit = TENANT_OBJECT_LIMITS["tunnelendpoints"]!;
+      const made: string[] = [];
+      const refusals: string[] = [];
+      try {
+        for (let i = 0; i < limit + 3; i++) {
+          const name = `extra-${i}`;
+          const body: TunnelEndpoint = {
+            apiVersion: API_GROUP_VERSION,
+            kind: "TunnelEndpoint",
+            metadata: { name, namespace },
+            spec: {
+              remoteClusterId: pair.consumer.clusterId,
+              remoteClusterName: "b",
+              role: "server",
+              listenPort: 51820,
+              mtu: 1420,
+              keepaliveSeconds: 0,
+              linkCidr: `169.254.${100 + i}.0/30`,
+              remote: {},
+            },
+          };
+          await custom
+            .createNamespacedCustomObject({
+              group: API_GROUP,
+              version: API_VERSION,
+              namespace,
+              plural: "tunnelendpoints",
+              body,
+            })
+            .then(
+              () => void made.push(name),
+              (error: unknown) =>
+                void refusals.push(
+                  `${(error as { code?: number }).code}: ${String((error as { body?: unknown }).body)}`,
+                ),
+            );
+        }
+        expect(made).toHaveLength(limit - before.length);
+        expect(refusals).toHaveLength(limit + 3 - made.length);
+        expect(refusals.every((r) => r.startsWith("403:") && r.includes(`exceeded quota: ${CONSUMER_QUOTA}`))).toBe(
+          true,
+        );
+        expect((await list()).sort()).toEqual([...before, ...made].sort());
+        // Nor can b's identity lift the bound: the quota is not its to patch or delete.
+        const core = identity.kc.makeApiClient(k8s.CoreV1Api);
+        const tamper = [
+          core.patchNamespacedResourceQuota({
+            name: CONSUMER_QUOTA,
+            namespace,
+            body: [{ op: "replace", path: "/spec/hard", value: {} }],
+          }),
+          core.deleteNamespacedResourceQuota({ name: CONSUMER_QUOTA, namespace }),
+        ];
+        for (const attempt of tamper) await expect(attempt).rejects.toMatchObject({ code: 403 });
+        const quota = await pair.provider.kc.makeApiClient(k8s.CoreV1Api).readNamespacedResourceQuota({
+          name: CONSUMER_QUOTA,
+          namespace,
+        });
+        expect(quota.spec?.hard?.[`count/tunnelendpoints.${API_GROUP}`]).toBe(String(limit));
+        // The peering goes on: b's identity still reads its offer.
+        await getResourceOffer(identity.kc, { tenantNamespace: namespace, name: record!.requestName });
+      } finally {
+        for (const name of made)
+          await custom
+            .deleteNamespacedCustomObject({
+              group: API_GROUP,
+              version: API_VERSION,
+              namespace,
+              plural: "tunnelendpoints",
+              name,
+            })
+            .catch(() => undefined);
       }
     },
   );
