@@ -4,6 +4,7 @@
  * node, and the wait for pods Running on the consumer.
  */
 import * as k8s from "@kubernetes/client-node";
+import type { PodOffloading } from "../provider/api/offloading.js";
 import { offloadNamespace as offloadingSteps } from "../provider/offloading/namespace-offloading.js";
 import { progressTo } from "../provider/peering/progress.js";
 import { VIRTUAL_NODE_TAINT } from "../provider/virtual-node/node.js";
@@ -22,19 +23,21 @@ export function podtoolSpec(virtualNode: string, extra: Partial<k8s.V1PodSpec> =
 }
 
 /**
- * Makes namespace `namespace` on the consumer and offloads it through `virtualNode`, with the
- * steps of the `NamespaceOffloading` resource; resolves once the provider made `remoteNamespace`.
+ * Makes namespace `namespace` on the consumer and offloads it through `virtualNode` (its pods placed
+ * by `podOffloading`), with the steps of the `NamespaceOffloading` resource; resolves once the
+ * provider made `remoteNamespace` and the consumer's API server places the namespace's pods.
  */
 export async function offloadNamespace(
   consumer: k8s.KubeConfig,
   namespace: string,
   remoteNamespace: string,
   virtualNode: string,
+  podOffloading?: PodOffloading,
 ): Promise<void> {
   await consumer.makeApiClient(k8s.CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
   await offloadingSteps(
     consumer,
-    { namespace, remoteNamespace, virtualNodes: [virtualNode] },
+    { namespace, remoteNamespace, virtualNodes: [virtualNode], ...(podOffloading ? { podOffloading } : {}) },
     60_000,
     progressTo(() => undefined),
   );

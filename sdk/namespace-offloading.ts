@@ -36,6 +36,14 @@ export interface NamespaceOffloadingArgs {
    * gone: `pulumi up`, then `pulumi destroy`. @default false
    */
   readonly force?: pulumi.Input<boolean>;
+  /**
+   * Where the namespace's pods may run, applied by the consumer's API server to every pod created
+   * in the namespace, so workloads need no edit: `local-and-remote` (they tolerate the virtual
+   * nodes' taint; the scheduler picks real or virtual nodes), `remote` (virtual nodes only) or
+   * `local` (the consumer's own nodes only; the namespace is still made on the providers). A change
+   * updates in place and applies to pods created from then on. @default "local-and-remote"
+   */
+  readonly podOffloading?: pulumi.Input<"local-and-remote" | "remote" | "local">;
 }
 
 /** What one provider answered for the namespace. */
@@ -58,8 +66,8 @@ export interface RemoteNamespaceStatus {
 /**
  * Offloads a consumer namespace: pods of it that the scheduler binds to a virtual node of one of
  * `peerings` run in that peering's provider, in a namespace made for this consumer there, and the
- * consumer sees them as its own (status, address as it reaches them, logs). Pods must tolerate
- * the virtual node's taint. Create returns once every provider made its namespace; delete removes
+ * consumer sees them as its own (status, address as it reaches them, logs). Where the pods may
+ * go is `podOffloading`, added to each pod when it is created: workloads need no edit. Create returns once every provider made its namespace; delete removes
  * the namespace's pods from the virtual nodes, then the remote namespaces. Delete and update
  * first take one short look at each provider: one out of reach fails them within seconds, naming
  * it, unless `force` is set (delete only).
@@ -84,6 +92,7 @@ export class NamespaceOffloading extends pulumi.dynamic.Resource {
         naming: args.naming,
         timeoutSeconds: args.timeoutSeconds,
         force: args.force,
+        podOffloading: args.podOffloading,
         remoteNamespace: undefined,
         remotes: undefined,
         status: undefined,

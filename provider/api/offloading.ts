@@ -16,6 +16,15 @@ import type { V1ObjectMeta, V1PodSpec } from "@kubernetes/client-node";
 import { crd, int, obj, opaque, str, stringList, stringMap } from "./crd-schema.js";
 import { API_GROUP } from "./names.js";
 
+/** Where an offloaded namespace's pods may run (provider/offloading/pod-placement.ts applies it). */
+export type PodOffloading = "local-and-remote" | "remote" | "local";
+
+/** Every {@link PodOffloading}, in the order the docs list them. */
+export const POD_OFFLOADING_POLICIES: readonly PodOffloading[] = ["local-and-remote", "remote", "local"];
+
+/** The policy when none is given, as Liqo's. */
+export const DEFAULT_POD_OFFLOADING: PodOffloading = "local-and-remote";
+
 /** Name of the one `NamespaceOffloading` of an offloaded namespace (as Liqo names its own). */
 export const NAMESPACE_OFFLOADING_NAME = "offloading";
 

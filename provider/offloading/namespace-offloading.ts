@@ -9,8 +9,10 @@ import * as k8s from "@kubernetes/client-node";
 import { API_GROUP, API_GROUP_VERSION, API_VERSION, MANAGED_BY, MANAGED_BY_LABEL } from "../api/names.js";
 import {
   ABANDONED_VIRTUAL_NODES_ANNOTATION,
+  DEFAULT_POD_OFFLOADING,
   NAMESPACE_OFFLOADING_NAME,
   type NamespaceOffloading,
+  type PodOffloading,
   type RemoteNamespaceReport,
 } from "../api/offloading.js";
 import { forgeReflectorBinding, REFLECTOR_ROLE } from "../cluster/agent-rbac.js";
@@ -18,6 +20,7 @@ import { deleteOptional, describeFailure, ensureObject, isNotFound, readOptional
 import type { Progress } from "../peering/progress.js";
 import { describeUnreachable, providerUnreachableError } from "../peering/unreachable.js";
 import { poll } from "../wait/poll.js";
+import { placePods } from "./pod-placement.js";
 import {
   findUnreachableProviders,
   offloadingLeftOnProvider,
@@ -40,6 +43,8 @@ export interface OffloadingRequest {
   readonly virtualNodes: readonly string[];
   /** The owning resource's URN, recorded on the object. */
   readonly owner?: string;
+  /** Where the namespace's pods may run (pod-placement.ts). @default "local-and-remote" */
+  readonly podOffloading?: PodOffloading;
 }
 
 const group = { group: API_GROUP, version: API_VERSION, plural: "namespaceoffloadings" };
@@ -111,7 +116,8 @@ export async function readOffloadingState(
  * Writes the NamespaceOffloading and waits until each provider made the remote namespace. A short
  * look at every provider it needs (those it names, and those it named before, whose namespace goes)
  * comes first: one out of reach fails it at once, changing nothing. A provider that refuses the
- * namespace fails the wait at once, with its reason. Resolves the reports.
+ * namespace fails the wait at once, with its reason. Then the namespace's pods are placed by its
+ * policy (pod-placement.ts), from then on. Resolves the reports.
  */
 export async function offloadNamespace(
   kc: k8s.KubeConfig,
@@ -164,7 +170,7 @@ export async function offloadNamespace(
     2,
     `${STEP}: waiting for the providers of ${request.virtualNodes.join(", ")} to make namespace ${request.remoteNamespace}`,
   );
-  return poll(
+  const made = await poll(
     { step: STEP, object: `${where}: remote namespaces made`, endpoint },
     { timeoutMs, intervalMs: 500 },
     async () => {
@@ -177,6 +183,8 @@ export async function offloadNamespace(
       return problems.length === 0 ? { done: true, value: reports } : { done: false, state: problems.join("; ") };
     },
   );
+  await placePods(kc, request.namespace, request.podOffloading ?? DEFAULT_POD_OFFLOADING, STEP);
+  return made;
 }
 
 const isNonEmpty = <T>(list: readonly T[]): list is readonly [T, ...T[]] => list.length > 0;
@@ -246,6 +254,8 @@ export async function withdrawNamespace(
       )
     : [];
   if (isNonEmpty(unreachable) && !options.force) throw providerUnreachableError(unreachable, "NamespaceOffloading");
+  // First, so that the pods a controller makes while the rest goes stay on the consumer.
+  await placePods(kc, namespace, "local", STEP);
   const abandoned: LeftOnProvider[] = [];
   if (live && isNonEmpty(unreachable)) {
     progress.step(

@@ -5,7 +5,7 @@
  * another namespace, naming or consumer is another offloading.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import type { RemoteNamespaceReport } from "../api/offloading.js";
+import { POD_OFFLOADING_POLICIES, type PodOffloading, type RemoteNamespaceReport } from "../api/offloading.js";
 import { remoteNamespaceName } from "../offloading/reflection.js";
 import { DEFAULT_TIMEOUT_SECONDS } from "../wait/deadline.js";
 import {
@@ -52,6 +52,8 @@ export interface NamespaceOffloadingInputs {
   readonly timeoutSeconds?: number;
   /** On delete with a provider unreachable, remove the consumer's side anyway and list what stays on the provider. */
   readonly force?: boolean;
+  /** Where the namespace's pods may run. @default "local-and-remote" */
+  readonly podOffloading?: PodOffloading;
 }
 
 /** Outputs: the inputs, the remote namespace's name and each provider's report. */
@@ -90,6 +92,9 @@ export const NAMESPACE_OFFLOADING_DIFF = {
   ),
   consumerKubeconfig: inPlace("only how pulumi reaches the consumer cluster, which its cluster ID identifies"),
   timeoutSeconds: inPlace("only the deadline of later operations"),
+  podOffloading: inPlace(
+    "pods created from then on are placed by the new policy; pods already running stay where they are",
+  ),
   force: inPlace(
     "only what a later delete does when a provider cannot be reached; update records it and contacts no cluster",
   ),
@@ -122,7 +127,13 @@ async function converge(inputs: NamespaceOffloadingInputs): Promise<NamespaceOff
     const remotes = await showingSteps(inputs, (progress) =>
       steps().offloadNamespace(
         kubeconfigOf(inputs),
-        { namespace: inputs.namespace, remoteNamespace, virtualNodes: inputs.virtualNodes, owner: urnOf(inputs) },
+        {
+          namespace: inputs.namespace,
+          remoteNamespace,
+          virtualNodes: inputs.virtualNodes,
+          owner: urnOf(inputs),
+          ...(inputs.podOffloading ? { podOffloading: inputs.podOffloading } : {}),
+        },
         timeoutOf(inputs),
         progress,
       ),
@@ -145,6 +156,16 @@ export const provider: pulumi.dynamic.ResourceProvider<NamespaceOffloadingInputs
     }
     if (news.force !== undefined && !isUnknown(news.force) && typeof news.force !== "boolean") {
       failures.add("force", `must be true or false, not ${JSON.stringify(news.force)}`);
+    }
+    if (
+      news.podOffloading !== undefined &&
+      !isUnknown(news.podOffloading) &&
+      !POD_OFFLOADING_POLICIES.includes(news.podOffloading)
+    ) {
+      failures.add(
+        "podOffloading",
+        `must be ${POD_OFFLOADING_POLICIES.map((p) => `"${p}"`).join(", ")}, not ${JSON.stringify(news.podOffloading)}`,
+      );
     }
     if (!isUnknown(news.virtualNodes) && (!Array.isArray(news.virtualNodes) || news.virtualNodes.length === 0)) {
       failures.add("virtualNodes", "the peerings' virtual nodes: name at least one Peering of this consumer");

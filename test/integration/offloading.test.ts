@@ -8,7 +8,8 @@
  * logs` and `exec` on b reach them; b's agent restarted loses nothing. b's identity cannot create a
  * pod on a, read pods outside its namespaces there, exec into them, nor have a namespace that is
  * not its own. Deleting the Deployment and then the NamespaceOffloading leaves nothing of either
- * on a. A pod that a loses is made again; its image changed on b changes in place on a (same pod),
+ * on a. An unmodified Deployment in a namespace offloaded with each `podOffloading` goes where the
+ * policy says, and nowhere else is touched. A pod that a loses is made again; its image changed on b changes in place on a (same pod),
  * and b's identity patching that request for a privileged container is refused and changes nothing
  * there; deleting the peering drains its virtual node first.
  */
@@ -31,7 +32,12 @@ import { TUNNEL_DEFAULTS } from "../../provider/network-fabric/tunnel-plan.js";
 import { ensureTunnel } from "../../provider/network-fabric/tunnel.js";
 import { OFFLOADED_CONDITION, remoteNamespaceName } from "../../provider/offloading/reflection.js";
 import { offloadedPodName } from "../../provider/api/offloading.js";
-import { withdrawNamespace } from "../../provider/offloading/namespace-offloading.js";
+import {
+  offloadNamespace as offloadingSteps,
+  withdrawNamespace,
+} from "../../provider/offloading/namespace-offloading.js";
+import { placementOf } from "../../provider/offloading/pod-placement.js";
+import { projectTraces } from "../support/leaks.js";
 import { updatePeeringResources } from "../../provider/peering/peering.js";
 import { poll } from "../../provider/wait/poll.js";
 import { imageReference } from "../../local-cluster/node-images.js";
@@ -56,6 +62,18 @@ function namespaceGone(core: k8s.CoreV1Api, name: string, endpoint: string): Pro
   );
 }
 
+/** b peered with a (the pair so far, else a new one on the shared lab), with the tunnel between them up. */
+async function withTunnel(current: Pair | undefined): Promise<Pair> {
+  const peered = current ?? (await peerPair(await sharedLab()));
+  await ensureTunnel(
+    peered.sides,
+    { server: "provider", serverAddress: peered.a.publicAddress, ...TUNNEL_DEFAULTS, behindNat: [] },
+    120_000,
+    quietProgress,
+  );
+  return peered;
+}
+
 describe("offloading on real clusters (shared lab)", () => {
   let pair: Pair | undefined;
 
@@ -72,14 +90,8 @@ describe("offloading on real clusters (shared lab)", () => {
       "b reaches each at the address it shows and through a Service; forbidden pods are refused with a reason and nothing is " +
       "made for them; b's identity can neither make pods on a nor read others'; deleting leaves nothing on a",
     async () => {
-      pair = await peerPair(await sharedLab());
+      pair = await withTunnel(undefined);
       const { a, b, record } = pair;
-      await ensureTunnel(
-        pair.sides,
-        { server: "provider", serverAddress: a.publicAddress, ...TUNNEL_DEFAULTS, behindNat: [] },
-        120_000,
-        quietProgress,
-      );
       const bCore = pair.consumer.kc.makeApiClient(k8s.CoreV1Api);
       const aCore = pair.provider.kc.makeApiClient(k8s.CoreV1Api);
       const bCustom = pair.consumer.kc.makeApiClient(k8s.CustomObjectsApi);
@@ -442,6 +454,107 @@ describe("offloading on real clusters (shared lab)", () => {
       });
       await namespaceGone(aCore, remoteNamespace, a.apiServerUrl);
       await bCore.deleteNamespace({ name: NAMESPACE });
+    },
+  );
+
+  test(
+    "GIVEN a namespace offloaded with each podOffloading WHEN an unmodified Deployment (no toleration, no node selector) " +
+      "runs there THEN remote puts its pods on a only, local keeps them on b, local-and-remote lets them go either way; " +
+      "other namespaces are untouched, and withdrawing stops the placement first",
+    async () => {
+      pair = await withTunnel(pair);
+      const { a, b, record } = pair;
+      const [aCore, bCore] = [pair.provider.kc, pair.consumer.kc].map((kc) => kc.makeApiClient(k8s.CoreV1Api));
+      const apps = pair.consumer.kc.makeApiClient(k8s.AppsV1Api);
+      const namespace = "placed";
+      const remoteNamespace = remoteNamespaceName(namespace, pair.consumer.clusterId, "suffixed");
+      const virtualNode = record.virtualNodeName;
+      const request = { namespace, remoteNamespace, virtualNodes: [virtualNode] };
+      await offloadNamespace(pair.consumer.kc, namespace, remoteNamespace, virtualNode, "remote");
+
+      // As a chart ships it: nothing in it knows of virtual nodes.
+      await apps.createNamespacedDeployment({
+        namespace,
+        body: {
+          metadata: { name: "app" },
+          spec: {
+            replicas: 2,
+            selector: { matchLabels: { app: "app" } },
+            template: {
+              metadata: { labels: { app: "app" } },
+              spec: { containers: [{ name: "app", image: imageReference("podtool"), imagePullPolicy: "Never" }] },
+            },
+          },
+        },
+      });
+      /** The Deployment's pods made anew (the old ones deleted), once `count` run; where each was bound. */
+      const replaced = async (): Promise<k8s.V1Pod[]> => {
+        const before = (await bCore.listNamespacedPod({ namespace, labelSelector: "app=app" })).items;
+        for (const pod of before)
+          await bCore.deleteNamespacedPod({ name: pod.metadata!.name!, namespace, body: { gracePeriodSeconds: 0 } });
+        const old = new Set(before.map((p) => p.metadata!.uid));
+        return poll(
+          { step: "test", object: `2 new pods of ${namespace} Running`, endpoint: b.apiServerUrl },
+          { timeoutMs: 180_000, intervalMs: 1_000 },
+          async () => {
+            const pods = (await bCore.listNamespacedPod({ namespace, labelSelector: "app=app" })).items;
+            const fresh = pods.filter((p) => !old.has(p.metadata!.uid) && !p.metadata?.deletionTimestamp);
+            const running = fresh.filter((p) => p.status?.phase === "Running");
+            return running.length === 2 && pods.length === 2
+              ? { done: true, value: running }
+              : {
+                  done: false,
+                  state: pods
+                    .map((p) => `${p.metadata?.name} ${p.spec?.nodeName ?? "-"} ${p.status?.phase}`)
+                    .join(", "),
+                };
+          },
+        );
+      };
+
+      // remote: both pods on the virtual node, running on a.
+      const remote = await runningPods(pair.consumer.kc, namespace, "app=app", 2);
+      expect(remote.map((p) => [p.spec!.nodeName, placementOf(p.spec!)])).toEqual([
+        [virtualNode, "remote"],
+        [virtualNode, "remote"],
+      ]);
+      expect(
+        (await aCore.listNamespacedPod({ namespace: remoteNamespace })).items.filter(
+          (p) => p.status?.phase === "Running",
+        ),
+      ).toHaveLength(2);
+
+      // local: the pods made from then on stay on b's own nodes.
+      await offloadingSteps(pair.consumer.kc, { ...request, podOffloading: "local" }, 60_000, quietProgress);
+      const local = await replaced();
+      expect(local.map((p) => placementOf(p.spec!))).toEqual(["local", "local"]);
+      expect(local.filter((p) => p.spec!.nodeName === virtualNode)).toEqual([]);
+
+      // local-and-remote: the toleration, no selector; the scheduler may pick either.
+      await offloadingSteps(pair.consumer.kc, { ...request, podOffloading: "local-and-remote" }, 60_000, quietProgress);
+      const either = await replaced();
+      expect(either.map((p) => placementOf(p.spec!))).toEqual(["local-and-remote", "local-and-remote"]);
+
+      // Another namespace of b gets nothing.
+      const elsewhere = await bCore.createNamespacedPod({
+        namespace: "default",
+        body: { metadata: { name: "elsewhere" }, spec: { containers: [{ name: "c", image: "x" }] } },
+        dryRun: "All",
+      });
+      expect(placementOf(elsewhere.spec!)).toBe("local");
+
+      // Withdrawing stops the placement before anything else, and leaves no policy behind.
+      await apps.deleteNamespacedDeployment({ name: "app", namespace });
+      await withdrawNamespace(pair.consumer.kc, namespace, { force: false, timeoutMs: 120_000 }, quietProgress);
+      const after = await bCore.createNamespacedPod({
+        namespace,
+        body: { metadata: { name: "after" }, spec: { containers: [{ name: "c", image: "x" }] } },
+        dryRun: "All",
+      });
+      expect(placementOf(after.spec!)).toBe("local");
+      expect((await projectTraces(b.kubeconfig)).filter((t) => t.startsWith("mutatingadmission"))).toEqual([]);
+      await namespaceGone(aCore, remoteNamespace, a.apiServerUrl);
+      await bCore.deleteNamespace({ name: namespace });
     },
   );
 

@@ -22,18 +22,44 @@ export async function projectTraces(kubeconfigPath: string): Promise<string[]> {
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const selector = { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}` };
   const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
-  const [namespaces, nodes, leases, csrs, crds, roles, bindings, namespacedRoles, namespacedBindings] =
-    await Promise.all([
-      core.listNamespace(),
-      core.listNode(selector),
-      kc.makeApiClient(k8s.CoordinationV1Api).listNamespacedLease({ namespace: "kube-node-lease", ...selector }),
-      kc.makeApiClient(k8s.CertificatesV1Api).listCertificateSigningRequest(selector),
-      kc.makeApiClient(k8s.ApiextensionsV1Api).listCustomResourceDefinition(),
-      rbac.listClusterRole(selector),
-      rbac.listClusterRoleBinding(selector),
-      rbac.listRoleForAllNamespaces(selector),
-      rbac.listRoleBindingForAllNamespaces(selector),
-    ]);
+  const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
+  const admission = (kind: string) =>
+    // (namespace, pretty, exact, exportt, fieldSelector) unset: cluster-scoped, by label.
+    objects.list(
+      "admissionregistration.k8s.io/v1",
+      kind,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      selector.labelSelector,
+    );
+  const [
+    namespaces,
+    nodes,
+    leases,
+    csrs,
+    crds,
+    roles,
+    bindings,
+    namespacedRoles,
+    namespacedBindings,
+    policies,
+    policyBindings,
+  ] = await Promise.all([
+    core.listNamespace(),
+    core.listNode(selector),
+    kc.makeApiClient(k8s.CoordinationV1Api).listNamespacedLease({ namespace: "kube-node-lease", ...selector }),
+    kc.makeApiClient(k8s.CertificatesV1Api).listCertificateSigningRequest(selector),
+    kc.makeApiClient(k8s.ApiextensionsV1Api).listCustomResourceDefinition(),
+    rbac.listClusterRole(selector),
+    rbac.listClusterRoleBinding(selector),
+    rbac.listRoleForAllNamespaces(selector),
+    rbac.listRoleBindingForAllNamespaces(selector),
+    admission("MutatingAdmissionPolicy"),
+    admission("MutatingAdmissionPolicyBinding"),
+  ]);
   return [
     ...namespaces.items
       .filter(
@@ -48,6 +74,8 @@ export async function projectTraces(kubeconfigPath: string): Promise<string[]> {
     ...bindings.items.map((b) => `clusterrolebinding ${b.metadata?.name}`),
     ...namespacedRoles.items.map((r) => `role ${r.metadata?.namespace}/${r.metadata?.name}`),
     ...namespacedBindings.items.map((b) => `rolebinding ${b.metadata?.namespace}/${b.metadata?.name}`),
+    ...policies.items.map((p) => `mutatingadmissionpolicy ${p.metadata?.name}`),
+    ...policyBindings.items.map((b) => `mutatingadmissionpolicybinding ${b.metadata?.name}`),
   ];
 }
 

@@ -61,3 +61,24 @@ describe("NamespaceOffloading force", () => {
     expect(recordsOnly(namespaceOffloadingChanges({ ...olds, force: true }, { ...inputs, force: false }))).toBe(true);
   });
 });
+
+describe("NamespaceOffloading podOffloading", () => {
+  test("GIVEN a policy that is not one of the three WHEN checked THEN it is named with the three", async () => {
+    const { failures } = await offloading.check!(inputs, {
+      ...inputs,
+      podOffloading: "everywhere" as unknown as "remote",
+    });
+    expect(failures?.map((f) => f.reason)).toEqual([
+      'podOffloading: must be "local-and-remote", "remote", "local", not "everywhere"',
+    ]);
+    for (const policy of ["local-and-remote", "remote", "local"] as const)
+      expect((await offloading.check!(inputs, { ...inputs, podOffloading: policy })).failures).toEqual([]);
+  });
+
+  test("GIVEN another policy THEN the change is in place and is not a record-only update", () => {
+    const changes = namespaceOffloadingChanges({ ...olds, status: "Ready" }, { ...inputs, podOffloading: "remote" });
+    expect(changes.changed).toEqual(["podOffloading"]);
+    expect(changes.replaces).toEqual([]);
+    expect(recordsOnly(changes)).toBe(false);
+  });
+});
