@@ -1,7 +1,8 @@
 /**
  * The remote is gone, and the consumer wants out, through the real `pulumi` CLI on a private lab:
  * the provider team's stack and the consumer team's (examples/two-teams: cluster b, its Peering,
- * and its Tunnel since `gatewayAddress` is given). With the provider's
+ * its Tunnel since `gatewayAddress` is given, and a NamespaceOffloading of b's empty namespace
+ * `shop`). With the provider's
  * kube-apiserver stopped, `pulumi destroy` fails within seconds saying the provider is
  * unreachable, at which URL and why, and that `force` exists, with no stack trace and nothing
  * changed; `force: true` is set by `pulumi up` without the provider; then `pulumi destroy` removes
@@ -11,6 +12,7 @@ import * as k8s from "@kubernetes/client-node";
 import { join } from "node:path";
 import { clusterOf, readLab, type ClusterState, type LabState } from "../../local-cluster/lab.js";
 import { API_GROUP, API_VERSION } from "../../provider/api/index.js";
+import { readOptional } from "../../provider/kube/client.js";
 import { stopProcess } from "../../host/processes.js";
 import { adminConfig } from "../../harness/install.js";
 import { TEST_LAB_ROOT, withLab } from "../../harness/labs.js";
@@ -23,6 +25,10 @@ const CONSUMER_PROGRAM = join(__dirname, "..", "..", "examples", "two-teams", "c
 const TRACE_LINE = /^\s+at /m;
 /** How long a failing or forced destroy may take: seconds of work plus the engine's own start, far below the resources' 300 s deadline. */
 const WITHIN_SECONDS_MS = 45_000;
+/** The test's own bound: a private lab's start, two stacks up, and the five destroy steps, on a loaded machine. */
+const TEST_BOUND_MS = 1_200_000;
+/** b's namespace the consumer team offloads to a. */
+const OFFLOADED = "shop";
 
 async function configure(
   workspace: PulumiWorkspace,
@@ -63,6 +69,19 @@ async function consumerSide(b: ClusterState): Promise<string[]> {
   ];
 }
 
+/** Whether b's namespace still holds its NamespaceOffloading (none once the kind itself is gone with b's install). */
+async function offloadingOf(b: ClusterState): Promise<boolean> {
+  const listed = (await readOptional(() =>
+    adminConfig(b).makeApiClient(k8s.CustomObjectsApi).listNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      plural: "namespaceoffloadings",
+      namespace: OFFLOADED,
+    }),
+  )) as { items: unknown[] } | undefined;
+  return (listed?.items.length ?? 0) > 0;
+}
+
 describe("the provider is gone and the consumer wants out", () => {
   test(
     "GIVEN a peering with its tunnel and the provider's API server stopped WHEN destroyed without force, then force set " +
@@ -75,12 +94,19 @@ describe("the provider is gone and the consumer wants out", () => {
         try {
           await configure(providerTeam, a, { name: "a" });
           await providerTeam.ok(["up", "--yes"]);
+          await adminConfig(b)
+            .makeApiClient(k8s.CoreV1Api)
+            .createNamespace({ body: { metadata: { name: OFFLOADED } } });
           await configure(consumerTeam, b, {
             providerStack: "organization/two-teams-provider/prod",
             gatewayAddress: a.publicAddress,
+            offloadNamespaces: OFFLOADED,
           });
           await consumerTeam.ok(["up", "--yes"]);
           expect((await consumerTeam.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");
+          expect(JSON.parse((await consumerTeam.ok(["stack", "output", "offloadingStatus", "--json"])).stdout)).toEqual(
+            ["Ready"],
+          );
           const consumerInterface = (await consumerTeam.ok(["stack", "output", "consumerInterface"])).stdout.trim();
           const providerInterface = (await consumerTeam.ok(["stack", "output", "providerInterface"])).stdout.trim();
           expect(await consumerSide(b)).toEqual([
@@ -102,12 +128,17 @@ describe("the provider is gone and the consumer wants out", () => {
             `network fabric: provider a is unreachable: API server ${a.apiServerUrl}: connection refused (`,
           );
           expect(said).toContain(
-            "Nothing was changed. If the provider is gone for good, set force: true on the Tunnel",
+            `offloading: provider a is unreachable: API server ${a.apiServerUrl}: connection refused (`,
           );
+          for (const kind of ["Tunnel", "NamespaceOffloading"])
+            expect(said).toContain(
+              `Nothing was changed. If the provider is gone for good, set force: true on the ${kind}`,
+            );
           expect(said).not.toMatch(TRACE_LINE);
           expect(said).not.toContain("fetch failed");
           expect(refused.ms).toBeLessThan(WITHIN_SECONDS_MS);
           expect(await consumerSide(b)).toHaveLength(2);
+          expect(await offloadingOf(b)).toBe(true);
 
           // A refresh meanwhile records the failure as each resource's status; it is not a way in.
           const refreshed = await consumerTeam.pulumi(["refresh", "--yes"]);
@@ -116,6 +147,7 @@ describe("the provider is gone and the consumer wants out", () => {
           // force is set with the provider still gone: up changes only the record, drift or not.
           await consumerTeam.ok(["config", "set", "--type", "bool", "force", "true"]);
           expect((await previewOf(consumerTeam)).steps.sort()).toEqual([
+            `update b-${OFFLOADED}`,
             "update b-to-provider",
             "update b-to-provider-tunnel",
           ]);
@@ -138,12 +170,15 @@ describe("the provider is gone and the consumer wants out", () => {
             "Role and RoleBinding pulumi-liqo-tenant-",
             "ResourceRequest pulumi-liqo-tenant-",
             "CertificateSigningRequests labelled peering.pulumi-liqo.dev/remote-cluster-id=",
+            `NamespaceOffloading "b-${OFFLOADED}": forced delete removed the consumer's side; left on provider a: namespace ${OFFLOADED}-`,
+            "any pod offloaded there (none was on the virtual node here)",
           ]) {
             expect(report).toContain(part);
           }
           // Nothing of the peering is left on the consumer: objects, interface, process, key.
           expect(await projectTraces(b.kubeconfig)).toEqual([]);
           expect(await tunnelTraces(b, [consumerInterface])).toEqual([]);
+          expect(await offloadingOf(b)).toBe(false);
         } finally {
           // a's API server is gone: its stack cannot be destroyed, and the lab goes with withLab.
           await consumerTeam.pulumi(["destroy", "--yes"]);
@@ -152,5 +187,6 @@ describe("the provider is gone and the consumer wants out", () => {
         }
       });
     },
+    TEST_BOUND_MS,
   );
 });
