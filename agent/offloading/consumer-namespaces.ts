@@ -23,6 +23,7 @@ import {
 import { describeFailure, ensureObject, readOptional, serverOf } from "../../provider/kube/client.js";
 import { statusOf } from "../../provider/kube/errors.js";
 import { deleteOffloading, setOffloadingFinalizer, writeOffloadingStatus } from "../../provider/offloading/objects.js";
+import { stopPlacingPods } from "../../provider/offloading/pod-placement.js";
 import type { Reporter } from "../reporter.js";
 
 const STEP = "offloading (consumer)";
@@ -139,6 +140,8 @@ export async function advanceNamespaceOffloading(
   const virtualNodes = offloading.spec.virtualNodes ?? [];
   if (offloading.metadata.deletionTimestamp) {
     if (!(offloading.metadata.finalizers ?? []).includes(OFFLOADING_FINALIZER)) return false;
+    // However it is deleted (the resource, kubectl, the namespace going), pods made from now on stay here.
+    await stopPlacingPods(kc, offloading.metadata.namespace!, STEP);
     if (!drained) return true;
     // A forced delete gave these up: their providers could not be reached, and the namespace stays there.
     const abandoned = abandonedVirtualNodes(offloading.metadata);

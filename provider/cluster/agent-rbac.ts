@@ -38,6 +38,12 @@ const CONTROL_CLUSTER_RULES: Rule[] = [
   { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "list", "create", "patch", "delete"] },
   // The object quotas of tenant and remote namespaces (what a consumer may store there).
   { apiGroups: [""], resources: ["resourcequotas"], verbs: ["get", "create", "patch"] },
+  // An offloading deleted by any path stops placing its namespace's pods first (pod-placement.ts).
+  {
+    apiGroups: ["admissionregistration.k8s.io"],
+    resources: ["mutatingadmissionpolicies", "mutatingadmissionpolicybindings"],
+    verbs: ["delete"],
+  },
   {
     apiGroups: [""],
     resources: ["nodes", "nodes/status"],

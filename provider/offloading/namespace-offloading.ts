@@ -187,6 +187,30 @@ export async function offloadNamespace(
   return made;
 }
 
+/**
+ * What a withdrawal still waits for, for its deadline's message: the pods on the offloading's
+ * virtual nodes, with what owns each (a controller that keeps making pods the virtual nodes take
+ * is what blocks), else the remote namespaces not gone yet. Pure.
+ */
+export function withdrawalState(
+  pods: readonly k8s.V1Pod[],
+  virtualNodes: readonly string[],
+  reports: readonly RemoteNamespaceReport[],
+): string {
+  const offloaded = pods.filter((p) => p.spec?.nodeName && virtualNodes.includes(p.spec.nodeName));
+  if (offloaded.length > 0) {
+    const named = offloaded.map((p) => {
+      const owner = p.metadata?.ownerReferences?.find((o) => o.controller) ?? p.metadata?.ownerReferences?.[0];
+      return `${p.metadata?.name} on ${p.spec!.nodeName}${owner ? ` (made by ${owner.kind} ${owner.name})` : ""}`;
+    });
+    return `${offloaded.length} pod(s) still on the virtual nodes, being removed: ${named.join(", ")}`;
+  }
+  const left = reports.map((r) => `${r.virtualNode}: ${r.phase}${r.message ? ` (${r.message})` : ""}`);
+  return left.length > 0
+    ? `no pod on the virtual nodes; remote namespaces not removed yet: ${left.join("; ")}`
+    : "no pod on the virtual nodes; waiting for the consumer's agent to let it go";
+}
+
 const isNonEmpty = <T>(list: readonly T[]): list is readonly [T, ...T[]] => list.length > 0;
 
 /** How a withdrawal treats providers that cannot be reached. */
@@ -294,17 +318,22 @@ export async function withdrawNamespace(
     api.deleteNamespacedCustomObject({ ...group, namespace, name: NAMESPACE_OFFLOADING_NAME }),
   ).catch(describeFailure(`${STEP}: deleting ${where}`, endpoint));
   if (existed !== undefined) {
-    const waitingFor =
-      abandoned.length > 0
-        ? "the consumer's agent has not let it go yet (it leaves the unreachable providers' side be)"
-        : "its pods or remote namespaces are still being removed";
+    const core = kc.makeApiClient(k8s.CoreV1Api);
     await poll(
       { step: STEP, object: `${where} deleted`, endpoint },
       { timeoutMs: options.timeoutMs, intervalMs: 500 },
-      async () =>
-        (await readNamespaceOffloading(kc, namespace))
-          ? { done: false, state: waitingFor }
-          : { done: true, value: undefined },
+      async () => {
+        const still = await readNamespaceOffloading(kc, namespace);
+        if (!still) return { done: true, value: undefined };
+        if (abandoned.length > 0) {
+          return {
+            done: false,
+            state: "the consumer's agent has not let it go yet (it leaves the unreachable providers' side be)",
+          };
+        }
+        const pods = (await core.listNamespacedPod({ namespace })).items;
+        return { done: false, state: withdrawalState(pods, still.spec.virtualNodes, still.status?.remotes ?? []) };
+      },
     );
   }
   await deleteOptional(() =>

@@ -11,7 +11,7 @@ import type { V1Container, V1PodSpec } from "@kubernetes/client-node";
 
 /** Why a pod is refused: a CamelCase reason, as conditions and events carry it, and a sentence naming the field. */
 export interface Refusal {
-  /** `Privileged`, `HostNamespace`, `HostPath`, `HostPort`, `ServiceAccount`, `NodeSelection`, `ExceedsOffer`, `Invalid`. */
+  /** `Privileged`, `HostNamespace`, `HostPath`, `HostPort`, `ServiceAccount`, `ServiceAccountToken`, `NodeSelection`, `ExceedsOffer`, `Invalid`. */
   readonly reason: string;
   /** Names the container and field, e.g. `container "app": securityContext.privileged is true`. */
   readonly message: string;
@@ -62,8 +62,9 @@ function refuseContainer(path: string, container: V1Container): Refusal | undefi
 /**
  * The first rule `spec` breaks, or undefined when the provider may run it: no privileged
  * container (nor privilege escalation, added capabilities or an unmasked /proc), no host
- * namespace, host path or host port, no service account but the namespace's default, and no
- * choice of node (the provider's scheduler places it).
+ * namespace, host path or host port, no service account but the namespace's default, no
+ * service account token of its own asking, and no choice of node (the provider's scheduler places
+ * it).
  */
 export function refusePodSpec(spec: V1PodSpec): Refusal | undefined {
   if (!spec || !Array.isArray(spec.containers) || spec.containers.length === 0) {
@@ -77,6 +78,15 @@ export function refusePodSpec(spec: V1PodSpec): Refusal | undefined {
     return {
       reason: "HostPath",
       message: `volume "${hostPath.name}" mounts hostPath ${hostPath.hostPath?.path ?? ""}`,
+    };
+  }
+  // A token projected here would be one of the provider's own service accounts: an identity in the
+  // provider's cluster that the consumer's code would hold.
+  const token = (spec.volumes ?? []).find((v) => v.projected?.sources?.some((s) => s.serviceAccountToken));
+  if (token) {
+    return {
+      reason: "ServiceAccountToken",
+      message: `volume "${token.name}" projects a service account token; an offloaded pod is never given one of the provider's`,
     };
   }
   const account = spec.serviceAccountName ?? spec.serviceAccount;

@@ -30,7 +30,7 @@ export const OFFLOADED_CONDITION = "Offloaded";
  * Fields of a consumer's pod spec that speak of the consumer's cluster and mean nothing, or worse,
  * on the provider: where to place it (the provider's scheduler places it among its own nodes),
  * which priority class and runtime class (names of the consumer's), and the consumer's service
- * account token volume (the provider mounts its own namespace's).
+ * account token volume (the provider's pod mounts none: see forgeRemotePod).
  */
 function portableSpec(spec: V1PodSpec): V1PodSpec {
   const tokenVolumes = new Set(
@@ -133,7 +133,14 @@ export function forgeRemotePod(request: OffloadedPod, consumerClusterId: string)
         [CONSUMER_POD_UID_LABEL]: request.spec.consumerUid,
       },
     },
-    spec: { ...spec, serviceAccountName: ALLOWED_SERVICE_ACCOUNT, serviceAccount: undefined },
+    // No token of the provider's is mounted: code using in-cluster config must not reach, as if it
+    // were its own, the provider's API server.
+    spec: {
+      ...spec,
+      serviceAccountName: ALLOWED_SERVICE_ACCOUNT,
+      serviceAccount: undefined,
+      automountServiceAccountToken: false,
+    },
   };
 }
 

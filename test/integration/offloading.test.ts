@@ -140,6 +140,13 @@ describe("offloading on real clusters (shared lab)", () => {
       const remotePods = (await aCore.listNamespacedPod({ namespace: remoteNamespace })).items;
       expect(remotePods.map((p) => p.metadata!.name).sort()).toEqual(running.map((p) => p.metadata!.name).sort());
       for (const p of remotePods) expect(p.spec?.nodeName).toMatch(new RegExp(`^${a.name}-n\\d$`));
+      // No token of a's is in them: the pods' containers mount no service account volume.
+      for (const p of remotePods) {
+        expect(p.spec?.automountServiceAccountToken).toBe(false);
+        expect(p.spec?.volumes?.filter((v) => v.projected?.sources?.some((s) => s.serviceAccountToken)) ?? []).toEqual(
+          [],
+        );
+      }
       for (const p of running) {
         // b's pods are in b's pod CIDR; the offloaded ones show a's (distinct CIDRs: not remapped).
         expect(p.status?.podIP).toBe(remotePods.find((r) => r.metadata?.name === p.metadata?.name)?.status?.podIP);
@@ -275,6 +282,15 @@ describe("offloading on real clusters (shared lab)", () => {
           "Privileged",
         ],
         ["host-network", podtoolSpec(record.virtualNodeName, { hostNetwork: true }), "HostNamespace"],
+        [
+          "own-token",
+          podtoolSpec(record.virtualNodeName, {
+            volumes: [
+              { name: "token", projected: { sources: [{ serviceAccountToken: { path: "t", audience: "anyone" } }] } },
+            ],
+          }),
+          "ServiceAccountToken",
+        ],
         [
           "host-path",
           podtoolSpec(record.virtualNodeName, { volumes: [{ name: "root", hostPath: { path: "/" } }] }),

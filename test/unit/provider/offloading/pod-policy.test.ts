@@ -47,6 +47,22 @@ describe("refusePodSpec", () => {
       "ServiceAccount",
       'spec.serviceAccountName is "admin"',
     ],
+    [
+      "a projected service account token (an identity on the provider)",
+      {
+        ...plain,
+        volumes: [
+          {
+            name: "vault",
+            projected: {
+              sources: [{ configMap: { name: "x" } }, { serviceAccountToken: { path: "t", audience: "vault" } }],
+            },
+          },
+        ],
+      },
+      "ServiceAccountToken",
+      'volume "vault" projects a service account token',
+    ],
     ["no container", { containers: [] }, "Invalid", "spec.containers is empty"],
   ])("GIVEN %s THEN it is refused with a reason naming the field", (_what, spec, reason, message) => {
     const refusal = refusePodSpec(spec);

@@ -60,6 +60,13 @@ describe("forgeOffloadedPod and forgeRemotePod", () => {
     const pod = forgeRemotePod(request, "c1");
     expect(pod.spec?.nodeName).toBeUndefined();
     expect(pod.spec?.serviceAccountName).toBe("default");
+    // Whatever the request says, no token of the provider's is mounted.
+    expect(pod.spec?.automountServiceAccountToken).toBe(false);
+    const asking = forgeRemotePod(
+      { ...request, spec: { ...request.spec, pod: { ...request.spec.pod, automountServiceAccountToken: true } } },
+      "c1",
+    );
+    expect(asking.spec?.automountServiceAccountToken).toBe(false);
     expect(pod.metadata?.labels?.[CONSUMER_POD_UID_LABEL]).toBe("uid-1");
     expect(pod.metadata?.labels?.["app"]).toBe("web");
   });
