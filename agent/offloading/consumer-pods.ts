@@ -13,6 +13,7 @@ import type { NamespaceOffloading, OffloadedPod, OutgoingPeering } from "../../p
 import { describeFailure, ensureObject, isNotFound, serverOf } from "../../provider/kube/client.js";
 import { deleteOffloading, listOffloading } from "../../provider/offloading/objects.js";
 import type { Refusal } from "../../provider/offloading/pod-policy.js";
+import { eventsToReflect } from "../../provider/offloading/events.js";
 import {
   forgeOffloadedPod,
   forgeReflectedConfigMap,
@@ -100,6 +101,39 @@ async function writePodStatus(
   if (after?.status === "False" && (before?.status !== "False" || before.reason !== after.reason)) {
     await recordEvent(kc, pod, { reason: after.reason!, message: after.message ?? "" });
     reporter.warn(`${STEP}: pod ${namespace}/${name} not offloaded: ${after.reason}: ${after.message}`);
+  }
+}
+
+/** The copies of provider events made so far, per virtual node (events.ts names them). */
+const reflectedEventNames = new Map<string, Set<string>>();
+
+/**
+ * The events about pods in `remoteNamespace` on the provider. Best effort: a provider whose
+ * agent does not grant them yet (an older version) gives none, and the pods are reflected anyway.
+ */
+async function podEventsOf(provider: k8s.KubeConfig, remoteNamespace: string): Promise<k8s.CoreV1Event[]> {
+  return provider
+    .makeApiClient(k8s.CoreV1Api)
+    .listNamespacedEvent({ namespace: remoteNamespace, fieldSelector: "involvedObject.kind=Pod" })
+    .then(
+      (list) => list.items,
+      () => [],
+    );
+}
+
+/** Makes the consumer's copies of provider events (events.ts checked them); one made before is skipped. */
+async function copyEvents(kc: k8s.KubeConfig, copies: readonly k8s.CoreV1Event[], made: Set<string>): Promise<void> {
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  for (const copy of copies) {
+    const { name, namespace } = copy.metadata!;
+    await core.createNamespacedEvent({ namespace: namespace!, body: copy }).catch((error: unknown) => {
+      if ((error as { code?: number }).code === 409) return; // Made before this agent started.
+      describeFailure(
+        `${STEP}: copying the provider's event ${name} onto Pod ${namespace}/${copy.involvedObject.name}`,
+        serverOf(kc),
+      )(error);
+    });
+    made.add(name!);
   }
 }
 
@@ -269,12 +303,16 @@ export async function reflectPeeringPods(
       .map((o) => o.metadata.namespace!),
   );
   const remotePods = new Map<string, k8s.V1Pod>();
+  const remoteEvents = new Map<string, k8s.CoreV1Event[]>();
   for (const remoteNamespace of new Set(remoteOf.values())) {
     const listed = await remote
       .listNamespacedPod({ namespace: remoteNamespace })
       .catch(describeFailure(`${STEP}: listing the pods of ${remoteNamespace}`, serverOf(provider)));
     for (const p of listed.items) remotePods.set(`${remoteNamespace}/${p.metadata!.name}`, p);
+    remoteEvents.set(remoteNamespace, await podEventsOf(provider, remoteNamespace));
   }
+  const made = reflectedEventNames.get(virtualNode) ?? new Set<string>();
+  reflectedEventNames.set(virtualNode, made);
   let pending = false;
   const namespacesWithPods = new Set<string>();
   const byNamespace = new Map<string, k8s.V1Pod[]>();
@@ -355,10 +393,15 @@ export async function reflectPeeringPods(
       if (!current || !live) return true;
       const status = reflectPodStatus(live.status, reach.view, undefined);
       await writePodStatus(kc, pod, status, reporter);
-      return status.phase !== "Running" || !status.podIP;
+      await copyEvents(kc, eventsToReflect(remoteEvents.get(remoteNamespace) ?? [], pod, live, made, new Date()), made);
+      // Still starting: pass again soon. Running with its address, or finished (a Job's), it is not.
+      return status.phase === "Pending" || (status.phase === "Running" && !status.podIP);
     });
     pending ||= stillPending.some(Boolean);
   }
+  // The names of copies of pods gone here are forgotten: the set stays as small as the node's pods.
+  const podNames = new Set(pods.map((p) => p.metadata!.name!));
+  for (const name of made) if (!podNames.has(name.slice(0, name.lastIndexOf(".")))) made.delete(name);
   const uids = new Set(pods.map((p) => p.metadata!.uid!));
   for (const request of requests) {
     if (uids.has(request.spec.consumerUid) || request.metadata.deletionTimestamp) continue;

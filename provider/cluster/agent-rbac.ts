@@ -24,7 +24,7 @@ const READ = ["get", "list", "watch"];
 
 /**
  * What a consumer's identity may do in each of its remote namespaces on a provider: read the pods
- * the provider's agent made for it there (their logs too, and exec into them), and keep the
+ * the provider's agent made for it there (their logs and events too, and exec into them), and keep the
  * ConfigMaps and Secrets its pods read. It cannot create a pod: it asks for one (OffloadedPod).
  */
 export const REMOTE_NAMESPACE_ROLE = "pulumi-liqo-remote-namespace";
@@ -177,6 +177,8 @@ function forgeRemoteNamespaceRole(): k8s.V1ClusterRole {
       { apiGroups: [""], resources: ["pods"], verbs: READ },
       { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] },
       { apiGroups: [""], resources: ["pods/exec"], verbs: ["get", "create"] },
+      // The events of its pods there, which its agent copies onto the pods it sees (events.ts).
+      { apiGroups: [""], resources: ["events"], verbs: READ },
       {
         apiGroups: [""],
         resources: ["configmaps", "secrets"],

@@ -13,6 +13,8 @@
 //	                              prints one JSON line (see flowReport); exit 0 when it ran
 //	podtool api PATH [BODY]       the pod's API server, through the `kubernetes` Service, as its
 //	                              ServiceAccount: GET PATH (POST BODY); prints status and body; exit 0 on 2xx
+//	podtool exit CODE MESSAGE     writes MESSAGE to /dev/termination-log (the kubelet's termination
+//	                              message) and exits with CODE: a Job's pod that succeeds or fails
 package main
 
 import (
@@ -35,7 +37,7 @@ import (
 	"time"
 )
 
-const usage = "usage: podtool pause | serve [--tcp :8080] | tcp HOST:PORT | ping HOST | flow HOST SECONDS | api PATH [BODY]"
+const usage = "usage: podtool pause | serve [--tcp :8080] | tcp HOST:PORT | ping HOST | flow HOST SECONDS | api PATH [BODY] | exit CODE MESSAGE"
 
 func main() {
 	if len(os.Args) < 2 {
@@ -76,6 +78,18 @@ func main() {
 			fail(usage)
 		}
 		api(os.Args[2], os.Args[3:])
+	case "exit":
+		if len(os.Args) != 4 {
+			fail(usage)
+		}
+		code, err := strconv.Atoi(os.Args[2])
+		if err != nil || code < 0 || code > 255 {
+			fail(usage)
+		}
+		// Where the kubelet reads it from unless the pod says otherwise; absent outside a pod.
+		_ = os.WriteFile("/dev/termination-log", []byte(os.Args[3]), 0o644)
+		fmt.Println(os.Args[3])
+		os.Exit(code)
 	default:
 		fail(usage)
 	}
