@@ -22,8 +22,6 @@ import {
   getTenantKeyFingerprint,
 } from "../../provider/authentication/tenant.js";
 import { publicKeyFingerprint } from "../../provider/authentication/consumer-key.js";
-import { forgeTenantQuota } from "../../provider/authentication/tenant-quota.js";
-import { ensureObjectQuota } from "../../provider/kube/quota.js";
 import {
   bindPeeringToken,
   getPeeringTokenRecord,
@@ -37,6 +35,7 @@ import { getClusterIdentity, isClusterId } from "../../provider/cluster/install.
 import type { Reporter } from "../reporter.js";
 import { fail, refuse, type Answer } from "./answer.js";
 import { signConsumerCsr } from "./sign-certificate.js";
+import { keepTenantQuota } from "./tenant-quota.js";
 
 /** What the handler needs from the service. */
 export interface IssueContext {
@@ -124,15 +123,17 @@ export async function issueIdentity(ctx: IssueContext, body: unknown, source: st
     consumerClusterName: clusterName,
     consumerKeySha256: presented.keySha256,
   });
-  await ensureObjectQuota(ctx.kc, forgeTenantQuota(clusterId), "authentication");
-  await ensureTenantRbac(ctx.kc, clusterId);
-  const signed = await signConsumerCsr(ctx, {
+  const signing = {
     consumerClusterId: clusterId,
     csrPem: csr,
     ...(ctx.lifetimeSeconds ? { expirationSeconds: ctx.lifetimeSeconds } : {}),
     purpose: "issuing the identity",
     source,
-  });
+  };
+  const uncounted = await keepTenantQuota(ctx, signing);
+  if (uncounted) return uncounted;
+  await ensureTenantRbac(ctx.kc, clusterId);
+  const signed = await signConsumerCsr(ctx, signing);
   if (!("certificate" in signed)) return signed;
   const { certificate, csrName } = signed;
   ctx.log.info(

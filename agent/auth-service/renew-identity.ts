@@ -19,10 +19,9 @@ import { publicKeyFingerprint } from "../../provider/authentication/consumer-key
 import { checkIdentityCsr } from "../../provider/authentication/csr-policy.js";
 import type { RenewResponseBody } from "../../provider/authentication/protocol.js";
 import { getTenantStanding } from "../../provider/authentication/tenant.js";
-import { forgeTenantQuota } from "../../provider/authentication/tenant-quota.js";
-import { ensureObjectQuota } from "../../provider/kube/quota.js";
 import { refuse, type Answer } from "./answer.js";
 import { signConsumerCsr } from "./sign-certificate.js";
+import { keepTenantQuota } from "./tenant-quota.js";
 import { authenticateConsumer, type CertificateAuthContext, type PeerCertificate } from "./revoke-identity.js";
 
 /** What the handler needs from the service. */
@@ -72,14 +71,16 @@ export async function renewConsumerIdentity(
   }
 
   // 4-6. Provider cluster acts: the quota, then a new certificate for the same user and key.
-  await ensureObjectQuota(ctx.kc, forgeTenantQuota(who.clusterId), "authentication");
-  const signed = await signConsumerCsr(ctx, {
+  const signing = {
     consumerClusterId: who.clusterId,
     csrPem: csr,
     expirationSeconds: ctx.lifetimeSeconds,
     purpose: "renewing the identity",
     source,
-  });
+  };
+  const uncounted = await keepTenantQuota(ctx, signing);
+  if (uncounted) return uncounted;
+  const signed = await signConsumerCsr(ctx, signing);
   if (!("certificate" in signed)) return signed;
   const { certificate, csrName } = signed;
   ctx.log.info(

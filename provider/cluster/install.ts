@@ -25,6 +25,7 @@ import { forgeCustomResourceDefinitions } from "../api/crds.js";
 import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../kube/client.js";
 import { statusOf } from "../kube/errors.js";
 import { poll } from "../wait/poll.js";
+import { removeAllPlacements } from "../offloading/pod-placement.js";
 
 /** Step name used in errors and waits of this module. */
 const STEP = "cluster install";
@@ -363,8 +364,9 @@ export async function ensureAuthServiceTls(
 /**
  * Removes everything a `Cluster` installed and everything the project created in it: every
  * namespace labelled managed-by pulumi-liqo (the system namespace and the tenant namespaces, with
- * all they hold), every such CertificateSigningRequest, and the CRDs (which takes their custom
- * resources along). Waits until they are gone, so that "destroy leaves nothing" holds when it returns.
+ * all they hold), every such CertificateSigningRequest, the pod-placement policies of offloaded
+ * namespaces, and the CRDs (which takes their custom resources along). Waits until they are gone,
+ * so that "destroy leaves nothing" holds when it returns.
  * Idempotent: on a clean cluster it does nothing.
  */
 export async function uninstallCluster(kc: k8s.KubeConfig, options: InstallWaitOptions = {}): Promise<void> {
@@ -414,6 +416,8 @@ export async function uninstallCluster(kc: k8s.KubeConfig, options: InstallWaitO
   // What the project granted in an application's namespace (the agent's right to read an offloaded
   // namespace's ConfigMaps and Secrets) outlives a forced uninstall that withdrew no offloading.
   await deleteProjectRbacOutside(kc, selector);
+  // And the placement of their pods, which would otherwise send them to virtual nodes that are gone.
+  await removeAllPlacements(kc, STEP);
   const crdNames = forgeCustomResourceDefinitions().map((crd) => crd.metadata!.name!);
   for (const name of crdNames) {
     await deleteOptional(() => extensions.deleteCustomResourceDefinition({ name })).catch(

@@ -7,7 +7,9 @@
  * the controller processed before that keeps the kind uncounted until the spec changes or the
  * controller's full resync (5 minutes by default). {@link ensureObjectQuota} therefore makes such a
  * quota anew, at most every {@link RECOUNT_EVERY_MS}, which the controller answers by counting it
- * with what it knows by then.
+ * with what it knows by then. Between the delete and the create (milliseconds) the namespace has no
+ * bound; it happens only while the quota is uncounted, which on a cluster installed a minute ago
+ * is the install's own wait, before any consumer has an identity.
  */
 import * as k8s from "@kubernetes/client-node";
 import { deleteOptional, describeFailure, ensureObject, serverOf } from "./client.js";

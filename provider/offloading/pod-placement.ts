@@ -21,7 +21,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { API_GROUP, MANAGED_BY, MANAGED_BY_LABEL } from "../api/names.js";
 import type { PodOffloading } from "../api/offloading.js";
-import { deleteOptional, describeFailure, ensureObject, serverOf } from "../kube/client.js";
+import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../kube/client.js";
 import { poll } from "../wait/poll.js";
 import { VIRTUAL_NODE_LABEL, VIRTUAL_NODE_TAINT } from "../virtual-node/node.js";
 
@@ -169,10 +169,56 @@ export async function placePods(
 export async function stopPlacingPods(kc: k8s.KubeConfig, namespace: string, step: string): Promise<void> {
   const client = k8s.KubernetesObjectApi.makeApiClient(kc);
   const endpoint = serverOf(kc);
-  for (const kind of ["MutatingAdmissionPolicyBinding", "MutatingAdmissionPolicy"]) {
+  for (const kind of PLACEMENT_KINDS) {
     const name = podPlacementName(namespace);
     await deleteOptional(() => client.delete({ apiVersion: ADMISSION_API, kind, metadata: { name } })).catch(
       describeFailure(`${step}: deleting ${kind} ${name} (pods of ${namespace})`, endpoint),
+    );
+  }
+}
+
+/** The kinds of the pod-placement objects, the binding first (the order to remove them in). */
+const PLACEMENT_KINDS = ["MutatingAdmissionPolicyBinding", "MutatingAdmissionPolicy"] as const;
+
+/**
+ * Every pod-placement policy and binding of the project, whatever namespace they place; none on a
+ * cluster without the API.
+ */
+export async function listPlacements(
+  kc: k8s.KubeConfig,
+  step: string,
+): Promise<{ readonly kind: (typeof PLACEMENT_KINDS)[number]; readonly name: string }[]> {
+  const client = k8s.KubernetesObjectApi.makeApiClient(kc);
+  const found = [];
+  for (const kind of PLACEMENT_KINDS) {
+    // (namespace, pretty, exact, exportt, fieldSelector) unset: cluster-scoped, by label.
+    const listed = await readOptional(() =>
+      client.list(
+        ADMISSION_API,
+        kind,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        `${MANAGED_BY_LABEL}=${MANAGED_BY}`,
+      ),
+    ).catch(describeFailure(`${step}: listing the project's ${kind}s`, serverOf(kc)));
+    found.push(...(listed?.items ?? []).map((object) => ({ kind, name: object.metadata!.name! })));
+  }
+  return found;
+}
+
+/**
+ * Removes every pod-placement policy and binding of the project: the uninstall of a cluster whose
+ * offloadings were not all withdrawn (under `remote`, a pod placed for virtual nodes that are gone
+ * would stay Pending).
+ */
+export async function removeAllPlacements(kc: k8s.KubeConfig, step: string): Promise<void> {
+  const client = k8s.KubernetesObjectApi.makeApiClient(kc);
+  for (const { kind, name } of await listPlacements(kc, step)) {
+    await deleteOptional(() => client.delete({ apiVersion: ADMISSION_API, kind, metadata: { name } })).catch(
+      describeFailure(`${step}: deleting ${kind} ${name}`, serverOf(kc)),
     );
   }
 }

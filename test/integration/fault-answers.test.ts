@@ -1,7 +1,7 @@
 /**
  * Faults answered at once and in words, on real clusters. Faults that will not heal end a wait
- * with the reason the other side gave: a provider whose certificate signer is stopped (its
- * kube-controller-manager paused) and a tunnel asking for a UDP port that the provider's gateway
+ * with the reason the other side gave: a provider whose quota controller and certificate signer are
+ * stopped (its kube-controller-manager paused) and a tunnel asking for a UDP port that the provider's gateway
  * already serves; neither waits out the operation's 300 s deadline, and neither leaves anything
  * behind. A share of a provider with no free capacity is an empty offer: the peering stands, so
  * that the node grows when capacity frees up, and its status says why the node can run no pod,
@@ -85,8 +85,9 @@ describe("faults answered at once and in words", () => {
   });
 
   test(
-    "GIVEN a provider whose certificate signer does not run WHEN a consumer peers THEN it fails within 60 s (not the 300 " +
-      "s deadline) with the auth service's reason, and nothing of the attempt stays",
+    "GIVEN a provider whose kube-controller-manager does not run (no quota controller, no certificate signer) WHEN a " +
+      "consumer peers THEN it fails within 60 s (not the 300 s deadline) with the auth service's reason, and nothing of " +
+      "the attempt stays",
     async () => {
       const token = forgePeeringToken();
       await ensurePeeringTokenSecret(a.kc, { tokenId: token.tokenId, secretHash: token.secretHash });
@@ -103,7 +104,10 @@ describe("faults answered at once and in words", () => {
           quiet,
         );
         const { error, ms } = await timedRejection(attempt);
-        expect(error.message).toMatch(/signer issued no certificate within 20 s: is kube-controller-manager running/);
+        // The tenant's quota comes before any right or certificate: it is what finds the controllers stopped.
+        expect(error.message).toMatch(
+          /quota controller did not count ResourceQuota pulumi-liqo-tenant-\S+\/pulumi-liqo-consumer within 20 s: is kube-controller-manager running/,
+        );
         expect(error.message).toContain(a.cluster.authUrl.replace(/\/$/, ""));
         expect(error.message).not.toMatch(/deadline reached/);
         expect(ms).toBeLessThan(60_000);

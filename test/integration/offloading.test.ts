@@ -9,8 +9,10 @@
  * pod on a, read pods outside its namespaces there, exec into them, nor have a namespace that is
  * not its own. Deleting the Deployment and then the NamespaceOffloading leaves nothing of either
  * on a. An unmodified Deployment in a namespace offloaded with each `podOffloading` goes where the
- * policy says, and nowhere else is touched. A pod that a loses is made again; its image changed on b changes in place on a (same pod),
- * and b's identity patching that request for a privileged container is refused and changes nothing
+ * policy says, and nowhere else is touched. Offloaded Jobs end Succeeded or Failed on b with
+ * their exit codes and termination messages, a's events of a pod reach b's pod, and those a forges
+ * reach it only bounded. A pod that a loses is made again; its image changed on b changes in place
+ * on a (same pod), and b's identity patching that request for a privileged container is refused and changes nothing
  * there; deleting the peering drains its virtual node first.
  */
 import * as k8s from "@kubernetes/client-node";
@@ -570,6 +572,142 @@ describe("offloading on real clusters (shared lab)", () => {
       expect(placementOf(after.spec!)).toBe("local");
       expect((await projectTraces(b.kubeconfig)).filter((t) => t.startsWith("mutatingadmission"))).toEqual([]);
       await namespaceGone(aCore, remoteNamespace, a.apiServerUrl);
+      await bCore.deleteNamespace({ name: namespace });
+    },
+  );
+
+  test(
+    "GIVEN a namespace offloaded remote WHEN Jobs that exit 0 and 3 and a pod of an absent image run there THEN b shows " +
+      "Succeeded and Failed with exit codes and termination message, and the pull error as an event; an event a's " +
+      "administrator forges is copied only bounded, and only about the pod itself",
+    async () => {
+      pair = await withTunnel(pair);
+      const { b, record } = pair;
+      const [aCore, bCore] = [pair.provider.kc, pair.consumer.kc].map((kc) => kc.makeApiClient(k8s.CoreV1Api));
+      const batch = pair.consumer.kc.makeApiClient(k8s.BatchV1Api);
+      const namespace = "jobs";
+      const remoteNamespace = remoteNamespaceName(namespace, pair.consumer.clusterId, "suffixed");
+      await offloadNamespace(pair.consumer.kc, namespace, remoteNamespace, record.virtualNodeName, "remote");
+      const job = (name: string, code: number, message: string): k8s.V1Job => ({
+        metadata: { name },
+        spec: {
+          backoffLimit: 0,
+          template: {
+            spec: {
+              restartPolicy: "Never",
+              containers: [
+                {
+                  name: "task",
+                  image: imageReference("podtool"),
+                  imagePullPolicy: "Never",
+                  command: ["/podtool", "exit", String(code), message],
+                },
+              ],
+            },
+          },
+        },
+      });
+      await batch.createNamespacedJob({ namespace, body: job("done", 0, "all good") });
+      await batch.createNamespacedJob({ namespace, body: job("broken", 3, "bad input") });
+      await bCore.createNamespacedPod({
+        namespace,
+        body: {
+          metadata: { name: "absent" },
+          spec: {
+            containers: [{ name: "app", image: "pulumi-liqo.local/absent:1", imagePullPolicy: "Never" }],
+          },
+        },
+      });
+
+      /** The job's condition once it has one of Complete or Failed, and its pod's terminated state. */
+      const finished = (name: string) =>
+        poll(
+          { step: "test", object: `Job ${namespace}/${name} finished on b`, endpoint: b.apiServerUrl },
+          { timeoutMs: 180_000, intervalMs: 1_000 },
+          async () => {
+            const live = await batch.readNamespacedJob({ name, namespace });
+            const ended = live.status?.conditions?.find(
+              (c) => ["Complete", "Failed"].includes(c.type) && c.status === "True",
+            );
+            const [jobPod] = (await bCore.listNamespacedPod({ namespace, labelSelector: `job-name=${name}` })).items;
+            const terminated = jobPod?.status?.containerStatuses?.[0]?.state?.terminated;
+            return ended && terminated
+              ? { done: true, value: { condition: ended.type, phase: jobPod!.status!.phase, terminated } }
+              : {
+                  done: false,
+                  state: `${live.status?.conditions?.map((c) => c.type).join(",") ?? "-"} pod ${jobPod?.status?.phase}`,
+                };
+          },
+        );
+      const done = await finished("done");
+      expect([done.condition, done.phase, done.terminated.exitCode, done.terminated.message]).toEqual([
+        "Complete",
+        "Succeeded",
+        0,
+        "all good",
+      ]);
+      const broken = await finished("broken");
+      expect([broken.condition, broken.phase, broken.terminated.exitCode, broken.terminated.message]).toEqual([
+        "Failed",
+        "Failed",
+        3,
+        "bad input",
+      ]);
+
+      /** The events on b's pod `absent` that b's agent copied from a. */
+      const copied = async (): Promise<k8s.CoreV1Event[]> =>
+        (
+          await bCore.listNamespacedEvent({
+            namespace,
+            fieldSelector: "involvedObject.name=absent,source=pulumi-liqo-agent (provider)",
+          })
+        ).items;
+      const pullError = await poll(
+        { step: "test", object: "a's pull error copied onto b's pod", endpoint: b.apiServerUrl },
+        { timeoutMs: 120_000, intervalMs: 1_000 },
+        async () => {
+          const found = (await copied()).find((e) => e.reason === "ErrImageNeverPull");
+          return found ? { done: true, value: found } : { done: false, state: "no such event yet" };
+        },
+      );
+      expect(pullError.type).toBe("Warning");
+      expect(pullError.message).toContain("pulumi-liqo.local/absent:1");
+
+      // a's administrator writes events of its own: one about the pod, hostile; one about an older pod of its name.
+      const remotePod = await aCore.readNamespacedPod({ name: "absent", namespace: remoteNamespace });
+      const forged = (name: string, uid: string): k8s.CoreV1Event => ({
+        metadata: { name, namespace: remoteNamespace },
+        involvedObject: { kind: "Pod", name: "absent", namespace: remoteNamespace, uid },
+        reason: "Owned; curl evil",
+        message: `\u001b[31m${"x".repeat(50_000)}`,
+        type: "Critical",
+        count: 1,
+        lastTimestamp: new Date(),
+      });
+      await aCore.createNamespacedEvent({
+        namespace: remoteNamespace,
+        body: forged("forged", remotePod.metadata!.uid!),
+      });
+      await aCore.createNamespacedEvent({ namespace: remoteNamespace, body: forged("stale", "another-uid") });
+      const hostile = await poll(
+        { step: "test", object: "a's forged event copied, bounded", endpoint: b.apiServerUrl },
+        { timeoutMs: 120_000, intervalMs: 1_000 },
+        async () => {
+          const found = (await copied()).find((e) => e.reason === "ProviderEvent");
+          return found ? { done: true, value: found } : { done: false, state: "not copied yet" };
+        },
+      );
+      expect([hostile.type, hostile.message?.length, hostile.message?.startsWith("[31m")]).toEqual([
+        "Warning",
+        1024,
+        true,
+      ]);
+      expect((await copied()).filter((e) => e.reason === "ProviderEvent")).toHaveLength(1);
+
+      await batch.deleteNamespacedJob({ name: "done", namespace, propagationPolicy: "Background" });
+      await batch.deleteNamespacedJob({ name: "broken", namespace, propagationPolicy: "Background" });
+      await bCore.deleteNamespacedPod({ name: "absent", namespace });
+      await withdrawNamespace(pair.consumer.kc, namespace, { force: false, timeoutMs: 120_000 }, quietProgress);
       await bCore.deleteNamespace({ name: namespace });
     },
   );

@@ -14,6 +14,7 @@ import { API_GROUP, MANAGED_BY, MANAGED_BY_LABEL, SYSTEM_NAMESPACE } from "../..
 import { runIn } from "../../host/exec.js";
 import { namespacePids } from "../../host/namespaces.js";
 import { PEER_RULE_TABLES } from "../../provider/network-fabric/gateway-nat.js";
+import { listPlacements } from "../../provider/offloading/pod-placement.js";
 
 /** Names of every object of this project in the cluster of `kubeconfigPath`. */
 export async function projectTraces(kubeconfigPath: string): Promise<string[]> {
@@ -22,44 +23,19 @@ export async function projectTraces(kubeconfigPath: string): Promise<string[]> {
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const selector = { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}` };
   const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
-  const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
-  const admission = (kind: string) =>
-    // (namespace, pretty, exact, exportt, fieldSelector) unset: cluster-scoped, by label.
-    objects.list(
-      "admissionregistration.k8s.io/v1",
-      kind,
-      undefined,
-      undefined,
-      undefined,
-      undefined,
-      undefined,
-      selector.labelSelector,
-    );
-  const [
-    namespaces,
-    nodes,
-    leases,
-    csrs,
-    crds,
-    roles,
-    bindings,
-    namespacedRoles,
-    namespacedBindings,
-    policies,
-    policyBindings,
-  ] = await Promise.all([
-    core.listNamespace(),
-    core.listNode(selector),
-    kc.makeApiClient(k8s.CoordinationV1Api).listNamespacedLease({ namespace: "kube-node-lease", ...selector }),
-    kc.makeApiClient(k8s.CertificatesV1Api).listCertificateSigningRequest(selector),
-    kc.makeApiClient(k8s.ApiextensionsV1Api).listCustomResourceDefinition(),
-    rbac.listClusterRole(selector),
-    rbac.listClusterRoleBinding(selector),
-    rbac.listRoleForAllNamespaces(selector),
-    rbac.listRoleBindingForAllNamespaces(selector),
-    admission("MutatingAdmissionPolicy"),
-    admission("MutatingAdmissionPolicyBinding"),
-  ]);
+  const [namespaces, nodes, leases, csrs, crds, roles, bindings, namespacedRoles, namespacedBindings, placements] =
+    await Promise.all([
+      core.listNamespace(),
+      core.listNode(selector),
+      kc.makeApiClient(k8s.CoordinationV1Api).listNamespacedLease({ namespace: "kube-node-lease", ...selector }),
+      kc.makeApiClient(k8s.CertificatesV1Api).listCertificateSigningRequest(selector),
+      kc.makeApiClient(k8s.ApiextensionsV1Api).listCustomResourceDefinition(),
+      rbac.listClusterRole(selector),
+      rbac.listClusterRoleBinding(selector),
+      rbac.listRoleForAllNamespaces(selector),
+      rbac.listRoleBindingForAllNamespaces(selector),
+      listPlacements(kc, "test"),
+    ]);
   return [
     ...namespaces.items
       .filter(
@@ -74,8 +50,7 @@ export async function projectTraces(kubeconfigPath: string): Promise<string[]> {
     ...bindings.items.map((b) => `clusterrolebinding ${b.metadata?.name}`),
     ...namespacedRoles.items.map((r) => `role ${r.metadata?.namespace}/${r.metadata?.name}`),
     ...namespacedBindings.items.map((b) => `rolebinding ${b.metadata?.namespace}/${b.metadata?.name}`),
-    ...policies.items.map((p) => `mutatingadmissionpolicy ${p.metadata?.name}`),
-    ...policyBindings.items.map((b) => `mutatingadmissionpolicybinding ${b.metadata?.name}`),
+    ...placements.map((p) => `${p.kind.toLowerCase()} ${p.name}`),
   ];
 }
 
