@@ -20,7 +20,7 @@ import { deleteOptional, describeFailure, ensureObject, isNotFound, readOptional
 import type { Progress } from "../peering/progress.js";
 import { describeUnreachable, providerUnreachableError } from "../peering/unreachable.js";
 import { poll } from "../wait/poll.js";
-import { placePods } from "./pod-placement.js";
+import { placePods, stopPlacingPods } from "./pod-placement.js";
 import {
   findUnreachableProviders,
   offloadingLeftOnProvider,
@@ -278,8 +278,9 @@ export async function withdrawNamespace(
       )
     : [];
   if (isNonEmpty(unreachable) && !options.force) throw providerUnreachableError(unreachable, "NamespaceOffloading");
-  // First, so that the pods a controller makes while the rest goes stay on the consumer.
-  await placePods(kc, namespace, "local", STEP);
+  // First, so that the pods a controller makes while the rest goes stay on the consumer. Not
+  // confirmed by a dry-run pod: the namespace may be going already, and then refuses any pod.
+  await stopPlacingPods(kc, namespace, STEP);
   const abandoned: LeftOnProvider[] = [];
   if (live && isNonEmpty(unreachable)) {
     progress.step(

@@ -561,16 +561,24 @@ describe("offloading on real clusters (shared lab)", () => {
       });
       expect(placementOf(elsewhere.spec!)).toBe("local");
 
-      // Withdrawing stops the placement before anything else, and leaves no policy behind.
+      // Withdrawing stops the placement before anything else, and leaves no policy behind; the API
+      // server drops a deleted policy a moment later.
       await apps.deleteNamespacedDeployment({ name: "app", namespace });
       await withdrawNamespace(pair.consumer.kc, namespace, { force: false, timeoutMs: 120_000 }, quietProgress);
-      const after = await bCore.createNamespacedPod({
-        namespace,
-        body: { metadata: { name: "after" }, spec: { containers: [{ name: "c", image: "x" }] } },
-        dryRun: "All",
-      });
-      expect(placementOf(after.spec!)).toBe("local");
       expect((await projectTraces(b.kubeconfig)).filter((t) => t.startsWith("mutatingadmission"))).toEqual([]);
+      await poll(
+        { step: "test", object: `a new pod of ${namespace} placed nowhere`, endpoint: b.apiServerUrl },
+        { timeoutMs: 30_000, intervalMs: 250 },
+        async () => {
+          const after = await bCore.createNamespacedPod({
+            namespace,
+            body: { metadata: { name: "after" }, spec: { containers: [{ name: "c", image: "x" }] } },
+            dryRun: "All",
+          });
+          const placed = placementOf(after.spec!);
+          return placed === "local" ? { done: true, value: undefined } : { done: false, state: `placed ${placed}` };
+        },
+      );
       await namespaceGone(aCore, remoteNamespace, a.apiServerUrl);
       await bCore.deleteNamespace({ name: namespace });
     },
