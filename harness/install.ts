@@ -13,6 +13,7 @@ import { waitForAgent } from "../provider/cluster/agent.js";
 import { DEFAULT_AGENT_IMAGE } from "../provider/cluster/agent-image.js";
 import { DEFAULT_GATEWAY_PORT, type ClusterInstallRequest } from "../provider/cluster/install-plan.js";
 import { installCluster, removeCluster } from "../provider/cluster/lifecycle.js";
+import { waitForProjectKindsCounted } from "../provider/authentication/tenant-quota.js";
 import {
   ensureAuthServiceTls,
   ensureClusterIdentity,
@@ -60,6 +61,7 @@ export async function installForPeering(
   });
   const { caPem, certPem } = await ensureAuthServiceTls(kc, { hosts: [cluster.publicAddress] });
   await waitForAgent(kc, certPem, { timeoutMs: 30_000 });
+  await waitForProjectKindsCounted(kc, "cluster install", 90_000);
   return { cluster, clusterId, caPem, kubeconfig: readFileSync(cluster.kubeconfig, "utf8"), kc };
 }
 

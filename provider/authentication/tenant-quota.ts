@@ -24,7 +24,7 @@ import {
   SYSTEM_NAMESPACE,
   tenantNamespace,
 } from "../api/names.js";
-import { forgeObjectCountQuota } from "../kube/quota.js";
+import { ensureObjectQuota, forgeObjectCountQuota } from "../kube/quota.js";
 
 /** Name of the ResourceQuota in a tenant namespace and in each remote namespace. */
 export const CONSUMER_QUOTA = "pulumi-liqo-consumer";
@@ -63,4 +63,12 @@ export function forgeSystemQuota(): k8s.V1ResourceQuota {
     group: API_GROUP,
     limits: Object.fromEntries(Object.keys(TENANT_OBJECT_LIMITS).map((plural) => [plural, 10_000])),
   });
+}
+
+/**
+ * Applies the system namespace's quota and waits until the quota controller counts it: from then
+ * on it knows the project's kinds (see the module's comment). The last step of a cluster's install.
+ */
+export function waitForProjectKindsCounted(kc: k8s.KubeConfig, step: string, timeoutMs: number): Promise<void> {
+  return ensureObjectQuota(kc, forgeSystemQuota(), step, timeoutMs);
 }

@@ -6,8 +6,7 @@ import type * as k8s from "@kubernetes/client-node";
 import { describeOwner } from "../api/names.js";
 import { loadKubeconfig, probeApiServer, serverOf } from "../kube/client.js";
 import { getPeeringsUsing } from "../peering/outgoing.js";
-import { forgeSystemQuota } from "../authentication/tenant-quota.js";
-import { ensureObjectQuota } from "../kube/quota.js";
+import { waitForProjectKindsCounted } from "../authentication/tenant-quota.js";
 import { waitForAgent } from "./agent.js";
 import {
   decideClusterCidrs,
@@ -128,7 +127,7 @@ export async function installCluster(request: ClusterInstallRequest): Promise<In
     await waitForAgent(kc, certPem, { timeoutMs, mustAlreadyRun: !request.agent?.image });
     // Once this quota is counted the quota controller knows the project's kinds, so each tenant's
     // quota is counted as soon as the auth service makes it (see tenant-quota.ts).
-    await ensureObjectQuota(kc, forgeSystemQuota(), "cluster install", timeoutMs);
+    await waitForProjectKindsCounted(kc, "cluster install", timeoutMs);
     return { ...made, authCaCert };
   } catch (error) {
     throw Object.assign(error instanceof Error ? error : new Error(String(error)), { made });

@@ -3,6 +3,7 @@
  * process, as test/integration/authentication.test.ts does): a body over MAX_BODY_BYTES gets a
  * 413 the client actually reads, not a connection reset, and counts against the source's budget.
  */
+import { waitForProjectKindsCounted } from "../../provider/authentication/tenant-quota.js";
 import type * as k8s from "@kubernetes/client-node";
 import { request } from "node:https";
 import { startAuthService } from "../../agent/auth-service/index.js";
@@ -79,6 +80,9 @@ describe("auth service body limit", () => {
     kcA = adminConfig(a);
     await ensureSystemNamespace(kcA);
     await ensureCustomResourceDefinitions(kcA);
+    // As the install ends: until the quota controller knows the project's kinds, a tenant's quota
+    // stays uncounted and the auth service refuses to issue identities.
+    await waitForProjectKindsCounted(kcA, "test", 90_000);
     const apiServerCaPem = Buffer.from(kcA.getCurrentCluster()!.caData!, "base64").toString("utf8");
     await ensureClusterIdentity(kcA, { clusterName: "a", apiServerUrl: a.apiServerUrl, apiServerCaPem });
     caPem = (await ensureAuthServiceTls(kcA, { hosts: ["127.0.0.1"] })).caPem;

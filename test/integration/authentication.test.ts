@@ -4,6 +4,7 @@
  * issued through a's own CSR API authenticates, and may touch only its tenant's peering objects;
  * every refusal leaves nothing behind; revocation removes everything of the consumer.
  */
+import { waitForProjectKindsCounted } from "../../provider/authentication/tenant-quota.js";
 import * as k8s from "@kubernetes/client-node";
 import forge from "node-forge";
 import { createPublicKey } from "node:crypto";
@@ -167,6 +168,9 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
     // Provider a: what its Cluster resource installs.
     await ensureSystemNamespace(kcA);
     await ensureCustomResourceDefinitions(kcA);
+    // As the install ends: until the quota controller knows the project's kinds, a tenant's quota
+    // stays uncounted and the auth service refuses to issue identities.
+    await waitForProjectKindsCounted(kcA, "test", 90_000);
     providerId = (
       await ensureClusterIdentity(kcA, {
         clusterName: "a",

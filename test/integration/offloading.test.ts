@@ -587,7 +587,8 @@ describe("offloading on real clusters (shared lab)", () => {
   test(
     "GIVEN a namespace offloaded remote WHEN Jobs that exit 0 and 3 and a pod of an absent image run there THEN b shows " +
       "Succeeded and Failed with exit codes and termination message, and the pull error as an event; an event a's " +
-      "administrator forges is copied only bounded, and only about the pod itself",
+      "administrator forges is copied only bounded, and only about the pod itself; a's readiness probes decide b's " +
+      "EndpointSlice, and activeDeadlineSeconds ends the pod Failed",
     async () => {
       pair = await withTunnel(pair);
       const { b, record } = pair;
@@ -712,9 +713,73 @@ describe("offloading on real clusters (shared lab)", () => {
       ]);
       expect((await copied()).filter((e) => e.reason === "ProviderEvent")).toHaveLength(1);
 
+      // a's probes decide readiness on b: of two pods behind one Service of b, the one whose
+      // readiness probe fails on a is listed not ready in b's EndpointSlice; a pod past its
+      // activeDeadlineSeconds on a ends Failed on b, for the reason a's kubelet gave.
+      const probed = (name: string, port: number): k8s.V1Pod => ({
+        metadata: { name, labels: { app: "probed" } },
+        spec: {
+          containers: [
+            {
+              name: "app",
+              image: imageReference("podtool"),
+              imagePullPolicy: "Never",
+              readinessProbe: { tcpSocket: { port }, periodSeconds: 2 },
+            },
+          ],
+        },
+      });
+      await bCore.createNamespacedPod({ namespace, body: probed("ready", 8080) });
+      await bCore.createNamespacedPod({ namespace, body: probed("unready", 9) });
+      await bCore.createNamespacedService({
+        namespace,
+        body: { metadata: { name: "probed" }, spec: { selector: { app: "probed" }, ports: [{ port: 8080 }] } },
+      });
+      const discovery = pair.consumer.kc.makeApiClient(k8s.DiscoveryV1Api);
+      const readiness = await poll(
+        { step: "test", object: "b's EndpointSlice of probed: one ready, one not", endpoint: b.apiServerUrl },
+        { timeoutMs: 120_000, intervalMs: 1_000 },
+        async () => {
+          const slices = await discovery.listNamespacedEndpointSlice({
+            namespace,
+            labelSelector: "kubernetes.io/service-name=probed",
+          });
+          const seen = slices.items
+            .flatMap((slice) => slice.endpoints ?? [])
+            .map((e) => `${e.targetRef?.name}=${e.conditions?.ready}`)
+            .sort();
+          return seen.join(",") === "ready=true,unready=false"
+            ? { done: true, value: seen }
+            : { done: false, state: seen.join(",") || "no endpoint" };
+        },
+      );
+      expect(readiness).toEqual(["ready=true", "unready=false"]);
+      await bCore.createNamespacedPod({
+        namespace,
+        body: {
+          metadata: { name: "deadline" },
+          spec: {
+            activeDeadlineSeconds: 5,
+            containers: [{ name: "app", image: imageReference("podtool"), imagePullPolicy: "Never" }],
+          },
+        },
+      });
+      const ended = await poll(
+        { step: "test", object: "pod deadline Failed on b", endpoint: b.apiServerUrl },
+        { timeoutMs: 120_000, intervalMs: 1_000 },
+        async () => {
+          const live = await bCore.readNamespacedPod({ name: "deadline", namespace });
+          return live.status?.phase === "Failed"
+            ? { done: true, value: live.status }
+            : { done: false, state: `${live.status?.phase} ${live.status?.reason ?? ""}` };
+        },
+      );
+      expect(ended.reason).toBe("DeadlineExceeded");
+
       await batch.deleteNamespacedJob({ name: "done", namespace, propagationPolicy: "Background" });
       await batch.deleteNamespacedJob({ name: "broken", namespace, propagationPolicy: "Background" });
-      await bCore.deleteNamespacedPod({ name: "absent", namespace });
+      for (const name of ["absent", "ready", "unready", "deadline"])
+        await bCore.deleteNamespacedPod({ name, namespace });
       await withdrawNamespace(pair.consumer.kc, namespace, { force: false, timeoutMs: 120_000 }, quietProgress);
       await bCore.deleteNamespace({ name: namespace });
     },
