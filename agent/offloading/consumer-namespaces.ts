@@ -28,6 +28,9 @@ import type { Reporter } from "../reporter.js";
 
 const STEP = "offloading (consumer)";
 
+/** Offloadings being deleted whose pod placement this agent has removed (by uid). */
+const placementStopped = new Set<string>();
+
 /** Finalizer the consumer's agent keeps on a NamespaceOffloading until its remote namespaces are gone. */
 export const OFFLOADING_FINALIZER = `${API_GROUP}/offloading`;
 
@@ -140,8 +143,13 @@ export async function advanceNamespaceOffloading(
   const virtualNodes = offloading.spec.virtualNodes ?? [];
   if (offloading.metadata.deletionTimestamp) {
     if (!(offloading.metadata.finalizers ?? []).includes(OFFLOADING_FINALIZER)) return false;
-    // However it is deleted (the resource, kubectl, the namespace going), pods made from now on stay here.
-    await stopPlacingPods(kc, offloading.metadata.namespace!, STEP);
+    // However it is deleted (the resource, kubectl, the namespace going), pods made from now on
+    // stay here: once per offloading, not on every pass of its drain.
+    const uid = offloading.metadata.uid!;
+    if (!placementStopped.has(uid)) {
+      await stopPlacingPods(kc, offloading.metadata.namespace!, STEP);
+      placementStopped.add(uid);
+    }
     if (!drained) return true;
     // A forced delete gave these up: their providers could not be reached, and the namespace stays there.
     const abandoned = abandonedVirtualNodes(offloading.metadata);
@@ -166,6 +174,7 @@ export async function advanceNamespaceOffloading(
     }
     if (!gone) return true;
     await setOffloadingFinalizer(kc, "namespaceoffloadings", offloading, OFFLOADING_FINALIZER, false);
+    placementStopped.delete(offloading.metadata.uid!);
     reporter.info(`${STEP}: ${where}: remote namespaces removed`);
     return false;
   }

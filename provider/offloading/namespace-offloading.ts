@@ -19,7 +19,7 @@ import { forgeReflectorBinding, REFLECTOR_ROLE } from "../cluster/agent-rbac.js"
 import { deleteOptional, describeFailure, ensureObject, isNotFound, readOptional, serverOf } from "../kube/client.js";
 import type { Progress } from "../peering/progress.js";
 import { describeUnreachable, providerUnreachableError } from "../peering/unreachable.js";
-import { poll } from "../wait/poll.js";
+import { poll, WaitTimeoutError } from "../wait/poll.js";
 import { placePods, stopPlacingPods } from "./pod-placement.js";
 import {
   findUnreachableProviders,
@@ -319,23 +319,27 @@ export async function withdrawNamespace(
     api.deleteNamespacedCustomObject({ ...group, namespace, name: NAMESPACE_OFFLOADING_NAME }),
   ).catch(describeFailure(`${STEP}: deleting ${where}`, endpoint));
   if (existed !== undefined) {
-    const core = kc.makeApiClient(k8s.CoreV1Api);
-    await poll(
-      { step: STEP, object: `${where} deleted`, endpoint },
-      { timeoutMs: options.timeoutMs, intervalMs: 500 },
-      async () => {
-        const still = await readNamespaceOffloading(kc, namespace);
-        if (!still) return { done: true, value: undefined };
-        if (abandoned.length > 0) {
-          return {
-            done: false,
-            state: "the consumer's agent has not let it go yet (it leaves the unreachable providers' side be)",
-          };
-        }
-        const pods = (await core.listNamespacedPod({ namespace })).items;
-        return { done: false, state: withdrawalState(pods, still.spec.virtualNodes, still.status?.remotes ?? []) };
-      },
-    );
+    const context = { step: STEP, object: `${where} deleted`, endpoint };
+    await poll(context, { timeoutMs: options.timeoutMs, intervalMs: 500 }, async () =>
+      (await readNamespaceOffloading(kc, namespace))
+        ? { done: false, state: "the consumer's agent has not let it go yet" }
+        : { done: true, value: undefined },
+    ).catch(async (error: unknown) => {
+      // What blocks is looked up once, when the wait is over, not on every look of it.
+      const still = (error as Partial<WaitTimeoutError>).isWaitTimeoutError
+        ? await readNamespaceOffloading(kc, namespace)
+        : undefined;
+      if (!still) throw error;
+      const state =
+        abandoned.length > 0
+          ? "the consumer's agent has not let it go yet (it leaves the unreachable providers' side be)"
+          : withdrawalState(
+              (await kc.makeApiClient(k8s.CoreV1Api).listNamespacedPod({ namespace })).items,
+              still.spec.virtualNodes,
+              still.status?.remotes ?? [],
+            );
+      throw new WaitTimeoutError(context, options.timeoutMs, state);
+    });
   }
   await deleteOptional(() =>
     kc.makeApiClient(k8s.RbacAuthorizationV1Api).deleteNamespacedRoleBinding({ name: REFLECTOR_ROLE, namespace }),
