@@ -30,9 +30,9 @@ export function cpuTicks(pid: number): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 
-/** Resident memory of `pid`, MiB. */
-function rssMiB(pid: number): number {
-  const kib = Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
+/** Resident memory of `pid`, MiB: now (`VmRSS`), or its peak since it started (`VmHWM`). */
+export function rssMiB(pid: number, field: "VmRSS" | "VmHWM" = "VmRSS"): number {
+  const kib = Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
   return Math.round((kib / 1024) * 10) / 10;
 }
 

@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findWireguardProcess, forgeWireguardKeyPair, wireguardSocketPath } from "../agent/gateway/index.js";
 import { run, runIn } from "../host/exec.js";
-import { delay, startInNamespace, stopProcess, type ProcessRecord } from "../host/processes.js";
+import { delay, isRunning, startInNamespace, stopProcess, type ProcessRecord } from "../host/processes.js";
 import { ensureTunnel } from "../provider/network-fabric/tunnel.js";
 import { deleteTunnel } from "../provider/network-fabric/tunnel-delete.js";
 import { TUNNEL_DEFAULTS, type TunnelSettings } from "../provider/network-fabric/tunnel-plan.js";
@@ -27,7 +27,7 @@ import { createPeering, deletePeering, type PeeringRecord } from "../provider/pe
 import { progressTo } from "../provider/peering/progress.js";
 import { clusterOf, type ClusterState } from "../local-cluster/lab.js";
 import { preparePeering, tunnelSidesOf } from "../harness/peering-pair.js";
-import { cpuTicks } from "./agent-usage.js";
+import { cpuTicks, rssMiB } from "./agent-usage.js";
 import { ratio, series, target } from "./figures.js";
 import type { Log, SectionResult } from "./figures.js";
 import { privateLabs, type LabRunner } from "./labs.js";
@@ -53,13 +53,27 @@ interface CpuShare {
   readonly processes: Readonly<Record<string, number>>;
 }
 
-/** Runs `body` and measures the machine's CPU and that of `watched` (name to PID) meanwhile. */
+/**
+ * CPU ticks of a watched process so far; one that is gone is named, with its log's last lines,
+ * since the run it was watched for measured a tunnel that broke under it.
+ */
+function ticksOf(name: string, record: ProcessRecord): number {
+  if (!isRunning(record)) {
+    const log = record.logFile && existsSync(record.logFile) ? readFileSync(record.logFile, "utf8") : "";
+    const tail = log.trim().split("\n").slice(-5).join(" | ") || "(no log)";
+    throw new Error(`tunnel: ${name} (pid ${record.pid}) is no longer running; its log ends: ${tail}`);
+  }
+  return cpuTicks(record.pid);
+}
+
+/** Runs `body` and measures the machine's CPU and that of the `watched` processes meanwhile. */
 async function cpuDuring<T>(
-  watched: Readonly<Record<string, number>>,
+  watched: Readonly<Record<string, ProcessRecord>>,
   body: () => Promise<T>,
 ): Promise<{ result: T; cpu: CpuShare }> {
   const ticksPerSecond = Number(await run("getconf", ["CLK_TCK"]));
-  const before = { machine: machineTicks(), processes: Object.values(watched).map(cpuTicks), at: performance.now() };
+  const processes = Object.entries(watched).map(([name, record]) => ticksOf(name, record));
+  const before = { machine: machineTicks(), processes, at: performance.now() };
   const result = await body();
   const seconds = (performance.now() - before.at) / 1000;
   const machine = machineTicks();
@@ -70,7 +84,10 @@ async function cpuDuring<T>(
       machinePercent:
         Math.round(((machine.busy - before.machine.busy) / (machine.total - before.machine.total)) * 1000) / 10,
       processes: Object.fromEntries(
-        Object.entries(watched).map(([name, pid], i) => [name, percent(cpuTicks(pid) - before.processes[i]!)]),
+        Object.entries(watched).map(([name, record], i) => [
+          name,
+          percent(ticksOf(name, record) - before.processes[i]!),
+        ]),
       ),
     },
   };
@@ -125,6 +142,8 @@ interface Sample {
   readonly gbps: number;
   readonly cpu: CpuShare;
   readonly firstPacketMs?: number;
+  /** The larger of the two wireguard-go's peak resident memory (VmHWM) at the end of the run, MiB. */
+  readonly peakMiB: number;
 }
 
 /** The two nodes: a serves, b dials; `work` holds logs and key files. */
@@ -179,10 +198,10 @@ async function handTunnel(bed: Bed, seconds: number): Promise<Sample> {
     }
     const firstPacketMs = await firstPacket(bed.b.netns, HAND_LINK.server, start);
     const { result: gbps, cpu } = await cpuDuring(
-      { "wireguard-go a": records[0]!.pid, "wireguard-go b": records[1]!.pid },
+      { "wireguard-go a": records[0]!, "wireguard-go b": records[1]! },
       () => throughput(bed.b.netns, bed.a.netns, HAND_LINK.server, seconds, bed.work),
     );
-    return { gbps, cpu, firstPacketMs };
+    return { gbps, cpu, firstPacketMs, peakMiB: peakMemory(records) };
   } finally {
     for (const record of records) {
       await stopProcess(record, 5000);
@@ -198,6 +217,13 @@ const cpuSeries = (label: string, samples: readonly Sample[], pick: (cpu: CpuSha
     "%",
     samples.map((s) => pick(s.cpu)),
   );
+
+/**
+ * The larger peak resident memory of `records` (wireguard-go processes that still run), MiB: the
+ * figure the gateway pod's memory limit must hold under a saturating flow.
+ */
+const peakMemory = (records: readonly ProcessRecord[]): number =>
+  Math.max(...records.map((r) => rssMiB(r.pid, "VmHWM")));
 
 /** The busiest wireguard-go of a sample, percent of one core. */
 const busiestWireguard = (cpu: CpuShare): number => Math.max(...Object.values(cpu.processes));
@@ -250,13 +276,13 @@ export async function benchTunnel(
       const tunnel = await ensureTunnel(sides, settings, 120_000, quiet);
       const [provider] = await tunnelSides(lab);
       const gatewayFirstMs = await firstPacket(bed.b.netns, provider.address, created);
-      const gatewayProcesses = async (): Promise<Record<string, number>> => {
+      const gatewayProcesses = async (): Promise<Record<string, ProcessRecord>> => {
         const [wa, wb] = [
           await findWireguardProcess(bed.a.netns, tunnel.provider.interfaceName),
           await findWireguardProcess(bed.b.netns, tunnel.consumer.interfaceName),
         ];
         if (!wa || !wb) throw new Error("tunnel: no wireguard-go of the gateway pods found on the nodes");
-        return { "wireguard-go a (gateway pod)": wa.pid, "wireguard-go b (gateway pod)": wb.pid };
+        return { "wireguard-go a (gateway pod)": wa, "wireguard-go b (gateway pod)": wb };
       };
       log(`tunnel: gateway pods' tunnel up (${tunnel.provider.interfaceName} on a at ${provider.address})`);
       const samples = { plain: [] as Sample[], hand: [] as Sample[], gateway: [] as Sample[] };
@@ -264,12 +290,13 @@ export async function benchTunnel(
         const plain = await cpuDuring({}, () =>
           throughput(bed.b.netns, bed.a.netns, bed.a.publicAddress, seconds, bed.work),
         );
-        samples.plain.push({ gbps: plain.result, cpu: plain.cpu });
+        samples.plain.push({ gbps: plain.result, cpu: plain.cpu, peakMiB: 0 });
         samples.hand.push(await handTunnel(bed, seconds));
-        const gateway = await cpuDuring(await gatewayProcesses(), () =>
+        const watched = await gatewayProcesses();
+        const gateway = await cpuDuring(watched, () =>
           throughput(bed.b.netns, bed.a.netns, provider.address, seconds, bed.work),
         );
-        samples.gateway.push({ gbps: gateway.result, cpu: gateway.cpu });
+        samples.gateway.push({ gbps: gateway.result, cpu: gateway.cpu, peakMiB: peakMemory(Object.values(watched)) });
         log(
           `tunnel: round ${round}/${rounds}: plain ${plain.result}, by hand ${samples.hand.at(-1)!.gbps}, gateway pods ` +
             `${gateway.result} Gbit/s; cores busy during the gateway's run ${gateway.cpu.machinePercent}%, ` +
@@ -318,6 +345,16 @@ export async function benchTunnel(
             samples.hand.map((s) => s.firstPacketMs!),
           ),
           series("first packet: gateway pods' tunnel (Tunnel create)", "ms", [gatewayFirstMs]),
+          series(
+            "busiest wireguard-go's peak memory, by hand",
+            "MiB",
+            samples.hand.map((s) => s.peakMiB),
+          ),
+          series(
+            "busiest wireguard-go's peak memory, gateway pod",
+            "MiB",
+            samples.gateway.map((s) => s.peakMiB),
+          ),
         ],
         targets: [
           target("gateway pods' tunnel / hand-made tunnel (throughput)", ratio(gateway, hand), "min", 0.95),

@@ -29,6 +29,15 @@ export type GatewayExposure = ServiceExposure | { readonly type: "hostPort" };
 /** Where the gateway pod keeps wireguard-go's logs and its short-lived key files. */
 export const GATEWAY_WORK_DIR = "/var/lib/pulumi-liqo/gateway";
 
+/**
+ * The gateway pod's memory limit. wireguard-go's buffer pools grow with the packets queued in it
+ * (its queues hold up to 1,024 batches of 64 KiB buffers each way): one tunnel saturated by a
+ * single TCP stream reached 211 MiB and was killed by the 256 MiB limit this once had, which cut
+ * every flow across it until the gateway restarted it. 1 GiB leaves room for the agent's Node
+ * process and a few busy tunnels; `npm run bench -- tunnel` prints wireguard-go's peak.
+ */
+export const GATEWAY_MEMORY_LIMIT = "1Gi";
+
 /** The unprivileged user and group of the control agent (the image's USER). */
 export const AGENT_UID = 65532;
 
@@ -144,7 +153,7 @@ export function forgeGatewayDeployment(image: string, port: number, exposure: Ga
               ...(exposure.type === "hostPort" ? { hostPort: port } : {}),
             },
           ],
-          resources: { requests: { cpu: "50m", memory: "64Mi" }, limits: { memory: "256Mi" } },
+          resources: { requests: { cpu: "50m", memory: "64Mi" }, limits: { memory: GATEWAY_MEMORY_LIMIT } },
           securityContext: rootWith(["NET_ADMIN", "NET_RAW"]),
           volumeMounts: [
             { name: "tun", mountPath: "/dev/net/tun" },
