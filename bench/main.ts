@@ -9,7 +9,7 @@
  * agents are pods that its install (a `Cluster`, or the same steps) deploys from the agent image the
  * lab's nodes hold.
  *
- * Usage: node dist/bench/main.js [tunnel] [stacks] [mesh] [auth] [offloading] [renewal]
+ * Usage: node dist/bench/main.js [tunnel] [gateway-move] [stacks] [mesh] [auth] [offloading] [renewal]
  *          [--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--pods N] [--mesh N,N…]
  *          [--shared-lab] [--out FILE]
  * `--shared-lab`: sections that need plain clusters a and b run on the test run's shared lab (the
@@ -20,6 +20,7 @@ import { dirname, join } from "node:path";
 import { downLab, listLabs } from "../local-cluster/lab.js";
 import { labOwner, releaseSharedLab, TEST_LAB_ROOT } from "../harness/labs.js";
 import { benchAuth } from "./auth.js";
+import { benchGatewayMove } from "./gateway-move.js";
 import { privateLabs, sharedLabs, type LabRunner } from "./labs.js";
 import { benchOffloading } from "./offloading.js";
 import { benchRenewal } from "./renewal.js";
@@ -27,17 +28,17 @@ import { formatSeries, formatTarget, machine, timed, type SectionResult } from "
 import { benchMeshes, benchStacks, DEFAULT_MESH_SIZES } from "./stacks.js";
 import { benchTunnel, stopHandTunnels } from "./tunnel.js";
 
-const SECTIONS = ["tunnel", "stacks", "mesh", "auth", "offloading", "renewal"] as const;
+const SECTIONS = ["tunnel", "gateway-move", "stacks", "mesh", "auth", "offloading", "renewal"] as const;
 type Section = (typeof SECTIONS)[number];
 /** What runs when no section is named: all but the long `renewal`. */
-const DEFAULT_SECTIONS: readonly Section[] = ["tunnel", "stacks", "mesh", "auth", "offloading"];
+const DEFAULT_SECTIONS: readonly Section[] = ["tunnel", "gateway-move", "stacks", "mesh", "auth", "offloading"];
 
 /** What the command line asked for. */
 interface Options {
   readonly sections: readonly Section[];
   /** Peering ups, previews and refreshes per figure. */
   readonly runs: number;
-  /** Tunnel rounds (veth, by hand, gateway each). */
+  /** Tunnel rounds (veth, by hand, gateway each); gateway-move rounds (the client's gateway pod deleted, then the server's). */
   readonly rounds: number;
   /** Seconds of each iperf3 run. */
   readonly seconds: number;
@@ -55,7 +56,7 @@ interface Options {
 }
 
 const USAGE =
-  "usage: npm run bench -- [tunnel] [stacks] [mesh] [auth] [offloading] [renewal] " +
+  "usage: npm run bench -- [tunnel] [gateway-move] [stacks] [mesh] [auth] [offloading] [renewal] " +
   "[--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--pods N] [--mesh N,N…] [--shared-lab] [--out FILE]";
 
 /** Reads the command line; a wrong argument ends the run with the usage. */
@@ -112,15 +113,17 @@ async function main(): Promise<void> {
     const { seconds, result } = await timed(() =>
       section === "tunnel"
         ? benchTunnel(options.rounds, options.seconds, log, options.labs)
-        : section === "stacks"
-          ? benchStacks(options.runs, log, options.labs)
-          : section === "mesh"
-            ? benchMeshes(options.idle, log, options.mesh, options.labs)
-            : section === "auth"
-              ? benchAuth(options.refusals, log, options.labs)
-              : section === "offloading"
-                ? benchOffloading(options.pods, options.rounds, options.idle, log, options.labs)
-                : benchRenewal(log, options.labs),
+        : section === "gateway-move"
+          ? benchGatewayMove(options.rounds, log, options.labs)
+          : section === "stacks"
+            ? benchStacks(options.runs, log, options.labs)
+            : section === "mesh"
+              ? benchMeshes(options.idle, log, options.mesh, options.labs)
+              : section === "auth"
+                ? benchAuth(options.refusals, log, options.labs)
+                : section === "offloading"
+                  ? benchOffloading(options.pods, options.rounds, options.idle, log, options.labs)
+                  : benchRenewal(log, options.labs),
     );
     results[section] = { ...result, seconds: Math.round(seconds) };
   }

@@ -124,3 +124,43 @@ export function podtoolFrom(
     },
   );
 }
+
+/** What `podtool flow` prints (toolchain/podtool/main.go): times in milliseconds from the flow's start. */
+export interface FlowReport {
+  /** ICMP echoes sent (one every 200 ms) and answered. */
+  readonly sent: number;
+  readonly received: number;
+  /** The longest stretch of unanswered echoes, when it began and when the echo that ended it was sent (0: none did). */
+  readonly longestGapMs: number;
+  readonly gapFromMs: number;
+  readonly resumedAtMs: number;
+  /** Answers to echoes sent after the longest gap began. */
+  readonly answeredAfterGap: number;
+  /** `echoed` when the TCP connection opened at the start and left idle carried a line there and back at the end. */
+  readonly tcp: string;
+}
+
+/**
+ * `podtool flow <host> <seconds>` in the podtool pod on node `index`: a flow in flight (an ICMP
+ * echo every 200 ms, an idle TCP connection to the host's port 8081 written at the end). Resolves
+ * its report when it ends, some `seconds` later; rejects when it could not start (no TCP connection).
+ */
+export async function podtoolFlow(
+  cluster: ClusterState,
+  index: number,
+  host: string,
+  seconds: number,
+): Promise<FlowReport> {
+  const out = await kubectl(cluster, [
+    "exec",
+    podName(cluster, index),
+    "--",
+    "/podtool",
+    "flow",
+    host,
+    String(seconds),
+  ]).catch((error: CommandError) => {
+    throw new Error(`podtool flow ${host} from ${podName(cluster, index)} failed: ${error.stderr.trim()}`);
+  });
+  return JSON.parse(out.trim().split("\n").pop()!) as FlowReport;
+}

@@ -3,6 +3,7 @@
  * named one, or undefined for this process's own). What to apply is decided by the pure forgers of
  * gateway-nat.ts; this module runs them.
  */
+import { readFile } from "node:fs/promises";
 import { runIn, type CommandError } from "../../host/exec.js";
 import {
   forgeNatRuleDeletionsFromListing,
@@ -124,4 +125,14 @@ export async function probeAcross(
   const out = await runIn(netns, "ping", ["-n", "-q", "-c", "1", "-W", "1", "-I", ifname, address]).catch(() => "");
   const match = /= [\d.]+\/([\d.]+)\//.exec(out);
   return match ? Number(match[1]) : undefined;
+}
+
+/**
+ * The namespace's conntrack listing (`/proc/net/nf_conntrack`), or "" where the kernel offers none.
+ * Read by the process itself in its own namespace (a gateway pod's image has no `cat`), through
+ * `cat` inside another one.
+ */
+export async function readConntrack(netns: string | undefined): Promise<string> {
+  const file = "/proc/net/nf_conntrack";
+  return (netns === undefined ? readFile(file, "utf8") : runIn(netns, "cat", [file])).catch(() => "");
 }

@@ -58,7 +58,14 @@ import { runIn } from "../../host/exec.js";
 import { Backoff } from "../backoff.js";
 import type { Reporter } from "../reporter.js";
 import { answerRefusal, readOrigins } from "./admission.js";
-import { applyPeerFabric, applyRelayRule, applyServerReplyRule, probeAcross, removePeerFabric } from "./fabric.js";
+import {
+  applyPeerFabric,
+  applyRelayRule,
+  applyServerReplyRule,
+  probeAcross,
+  readConntrack,
+  removePeerFabric,
+} from "./fabric.js";
 import { WIREGUARD_IFNAME_PREFIX } from "./commands.js";
 import {
   configureWireguardPeer,
@@ -68,6 +75,14 @@ import {
   wireguardInterfaceName,
 } from "./interface.js";
 import { forgeWireguardKeyPair, wireguardPublicKeyOf, type WireguardKeyPair } from "./keys.js";
+import {
+  decodePeerSeenAt,
+  encodePeerSeenAt,
+  PEER_SEEN_KEY,
+  peerMoved,
+  udpSendersTo,
+  type PeerSeenAt,
+} from "./peer-seen.js";
 import { InBandRelay } from "./relay.js";
 
 const STEP = "gateway";
@@ -117,7 +132,11 @@ interface Applied {
    * fresh process would otherwise not know where its client is until the client gives up on the
    * old session (15 s or more) and handshakes again.
    */
-  readonly peerSeenAt: { readonly publicKey: string; readonly endpoint: string } | undefined;
+  readonly peerSeenAt: PeerSeenAt | undefined;
+  /** What the key Secret holds of where the peer was seen (a server's, for the gateway that takes over). */
+  readonly peerSeenStored: PeerSeenAt | undefined;
+  /** The endpoint this gateway last gave its peer (`wg set … endpoint`), if it gave one. */
+  readonly dialed: string | undefined;
   /**
    * The UDP port the interface got (a client's is any free one), taken again by a restarted
    * client: the server, which remembers where it saw the client, would otherwise dial a port
@@ -464,8 +483,11 @@ export class TunnelGateway {
       );
     // The server of a restarted interface dials its client where it last saw it, so that the
     // probe that follows starts the new session at once; the client roams on as before.
-    const seen = before?.peerSeenAt?.publicKey === spec.remote.publicKey ? before?.peerSeenAt : undefined;
+    // A gateway that takes over (another pod) knows it from the key Secret.
+    const seen = [before?.peerSeenAt, keys.peerSeenAt].find((s) => s?.publicKey === spec.remote.publicKey);
     const dial = spec.remote.endpoint ?? (running.started ? seen?.endpoint : undefined);
+    if (dial && !spec.remote.endpoint)
+      this.options.reporter.info(`${STEP}: dialing ${spec.remoteClusterName} where it was last seen, ${dial}`);
     const own = await readWireguardStatus(netns, ifname);
     if (spec.remote.publicKey) await this.configureOnlyPeer(endpoint, target, view, own.peers, dial);
     if (view) await applyPeerFabric(netns, { peerId: ifname, tunnelInterface: ifname, view, slot });
@@ -486,6 +508,8 @@ export class TunnelGateway {
       observedAt: 0,
       connected: false,
       peerSeenAt: seen,
+      peerSeenStored: before?.peerSeenStored ?? keys.peerSeenAt,
+      dialed: dial,
       ownPort: own.listenPort,
     };
   }
@@ -527,13 +551,21 @@ export class TunnelGateway {
     const uid = endpoint.metadata.uid!;
     const { ifname } = target;
     if (applied.connected && Date.now() - applied.observedAt < CONNECTED_PROBE_MS) return;
+    // Before the probe, which then starts the handshake at once.
+    if (endpoint.spec.role === "server" && !applied.connected) {
+      const dialed = await this.dialClientWhereItSends(endpoint, ifname, applied.dialed);
+      if (dialed) applied = { ...applied, dialed };
+    }
     const { status, peerSeenAt } = await this.observe(endpoint, ifname, applied, identity, target.remoteTunnelAddress);
     const comparable = JSON.stringify({ ...status, latestHandshake: undefined, rttMs: undefined });
+    const remember = endpoint.spec.role === "server" && peerSeenAt && peerMoved(applied.peerSeenStored, peerSeenAt);
     const observed = {
       ...applied,
       observedAt: Date.now(),
       connected: status.phase === "Connected",
       peerSeenAt: peerSeenAt ?? applied.peerSeenAt,
+      peerSeenStored:
+        remember && (await this.rememberPeer(endpoint, ifname, peerSeenAt)) ? peerSeenAt : applied.peerSeenStored,
     };
     this.applied.set(uid, observed);
     if (comparable === applied.status && Date.now() - applied.statusWrittenAt <= STATUS_REFRESH_MS) return;
@@ -577,10 +609,12 @@ export class TunnelGateway {
           message: `waiting for ${spec.remoteClusterName}'s public key and pod CIDR`,
         },
       };
+    // The probe first: the handshake it waits for (or starts) shows in the status read after it,
+    // with where the peer was seen, which a server records as soon as the tunnel is Connected.
+    const rttMs = await probeAcross(this.options.netns, ifname, remoteTunnelAddress);
     const peer = (await readWireguardStatus(this.options.netns, ifname)).peers.find(
       (p) => p.publicKey === spec.remote.publicKey,
     );
-    const rttMs = await probeAcross(this.options.netns, ifname, remoteTunnelAddress);
     const handshake = peer?.latestHandshake ? { latestHandshake: peer.latestHandshake.toISOString() } : {};
     const peerSeenAt = peer?.endpoint ? { publicKey: peer.publicKey, endpoint: peer.endpoint } : undefined;
     if (rttMs === undefined) {
@@ -599,8 +633,65 @@ export class TunnelGateway {
     };
   }
 
-  /** The endpoint's key pair from its Secret, made and stored on first use. */
-  private async ensureKeyPair(ifname: string, remoteClusterId: string): Promise<WireguardKeyPair> {
+  /**
+   * A server whose tunnel is not connected dials its client where the client's packets come from
+   * now, as this node's conntrack shows (see udpSendersTo), unless it dialed there already; resolves
+   * the endpoint it dialed. A gateway pod that took over has no session, and the client keeps
+   * sending on its old one, which the new wireguard-go drops, until the client's own rehandshake
+   * 15 s later; every flow across the tunnel would wait as long. Best effort: without conntrack's
+   * listing (a kernel that does not offer it) the client's rehandshake still comes. A forged packet
+   * can only make the gateway send a handshake initiation, which grants nothing.
+   */
+  private async dialClientWhereItSends(
+    endpoint: TunnelEndpoint,
+    ifname: string,
+    dialed: string | undefined,
+  ): Promise<string | undefined> {
+    const { netns, reporter } = this.options;
+    const { remote, listenPort, remoteClusterName } = endpoint.spec;
+    if (!remote.publicKey) return undefined;
+    const [sender] = udpSendersTo(await readConntrack(netns), listenPort);
+    if (!sender || sender === dialed) return undefined;
+    reporter.info(`${STEP}: ${remoteClusterName} not connected; its packets come from ${sender}: dialing it there`);
+    await runIn(netns, "wg", ["set", ifname, "peer", remote.publicKey, "endpoint", sender]);
+    return sender;
+  }
+
+  /**
+   * Records in the tunnel's key Secret where its peer was seen (see peer-seen.ts). Best effort:
+   * resolves whether it was recorded; a failure is reported and tried again at the next probe,
+   * since the tunnel itself does not depend on it.
+   */
+  private async rememberPeer(endpoint: TunnelEndpoint, ifname: string, seen: PeerSeenAt): Promise<boolean> {
+    const { kc, reporter } = this.options;
+    const name = keySecretName(ifname);
+    const action = `${STEP}: recording where ${endpoint.spec.remoteClusterName} was seen in Secret ${SYSTEM_NAMESPACE}/${name}`;
+    return kc
+      .makeApiClient(k8s.CoreV1Api)
+      .patchNamespacedSecret(
+        { name, namespace: SYSTEM_NAMESPACE, body: { data: { [PEER_SEEN_KEY]: encodePeerSeenAt(seen) } } },
+        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+      )
+      .then(
+        () => {
+          reporter.info(
+            `${STEP}: ${endpoint.spec.remoteClusterName} seen at ${seen.endpoint} (recorded for a gateway that takes over)`,
+          );
+          return true;
+        },
+        describeFailure(action, serverOf(kc)),
+      )
+      .catch((error: Error) => {
+        reporter.warn(error.message);
+        return false;
+      });
+  }
+
+  /** The endpoint's key pair from its Secret, made and stored on first use, with where its peer was last seen. */
+  private async ensureKeyPair(
+    ifname: string,
+    remoteClusterId: string,
+  ): Promise<WireguardKeyPair & { readonly peerSeenAt?: PeerSeenAt }> {
     const { kc } = this.options;
     const core = kc.makeApiClient(k8s.CoreV1Api);
     const name = keySecretName(ifname);
@@ -609,7 +700,9 @@ export class TunnelGateway {
       describeFailure(`${STEP}: reading Secret ${SYSTEM_NAMESPACE}/${name}`, endpoint),
     );
     const stored = Buffer.from(secret?.data?.["privateKey"] ?? "", "base64").toString("utf8");
-    if (stored) return { privateKey: stored, publicKey: wireguardPublicKeyOf(stored) };
+    const peerSeenAt = decodePeerSeenAt(secret?.data?.[PEER_SEEN_KEY]);
+    if (stored)
+      return { privateKey: stored, publicKey: wireguardPublicKeyOf(stored), ...(peerSeenAt ? { peerSeenAt } : {}) };
     const fresh = forgeWireguardKeyPair();
     await ensureObject(kc, {
       apiVersion: "v1",

@@ -40,7 +40,7 @@ import { coreOf, podName, podtoolFrom, runPodtool, setCordoned } from "../../loc
 import { installWithAgentPods, uninstallClusters } from "../../harness/install.js";
 import { withLab } from "../../harness/labs.js";
 import { projectTraces } from "../support/leaks.js";
-import { gatewayWireguard, projectRoutes, runningGateway } from "../support/project-pods.js";
+import { gatewayWireguard, projectRoutes, runningGateway } from "../../harness/gateway-pods.js";
 import { quietProgress } from "../support/tunnel-pair.js";
 
 const NODES = [1, 2] as const;

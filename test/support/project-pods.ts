@@ -1,36 +1,15 @@
 /**
- * What the suites that run the project as pods read of it: the gateway pod (where it runs, its
- * WireGuard status, read inside the pod), the routes the route agents hold on each node, and
- * traffic between real pods of two clusters, through Services and across a gateway's move.
+ * What the suites that run the project as pods check of it (what they read of the gateway pod is
+ * harness/gateway-pods.ts): traffic between real pods of two clusters, through Services and across
+ * a gateway's move.
  */
-import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
-import { GATEWAY_NAME } from "../../provider/cluster/agent-components.js";
-import { poll } from "../../provider/wait/poll.js";
-import { runIn } from "../../host/exec.js";
-import type { ClusterState } from "../../local-cluster/lab.js";
 import * as k8s from "@kubernetes/client-node";
+import type { ClusterState } from "../../local-cluster/lab.js";
 import { adminConfig } from "../../local-cluster/inspect.js";
-import { coreOf, kubectl, podName, podtoolFrom, POD_NAMESPACE, runPodtool } from "../../local-cluster/pods.js";
-import { parseWireguardDump, readWireguardStatus, type WireguardStatus } from "../../agent/gateway/index.js";
+import { coreOf, podName, podtoolFrom, POD_NAMESPACE, runPodtool, type FlowReport } from "../../local-cluster/pods.js";
+import { readWireguardStatus, type WireguardStatus } from "../../agent/gateway/index.js";
 import { runsHostAgent } from "../../local-cluster/state.js";
-import { ROUTE_PROTO } from "../../agent/route/plan.js";
-import { GATEWAY_POD_SELECTOR } from "../../agent/route/reconcile.js";
-
-/** The WireGuard status of interface `ifname`, read inside `cluster`'s gateway pod (its sockets are the pod's own). */
-export async function gatewayWireguard(cluster: ClusterState, ifname: string): Promise<WireguardStatus> {
-  const dump = await kubectl(cluster, [
-    "exec",
-    "-n",
-    SYSTEM_NAMESPACE,
-    `deploy/${GATEWAY_NAME}`,
-    "--",
-    "wg",
-    "show",
-    ifname,
-    "dump",
-  ]);
-  return parseWireguardDump(ifname, dump);
-}
+import { gatewayWireguard } from "../../harness/gateway-pods.js";
 
 /**
  * The WireGuard status of interface `ifname` of `cluster`'s gateway, wherever it runs: inside the
@@ -38,41 +17,6 @@ export async function gatewayWireguard(cluster: ClusterState, ifname: string): P
  */
 export async function wireguardOf(cluster: ClusterState, ifname: string): Promise<WireguardStatus> {
   return runsHostAgent(cluster) ? readWireguardStatus(cluster.netns, ifname) : gatewayWireguard(cluster, ifname);
-}
-
-/** The routes the route agents hold on each node of `cluster`, node by node. */
-export async function projectRoutes(cluster: ClusterState): Promise<string[]> {
-  const routes: string[] = [];
-  for (const node of cluster.nodes)
-    for (const line of (await runIn(node.netns, "ip", ["-4", "-o", "route", "show", "proto", String(ROUTE_PROTO)]))
-      .trim()
-      .split("\n"))
-      if (line) routes.push(`${node.name}: ${line}`);
-  return routes;
-}
-
-/** The gateway pod of `cluster` that is Running and ready (other than pod `not`), with its name and node. */
-export async function runningGateway(cluster: ClusterState, not?: string): Promise<{ name: string; node: string }> {
-  return poll(
-    { step: "test", object: `a Running gateway pod${not ? ` other than ${not}` : ""}`, endpoint: cluster.apiServerUrl },
-    { timeoutMs: 90_000, intervalMs: 500 },
-    async () => {
-      const pods = await coreOf(cluster).listNamespacedPod({
-        namespace: SYSTEM_NAMESPACE,
-        labelSelector: GATEWAY_POD_SELECTOR,
-      });
-      const running = pods.items.find(
-        (p) =>
-          p.metadata?.name !== not &&
-          !p.metadata?.deletionTimestamp &&
-          p.status?.phase === "Running" &&
-          p.status.containerStatuses?.every((c) => c.ready),
-      );
-      return running
-        ? { done: true, value: { name: running.metadata!.name!, node: running.spec!.nodeName! } }
-        : { done: false, state: pods.items.map((p) => `${p.metadata?.name} ${p.status?.phase}`).join(", ") || "none" };
-    },
-  );
 }
 
 /**
@@ -108,4 +52,34 @@ export async function serviceToAddress(cluster: ClusterState, name: string, addr
       },
     });
   return service.spec!.clusterIP!;
+}
+
+/**
+ * How long {@link expectFlowsSurvive} lets a flow go unanswered: generous for a loaded machine;
+ * `npm run bench -- gateway-move` measures the real figure against the 5 s target.
+ */
+const FLOW_DEADLINE_MS = 30_000;
+
+/**
+ * Each flow (`podtool flow`) was answered before its longest gap, resumed after it, lost no more
+ * than {@link FLOW_DEADLINE_MS}, and its idle TCP connection carried a line at the end.
+ */
+export function expectFlowsSurvive(flows: readonly PromiseSettledResult<FlowReport>[]): void {
+  for (const flow of flows) {
+    if (flow.status === "rejected") throw flow.reason;
+    const report = flow.value;
+    const verdict = {
+      tcp: report.tcp,
+      answeredBefore: report.longestGapMs === 0 || report.gapFromMs > 0,
+      resumed: report.longestGapMs === 0 || report.answeredAfterGap > 0,
+      withinDeadline: report.longestGapMs <= FLOW_DEADLINE_MS,
+    };
+    expect({ ...verdict, report }).toEqual({
+      tcp: "echoed",
+      answeredBefore: true,
+      resumed: true,
+      withinDeadline: true,
+      report,
+    });
+  }
 }

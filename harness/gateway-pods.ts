@@ -1,0 +1,65 @@
+/**
+ * What the suites and the benchmark read of a cluster's gateway as it runs in a pod: where its pod
+ * runs, its WireGuard status (read inside the pod: its sockets are the pod's own), and the routes
+ * the route agents hold on each node.
+ */
+import { SYSTEM_NAMESPACE } from "../provider/api/index.js";
+import { GATEWAY_NAME } from "../provider/cluster/agent-components.js";
+import { poll } from "../provider/wait/poll.js";
+import { runIn } from "../host/exec.js";
+import type { ClusterState } from "../local-cluster/lab.js";
+import { coreOf, kubectl } from "../local-cluster/pods.js";
+import { parseWireguardDump, type WireguardStatus } from "../agent/gateway/index.js";
+import { ROUTE_PROTO } from "../agent/route/plan.js";
+import { GATEWAY_POD_SELECTOR } from "../agent/route/reconcile.js";
+
+/** The WireGuard status of interface `ifname`, read inside `cluster`'s gateway pod (its sockets are the pod's own). */
+export async function gatewayWireguard(cluster: ClusterState, ifname: string): Promise<WireguardStatus> {
+  const dump = await kubectl(cluster, [
+    "exec",
+    "-n",
+    SYSTEM_NAMESPACE,
+    `deploy/${GATEWAY_NAME}`,
+    "--",
+    "wg",
+    "show",
+    ifname,
+    "dump",
+  ]);
+  return parseWireguardDump(ifname, dump);
+}
+
+/** The routes the route agents hold on each node of `cluster`, node by node. */
+export async function projectRoutes(cluster: ClusterState): Promise<string[]> {
+  const routes: string[] = [];
+  for (const node of cluster.nodes)
+    for (const line of (await runIn(node.netns, "ip", ["-4", "-o", "route", "show", "proto", String(ROUTE_PROTO)]))
+      .trim()
+      .split("\n"))
+      if (line) routes.push(`${node.name}: ${line}`);
+  return routes;
+}
+
+/** The gateway pod of `cluster` that is Running and ready (other than pod `not`), with its name and node. */
+export async function runningGateway(cluster: ClusterState, not?: string): Promise<{ name: string; node: string }> {
+  return poll(
+    { step: "test", object: `a Running gateway pod${not ? ` other than ${not}` : ""}`, endpoint: cluster.apiServerUrl },
+    { timeoutMs: 90_000, intervalMs: 500 },
+    async () => {
+      const pods = await coreOf(cluster).listNamespacedPod({
+        namespace: SYSTEM_NAMESPACE,
+        labelSelector: GATEWAY_POD_SELECTOR,
+      });
+      const running = pods.items.find(
+        (p) =>
+          p.metadata?.name !== not &&
+          !p.metadata?.deletionTimestamp &&
+          p.status?.phase === "Running" &&
+          p.status.containerStatuses?.every((c) => c.ready),
+      );
+      return running
+        ? { done: true, value: { name: running.metadata!.name!, node: running.spec!.nodeName! } }
+        : { done: false, state: pods.items.map((p) => `${p.metadata?.name} ${p.status?.phase}`).join(", ") || "none" };
+    },
+  );
+}
