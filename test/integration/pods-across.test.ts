@@ -7,13 +7,13 @@
  * pods show the tunnel carried it. A pod of a namespace of b offloaded to a runs there, and b shows
  * it at its remapped address, where b's pods on both nodes reach it, by address and through b's own
  * Service (whose endpoint it is), the gateway's node included; a's pods reach b's through a Service
- * of a.
+ * of a. b's gateway pod is deleted while flows run (pings, an idle TCP connection): they resume.
  * b, with its own identity on a, cannot make a's route agents route
  * a's Service range to the gateway (it may not write its TunnelEndpoint's status). a's gateway starts on node 1, the node that holds the address
  * peers dial (its NodePort sends their packets to the node's own LAN address: the case where a
  * hostNetwork gateway's answers must still leave from the dialled address). Then node 1 is drained
  * of it (cordoned, the gateway pod evicted, as `kubectl drain` does): the gateway comes back on
- * node 2 with the same key and traffic flows again with no step of ours. A new agent image rolls
+ * node 2 with the same key, flows in flight meanwhile resume, and traffic flows again with no step of ours. A new agent image rolls
  * out in place and keeps the peering, the key and the traffic. Uninstall leaves nothing of the
  * project in either cluster.
  */
@@ -31,8 +31,18 @@ import { nodeReadiness } from "../../provider/virtual-node/node.js";
 import { installWithAgentPods, uninstallClusters } from "../../harness/install.js";
 import { withLab } from "../../harness/labs.js";
 import { projectTraces } from "../support/leaks.js";
-import { gatewayWireguard, projectRoutes, runningGateway, serviceToAddress } from "../support/project-pods.js";
-import { coreOf, podName, podtoolFrom, runPodtool, setCordoned, tagImageOnNodes } from "../../local-cluster/pods.js";
+import { gatewayWireguard, projectRoutes, runningGateway } from "../../harness/gateway-pods.js";
+import { expectFlowsSurvive, serviceToAddress } from "../support/project-pods.js";
+import {
+  coreOf,
+  podName,
+  podtoolFlow,
+  podtoolFrom,
+  runPodtool,
+  setCordoned,
+  tagImageOnNodes,
+} from "../../local-cluster/pods.js";
+import { delay } from "../../host/processes.js";
 import { peerPair, quietProgress, unpeerPair, type Pair } from "../support/tunnel-pair.js";
 import { offloadNamespace, podtoolSpec, runningPods } from "../../harness/offloading.js";
 import { remoteNamespaceName } from "../../provider/offloading/reflection.js";
@@ -41,12 +51,19 @@ const NODES = [1, 2] as const;
 const POD_CIDR = "10.150.0.0/16";
 /** The namespace of b offloaded to a. */
 const OFFLOADED = "shop";
+/**
+ * How long each flow in flight runs, and how long it runs before its gateway is deleted or drained:
+ * long enough to see it resume after the longest gap expectFlowsSurvive allows.
+ */
+const FLOW_SECONDS = 40;
+const FLOW_LEAD_MS = 3_000;
 
 describe("agent, gateway and route agents as pods (private lab: a and b, two nodes each, one pod CIDR)", () => {
   test(
     "GIVEN clusters installed with the agent as pods WHEN b peers with a and a Tunnel joins them THEN pods on both " +
       "nodes of b reach pods on both nodes of a through it, and back, also through Services (the gateway's node included); " +
-      "drained from its node, a's gateway returns on the other with its key and traffic flows again; a new agent image " +
+      "flows in flight resume when b's gateway pod is deleted; drained from its node, a's gateway returns on the other " +
+      "with its key and flows in flight resume; a new agent image " +
       "rolls out and keeps the peering, the key and the traffic",
     async () => {
       await withLab(
@@ -154,6 +171,16 @@ describe("agent, gateway and route agents as pods (private lab: a and b, two nod
             for (const from of NODES)
               expect(await podtoolFrom(a, from, "tcp", `${toB}:8080`, 60_000)).toContain(`podtool ${podName(b, 1)} `);
 
+            // b's gateway pod (the tunnel's client) deleted while flows run from b's pods on both nodes to
+            // the offloaded pod (pings every 200 ms, an idle TCP connection): its Deployment makes
+            // another, and both flows resume once the tunnel is back, the connection included.
+            const duringDelete = Promise.allSettled(
+              NODES.map((from) => podtoolFlow(b, from, shown!.status!.podIP!, FLOW_SECONDS)),
+            );
+            await delay(FLOW_LEAD_MS);
+            await coreOf(b).deleteNamespacedPod({ name: bGateway.name, namespace: SYSTEM_NAMESPACE });
+            expectFlowsSurvive(await duringDelete);
+
             // b attacks a's route agents, which route every node's traffic for what a TunnelEndpoint's
             // status names: with its own identity on a, it may not write that status (not as the
             // subresource, and a status sent with the object is dropped); no node of a gains a route.
@@ -180,7 +207,13 @@ describe("agent, gateway and route agents as pods (private lab: a and b, two nod
             // Node 1 is drained of the gateway: its Deployment makes another pod, on node 2, which
             // takes the same key from its Secret; the NodePort, the tunnel and the routes follow it,
             // and pods talk again with no step of ours.
+            // Flows run from b's pods on both nodes to a's meanwhile: the server's new gateway pod dials
+            // b where the old one last saw it, and they resume, as above.
             const key = (await gatewayWireguard(a, tunnel.provider.interfaceName)).publicKey;
+            const duringDrain = Promise.allSettled(
+              NODES.map((from) => podtoolFlow(b, from, seenFromB(from), FLOW_SECONDS)),
+            );
+            await delay(FLOW_LEAD_MS);
             await setCordoned(coreOf(a), [gateway.node], true);
             await coreOf(a).createNamespacedPodEviction({
               name: gateway.name,
@@ -188,6 +221,7 @@ describe("agent, gateway and route agents as pods (private lab: a and b, two nod
               body: { metadata: { name: gateway.name, namespace: SYSTEM_NAMESPACE } },
             });
             expect((await runningGateway(a, gateway.name)).node).toBe(`${a.name}-n2`);
+            expectFlowsSurvive(await duringDrain);
             for (const from of NODES)
               expect(await podtoolFrom(b, from, "tcp", `${seenFromB(from)}:8080`, 90_000)).toContain(
                 `podtool ${podName(a, from)} `,
