@@ -75,14 +75,7 @@ import {
   wireguardInterfaceName,
 } from "./interface.js";
 import { forgeWireguardKeyPair, wireguardPublicKeyOf, type WireguardKeyPair } from "./keys.js";
-import {
-  decodePeerSeenAt,
-  encodePeerSeenAt,
-  PEER_SEEN_KEY,
-  peerMoved,
-  udpSendersTo,
-  type PeerSeenAt,
-} from "./peer-seen.js";
+import { udpSendersTo } from "./client-senders.js";
 import { InBandRelay } from "./relay.js";
 
 const STEP = "gateway";
@@ -132,9 +125,7 @@ interface Applied {
    * fresh process would otherwise not know where its client is until the client gives up on the
    * old session (15 s or more) and handshakes again.
    */
-  readonly peerSeenAt: PeerSeenAt | undefined;
-  /** What the key Secret holds of where the peer was seen (a server's, for the gateway that takes over). */
-  readonly peerSeenStored: PeerSeenAt | undefined;
+  readonly peerSeenAt: { readonly publicKey: string; readonly endpoint: string } | undefined;
   /** The endpoint this gateway last gave its peer (`wg set … endpoint`), if it gave one. */
   readonly dialed: string | undefined;
   /**
@@ -483,11 +474,9 @@ export class TunnelGateway {
       );
     // The server of a restarted interface dials its client where it last saw it, so that the
     // probe that follows starts the new session at once; the client roams on as before.
-    // A gateway that takes over (another pod) knows it from the key Secret.
-    const seen = [before?.peerSeenAt, keys.peerSeenAt].find((s) => s?.publicKey === spec.remote.publicKey);
+    // (A gateway pod that takes over finds it in its node's conntrack: dialClientWhereItSends.)
+    const seen = before?.peerSeenAt?.publicKey === spec.remote.publicKey ? before?.peerSeenAt : undefined;
     const dial = spec.remote.endpoint ?? (running.started ? seen?.endpoint : undefined);
-    if (dial && !spec.remote.endpoint)
-      this.options.reporter.info(`${STEP}: dialing ${spec.remoteClusterName} where it was last seen, ${dial}`);
     const own = await readWireguardStatus(netns, ifname);
     if (spec.remote.publicKey) await this.configureOnlyPeer(endpoint, target, view, own.peers, dial);
     if (view) await applyPeerFabric(netns, { peerId: ifname, tunnelInterface: ifname, view, slot });
@@ -508,7 +497,6 @@ export class TunnelGateway {
       observedAt: 0,
       connected: false,
       peerSeenAt: seen,
-      peerSeenStored: before?.peerSeenStored ?? keys.peerSeenAt,
       dialed: dial,
       ownPort: own.listenPort,
     };
@@ -558,14 +546,11 @@ export class TunnelGateway {
     }
     const { status, peerSeenAt } = await this.observe(endpoint, ifname, applied, identity, target.remoteTunnelAddress);
     const comparable = JSON.stringify({ ...status, latestHandshake: undefined, rttMs: undefined });
-    const remember = endpoint.spec.role === "server" && peerSeenAt && peerMoved(applied.peerSeenStored, peerSeenAt);
     const observed = {
       ...applied,
       observedAt: Date.now(),
       connected: status.phase === "Connected",
       peerSeenAt: peerSeenAt ?? applied.peerSeenAt,
-      peerSeenStored:
-        remember && (await this.rememberPeer(endpoint, ifname, peerSeenAt)) ? peerSeenAt : applied.peerSeenStored,
     };
     this.applied.set(uid, observed);
     if (comparable === applied.status && Date.now() - applied.statusWrittenAt <= STATUS_REFRESH_MS) return;
@@ -609,8 +594,7 @@ export class TunnelGateway {
           message: `waiting for ${spec.remoteClusterName}'s public key and pod CIDR`,
         },
       };
-    // The probe first: the handshake it waits for (or starts) shows in the status read after it,
-    // with where the peer was seen, which a server records as soon as the tunnel is Connected.
+    // The probe first: the handshake it waits for (or starts) shows in the status read after it.
     const rttMs = await probeAcross(this.options.netns, ifname, remoteTunnelAddress);
     const peer = (await readWireguardStatus(this.options.netns, ifname)).peers.find(
       (p) => p.publicKey === spec.remote.publicKey,
@@ -657,41 +641,8 @@ export class TunnelGateway {
     return sender;
   }
 
-  /**
-   * Records in the tunnel's key Secret where its peer was seen (see peer-seen.ts). Best effort:
-   * resolves whether it was recorded; a failure is reported and tried again at the next probe,
-   * since the tunnel itself does not depend on it.
-   */
-  private async rememberPeer(endpoint: TunnelEndpoint, ifname: string, seen: PeerSeenAt): Promise<boolean> {
-    const { kc, reporter } = this.options;
-    const name = keySecretName(ifname);
-    const action = `${STEP}: recording where ${endpoint.spec.remoteClusterName} was seen in Secret ${SYSTEM_NAMESPACE}/${name}`;
-    return kc
-      .makeApiClient(k8s.CoreV1Api)
-      .patchNamespacedSecret(
-        { name, namespace: SYSTEM_NAMESPACE, body: { data: { [PEER_SEEN_KEY]: encodePeerSeenAt(seen) } } },
-        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
-      )
-      .then(
-        () => {
-          reporter.info(
-            `${STEP}: ${endpoint.spec.remoteClusterName} seen at ${seen.endpoint} (recorded for a gateway that takes over)`,
-          );
-          return true;
-        },
-        describeFailure(action, serverOf(kc)),
-      )
-      .catch((error: Error) => {
-        reporter.warn(error.message);
-        return false;
-      });
-  }
-
-  /** The endpoint's key pair from its Secret, made and stored on first use, with where its peer was last seen. */
-  private async ensureKeyPair(
-    ifname: string,
-    remoteClusterId: string,
-  ): Promise<WireguardKeyPair & { readonly peerSeenAt?: PeerSeenAt }> {
+  /** The endpoint's key pair from its Secret, made and stored on first use. */
+  private async ensureKeyPair(ifname: string, remoteClusterId: string): Promise<WireguardKeyPair> {
     const { kc } = this.options;
     const core = kc.makeApiClient(k8s.CoreV1Api);
     const name = keySecretName(ifname);
@@ -700,9 +651,7 @@ export class TunnelGateway {
       describeFailure(`${STEP}: reading Secret ${SYSTEM_NAMESPACE}/${name}`, endpoint),
     );
     const stored = Buffer.from(secret?.data?.["privateKey"] ?? "", "base64").toString("utf8");
-    const peerSeenAt = decodePeerSeenAt(secret?.data?.[PEER_SEEN_KEY]);
-    if (stored)
-      return { privateKey: stored, publicKey: wireguardPublicKeyOf(stored), ...(peerSeenAt ? { peerSeenAt } : {}) };
+    if (stored) return { privateKey: stored, publicKey: wireguardPublicKeyOf(stored) };
     const fresh = forgeWireguardKeyPair();
     await ensureObject(kc, {
       apiVersion: "v1",
