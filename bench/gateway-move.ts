@@ -16,13 +16,11 @@ import { translateAddress } from "../provider/network-fabric/remap.js";
 import { TUNNEL_DEFAULTS } from "../provider/network-fabric/tunnel-plan.js";
 import { createPeering, deletePeering, type PeeringRecord } from "../provider/peering/peering.js";
 import { progressTo } from "../provider/peering/progress.js";
-import { ROUTE_PROTO } from "../agent/route/plan.js";
 import { GATEWAY_POD_SELECTOR } from "../agent/route/reconcile.js";
-import { runIn } from "../host/exec.js";
 import { delay } from "../host/processes.js";
 import type { ClusterState } from "../local-cluster/lab.js";
 import { coreOf, podtoolFlow, runPodtool, type FlowReport } from "../local-cluster/pods.js";
-import { gatewayWireguard, runningGateway } from "../harness/gateway-pods.js";
+import { gatewayWireguard, projectRoutes, runningGateway } from "../harness/gateway-pods.js";
 import { preparePeering, tunnelSidesOf } from "../harness/peering-pair.js";
 import { series, target, type Log, type SectionResult } from "./figures.js";
 import { privateLabs, type LabRunner } from "./labs.js";
@@ -57,18 +55,13 @@ interface MoveRun extends Move {
 /** Whether every node's route-agent routes lead to `gatewayNode`'s address (and none sit on the gateway's node). */
 async function routesFollow(cluster: ClusterState, gatewayNode: string): Promise<boolean> {
   const gatewayIp = cluster.nodes.find((n) => n.name === gatewayNode)?.address;
-  for (const node of cluster.nodes) {
-    const lines = (await runIn(node.netns, "ip", ["-4", "-o", "route", "show", "proto", String(ROUTE_PROTO)]))
-      .trim()
-      .split("\n")
-      .filter(Boolean);
-    const ok =
-      node.name === gatewayNode
-        ? lines.length === 0
-        : lines.length > 0 && lines.every((l) => l.includes(`via ${gatewayIp} `));
-    if (!ok) return false;
-  }
-  return true;
+  const routes = await projectRoutes(cluster);
+  return cluster.nodes.every((node) => {
+    const lines = routes.filter((line) => line.startsWith(`${node.name}: `));
+    return node.name === gatewayNode
+      ? lines.length === 0
+      : lines.length > 0 && lines.every((l) => l.includes(`via ${gatewayIp} `));
+  });
 }
 
 /** Watches the move that began at `deletedAt` (epoch ms) until every fact is seen or {@link WATCH_MS} passed. */

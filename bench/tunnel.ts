@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findWireguardProcess, forgeWireguardKeyPair, wireguardSocketPath } from "../agent/gateway/index.js";
 import { run, runIn } from "../host/exec.js";
-import { delay, isRunning, startInNamespace, stopProcess, type ProcessRecord } from "../host/processes.js";
+import { delay, isRunning, logTail, startInNamespace, stopProcess, type ProcessRecord } from "../host/processes.js";
 import { ensureTunnel } from "../provider/network-fabric/tunnel.js";
 import { deleteTunnel } from "../provider/network-fabric/tunnel-delete.js";
 import { TUNNEL_DEFAULTS, type TunnelSettings } from "../provider/network-fabric/tunnel-plan.js";
@@ -58,11 +58,10 @@ interface CpuShare {
  * since the run it was watched for measured a tunnel that broke under it.
  */
 function ticksOf(name: string, record: ProcessRecord): number {
-  if (!isRunning(record)) {
-    const log = record.logFile && existsSync(record.logFile) ? readFileSync(record.logFile, "utf8") : "";
-    const tail = log.trim().split("\n").slice(-5).join(" | ") || "(no log)";
-    throw new Error(`tunnel: ${name} (pid ${record.pid}) is no longer running; its log ends: ${tail}`);
-  }
+  if (!isRunning(record))
+    throw new Error(
+      `tunnel: ${name} (pid ${record.pid}) is no longer running; its log ends: ${logTail(record.logFile)}`,
+    );
   return cpuTicks(record.pid);
 }
 

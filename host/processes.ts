@@ -87,6 +87,15 @@ export function startInNamespace(
   }
 }
 
+/** The last lines of a process's log file, on one line, for an error message; "(no log)" when there is none. */
+export function logTail(file: string, lines = 5): string {
+  try {
+    return readFileSync(file, "utf8").trim().split("\n").slice(-lines).join(" | ") || "(no log)";
+  } catch {
+    return "(no log)";
+  }
+}
+
 /** Resolves after `ms` milliseconds. */
 export function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

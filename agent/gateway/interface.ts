@@ -14,7 +14,14 @@ import { connect } from "node:net";
 import { basename, dirname, join } from "node:path";
 import { runIn, type CommandError } from "../../host/exec.js";
 import { describeNamespace, namespaceExists, namespacePids } from "../../host/namespaces.js";
-import { isRunning, recordOf, startInNamespace, stopProcess, type ProcessRecord } from "../../host/processes.js";
+import {
+  isRunning,
+  logTail,
+  recordOf,
+  startInNamespace,
+  stopProcess,
+  type ProcessRecord,
+} from "../../host/processes.js";
 import { poll } from "../../provider/wait/poll.js";
 import {
   GatewaySpecError,
@@ -116,15 +123,6 @@ export async function findWireguardProcess(
   return undefined;
 }
 
-/** The last lines of a log file, for an error message. */
-function tail(file: string, lines = 5): string {
-  try {
-    return readFileSync(file, "utf8").trim().split("\n").slice(-lines).join(" | ");
-  } catch {
-    return "(no log)";
-  }
-}
-
 /** Runs `body` with the private key in a file of mode 600, in a fresh directory of mode 700 removed right after. */
 async function withKeyFile<T>(keyDir: string, privateKey: string, body: (file: string) => Promise<T>): Promise<T> {
   const dir = mkdtempSync(join(keyDir, ".wg-key-"));
@@ -170,7 +168,7 @@ export async function ensureWireguardInterface(spec: WireguardInterfaceSpec): Pr
       { timeoutMs: spec.startTimeoutMs ?? 10_000, intervalMs: 50, ...(spec.signal ? { signal: spec.signal } : {}) },
       async () => {
         if (!isRunning(record))
-          return { failed: true, reason: `wireguard-go (pid ${record.pid}) exited: ${tail(spec.logFile)}` };
+          return { failed: true, reason: `wireguard-go (pid ${record.pid}) exited: ${logTail(spec.logFile)}` };
         const link = await linkExistsIn(netns, ifname);
         const socket = existsSync(wireguardSocketPath(ifname));
         return link && socket

@@ -126,8 +126,6 @@ interface Applied {
    * old session (15 s or more) and handshakes again.
    */
   readonly peerSeenAt: { readonly publicKey: string; readonly endpoint: string } | undefined;
-  /** The endpoint this gateway last gave its peer (`wg set … endpoint`), if it gave one. */
-  readonly dialed: string | undefined;
   /**
    * The UDP port the interface got (a client's is any free one), taken again by a restarted
    * client: the server, which remembers where it saw the client, would otherwise dial a port
@@ -497,7 +495,6 @@ export class TunnelGateway {
       observedAt: 0,
       connected: false,
       peerSeenAt: seen,
-      dialed: dial,
       ownPort: own.listenPort,
     };
   }
@@ -541,8 +538,9 @@ export class TunnelGateway {
     if (applied.connected && Date.now() - applied.observedAt < CONNECTED_PROBE_MS) return;
     // Before the probe, which then starts the handshake at once.
     if (endpoint.spec.role === "server" && !applied.connected) {
-      const dialed = await this.dialClientWhereItSends(endpoint, ifname, applied.dialed);
-      if (dialed) applied = { ...applied, dialed };
+      const dialed = await this.dialClientWhereItSends(endpoint, ifname, applied.peerSeenAt?.endpoint);
+      if (dialed)
+        applied = { ...applied, peerSeenAt: { publicKey: endpoint.spec.remote.publicKey!, endpoint: dialed } };
     }
     const { status, peerSeenAt } = await this.observe(endpoint, ifname, applied, identity, target.remoteTunnelAddress);
     const comparable = JSON.stringify({ ...status, latestHandshake: undefined, rttMs: undefined });
@@ -619,7 +617,7 @@ export class TunnelGateway {
 
   /**
    * A server whose tunnel is not connected dials its client where the client's packets come from
-   * now, as this node's conntrack shows (see udpSendersTo), unless it dialed there already; resolves
+   * now, as this node's conntrack shows (see udpSendersTo), unless its peer is there already; resolves
    * the endpoint it dialed. A gateway pod that took over has no session, and the client keeps
    * sending on its old one, which the new wireguard-go drops, until the client's own rehandshake
    * 15 s later; every flow across the tunnel would wait as long. Best effort: without conntrack's
@@ -629,13 +627,13 @@ export class TunnelGateway {
   private async dialClientWhereItSends(
     endpoint: TunnelEndpoint,
     ifname: string,
-    dialed: string | undefined,
+    current: string | undefined,
   ): Promise<string | undefined> {
     const { netns, reporter } = this.options;
     const { remote, listenPort, remoteClusterName } = endpoint.spec;
     if (!remote.publicKey) return undefined;
     const [sender] = udpSendersTo(await readConntrack(netns), listenPort);
-    if (!sender || sender === dialed) return undefined;
+    if (!sender || sender === current) return undefined;
     reporter.info(`${STEP}: ${remoteClusterName} not connected; its packets come from ${sender}: dialing it there`);
     await runIn(netns, "wg", ["set", ifname, "peer", remote.publicKey, "endpoint", sender]);
     return sender;
