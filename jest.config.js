@@ -28,5 +28,8 @@ module.exports = {
   globalSetup: "<rootDir>/test/global-setup.js",
   globalTeardown: "<rootDir>/test/global-teardown.js",
   setupFilesAfterEnv: ["<rootDir>/test/setup-after-env.ts"],
-  testTimeout: 600000,
+  // Unit tests (pure logic, a few type checks) take seconds; every test and hook that waits for labs,
+  // pods or pulumi states its own bound, named for what it waits for. One that does not and hangs
+  // fails here in 30 s, not after a generic 600.
+  testTimeout: 30_000,
 };

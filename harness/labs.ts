@@ -57,6 +57,13 @@ export function labOwner(name: string): number | undefined {
 export const sharedLabName = (run = runId(), worker = process.env["JEST_WORKER_ID"] ?? "0"): string =>
   `s${run.toString(36)}${worker}`.slice(0, 8);
 
+/**
+ * How long a test file's hook may wait for {@link sharedLab}: the lab's first start (behind any
+ * other lab's start, one at a time machine-wide) on a loaded machine. A hook that does more adds
+ * its own steps' bounds to it.
+ */
+export const SHARED_LAB_BOUND_MS = 5 * 60_000;
+
 /** This test file's use of the shared lab, once it asked for it (Jest gives each file its own module registry). */
 let sharedUse: Promise<FileLock> | undefined;
 

@@ -21,6 +21,9 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { copyProgram, linkPackages } from "../../harness/pulumi.js";
 
+/** Each test's bound: the example's own TypeScript check of the package. */
+const TEST_BOUND_MS = 3 * 60_000;
+
 const EXAMPLE = join(__dirname, "..", "..", "examples", "eks");
 
 /** Where the project keeps what it builds and installs, as scripts/lib.sh sets `LIQO_CACHE`. */
@@ -112,18 +115,26 @@ describe("the cloud example (examples/eks)", () => {
     return { exitCode: result.exitCode ?? -1, output: String(result.all) };
   }
 
-  test("GIVEN its pinned dependencies and this package WHEN its own TypeScript checks it THEN it type-checks", async () => {
-    const result = await typeCheck("as-written");
-    if (result.exitCode !== 0) throw new Error(`tsc exited ${result.exitCode} on examples/eks:\n${result.output}`);
-  });
+  test(
+    "GIVEN its pinned dependencies and this package WHEN its own TypeScript checks it THEN it type-checks",
+    async () => {
+      const result = await typeCheck("as-written");
+      if (result.exitCode !== 0) throw new Error(`tsc exited ${result.exitCode} on examples/eks:\n${result.output}`);
+    },
+    TEST_BOUND_MS,
+  );
 
-  test("GIVEN a Cluster arg of the wrong type WHEN checked the same way THEN tsc fails, naming index.ts", async () => {
-    const wrong = (source: string): string => {
-      expect(source).toContain('exposure: "NodePort"');
-      return source.replace('exposure: "NodePort"', 'exposure: "Ingress"');
-    };
-    const result = await typeCheck("wrong-type", wrong);
-    expect(result.exitCode).not.toBe(0);
-    expect(result.output).toMatch(/^index\.ts\(\d+,\d+\): error TS2322: Type '"Ingress"' is not assignable/m);
-  });
+  test(
+    "GIVEN a Cluster arg of the wrong type WHEN checked the same way THEN tsc fails, naming index.ts",
+    async () => {
+      const wrong = (source: string): string => {
+        expect(source).toContain('exposure: "NodePort"');
+        return source.replace('exposure: "NodePort"', 'exposure: "Ingress"');
+      };
+      const result = await typeCheck("wrong-type", wrong);
+      expect(result.exitCode).not.toBe(0);
+      expect(result.output).toMatch(/^index\.ts\(\d+,\d+\): error TS2322: Type '"Ingress"' is not assignable/m);
+    },
+    TEST_BOUND_MS,
+  );
 });

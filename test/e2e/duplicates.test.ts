@@ -14,9 +14,14 @@ import { API_GROUP, API_VERSION } from "../../provider/api/names.js";
 import { nodeReadiness } from "../../provider/virtual-node/node.js";
 import { clusterOf, type LabState } from "../../local-cluster/lab.js";
 import { adminConfig } from "../../harness/install.js";
-import { sharedLab } from "../../harness/labs.js";
+import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
 import { projectTraces } from "../support/leaks.js";
 import { configureForLab, PulumiWorkspace } from "../../harness/pulumi.js";
+
+/** Each test's bound: pulumi up and destroy of the stack with its duplicates, each command with its own deadline. */
+const TEST_BOUND_MS = 8 * 60_000;
+/** The bound of this file's set-up and clean-up: the shared lab. */
+const HOOK_BOUND_MS = SHARED_LAB_BOUND_MS;
 
 const PROGRAM = join(__dirname, "programs", "duplicates");
 
@@ -57,7 +62,7 @@ describe("mistakes a user may declare, through the pulumi CLI", () => {
   let lab: LabState;
   beforeAll(async () => {
     lab = await sharedLab();
-  });
+  }, HOOK_BOUND_MS);
 
   test(
     "GIVEN b peered with a WHEN a second Peering of the pair, then a second Cluster on a's kubeconfig, is added THEN each " +
@@ -129,5 +134,6 @@ describe("mistakes a user may declare, through the pulumi CLI", () => {
       expect(await projectTraces(a.kubeconfig)).toEqual([]);
       expect(await projectTraces(b.kubeconfig)).toEqual([]);
     },
+    TEST_BOUND_MS,
   );
 });

@@ -14,6 +14,9 @@ import { projectTraces, tunnelTraces } from "../support/leaks.js";
 import { pingReplies } from "../support/probes.js";
 import { configureForLab, plannedSteps, PulumiWorkspace, stepsByRow } from "../../harness/pulumi.js";
 
+/** Each test's bound: a private lab, and the stack's preview, up, refresh, changes and destroy. */
+const TEST_BOUND_MS = 12 * 60_000;
+
 const PROGRAM = join(__dirname, "..", "..", "examples", "in-band");
 
 describe("in-band peering through the pulumi CLI", () => {
@@ -85,5 +88,6 @@ describe("in-band peering through the pulumi CLI", () => {
         for (const cluster of [a, b]) expect(await tunnelTraces(cluster)).toEqual([]);
       });
     },
+    TEST_BOUND_MS,
   );
 });

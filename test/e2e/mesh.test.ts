@@ -15,6 +15,9 @@ import { projectTraces, tunnelTraces } from "../support/leaks.js";
 import { pingReplies } from "../support/probes.js";
 import { configureMeshForLab, plannedSteps, PulumiWorkspace } from "../../harness/pulumi.js";
 
+/** Each test's bound: a private lab of three clusters, and the mesh's up, traffic and destroy. */
+const TEST_BOUND_MS = 12 * 60_000;
+
 const PROGRAM = join(__dirname, "..", "..", "examples", "mesh");
 
 async function readyVirtualNodes(kc: k8s.KubeConfig): Promise<string[]> {
@@ -70,5 +73,6 @@ describe("a mesh through the pulumi CLI", () => {
         }
       });
     },
+    TEST_BOUND_MS,
   );
 });

@@ -23,7 +23,7 @@ import { podtoolFrom, tagImageOnNodes } from "../../local-cluster/pods.js";
 import { imageReference } from "../../local-cluster/node-images.js";
 import { DEFAULT_AGENT_IMAGE } from "../../provider/cluster/agent-image.js";
 import { adminConfig } from "../../harness/install.js";
-import { sharedLab } from "../../harness/labs.js";
+import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
 import { projectTraces, tunnelTraces } from "../support/leaks.js";
 import {
   configureForLab,
@@ -39,6 +39,11 @@ import {
 import { PEERING_DIFF } from "../../provider/resources/peering.js";
 import { PEERING_TOKEN_DIFF } from "../../provider/resources/peering-token.js";
 import { TUNNEL_DIFF } from "../../provider/resources/tunnel.js";
+
+/** Each test's bound: pulumi commands against the shared lab, each with its own deadline. */
+const TEST_BOUND_MS = 8 * 60_000;
+/** The bound of this file's set-up and clean-up: the shared lab. */
+const HOOK_BOUND_MS = SHARED_LAB_BOUND_MS;
 
 const PROGRAM = join(__dirname, "..", "..", "examples", "local-peering");
 /** The namespace of b the test offloads to a. */
@@ -116,7 +121,7 @@ describe("out-of-band peering through the pulumi CLI", () => {
   let lab: LabState;
   beforeAll(async () => {
     lab = await sharedLab();
-  });
+  }, HOOK_BOUND_MS);
 
   test(
     "GIVEN two clusters WHEN preview, up, no-change preview and refresh, resize, token rotation, destroy, up again THEN " +
@@ -373,100 +378,108 @@ describe("out-of-band peering through the pulumi CLI", () => {
     1_200_000,
   );
 
-  test("GIVEN a pulumi up killed half-way through the peering WHEN run again THEN it converges and destroy leaves nothing", async () => {
-    const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
-    const workspace = await PulumiWorkspace.create(PROGRAM);
-    let run: ReturnType<typeof execa> | undefined;
-    try {
-      await configureForLab(workspace, lab);
-      run = execa("pulumi", ["up", "--yes", "--non-interactive"], {
-        cwd: workspace.programDir,
-        env: workspace.env,
-        reject: false,
-        stdin: "ignore",
-      });
-      const secrets = client(b);
-      let ended: PulumiResult | undefined;
-      void run.then(
-        (result) =>
-          (ended = { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) }),
-      );
-      // Half-way: the consumer holds its identity, the virtual node does not exist yet.
-      // Bounded by the resources' own deadline: on a loaded machine the program's start and both
-      // installs have taken two minutes before authentication began.
-      await poll(
-        { step: "test", object: "identity Secret in the consumer", endpoint: b.apiServerUrl },
-        { timeoutMs: 300_000, intervalMs: 50 },
-        async () => {
-          if (ended)
-            return {
-              failed: true,
-              reason: `pulumi up ended (exit ${ended.exitCode}) before the consumer held an identity:\n${failureSummary(ended)}`,
-            };
-          const list = await secrets
-            .listNamespacedSecret({ namespace: SYSTEM_NAMESPACE })
-            .catch(() => ({ items: [] as k8s.V1Secret[] }));
-          return list.items.some((s) => s.metadata?.name?.startsWith("identity-"))
-            ? { done: true, value: undefined }
-            : { done: false, state: "no identity yet" };
-        },
-      );
-      // The engine's plugins and program: the language host, the program, the dynamic provider.
-      const left = descendantsOf(run.pid!);
-      expect(left.length).toBeGreaterThanOrEqual(3);
-      run.kill("SIGKILL");
-      await run;
-      // Nothing runs on for nobody: each notices within a second or two that the engine is gone.
-      await poll(
-        { step: "test", object: "the killed engine's plugins and program to end", endpoint: "this machine" },
-        { timeoutMs: 15_000, intervalMs: 250 },
-        async () => {
-          const alive = left.filter(isAlive);
-          return alive.length === 0
-            ? { done: true, value: undefined }
-            : { done: false, state: `still running: ${alive.join(", ")}` };
-        },
-      );
-
-      // What docs/operations.md says to run after a killed update: `pulumi cancel` when the stack is
-      // locked, then `pulumi up`, which converges without clearing anything by hand.
-      let again = await workspace.pulumi(["up", "--yes"]);
-      if (again.exitCode !== 0 && /currently locked/.test(again.stderr)) {
-        await workspace.ok(["cancel", "--yes"]);
-        again = await workspace.pulumi(["up", "--yes"]);
-      }
-      expect([again.exitCode, again.stderr]).toEqual([0, ""]);
-      expect(await nodeCapacity(b, "liqo-a")).toEqual({ cpu: "2", memory: "4Gi", pods: "20" });
-      await workspace.ok(["preview", "--expect-no-changes"]);
-      await workspace.ok(["destroy", "--yes"]);
-    } finally {
-      // A run that the test failed before killing is stopped as a user would stop it.
-      if (run && run.exitCode === null && run.signalCode === null) {
-        run.kill("SIGINT");
+  test(
+    "GIVEN a pulumi up killed half-way through the peering WHEN run again THEN it converges and destroy leaves nothing",
+    async () => {
+      const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
+      const workspace = await PulumiWorkspace.create(PROGRAM);
+      let run: ReturnType<typeof execa> | undefined;
+      try {
+        await configureForLab(workspace, lab);
+        run = execa("pulumi", ["up", "--yes", "--non-interactive"], {
+          cwd: workspace.programDir,
+          env: workspace.env,
+          reject: false,
+          stdin: "ignore",
+        });
+        const secrets = client(b);
+        let ended: PulumiResult | undefined;
+        void run.then(
+          (result) =>
+            (ended = { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) }),
+        );
+        // Half-way: the consumer holds its identity, the virtual node does not exist yet.
+        // Bounded by the resources' own deadline: on a loaded machine the program's start and both
+        // installs have taken two minutes before authentication began.
+        await poll(
+          { step: "test", object: "identity Secret in the consumer", endpoint: b.apiServerUrl },
+          { timeoutMs: 300_000, intervalMs: 50 },
+          async () => {
+            if (ended)
+              return {
+                failed: true,
+                reason: `pulumi up ended (exit ${ended.exitCode}) before the consumer held an identity:\n${failureSummary(ended)}`,
+              };
+            const list = await secrets
+              .listNamespacedSecret({ namespace: SYSTEM_NAMESPACE })
+              .catch(() => ({ items: [] as k8s.V1Secret[] }));
+            return list.items.some((s) => s.metadata?.name?.startsWith("identity-"))
+              ? { done: true, value: undefined }
+              : { done: false, state: "no identity yet" };
+          },
+        );
+        // The engine's plugins and program: the language host, the program, the dynamic provider.
+        const left = descendantsOf(run.pid!);
+        expect(left.length).toBeGreaterThanOrEqual(3);
+        run.kill("SIGKILL");
         await run;
-      }
-      await workspace.pulumi(["destroy", "--yes"]);
-      workspace.dispose();
-    }
-    expect(await projectTraces(a.kubeconfig)).toEqual([]);
-    expect(await projectTraces(b.kubeconfig)).toEqual([]);
-  });
+        // Nothing runs on for nobody: each notices within a second or two that the engine is gone.
+        await poll(
+          { step: "test", object: "the killed engine's plugins and program to end", endpoint: "this machine" },
+          { timeoutMs: 15_000, intervalMs: 250 },
+          async () => {
+            const alive = left.filter(isAlive);
+            return alive.length === 0
+              ? { done: true, value: undefined }
+              : { done: false, state: `still running: ${alive.join(", ")}` };
+          },
+        );
 
-  test("GIVEN a malformed kubeconfig WHEN previewed THEN check fails naming the resource and the property, and nothing is created", async () => {
-    const workspace = await PulumiWorkspace.create(PROGRAM);
-    try {
-      await configureForLab(workspace, lab);
-      const broken = join(workspace.dir, "broken.kubeconfig");
-      writeFileSync(broken, "apiVersion: v1\nkind: Config\nclusters: [");
-      await workspace.ok(["config", "set", "bKubeconfig", broken]);
-      const preview = await workspace.pulumi(["preview"]);
-      expect(preview.exitCode).not.toBe(0);
-      expect(preview.stdout + preview.stderr).toMatch(
-        /Cluster resource 'b' has a problem: kubeconfig: not a usable kubeconfig/,
-      );
-      expect(await projectTraces(clusterOf(lab, "b").kubeconfig)).toEqual([]);
-    } finally {
-      workspace.dispose();
-    }
-  });
+        // What docs/operations.md says to run after a killed update: `pulumi cancel` when the stack is
+        // locked, then `pulumi up`, which converges without clearing anything by hand.
+        let again = await workspace.pulumi(["up", "--yes"]);
+        if (again.exitCode !== 0 && /currently locked/.test(again.stderr)) {
+          await workspace.ok(["cancel", "--yes"]);
+          again = await workspace.pulumi(["up", "--yes"]);
+        }
+        expect([again.exitCode, again.stderr]).toEqual([0, ""]);
+        expect(await nodeCapacity(b, "liqo-a")).toEqual({ cpu: "2", memory: "4Gi", pods: "20" });
+        await workspace.ok(["preview", "--expect-no-changes"]);
+        await workspace.ok(["destroy", "--yes"]);
+      } finally {
+        // A run that the test failed before killing is stopped as a user would stop it.
+        if (run && run.exitCode === null && run.signalCode === null) {
+          run.kill("SIGINT");
+          await run;
+        }
+        await workspace.pulumi(["destroy", "--yes"]);
+        workspace.dispose();
+      }
+      expect(await projectTraces(a.kubeconfig)).toEqual([]);
+      expect(await projectTraces(b.kubeconfig)).toEqual([]);
+    },
+    TEST_BOUND_MS,
+  );
+
+  test(
+    "GIVEN a malformed kubeconfig WHEN previewed THEN check fails naming the resource and the property, and nothing is created",
+    async () => {
+      const workspace = await PulumiWorkspace.create(PROGRAM);
+      try {
+        await configureForLab(workspace, lab);
+        const broken = join(workspace.dir, "broken.kubeconfig");
+        writeFileSync(broken, "apiVersion: v1\nkind: Config\nclusters: [");
+        await workspace.ok(["config", "set", "bKubeconfig", broken]);
+        const preview = await workspace.pulumi(["preview"]);
+        expect(preview.exitCode).not.toBe(0);
+        expect(preview.stdout + preview.stderr).toMatch(
+          /Cluster resource 'b' has a problem: kubeconfig: not a usable kubeconfig/,
+        );
+        expect(await projectTraces(clusterOf(lab, "b").kubeconfig)).toEqual([]);
+      } finally {
+        workspace.dispose();
+      }
+    },
+    TEST_BOUND_MS,
+  );
 });

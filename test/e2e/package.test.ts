@@ -14,6 +14,9 @@ import { sharedLab } from "../../harness/labs.js";
 import { projectTraces, tunnelTraces } from "../support/leaks.js";
 import { configureForLab, PulumiWorkspace } from "../../harness/pulumi.js";
 
+/** Each test's bound: npm pack, its install into a fresh program, and that program's up and destroy. */
+const TEST_BOUND_MS = 10 * 60_000;
+
 const REPO = join(__dirname, "..", "..");
 
 describe("the packed package", () => {
@@ -71,5 +74,6 @@ describe("the packed package", () => {
         expect(await tunnelTraces(cluster)).toEqual([]);
       }
     },
+    TEST_BOUND_MS,
   );
 });

@@ -10,10 +10,15 @@ import { clusterOf, setProfile, type LabState } from "../../local-cluster/lab.js
 import { IDENTITY_REVOKED, IDENTITY_REVOKED_REASON } from "../../provider/peering/revoked.js";
 import { PEERING_DIFF } from "../../provider/resources/peering.js";
 import { adminConfig } from "../../harness/install.js";
-import { sharedLab } from "../../harness/labs.js";
+import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
 import { projectTraces } from "../support/leaks.js";
 import { configureForLab, outputsOf, previewOf, PulumiWorkspace, stepsByRow } from "../../harness/pulumi.js";
 import { revokeHeldIdentity, waitForReadyStatus } from "../support/revoke.js";
+
+/** Each test's bound: pulumi commands around a revoked identity or a half-made peering, each with its own deadline. */
+const TEST_BOUND_MS = 10 * 60_000;
+/** The bound of this file's set-up and clean-up: the shared lab. */
+const HOOK_BOUND_MS = SHARED_LAB_BOUND_MS;
 
 const PROGRAM = join(__dirname, "..", "..", "examples", "local-peering");
 /** One heartbeat: the pass that follows the revocation starts within an interval; give it a few seconds to run on a loaded machine. */
@@ -25,7 +30,7 @@ describe("revoked and half-made peerings through the pulumi CLI", () => {
   let lab: LabState;
   beforeAll(async () => {
     lab = await sharedLab();
-  });
+  }, HOOK_BOUND_MS);
 
   test(
     "GIVEN a peering with its tunnel WHEN b's identity is revoked at a's auth service THEN the node goes NotReady within " +
@@ -77,6 +82,7 @@ describe("revoked and half-made peerings through the pulumi CLI", () => {
       expect(await projectTraces(a.kubeconfig)).toEqual([]);
       expect(await projectTraces(b.kubeconfig)).toEqual([]);
     },
+    TEST_BOUND_MS,
   );
 
   test(
@@ -122,5 +128,6 @@ describe("revoked and half-made peerings through the pulumi CLI", () => {
       expect(await projectTraces(a.kubeconfig)).toEqual([]);
       expect(await projectTraces(b.kubeconfig)).toEqual([]);
     },
+    TEST_BOUND_MS,
   );
 });

@@ -19,6 +19,9 @@ import { provider as tunnel } from "../../provider/resources/tunnel.js";
 import { declaredOutputs, sdkProgram } from "../support/sdk-program.js";
 import { PULUMI_VERSION } from "../support/versions.js";
 
+/** Each test's bound: the schema's validation and the pulumi CLI's binding of each resource. */
+const TEST_BOUND_MS = 2 * 60_000;
+
 const REPO = join(__dirname, "..", "..");
 const schema = JSON.parse(readFileSync(join(REPO, "schema.json"), "utf8")) as PackageSchema;
 
@@ -147,59 +150,67 @@ const CHANGED: Record<string, unknown> = {
 };
 
 describe("schema.json", () => {
-  test("GIVEN schema.json WHEN validated against the Pulumi package meta-schema of the pulumi version built here THEN it has no errors", async () => {
-    const { stdout } = await execa(
-      "go",
-      ["mod", "download", "-json", `github.com/pulumi/pulumi/pkg/v3@v${PULUMI_VERSION}`],
-      { env: { GOFLAGS: "-mod=mod" } },
-    );
-    const metaSchema = JSON.parse(
-      readFileSync(join(JSON.parse(stdout).Dir as string, "codegen", "schema", "pulumi.json"), "utf8"),
-    );
-    const ajv = new Ajv2020({ strict: false, allErrors: true });
-    const parses =
-      (parse: (text: string) => unknown) =>
-      (text: string): boolean => {
-        try {
-          parse(text);
-          return true;
-        } catch {
-          return false;
-        }
+  test(
+    "GIVEN schema.json WHEN validated against the Pulumi package meta-schema of the pulumi version built here THEN it has no errors",
+    async () => {
+      const { stdout } = await execa(
+        "go",
+        ["mod", "download", "-json", `github.com/pulumi/pulumi/pkg/v3@v${PULUMI_VERSION}`],
+        { env: { GOFLAGS: "-mod=mod" } },
+      );
+      const metaSchema = JSON.parse(
+        readFileSync(join(JSON.parse(stdout).Dir as string, "codegen", "schema", "pulumi.json"), "utf8"),
+      );
+      const ajv = new Ajv2020({ strict: false, allErrors: true });
+      const parses =
+        (parse: (text: string) => unknown) =>
+        (text: string): boolean => {
+          try {
+            parse(text);
+            return true;
+          } catch {
+            return false;
+          }
+        };
+      ajv.addFormat(
+        "regex",
+        parses((text) => new RegExp(text)),
+      );
+      ajv.addFormat(
+        "uri-reference",
+        parses((text) => new URL(text, "https://example.invalid/")),
+      );
+      const validate = ajv.compile(metaSchema);
+      expect(validate(schema) ? [] : validate.errors).toEqual([]);
+      // The validator has teeth: a property of an unknown type is an error.
+      const broken = structuredClone(schema) as unknown as {
+        resources: Record<string, { inputProperties: Record<string, unknown> }>;
       };
-    ajv.addFormat(
-      "regex",
-      parses((text) => new RegExp(text)),
-    );
-    ajv.addFormat(
-      "uri-reference",
-      parses((text) => new URL(text, "https://example.invalid/")),
-    );
-    const validate = ajv.compile(metaSchema);
-    expect(validate(schema) ? [] : validate.errors).toEqual([]);
-    // The validator has teeth: a property of an unknown type is an error.
-    const broken = structuredClone(schema) as unknown as {
-      resources: Record<string, { inputProperties: Record<string, unknown> }>;
-    };
-    broken.resources["liqo:index:Tunnel"]!.inputProperties["port"] = { type: "int" };
-    expect(validate(broken)).toBe(false);
-  });
+      broken.resources["liqo:index:Tunnel"]!.inputProperties["port"] = { type: "int" };
+      expect(validate(broken)).toBe(false);
+    },
+    TEST_BOUND_MS,
+  );
 
-  test("GIVEN schema.json WHEN the pulumi CLI binds each resource THEN it accepts them", async () => {
-    const home = mkdtempSync(join(tmpdir(), "pulumi-liqo-schema-"));
-    try {
-      for (const name of Object.keys(RESOURCES)) {
-        const result = await execa(
-          "pulumi",
-          ["package", "info", join(REPO, "schema.json"), "--module", "index", "--resource", name],
-          { env: { PULUMI_HOME: home, PULUMI_SKIP_UPDATE_CHECK: "true" }, reject: false },
-        );
-        expect([name, result.exitCode, result.stderr]).toEqual([name, 0, ""]);
+  test(
+    "GIVEN schema.json WHEN the pulumi CLI binds each resource THEN it accepts them",
+    async () => {
+      const home = mkdtempSync(join(tmpdir(), "pulumi-liqo-schema-"));
+      try {
+        for (const name of Object.keys(RESOURCES)) {
+          const result = await execa(
+            "pulumi",
+            ["package", "info", join(REPO, "schema.json"), "--module", "index", "--resource", name],
+            { env: { PULUMI_HOME: home, PULUMI_SKIP_UPDATE_CHECK: "true" }, reject: false },
+          );
+          expect([name, result.exitCode, result.stderr]).toEqual([name, 0, ""]);
+        }
+      } finally {
+        rmSync(home, { recursive: true, force: true });
       }
-    } finally {
-      rmSync(home, { recursive: true, force: true });
-    }
-  });
+    },
+    TEST_BOUND_MS,
+  );
 
   test(
     "GIVEN the SDK WHEN its argument types and outputs are read THEN they are exactly the schema's inputs (required ones " +
@@ -220,62 +231,75 @@ describe("schema.json", () => {
         expect([name, sdk.outputs.get(name)!.filter((output) => !known.has(output))]).toEqual([name, []]);
       }
     },
+    TEST_BOUND_MS,
   );
 
-  test("GIVEN the schema's secrets WHEN the SDK is read THEN every secret output is marked secret there too", () => {
-    for (const name of Object.keys(RESOURCES) as ResourceName[]) {
-      const source = readFileSync(join(REPO, "sdk", RESOURCES[name].file), "utf8");
-      const marked = new Set(
-        [...(/additionalSecretOutputs: \[([^\]]*)\]/.exec(source)?.[1] ?? "").matchAll(/"(\w+)"/g)].map((m) => m[1]!),
-      );
-      for (const [property, propertySpec] of Object.entries(spec(name).properties)) {
-        if (propertySpec.secret) expect([name, property, marked.has(property)]).toEqual([name, property, true]);
+  test(
+    "GIVEN the schema's secrets WHEN the SDK is read THEN every secret output is marked secret there too",
+    () => {
+      for (const name of Object.keys(RESOURCES) as ResourceName[]) {
+        const source = readFileSync(join(REPO, "sdk", RESOURCES[name].file), "utf8");
+        const marked = new Set(
+          [...(/additionalSecretOutputs: \[([^\]]*)\]/.exec(source)?.[1] ?? "").matchAll(/"(\w+)"/g)].map((m) => m[1]!),
+        );
+        for (const [property, propertySpec] of Object.entries(spec(name).properties)) {
+          if (propertySpec.secret) expect([name, property, marked.has(property)]).toEqual([name, property, true]);
+        }
+        for (const [property, propertySpec] of Object.entries(spec(name).inputProperties)) {
+          // Secret inputs are wrapped with pulumi.secret() where the SDK passes them on.
+          if (propertySpec.secret)
+            expect([name, property, new RegExp(`pulumi\\.secret\\(args\\.${property}\\)`).test(source)]).toEqual([
+              name,
+              property,
+              true,
+            ]);
+        }
       }
-      for (const [property, propertySpec] of Object.entries(spec(name).inputProperties)) {
-        // Secret inputs are wrapped with pulumi.secret() where the SDK passes them on.
-        if (propertySpec.secret)
-          expect([name, property, new RegExp(`pulumi\\.secret\\(args\\.${property}\\)`).test(source)]).toEqual([
+    },
+    TEST_BOUND_MS,
+  );
+
+  test(
+    "GIVEN each required input left out WHEN check() runs THEN it fails naming that input (or the property the SDK passes it as)",
+    async () => {
+      for (const name of Object.keys(RESOURCES) as ResourceName[]) {
+        for (const input of spec(name).requiredInputs ?? []) {
+          const without = { ...GOOD[name] };
+          delete without[renamed(RESOURCES[name].checkedAs, input)];
+          const { failures } = await RESOURCES[name].provider.check!(GOOD[name] as never, without as never);
+          // Failures carry no property (the engine would print its value, secret or not): each reason starts with its input.
+          const named = (failures ?? []).map((f) => f.property || f.reason.slice(0, f.reason.indexOf(": ")));
+          expect([name, input, named]).toEqual([
             name,
-            property,
-            true,
+            input,
+            expect.arrayContaining([renamed(RESOURCES[name].checkedAs, input)]),
           ]);
+        }
       }
-    }
-  });
+    },
+    TEST_BOUND_MS,
+  );
 
-  test("GIVEN each required input left out WHEN check() runs THEN it fails naming that input (or the property the SDK passes it as)", async () => {
-    for (const name of Object.keys(RESOURCES) as ResourceName[]) {
-      for (const input of spec(name).requiredInputs ?? []) {
-        const without = { ...GOOD[name] };
-        delete without[renamed(RESOURCES[name].checkedAs, input)];
-        const { failures } = await RESOURCES[name].provider.check!(GOOD[name] as never, without as never);
-        // Failures carry no property (the engine would print its value, secret or not): each reason starts with its input.
-        const named = (failures ?? []).map((f) => f.property || f.reason.slice(0, f.reason.indexOf(": ")));
-        expect([name, input, named]).toEqual([
-          name,
-          input,
-          expect.arrayContaining([renamed(RESOURCES[name].checkedAs, input)]),
-        ]);
+  test(
+    "GIVEN each input the schema marks replaceOnChanges WHEN changed THEN diff() replaces; other inputs change in place",
+    async () => {
+      for (const name of Object.keys(RESOURCES) as ResourceName[]) {
+        for (const [input, propertySpec] of Object.entries(spec(name).inputProperties)) {
+          const property = renamed(RESOURCES[name].diffedAs, input);
+          if (!(property in CHANGED)) continue;
+          // A Peering's providerCluster exists in-band only.
+          const inBand = name === "Peering" && input === "providerCluster" ? { approach: "in-band" } : {};
+          const olds = { ...GOOD[name], ...inBand };
+          const news = { ...olds, [property]: CHANGED[property] };
+          const diff = await RESOURCES[name].provider.diff!("id", olds as never, news as never);
+          expect([name, input, (diff.replaces ?? []).length > 0]).toEqual([
+            name,
+            input,
+            propertySpec.replaceOnChanges === true,
+          ]);
+        }
       }
-    }
-  });
-
-  test("GIVEN each input the schema marks replaceOnChanges WHEN changed THEN diff() replaces; other inputs change in place", async () => {
-    for (const name of Object.keys(RESOURCES) as ResourceName[]) {
-      for (const [input, propertySpec] of Object.entries(spec(name).inputProperties)) {
-        const property = renamed(RESOURCES[name].diffedAs, input);
-        if (!(property in CHANGED)) continue;
-        // A Peering's providerCluster exists in-band only.
-        const inBand = name === "Peering" && input === "providerCluster" ? { approach: "in-band" } : {};
-        const olds = { ...GOOD[name], ...inBand };
-        const news = { ...olds, [property]: CHANGED[property] };
-        const diff = await RESOURCES[name].provider.diff!("id", olds as never, news as never);
-        expect([name, input, (diff.replaces ?? []).length > 0]).toEqual([
-          name,
-          input,
-          propertySpec.replaceOnChanges === true,
-        ]);
-      }
-    }
-  });
+    },
+    TEST_BOUND_MS,
+  );
 });

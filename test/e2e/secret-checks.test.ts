@@ -10,9 +10,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { clusterOf, type LabState } from "../../local-cluster/lab.js";
 import { adminConfig } from "../../harness/install.js";
-import { sharedLab } from "../../harness/labs.js";
+import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
 import { projectTraces } from "../support/leaks.js";
 import { configureForLab, failureSummary, PulumiWorkspace, type PulumiResult } from "../../harness/pulumi.js";
+
+/** Each test's bound: previews and ups that must fail or pass, each with its own deadline. */
+const TEST_BOUND_MS = 5 * 60_000;
+/** The bound of this file's set-up and clean-up: the stack's first up, or its destroy. */
+const HOOK_BOUND_MS = SHARED_LAB_BOUND_MS + 300_000;
 
 const PROGRAM = join(__dirname, "programs", "secret-checks");
 
@@ -74,7 +79,7 @@ describe("what a failed check prints, through the pulumi CLI", () => {
     workspace = await PulumiWorkspace.create(PROGRAM);
     await configureForLab(workspace, lab);
     await workspace.ok(["up", "--yes"]);
-  });
+  }, HOOK_BOUND_MS);
 
   afterAll(async () => {
     try {
@@ -83,7 +88,7 @@ describe("what a failed check prints, through the pulumi CLI", () => {
       workspace?.dispose();
       if (scratch) rmSync(scratch, { recursive: true, force: true });
     }
-  });
+  }, HOOK_BOUND_MS);
 
   test(
     "GIVEN cluster b and its token WHEN b is peered with itself THEN preview and up fail naming provider.clusterId, the " +
@@ -109,6 +114,7 @@ describe("what a failed check prints, through the pulumi CLI", () => {
         await workspace.ok(["config", "rm", "attempt"]);
       }
     },
+    TEST_BOUND_MS,
   );
 
   test(
@@ -141,6 +147,7 @@ describe("what a failed check prints, through the pulumi CLI", () => {
         await workspace.ok(["config", "rm", "attempt"]);
       }
     },
+    TEST_BOUND_MS,
   );
 
   test(
@@ -162,11 +169,16 @@ describe("what a failed check prints, through the pulumi CLI", () => {
         await workspace.ok(["up", "--yes"]);
       }
     },
+    TEST_BOUND_MS,
   );
 
-  test("GIVEN the stack destroyed THEN nothing of the project is left on either cluster", async () => {
-    await workspace.ok(["destroy", "--yes"]);
-    expect(await projectTraces(clusterOf(lab, "a").kubeconfig)).toEqual([]);
-    expect(await projectTraces(clusterOf(lab, "b").kubeconfig)).toEqual([]);
-  });
+  test(
+    "GIVEN the stack destroyed THEN nothing of the project is left on either cluster",
+    async () => {
+      await workspace.ok(["destroy", "--yes"]);
+      expect(await projectTraces(clusterOf(lab, "a").kubeconfig)).toEqual([]);
+      expect(await projectTraces(clusterOf(lab, "b").kubeconfig)).toEqual([]);
+    },
+    TEST_BOUND_MS,
+  );
 });

@@ -11,10 +11,15 @@ import { API_GROUP, API_VERSION, SYSTEM_NAMESPACE } from "../../provider/api/ind
 import { tunnelEndpointName } from "../../provider/network-fabric/tunnel-plan.js";
 import { poll } from "../../provider/wait/poll.js";
 import { adminConfig } from "../../harness/install.js";
-import { sharedLab } from "../../harness/labs.js";
+import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
 import { projectTraces, tunnelTraces } from "../support/leaks.js";
 import { expectPodsTalk } from "../support/project-pods.js";
 import { configureForLab, outputsOf, plannedSteps, PulumiWorkspace } from "../../harness/pulumi.js";
+
+/** Each test's bound: pulumi up, drift made by hand, refresh and up again. */
+const TEST_BOUND_MS = 8 * 60_000;
+/** The bound of this file's set-up and clean-up: the shared lab. */
+const HOOK_BOUND_MS = SHARED_LAB_BOUND_MS;
 
 const PROGRAM = join(__dirname, "..", "..", "examples", "local-peering");
 /** How long the consumer's gateway may take to take its side down after its endpoint is deleted: a pass or two. */
@@ -24,7 +29,7 @@ describe("a tunnel whose consumer side was removed", () => {
   let lab: LabState;
   beforeAll(async () => {
     lab = await sharedLab();
-  });
+  }, HOOK_BOUND_MS);
 
   test(
     "GIVEN a connected tunnel WHEN the consumer's TunnelEndpoint is deleted behind Pulumi's back THEN refresh reports the " +
@@ -92,5 +97,6 @@ describe("a tunnel whose consumer side was removed", () => {
       expect(await projectTraces(b.kubeconfig)).toEqual([]);
       for (const cluster of lab.clusters) expect(await tunnelTraces(cluster, ifnames)).toEqual([]);
     },
+    TEST_BOUND_MS,
   );
 });

@@ -11,6 +11,9 @@ import { sharedLab } from "../../harness/labs.js";
 import { projectTraces } from "../support/leaks.js";
 import { configureAgentImage, PulumiWorkspace } from "../../harness/pulumi.js";
 
+/** Each test's bound: two teams' stacks up and destroyed against one provider. */
+const TEST_BOUND_MS = 10 * 60_000;
+
 const EXAMPLE = join(__dirname, "..", "..", "examples", "two-teams");
 
 async function configure(workspace: PulumiWorkspace, cluster: ClusterState): Promise<void> {
@@ -59,5 +62,6 @@ describe("two teams, two stacks", () => {
       expect(await projectTraces(a.kubeconfig)).toEqual([]);
       expect(await projectTraces(b.kubeconfig)).toEqual([]);
     },
+    TEST_BOUND_MS,
   );
 });

@@ -20,6 +20,9 @@ import { adminConfig } from "../../harness/install.js";
 import { sharedLab } from "../../harness/labs.js";
 import { projectTraces } from "../support/leaks.js";
 
+/** Each test's bound: the install's rollout of the agent's pods, the review of its rights and the uninstall. */
+const TEST_BOUND_MS = 4 * 60_000;
+
 /** How long the rollout wait is given here, where it cannot succeed. */
 const ROLLOUT_TIMEOUT_MS = 3000;
 
@@ -32,101 +35,105 @@ const spec: AgentDeploymentSpec = {
 };
 
 describe("agent deployment", () => {
-  test("GIVEN the agent deployed WHEN its rights are reviewed THEN it has what it needs and no more; uninstall removes it all", async () => {
-    const cluster = clusterOf(await sharedLab(), "a");
-    const kc = adminConfig(cluster);
-    const authz = kc.makeApiClient(k8s.AuthorizationV1Api);
-    const mayAs =
-      (name: string) =>
-      async (attributes: k8s.V1ResourceAttributes): Promise<boolean> =>
-        (
-          await authz.createSubjectAccessReview({
-            body: {
-              spec: {
-                user: serviceAccountOf(name),
-                groups: ["system:serviceaccounts"],
-                resourceAttributes: attributes,
+  test(
+    "GIVEN the agent deployed WHEN its rights are reviewed THEN it has what it needs and no more; uninstall removes it all",
+    async () => {
+      const cluster = clusterOf(await sharedLab(), "a");
+      const kc = adminConfig(cluster);
+      const authz = kc.makeApiClient(k8s.AuthorizationV1Api);
+      const mayAs =
+        (name: string) =>
+        async (attributes: k8s.V1ResourceAttributes): Promise<boolean> =>
+          (
+            await authz.createSubjectAccessReview({
+              body: {
+                spec: {
+                  user: serviceAccountOf(name),
+                  groups: ["system:serviceaccounts"],
+                  resourceAttributes: attributes,
+                },
               },
-            },
-          })
-        ).status?.allowed ?? false;
-    const may = mayAs(AGENT_NAME);
-    const gatewayMay = mayAs(GATEWAY_NAME);
-    const routeMay = mayAs(ROUTE_NAME);
-    const tunnelEndpoints = { group: API_GROUP, resource: "tunnelendpoints" };
-    try {
-      await ensureSystemNamespace(kc);
-      await ensureAgentDeployment(kc, spec);
-      await ensureAgentDeployment(kc, spec);
-      const deployment = await kc
-        .makeApiClient(k8s.AppsV1Api)
-        .readNamespacedDeployment({ name: AGENT_NAME, namespace: SYSTEM_NAMESPACE });
-      expect(deployment.spec?.template.spec?.containers[0]?.image).toBe("registry.invalid/pulumi-liqo-agent:test");
+            })
+          ).status?.allowed ?? false;
+      const may = mayAs(AGENT_NAME);
+      const gatewayMay = mayAs(GATEWAY_NAME);
+      const routeMay = mayAs(ROUTE_NAME);
+      const tunnelEndpoints = { group: API_GROUP, resource: "tunnelendpoints" };
+      try {
+        await ensureSystemNamespace(kc);
+        await ensureAgentDeployment(kc, spec);
+        await ensureAgentDeployment(kc, spec);
+        const deployment = await kc
+          .makeApiClient(k8s.AppsV1Api)
+          .readNamespacedDeployment({ name: AGENT_NAME, namespace: SYSTEM_NAMESPACE });
+        expect(deployment.spec?.template.spec?.containers[0]?.image).toBe("registry.invalid/pulumi-liqo-agent:test");
 
-      // Its image is nowhere to be had, so it never rolls out: the wait ends at its timeout, naming the
-      // first workload it waited for, the cluster and what it saw last.
-      const started = performance.now();
-      await expect(waitForAgentRollout(kc, ROLLOUT_TIMEOUT_MS)).rejects.toThrow(
-        new RegExp(
-          `^cluster: timed out after 3 s waiting for Deployment ${SYSTEM_NAMESPACE}/${AGENT_NAME} rolled out at ` +
-            `https://\\S+; last state: (\\d/1 replicas updated, 0/1 available|generation \\d+ not observed yet)`,
-        ),
-      );
-      expect(performance.now() - started).toBeLessThan(ROLLOUT_TIMEOUT_MS + 2000);
+        // Its image is nowhere to be had, so it never rolls out: the wait ends at its timeout, naming the
+        // first workload it waited for, the cluster and what it saw last.
+        const started = performance.now();
+        await expect(waitForAgentRollout(kc, ROLLOUT_TIMEOUT_MS)).rejects.toThrow(
+          new RegExp(
+            `^cluster: timed out after 3 s waiting for Deployment ${SYSTEM_NAMESPACE}/${AGENT_NAME} rolled out at ` +
+              `https://\\S+; last state: (\\d/1 replicas updated, 0/1 available|generation \\d+ not observed yet)`,
+          ),
+        );
+        expect(performance.now() - started).toBeLessThan(ROLLOUT_TIMEOUT_MS + 2000);
 
-      expect(
-        await may({
-          group: "certificates.k8s.io",
-          resource: "signers",
-          name: "kubernetes.io/kube-apiserver-client",
-          verb: "approve",
-        }),
-      ).toBe(true);
-      expect(
-        await may({
-          group: "certificates.k8s.io",
-          resource: "signers",
-          name: "kubernetes.io/kubelet-serving",
-          verb: "approve",
-        }),
-      ).toBe(false);
-      expect(await may({ resource: "namespaces", verb: "create" })).toBe(true);
-      expect(await may({ resource: "secrets", verb: "get", namespace: SYSTEM_NAMESPACE })).toBe(true);
-      expect(await may({ resource: "secrets", verb: "get", namespace: "default" })).toBe(false);
-      expect(
-        await may({
-          resource: "configmaps",
-          verb: "get",
-          namespace: "kube-system",
-          name: "extension-apiserver-authentication",
-        }),
-      ).toBe(true);
-      expect(await may({ resource: "pods", verb: "create", namespace: "default" })).toBe(false);
+        expect(
+          await may({
+            group: "certificates.k8s.io",
+            resource: "signers",
+            name: "kubernetes.io/kube-apiserver-client",
+            verb: "approve",
+          }),
+        ).toBe(true);
+        expect(
+          await may({
+            group: "certificates.k8s.io",
+            resource: "signers",
+            name: "kubernetes.io/kubelet-serving",
+            verb: "approve",
+          }),
+        ).toBe(false);
+        expect(await may({ resource: "namespaces", verb: "create" })).toBe(true);
+        expect(await may({ resource: "secrets", verb: "get", namespace: SYSTEM_NAMESPACE })).toBe(true);
+        expect(await may({ resource: "secrets", verb: "get", namespace: "default" })).toBe(false);
+        expect(
+          await may({
+            resource: "configmaps",
+            verb: "get",
+            namespace: "kube-system",
+            name: "extension-apiserver-authentication",
+          }),
+        ).toBe(true);
+        expect(await may({ resource: "pods", verb: "create", namespace: "default" })).toBe(false);
 
-      // The gateway: its TunnelEndpoints and their status, its key Secrets; nothing of the control agent's.
-      expect(await gatewayMay({ ...tunnelEndpoints, verb: "watch" })).toBe(true);
-      expect(
-        await gatewayMay({ ...tunnelEndpoints, verb: "patch", namespace: "tenant-x", subresource: "status" }),
-      ).toBe(true);
-      expect(await gatewayMay({ resource: "secrets", verb: "create", namespace: SYSTEM_NAMESPACE })).toBe(true);
-      expect(await gatewayMay({ resource: "secrets", verb: "list", namespace: SYSTEM_NAMESPACE })).toBe(false);
-      expect(await gatewayMay({ resource: "secrets", verb: "get", namespace: "default" })).toBe(false);
-      expect(await gatewayMay({ group: API_GROUP, resource: "resourcerequests", verb: "list" })).toBe(false);
-      expect(
-        await gatewayMay({ group: "certificates.k8s.io", resource: "certificatesigningrequests", verb: "create" }),
-      ).toBe(false);
-      // The route agent reads, and only what it routes from.
-      expect(await routeMay({ resource: "pods", verb: "watch", namespace: SYSTEM_NAMESPACE })).toBe(true);
-      expect(await routeMay({ resource: "pods", verb: "list", namespace: "default" })).toBe(false);
-      expect(await routeMay({ resource: "nodes", verb: "watch" })).toBe(true);
-      expect(await routeMay({ resource: "nodes", verb: "patch" })).toBe(false);
-      expect(await routeMay({ ...tunnelEndpoints, verb: "list" })).toBe(true);
-      expect(await routeMay({ ...tunnelEndpoints, verb: "patch", namespace: SYSTEM_NAMESPACE })).toBe(false);
-      expect(await routeMay({ resource: "secrets", verb: "get", namespace: SYSTEM_NAMESPACE })).toBe(false);
-    } finally {
-      await uninstallCluster(kc);
-      await deleteAgentClusterRbac(kc);
-    }
-    expect(await projectTraces(cluster.kubeconfig)).toEqual([]);
-  });
+        // The gateway: its TunnelEndpoints and their status, its key Secrets; nothing of the control agent's.
+        expect(await gatewayMay({ ...tunnelEndpoints, verb: "watch" })).toBe(true);
+        expect(
+          await gatewayMay({ ...tunnelEndpoints, verb: "patch", namespace: "tenant-x", subresource: "status" }),
+        ).toBe(true);
+        expect(await gatewayMay({ resource: "secrets", verb: "create", namespace: SYSTEM_NAMESPACE })).toBe(true);
+        expect(await gatewayMay({ resource: "secrets", verb: "list", namespace: SYSTEM_NAMESPACE })).toBe(false);
+        expect(await gatewayMay({ resource: "secrets", verb: "get", namespace: "default" })).toBe(false);
+        expect(await gatewayMay({ group: API_GROUP, resource: "resourcerequests", verb: "list" })).toBe(false);
+        expect(
+          await gatewayMay({ group: "certificates.k8s.io", resource: "certificatesigningrequests", verb: "create" }),
+        ).toBe(false);
+        // The route agent reads, and only what it routes from.
+        expect(await routeMay({ resource: "pods", verb: "watch", namespace: SYSTEM_NAMESPACE })).toBe(true);
+        expect(await routeMay({ resource: "pods", verb: "list", namespace: "default" })).toBe(false);
+        expect(await routeMay({ resource: "nodes", verb: "watch" })).toBe(true);
+        expect(await routeMay({ resource: "nodes", verb: "patch" })).toBe(false);
+        expect(await routeMay({ ...tunnelEndpoints, verb: "list" })).toBe(true);
+        expect(await routeMay({ ...tunnelEndpoints, verb: "patch", namespace: SYSTEM_NAMESPACE })).toBe(false);
+        expect(await routeMay({ resource: "secrets", verb: "get", namespace: SYSTEM_NAMESPACE })).toBe(false);
+      } finally {
+        await uninstallCluster(kc);
+        await deleteAgentClusterRbac(kc);
+      }
+      expect(await projectTraces(cluster.kubeconfig)).toEqual([]);
+    },
+    TEST_BOUND_MS,
+  );
 });

@@ -32,6 +32,9 @@ import { pingReplies } from "../support/probes.js";
 import { peerPair, quietProgress as progress, unpeerPair, type Pair } from "../support/tunnel-pair.js";
 import { expectTrafficThroughTunnel, podsOf, waitForTunnelUp } from "../support/tunnel-traffic.js";
 
+/** Each test's bound: a private lab's start, the gateway and route roles' installs, and a tunnel built through them. */
+const TEST_BOUND_MS = 8 * 60_000;
+
 /** Where a failed run's role logs are kept after the lab is gone. */
 const LOG_DIR = join(TEST_LAB_ROOT, "agent-roles-logs");
 
@@ -307,5 +310,6 @@ describe("agent roles in their network namespaces", () => {
         },
       );
     },
+    TEST_BOUND_MS,
   );
 });

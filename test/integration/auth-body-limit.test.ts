@@ -17,7 +17,12 @@ import {
 } from "../../provider/cluster/install.js";
 import { clusterOf } from "../../local-cluster/lab.js";
 import { adminConfig } from "../../harness/install.js";
-import { sharedLab } from "../../harness/labs.js";
+import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
+
+/** Each test's bound: a few posts to the auth service of the shared lab's a. */
+const TEST_BOUND_MS = 1 * 60_000;
+/** The bound of this file's set-up and clean-up: an install's first steps (namespace, CRDs, the quota's counting, identity and TLS), or its uninstall. */
+const HOOK_BOUND_MS = SHARED_LAB_BOUND_MS + 120_000;
 
 /** What came back for one request. */
 interface Reply {
@@ -86,11 +91,11 @@ describe("auth service body limit", () => {
     const apiServerCaPem = Buffer.from(kcA.getCurrentCluster()!.caData!, "base64").toString("utf8");
     await ensureClusterIdentity(kcA, { clusterName: "a", apiServerUrl: a.apiServerUrl, apiServerCaPem });
     caPem = (await ensureAuthServiceTls(kcA, { hosts: ["127.0.0.1"] })).caPem;
-  });
+  }, HOOK_BOUND_MS);
 
   afterAll(async () => {
     if (kcA) await uninstallCluster(kcA);
-  });
+  }, HOOK_BOUND_MS);
 
   test(
     "GIVEN a body of MAX_BODY_BYTES+1 bytes WHEN posted THEN the client reads a 413 with connection: close; one of " +
@@ -106,19 +111,29 @@ describe("auth service body limit", () => {
         expect((await post(url, Buffer.alloc(MAX_BODY_BYTES, "a"), caPem)).status).toBe(400);
       });
     },
+    TEST_BOUND_MS,
   );
 
-  test("GIVEN a body far over the limit (16 MiB) WHEN posted THEN the client still reads the 413, not a connection reset", async () => {
-    await withService(async (url) => {
-      expect((await post(url, Buffer.alloc(16 * 1024 * 1024, "a"), caPem)).status).toBe(413);
-    });
-  });
+  test(
+    "GIVEN a body far over the limit (16 MiB) WHEN posted THEN the client still reads the 413, not a connection reset",
+    async () => {
+      await withService(async (url) => {
+        expect((await post(url, Buffer.alloc(16 * 1024 * 1024, "a"), caPem)).status).toBe(413);
+      });
+    },
+    TEST_BOUND_MS,
+  );
 
-  test("GIVEN oversized bodies from one address WHEN 5 were refused THEN the next is throttled (429): 413 counts against the budget", async () => {
-    await withService(async (url) => {
-      const statuses: number[] = [];
-      for (let i = 0; i < 6; i++) statuses.push((await post(url, Buffer.alloc(MAX_BODY_BYTES + 1, "a"), caPem)).status);
-      expect(statuses).toEqual([413, 413, 413, 413, 413, 429]);
-    });
-  });
+  test(
+    "GIVEN oversized bodies from one address WHEN 5 were refused THEN the next is throttled (429): 413 counts against the budget",
+    async () => {
+      await withService(async (url) => {
+        const statuses: number[] = [];
+        for (let i = 0; i < 6; i++)
+          statuses.push((await post(url, Buffer.alloc(MAX_BODY_BYTES + 1, "a"), caPem)).status);
+        expect(statuses).toEqual([413, 413, 413, 413, 413, 429]);
+      });
+    },
+    TEST_BOUND_MS,
+  );
 });

@@ -35,8 +35,13 @@ import { progressTo } from "../../provider/peering/progress.js";
 import { forgeCertificateAuthority, forgeClientCertificate } from "../../provider/pki/x509.js";
 import { poll } from "../../provider/wait/poll.js";
 import { clusterOf, type LabState } from "../../local-cluster/lab.js";
-import { sharedLab } from "../../harness/labs.js";
+import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
 import { preparePeering, type PeeringPair } from "../../harness/peering-pair.js";
+
+/** Each test's bound: the auth service's answers to floods, renewals and quota refusals on the shared lab's peering. */
+const TEST_BOUND_MS = 3 * 60_000;
+/** The bound of this file's set-up and clean-up: a peering of the shared lab's a and b (its own steps bounded), or its removal. */
+const HOOK_BOUND_MS = SHARED_LAB_BOUND_MS + 180_000;
 
 const quiet = progressTo(() => undefined);
 /** One request's bound: a loaded machine answers in well under a second. */
@@ -154,7 +159,7 @@ describe("auth service lockout and quotas: a stranger against provider a, throug
     if (!text) throw new Error("test: b holds no identity for a");
     const held = heldCertificateOf(text, "b's identity");
     identity = { certPem: held.certificatePem, keyPem: held.keyPem, kc: loadKubeconfig(text, "b's identity") };
-  });
+  }, HOOK_BOUND_MS);
 
   afterAll(async () => {
     if (record)
@@ -162,35 +167,44 @@ describe("auth service lockout and quotas: a stranger against provider a, throug
         () => undefined,
       );
     await pair?.cleanup();
-  });
+  }, HOOK_BOUND_MS);
 
-  test("GIVEN a chain of a leaf and a forged CA named like a's WHEN it renews 10 times THEN each is answered and refused, logged and counted", async () => {
-    const since = new Date(Date.now() - 1_000);
-    const caSubject = new X509Certificate(await readClientCa(pair.provider.kc)).subject;
-    const commonName = /CN=([^\n,]+)/.exec(caSubject)![1]!;
-    const forgedCa = forgeCertificateAuthority(commonName);
-    const leaf = forgeClientCertificate(forgedCa, { commonName: `pulumi-liqo:consumer:${pair.consumer.clusterId}` });
-    const client = { certPem: `${leaf.cert}${forgedCa.cert}`, keyPem: leaf.key };
-    const { csrPem } = forgeIdentityRequest(pair.consumer.clusterId, leaf.key);
-    const statuses: (number | string)[] = [];
-    for (let i = 0; i < 10; i++) statuses.push(statusOf(await post(pair, RENEW_PATH, { csr: csrPem }, client)));
-    // Every attempt is answered (never a reset); the first five are refused, then the address is throttled.
-    expect(statuses.slice(0, 5)).toEqual([403, 403, 403, 403, 403]);
-    expect(statuses.slice(5)).toEqual([429, 429, 429, 429, 429]);
-    const lines = await logged(
-      pair.provider.kc,
-      since,
-      /refused renewal from \S+: client certificate refused by TLS/,
-      5,
-    );
-    expect(lines).toHaveLength(5);
-    await logged(pair.provider.kc, since, /throttling address \S+ for \d+ s after repeated refusals/, 1);
-    // b's own renewal is not held up by it: b proves who it is.
-    const renewal = await withOneRetry(() =>
-      post(pair, RENEW_PATH, { csr: forgeIdentityRequest(pair.consumer.clusterId, identity.keyPem).csrPem }, identity),
-    );
-    expect(renewal.at(-1)).toBe(200);
-  });
+  test(
+    "GIVEN a chain of a leaf and a forged CA named like a's WHEN it renews 10 times THEN each is answered and refused, logged and counted",
+    async () => {
+      const since = new Date(Date.now() - 1_000);
+      const caSubject = new X509Certificate(await readClientCa(pair.provider.kc)).subject;
+      const commonName = /CN=([^\n,]+)/.exec(caSubject)![1]!;
+      const forgedCa = forgeCertificateAuthority(commonName);
+      const leaf = forgeClientCertificate(forgedCa, { commonName: `pulumi-liqo:consumer:${pair.consumer.clusterId}` });
+      const client = { certPem: `${leaf.cert}${forgedCa.cert}`, keyPem: leaf.key };
+      const { csrPem } = forgeIdentityRequest(pair.consumer.clusterId, leaf.key);
+      const statuses: (number | string)[] = [];
+      for (let i = 0; i < 10; i++) statuses.push(statusOf(await post(pair, RENEW_PATH, { csr: csrPem }, client)));
+      // Every attempt is answered (never a reset); the first five are refused, then the address is throttled.
+      expect(statuses.slice(0, 5)).toEqual([403, 403, 403, 403, 403]);
+      expect(statuses.slice(5)).toEqual([429, 429, 429, 429, 429]);
+      const lines = await logged(
+        pair.provider.kc,
+        since,
+        /refused renewal from \S+: client certificate refused by TLS/,
+        5,
+      );
+      expect(lines).toHaveLength(5);
+      await logged(pair.provider.kc, since, /throttling address \S+ for \d+ s after repeated refusals/, 1);
+      // b's own renewal is not held up by it: b proves who it is.
+      const renewal = await withOneRetry(() =>
+        post(
+          pair,
+          RENEW_PATH,
+          { csr: forgeIdentityRequest(pair.consumer.clusterId, identity.keyPem).csrPem },
+          identity,
+        ),
+      );
+      expect(renewal.at(-1)).toBe(200);
+    },
+    TEST_BOUND_MS,
+  );
 
   test(
     "GIVEN clients whose TLS handshake fails (only TLS 1.0; plain HTTP) THEN TLS 1.0 is answered with an alert, each failure is " +
@@ -247,6 +261,7 @@ describe("auth service lockout and quotas: a stranger against provider a, throug
         await own.close();
       }
     },
+    TEST_BOUND_MS,
   );
 
   test(
@@ -311,6 +326,7 @@ describe("auth service lockout and quotas: a stranger against provider a, throug
         await removeTenant(pair.provider.kc, newcomer);
       }
     },
+    TEST_BOUND_MS,
   );
 
   test(
@@ -405,5 +421,6 @@ describe("auth service lockout and quotas: a stranger against provider a, throug
             .catch(() => undefined);
       }
     },
+    TEST_BOUND_MS,
   );
 });

@@ -63,7 +63,12 @@ import { forgeCertificateAuthority, forgeClientCertificate, nativeSigner } from 
 import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
 import { loadKubeconfig, readOptional } from "../../provider/kube/client.js";
 import { statusOf } from "../../provider/kube/errors.js";
-import { sharedLab } from "../../harness/labs.js";
+import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
+
+/** Each test's bound: requests to the auth service and the CSR signer's answers, each with its own deadline. */
+const TEST_BOUND_MS = 3 * 60_000;
+/** The bound of this file's set-up and clean-up: the provider's and consumer's install steps and the auth service's start, or their uninstall. */
+const HOOK_BOUND_MS = SHARED_LAB_BOUND_MS + 180_000;
 
 const TIMEOUT_MS = 30_000;
 
@@ -191,7 +196,7 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
     reporter = capturingReporter();
     service = await startAuthService({ kc: kcA, listen: { host: "127.0.0.1", port: 0 }, log: reporter });
     authUrl = `https://127.0.0.1:${service.port}`;
-  });
+  }, HOOK_BOUND_MS);
 
   afterAll(async () => {
     try {
@@ -200,40 +205,46 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
       if (kcA) await uninstallCluster(kcA);
       if (kcB) await uninstallCluster(kcB);
     }
-  });
+  }, HOOK_BOUND_MS);
 
-  test("GIVEN an installed cluster WHEN installed again THEN its id and the auth CA stay; new hosts get a new certificate", async () => {
-    const a = clusterOf(lab, "a");
-    const again = await ensureClusterIdentity(kcA, {
-      clusterName: "a",
-      apiServerUrl: a.apiServerUrl,
-      apiServerCaPem: apiServerCa(kcA),
-    });
-    expect(again.clusterId).toBe(providerId);
-    expect(providerId).toMatch(/^[0-9a-f]{16}$/);
-    // (Other suites' installs of the shared cluster may have recorded its CIDRs too.)
-    expect(await getClusterIdentity(kcA)).toMatchObject({
-      clusterId: providerId,
-      clusterName: "a",
-      apiServerUrl: a.apiServerUrl,
-      apiServerCaPem: apiServerCa(kcA),
-    });
-    expect((await ensureAuthServiceTls(kcA, { hosts: ["127.0.0.1"] })).caPem).toBe(authCaPem);
-    await ensureCustomResourceDefinitions(kcA);
-    // A host the certificate does not cover: a new CA (and the old one restored for the other tests).
-    const other = await ensureAuthServiceTls(kcA, { hosts: ["127.0.0.1", "auth.example.test"] });
-    expect(other.caPem).not.toBe(authCaPem);
-    expect((await ensureAuthServiceTls(kcA, { hosts: ["auth.example.test"] })).caPem).toBe(other.caPem);
-    const core = kcA.makeApiClient(k8s.CoreV1Api);
-    const secret = await core.readNamespacedSecret({ name: "auth-service-tls", namespace: SYSTEM_NAMESPACE });
-    const tlsCrt = Buffer.from(secret.data!["tls.crt"]!, "base64").toString();
-    expect(new (await import("node:crypto")).X509Certificate(tlsCrt).subjectAltName).toContain("DNS:auth.example.test");
-    // The service in this process re-reads TLS only every 30 s: restart it on the new material.
-    await service!.close();
-    authCaPem = other.caPem;
-    service = await startAuthService({ kc: kcA, listen: { host: "127.0.0.1", port: 0 }, log: reporter });
-    authUrl = `https://127.0.0.1:${service.port}`;
-  });
+  test(
+    "GIVEN an installed cluster WHEN installed again THEN its id and the auth CA stay; new hosts get a new certificate",
+    async () => {
+      const a = clusterOf(lab, "a");
+      const again = await ensureClusterIdentity(kcA, {
+        clusterName: "a",
+        apiServerUrl: a.apiServerUrl,
+        apiServerCaPem: apiServerCa(kcA),
+      });
+      expect(again.clusterId).toBe(providerId);
+      expect(providerId).toMatch(/^[0-9a-f]{16}$/);
+      // (Other suites' installs of the shared cluster may have recorded its CIDRs too.)
+      expect(await getClusterIdentity(kcA)).toMatchObject({
+        clusterId: providerId,
+        clusterName: "a",
+        apiServerUrl: a.apiServerUrl,
+        apiServerCaPem: apiServerCa(kcA),
+      });
+      expect((await ensureAuthServiceTls(kcA, { hosts: ["127.0.0.1"] })).caPem).toBe(authCaPem);
+      await ensureCustomResourceDefinitions(kcA);
+      // A host the certificate does not cover: a new CA (and the old one restored for the other tests).
+      const other = await ensureAuthServiceTls(kcA, { hosts: ["127.0.0.1", "auth.example.test"] });
+      expect(other.caPem).not.toBe(authCaPem);
+      expect((await ensureAuthServiceTls(kcA, { hosts: ["auth.example.test"] })).caPem).toBe(other.caPem);
+      const core = kcA.makeApiClient(k8s.CoreV1Api);
+      const secret = await core.readNamespacedSecret({ name: "auth-service-tls", namespace: SYSTEM_NAMESPACE });
+      const tlsCrt = Buffer.from(secret.data!["tls.crt"]!, "base64").toString();
+      expect(new (await import("node:crypto")).X509Certificate(tlsCrt).subjectAltName).toContain(
+        "DNS:auth.example.test",
+      );
+      // The service in this process re-reads TLS only every 30 s: restart it on the new material.
+      await service!.close();
+      authCaPem = other.caPem;
+      service = await startAuthService({ kc: kcA, listen: { host: "127.0.0.1", port: 0 }, log: reporter });
+      authUrl = `https://127.0.0.1:${service.port}`;
+    },
+    TEST_BOUND_MS,
+  );
 
   test(
     "GIVEN a valid token WHEN b requests an identity THEN it authenticates as its own user and may CRUD its " +
@@ -438,78 +449,83 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
         await removeTenant(kcA, consumerId);
       }
     },
+    TEST_BOUND_MS,
   );
 
-  test("GIVEN an issued identity WHEN b revokes it THEN its tenant namespace, RBAC and CSRs are gone, and revoking again is a no-op", async () => {
-    const { token, tokenId } = await newToken();
-    try {
-      const { keyPem, csrPem } = forgeIdentityRequest(consumerId);
-      const identity = await requestIdentity({
-        authUrl,
-        authCaPem,
-        token,
-        consumerClusterId: consumerId,
-        consumerClusterName: "b",
-        csrPem,
-        timeoutMs: TIMEOUT_MS,
-      });
-      expect(await leftOf(kcA, consumerId)).toMatchObject({ namespace: true });
-      expect((await leftOf(kcA, consumerId)).csrs).toHaveLength(1);
+  test(
+    "GIVEN an issued identity WHEN b revokes it THEN its tenant namespace, RBAC and CSRs are gone, and revoking again is a no-op",
+    async () => {
+      const { token, tokenId } = await newToken();
+      try {
+        const { keyPem, csrPem } = forgeIdentityRequest(consumerId);
+        const identity = await requestIdentity({
+          authUrl,
+          authCaPem,
+          token,
+          consumerClusterId: consumerId,
+          consumerClusterName: "b",
+          csrPem,
+          timeoutMs: TIMEOUT_MS,
+        });
+        expect(await leftOf(kcA, consumerId)).toMatchObject({ namespace: true });
+        expect((await leftOf(kcA, consumerId)).csrs).toHaveLength(1);
 
-      const revoked = await revokeIdentity({
-        authUrl,
-        authCaPem,
-        certificatePem: identity.certificatePem,
-        keyPem,
-        timeoutMs: TIMEOUT_MS,
-      });
-      expect(revoked).toEqual({ revoked: true, tenantNamespace: tenantNamespace(consumerId) });
-      expect(await leftOf(kcA, consumerId)).toEqual({ namespace: false, csrs: [] });
-      const asB = loadKubeconfig(forgeIdentityKubeconfig(identity, keyPem), "revoked identity");
-      expect(await may(asB, "create", API_GROUP, "resourcerequests", identity.tenantNamespace)).toBe(false);
-
-      expect(
-        await revokeIdentity({
+        const revoked = await revokeIdentity({
           authUrl,
           authCaPem,
           certificatePem: identity.certificatePem,
           keyPem,
           timeoutMs: TIMEOUT_MS,
-        }),
-      ).toEqual({ revoked: false, tenantNamespace: tenantNamespace(consumerId) });
+        });
+        expect(revoked).toEqual({ revoked: true, tenantNamespace: tenantNamespace(consumerId) });
+        expect(await leftOf(kcA, consumerId)).toEqual({ namespace: false, csrs: [] });
+        const asB = loadKubeconfig(forgeIdentityKubeconfig(identity, keyPem), "revoked identity");
+        expect(await may(asB, "create", API_GROUP, "resourcerequests", identity.tenantNamespace)).toBe(false);
 
-      // A certificate for the same user from another CA proves nothing.
-      const stranger = forgeClientCertificate(forgeCertificateAuthority("not the cluster CA"), {
-        commonName: consumerUserName(consumerId),
-      });
-      const refused = await rejectionOf(
-        revokeIdentity({
-          authUrl,
-          authCaPem,
-          certificatePem: stranger.cert,
-          keyPem: stranger.key,
-          timeoutMs: TIMEOUT_MS,
-        }),
-      );
-      expect(refused.message).toContain(authUrl);
-      expect(refused.message).toMatch(/HTTP 403: revocation refused/);
-      // A cluster-signed certificate for another user (here: the lab's admin) is refused too.
-      const admin = kcA.getCurrentUser()!;
-      const adminRefused = await rejectionOf(
-        revokeIdentity({
-          authUrl,
-          authCaPem,
-          certificatePem: Buffer.from(admin.certData!, "base64").toString(),
-          keyPem: Buffer.from(admin.keyData!, "base64").toString(),
-          timeoutMs: TIMEOUT_MS,
-        }),
-      );
-      expect(adminRefused.message).toMatch(/HTTP 403: revocation refused: client certificate subject/);
-    } finally {
-      await revokePeeringToken(kcA, tokenId);
-      await removeTenant(kcA, consumerId);
-    }
-  });
+        expect(
+          await revokeIdentity({
+            authUrl,
+            authCaPem,
+            certificatePem: identity.certificatePem,
+            keyPem,
+            timeoutMs: TIMEOUT_MS,
+          }),
+        ).toEqual({ revoked: false, tenantNamespace: tenantNamespace(consumerId) });
+
+        // A certificate for the same user from another CA proves nothing.
+        const stranger = forgeClientCertificate(forgeCertificateAuthority("not the cluster CA"), {
+          commonName: consumerUserName(consumerId),
+        });
+        const refused = await rejectionOf(
+          revokeIdentity({
+            authUrl,
+            authCaPem,
+            certificatePem: stranger.cert,
+            keyPem: stranger.key,
+            timeoutMs: TIMEOUT_MS,
+          }),
+        );
+        expect(refused.message).toContain(authUrl);
+        expect(refused.message).toMatch(/HTTP 403: revocation refused/);
+        // A cluster-signed certificate for another user (here: the lab's admin) is refused too.
+        const admin = kcA.getCurrentUser()!;
+        const adminRefused = await rejectionOf(
+          revokeIdentity({
+            authUrl,
+            authCaPem,
+            certificatePem: Buffer.from(admin.certData!, "base64").toString(),
+            keyPem: Buffer.from(admin.keyData!, "base64").toString(),
+            timeoutMs: TIMEOUT_MS,
+          }),
+        );
+        expect(adminRefused.message).toMatch(/HTTP 403: revocation refused: client certificate subject/);
+      } finally {
+        await revokePeeringToken(kcA, tokenId);
+        await removeTenant(kcA, consumerId);
+      }
+    },
+    TEST_BOUND_MS,
+  );
 
   test(
     "GIVEN b's token and identity WHEN c, holding the same token, asks as b, as itself, or as b with a token of its own, " +
@@ -614,212 +630,237 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
         }
       });
     },
+    TEST_BOUND_MS,
   );
 
-  test("GIVEN a fresh token WHEN two consumers use it at the same moment THEN exactly one is issued an identity and the token is bound to it", async () => {
-    await withOwnService(async (url) => {
-      const { token, tokenId } = await newToken();
-      const ids = [forgeClusterId(), forgeClusterId()];
-      const keys = [forgeRsaKeyPem(), forgeRsaKeyPem()];
-      try {
-        const outcomes = await Promise.allSettled(
-          ids.map((id, i) =>
-            requestIdentity({
-              authUrl: url,
-              authCaPem,
-              token,
-              consumerClusterId: id,
-              consumerClusterName: "racer",
-              csrPem: forgeIdentityRequest(id, keys[i]).csrPem,
-              timeoutMs: TIMEOUT_MS,
-            }),
-          ),
-        );
-        const winners = outcomes.flatMap((o, i) => (o.status === "fulfilled" ? [i] : []));
-        expect(winners).toHaveLength(1);
-        const [winner, loser] = [winners[0]!, 1 - winners[0]!];
-        expect(String((outcomes[loser] as PromiseRejectedResult).reason)).toContain(
-          "HTTP 403: peering token refused: it is bound to the consumer that used it first",
-        );
-        expect((await getPeeringTokenRecord(kcA, tokenId))?.boundTo).toEqual({
-          clusterId: ids[winner],
-          keySha256: publicKeyFingerprint(createPublicKey(keys[winner]!)),
-        });
-        expect(await leftOf(kcA, ids[loser]!)).toEqual({ namespace: false, csrs: [] });
-      } finally {
-        await revokePeeringToken(kcA, tokenId);
-        for (const id of ids) await removeTenant(kcA, id);
-      }
-    });
-  });
-
-  test("GIVEN a wrong, a revoked or an expired token THEN the request is refused naming the auth URL, and nothing is created", async () => {
-    await withOwnService(async (url) => {
-      const { token, tokenId } = await newToken();
-      const expired = await newToken(new Date(Date.now() - 60_000));
-      const id = forgeClusterId();
-      try {
-        const { csrPem } = forgeIdentityRequest(id);
-        const ask = (presented: string): Promise<Error> =>
-          rejectionOf(
-            requestIdentity({
-              authUrl: url,
-              authCaPem,
-              token: presented,
-              consumerClusterId: id,
-              consumerClusterName: "b",
-              csrPem,
-              timeoutMs: TIMEOUT_MS,
-            }),
+  test(
+    "GIVEN a fresh token WHEN two consumers use it at the same moment THEN exactly one is issued an identity and the token is bound to it",
+    async () => {
+      await withOwnService(async (url) => {
+        const { token, tokenId } = await newToken();
+        const ids = [forgeClusterId(), forgeClusterId()];
+        const keys = [forgeRsaKeyPem(), forgeRsaKeyPem()];
+        try {
+          const outcomes = await Promise.allSettled(
+            ids.map((id, i) =>
+              requestIdentity({
+                authUrl: url,
+                authCaPem,
+                token,
+                consumerClusterId: id,
+                consumerClusterName: "racer",
+                csrPem: forgeIdentityRequest(id, keys[i]).csrPem,
+                timeoutMs: TIMEOUT_MS,
+              }),
+            ),
           );
-
-        const wrong = await ask(`plt_${tokenId}_${"x".repeat(43)}`);
-        expect(wrong.message).toContain(url);
-        expect(wrong.message).toContain("authentication");
-        expect(wrong.message).toContain("HTTP 403: peering token refused: unknown, revoked or wrong token");
-        expect(wrong.message).not.toContain(parsePeeringToken(token)!.secret);
-
-        const unknown = await ask(forgePeeringToken().token);
-        expect(unknown.message).toContain("HTTP 403: peering token refused: unknown, revoked or wrong token");
-
-        await revokePeeringToken(kcA, tokenId);
-        const revoked = await ask(token);
-        expect(revoked.message).toContain(url);
-        expect(revoked.message).toContain("HTTP 403: peering token refused: unknown, revoked or wrong token");
-
-        const late = await ask(expired.token);
-        expect(late.message).toContain("HTTP 403: peering token refused: it has expired");
-
-        expect(await leftOf(kcA, id)).toEqual({ namespace: false, csrs: [] });
-      } finally {
-        await revokePeeringToken(kcA, tokenId);
-        await revokePeeringToken(kcA, expired.tokenId);
-        await removeTenant(kcA, id);
-      }
-    });
-  });
-
-  test("GIVEN a valid token WHEN the CSR asks for another subject or for O=system:masters THEN it is refused and nothing is created", async () => {
-    await withOwnService(async (url) => {
-      const { token, tokenId } = await newToken();
-      const id = forgeClusterId();
-      try {
-        const ask = (csrPem: string, clusterId = id): Promise<Error> =>
-          rejectionOf(
-            requestIdentity({
-              authUrl: url,
-              authCaPem,
-              token,
-              consumerClusterId: clusterId,
-              consumerClusterName: "b",
-              csrPem,
-              timeoutMs: TIMEOUT_MS,
-            }),
+          const winners = outcomes.flatMap((o, i) => (o.status === "fulfilled" ? [i] : []));
+          expect(winners).toHaveLength(1);
+          const [winner, loser] = [winners[0]!, 1 - winners[0]!];
+          expect(String((outcomes[loser] as PromiseRejectedResult).reason)).toContain(
+            "HTTP 403: peering token refused: it is bound to the consumer that used it first",
           );
-
-        const otherSubject = await ask(forgeIdentityRequest(forgeClusterId()).csrPem);
-        expect(otherSubject.message).toContain(url);
-        expect(otherSubject.message).toContain(
-          `HTTP 403: CSR refused: CSR subject must be exactly CN=${consumerUserName(id)}`,
-        );
-
-        const keyPem = forgeRsaKeyPem();
-        const key = forge.pki.privateKeyFromPem(keyPem) as forge.pki.rsa.PrivateKey;
-        const masters = forge.pki.createCertificationRequest();
-        masters.publicKey = forge.pki.setRsaPublicKey(key.n, key.e);
-        masters.setSubject([
-          { name: "organizationName", value: "system:masters" },
-          { name: "commonName", value: consumerUserName(id) },
-        ]);
-        masters.sign(nativeSigner(keyPem), forge.md.sha256.create());
-        const mastersRefused = await ask(forge.pki.certificationRequestToPem(masters));
-        expect(mastersRefused.message).toContain("HTTP 403: CSR refused");
-        expect(mastersRefused.message).toContain("O=system:masters");
-
-        const malformedId = await ask(forgeIdentityRequest(id).csrPem, "NOT-AN-ID");
-        expect(malformedId.message).toContain("HTTP 400: clusterId must be 16 lowercase hex characters");
-
-        expect(await leftOf(kcA, id)).toEqual({ namespace: false, csrs: [] });
-      } finally {
-        await revokePeeringToken(kcA, tokenId);
-        await removeTenant(kcA, id);
-      }
-    });
-  });
-
-  test("GIVEN a burst of 10 wrong tokens from one address THEN the service answers 429 with Retry-After, and nothing is created", async () => {
-    await withOwnService(async (url) => {
-      const id = forgeClusterId();
-      try {
-        const { csrPem } = forgeIdentityRequest(id);
-        const messages: string[] = [];
-        for (let i = 0; i < 10; i++) {
-          const error = await rejectionOf(
-            requestIdentity({
-              authUrl: url,
-              authCaPem,
-              token: forgePeeringToken().token,
-              consumerClusterId: id,
-              consumerClusterName: "b",
-              csrPem,
-              timeoutMs: TIMEOUT_MS,
-            }),
-          );
-          messages.push(error.message);
+          expect((await getPeeringTokenRecord(kcA, tokenId))?.boundTo).toEqual({
+            clusterId: ids[winner],
+            keySha256: publicKeyFingerprint(createPublicKey(keys[winner]!)),
+          });
+          expect(await leftOf(kcA, ids[loser]!)).toEqual({ namespace: false, csrs: [] });
+        } finally {
+          await revokePeeringToken(kcA, tokenId);
+          for (const id of ids) await removeTenant(kcA, id);
         }
-        expect(messages.slice(0, 5).every((m) => m.includes("HTTP 403"))).toBe(true);
-        expect(messages.slice(5).every((m) => m.includes("HTTP 429") && /retry after \d+ s/.test(m))).toBe(true);
-        expect(messages[9]).toContain(url);
-        expect(await leftOf(kcA, id)).toEqual({ namespace: false, csrs: [] });
-      } finally {
-        await removeTenant(kcA, id);
-      }
-    });
-  });
+      });
+    },
+    TEST_BOUND_MS,
+  );
 
-  test("GIVEN an auth URL nothing answers on THEN the request fails within its timeout, naming host and port", async () => {
-    const port = await closedPort();
-    const { csrPem } = forgeIdentityRequest(consumerId);
-    const args = {
-      authCaPem,
-      token: forgePeeringToken().token,
-      consumerClusterId: consumerId,
-      consumerClusterName: "b",
-      csrPem,
-      timeoutMs: 2_000,
-    };
-    for (const [url, host, p] of [
-      [`https://127.0.0.1:${port}`, "127.0.0.1", String(port)],
-      ["https://192.0.2.1:7443", "192.0.2.1", "7443"],
-    ] as const) {
-      const started = Date.now();
-      const error = await rejectionOf(requestIdentity({ ...args, authUrl: url }));
-      expect(Date.now() - started).toBeLessThan(2_000 + 1_500);
-      expect(error.message).toContain("authentication");
-      expect(error.message).toContain(`host ${host}, port ${p}`);
-      expect(error.message).toContain("timed out after 2 s");
-    }
-  });
+  test(
+    "GIVEN a wrong, a revoked or an expired token THEN the request is refused naming the auth URL, and nothing is created",
+    async () => {
+      await withOwnService(async (url) => {
+        const { token, tokenId } = await newToken();
+        const expired = await newToken(new Date(Date.now() - 60_000));
+        const id = forgeClusterId();
+        try {
+          const { csrPem } = forgeIdentityRequest(id);
+          const ask = (presented: string): Promise<Error> =>
+            rejectionOf(
+              requestIdentity({
+                authUrl: url,
+                authCaPem,
+                token: presented,
+                consumerClusterId: id,
+                consumerClusterName: "b",
+                csrPem,
+                timeoutMs: TIMEOUT_MS,
+              }),
+            );
 
-  test("GIVEN the wrong auth CA THEN the request fails at once, saying the service's certificate does not verify", async () => {
-    // Keys are made before the clock starts: only the request is timed.
-    const [otherCa, { csrPem }] = [forgeCertificateAuthority("some other CA").cert, forgeIdentityRequest(consumerId)];
-    const started = Date.now();
-    const error = await rejectionOf(
-      requestIdentity({
-        authUrl,
-        authCaPem: otherCa,
+          const wrong = await ask(`plt_${tokenId}_${"x".repeat(43)}`);
+          expect(wrong.message).toContain(url);
+          expect(wrong.message).toContain("authentication");
+          expect(wrong.message).toContain("HTTP 403: peering token refused: unknown, revoked or wrong token");
+          expect(wrong.message).not.toContain(parsePeeringToken(token)!.secret);
+
+          const unknown = await ask(forgePeeringToken().token);
+          expect(unknown.message).toContain("HTTP 403: peering token refused: unknown, revoked or wrong token");
+
+          await revokePeeringToken(kcA, tokenId);
+          const revoked = await ask(token);
+          expect(revoked.message).toContain(url);
+          expect(revoked.message).toContain("HTTP 403: peering token refused: unknown, revoked or wrong token");
+
+          const late = await ask(expired.token);
+          expect(late.message).toContain("HTTP 403: peering token refused: it has expired");
+
+          expect(await leftOf(kcA, id)).toEqual({ namespace: false, csrs: [] });
+        } finally {
+          await revokePeeringToken(kcA, tokenId);
+          await revokePeeringToken(kcA, expired.tokenId);
+          await removeTenant(kcA, id);
+        }
+      });
+    },
+    TEST_BOUND_MS,
+  );
+
+  test(
+    "GIVEN a valid token WHEN the CSR asks for another subject or for O=system:masters THEN it is refused and nothing is created",
+    async () => {
+      await withOwnService(async (url) => {
+        const { token, tokenId } = await newToken();
+        const id = forgeClusterId();
+        try {
+          const ask = (csrPem: string, clusterId = id): Promise<Error> =>
+            rejectionOf(
+              requestIdentity({
+                authUrl: url,
+                authCaPem,
+                token,
+                consumerClusterId: clusterId,
+                consumerClusterName: "b",
+                csrPem,
+                timeoutMs: TIMEOUT_MS,
+              }),
+            );
+
+          const otherSubject = await ask(forgeIdentityRequest(forgeClusterId()).csrPem);
+          expect(otherSubject.message).toContain(url);
+          expect(otherSubject.message).toContain(
+            `HTTP 403: CSR refused: CSR subject must be exactly CN=${consumerUserName(id)}`,
+          );
+
+          const keyPem = forgeRsaKeyPem();
+          const key = forge.pki.privateKeyFromPem(keyPem) as forge.pki.rsa.PrivateKey;
+          const masters = forge.pki.createCertificationRequest();
+          masters.publicKey = forge.pki.setRsaPublicKey(key.n, key.e);
+          masters.setSubject([
+            { name: "organizationName", value: "system:masters" },
+            { name: "commonName", value: consumerUserName(id) },
+          ]);
+          masters.sign(nativeSigner(keyPem), forge.md.sha256.create());
+          const mastersRefused = await ask(forge.pki.certificationRequestToPem(masters));
+          expect(mastersRefused.message).toContain("HTTP 403: CSR refused");
+          expect(mastersRefused.message).toContain("O=system:masters");
+
+          const malformedId = await ask(forgeIdentityRequest(id).csrPem, "NOT-AN-ID");
+          expect(malformedId.message).toContain("HTTP 400: clusterId must be 16 lowercase hex characters");
+
+          expect(await leftOf(kcA, id)).toEqual({ namespace: false, csrs: [] });
+        } finally {
+          await revokePeeringToken(kcA, tokenId);
+          await removeTenant(kcA, id);
+        }
+      });
+    },
+    TEST_BOUND_MS,
+  );
+
+  test(
+    "GIVEN a burst of 10 wrong tokens from one address THEN the service answers 429 with Retry-After, and nothing is created",
+    async () => {
+      await withOwnService(async (url) => {
+        const id = forgeClusterId();
+        try {
+          const { csrPem } = forgeIdentityRequest(id);
+          const messages: string[] = [];
+          for (let i = 0; i < 10; i++) {
+            const error = await rejectionOf(
+              requestIdentity({
+                authUrl: url,
+                authCaPem,
+                token: forgePeeringToken().token,
+                consumerClusterId: id,
+                consumerClusterName: "b",
+                csrPem,
+                timeoutMs: TIMEOUT_MS,
+              }),
+            );
+            messages.push(error.message);
+          }
+          expect(messages.slice(0, 5).every((m) => m.includes("HTTP 403"))).toBe(true);
+          expect(messages.slice(5).every((m) => m.includes("HTTP 429") && /retry after \d+ s/.test(m))).toBe(true);
+          expect(messages[9]).toContain(url);
+          expect(await leftOf(kcA, id)).toEqual({ namespace: false, csrs: [] });
+        } finally {
+          await removeTenant(kcA, id);
+        }
+      });
+    },
+    TEST_BOUND_MS,
+  );
+
+  test(
+    "GIVEN an auth URL nothing answers on THEN the request fails within its timeout, naming host and port",
+    async () => {
+      const port = await closedPort();
+      const { csrPem } = forgeIdentityRequest(consumerId);
+      const args = {
+        authCaPem,
         token: forgePeeringToken().token,
         consumerClusterId: consumerId,
         consumerClusterName: "b",
         csrPem,
-        timeoutMs: TIMEOUT_MS,
-      }),
-    );
-    expect(Date.now() - started).toBeLessThan(5_000);
-    expect(error.message).toContain(authUrl);
-    expect(error.message).toContain("TLS certificate does not verify");
-  });
+        timeoutMs: 2_000,
+      };
+      for (const [url, host, p] of [
+        [`https://127.0.0.1:${port}`, "127.0.0.1", String(port)],
+        ["https://192.0.2.1:7443", "192.0.2.1", "7443"],
+      ] as const) {
+        const started = Date.now();
+        const error = await rejectionOf(requestIdentity({ ...args, authUrl: url }));
+        expect(Date.now() - started).toBeLessThan(2_000 + 1_500);
+        expect(error.message).toContain("authentication");
+        expect(error.message).toContain(`host ${host}, port ${p}`);
+        expect(error.message).toContain("timed out after 2 s");
+      }
+    },
+    TEST_BOUND_MS,
+  );
+
+  test(
+    "GIVEN the wrong auth CA THEN the request fails at once, saying the service's certificate does not verify",
+    async () => {
+      // Keys are made before the clock starts: only the request is timed.
+      const [otherCa, { csrPem }] = [forgeCertificateAuthority("some other CA").cert, forgeIdentityRequest(consumerId)];
+      const started = Date.now();
+      const error = await rejectionOf(
+        requestIdentity({
+          authUrl,
+          authCaPem: otherCa,
+          token: forgePeeringToken().token,
+          consumerClusterId: consumerId,
+          consumerClusterName: "b",
+          csrPem,
+          timeoutMs: TIMEOUT_MS,
+        }),
+      );
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(error.message).toContain(authUrl);
+      expect(error.message).toContain("TLS certificate does not verify");
+    },
+    TEST_BOUND_MS,
+  );
 
   test(
     "GIVEN b's identity WHEN b renews it with that identity THEN a later certificate of the same user and key that works; " +
@@ -967,30 +1008,36 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
         }
       });
     },
+    TEST_BOUND_MS,
   );
 
-  test("GIVEN installed clusters WHEN uninstalled THEN no namespace, CRD or CSR of the project is left", async () => {
-    await uninstallCluster(kcA);
-    const labelled = `${MANAGED_BY_LABEL}=${MANAGED_BY}`;
-    expect(
-      (await kcA.makeApiClient(k8s.CoreV1Api).listNamespace({ labelSelector: labelled })).items.filter(
-        (ns) => ns.status?.phase !== "Terminating",
-      ),
-    ).toEqual([]);
-    expect(
-      await readOptional(() => kcA.makeApiClient(k8s.CoreV1Api).readNamespace({ name: SYSTEM_NAMESPACE })),
-    ).toBeUndefined();
-    expect(
-      (await kcA.makeApiClient(k8s.CertificatesV1Api).listCertificateSigningRequest({ labelSelector: labelled })).items,
-    ).toEqual([]);
-    for (const crd of forgeCustomResourceDefinitions()) {
+  test(
+    "GIVEN installed clusters WHEN uninstalled THEN no namespace, CRD or CSR of the project is left",
+    async () => {
+      await uninstallCluster(kcA);
+      const labelled = `${MANAGED_BY_LABEL}=${MANAGED_BY}`;
       expect(
-        await readOptional(() =>
-          kcA.makeApiClient(k8s.ApiextensionsV1Api).readCustomResourceDefinition({ name: crd.metadata!.name! }),
+        (await kcA.makeApiClient(k8s.CoreV1Api).listNamespace({ labelSelector: labelled })).items.filter(
+          (ns) => ns.status?.phase !== "Terminating",
         ),
+      ).toEqual([]);
+      expect(
+        await readOptional(() => kcA.makeApiClient(k8s.CoreV1Api).readNamespace({ name: SYSTEM_NAMESPACE })),
       ).toBeUndefined();
-    }
-    expect(await getClusterIdentity(kcA)).toBeUndefined();
-    await uninstallCluster(kcA); // idempotent
-  });
+      expect(
+        (await kcA.makeApiClient(k8s.CertificatesV1Api).listCertificateSigningRequest({ labelSelector: labelled }))
+          .items,
+      ).toEqual([]);
+      for (const crd of forgeCustomResourceDefinitions()) {
+        expect(
+          await readOptional(() =>
+            kcA.makeApiClient(k8s.ApiextensionsV1Api).readCustomResourceDefinition({ name: crd.metadata!.name! }),
+          ),
+        ).toBeUndefined();
+      }
+      expect(await getClusterIdentity(kcA)).toBeUndefined();
+      await uninstallCluster(kcA); // idempotent
+    },
+    TEST_BOUND_MS,
+  );
 });

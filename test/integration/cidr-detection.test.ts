@@ -26,6 +26,9 @@ import { adminConfig, installForPeering, uninstallClusters } from "../../harness
 import { sharedLab, withLab } from "../../harness/labs.js";
 import { projectTraces } from "../support/leaks.js";
 
+/** Each test's bound: a Cluster's check and create on the shared lab, or a private lab's start for a cluster without pod CIDRs. */
+const TEST_BOUND_MS = 5 * 60_000;
+
 /** A Cluster's inputs for a lab cluster as the tests deploy it (agent pods on the lab's node ports), no CIDRs. */
 const inputsWithoutCidrs = (c: ClusterState): ClusterInputs => ({
   name: c.name,
@@ -106,6 +109,7 @@ describe("a Cluster's CIDRs detected", () => {
       }
       for (const c of [a, b]) expect(await projectTraces(c.kubeconfig)).toEqual([]);
     },
+    TEST_BOUND_MS,
   );
 
   test(
@@ -138,5 +142,6 @@ describe("a Cluster's CIDRs detected", () => {
         await expect(core.readNamespace({ name: SYSTEM_NAMESPACE })).rejects.toMatchObject({ code: 404 });
       });
     },
+    TEST_BOUND_MS,
   );
 });

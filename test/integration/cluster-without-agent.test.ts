@@ -15,6 +15,9 @@ import { clusterOf } from "../../local-cluster/lab.js";
 import { adminConfig, installWithAgentPods, podInstallRequest, uninstallCluster } from "../../harness/install.js";
 import { sharedLab } from "../../harness/labs.js";
 
+/** Each test's bound: the refused install (seconds), then an install with the agent and its uninstall. */
+const TEST_BOUND_MS = 4 * 60_000;
+
 /** The timeout the install is given: far above what its answer may take, so only the early answer passes. */
 const INSTALL_TIMEOUT_MS = 120_000;
 /** How soon the install must answer: the grace an already-running agent gets, and a few looks more. */
@@ -77,5 +80,6 @@ describe("a Cluster without agent.image where no agent runs", () => {
         await uninstallCluster(cluster);
       }
     },
+    TEST_BOUND_MS,
   );
 });

@@ -12,7 +12,12 @@ import { AUTH_SERVICE_PORT } from "../../local-cluster/control-plane.js";
 import { waitForAuthService } from "../../provider/authentication/identity.js";
 import { describeFailure, PROBE_TIMEOUT_MS, probeApiServer } from "../../provider/kube/client.js";
 import { adminConfig } from "../../harness/install.js";
-import { sharedLab } from "../../harness/labs.js";
+import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
+
+/** Each test's bound: each call's and probe's own timeout against the shared lab. */
+const TEST_BOUND_MS = 2 * 60_000;
+/** The bound of this file's set-up and clean-up: the shared lab. */
+const HOOK_BOUND_MS = SHARED_LAB_BOUND_MS;
 
 /** A copy of `cluster`'s admin kubeconfig with its cluster entry changed by `change`. */
 function kubeconfigVariant(cluster: ClusterState, change: (c: k8s.Cluster) => k8s.Cluster): k8s.KubeConfig {
@@ -60,26 +65,34 @@ describe("errors that name their cause, on real endpoints", () => {
   beforeAll(async () => {
     lab = await sharedLab();
     a = clusterOf(lab, "a");
-  });
+  }, HOOK_BOUND_MS);
 
-  test("GIVEN a's real kubeconfig WHEN probed THEN the API server answers within the probe's time", async () => {
-    const { outcome, ms } = await probeOf(adminConfig(a));
-    expect(outcome).toBeUndefined();
-    expect(ms).toBeLessThan(PROBE_TIMEOUT_MS);
-  });
+  test(
+    "GIVEN a's real kubeconfig WHEN probed THEN the API server answers within the probe's time",
+    async () => {
+      const { outcome, ms } = await probeOf(adminConfig(a));
+      expect(outcome).toBeUndefined();
+      expect(ms).toBeLessThan(PROBE_TIMEOUT_MS);
+    },
+    TEST_BOUND_MS,
+  );
 
-  test("GIVEN a port nothing listens on WHEN called and probed THEN both say connection refused at that URL, at once", async () => {
-    const url = `https://${a.publicAddress}:6555`;
-    const kc = kubeconfigVariant(a, (c) => ({ ...c, server: url }));
-    const call = await failureOf(kc);
-    expect(call.message).toBe(
-      `test: listing namespaces at ${url}: connection refused (nothing listens at that address and port; ECONNREFUSED)`,
-    );
-    expect(call.ms).toBeLessThan(2_000);
-    const probe = await probeOf(kc);
-    expect(probe.outcome).toMatch(/^connection refused \(.*ECONNREFUSED\)$/);
-    expect(probe.ms).toBeLessThan(2_000);
-  });
+  test(
+    "GIVEN a port nothing listens on WHEN called and probed THEN both say connection refused at that URL, at once",
+    async () => {
+      const url = `https://${a.publicAddress}:6555`;
+      const kc = kubeconfigVariant(a, (c) => ({ ...c, server: url }));
+      const call = await failureOf(kc);
+      expect(call.message).toBe(
+        `test: listing namespaces at ${url}: connection refused (nothing listens at that address and port; ECONNREFUSED)`,
+      );
+      expect(call.ms).toBeLessThan(2_000);
+      const probe = await probeOf(kc);
+      expect(probe.outcome).toMatch(/^connection refused \(.*ECONNREFUSED\)$/);
+      expect(probe.ms).toBeLessThan(2_000);
+    },
+    TEST_BOUND_MS,
+  );
 
   test(
     "GIVEN an address whose packets are dropped (a's auth port under gateway-only) WHEN called and probed THEN both say " +
@@ -118,20 +131,25 @@ describe("errors that name their cause, on real endpoints", () => {
         await setProfile(lab, "open");
       }
     },
+    TEST_BOUND_MS,
   );
 
-  test("GIVEN a's API server and the CA of cluster b WHEN called and probed THEN both say TLS: unknown authority at that URL", async () => {
-    const otherCa = adminConfig(clusterOf(lab, "b")).getCurrentCluster()!.caData!;
-    const kc = kubeconfigVariant(a, (c) => ({ ...c, caData: otherCa, caFile: undefined }));
-    const call = await failureOf(kc);
-    expect(call.message).toMatch(
-      new RegExp(
-        `^test: listing namespaces at ${a.apiServerUrl.replace(/\./g, "\\.")}: TLS: unknown authority \\(the server's ` +
-          `certificate is not signed by the CA given; [A-Z_]+\\)$`,
-      ),
-    );
-    expect((await probeOf(kc)).outcome).toMatch(/^TLS: unknown authority \(/);
-  });
+  test(
+    "GIVEN a's API server and the CA of cluster b WHEN called and probed THEN both say TLS: unknown authority at that URL",
+    async () => {
+      const otherCa = adminConfig(clusterOf(lab, "b")).getCurrentCluster()!.caData!;
+      const kc = kubeconfigVariant(a, (c) => ({ ...c, caData: otherCa, caFile: undefined }));
+      const call = await failureOf(kc);
+      expect(call.message).toMatch(
+        new RegExp(
+          `^test: listing namespaces at ${a.apiServerUrl.replace(/\./g, "\\.")}: TLS: unknown authority \\(the server's ` +
+            `certificate is not signed by the CA given; [A-Z_]+\\)$`,
+        ),
+      );
+      expect((await probeOf(kc)).outcome).toMatch(/^TLS: unknown authority \(/);
+    },
+    TEST_BOUND_MS,
+  );
 
   test(
     "GIVEN a's API server verified under a name its certificate does not carry WHEN called and probed THEN both say TLS: " +
@@ -145,5 +163,6 @@ describe("errors that name their cause, on real endpoints", () => {
       );
       expect((await probeOf(kc)).outcome).toMatch(/^TLS: name mismatch \(/);
     },
+    TEST_BOUND_MS,
   );
 });

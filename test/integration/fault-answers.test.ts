@@ -44,9 +44,14 @@ import { poll } from "../../provider/wait/poll.js";
 import { VIRTUAL_NODE_LABEL } from "../../provider/virtual-node/node.js";
 import { installForPeering, uninstallClusters, type InstalledCluster } from "../../harness/install.js";
 import { allOrFirstFailure } from "../../harness/settle.js";
-import { sharedLab } from "../../harness/labs.js";
+import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
 import { tunnelTraces } from "../support/leaks.js";
 import { setCordoned } from "../../local-cluster/pods.js";
+
+/** Each test's bound: a peering against a provider in fault, each step with its own deadline. */
+const TEST_BOUND_MS = 4 * 60_000;
+/** The bound of this file's set-up and clean-up: both clusters' installs, or their uninstall. */
+const HOOK_BOUND_MS = SHARED_LAB_BOUND_MS + 240_000;
 
 const quiet = progressTo(() => undefined);
 /** The deadline a user gets by default: each fault must end far inside it. */
@@ -78,11 +83,11 @@ describe("faults answered at once and in words", () => {
   beforeAll(async () => {
     lab = await sharedLab();
     [a, b] = await allOrFirstFailure([installForPeering(clusterOf(lab, "a")), installForPeering(clusterOf(lab, "b"))]);
-  });
+  }, HOOK_BOUND_MS);
 
   afterAll(async () => {
     await uninstallClusters([b.cluster, a.cluster]);
-  });
+  }, HOOK_BOUND_MS);
 
   test(
     "GIVEN a provider whose kube-controller-manager does not run (no quota controller, no certificate signer) WHEN a " +
@@ -124,6 +129,7 @@ describe("faults answered at once and in words", () => {
         await revokePeeringToken(a.kc, token.tokenId);
       }
     },
+    TEST_BOUND_MS,
   );
 
   test(
@@ -191,6 +197,7 @@ describe("faults answered at once and in words", () => {
       expect(await tunnelTraces(a.cluster)).toEqual(before.a);
       expect(await tunnelTraces(b.cluster)).toEqual(before.b);
     },
+    TEST_BOUND_MS,
   );
 
   test(
@@ -232,5 +239,6 @@ describe("faults answered at once and in words", () => {
       const bNodes = await b.kc.makeApiClient(k8s.CoreV1Api).listNode({ labelSelector: `${VIRTUAL_NODE_LABEL}=true` });
       expect(bNodes.items).toEqual([]);
     },
+    TEST_BOUND_MS,
   );
 });

@@ -22,6 +22,9 @@ import { TEST_LAB_ROOT, withLab } from "../../harness/labs.js";
 import { installForPeering } from "../../harness/install.js";
 import { tunnelTraces } from "../support/leaks.js";
 
+/** Each test's bound: a private lab's start and the gateway's capped backoff over several failed starts. */
+const TEST_BOUND_MS = 5 * 60_000;
+
 /** The fault's own words, as the failing wireguard-go prints them. */
 const FAULT = "cannot open /dev/net/tun (test fault)";
 
@@ -136,5 +139,6 @@ describe("gateway backoff", () => {
         rmSync(dir, { recursive: true, force: true });
       }
     },
+    TEST_BOUND_MS,
   );
 });

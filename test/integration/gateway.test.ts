@@ -30,6 +30,9 @@ import {
 import { withLab } from "../../harness/labs.js";
 import { pingReplies, tcpTransfer } from "../support/probes.js";
 
+/** Each test's bound: pure checks, and (the last test) a private lab's start and a tunnel between its gateways. */
+const TEST_BOUND_MS = 5 * 60_000;
+
 /** Bytes each TCP transfer carries: enough to stand out from handshakes and keepalives. */
 const TRANSFER_BYTES = 1 << 20;
 
@@ -40,109 +43,129 @@ function peerOf(status: { readonly peers: readonly WireguardPeerStatus[] }, publ
 }
 
 describe("gateway: keys, names and wg output (no cluster)", () => {
-  test("GIVEN a forged key pair WHEN `wg pubkey` reads the private key THEN it prints the same public key", async () => {
-    for (let i = 0; i < 3; i++) {
-      const pair = forgeWireguardKeyPair();
-      expect(pair.privateKey).toMatch(/^[A-Za-z0-9+/]{43}=$/);
-      const { stdout } = await execa("wg", ["pubkey"], { input: `${pair.privateKey}\n` });
-      expect(stdout.trim()).toBe(pair.publicKey);
-      expect(wireguardPublicKeyOf(pair.privateKey)).toBe(pair.publicKey);
-    }
-  });
+  test(
+    "GIVEN a forged key pair WHEN `wg pubkey` reads the private key THEN it prints the same public key",
+    async () => {
+      for (let i = 0; i < 3; i++) {
+        const pair = forgeWireguardKeyPair();
+        expect(pair.privateKey).toMatch(/^[A-Za-z0-9+/]{43}=$/);
+        const { stdout } = await execa("wg", ["pubkey"], { input: `${pair.privateKey}\n` });
+        expect(stdout.trim()).toBe(pair.publicKey);
+        expect(wireguardPublicKeyOf(pair.privateKey)).toBe(pair.publicKey);
+      }
+    },
+    TEST_BOUND_MS,
+  );
 
-  test("GIVEN peer ids WHEN named THEN names are deterministic, at most 15 characters and differ per local cluster", () => {
-    const name = wireguardInterfaceName("g2", "lab/g1");
-    expect(name).toMatch(/^lqw[0-9a-f]{12}$/);
-    expect(wireguardInterfaceName("g2", "lab/g1")).toBe(name);
-    expect(wireguardInterfaceName("g2", "lab/g3")).not.toBe(name);
-    expect(wireguardInterfaceName("g1", "lab/g2")).not.toBe(name);
-  });
+  test(
+    "GIVEN peer ids WHEN named THEN names are deterministic, at most 15 characters and differ per local cluster",
+    () => {
+      const name = wireguardInterfaceName("g2", "lab/g1");
+      expect(name).toMatch(/^lqw[0-9a-f]{12}$/);
+      expect(wireguardInterfaceName("g2", "lab/g1")).toBe(name);
+      expect(wireguardInterfaceName("g2", "lab/g3")).not.toBe(name);
+      expect(wireguardInterfaceName("g1", "lab/g2")).not.toBe(name);
+    },
+    TEST_BOUND_MS,
+  );
 
-  test("GIVEN a `wg show dump` WHEN parsed THEN peers carry endpoint, handshake and counters, and the private key is dropped", () => {
-    const dump = [
-      "cHJpdmF0ZQ==\tPUBLIC-A\t51820\toff",
-      "PEER-B\t(none)\t172.29.4.11:51821\t10.142.0.0/16,10.254.0.2/32\t1700000000\t1234\t5678\t5",
-      "PEER-C\t(none)\t(none)\t(none)\t0\t0\t0\toff",
-    ].join("\n");
-    const status = parseWireguardDump("lqwx", dump);
-    expect(JSON.stringify(status)).not.toContain("cHJpdmF0ZQ==");
-    expect(status).toEqual({
-      ifname: "lqwx",
-      publicKey: "PUBLIC-A",
-      listenPort: 51820,
-      peers: [
-        {
-          publicKey: "PEER-B",
-          endpoint: "172.29.4.11:51821",
-          allowedIps: ["10.142.0.0/16", "10.254.0.2/32"],
-          latestHandshake: new Date(1_700_000_000_000),
-          rxBytes: 1234,
-          txBytes: 5678,
+  test(
+    "GIVEN a `wg show dump` WHEN parsed THEN peers carry endpoint, handshake and counters, and the private key is dropped",
+    () => {
+      const dump = [
+        "cHJpdmF0ZQ==\tPUBLIC-A\t51820\toff",
+        "PEER-B\t(none)\t172.29.4.11:51821\t10.142.0.0/16,10.254.0.2/32\t1700000000\t1234\t5678\t5",
+        "PEER-C\t(none)\t(none)\t(none)\t0\t0\t0\toff",
+      ].join("\n");
+      const status = parseWireguardDump("lqwx", dump);
+      expect(JSON.stringify(status)).not.toContain("cHJpdmF0ZQ==");
+      expect(status).toEqual({
+        ifname: "lqwx",
+        publicKey: "PUBLIC-A",
+        listenPort: 51820,
+        peers: [
+          {
+            publicKey: "PEER-B",
+            endpoint: "172.29.4.11:51821",
+            allowedIps: ["10.142.0.0/16", "10.254.0.2/32"],
+            latestHandshake: new Date(1_700_000_000_000),
+            rxBytes: 1234,
+            txBytes: 5678,
+            keepaliveSeconds: 5,
+          },
+          {
+            publicKey: "PEER-C",
+            endpoint: undefined,
+            allowedIps: [],
+            latestHandshake: undefined,
+            rxBytes: 0,
+            txBytes: 0,
+            keepaliveSeconds: undefined,
+          },
+        ],
+      });
+      expect(() => parseWireguardDump("lqwx", "a\tb")).toThrow(/wg show lqwx dump.*4 fields/);
+    },
+    TEST_BOUND_MS,
+  );
+
+  test(
+    "GIVEN a peer with and without endpoint WHEN forged THEN `wg set` arguments carry exactly what is given",
+    () => {
+      const key = forgeWireguardKeyPair().publicKey;
+      expect(forgePeerArgs({ netns: "n", ifname: "lqw1", peerPublicKey: key, allowedIps: ["10.1.0.0/16"] })).toEqual([
+        "set",
+        "lqw1",
+        "peer",
+        key,
+        "allowed-ips",
+        "10.1.0.0/16",
+        "persistent-keepalive",
+        "off",
+      ]);
+      expect(
+        forgePeerArgs({
+          netns: "n",
+          ifname: "lqw1",
+          peerPublicKey: key,
+          endpoint: "1.2.3.4:51820",
+          allowedIps: ["10.1.0.0/16", "10.2.0.1/32"],
           keepaliveSeconds: 5,
-        },
-        {
-          publicKey: "PEER-C",
-          endpoint: undefined,
-          allowedIps: [],
-          latestHandshake: undefined,
-          rxBytes: 0,
-          txBytes: 0,
-          keepaliveSeconds: undefined,
-        },
-      ],
-    });
-    expect(() => parseWireguardDump("lqwx", "a\tb")).toThrow(/wg show lqwx dump.*4 fields/);
-  });
+        }),
+      ).toEqual([
+        "set",
+        "lqw1",
+        "peer",
+        key,
+        "endpoint",
+        "1.2.3.4:51820",
+        "allowed-ips",
+        "10.1.0.0/16,10.2.0.1/32",
+        "persistent-keepalive",
+        "5",
+      ]);
+    },
+    TEST_BOUND_MS,
+  );
 
-  test("GIVEN a peer with and without endpoint WHEN forged THEN `wg set` arguments carry exactly what is given", () => {
-    const key = forgeWireguardKeyPair().publicKey;
-    expect(forgePeerArgs({ netns: "n", ifname: "lqw1", peerPublicKey: key, allowedIps: ["10.1.0.0/16"] })).toEqual([
-      "set",
-      "lqw1",
-      "peer",
-      key,
-      "allowed-ips",
-      "10.1.0.0/16",
-      "persistent-keepalive",
-      "off",
-    ]);
-    expect(
-      forgePeerArgs({
-        netns: "n",
-        ifname: "lqw1",
-        peerPublicKey: key,
-        endpoint: "1.2.3.4:51820",
-        allowedIps: ["10.1.0.0/16", "10.2.0.1/32"],
-        keepaliveSeconds: 5,
-      }),
-    ).toEqual([
-      "set",
-      "lqw1",
-      "peer",
-      key,
-      "endpoint",
-      "1.2.3.4:51820",
-      "allowed-ips",
-      "10.1.0.0/16,10.2.0.1/32",
-      "persistent-keepalive",
-      "5",
-    ]);
-  });
-
-  test("GIVEN a bad interface spec WHEN ensured THEN every problem is reported at once and nothing starts", async () => {
-    await expect(
-      ensureWireguardInterface({
-        netns: "no-such-ns-gw",
-        ifname: "much-too-long-name",
-        privateKey: "short",
-        listenPort: 70000,
-        address: "10.1.2.3",
-        logFile: "/tmp/x.log",
-      }),
-    ).rejects.toThrow(
-      /ifname "much-too-long-name"[\s\S]*listenPort 70000[\s\S]*address "10.1.2.3"[\s\S]*privateKey[\s\S]*netns "no-such-ns-gw"/,
-    );
-  });
+  test(
+    "GIVEN a bad interface spec WHEN ensured THEN every problem is reported at once and nothing starts",
+    async () => {
+      await expect(
+        ensureWireguardInterface({
+          netns: "no-such-ns-gw",
+          ifname: "much-too-long-name",
+          privateKey: "short",
+          listenPort: 70000,
+          address: "10.1.2.3",
+          logFile: "/tmp/x.log",
+        }),
+      ).rejects.toThrow(
+        /ifname "much-too-long-name"[\s\S]*listenPort 70000[\s\S]*address "10.1.2.3"[\s\S]*privateKey[\s\S]*netns "no-such-ns-gw"/,
+      );
+    },
+    TEST_BOUND_MS,
+  );
 });
 
 describe("gateway: WireGuard tunnel between two real clusters", () => {
@@ -294,5 +317,6 @@ describe("gateway: WireGuard tunnel between two real clusters", () => {
         },
       );
     },
+    TEST_BOUND_MS,
   );
 });

@@ -37,6 +37,9 @@ import { projectTraces } from "../support/leaks.js";
 import { preparePeering, type PeeringPair } from "../../harness/peering-pair.js";
 import { waitForReadyStatus } from "../support/revoke.js";
 
+/** Each test's bound: a private lab, and identities of 600 s renewed after 15 s watched over several renewals. */
+const TEST_BOUND_MS = 10 * 60_000;
+
 const quiet = progressTo(() => undefined);
 const LIFETIME_SECONDS = 600;
 /** kube-controller-manager's signer dates certificates 5 minutes back: a 600 s identity is valid for 900 s. */
@@ -272,5 +275,6 @@ describe("identity renewal", () => {
       });
       expect(traces).toEqual({ a: [], b: [], rule: false });
     },
+    TEST_BOUND_MS,
   );
 });

@@ -18,6 +18,9 @@ import { AGENT_ENTRYPOINT, NONROOT } from "../../image/agent-image.js";
 import { poll } from "../../provider/wait/poll.js";
 import { pinnedVersion } from "../support/versions.js";
 
+/** Each test's bound: runs of the built images' tools and containerd's imports. */
+const TEST_BOUND_MS = 3 * 60_000;
+
 const run = promisify(execFile);
 const CACHE = process.env.LIQO_CACHE ?? join(process.env.HOME ?? "/root", ".cache", "pulumi-liqo");
 const CONTAINERD_BIN = join(CACHE, `containerd-${pinnedVersion("CONTAINERD_VERSION")}`, "bin");
@@ -154,148 +157,166 @@ describe("the project's images", () => {
   }, 300_000);
   afterAll(() => rm(work, { recursive: true, force: true }));
 
-  it("are built twice with the same bytes and digests, under the version's references", async () => {
-    const version = JSON.parse(await readFile(join(__dirname, "..", "..", "package.json"), "utf8")).version;
-    expect(first.map((image) => image.reference)).toEqual(
-      ["agent", "podtool", "pause"].map((name) => `pulumi-liqo.local/${name}:${version}`),
-    );
-    for (const [i, image] of first.entries()) {
-      const [a, b] = await Promise.all([readFile(image.file), readFile(second[i]!.file)]);
-      expect({ name: image.name, digest: second[i]!.digest, same: a.equals(b) }).toEqual({
-        name: image.name,
-        digest: image.digest,
-        same: true,
-      });
-      expect(createHash("sha256").update(a).digest("hex")).toBe(createHash("sha256").update(b).digest("hex"));
-      expect(image.bytes).toBe(a.length);
-    }
-    // Small: the node binary is most of it (DESIGN figure of a plain copy: 134 MB uncompressed).
-    const agent = first[0]!;
-    expect(agent.bytes).toBeLessThan(60e6);
-    expect(agent.uncompressedBytes).toBeLessThan(140e6);
-  });
+  it(
+    "are built twice with the same bytes and digests, under the version's references",
+    async () => {
+      const version = JSON.parse(await readFile(join(__dirname, "..", "..", "package.json"), "utf8")).version;
+      expect(first.map((image) => image.reference)).toEqual(
+        ["agent", "podtool", "pause"].map((name) => `pulumi-liqo.local/${name}:${version}`),
+      );
+      for (const [i, image] of first.entries()) {
+        const [a, b] = await Promise.all([readFile(image.file), readFile(second[i]!.file)]);
+        expect({ name: image.name, digest: second[i]!.digest, same: a.equals(b) }).toEqual({
+          name: image.name,
+          digest: image.digest,
+          same: true,
+        });
+        expect(createHash("sha256").update(a).digest("hex")).toBe(createHash("sha256").update(b).digest("hex"));
+        expect(image.bytes).toBe(a.length);
+      }
+      // Small: the node binary is most of it (DESIGN figure of a plain copy: 134 MB uncompressed).
+      const agent = first[0]!;
+      expect(agent.bytes).toBeLessThan(60e6);
+      expect(agent.uncompressedBytes).toBeLessThan(140e6);
+    },
+    TEST_BOUND_MS,
+  );
 
-  it("the agent image's tools run in its own root filesystem, node as the non-root user", async () => {
-    const { rootfs, config } = await unpackRootfs(first[0]!.file, join(work, "agent"));
-    expect(config.config).toMatchObject({ Entrypoint: AGENT_ENTRYPOINT, User: `${NONROOT}:${NONROOT}` });
-    const env = config.config.Env;
+  it(
+    "the agent image's tools run in its own root filesystem, node as the non-root user",
+    async () => {
+      const { rootfs, config } = await unpackRootfs(first[0]!.file, join(work, "agent"));
+      expect(config.config).toMatchObject({ Entrypoint: AGENT_ENTRYPOINT, User: `${NONROOT}:${NONROOT}` });
+      const env = config.config.Env;
 
-    // ip also says it cannot read libbpf's runtime version: it looks in /proc/self/maps, and this chroot has no /proc.
-    expect(await inImage(rootfs, env, ["/usr/sbin/ip", "-V"])).toMatch(/^ip utility, iproute2-\S+, libbpf \S+\n/);
-    expect(
-      await inImage(
+      // ip also says it cannot read libbpf's runtime version: it looks in /proc/self/maps, and this chroot has no /proc.
+      expect(await inImage(rootfs, env, ["/usr/sbin/ip", "-V"])).toMatch(/^ip utility, iproute2-\S+, libbpf \S+\n/);
+      expect(
+        await inImage(
+          rootfs,
+          env,
+          ["/usr/local/bin/node", "-e", "console.log(process.version)"],
+          `${NONROOT}:${NONROOT}`,
+        ),
+      ).toBe(`${process.version}\n`);
+      const hostIptables = (await run("iptables", ["-V"])).stdout;
+      expect(await inImage(rootfs, env, ["/usr/sbin/iptables", "-V"])).toBe(hostIptables);
+      expect(await inImage(rootfs, env, ["iptables-save", "-V"])).toBe(
+        hostIptables.replace("iptables", "iptables-save"),
+      );
+      expect(await inImage(rootfs, env, ["iptables-restore", "-V"])).toBe(
+        hostIptables.replace("iptables", "iptables-restore"),
+      );
+      // A rule with a match and a target module: iptables loads libxt_comment.so and libxt_MASQUERADE.so
+      // from the image's xtables directory (without it: "Couldn't load match `comment'").
+      const rules = [
+        "*nat",
+        ":POSTROUTING ACCEPT [0:0]",
+        '-A POSTROUTING -s 10.0.0.0/24 -m comment --comment "liqo" -j MASQUERADE',
+        "COMMIT",
+        "",
+      ];
+      await writeFile(join(rootfs, "tmp", "rules"), rules.join("\n"));
+      expect(await inImage(rootfs, env, ["iptables-restore", "--test", "/tmp/rules"])).toBe("");
+      expect(await inImage(rootfs, env, ["/usr/bin/wg", "--version"])).toMatch(/^wireguard-tools v/);
+      expect(await inImage(rootfs, env, ["/usr/sbin/sysctl", "-V"])).toMatch(/^sysctl from procps-ng/);
+      expect(await inImage(rootfs, env, ["/usr/bin/ping", "-V"])).toMatch(/^ping from iputils/);
+      expect(await inImage(rootfs, env, ["wireguard-go", "--version"])).toMatch(/^wireguard-go v/);
+      // The bundle loads with no node_modules: it gets as far as reading its kubeconfig.
+      const agent = await inImage(
         rootfs,
         env,
-        ["/usr/local/bin/node", "-e", "console.log(process.version)"],
+        [...AGENT_ENTRYPOINT, "--kubeconfig", "/nonexistent/kubeconfig"],
         `${NONROOT}:${NONROOT}`,
-      ),
-    ).toBe(`${process.version}\n`);
-    const hostIptables = (await run("iptables", ["-V"])).stdout;
-    expect(await inImage(rootfs, env, ["/usr/sbin/iptables", "-V"])).toBe(hostIptables);
-    expect(await inImage(rootfs, env, ["iptables-save", "-V"])).toBe(hostIptables.replace("iptables", "iptables-save"));
-    expect(await inImage(rootfs, env, ["iptables-restore", "-V"])).toBe(
-      hostIptables.replace("iptables", "iptables-restore"),
-    );
-    // A rule with a match and a target module: iptables loads libxt_comment.so and libxt_MASQUERADE.so
-    // from the image's xtables directory (without it: "Couldn't load match `comment'").
-    const rules = [
-      "*nat",
-      ":POSTROUTING ACCEPT [0:0]",
-      '-A POSTROUTING -s 10.0.0.0/24 -m comment --comment "liqo" -j MASQUERADE',
-      "COMMIT",
-      "",
-    ];
-    await writeFile(join(rootfs, "tmp", "rules"), rules.join("\n"));
-    expect(await inImage(rootfs, env, ["iptables-restore", "--test", "/tmp/rules"])).toBe("");
-    expect(await inImage(rootfs, env, ["/usr/bin/wg", "--version"])).toMatch(/^wireguard-tools v/);
-    expect(await inImage(rootfs, env, ["/usr/sbin/sysctl", "-V"])).toMatch(/^sysctl from procps-ng/);
-    expect(await inImage(rootfs, env, ["/usr/bin/ping", "-V"])).toMatch(/^ping from iputils/);
-    expect(await inImage(rootfs, env, ["wireguard-go", "--version"])).toMatch(/^wireguard-go v/);
-    // The bundle loads with no node_modules: it gets as far as reading its kubeconfig.
-    const agent = await inImage(
-      rootfs,
-      env,
-      [...AGENT_ENTRYPOINT, "--kubeconfig", "/nonexistent/kubeconfig"],
-      `${NONROOT}:${NONROOT}`,
-    ).catch(
-      (error: { code?: number; stdout?: string; stderr?: string }) =>
-        `exit ${error.code}: ${error.stdout}${error.stderr}`,
-    );
-    expect(agent).toMatch(/^exit 1: .*ENOENT: no such file or directory, open '\/nonexistent\/kubeconfig'/s);
-  });
-
-  it("the podtool image serves TCP and the pause image waits for SIGTERM, from their own root filesystems", async () => {
-    const podtool = await unpackRootfs(first[1]!.file, join(work, "podtool"));
-    const pause = await unpackRootfs(first[2]!.file, join(work, "pause"));
-    expect(podtool.config.config).toMatchObject({ Entrypoint: ["/podtool"], Cmd: ["serve"] });
-    expect(pause.config.config).toMatchObject({ Entrypoint: ["/podtool", "pause"], User: "65535:65535" });
-
-    const port = await freePort();
-    const server = spawn("/usr/sbin/chroot", [podtool.rootfs, "/podtool", "serve", "--tcp", `127.0.0.1:${port}`], {
-      stdio: "ignore",
-    });
-    const sleeper = spawn(
-      "/usr/sbin/chroot",
-      ["--userspec=65535:65535", pause.rootfs, ...pause.config.config.Entrypoint!],
-      { stdio: ["ignore", "pipe", "ignore"] },
-    );
-    // SIGTERM only once pause says its handler is set: before, the signal would kill it outright.
-    const pauseReady = new Promise<string>((resolve) => {
-      sleeper.stdout!.once("data", (chunk: Buffer) => resolve(String(chunk)));
-      sleeper.once("exit", (code, signal) => resolve(`exited before it was ready (${code ?? signal})`));
-    });
-    try {
-      const answer = await poll(
-        { step: "image test", object: "podtool serve", endpoint: `127.0.0.1:${port}` },
-        { timeoutMs: 10_000 },
-        async () => ({ done: true, value: await readLine(port) }),
+      ).catch(
+        (error: { code?: number; stdout?: string; stderr?: string }) =>
+          `exit ${error.code}: ${error.stdout}${error.stderr}`,
       );
-      expect(answer).toMatch(new RegExp(`^podtool \\S+ 127\\.0\\.0\\.1:${port}\\n$`));
-      expect(sleeper.exitCode).toBeNull();
-      expect(await pauseReady).toBe("podtool pause: waiting for SIGTERM\n");
-      const started = Date.now();
-      await stop(sleeper);
-      expect({ code: sleeper.exitCode, signal: sleeper.signalCode }).toEqual({ code: 0, signal: null });
-      expect(Date.now() - started).toBeLessThan(5_000);
-    } finally {
-      await stop(server);
-      await stop(sleeper);
-    }
-  });
+      expect(agent).toMatch(/^exit 1: .*ENOENT: no such file or directory, open '\/nonexistent\/kubeconfig'/s);
+    },
+    TEST_BOUND_MS,
+  );
 
-  it("are imported by containerd 2.4.2 under their references with the printed digests", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "liqo-ctd-"));
-    let containerd: { child: ChildProcess; socket: string } | undefined;
-    try {
-      containerd = await startContainerd(dir);
-      for (const image of first) {
+  it(
+    "the podtool image serves TCP and the pause image waits for SIGTERM, from their own root filesystems",
+    async () => {
+      const podtool = await unpackRootfs(first[1]!.file, join(work, "podtool"));
+      const pause = await unpackRootfs(first[2]!.file, join(work, "pause"));
+      expect(podtool.config.config).toMatchObject({ Entrypoint: ["/podtool"], Cmd: ["serve"] });
+      expect(pause.config.config).toMatchObject({ Entrypoint: ["/podtool", "pause"], User: "65535:65535" });
+
+      const port = await freePort();
+      const server = spawn("/usr/sbin/chroot", [podtool.rootfs, "/podtool", "serve", "--tcp", `127.0.0.1:${port}`], {
+        stdio: "ignore",
+      });
+      const sleeper = spawn(
+        "/usr/sbin/chroot",
+        ["--userspec=65535:65535", pause.rootfs, ...pause.config.config.Entrypoint!],
+        { stdio: ["ignore", "pipe", "ignore"] },
+      );
+      // SIGTERM only once pause says its handler is set: before, the signal would kill it outright.
+      const pauseReady = new Promise<string>((resolve) => {
+        sleeper.stdout!.once("data", (chunk: Buffer) => resolve(String(chunk)));
+        sleeper.once("exit", (code, signal) => resolve(`exited before it was ready (${code ?? signal})`));
+      });
+      try {
+        const answer = await poll(
+          { step: "image test", object: "podtool serve", endpoint: `127.0.0.1:${port}` },
+          { timeoutMs: 10_000 },
+          async () => ({ done: true, value: await readLine(port) }),
+        );
+        expect(answer).toMatch(new RegExp(`^podtool \\S+ 127\\.0\\.0\\.1:${port}\\n$`));
+        expect(sleeper.exitCode).toBeNull();
+        expect(await pauseReady).toBe("podtool pause: waiting for SIGTERM\n");
         const started = Date.now();
-        await ctr(containerd.socket, ["images", "import", image.file]);
-        console.log(
-          `${image.reference}: imported in ${((Date.now() - started) / 1000).toFixed(1)} s (${(image.bytes / 1e6).toFixed(1)} MB archive)`,
-        );
+        await stop(sleeper);
+        expect({ code: sleeper.exitCode, signal: sleeper.signalCode }).toEqual({ code: 0, signal: null });
+        expect(Date.now() - started).toBeLessThan(5_000);
+      } finally {
+        await stop(server);
+        await stop(sleeper);
       }
-      const listed = (await ctr(containerd.socket, ["images", "ls"]))
-        .trim()
-        .split("\n")
-        .slice(1)
-        .map((line) => line.split(/\s+/));
-      expect(listed.map(([ref, , digest]) => `${ref} ${digest}`).sort()).toEqual(
-        first.map((image) => `${image.reference} ${image.digest}`).sort(),
-      );
-      // Every blob is present and the layers unpacked into the snapshotter (diff_ids checked).
-      const checked = await ctr(containerd.socket, ["images", "check"]);
-      const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-      for (const image of first)
-        expect(checked).toMatch(
-          new RegExp(`${escape(image.reference)}\\s+\\S+\\s+${image.digest}\\s+complete \\(\\d+/\\d+\\) .* true`),
+    },
+    TEST_BOUND_MS,
+  );
+
+  it(
+    "are imported by containerd 2.4.2 under their references with the printed digests",
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), "liqo-ctd-"));
+      let containerd: { child: ChildProcess; socket: string } | undefined;
+      try {
+        containerd = await startContainerd(dir);
+        for (const image of first) {
+          const started = Date.now();
+          await ctr(containerd.socket, ["images", "import", image.file]);
+          console.log(
+            `${image.reference}: imported in ${((Date.now() - started) / 1000).toFixed(1)} s (${(image.bytes / 1e6).toFixed(1)} MB archive)`,
+          );
+        }
+        const listed = (await ctr(containerd.socket, ["images", "ls"]))
+          .trim()
+          .split("\n")
+          .slice(1)
+          .map((line) => line.split(/\s+/));
+        expect(listed.map(([ref, , digest]) => `${ref} ${digest}`).sort()).toEqual(
+          first.map((image) => `${image.reference} ${image.digest}`).sort(),
         );
-    } finally {
-      if (containerd) await stop(containerd.child);
-      await rm(dir, { recursive: true, force: true });
-    }
-    expect(containerd?.child.exitCode !== null || containerd?.child.signalCode !== null).toBe(true);
-    expect(existsSync(dir)).toBe(false);
-    expect((await readFile("/proc/self/mounts", "utf8")).includes(dir)).toBe(false);
-  });
+        // Every blob is present and the layers unpacked into the snapshotter (diff_ids checked).
+        const checked = await ctr(containerd.socket, ["images", "check"]);
+        const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+        for (const image of first)
+          expect(checked).toMatch(
+            new RegExp(`${escape(image.reference)}\\s+\\S+\\s+${image.digest}\\s+complete \\(\\d+/\\d+\\) .* true`),
+          );
+      } finally {
+        if (containerd) await stop(containerd.child);
+        await rm(dir, { recursive: true, force: true });
+      }
+      expect(containerd?.child.exitCode !== null || containerd?.child.signalCode !== null).toBe(true);
+      expect(existsSync(dir)).toBe(false);
+      expect((await readFile("/proc/self/mounts", "utf8")).includes(dir)).toBe(false);
+    },
+    TEST_BOUND_MS,
+  );
 });

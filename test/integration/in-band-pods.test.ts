@@ -43,6 +43,9 @@ import { projectTraces } from "../support/leaks.js";
 import { gatewayWireguard, projectRoutes, runningGateway } from "../../harness/gateway-pods.js";
 import { quietProgress } from "../support/tunnel-pair.js";
 
+/** Each test's bound: a private lab of two nodes, both installs, an in-band peering and its tunnel. */
+const TEST_BOUND_MS = 10 * 60_000;
+
 const NODES = [1, 2] as const;
 const POD_CIDR = "10.150.0.0/16";
 
@@ -238,5 +241,6 @@ describe("in-band peering with the agent and gateway as pods (private lab: a and
         },
       );
     },
+    TEST_BOUND_MS,
   );
 });

@@ -27,6 +27,9 @@ import { withLab } from "../../harness/labs.js";
 import { tunnelTraces } from "../support/leaks.js";
 import { pingReplies } from "../support/probes.js";
 
+/** Each test's bound: a private lab, an in-band peering through the tunnel, and its removal. */
+const TEST_BOUND_MS = 10 * 60_000;
+
 describe("in-band peering under the gateway-only profile", () => {
   test(
     "GIVEN clusters whose auth services only the tunnel reaches WHEN peered out-of-band THEN it fails fast naming the " +
@@ -158,5 +161,6 @@ describe("in-band peering under the gateway-only profile", () => {
         for (const cluster of [a, b]) expect(await tunnelTraces(cluster)).toEqual([]);
       });
     },
+    TEST_BOUND_MS,
   );
 });

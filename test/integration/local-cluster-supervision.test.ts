@@ -13,6 +13,9 @@ import { poll } from "../../provider/wait/poll.js";
 import { TEST_LAB_ROOT, uniqueLabName, withLab } from "../../harness/labs.js";
 import { labTraces } from "../support/leaks.js";
 
+/** Each test's bound: a private lab's start and its supervisor restarting killed components. */
+const TEST_BOUND_MS = 6 * 60_000;
+
 /** How long the cluster may take to be whole again after etcd, the controller manager and the scheduler died. */
 const RECOVERY_BOUND_MS = 60_000;
 
@@ -94,5 +97,6 @@ describe("local cluster supervision", () => {
       });
       expect(await labTraces(name, TEST_LAB_ROOT, seen)).toEqual([]);
     },
+    TEST_BOUND_MS,
   );
 });

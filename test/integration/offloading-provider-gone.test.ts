@@ -28,6 +28,11 @@ import { firewallRule } from "../support/firewall.js";
 import { projectTraces } from "../support/leaks.js";
 import { peerPair, quietProgress, unpeerPair, type Pair } from "../support/tunnel-pair.js";
 
+/** Each test's bound: a peering, an offloaded pod, and a withdrawal refused while the provider is gone. */
+const TEST_BOUND_MS = 8 * 60_000;
+/** The bound of this file's clean-up: the peering's removal and both uninstalls. */
+const AFTER_ALL_BOUND_MS = 300_000;
+
 const NAMESPACE = "pantry";
 const group = { group: API_GROUP, version: API_VERSION };
 /** A refusal takes one short look (a reset answers at once) and a few calls to b. */
@@ -54,7 +59,7 @@ describe("a namespace offloading whose provider is gone (shared lab)", () => {
       await uninstallClusters([pair.b, pair.a]);
     }
     await releaseSharedLab();
-  });
+  }, AFTER_ALL_BOUND_MS);
 
   test(
     "GIVEN a namespace offloaded to a with a pod there WHEN a refuses every connection THEN withdrawing fails within seconds " +
@@ -176,5 +181,6 @@ describe("a namespace offloading whose provider is gone (shared lab)", () => {
       expect(await projectTraces(b.kubeconfig)).toEqual([]);
       expect(await projectTraces(a.kubeconfig)).toEqual([]);
     },
+    TEST_BOUND_MS,
   );
 });

@@ -49,6 +49,11 @@ import { releaseSharedLab, sharedLab } from "../../harness/labs.js";
 import { uninstallClusters } from "../../harness/install.js";
 import { peerPair, quietProgress, unpeerPair, type Pair } from "../support/tunnel-pair.js";
 
+/** Each test's bound: offloaded workloads started and withdrawn through the shared lab's peering. */
+const TEST_BOUND_MS = 6 * 60_000;
+/** The bound of this file's clean-up: the peering's removal and both uninstalls. */
+const AFTER_ALL_BOUND_MS = 300_000;
+
 const NAMESPACE = "shop";
 const group = { group: API_GROUP, version: API_VERSION };
 
@@ -85,7 +90,7 @@ describe("offloading on real clusters (shared lab)", () => {
       await uninstallClusters([pair.b, pair.a]);
     }
     await releaseSharedLab();
-  });
+  }, AFTER_ALL_BOUND_MS);
 
   test(
     "GIVEN b peered with a and shop offloaded WHEN a Deployment of 3 runs on the virtual node THEN its pods run on a's nodes, " +
@@ -473,6 +478,7 @@ describe("offloading on real clusters (shared lab)", () => {
       await namespaceGone(aCore, remoteNamespace, a.apiServerUrl);
       await bCore.deleteNamespace({ name: NAMESPACE });
     },
+    TEST_BOUND_MS,
   );
 
   test(
@@ -582,6 +588,7 @@ describe("offloading on real clusters (shared lab)", () => {
       await namespaceGone(aCore, remoteNamespace, a.apiServerUrl);
       await bCore.deleteNamespace({ name: namespace });
     },
+    TEST_BOUND_MS,
   );
 
   test(
@@ -783,6 +790,7 @@ describe("offloading on real clusters (shared lab)", () => {
       await withdrawNamespace(pair.consumer.kc, namespace, { force: false, timeoutMs: 120_000 }, quietProgress);
       await bCore.deleteNamespace({ name: namespace });
     },
+    TEST_BOUND_MS,
   );
 
   test(
@@ -899,5 +907,6 @@ describe("offloading on real clusters (shared lab)", () => {
       ).toEqual([]);
       await bCore.deleteNamespace({ name: namespace });
     },
+    TEST_BOUND_MS,
   );
 });

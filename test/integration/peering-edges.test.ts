@@ -22,7 +22,12 @@ import { imageReference } from "../../local-cluster/node-images.js";
 import { computeOffer, type Capacity } from "../../provider/negotiation/offer.js";
 import { VIRTUAL_NODE_LABEL } from "../../provider/virtual-node/node.js";
 import { installForPeering, uninstallClusters, type InstalledCluster } from "../../harness/install.js";
-import { sharedLab } from "../../harness/labs.js";
+import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
+
+/** Each test's bound: a peering's resize, a refused Cluster delete and an unpeer that fails within one probe. */
+const TEST_BOUND_MS = 3 * 60_000;
+/** The bound of this file's set-up and clean-up: both installs and a peering (its own steps bounded), or their removal. */
+const HOOK_BOUND_MS = SHARED_LAB_BOUND_MS + 300_000;
 
 const quiet = progressTo(() => undefined);
 const MIB = 2 ** 20;
@@ -93,7 +98,7 @@ describe("peering edges", () => {
       },
       quiet,
     );
-  });
+  }, HOOK_BOUND_MS);
 
   afterAll(async () => {
     await setProfile(lab, "open");
@@ -110,7 +115,7 @@ describe("peering edges", () => {
     );
     await revokePeeringToken(a.kc, token.tokenId);
     await uninstallClusters([b.cluster, a.cluster]);
-  });
+  }, HOOK_BOUND_MS);
 
   test(
     "GIVEN a share of free capacity WHEN the provider's capacity changes beyond the threshold THEN the offer is " +
@@ -150,16 +155,21 @@ describe("peering edges", () => {
       );
       expect(capacity).toEqual({ cpu: expected.cpu, memory: expected.memory, pods: String(expected.pods) });
     },
+    TEST_BOUND_MS,
   );
 
-  test("GIVEN peerings using both clusters WHEN their Cluster resources are deleted THEN each refuses, naming the peering", async () => {
-    await expect(clusterResource.delete!(b.clusterId, clusterProps(b))).rejects.toThrow(
-      /Cluster "b" .* is still used by: outgoing peering to a .*set force: true/,
-    );
-    await expect(clusterResource.delete!(a.clusterId, clusterProps(a))).rejects.toThrow(
-      new RegExp(`Cluster "a" .* is still used by: incoming peering from consumer ${b.clusterId}`),
-    );
-  });
+  test(
+    "GIVEN peerings using both clusters WHEN their Cluster resources are deleted THEN each refuses, naming the peering",
+    async () => {
+      await expect(clusterResource.delete!(b.clusterId, clusterProps(b))).rejects.toThrow(
+        /Cluster "b" .* is still used by: outgoing peering to a .*set force: true/,
+      );
+      await expect(clusterResource.delete!(a.clusterId, clusterProps(a))).rejects.toThrow(
+        new RegExp(`Cluster "a" .* is still used by: incoming peering from consumer ${b.clusterId}`),
+      );
+    },
+    TEST_BOUND_MS,
+  );
 
   test(
     "GIVEN the provider's auth service unreachable WHEN unpeered THEN it fails within one probe naming the endpoint and " +
@@ -215,5 +225,6 @@ describe("peering edges", () => {
       ).toBe("gone");
       record = undefined;
     },
+    TEST_BOUND_MS,
   );
 });

@@ -34,6 +34,9 @@ import { installForPeering, uninstallClusters, type InstalledCluster } from "../
 import { allOrFirstFailure } from "../../harness/settle.js";
 import { holdLab, type HeldLab } from "../../harness/labs.js";
 
+/** Each test's bound: peerings made and removed at once among the lab's clusters. */
+const TEST_BOUND_MS = 6 * 60_000;
+
 /** The node lifecycle controller's grace period in the lab. */
 const GRACE_SECONDS = 20;
 const RESOURCES = { cpu: "2", memory: "4Gi", pods: 20 } as const;
@@ -254,6 +257,7 @@ describe("peering topologies on real clusters (private lab x, y, z)", () => {
         await created.cleanUp();
       }
     },
+    TEST_BOUND_MS,
   );
 
   test(
@@ -351,6 +355,7 @@ describe("peering topologies on real clusters (private lab x, y, z)", () => {
         await created.cleanUp();
       }
     },
+    TEST_BOUND_MS,
   );
 
   test(
@@ -409,6 +414,7 @@ describe("peering topologies on real clusters (private lab x, y, z)", () => {
         await created.cleanUp();
       }
     },
+    TEST_BOUND_MS,
   );
 
   test(
@@ -479,5 +485,6 @@ describe("peering topologies on real clusters (private lab x, y, z)", () => {
         await created.cleanUp();
       }
     },
+    TEST_BOUND_MS,
   );
 });

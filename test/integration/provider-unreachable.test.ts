@@ -20,6 +20,9 @@ import { projectTraces } from "../support/leaks.js";
 import { preparePeering } from "../../harness/peering-pair.js";
 import { waitForReadyStatus } from "../support/revoke.js";
 
+/** Each test's bound: a peering, the node going NotReady while its packets are dropped, and Ready again. */
+const TEST_BOUND_MS = 8 * 60_000;
+
 const quiet = progressTo(() => undefined);
 /** One heartbeat pass while the provider is out of reach: the pause, then a call cut at its timeout. */
 const ONE_PASS_MS = HEARTBEAT_INTERVAL_MS + PROVIDER_CALL_TIMEOUT_MS;
@@ -94,5 +97,6 @@ describe("a provider out of reach", () => {
       expect(await projectTraces(b.kubeconfig)).toEqual([]);
       expect(await projectTraces(a.kubeconfig)).toEqual([]);
     },
+    TEST_BOUND_MS,
   );
 });

@@ -15,6 +15,9 @@ import { sharedLab } from "../../harness/labs.js";
 import { preparePeering } from "../../harness/peering-pair.js";
 import { revokeHeldIdentity, waitForReadyStatus } from "../support/revoke.js";
 
+/** Each test's bound: a peering, its identity revoked, and the node going NotReady. */
+const TEST_BOUND_MS = 6 * 60_000;
+
 const quiet = progressTo(() => undefined);
 /** One heartbeat: the pass that follows the revocation starts within an interval; give it a few seconds to run on a loaded machine. */
 const ONE_HEARTBEAT_MS = HEARTBEAT_INTERVAL_MS + 5_000;
@@ -80,5 +83,6 @@ describe("a revoked identity", () => {
         await cleanup();
       }
     },
+    TEST_BOUND_MS,
   );
 });

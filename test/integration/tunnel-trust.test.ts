@@ -23,10 +23,15 @@ import { endpointRefOf, ensureTunnel, readTunnel, type TunnelRecord } from "../.
 import { TUNNEL_DEFAULTS, tunnelEndpointName, type TunnelSettings } from "../../provider/network-fabric/tunnel-plan.js";
 import { poll } from "../../provider/wait/poll.js";
 import { addPodAddress, type ClusterState, type LabState } from "../../local-cluster/lab.js";
-import { sharedLab } from "../../harness/labs.js";
+import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
 import { tunnelTraces } from "../support/leaks.js";
 import { pingReplies } from "../support/probes.js";
 import { peerPair, quietProgress, unpeerPair, type Pair } from "../support/tunnel-pair.js";
+
+/** Each test's bound: refused patches and creates with b's identity, and the gateway's answer to them. */
+const TEST_BOUND_MS = 3 * 60_000;
+/** The bound of this file's set-up and clean-up: a peering and its tunnel (their own steps bounded), or their removal. */
+const HOOK_BOUND_MS = SHARED_LAB_BOUND_MS + 240_000;
 
 const PLURAL = "tunnelendpoints";
 /** A cluster id that is neither a's nor b's, as a third cluster c would have. */
@@ -152,14 +157,14 @@ describe("trust boundaries of the network fabric: b's identity against a's gatew
     };
     await addPodAddress(lab, "a", pods.a);
     await addPodAddress(lab, "b", pods.b);
-  });
+  }, HOOK_BOUND_MS);
 
   afterAll(async () => {
     if (!pair) return;
     await runIn(pair.a.netns, "ip", ["addr", "del", `${pods?.a}/32`, "dev", "pods"]).catch(() => undefined);
     await runIn(pair.b.netns, "ip", ["addr", "del", `${pods?.b}/32`, "dev", "pods"]).catch(() => undefined);
     await unpeerPair(pair);
-  });
+  }, HOOK_BOUND_MS);
 
   /** The legitimate tunnel still works: b's gateway reports it up and a's pod answers b's across it. */
   async function expectTunnelStillUp(p: Pair): Promise<void> {
@@ -224,6 +229,7 @@ describe("trust boundaries of the network fabric: b's identity against a's gatew
       expect(await fabricOf(p.a)).toEqual(before);
       await expectTunnelStillUp(p);
     },
+    TEST_BOUND_MS,
   );
 
   test(
@@ -287,6 +293,7 @@ describe("trust boundaries of the network fabric: b's identity against a's gatew
         );
       }
     },
+    TEST_BOUND_MS,
   );
 
   test(
@@ -337,5 +344,6 @@ describe("trust boundaries of the network fabric: b's identity against a's gatew
       );
       expect(left).toEqual([]);
     },
+    TEST_BOUND_MS,
   );
 });

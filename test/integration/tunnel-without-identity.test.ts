@@ -13,6 +13,9 @@ import { sharedLab } from "../../harness/labs.js";
 import { tunnelTraces } from "../support/leaks.js";
 import { peerPair, quietProgress, unpeerPair } from "../support/tunnel-pair.js";
 
+/** Each test's bound: a peering, its tunnel, an unpeer, and refresh of the tunnel left. */
+const TEST_BOUND_MS = 5 * 60_000;
+
 describe("a tunnel whose peering was unpeered first", () => {
   test(
     "GIVEN a connected Tunnel WHEN its peering is unpeered THEN refresh says the provider cannot be read and why, " +
@@ -82,5 +85,6 @@ describe("a tunnel whose peering was unpeered first", () => {
         await unpeerPair(pair);
       }
     },
+    TEST_BOUND_MS,
   );
 });

@@ -21,6 +21,9 @@ import { pingReplies } from "../support/probes.js";
 import { peerPair, quietProgress as progress, unpeerPair } from "../support/tunnel-pair.js";
 import { expectTrafficThroughTunnel, podsOf, waitForTunnelUp } from "../support/tunnel-traffic.js";
 
+/** Each test's bound: tunnels built, changed, killed and rebuilt between the lab's clusters. */
+const TEST_BOUND_MS = 8 * 60_000;
+
 /** The promise of docs/operations.md ("A tunnel that breaks"): a killed wireguard-go is back, and pods talk through it again, within this. */
 /**
  * How long the test waits for traffic after a wireguard-go is killed: generous for a loaded 2-core
@@ -104,6 +107,7 @@ describe("tunnel steps on real clusters", () => {
         await unpeerPair(pair);
       }
     },
+    TEST_BOUND_MS,
   );
 
   test(
@@ -157,5 +161,6 @@ describe("tunnel steps on real clusters", () => {
         },
       );
     },
+    TEST_BOUND_MS,
   );
 });

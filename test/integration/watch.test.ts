@@ -9,6 +9,9 @@ import { poll } from "../../provider/wait/poll.js";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab } from "../../harness/labs.js";
 
+/** Each test's bound: watch events on the shared lab. */
+const TEST_BOUND_MS = 1 * 60_000;
+
 /** Waits until `count()` passes `least`. */
 const untilAtLeast = (what: string, count: () => number, least: number): Promise<void> =>
   poll({ step: "test", object: what, endpoint: "the watch" }, { timeoutMs: 10_000, intervalMs: 50 }, async () =>
@@ -16,56 +19,64 @@ const untilAtLeast = (what: string, count: () => number, least: number): Promise
   );
 
 describe("watches that wake the agent's loops", () => {
-  test("GIVEN a watch on a namespace's ConfigMaps WHEN one is created and deleted THEN each wakes it, and stopping ends the watch", async () => {
-    const kc = adminConfig(clusterOf(await sharedLab(), "a"));
-    const core = kc.makeApiClient(k8s.CoreV1Api);
-    const namespace = `watch-${Date.now().toString(36)}`;
-    await core.createNamespace({ body: { metadata: { name: namespace } } });
-    const stop = new AbortController();
-    let wakes = 0;
-    const watching = wakeOnChanges(kc, `/api/v1/namespaces/${namespace}/configmaps`, () => void (wakes += 1), {
-      signal: stop.signal,
-    });
-    try {
-      // The namespace's own root CA ConfigMap may arrive first: count from whatever has come.
-      await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: "first" }, data: { a: "1" } } });
-      await untilAtLeast("a wake for the create", () => wakes, 1);
-      const afterCreate = wakes;
-      await core.deleteNamespacedConfigMap({ name: "first", namespace });
-      await untilAtLeast("a wake for the delete", () => wakes, afterCreate + 1);
-    } finally {
-      stop.abort();
-      await watching;
-      await core.deleteNamespace({ name: namespace });
-    }
-  });
-
-  test("GIVEN a collection that is not installed WHEN its watch is kicked THEN it retries at once and wakes its loop to relist", async () => {
-    const kc = adminConfig(clusterOf(await sharedLab(), "a"));
-    const stop = new AbortController();
-    const retryNow = new RetryNow();
-    let wakes = 0;
-    const watching = wakeOnChanges(kc, "/apis/no-such-group.example/v1/things", () => void (wakes += 1), {
-      signal: stop.signal,
-      backoff: { initialMs: 60_000, maxMs: 60_000 },
-      retryNow,
-    });
-    try {
-      for (let kick = 1; kick <= 2; kick++) {
-        // Each failed start waits up to 60 s unless kicked; a kick ends that wait and the loop is woken.
-        await poll(
-          { step: "test", object: "a kicked retry", endpoint: "the watch" },
-          { timeoutMs: 10_000, intervalMs: 100 },
-          async () => {
-            retryNow.kick();
-            return wakes >= kick ? { done: true, value: undefined } : { done: false, state: `${wakes} wakes` };
-          },
-        );
+  test(
+    "GIVEN a watch on a namespace's ConfigMaps WHEN one is created and deleted THEN each wakes it, and stopping ends the watch",
+    async () => {
+      const kc = adminConfig(clusterOf(await sharedLab(), "a"));
+      const core = kc.makeApiClient(k8s.CoreV1Api);
+      const namespace = `watch-${Date.now().toString(36)}`;
+      await core.createNamespace({ body: { metadata: { name: namespace } } });
+      const stop = new AbortController();
+      let wakes = 0;
+      const watching = wakeOnChanges(kc, `/api/v1/namespaces/${namespace}/configmaps`, () => void (wakes += 1), {
+        signal: stop.signal,
+      });
+      try {
+        // The namespace's own root CA ConfigMap may arrive first: count from whatever has come.
+        await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: "first" }, data: { a: "1" } } });
+        await untilAtLeast("a wake for the create", () => wakes, 1);
+        const afterCreate = wakes;
+        await core.deleteNamespacedConfigMap({ name: "first", namespace });
+        await untilAtLeast("a wake for the delete", () => wakes, afterCreate + 1);
+      } finally {
+        stop.abort();
+        await watching;
+        await core.deleteNamespace({ name: namespace });
       }
-    } finally {
-      stop.abort();
-      await watching;
-    }
-    expect(wakes).toBeGreaterThanOrEqual(2);
-  });
+    },
+    TEST_BOUND_MS,
+  );
+
+  test(
+    "GIVEN a collection that is not installed WHEN its watch is kicked THEN it retries at once and wakes its loop to relist",
+    async () => {
+      const kc = adminConfig(clusterOf(await sharedLab(), "a"));
+      const stop = new AbortController();
+      const retryNow = new RetryNow();
+      let wakes = 0;
+      const watching = wakeOnChanges(kc, "/apis/no-such-group.example/v1/things", () => void (wakes += 1), {
+        signal: stop.signal,
+        backoff: { initialMs: 60_000, maxMs: 60_000 },
+        retryNow,
+      });
+      try {
+        for (let kick = 1; kick <= 2; kick++) {
+          // Each failed start waits up to 60 s unless kicked; a kick ends that wait and the loop is woken.
+          await poll(
+            { step: "test", object: "a kicked retry", endpoint: "the watch" },
+            { timeoutMs: 10_000, intervalMs: 100 },
+            async () => {
+              retryNow.kick();
+              return wakes >= kick ? { done: true, value: undefined } : { done: false, state: `${wakes} wakes` };
+            },
+          );
+        }
+      } finally {
+        stop.abort();
+        await watching;
+      }
+      expect(wakes).toBeGreaterThanOrEqual(2);
+    },
+    TEST_BOUND_MS,
+  );
 });
