@@ -46,3 +46,22 @@ export function udpSendersTo(listing: string, port: number): string[] {
   });
   return [...new Set(flows.sort((x, y) => y.timeLeft - x.timeLeft).map((f) => f.endpoint))];
 }
+
+/**
+ * Which of `senders` (newest first) to dial next while the tunnel is down, given those dialed since
+ * it went down, and the dialed list after it: the newest not dialed yet; when all were, the newest
+ * again, and the turn starts over. Anyone can send packets to a gateway's port, and a stranger's
+ * flow can be newer than the client's; dialing senders in turn keeps a stranger from taking every
+ * turn, so the client is dialed within as many turns as there are senders. (A stranger dialed gets
+ * a handshake it cannot answer; at worst the client is reached by WireGuard's own rehandshake, as
+ * without any dial.) `undefined`: nobody to dial (none, or only the one already dialed).
+ */
+export function nextSenderToDial(
+  senders: readonly string[],
+  dialed: readonly string[],
+): { sender: string; dialed: string[] } | undefined {
+  const fresh = senders.find((s) => !dialed.includes(s));
+  if (fresh) return { sender: fresh, dialed: [...dialed, fresh] };
+  const [newest] = senders;
+  return newest && senders.length > 1 ? { sender: newest, dialed: [newest] } : undefined;
+}

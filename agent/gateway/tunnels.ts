@@ -75,7 +75,7 @@ import {
   wireguardInterfaceName,
 } from "./interface.js";
 import { forgeWireguardKeyPair, wireguardPublicKeyOf, type WireguardKeyPair } from "./keys.js";
-import { udpSendersTo } from "./client-senders.js";
+import { nextSenderToDial, udpSendersTo } from "./client-senders.js";
 import { InBandRelay } from "./relay.js";
 
 const STEP = "gateway";
@@ -132,6 +132,8 @@ interface Applied {
    * nobody listens on, and wait for the client's own rehandshake (15 s).
    */
   readonly ownPort: number | undefined;
+  /** Whom a server dialed since its tunnel went down (nextSenderToDial); empty while connected. */
+  readonly dialedWhileDown: readonly string[];
 }
 
 /** Rewrite an unchanged status at most this often (it carries the handshake time and round trip). */
@@ -496,6 +498,7 @@ export class TunnelGateway {
       connected: false,
       peerSeenAt: seen,
       ownPort: own.listenPort,
+      dialedWhileDown: dial ? [dial] : [],
     };
   }
 
@@ -538,9 +541,8 @@ export class TunnelGateway {
     if (applied.connected && Date.now() - applied.observedAt < CONNECTED_PROBE_MS) return;
     // Before the probe, which then starts the handshake at once.
     if (endpoint.spec.role === "server" && !applied.connected) {
-      const dialed = await this.dialClientWhereItSends(endpoint, ifname, applied.peerSeenAt?.endpoint);
-      if (dialed)
-        applied = { ...applied, peerSeenAt: { publicKey: endpoint.spec.remote.publicKey!, endpoint: dialed } };
+      const dialed = await this.dialClientWhereItSends(endpoint, ifname, applied.dialedWhileDown);
+      if (dialed) applied = { ...applied, dialedWhileDown: dialed };
     }
     const { status, peerSeenAt } = await this.observe(endpoint, ifname, applied, identity, target.remoteTunnelAddress);
     const comparable = JSON.stringify({ ...status, latestHandshake: undefined, rttMs: undefined });
@@ -549,6 +551,7 @@ export class TunnelGateway {
       observedAt: Date.now(),
       connected: status.phase === "Connected",
       peerSeenAt: peerSeenAt ?? applied.peerSeenAt,
+      dialedWhileDown: status.phase === "Connected" ? [] : applied.dialedWhileDown,
     };
     this.applied.set(uid, observed);
     if (comparable === applied.status && Date.now() - applied.statusWrittenAt <= STATUS_REFRESH_MS) return;
@@ -617,26 +620,27 @@ export class TunnelGateway {
 
   /**
    * A server whose tunnel is not connected dials its client where the client's packets come from
-   * now, as this node's conntrack shows (see udpSendersTo), unless its peer is there already; resolves
-   * the endpoint it dialed. A gateway pod that took over has no session, and the client keeps
-   * sending on its old one, which the new wireguard-go drops, until the client's own rehandshake
-   * 15 s later; every flow across the tunnel would wait as long. Best effort: without conntrack's
-   * listing (a kernel that does not offer it) the client's rehandshake still comes. A forged packet
-   * can only make the gateway send a handshake initiation, which grants nothing.
+   * now, as this node's conntrack shows (see udpSendersTo), each sender in turn (nextSenderToDial);
+   * resolves whom it dialed since the tunnel went down. A gateway pod that took over has no session,
+   * and the client keeps sending on its old one, which the new wireguard-go drops, until the
+   * client's own rehandshake 15 s later; every flow across the tunnel would wait as long. Best
+   * effort: without conntrack's listing (a kernel that does not offer it) the client's rehandshake
+   * still comes. A forged packet can only make the gateway send a handshake initiation, which
+   * grants nothing, and takes one turn of the client's.
    */
   private async dialClientWhereItSends(
     endpoint: TunnelEndpoint,
     ifname: string,
-    current: string | undefined,
-  ): Promise<string | undefined> {
+    dialed: readonly string[],
+  ): Promise<readonly string[] | undefined> {
     const { netns, reporter } = this.options;
     const { remote, listenPort, remoteClusterName } = endpoint.spec;
     if (!remote.publicKey) return undefined;
-    const [sender] = udpSendersTo(await readConntrack(netns), listenPort);
-    if (!sender || sender === current) return undefined;
-    reporter.info(`${STEP}: ${remoteClusterName} not connected; its packets come from ${sender}: dialing it there`);
-    await runIn(netns, "wg", ["set", ifname, "peer", remote.publicKey, "endpoint", sender]);
-    return sender;
+    const next = nextSenderToDial(udpSendersTo(await readConntrack(netns), listenPort), dialed);
+    if (!next) return undefined;
+    reporter.info(`${STEP}: ${remoteClusterName} not connected; packets come from ${next.sender}: dialing it there`);
+    await runIn(netns, "wg", ["set", ifname, "peer", remote.publicKey, "endpoint", next.sender]);
+    return next.dialed;
   }
 
   /** The endpoint's key pair from its Secret, made and stored on first use. */

@@ -13,10 +13,12 @@
  * peers dial (its NodePort sends their packets to the node's own LAN address: the case where a
  * hostNetwork gateway's answers must still leave from the dialled address). Then node 1 is drained
  * of it (cordoned, the gateway pod evicted, as `kubectl drain` does): the gateway comes back on
- * node 2 with the same key, flows in flight meanwhile resume, and traffic flows again with no step of ours. A new agent image rolls
+ * node 2 with the same key, flows in flight meanwhile resume (a stranger sending junk to its port
+ * all along), and traffic flows again with no step of ours. A new agent image rolls
  * out in place and keeps the peering, the key and the traffic. Uninstall leaves nothing of the
  * project in either cluster.
  */
+import { createSocket } from "node:dgram";
 import * as k8s from "@kubernetes/client-node";
 import { API_GROUP, API_VERSION, SYSTEM_NAMESPACE } from "../../provider/api/index.js";
 import { DEFAULT_AGENT_IMAGE } from "../../provider/cluster/agent-image.js";
@@ -208,20 +210,32 @@ describe("agent, gateway and route agents as pods (private lab: a and b, two nod
             // takes the same key from its Secret; the NodePort, the tunnel and the routes follow it,
             // and pods talk again with no step of ours.
             // Flows run from b's pods on both nodes to a's meanwhile: the server's new gateway pod dials
-            // b where the old one last saw it, and they resume, as above.
+            // b where its node's conntrack shows b's packets arriving, and they resume, as above.
+            // A stranger sends junk to the server's port all along, from the host: its flow is as new
+            // as b's, and the gateway dials it too, in turn; the tunnel and the flows come back anyway.
             const key = (await gatewayWireguard(a, tunnel.provider.interfaceName)).publicKey;
             const duringDrain = Promise.allSettled(
               NODES.map((from) => podtoolFlow(b, from, seenFromB(from), FLOW_SECONDS)),
             );
-            await delay(FLOW_LEAD_MS);
-            await setCordoned(coreOf(a), [gateway.node], true);
-            await coreOf(a).createNamespacedPodEviction({
-              name: gateway.name,
-              namespace: SYSTEM_NAMESPACE,
-              body: { metadata: { name: gateway.name, namespace: SYSTEM_NAMESPACE } },
-            });
-            expect((await runningGateway(a, gateway.name)).node).toBe(`${a.name}-n2`);
-            expectFlowsSurvive(await duringDrain);
+            const stranger = createSocket("udp4");
+            const junk = setInterval(
+              () => stranger.send(Buffer.alloc(148, 0x01), settings.port, settings.serverAddress),
+              100,
+            );
+            try {
+              await delay(FLOW_LEAD_MS);
+              await setCordoned(coreOf(a), [gateway.node], true);
+              await coreOf(a).createNamespacedPodEviction({
+                name: gateway.name,
+                namespace: SYSTEM_NAMESPACE,
+                body: { metadata: { name: gateway.name, namespace: SYSTEM_NAMESPACE } },
+              });
+              expect((await runningGateway(a, gateway.name)).node).toBe(`${a.name}-n2`);
+              expectFlowsSurvive(await duringDrain);
+            } finally {
+              clearInterval(junk);
+              stranger.close();
+            }
             for (const from of NODES)
               expect(await podtoolFrom(b, from, "tcp", `${seenFromB(from)}:8080`, 90_000)).toContain(
                 `podtool ${podName(a, from)} `,

@@ -1,4 +1,4 @@
-import { isIpv4Endpoint, udpSendersTo } from "../../../../agent/gateway/client-senders.js";
+import { isIpv4Endpoint, nextSenderToDial, udpSendersTo } from "../../../../agent/gateway/client-senders.js";
 
 test("GIVEN endpoints WHEN checked THEN only a.b.c.d:port with octets to 255 and ports 1-65535 pass", () => {
   expect(["10.0.0.1:1", "255.255.255.255:65535"].every(isIpv4Endpoint)).toBe(true);
@@ -47,5 +47,29 @@ describe("where a server gateway's client sends from now (conntrack of its node)
     expect(udpSendersTo(listing, 51999)).toEqual([]);
     expect(udpSendersTo("ipv4 2 udp 17 29 src=1.2.3.4 garbage sport=51820", 51820)).toEqual([]);
     expect(udpSendersTo("", 51820)).toEqual([]);
+  });
+});
+
+describe("whom a server gateway dials while its tunnel is down", () => {
+  const client = "172.29.1.11:46323";
+  const strangers = ["172.29.9.1:40001", "172.29.9.1:40002"];
+
+  test("GIVEN strangers whose packets stay newer than the client's WHEN dialed in turn THEN the client comes within as many turns as senders", () => {
+    let dialed: readonly string[] = [];
+    const turns: string[] = [];
+    for (let turn = 0; turn < 3; turn += 1) {
+      const next = nextSenderToDial([...strangers, client], dialed)!;
+      turns.push(next.sender);
+      dialed = next.dialed;
+    }
+    expect(turns).toEqual([...strangers, client]);
+    // All dialed: the turn starts over from the newest.
+    expect(nextSenderToDial([...strangers, client], dialed)).toEqual({ sender: strangers[0], dialed: [strangers[0]] });
+  });
+
+  test("GIVEN only the sender already dialed, or none WHEN asked THEN nobody is dialed again", () => {
+    expect(nextSenderToDial([client], [client])).toBeUndefined();
+    expect(nextSenderToDial([], [client])).toBeUndefined();
+    expect(nextSenderToDial([client], [])).toEqual({ sender: client, dialed: [client] });
   });
 });
