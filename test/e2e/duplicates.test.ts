@@ -72,7 +72,7 @@ describe("mistakes a user may declare, through the pulumi CLI", () => {
       const workspace = await PulumiWorkspace.create(PROGRAM);
       try {
         await configureForLab(workspace, lab);
-        await workspace.ok(["up", "--yes"]);
+        await workspace.ok(["up", "--yes", "--skip-preview"]);
         const virtualNode = (await workspace.ok(["stack", "output", "virtualNode"])).stdout.trim();
         const providerId = (await workspace.ok(["stack", "output", "providerClusterId"])).stdout.trim();
         const consumerId = (
@@ -126,9 +126,9 @@ describe("mistakes a user may declare, through the pulumi CLI", () => {
         expect(JSON.parse((await workspace.ok(["stack", "export"])).stdout).deployment.resources.length).toBe(
           JSON.parse(stateBefore).deployment.resources.length,
         );
-        await workspace.ok(["destroy", "--yes"]);
+        await workspace.ok(["destroy", "--yes", "--skip-preview"]);
       } finally {
-        await workspace.pulumi(["destroy", "--yes"]);
+        await workspace.pulumi(["destroy", "--yes", "--skip-preview"]);
         workspace.dispose();
       }
       expect(await projectTraces(a.kubeconfig)).toEqual([]);

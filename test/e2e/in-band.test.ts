@@ -64,7 +64,7 @@ describe("in-band peering through the pulumi CLI", () => {
           // A new gateway port moves the tunnel in place; the peering through it keeps working.
           await workspace.ok(["config", "set", "tunnelPort", "51824"]);
           expect(await plannedSteps(workspace)).toEqual(["update b-to-a"]);
-          await workspace.ok(["up", "--yes"]);
+          await workspace.ok(["up", "--yes", "--skip-preview"]);
           expect(await pingReplies(b.netns, bPod, aPod)).toMatch(/3 received/);
           await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
 
@@ -80,7 +80,7 @@ describe("in-band peering through the pulumi CLI", () => {
             ],
           });
         } finally {
-          await workspace.pulumi(["destroy", "--yes"]);
+          await workspace.pulumi(["destroy", "--yes", "--skip-preview"]);
           workspace.dispose();
         }
         expect(await projectTraces(a.kubeconfig)).toEqual([]);

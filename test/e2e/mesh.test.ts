@@ -40,7 +40,7 @@ describe("a mesh through the pulumi CLI", () => {
           const planned = await plannedSteps(workspace);
           // 3 Clusters, a token and a peering per ordered pair (a token serves one consumer), a tunnel per pair.
           expect(planned.filter((s) => s.startsWith("create ")).length).toBe(3 + 6 + 6 + 3);
-          await workspace.ok(["up", "--yes"]);
+          await workspace.ok(["up", "--yes", "--skip-preview"]);
 
           for (const cluster of lab.clusters) {
             const others = lab.clusters.filter((c) => c !== cluster).map((c) => `liqo-${c.name}`);
@@ -62,9 +62,9 @@ describe("a mesh through the pulumi CLI", () => {
             ]);
           }
           await workspace.ok(["preview", "--expect-no-changes"]);
-          await workspace.ok(["destroy", "--yes"]);
+          await workspace.ok(["destroy", "--yes", "--skip-preview"]);
         } finally {
-          await workspace.pulumi(["destroy", "--yes"]);
+          await workspace.pulumi(["destroy", "--yes", "--skip-preview"]);
           workspace.dispose();
         }
         for (const cluster of lab.clusters) {

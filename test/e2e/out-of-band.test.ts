@@ -366,7 +366,7 @@ describe("out-of-band peering through the pulumi CLI", () => {
         await workspace.ok(["up", "--yes"]);
         expect(await nodeCapacity(b, "liqo-a")).toEqual({ cpu: "3", memory: "4Gi", pods: "20" });
       } finally {
-        await workspace.pulumi(["destroy", "--yes"]);
+        await workspace.pulumi(["destroy", "--yes", "--skip-preview"]);
         workspace.dispose();
       }
       expect(await projectTraces(a.kubeconfig)).toEqual([]);
@@ -445,14 +445,14 @@ describe("out-of-band peering through the pulumi CLI", () => {
         expect([again.exitCode, again.stderr]).toEqual([0, ""]);
         expect(await nodeCapacity(b, "liqo-a")).toEqual({ cpu: "2", memory: "4Gi", pods: "20" });
         await workspace.ok(["preview", "--expect-no-changes"]);
-        await workspace.ok(["destroy", "--yes"]);
+        await workspace.ok(["destroy", "--yes", "--skip-preview"]);
       } finally {
         // A run that the test failed before killing is stopped as a user would stop it.
         if (run && run.exitCode === null && run.signalCode === null) {
           run.kill("SIGINT");
           await run;
         }
-        await workspace.pulumi(["destroy", "--yes"]);
+        await workspace.pulumi(["destroy", "--yes", "--skip-preview"]);
         workspace.dispose();
       }
       expect(await projectTraces(a.kubeconfig)).toEqual([]);

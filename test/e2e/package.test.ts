@@ -59,13 +59,13 @@ describe("the packed package", () => {
           join(packDir, filename),
         );
         await configureForLab(workspace, lab);
-        await workspace.ok(["up", "--yes"]);
+        await workspace.ok(["up", "--yes", "--skip-preview"]);
         expect((await workspace.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");
         const node = await adminConfig(clusterOf(lab, "b")).makeApiClient(k8s.CoreV1Api).readNode({ name: "liqo-a" });
         expect(node.status?.conditions?.find((c) => c.type === "Ready")?.status).toBe("True");
-        await workspace.ok(["destroy", "--yes"]);
+        await workspace.ok(["destroy", "--yes", "--skip-preview"]);
       } finally {
-        await workspace?.pulumi(["destroy", "--yes"]);
+        await workspace?.pulumi(["destroy", "--yes", "--skip-preview"]);
         workspace?.dispose();
         rmSync(packDir, { recursive: true, force: true });
       }

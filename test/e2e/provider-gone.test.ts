@@ -93,7 +93,7 @@ describe("the provider is gone and the consumer wants out", () => {
         const consumerTeam = await PulumiWorkspace.create(CONSUMER_PROGRAM, "prod", providerTeam);
         try {
           await configure(providerTeam, a, { name: "a" });
-          await providerTeam.ok(["up", "--yes"]);
+          await providerTeam.ok(["up", "--yes", "--skip-preview"]);
           await adminConfig(b)
             .makeApiClient(k8s.CoreV1Api)
             .createNamespace({ body: { metadata: { name: OFFLOADED } } });
@@ -102,7 +102,7 @@ describe("the provider is gone and the consumer wants out", () => {
             gatewayAddress: a.publicAddress,
             offloadNamespaces: OFFLOADED,
           });
-          await consumerTeam.ok(["up", "--yes"]);
+          await consumerTeam.ok(["up", "--yes", "--skip-preview"]);
           expect((await consumerTeam.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");
           expect(JSON.parse((await consumerTeam.ok(["stack", "output", "offloadingStatus", "--json"])).stdout)).toEqual(
             ["Ready"],
@@ -181,7 +181,7 @@ describe("the provider is gone and the consumer wants out", () => {
           expect(await offloadingOf(b)).toBe(false);
         } finally {
           // a's API server is gone: its stack cannot be destroyed, and the lab goes with withLab.
-          await consumerTeam.pulumi(["destroy", "--yes"]);
+          await consumerTeam.pulumi(["destroy", "--yes", "--skip-preview"]);
           consumerTeam.dispose();
           providerTeam.dispose();
         }

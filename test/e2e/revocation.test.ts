@@ -40,7 +40,7 @@ describe("revoked and half-made peerings through the pulumi CLI", () => {
       const workspace = await PulumiWorkspace.create(PROGRAM);
       try {
         await configureForLab(workspace, lab);
-        await workspace.ok(["up", "--yes"]);
+        await workspace.ok(["up", "--yes", "--skip-preview"]);
         const token = await outputsOf(workspace, "PeeringToken", "a-token");
         const peering = await outputsOf(workspace, "Peering", "b-to-a");
 
@@ -76,7 +76,7 @@ describe("revoked and half-made peerings through the pulumi CLI", () => {
         expect((await workspace.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");
         await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
       } finally {
-        await workspace.pulumi(["destroy", "--yes"]);
+        await workspace.pulumi(["destroy", "--yes", "--skip-preview"]);
         workspace.dispose();
       }
       expect(await projectTraces(a.kubeconfig)).toEqual([]);
@@ -122,7 +122,7 @@ describe("revoked and half-made peerings through the pulumi CLI", () => {
         await workspace.ok(["preview", "--expect-no-changes"]);
       } finally {
         await setProfile(lab, "open");
-        await workspace.pulumi(["destroy", "--yes"]);
+        await workspace.pulumi(["destroy", "--yes", "--skip-preview"]);
         workspace.dispose();
       }
       expect(await projectTraces(a.kubeconfig)).toEqual([]);

@@ -78,12 +78,12 @@ describe("what a failed check prints, through the pulumi CLI", () => {
     scratch = mkdtempSync(join(tmpdir(), "pulumi-liqo-secret-checks-"));
     workspace = await PulumiWorkspace.create(PROGRAM);
     await configureForLab(workspace, lab);
-    await workspace.ok(["up", "--yes"]);
+    await workspace.ok(["up", "--yes", "--skip-preview"]);
   }, HOOK_BOUND_MS);
 
   afterAll(async () => {
     try {
-      if (workspace) await workspace.ok(["destroy", "--yes"]);
+      if (workspace) await workspace.ok(["destroy", "--yes", "--skip-preview"]);
     } finally {
       workspace?.dispose();
       if (scratch) rmSync(scratch, { recursive: true, force: true });
@@ -175,7 +175,7 @@ describe("what a failed check prints, through the pulumi CLI", () => {
   test(
     "GIVEN the stack destroyed THEN nothing of the project is left on either cluster",
     async () => {
-      await workspace.ok(["destroy", "--yes"]);
+      await workspace.ok(["destroy", "--yes", "--skip-preview"]);
       expect(await projectTraces(clusterOf(lab, "a").kubeconfig)).toEqual([]);
       expect(await projectTraces(clusterOf(lab, "b").kubeconfig)).toEqual([]);
     },

@@ -40,7 +40,7 @@ describe("a tunnel whose consumer side was removed", () => {
       const ifnames: string[] = [];
       try {
         await configureForLab(workspace, lab);
-        await workspace.ok(["up", "--yes"]);
+        await workspace.ok(["up", "--yes", "--skip-preview"]);
         expect((await workspace.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");
         const providerId = String((await outputsOf(workspace, "Peering", "b-to-a"))["providerClusterId"]);
 
@@ -90,7 +90,7 @@ describe("a tunnel whose consumer side was removed", () => {
         await expectPodsTalk(b, a);
         await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
       } finally {
-        await workspace.pulumi(["destroy", "--yes"]);
+        await workspace.pulumi(["destroy", "--yes", "--skip-preview"]);
         workspace.dispose();
       }
       expect(await projectTraces(a.kubeconfig)).toEqual([]);

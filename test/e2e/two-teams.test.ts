@@ -35,13 +35,13 @@ describe("two teams, two stacks", () => {
       const consumerTeam = await PulumiWorkspace.create(join(EXAMPLE, "consumer"), "prod", providerTeam);
       try {
         await configure(providerTeam, a);
-        await providerTeam.ok(["up", "--yes"]);
+        await providerTeam.ok(["up", "--yes", "--skip-preview"]);
         const token = (await providerTeam.ok(["stack", "output", "peeringToken", "--show-secrets"])).stdout.trim();
         expect(token).toMatch(/^plt_/);
 
         await configure(consumerTeam, b);
         await consumerTeam.ok(["config", "set", "providerStack", "organization/two-teams-provider/prod"]);
-        await consumerTeam.ok(["up", "--yes"]);
+        await consumerTeam.ok(["up", "--yes", "--skip-preview"]);
         expect((await consumerTeam.ok(["stack", "output", "virtualNode"])).stdout.trim()).toBe("liqo-a");
         const node = await adminConfig(b).makeApiClient(k8s.CoreV1Api).readNode({ name: "liqo-a" });
         expect(node.status?.capacity).toEqual({ cpu: "1", memory: "2Gi", pods: "10" });
@@ -51,11 +51,11 @@ describe("two teams, two stacks", () => {
         expect(consumerState).not.toContain(token);
         expect(consumerState).not.toContain("client-key-data");
 
-        await consumerTeam.ok(["destroy", "--yes"]);
-        await providerTeam.ok(["destroy", "--yes"]);
+        await consumerTeam.ok(["destroy", "--yes", "--skip-preview"]);
+        await providerTeam.ok(["destroy", "--yes", "--skip-preview"]);
       } finally {
-        await consumerTeam.pulumi(["destroy", "--yes"]);
-        await providerTeam.pulumi(["destroy", "--yes"]);
+        await consumerTeam.pulumi(["destroy", "--yes", "--skip-preview"]);
+        await providerTeam.pulumi(["destroy", "--yes", "--skip-preview"]);
         consumerTeam.dispose();
         providerTeam.dispose();
       }
