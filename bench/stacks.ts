@@ -8,6 +8,8 @@
  * - no-change `pulumi preview` and `pulumi refresh` of the demo stack; then, on its tunnel, the
  *   time a killed wireguard-go takes to carry traffic again (recovery.ts);
  * - `pulumi up` of an all-to-all mesh of 2, 4 and 6 clusters, and the agents' idle usage after it.
+ * The commands that set up or clean up around a measured one skip their preview (`--skip-preview`):
+ * only the measured commands run as a user types them.
  */
 import { dirname, join } from "node:path";
 import type { LabState } from "../local-cluster/lab.js";
@@ -29,7 +31,7 @@ async function secondsOf(workspace: PulumiWorkspace, args: readonly string[]): P
 async function withEmptyStack<T>(body: (empty: PulumiWorkspace) => Promise<T>): Promise<T> {
   const empty = await PulumiWorkspace.create(join(PROGRAMS, "empty"));
   try {
-    await empty.ok(["up", "--yes"]);
+    await empty.ok(["up", "--yes", "--skip-preview"]);
     return await body(empty);
   } finally {
     empty.dispose();
@@ -47,7 +49,7 @@ async function withStack<T>(
     await configureForLab(workspace, lab);
     return await body(workspace);
   } finally {
-    await workspace.pulumi(["destroy", "--yes"]);
+    await workspace.pulumi(["destroy", "--yes", "--skip-preview"]);
     workspace.dispose();
   }
 }
@@ -57,7 +59,7 @@ async function peeredUp(stack: PulumiWorkspace): Promise<number> {
   await stack.ok(["config", "set", "peer", "true"]);
   const seconds = await secondsOf(stack, ["up", "--yes"]);
   await stack.ok(["config", "set", "peer", "false"]);
-  await stack.ok(["up", "--yes"]);
+  await stack.ok(["up", "--yes", "--skip-preview"]);
   return seconds;
 }
 
@@ -78,8 +80,8 @@ async function benchPeeringUp(lab: LabState, empty: PulumiWorkspace, runs: numbe
   return withFloor("peering", lab, (floor) =>
     withStack(join(PROGRAMS, "peering"), lab, async (stack) => {
       log("peering: the two Clusters first, and the floor's (not measured)");
-      await stack.ok(["up", "--yes"]);
-      await floor.ok(["up", "--yes"]);
+      await stack.ok(["up", "--yes", "--skip-preview"]);
+      await floor.ok(["up", "--yes", "--skip-preview"]);
       const samples = { peering: [] as number[], floor: [] as number[], empty: [] as number[] };
       for (let run = 1; run <= runs; run++) {
         samples.empty.push(await secondsOf(empty, ["up", "--yes"]));
@@ -106,8 +108,8 @@ async function benchNoChange(lab: LabState, empty: PulumiWorkspace, runs: number
   return withFloor("demo", lab, (floor) =>
     withStack(join(REPO, "examples", "local-peering"), lab, async (demo) => {
       log("no-change: the demo stack and its floor up (not measured)");
-      await demo.ok(["up", "--yes"]);
-      await floor.ok(["up", "--yes"]);
+      await demo.ok(["up", "--yes", "--skip-preview"]);
+      await floor.ok(["up", "--yes", "--skip-preview"]);
       const stacks = { demo, floor, empty };
       const samples = {
         preview: { demo: [] as number[], floor: [] as number[], empty: [] as number[] },
@@ -193,7 +195,7 @@ async function benchMesh(
         const agents = await agentUsage(lab, idleSeconds);
         return { up, agents };
       } finally {
-        await workspace.pulumi(["destroy", "--yes"]);
+        await workspace.pulumi(["destroy", "--yes", "--skip-preview"]);
         workspace.dispose();
       }
     },

@@ -14,12 +14,19 @@ function alive(pid) {
 }
 
 module.exports = async function globalTeardown() {
-  for (const name of listLabs(TEST_LAB_ROOT)) {
+  const ours = listLabs(TEST_LAB_ROOT).filter((name) => {
     const owner = labOwner(name);
-    if (owner === undefined || owner === Number(process.env.LIQO_TEST_RUN) || !alive(owner)) {
+    return owner === undefined || owner === Number(process.env.LIQO_TEST_RUN) || !alive(owner);
+  });
+  // The workers' shared labs share nothing (namespaces, links and directories are per lab): all go
+  // down at once, not one after another at the end of every run.
+  const downs = await Promise.allSettled(
+    ours.map(async (name) => {
       await downLab(name, TEST_LAB_ROOT);
       // Every worker of the run has exited: nobody waits on these any more.
       forgetLab(name);
-    }
-  }
+    }),
+  );
+  const failed = downs.find((d) => d.status === "rejected");
+  if (failed) throw failed.reason;
 };
