@@ -11,9 +11,10 @@
  *
  * Usage: node dist/bench/main.js [tunnel] [gateway-move] [stacks] [mesh] [auth] [offloading] [renewal]
  *          [--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--pods N] [--mesh N,N…]
- *          [--shared-lab] [--out FILE]
+ *          [--shared-lab | --lab NAME] [--out FILE]
  * `--shared-lab`: sections that need plain clusters a and b run on the test run's shared lab (the
  * suite's smoke run, test/integration/bench-smoke.test.ts) instead of a lab of their own.
+ * `--lab NAME`: the sections run on test lab NAME, which a test holds up with the clusters they ask for.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -21,7 +22,7 @@ import { downLab, listLabs } from "../local-cluster/lab.js";
 import { labOwner, releaseSharedLab, TEST_LAB_ROOT } from "../harness/labs.js";
 import { benchAuth } from "./auth.js";
 import { benchGatewayMove } from "./gateway-move.js";
-import { privateLabs, sharedLabs, type LabRunner } from "./labs.js";
+import { heldLab, privateLabs, sharedLabs, type LabRunner } from "./labs.js";
 import { benchOffloading } from "./offloading.js";
 import { benchRenewal } from "./renewal.js";
 import { formatSeries, formatTarget, machine, timed, type SectionResult } from "./figures.js";
@@ -57,7 +58,7 @@ interface Options {
 
 const USAGE =
   "usage: npm run bench -- [tunnel] [gateway-move] [stacks] [mesh] [auth] [offloading] [renewal] " +
-  "[--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--pods N] [--mesh N,N…] [--shared-lab] [--out FILE]";
+  "[--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--pods N] [--mesh N,N…] [--shared-lab | --lab NAME] [--out FILE]";
 
 /** Reads the command line; a wrong argument ends the run with the usage. */
 function parseOptions(args: readonly string[]): Options {
@@ -72,6 +73,7 @@ function parseOptions(args: readonly string[]): Options {
     if ((SECTIONS as readonly string[]).includes(arg)) sections.push(arg as Section);
     else if (flag === "out" && args[i + 1]) out = args[++i]!;
     else if (arg === "--shared-lab") labs = sharedLabs;
+    else if (arg === "--lab" && /^[a-z0-9]{1,8}$/.test(args[i + 1] ?? "")) labs = heldLab(args[++i]!);
     else if (arg === "--mesh" && /^[2-6](,[2-6])*$/.test(args[i + 1] ?? "")) mesh = args[++i]!.split(",").map(Number);
     else if (flag && /^[1-9]\d*$/.test(args[i + 1] ?? "")) numbers[flag] = Number(args[++i]);
     else throw new Error(`${arg}: not understood, or its value is not a positive whole number\n${USAGE}`);

@@ -375,7 +375,8 @@ function deadProcess(state: LabState, cluster: ClusterState): () => string | und
   };
 }
 
-function sameClusters(state: LabState, requests: readonly ClusterRequest[], nodes: number): boolean {
+/** Whether lab `state` has the clusters `requests` ask for, with `nodes` nodes each. */
+export function sameClusters(state: LabState, requests: readonly ClusterRequest[], nodes: number): boolean {
   return (
     state.clusters.length === requests.length &&
     requests.every((r, i) => {
