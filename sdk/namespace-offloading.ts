@@ -1,4 +1,4 @@
-/** The `NamespaceOffloading` resource: a consumer namespace whose pods may run on providers. */
+/** The `NamespaceOffloading` resource: a consumer namespace (or the namespaces a label selector picks) whose pods may run on providers. */
 import * as pulumi from "@pulumi/pulumi";
 import type { Cluster } from "./cluster.js";
 import { lazyProvider } from "./lazy-provider.js";
@@ -9,8 +9,19 @@ import type { Peering } from "./peering.js";
 export interface NamespaceOffloadingArgs {
   /** The consumer cluster, the one of every peering in `peerings`. */
   readonly consumer: Cluster;
-  /** The consumer namespace to offload. It must exist; the offloading does not own it. Changing it replaces the offloading. */
-  readonly namespace: pulumi.Input<string>;
+  /**
+   * The consumer namespace to offload. It must exist; the offloading does not own it. Changing it
+   * replaces the offloading. Give exactly one of `namespace` and `namespaceSelector`.
+   */
+  readonly namespace?: pulumi.Input<string>;
+  /**
+   * Offloads every namespace whose labels match (a Kubernetes label selector: `matchLabels`
+   * and/or `matchExpressions`), including namespaces made or labelled later: the consumer's agent
+   * offloads them as they appear, and withdraws a namespace that stops matching, with no
+   * `pulumi up`. `kube-*` namespaces and the project's own are never selected. A change updates
+   * in place.
+   */
+  readonly namespaceSelector?: pulumi.Input<NamespaceSelector>;
   /**
    * The peerings (of `consumer`) whose virtual nodes the namespace's pods may be scheduled on;
    * the namespace is made on each of their providers. A change updates in place: a peering left
@@ -46,6 +57,36 @@ export interface NamespaceOffloadingArgs {
   readonly podOffloading?: pulumi.Input<"local-and-remote" | "remote" | "local">;
 }
 
+/** Which namespaces a {@link NamespaceOffloading} selects: all of `matchLabels` and of `matchExpressions` must hold. */
+export interface NamespaceSelector {
+  /** Labels a namespace must carry, with these values. */
+  readonly matchLabels?: Record<string, string>;
+  /** Requirements on a namespace's labels: `In` and `NotIn` a list of `values`, `Exists`, `DoesNotExist`. */
+  readonly matchExpressions?: {
+    /** The label's key. */
+    readonly key: string;
+    /** `In`, `NotIn`, `Exists` or `DoesNotExist`. */
+    readonly operator: "In" | "NotIn" | "Exists" | "DoesNotExist";
+    /** The values of `In` and `NotIn`. */
+    readonly values?: string[];
+  }[];
+}
+
+/** How far one namespace a selector picked got. */
+export interface SelectedNamespaceStatus {
+  /** The consumer namespace. */
+  readonly namespace: string;
+  /** Its name on the providers. */
+  readonly remoteNamespace: string;
+  /**
+   * `Ready`, `Pending`, `Withdrawing` (it no longer matches), `Refused` (a provider said no) or
+   * `Conflict` (offloaded by another resource already, and left as it is).
+   */
+  readonly phase: string;
+  /** Why, when not Ready. */
+  readonly message?: string;
+}
+
 /** What one provider answered for the namespace. */
 export interface RemoteNamespaceStatus {
   /** The virtual node of the peering. */
@@ -73,10 +114,12 @@ export interface RemoteNamespaceStatus {
  * it, unless `force` is set (delete only).
  */
 export class NamespaceOffloading extends pulumi.dynamic.Resource {
-  /** The namespace's name on every provider. */
+  /** The namespace's name on every provider; empty with `namespaceSelector`. */
   declare readonly remoteNamespace: pulumi.Output<string>;
-  /** One entry per peering: what its provider answered. */
+  /** One entry per peering: what its provider answered (with `namespace`). */
   declare readonly remotes: pulumi.Output<RemoteNamespaceStatus[]>;
+  /** With `namespaceSelector`: one entry per namespace it offloads, or withdraws, as of the last create, update or refresh. */
+  declare readonly selectedNamespaces: pulumi.Output<SelectedNamespaceStatus[] | undefined>;
   /** `Ready`, or what the last refresh found wrong (a remote namespace gone, a provider out of reach). */
   declare readonly status: pulumi.Output<string>;
 
@@ -88,6 +131,7 @@ export class NamespaceOffloading extends pulumi.dynamic.Resource {
         consumerKubeconfig: args.consumer.kubeconfig,
         consumerClusterId: args.consumer.clusterId,
         namespace: args.namespace,
+        namespaceSelector: args.namespaceSelector,
         virtualNodes: pulumi.all(args.peerings.map((p) => p.virtualNodeName)),
         naming: args.naming,
         timeoutSeconds: args.timeoutSeconds,
@@ -95,6 +139,8 @@ export class NamespaceOffloading extends pulumi.dynamic.Resource {
         podOffloading: args.podOffloading,
         remoteNamespace: undefined,
         remotes: undefined,
+        selectedNamespaces: undefined,
+        selectorName: undefined,
         status: undefined,
         ...ownUrn("NamespaceOffloading", name, opts),
       },

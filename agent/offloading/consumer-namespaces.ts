@@ -147,7 +147,7 @@ export async function advanceNamespaceOffloading(
     // stay here: once per offloading, not on every pass of its drain.
     const uid = offloading.metadata.uid!;
     if (!placementStopped.has(uid)) {
-      await stopPlacingPods(kc, offloading.metadata.namespace!, STEP);
+      await stopPlacingPods(kc, { namespace: offloading.metadata.namespace! }, STEP);
       placementStopped.add(uid);
     }
     if (!drained) return true;

@@ -22,6 +22,7 @@ import type { Reporter } from "../reporter.js";
 import { advanceNamespaceOffloading, type ConsumerPeerings } from "./consumer-namespaces.js";
 import { reflectPeeringPods } from "./consumer-pods.js";
 import { ProviderBackoffs } from "./provider-backoff.js";
+import { advanceOffloadingSelectors } from "./selected-namespaces.js";
 
 export { answerOffloadingRequests } from "./provider-side.js";
 
@@ -70,8 +71,9 @@ export function isDrained(
 }
 
 /**
- * One pass of the consumer's side: pods on each virtual node first (so that a namespace being
- * withdrawn is drained), then each NamespaceOffloading. A peering whose provider cannot be reached
+ * One pass of the consumer's side: the OffloadingSelectors first (they write and delete
+ * NamespaceOffloadings, which the rest of this pass then sees), pods on each virtual node next (so
+ * that a namespace being withdrawn is drained), then each NamespaceOffloading. A peering whose provider cannot be reached
  * fails alone, without holding up the others, and is left be until its backoff is due; the
  * offloadings through it say so in their status.
  */
@@ -80,13 +82,17 @@ export async function offloadOnce(
   reporter: Reporter,
   now: () => number = Date.now,
 ): Promise<ConsumerOffloadingPass> {
+  const selecting = await advanceOffloadingSelectors(kc, reporter).catch((error: unknown) => {
+    reporter.warn(`${STEP}: ${(error as Error).message}`);
+    return true;
+  });
   const offloadings = await listOffloading<NamespaceOffloading>(kc, "namespaceoffloadings");
-  if (!offloadings) return { pending: false, virtualNodes: new Set() };
+  if (!offloadings) return { pending: selecting, virtualNodes: new Set() };
   const peerings = (await listOutgoingPeerings(kc)).filter(
     (p: OutgoingPeering) => !p.metadata.deletionTimestamp && (!p.spec.inBand || p.status?.offer),
   );
   const virtualNodes = new Set(peerings.map((p) => p.spec.virtualNodeName));
-  if (offloadings.length === 0 && peerings.length === 0) return { pending: false, virtualNodes };
+  if (offloadings.length === 0 && peerings.length === 0) return { pending: selecting, virtualNodes };
   const endpoints = await listTunnelEndpoints(kc, STEP);
   const passStarted = now();
   backoffs.keepOnly(peerings);
@@ -95,7 +101,7 @@ export async function offloadOnce(
     identityOf: (peering) => recentPeeringIdentity(kc, peering, passStarted),
     failing: (peering, remoteNamespace) => backoffs.reportOf(peering, remoteNamespace),
   };
-  let pending = false;
+  let pending = selecting;
   const withPods = new Map<string, Set<string>>();
   for (const peering of peerings) {
     if (!backoffs.due(peering, now())) {

@@ -163,9 +163,12 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
       },
       async () => void (await answerOffloadingRequests(kc, reporter)),
     ),
-    // Offloading, consumer side: its NamespaceOffloadings and the pods bound to its virtual nodes
-    // wake it; what the providers do is polled, soon while something is under way there.
+    // Offloading, consumer side: its NamespaceOffloadings, OffloadingSelectors, namespaces and the
+    // pods bound to its virtual nodes wake it; what the providers do is polled, soon while something is under way there.
     wakeOnChanges(kc, collection("namespaceoffloadings"), () => wakeups.offloadingConsumer.wake(), watching),
+    // A selector, or a namespace made or labelled, may offload a namespace (selected-namespaces.ts).
+    wakeOnChanges(kc, collection("offloadingselectors"), () => wakeups.offloadingConsumer.wake(), watching),
+    wakeOnChanges(kc, "/api/v1/namespaces", () => wakeups.offloadingConsumer.wake(), watching),
     wakeOnChanges(kc, "/api/v1/pods", () => wakeups.offloadingConsumer.wake(), {
       ...watching,
       relevant: (_type, object) => virtualNodes.has((object as { spec?: { nodeName?: string } }).spec?.nodeName ?? ""),

@@ -5,6 +5,9 @@
  * - `NamespaceOffloading` (consumer side, in the offloaded namespace): which virtual nodes (that
  *   is, which peerings) the namespace's pods may run through, and the remote namespace's name.
  *   Written by the `NamespaceOffloading` resource; the consumer's agent answers in its status.
+ * - `OffloadingSelector` (consumer side, system namespace): offloads every namespace whose labels
+ *   match, those made later included. The consumer's agent writes a `NamespaceOffloading` into each
+ *   (and withdraws it when the namespace stops matching), and lists them in its status.
  * - `RemoteNamespace` (provider side, tenant namespace; named as the namespace it asks for): the
  *   consumer's agent asks for a namespace; the provider's agent checks the name and makes it.
  * - `OffloadedPod` (provider side, tenant namespace): the consumer's agent asks for a pod; the
@@ -76,6 +79,59 @@ export interface NamespaceOffloading {
     observedGeneration?: number;
     /** One report per virtual node of the spec. */
     remotes?: RemoteNamespaceReport[];
+  };
+}
+
+/** One requirement of a {@link NamespaceLabelSelector}, as Kubernetes' label selectors spell it. */
+export interface LabelRequirement {
+  key: string;
+  operator: "In" | "NotIn" | "Exists" | "DoesNotExist";
+  /** The values of `In` and `NotIn`; none for `Exists` and `DoesNotExist`. */
+  values?: string[];
+}
+
+/** Which namespaces an {@link OffloadingSelector} offloads: all of these must hold (a Kubernetes label selector). */
+export interface NamespaceLabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: LabelRequirement[];
+}
+
+/** Label on a `NamespaceOffloading` an {@link OffloadingSelector} wrote: the selector's name. */
+export const SELECTED_BY_LABEL = `${API_GROUP}/selected-by`;
+
+/** How far one selected namespace's offloading got. */
+export interface SelectedNamespaceReport {
+  namespace: string;
+  remoteNamespace: string;
+  /**
+   * `Ready` (every provider made its remote namespace), `Pending`, `Withdrawing` (it stopped
+   * matching: its pods and remote namespaces go), `Refused` (a provider said no) or `Conflict`
+   * (the namespace is offloaded by something else already, and is left as it is).
+   */
+  phase: "Ready" | "Pending" | "Withdrawing" | "Refused" | "Conflict";
+  /** Why; never holds a secret. */
+  message?: string;
+}
+
+/** Namespaces offloaded by their labels, those made later included. */
+export interface OffloadingSelector {
+  apiVersion: string;
+  kind: "OffloadingSelector";
+  metadata: V1ObjectMeta;
+  spec: {
+    namespaceSelector: NamespaceLabelSelector;
+    /** The virtual nodes (one per peering) the selected namespaces' pods may be scheduled on. */
+    virtualNodes: string[];
+    /** How each remote namespace is named (as a `NamespaceOffloading` resource's `naming`). */
+    naming: "suffixed" | "same";
+    /** The consumer's cluster id, which a `suffixed` remote namespace ends with. */
+    consumerClusterId: string;
+  };
+  status?: {
+    /** The spec generation this status answers. */
+    observedGeneration?: number;
+    /** One report per namespace the selector offloads, or withdraws. */
+    namespaces?: SelectedNamespaceReport[];
   };
 }
 
@@ -163,6 +219,39 @@ export function forgeOffloadingDefinitions() {
             phase: str,
             message: str,
           }),
+        },
+      }),
+    ),
+    crd(
+      "OffloadingSelector",
+      "offloadingselectors",
+      obj(
+        {
+          namespaceSelector: obj({
+            matchLabels: stringMap,
+            matchExpressions: {
+              type: "array",
+              items: obj(
+                {
+                  key: str,
+                  operator: { type: "string", enum: ["In", "NotIn", "Exists", "DoesNotExist"] },
+                  values: stringList,
+                },
+                ["key", "operator"],
+              ),
+            },
+          }),
+          virtualNodes: stringList,
+          naming: { type: "string", enum: ["suffixed", "same"] },
+          consumerClusterId: str,
+        },
+        ["namespaceSelector", "virtualNodes", "naming", "consumerClusterId"],
+      ),
+      obj({
+        observedGeneration: int,
+        namespaces: {
+          type: "array",
+          items: obj({ namespace: str, remoteNamespace: str, phase: str, message: str }),
         },
       }),
     ),

@@ -32,10 +32,19 @@ export const REMOTE_NAMESPACE_ROLE = "pulumi-liqo-remote-namespace";
 /** What the provider's agent may do in a namespace it made for a consumer, and nowhere else: create the pods asked for, and change their images. */
 export const REMOTE_PODS_ROLE = "pulumi-liqo-remote-pods";
 
+/**
+ * What the consumer's agent may read in a namespace that is offloaded: the ConfigMaps and Secrets
+ * its pods use, which it copies to the provider. Bound in that namespace only, never cluster-wide:
+ * by whoever offloads it (the `NamespaceOffloading` steps, with the cluster's admin credentials),
+ * or by the agent itself in a namespace an `OffloadingSelector` picks.
+ */
+export const REFLECTOR_ROLE = "pulumi-liqo-reflector";
+
 /** The control agent's cluster-wide rules. */
 const CONTROL_CLUSTER_RULES: Rule[] = [
   { apiGroups: [API_GROUP], resources: ["*"], verbs: ["*"] },
-  { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "list", "create", "patch", "delete"] },
+  // watch: a namespace made or labelled later may be offloaded by a selector (OffloadingSelector).
+  { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "list", "watch", "create", "patch", "delete"] },
   // The object quotas of tenant and remote namespaces (what a consumer may store there).
   { apiGroups: [""], resources: ["resourcequotas"], verbs: ["get", "create", "patch"] },
   // An offloading deleted by any path stops placing its namespace's pods first (pod-placement.ts).
@@ -58,11 +67,12 @@ const CONTROL_CLUSTER_RULES: Rule[] = [
   // The virtual nodes' kubelet API asks, as a kubelet does, whether its caller may reach the node.
   { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
   // A remote namespace's RoleBindings grant the consumer, and the agent itself, these ClusterRoles:
-  // the agent creates pods only in namespaces it made for consumers.
+  // the agent creates pods only in namespaces it made for consumers. On a consumer, an
+  // OffloadingSelector has it bind the reflector role in each namespace the selector picks.
   {
     apiGroups: ["rbac.authorization.k8s.io"],
     resources: ["clusterroles"],
-    resourceNames: [REMOTE_NAMESPACE_ROLE, REMOTE_PODS_ROLE],
+    resourceNames: [REMOTE_NAMESPACE_ROLE, REMOTE_PODS_ROLE, REFLECTOR_ROLE],
     verbs: ["bind"],
   },
   { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "list", "create", "update", "delete"] },
@@ -117,13 +127,6 @@ const ROUTE_CLUSTER_RULES: Rule[] = [
 
 /** The gateway's pods are in the system namespace: the route agent reads pods there only. */
 const ROUTE_SYSTEM_RULES: Rule[] = [{ apiGroups: [""], resources: ["pods"], verbs: READ }];
-
-/**
- * What the consumer's agent may read in a namespace that is offloaded: the ConfigMaps and Secrets
- * its pods use, which it copies to the provider. Bound in that namespace only, by whoever offloads
- * it (the `NamespaceOffloading` steps, with the cluster's admin credentials), never cluster-wide.
- */
-export const REFLECTOR_ROLE = "pulumi-liqo-reflector";
 
 /** The ClusterRole an offloaded namespace's RoleBinding grants the control agent. */
 function forgeReflectorRole(): k8s.V1ClusterRole {

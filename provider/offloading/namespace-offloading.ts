@@ -183,7 +183,7 @@ export async function offloadNamespace(
       return problems.length === 0 ? { done: true, value: reports } : { done: false, state: problems.join("; ") };
     },
   );
-  await placePods(kc, request.namespace, request.podOffloading ?? DEFAULT_POD_OFFLOADING, STEP);
+  await placePods(kc, { namespace: request.namespace }, request.podOffloading ?? DEFAULT_POD_OFFLOADING, STEP);
   return made;
 }
 
@@ -280,7 +280,7 @@ export async function withdrawNamespace(
   if (isNonEmpty(unreachable) && !options.force) throw providerUnreachableError(unreachable, "NamespaceOffloading");
   // First, so that the pods a controller makes while the rest goes stay on the consumer. Not
   // confirmed by a dry-run pod: the namespace may be going already, and then refuses any pod.
-  await stopPlacingPods(kc, namespace, STEP);
+  await stopPlacingPods(kc, { namespace }, STEP);
   const abandoned: LeftOnProvider[] = [];
   if (live && isNonEmpty(unreachable)) {
     progress.step(

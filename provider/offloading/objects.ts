@@ -8,7 +8,7 @@ import type { OffloadingAnswer } from "../api/offloading.js";
 import { deleteOptional, describeFailure, isNotFound, serverOf } from "../kube/client.js";
 
 /** The offloading kinds, by plural. */
-export type OffloadingPlural = "namespaceoffloadings" | "remotenamespaces" | "offloadedpods";
+export type OffloadingPlural = "namespaceoffloadings" | "offloadingselectors" | "remotenamespaces" | "offloadedpods";
 
 /**
  * Every object of kind `plural` in `namespace` (all namespaces when omitted); undefined when the

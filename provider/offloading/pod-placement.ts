@@ -20,7 +20,7 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { API_GROUP, MANAGED_BY, MANAGED_BY_LABEL } from "../api/names.js";
-import type { PodOffloading } from "../api/offloading.js";
+import { SELECTED_BY_LABEL, type NamespaceLabelSelector, type PodOffloading } from "../api/offloading.js";
 import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../kube/client.js";
 import { poll } from "../wait/poll.js";
 import { VIRTUAL_NODE_LABEL, VIRTUAL_NODE_TAINT } from "../virtual-node/node.js";
@@ -31,9 +31,40 @@ const ADMISSION_API = "admissionregistration.k8s.io/v1";
 /** Label naming the namespace a policy object places pods for. */
 export const PLACED_NAMESPACE_LABEL = `${API_GROUP}/placed-namespace`;
 
-/** Name of the policy and of its binding for consumer namespace `namespace`. */
-export function podPlacementName(namespace: string): string {
-  return `pulumi-liqo-pods-of-${namespace}`;
+/**
+ * Whose pods a placement places: one namespace (a `NamespaceOffloading` resource's), or every
+ * namespace an `OffloadingSelector` picks, those made later included (the API server matches the
+ * selector at each pod's admission, so a new namespace's pods are placed from its first).
+ */
+export type PlacementScope =
+  { readonly namespace: string } | { readonly selector: string; readonly namespaceSelector: NamespaceLabelSelector };
+
+/** Namespaces a selector's placement never applies to, as the agent never offloads them (namespace-selector.ts). */
+const NEVER_PLACED: NamespaceLabelSelector["matchExpressions"] = [
+  { key: "kubernetes.io/metadata.name", operator: "NotIn", values: ["kube-system", "kube-public", "kube-node-lease"] },
+  { key: MANAGED_BY_LABEL, operator: "NotIn", values: [MANAGED_BY] },
+];
+
+/** Name of the policy and of its binding for `scope`. */
+export function podPlacementName(scope: PlacementScope): string {
+  return "namespace" in scope
+    ? `pulumi-liqo-pods-of-${scope.namespace}`
+    : `pulumi-liqo-pods-selected-by-${scope.selector}`;
+}
+
+/** The labels of the policy and binding for `scope`: which namespace, or which selector, they place pods for. */
+function placementLabels(scope: PlacementScope): Record<string, string> {
+  return {
+    [MANAGED_BY_LABEL]: MANAGED_BY,
+    ...("namespace" in scope ? { [PLACED_NAMESPACE_LABEL]: scope.namespace } : { [SELECTED_BY_LABEL]: scope.selector }),
+  };
+}
+
+/** What `scope` reads as in a step's message. */
+function describeScope(scope: PlacementScope): string {
+  return "namespace" in scope
+    ? `pods of ${scope.namespace}`
+    : `pods of the namespaces OffloadingSelector ${scope.selector} picks`;
 }
 
 /** A CEL string literal of `text` (the project's own constants: no quote or backslash in them). */
@@ -63,18 +94,21 @@ function virtualNodesOnlyPatch(): string {
 }
 
 /**
- * The MutatingAdmissionPolicy placing the pods of consumer namespace `namespace` under `policy`;
- * undefined for `local`, which adds nothing.
+ * The MutatingAdmissionPolicy placing the pods of `scope` under `policy`; undefined for `local`,
+ * which adds nothing.
  */
-export function forgePodPlacementPolicy(namespace: string, policy: PodOffloading): k8s.KubernetesObject | undefined {
+export function forgePodPlacementPolicy(
+  scope: PlacementScope,
+  policy: PodOffloading,
+): k8s.KubernetesObject | undefined {
   if (policy === "local") return undefined;
   const patches = policy === "remote" ? [tolerationPatch(), virtualNodesOnlyPatch()] : [tolerationPatch()];
   return {
     apiVersion: ADMISSION_API,
     kind: "MutatingAdmissionPolicy",
     metadata: {
-      name: podPlacementName(namespace),
-      labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [PLACED_NAMESPACE_LABEL]: namespace },
+      name: podPlacementName(scope),
+      labels: placementLabels(scope),
       annotations: { [`${API_GROUP}/pod-offloading`]: policy },
     },
     spec: {
@@ -89,19 +123,20 @@ export function forgePodPlacementPolicy(namespace: string, policy: PodOffloading
   } as k8s.KubernetesObject;
 }
 
-/** The binding applying the policy of `namespace` to that namespace alone. */
-export function forgePodPlacementBinding(namespace: string): k8s.KubernetesObject {
+/** The binding applying the policy of `scope` to its namespace alone, or to the namespaces its selector picks. */
+export function forgePodPlacementBinding(scope: PlacementScope): k8s.KubernetesObject {
+  const namespaceSelector =
+    "namespace" in scope
+      ? { matchLabels: { "kubernetes.io/metadata.name": scope.namespace } }
+      : {
+          ...(scope.namespaceSelector.matchLabels ? { matchLabels: scope.namespaceSelector.matchLabels } : {}),
+          matchExpressions: [...(scope.namespaceSelector.matchExpressions ?? []), ...NEVER_PLACED!],
+        };
   return {
     apiVersion: ADMISSION_API,
     kind: "MutatingAdmissionPolicyBinding",
-    metadata: {
-      name: podPlacementName(namespace),
-      labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [PLACED_NAMESPACE_LABEL]: namespace },
-    },
-    spec: {
-      policyName: podPlacementName(namespace),
-      matchResources: { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": namespace } } },
-    },
+    metadata: { name: podPlacementName(scope), labels: placementLabels(scope) },
+    spec: { policyName: podPlacementName(scope), matchResources: { namespaceSelector } },
   } as k8s.KubernetesObject;
 }
 
@@ -130,29 +165,36 @@ function probePod(): k8s.V1Pod {
 }
 
 /**
- * Makes the pods created in `namespace` from now on placed under `policy`: applies its policy and
+ * Makes the pods of `scope` created from now on placed under `policy`: applies its policy and
  * binding (server-side apply, so a second run converges), or, for `local`, removes them. Resolves
  * once the API server applies it: it picks up a new policy a moment later, and a pod created
- * before then would go unplaced, so a pod created by dry run (never stored) shows when.
+ * before then would go unplaced, so a pod created by dry run (never stored) in `probeNamespace`
+ * (the scope's namespace by default; none for a selector that picks no namespace yet) shows when.
  */
 export async function placePods(
   kc: k8s.KubeConfig,
-  namespace: string,
+  scope: PlacementScope,
   policy: PodOffloading,
   step: string,
   timeoutMs = 60_000,
+  probeNamespace = "namespace" in scope ? scope.namespace : undefined,
 ): Promise<void> {
   const endpoint = serverOf(kc);
-  const policyObject = forgePodPlacementPolicy(namespace, policy);
+  const policyObject = forgePodPlacementPolicy(scope, policy);
   if (policyObject) {
-    for (const object of [policyObject, forgePodPlacementBinding(namespace)]) {
+    for (const object of [policyObject, forgePodPlacementBinding(scope)]) {
       await ensureObject(kc, object).catch(
-        describeFailure(`${step}: applying ${object.kind} ${object.metadata!.name} (pods of ${namespace})`, endpoint),
+        describeFailure(
+          `${step}: applying ${object.kind} ${object.metadata!.name} (${describeScope(scope)})`,
+          endpoint,
+        ),
       );
     }
   } else {
-    await stopPlacingPods(kc, namespace, step);
+    await stopPlacingPods(kc, scope, step);
   }
+  if (probeNamespace === undefined) return;
+  const namespace = probeNamespace;
   const core = kc.makeApiClient(k8s.CoreV1Api);
   await poll(
     { step, object: `pods of ${namespace} placed ${policy} by the API server (a dry-run pod)`, endpoint },
@@ -165,14 +207,14 @@ export async function placePods(
   );
 }
 
-/** Stops placing the pods of `namespace` (binding first: from then on the policy applies to nothing). */
-export async function stopPlacingPods(kc: k8s.KubeConfig, namespace: string, step: string): Promise<void> {
+/** Stops placing the pods of `scope` (binding first: from then on the policy applies to nothing). */
+export async function stopPlacingPods(kc: k8s.KubeConfig, scope: PlacementScope, step: string): Promise<void> {
   const client = k8s.KubernetesObjectApi.makeApiClient(kc);
   const endpoint = serverOf(kc);
   for (const kind of PLACEMENT_KINDS) {
-    const name = podPlacementName(namespace);
+    const name = podPlacementName(scope);
     await deleteOptional(() => client.delete({ apiVersion: ADMISSION_API, kind, metadata: { name } })).catch(
-      describeFailure(`${step}: deleting ${kind} ${name} (pods of ${namespace})`, endpoint),
+      describeFailure(`${step}: deleting ${kind} ${name} (${describeScope(scope)})`, endpoint),
     );
   }
 }

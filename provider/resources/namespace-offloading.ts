@@ -1,11 +1,19 @@
 /**
  * The `NamespaceOffloading` resource's dynamic provider: translates inputs into the steps of
- * ../offloading/namespace-offloading.ts (on the consumer cluster; its agent talks to the providers)
- * and the agent's reports into outputs. Which peerings the namespace uses changes in place;
- * another namespace, naming or consumer is another offloading.
+ * ../offloading/namespace-offloading.ts, or, for namespaces selected by label,
+ * ../offloading/offloading-selector.ts (on the consumer cluster; its agent talks to the providers),
+ * and the agent's reports into outputs. Which peerings the namespaces use, and which labels select
+ * them, change in place; another namespace, naming or consumer is another offloading.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import { POD_OFFLOADING_POLICIES, type PodOffloading, type RemoteNamespaceReport } from "../api/offloading.js";
+import {
+  POD_OFFLOADING_POLICIES,
+  type NamespaceLabelSelector,
+  type PodOffloading,
+  type RemoteNamespaceReport,
+  type SelectedNamespaceReport,
+} from "../api/offloading.js";
+import { selectorFaults } from "../offloading/namespace-selector.js";
 import { remoteNamespaceName } from "../offloading/reflection.js";
 import { DEFAULT_TIMEOUT_SECONDS } from "../wait/deadline.js";
 import {
@@ -30,6 +38,10 @@ const steps = onFirstNeed((): typeof import("../offloading/namespace-offloading.
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- a static import would load it with this module
   require("../offloading/namespace-offloading.js"),
 );
+const selecting = onFirstNeed((): typeof import("../offloading/offloading-selector.js") =>
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a static import would load it with this module
+  require("../offloading/offloading-selector.js"),
+);
 const kube = onFirstNeed((): typeof import("../kube/client.js") =>
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- a static import would load it with this module
   require("../kube/client.js"),
@@ -43,8 +55,10 @@ export interface NamespaceOffloadingInputs {
   /** The consumer's kubeconfig (from its `Cluster`). */
   readonly consumerKubeconfig: string;
   readonly consumerClusterId: string;
-  /** The consumer namespace to offload; it must exist. */
-  readonly namespace: string;
+  /** The consumer namespace to offload; it must exist. Exactly one of it and `namespaceSelector`. */
+  readonly namespace?: string;
+  /** Offloads every namespace whose labels match, those made later included. */
+  readonly namespaceSelector?: NamespaceLabelSelector;
   /** The virtual nodes of the peerings its pods may use. */
   readonly virtualNodes: string[];
   /** @default "suffixed" */
@@ -58,10 +72,13 @@ export interface NamespaceOffloadingInputs {
 
 /** Outputs: the inputs, the remote namespace's name and each provider's report. */
 export interface NamespaceOffloadingOutputs extends NamespaceOffloadingInputs {
-  /** The namespace's name on every provider. */
+  /** The namespace's name on every provider; empty with `namespaceSelector` (see `selectedNamespaces`). */
   readonly remoteNamespace: string;
-  /** One report per virtual node. */
+  /** One report per virtual node (with `namespace`). */
   readonly remotes: RemoteNamespaceReport[];
+  /** With `namespaceSelector`: the OffloadingSelector's name, and one report per namespace it offloads. */
+  readonly selectorName?: string;
+  readonly selectedNamespaces?: SelectedNamespaceReport[];
   /** `Ready`, or what the last create or refresh found wrong. */
   readonly status: string;
 }
@@ -70,7 +87,10 @@ const owner = "NamespaceOffloading";
 const timeoutOf = (inputs: NamespaceOffloadingInputs): number =>
   (inputs.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
 const remoteOf = (inputs: NamespaceOffloadingInputs): string =>
-  remoteNamespaceName(inputs.namespace, inputs.consumerClusterId, inputs.naming ?? "suffixed");
+  remoteNamespaceName(inputs.namespace!, inputs.consumerClusterId, inputs.naming ?? "suffixed");
+/** The OffloadingSelector of a resource that selects by label; undefined for one namespace. */
+const selectorOf = (inputs: NamespaceOffloadingInputs): string | undefined =>
+  inputs.namespaceSelector ? selecting().selectorObjectName(urnOf(inputs)) : undefined;
 const kubeconfigOf = (inputs: NamespaceOffloadingInputs) =>
   kube().loadKubeconfig(inputs.consumerKubeconfig, `${owner}: consumerKubeconfig`);
 
@@ -82,6 +102,9 @@ const kubeconfigOf = (inputs: NamespaceOffloadingInputs) =>
 export const NAMESPACE_OFFLOADING_DIFF = {
   namespace: replaces(
     "another namespace is another offloading: the old one's pods and remote namespaces are removed first",
+  ),
+  namespaceSelector: inPlace(
+    "namespaces that match from then on are offloaded, those that no longer match have their pods and remote namespaces removed",
   ),
   naming: replaces(
     "the remote namespace's name changes: the old remote namespaces (and the pods in them) are removed, new ones are made",
@@ -122,13 +145,15 @@ export function recordsOnly(changes: FoundChanges<keyof typeof NAMESPACE_OFFLOAD
 }
 
 async function converge(inputs: NamespaceOffloadingInputs): Promise<NamespaceOffloadingOutputs> {
+  const selectorName = selectorOf(inputs);
+  if (selectorName) return convergeSelector(inputs, selectorName);
   const remoteNamespace = remoteOf(inputs);
   try {
     const remotes = await showingSteps(inputs, (progress) =>
       steps().offloadNamespace(
         kubeconfigOf(inputs),
         {
-          namespace: inputs.namespace,
+          namespace: inputs.namespace!,
           remoteNamespace,
           virtualNodes: inputs.virtualNodes,
           owner: urnOf(inputs),
@@ -141,9 +166,45 @@ async function converge(inputs: NamespaceOffloadingInputs): Promise<NamespaceOff
     return { ...inputs, remoteNamespace, remotes, status: "Ready" };
   } catch (error) {
     // The object stays written: the next `pulumi up` waits for it again, or destroy withdraws it.
-    throw partialFailure(error, inputs.namespace, { ...inputs, remoteNamespace, remotes: [], status: "incomplete" });
+    throw partialFailure(error, inputs.namespace!, { ...inputs, remoteNamespace, remotes: [], status: "incomplete" });
   }
 }
+
+async function convergeSelector(
+  inputs: NamespaceOffloadingInputs,
+  selectorName: string,
+): Promise<NamespaceOffloadingOutputs> {
+  const outputs = { ...inputs, remoteNamespace: "", remotes: [], selectorName };
+  try {
+    const selectedNamespaces = await showingSteps(inputs, (progress) =>
+      selecting().offloadSelectedNamespaces(
+        kubeconfigOf(inputs),
+        {
+          name: selectorName,
+          namespaceSelector: inputs.namespaceSelector!,
+          virtualNodes: inputs.virtualNodes,
+          naming: inputs.naming ?? "suffixed",
+          consumerClusterId: inputs.consumerClusterId,
+          ...(inputs.podOffloading ? { podOffloading: inputs.podOffloading } : {}),
+        },
+        timeoutOf(inputs),
+        progress,
+      ),
+    );
+    return { ...outputs, selectedNamespaces, status: "Ready" };
+  } catch (error) {
+    // The selector stays written: its agent goes on offloading; the next `pulumi up` waits for it again.
+    throw partialFailure(error, `selector/${selectorName}`, {
+      ...outputs,
+      selectedNamespaces: [],
+      status: "incomplete",
+    });
+  }
+}
+
+/** The resource's id: the namespace, or `selector/<OffloadingSelector name>`. */
+const idOf = (outputs: NamespaceOffloadingOutputs): string =>
+  outputs.selectorName ? `selector/${outputs.selectorName}` : outputs.namespace!;
 
 /** The `NamespaceOffloading` dynamic provider's operations. */
 export const provider: pulumi.dynamic.ResourceProvider<NamespaceOffloadingInputs, NamespaceOffloadingOutputs> = {
@@ -170,8 +231,16 @@ export const provider: pulumi.dynamic.ResourceProvider<NamespaceOffloadingInputs
     if (!isUnknown(news.virtualNodes) && (!Array.isArray(news.virtualNodes) || news.virtualNodes.length === 0)) {
       failures.add("virtualNodes", "the peerings' virtual nodes: name at least one Peering of this consumer");
     }
-    if (!isUnknown(news.namespace) && (typeof news.namespace !== "string" || news.namespace === "")) {
-      failures.add("namespace", "must name the consumer namespace to offload");
+    if (news.namespaceSelector !== undefined) {
+      if (news.namespace !== undefined)
+        failures.add(
+          "namespaceSelector",
+          "give either namespace (one namespace) or namespaceSelector (by label), not both",
+        );
+      else if (!isUnknown(news.namespaceSelector))
+        for (const fault of selectorFaults(news.namespaceSelector)) failures.add("namespaceSelector", fault);
+    } else if (!isUnknown(news.namespace) && (typeof news.namespace !== "string" || news.namespace === "")) {
+      failures.add("namespace", "must name the consumer namespace to offload, or give namespaceSelector instead");
     } else if (![news.namespace, news.consumerClusterId, news.naming].some(isUnknown)) {
       try {
         remoteOf(news);
@@ -185,20 +254,37 @@ export const provider: pulumi.dynamic.ResourceProvider<NamespaceOffloadingInputs
     return explainedDiff(owner, NAMESPACE_OFFLOADING_DIFF, id, news, namespaceOffloadingChanges(olds, news), true);
   },
   async create(inputs) {
-    return { id: inputs.namespace, outs: await converge(inputs) };
+    const outs = await converge(inputs);
+    return { id: idOf(outs), outs };
   },
   async update(_id, olds, news) {
     if (recordsOnly(namespaceOffloadingChanges(olds, news))) {
-      const { remoteNamespace, remotes, status } = olds;
-      return { outs: { ...news, remoteNamespace, remotes, status } };
+      const { remoteNamespace, remotes, status, selectorName, selectedNamespaces } = olds;
+      return {
+        outs: {
+          ...news,
+          remoteNamespace,
+          remotes,
+          status,
+          ...(selectorName ? { selectorName, selectedNamespaces: selectedNamespaces ?? [] } : {}),
+        },
+      };
     }
     return { outs: await converge(news) };
   },
   async read(id, props) {
     if (!props) return { id, props: props! };
     // A provider out of reach is found by one short look and recorded as the status, never thrown.
+    if (props.selectorName) {
+      const selector = props.selectorName;
+      const state = await readOrFail(owner, labelOf(props, id), () =>
+        selecting().readSelectorState(kubeconfigOf(props), selector),
+      );
+      if (!state) return { id: "", props: {} as NamespaceOffloadingOutputs };
+      return { id, props: { ...props, selectedNamespaces: state.namespaces, status: state.status } };
+    }
     const found = await readOrFail(owner, labelOf(props, id), () =>
-      steps().readOffloadingState(kubeconfigOf(props), props.namespace),
+      steps().readOffloadingState(kubeconfigOf(props), props.namespace!),
     );
     if (!found) return { id: "", props: {} as NamespaceOffloadingOutputs };
     return { id, props: { ...props, remotes: found.remotes, status: found.status } };
@@ -207,7 +293,9 @@ export const provider: pulumi.dynamic.ResourceProvider<NamespaceOffloadingInputs
     const label = labelOf(props, id);
     const options = { force: props.force ?? false, timeoutMs: timeoutOf(props) };
     const abandoned = await showingSteps(props, (progress) =>
-      steps().withdrawNamespace(kubeconfigOf(props), props.namespace, options, progress),
+      props.selectorName
+        ? selecting().withdrawSelectedNamespaces(kubeconfigOf(props), props.selectorName, options, progress)
+        : steps().withdrawNamespace(kubeconfigOf(props), props.namespace!, options, progress),
     ).catch((error: unknown) => {
       throw deleteFailure(owner, label, error);
     });

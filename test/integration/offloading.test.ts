@@ -11,7 +11,8 @@
  * on a. An unmodified Deployment in a namespace offloaded with each `podOffloading` goes where the
  * policy says, and nowhere else is touched. Offloaded Jobs end Succeeded or Failed on b with
  * their exit codes and termination messages, a's events of a pod reach b's pod, and those a forges
- * reach it only bounded. A pod that a loses is made again; its image changed on b changes in place
+ * reach it only bounded. Namespaces selected by label are offloaded by b's agent as they are made or
+ * labelled, and withdrawn when their label goes. A pod that a loses is made again; its image changed on b changes in place
  * on a (same pod), and b's identity patching that request for a privileged container is refused and changes nothing
  * there; deleting the peering drains its virtual node first.
  */
@@ -21,8 +22,10 @@ import {
   API_GROUP_VERSION,
   API_VERSION,
   NAMESPACE_OFFLOADING_NAME,
+  SELECTED_BY_LABEL,
   SYSTEM_NAMESPACE,
   type OffloadedPod,
+  type OffloadingSelector,
   type RemoteNamespace,
 } from "../../provider/api/index.js";
 import { AGENT_NAME, COMPONENT_LABEL, KUBELET_PORT } from "../../provider/cluster/agent-components.js";
@@ -39,6 +42,10 @@ import {
   withdrawNamespace,
 } from "../../provider/offloading/namespace-offloading.js";
 import { placementOf } from "../../provider/offloading/pod-placement.js";
+import {
+  offloadSelectedNamespaces,
+  withdrawSelectedNamespaces,
+} from "../../provider/offloading/offloading-selector.js";
 import { projectTraces } from "../support/leaks.js";
 import { updatePeeringResources } from "../../provider/peering/peering.js";
 import { poll } from "../../provider/wait/poll.js";
@@ -67,6 +74,21 @@ function namespaceGone(core: k8s.CoreV1Api, name: string, endpoint: string): Pro
         ? { done: false, state: "still there" }
         : { done: true, value: undefined },
   );
+}
+
+/** A Deployment `app` of `replicas` podtool pods as a chart ships it: nothing in it knows of virtual nodes. */
+function unmodifiedApp(replicas: number): k8s.V1Deployment {
+  return {
+    metadata: { name: "app" },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: "app" } },
+      template: {
+        metadata: { labels: { app: "app" } },
+        spec: { containers: [{ name: "app", image: imageReference("podtool"), imagePullPolicy: "Never" }] },
+      },
+    },
+  };
 }
 
 /** b peered with a (the pair so far, else a new one on the shared lab), with the tunnel between them up. */
@@ -499,17 +521,7 @@ describe("offloading on real clusters (shared lab)", () => {
       // As a chart ships it: nothing in it knows of virtual nodes.
       await apps.createNamespacedDeployment({
         namespace,
-        body: {
-          metadata: { name: "app" },
-          spec: {
-            replicas: 2,
-            selector: { matchLabels: { app: "app" } },
-            template: {
-              metadata: { labels: { app: "app" } },
-              spec: { containers: [{ name: "app", image: imageReference("podtool"), imagePullPolicy: "Never" }] },
-            },
-          },
-        },
+        body: unmodifiedApp(2),
       });
       /** The Deployment's pods made anew (the old ones deleted), once `count` run; where each was bound. */
       const replaced = async (): Promise<k8s.V1Pod[]> => {
@@ -587,6 +599,144 @@ describe("offloading on real clusters (shared lab)", () => {
       );
       await namespaceGone(aCore, remoteNamespace, a.apiServerUrl);
       await bCore.deleteNamespace({ name: namespace });
+    },
+    TEST_BOUND_MS,
+  );
+
+  test(
+    "GIVEN namespaces offloaded by label (remote) WHEN a namespace is made with the label afterwards THEN b's agent " +
+      "offloads it with no further step and its unmodified Deployment runs on a; a labelled kube-public is never " +
+      "selected; a namespace whose label goes is withdrawn; withdrawing the selector while the Deployment runs " +
+      "finishes, its new pods stay on b, and nothing is left on either cluster",
+    async () => {
+      pair = await withTunnel(pair);
+      const { a, b, record } = pair;
+      const [aCore, bCore] = [pair.provider.kc, pair.consumer.kc].map((kc) => kc.makeApiClient(k8s.CoreV1Api));
+      const bCustom = pair.consumer.kc.makeApiClient(k8s.CustomObjectsApi);
+      const apps = pair.consumer.kc.makeApiClient(k8s.AppsV1Api);
+      const label = { "offload.test/to": "a" };
+      const remoteOf = (namespace: string): string =>
+        remoteNamespaceName(namespace, pair!.consumer.clusterId, "suffixed");
+      const selector = "by-label-test";
+      const labelNamespace = (name: string, value: string | null) =>
+        bCore.patchNamespace(
+          { name, body: { metadata: { labels: { "offload.test/to": value } } } },
+          k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+        );
+      const selectorStatus = async () =>
+        (
+          (await bCustom.getNamespacedCustomObject({
+            ...group,
+            namespace: SYSTEM_NAMESPACE,
+            plural: "offloadingselectors",
+            name: selector,
+          })) as OffloadingSelector
+        ).status?.namespaces ?? [];
+
+      await bCore.createNamespace({ body: { metadata: { name: "early", labels: label } } });
+      await labelNamespace("kube-public", "a");
+      try {
+        const reports = await offloadSelectedNamespaces(
+          pair.consumer.kc,
+          {
+            name: selector,
+            namespaceSelector: { matchLabels: label },
+            virtualNodes: [record.virtualNodeName],
+            naming: "suffixed",
+            consumerClusterId: pair.consumer.clusterId,
+            podOffloading: "remote",
+          },
+          120_000,
+          quietProgress,
+        );
+        expect(reports).toEqual([{ namespace: "early", remoteNamespace: remoteOf("early"), phase: "Ready" }]);
+        expect((await aCore.readNamespace({ name: remoteOf("early") })).metadata?.name).toBe(remoteOf("early"));
+
+        // Made after the selector: offloaded by b's agent alone, its pods placed from the first.
+        await bCore.createNamespace({ body: { metadata: { name: "late", labels: label } } });
+        await poll(
+          { step: "test", object: "namespace late offloaded by the selector", endpoint: b.apiServerUrl },
+          { timeoutMs: 90_000, intervalMs: 500 },
+          async () => {
+            const late = (await selectorStatus()).find((r) => r.namespace === "late");
+            return late?.phase === "Ready"
+              ? { done: true, value: undefined }
+              : { done: false, state: JSON.stringify(late) };
+          },
+        );
+        expect((await selectorStatus()).map((r) => r.namespace)).toEqual(["early", "late"]);
+        expect(
+          await bCustom
+            .getNamespacedCustomObject({
+              ...group,
+              namespace: "kube-public",
+              plural: "namespaceoffloadings",
+              name: NAMESPACE_OFFLOADING_NAME,
+            })
+            .then(
+              () => "offloaded",
+              (error: unknown) => statusOf(error),
+            ),
+        ).toBe(404);
+        await apps.createNamespacedDeployment({
+          namespace: "late",
+          body: unmodifiedApp(1),
+        });
+        const [running] = await runningPods(pair.consumer.kc, "late", "app=app", 1);
+        expect(running!.spec!.nodeName).toBe(record.virtualNodeName);
+        expect(
+          (await aCore.listNamespacedPod({ namespace: remoteOf("late") })).items.map((p) => p.status?.phase),
+        ).toEqual(["Running"]);
+
+        // Its label gone, "early" is withdrawn: its offloading, its remote namespace, the agent's right to read it.
+        await labelNamespace("early", null);
+        await namespaceGone(aCore, remoteOf("early"), a.apiServerUrl);
+        await poll(
+          { step: "test", object: "early's offloading and RoleBinding removed", endpoint: b.apiServerUrl },
+          { timeoutMs: 60_000, intervalMs: 500 },
+          async () => {
+            const bindings = (
+              await pair!.consumer.kc
+                .makeApiClient(k8s.RbacAuthorizationV1Api)
+                .listNamespacedRoleBinding({ namespace: "early" })
+            ).items;
+            const offloadings = (await bCustom.listNamespacedCustomObject({
+              ...group,
+              namespace: "early",
+              plural: "namespaceoffloadings",
+            })) as { items: unknown[] };
+            return bindings.length === 0 && offloadings.items.length === 0
+              ? { done: true, value: undefined }
+              : { done: false, state: `${bindings.length} RoleBinding(s), ${offloadings.items.length} offloading(s)` };
+          },
+        );
+
+        // Withdrawn while its Deployment runs: it finishes, and the pod made anew stays on b.
+        await withdrawSelectedNamespaces(
+          pair.consumer.kc,
+          selector,
+          { force: false, timeoutMs: 120_000 },
+          quietProgress,
+        );
+        await namespaceGone(aCore, remoteOf("late"), a.apiServerUrl);
+        const [here] = await runningPods(pair.consumer.kc, "late", "app=app", 1);
+        expect(here!.spec!.nodeName).not.toBe(record.virtualNodeName);
+        expect(placementOf(here!.spec!)).toBe("local");
+        expect((await projectTraces(b.kubeconfig)).filter((t) => t.startsWith("mutatingadmission"))).toEqual([]);
+        const granted = await pair.consumer.kc
+          .makeApiClient(k8s.RbacAuthorizationV1Api)
+          .listRoleBindingForAllNamespaces({ labelSelector: SELECTED_BY_LABEL });
+        expect(granted.items.map((r) => `${r.metadata?.namespace}/${r.metadata?.name}`)).toEqual([]);
+        expect(
+          await selectorStatus().then(
+            () => "still there",
+            (error: unknown) => statusOf(error),
+          ),
+        ).toBe(404);
+      } finally {
+        await labelNamespace("kube-public", null);
+        for (const name of ["early", "late"]) await bCore.deleteNamespace({ name }).catch(() => undefined);
+      }
     },
     TEST_BOUND_MS,
   );

@@ -12,17 +12,17 @@ interface PolicySpec {
 
 describe("pod placement", () => {
   test("GIVEN local THEN nothing is added: no policy", () => {
-    expect(forgePodPlacementPolicy("shop", "local")).toBeUndefined();
+    expect(forgePodPlacementPolicy({ namespace: "shop" }, "local")).toBeUndefined();
   });
 
   test("GIVEN local-and-remote THEN pods created in the namespace get the virtual nodes' toleration, and nothing else", () => {
-    const policy = forgePodPlacementPolicy("shop", "local-and-remote") as unknown as {
+    const policy = forgePodPlacementPolicy({ namespace: "shop" }, "local-and-remote") as unknown as {
       kind: string;
       metadata: { name: string };
       spec: PolicySpec;
     };
     expect(policy.kind).toBe("MutatingAdmissionPolicy");
-    expect(policy.metadata.name).toBe(podPlacementName("shop"));
+    expect(policy.metadata.name).toBe(podPlacementName({ namespace: "shop" }));
     expect(policy.spec.matchConstraints.resourceRules).toEqual([
       { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"] },
     ]);
@@ -38,7 +38,7 @@ describe("pod placement", () => {
   });
 
   test("GIVEN remote THEN pods also get a node selector of virtual nodes, added to their own", () => {
-    const policy = forgePodPlacementPolicy("shop", "remote") as unknown as { spec: PolicySpec };
+    const policy = forgePodPlacementPolicy({ namespace: "shop" }, "remote") as unknown as { spec: PolicySpec };
     const expressions = policy.spec.mutations.map((m) => m.jsonPatch.expression);
     expect(expressions).toHaveLength(2);
     expect(expressions[1]).toContain('jsonpatch.escapeKey("peering.pulumi-liqo.dev/virtual-node")');
@@ -46,11 +46,11 @@ describe("pod placement", () => {
   });
 
   test("GIVEN a namespace THEN the binding applies its policy to that namespace alone", () => {
-    expect(forgePodPlacementBinding("shop")).toMatchObject({
+    expect(forgePodPlacementBinding({ namespace: "shop" })).toMatchObject({
       kind: "MutatingAdmissionPolicyBinding",
-      metadata: { name: podPlacementName("shop") },
+      metadata: { name: podPlacementName({ namespace: "shop" }) },
       spec: {
-        policyName: podPlacementName("shop"),
+        policyName: podPlacementName({ namespace: "shop" }),
         matchResources: { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "shop" } } },
       },
     });

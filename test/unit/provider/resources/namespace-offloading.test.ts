@@ -82,3 +82,45 @@ describe("NamespaceOffloading podOffloading", () => {
     expect(recordsOnly(changes)).toBe(false);
   });
 });
+
+describe("NamespaceOffloading namespaceSelector", () => {
+  const { namespace: _namespace, ...withoutNamespace } = inputs;
+  test("GIVEN both namespace and namespaceSelector, or a selector that selects everything WHEN checked THEN each is named", async () => {
+    const both = await offloading.check!(inputs, { ...inputs, namespaceSelector: { matchLabels: { team: "shop" } } });
+    expect(both.failures?.map((f) => f.reason)).toEqual([
+      "namespaceSelector: give either namespace (one namespace) or namespaceSelector (by label), not both",
+    ]);
+    const empty = await offloading.check!(inputs, { ...withoutNamespace, namespaceSelector: {} });
+    expect(empty.failures?.map((f) => f.reason)).toEqual([
+      "namespaceSelector: selects every namespace: give at least one label in matchLabels or matchExpressions",
+    ]);
+    const neither = await offloading.check!(inputs, withoutNamespace);
+    expect(neither.failures?.map((f) => f.reason)).toEqual([
+      "namespace: must name the consumer namespace to offload, or give namespaceSelector instead",
+    ]);
+    const good = await offloading.check!(inputs, {
+      ...withoutNamespace,
+      namespaceSelector: { matchLabels: { team: "shop" } },
+    });
+    expect(good.failures).toEqual([]);
+  });
+
+  test("GIVEN a selector offloading WHEN its labels change THEN it updates in place; WHEN it becomes one namespace THEN it is replaced", () => {
+    const selected = { ...withoutNamespace, namespaceSelector: { matchLabels: { team: "shop" } } };
+    const state = {
+      ...selected,
+      remoteNamespace: "",
+      remotes: [],
+      selectorName: "teams-1",
+      selectedNamespaces: [],
+      status: "Ready",
+    };
+    const relabelled = namespaceOffloadingChanges(state, {
+      ...selected,
+      namespaceSelector: { matchLabels: { team: "web" } },
+    });
+    expect(relabelled.changed).toEqual(["namespaceSelector"]);
+    expect(relabelled.replaces).toEqual([]);
+    expect(namespaceOffloadingChanges(state, inputs).replaces).toEqual(["namespace"]);
+  });
+});
