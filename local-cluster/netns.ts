@@ -23,7 +23,11 @@ export async function createNamespace(name: string): Promise<void> {
 
 /** Deletes network namespace `name` (and the links inside it), if it exists. */
 export async function deleteNamespace(name: string): Promise<void> {
-  if (namespaceExists(name)) await run("ip", ["netns", "delete", name]);
+  if (!namespaceExists(name)) return;
+  await run("ip", ["netns", "delete", name]).catch((error: CommandError) => {
+    // Gone between the look and the delete (another teardown of the same lab, under load): what was asked.
+    if (namespaceExists(name)) throw error;
+  });
 }
 
 /** Creates bridge `name` in the host namespace holding `addressWithPrefix` (e.g. `172.29.1.1/24`). */
