@@ -31,7 +31,8 @@ describe("in-band peering through the pulumi CLI", () => {
           await configureForLab(workspace, lab);
           expect((await plannedSteps(workspace)).sort()).toEqual(["create a", "create b", "create b-to-a"]);
 
-          const up = await workspace.ok(["up", "--yes"]);
+          // An up right after the preview the test checked runs without previewing again (--skip-preview), here and below.
+          const up = await workspace.ok(["up", "--yes", "--skip-preview"]);
           expect(up.stdout).toContain("[3/4] negotiation: waiting for an offer from provider a through the tunnel");
           // The peering's steps, its tunnel's counted within its first, on the peering's own row.
           expect(stepsByRow(up.stdout)).toEqual({

@@ -139,7 +139,8 @@ describe("out-of-band peering through the pulumi CLI", () => {
           "create b-to-a-tunnel",
         ]);
 
-        const up = await workspace.ok(["up", "--yes"]);
+        // An up right after the preview the test checked runs without previewing again (--skip-preview), here and below.
+        const up = await workspace.ok(["up", "--yes", "--skip-preview"]);
         expect(up.stdout).toContain("[2/3] negotiation: waiting for an offer from provider a");
         // Each step is the live status of its own resource's row (cleared at the end), never a line of the stack's.
         expect(stepsByRow(up.stdout)).toEqual({
@@ -162,7 +163,7 @@ describe("out-of-band peering through the pulumi CLI", () => {
         await core.createNamespace({ body: { metadata: { name: OFFLOADED } } });
         await workspace.ok(["config", "set", "offloadNamespace", OFFLOADED]);
         expect(await plannedSteps(workspace)).toEqual(["create b-offloads"]);
-        await workspace.ok(["up", "--yes"]);
+        await workspace.ok(["up", "--yes", "--skip-preview"]);
         const remoteNamespace = (await workspace.ok(["stack", "output", "offloadedAs"])).stdout.trim();
         expect(remoteNamespace).toMatch(new RegExp(`^${OFFLOADED}-[0-9a-f]{16}$`));
         await core.createNamespacedPod({
@@ -214,7 +215,7 @@ describe("out-of-band peering through the pulumi CLI", () => {
         );
         await scaleAgent(a, 1);
         expect(await plannedSteps(workspace)).toEqual(["update b-offloads"]);
-        await workspace.ok(["up", "--yes"]);
+        await workspace.ok(["up", "--yes", "--skip-preview"]);
         await poll(
           { step: "test", object: `pod ${remoteNamespace}/web made again on a`, endpoint: a.apiServerUrl },
           { timeoutMs: 90_000, intervalMs: 1000 },
@@ -229,7 +230,7 @@ describe("out-of-band peering through the pulumi CLI", () => {
         // Withdrawn: the pod goes from both clusters, and the namespace from a.
         await workspace.ok(["config", "rm", "offloadNamespace"]);
         expect(await plannedSteps(workspace)).toEqual(["delete b-offloads"]);
-        await workspace.ok(["up", "--yes"]);
+        await workspace.ok(["up", "--yes", "--skip-preview"]);
         expect((await core.listNamespacedPod({ namespace: OFFLOADED })).items).toEqual([]);
         expect(
           await client(a)
@@ -251,7 +252,7 @@ describe("out-of-band peering through the pulumi CLI", () => {
             message: `Peering "b-to-a": resources changes → updates in place: ${PEERING_DIFF.resources.reason}`,
           },
         ]);
-        await workspace.ok(["up", "--yes"]);
+        await workspace.ok(["up", "--yes", "--skip-preview"]);
         expect(await nodeCapacity(b, "liqo-a")).toEqual({ cpu: "3", memory: "4Gi", pods: "20" });
 
         // Rotating the token replaces only the token; the peering keeps working.
@@ -298,7 +299,7 @@ describe("out-of-band peering through the pulumi CLI", () => {
         ]);
         for (const secret of [token, "client-key-data", "PRIVATE KEY", readFileSync(b.kubeconfig, "utf8")])
           expect(move.output).not.toContain(secret);
-        await workspace.ok(["up", "--yes"]);
+        await workspace.ok(["up", "--yes", "--skip-preview"]);
         await expectPodsTalk(b, a);
         await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
 
@@ -312,7 +313,7 @@ describe("out-of-band peering through the pulumi CLI", () => {
         const upgrade = await previewOf(workspace);
         expect(upgrade.steps).toEqual(expect.arrayContaining(["update a", "update b"]));
         expect(upgrade.steps.filter((step) => !step.startsWith("update "))).toEqual([]);
-        const upgraded = await workspace.ok(["up", "--yes"]);
+        const upgraded = await workspace.ok(["up", "--yes", "--skip-preview"]);
         expect(upgraded.stdout).not.toMatch(/\d+ (replaced|created|deleted)/);
         for (const cluster of [a, b]) {
           const pods = await client(cluster).listNamespacedPod({ namespace: SYSTEM_NAMESPACE });
@@ -348,7 +349,7 @@ describe("out-of-band peering through the pulumi CLI", () => {
         expect(drift.exitCode).not.toBe(0);
         expect((await workspace.ok(["stack", "export"])).stdout).toContain("virtual node liqo-a: node not found");
         expect(await plannedSteps(workspace)).toEqual(["update b-to-a"]);
-        const repair = await workspace.ok(["up", "--yes"]);
+        const repair = await workspace.ok(["up", "--yes", "--skip-preview"]);
         expect(repair.stdout).toContain("still accepts the identity held for it; not asking for another");
         expect(await nodeCapacity(b, "liqo-a")).toEqual({ cpu: "3", memory: "4Gi", pods: "20" });
         expect(await identityVersion()).toBe(heldBefore);

@@ -68,7 +68,8 @@ describe("revoked and half-made peerings through the pulumi CLI", () => {
 
         // up runs the peering's steps again with the same token, then the tunnel's.
         expect((await previewOf(workspace)).steps.sort()).toEqual(["update b-to-a", "update b-to-a-tunnel"]);
-        const up = await workspace.ok(["up", "--yes"]);
+        // An up right after the preview the test checked runs without previewing again (--skip-preview), here and below.
+        const up = await workspace.ok(["up", "--yes", "--skip-preview"]);
         expect(up.stdout).toContain(`[1/3] authentication: asking ${a.authUrl} for an identity`);
         expect((await waitForReadyStatus(adminConfig(b), "liqo-a", "True", ONE_HEARTBEAT_MS)).reason).toBe(
           "PeeringActive",
@@ -114,7 +115,7 @@ describe("revoked and half-made peerings through the pulumi CLI", () => {
         ]);
         expect(retry.output).not.toContain("virtualNodeName changes");
 
-        await workspace.ok(["up", "--yes"]);
+        await workspace.ok(["up", "--yes", "--skip-preview"]);
         expect((await waitForReadyStatus(adminConfig(b), "liqo-a", "True", ONE_HEARTBEAT_MS)).reason).toBe(
           "PeeringActive",
         );
