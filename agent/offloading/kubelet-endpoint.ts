@@ -1,9 +1,11 @@
 /**
- * The virtual nodes' kubelet API, as far as `kubectl logs` and `kubectl exec` need it: the API
- * server calls a node's kubelet for them (`/containerLogs/…`, `/exec/…`), and each virtual node
- * announces this endpoint as its kubelet's (heartbeat.ts). Each call is forwarded to the pod's
- * provider, to its API server's `pods/log` and `pods/exec`, with the identity the peering issued,
- * which may read and exec into only the pods of the namespaces the provider made for this consumer.
+ * The virtual nodes' kubelet API, as far as `kubectl logs`, `exec`, `attach` (and so `run -i`) and
+ * `port-forward` need it: the API server calls a node's kubelet for them (`/containerLogs/…`,
+ * `/exec/…`, `/attach/…`, `/portForward/…`), and each virtual node announces this endpoint as its
+ * kubelet's (heartbeat.ts). Each call is forwarded to the pod's provider, to its API server's
+ * `pods/log`, `pods/exec`, `pods/attach` and `pods/portforward`, with the identity the peering
+ * issued, which may do so only to the pods of the namespaces the provider made for this consumer.
+ * The streaming calls are upgraded connections (SPDY or WebSocket), joined byte for byte.
  *
  * Only the API server gets in: a caller must present a client certificate of this cluster's
  * client CA (mutual TLS), and that user must be allowed `nodes/proxy` on the pod's node (asked of
@@ -30,8 +32,15 @@ interface Target {
   readonly provider: k8s.KubeConfig;
   readonly remoteNamespace: string;
   readonly pod: string;
+  /** Empty for a port forward, which is to the pod, not a container. */
   readonly container: string;
 }
+
+/** The kubelet's streaming calls, by the first part of their path, and the pod subresource each becomes. */
+const STREAMS = { exec: "exec", attach: "attach", portForward: "portforward" } as const;
+type StreamKind = keyof typeof STREAMS;
+
+const isStream = (kind: string): kind is StreamKind => Object.prototype.hasOwnProperty.call(STREAMS, kind);
 
 /** A refused call: the status and why, which the API server passes on to `kubectl`. */
 class Refused extends Error {
@@ -71,10 +80,15 @@ async function mayProxy(
   return review.status?.allowed === true;
 }
 
-/** Checks a call (`/containerLogs|exec/{namespace}/{pod}/{container}`) and finds where it goes. */
+/**
+ * Checks a call (`/containerLogs|exec|attach/{namespace}/{pod}/{container}`, or
+ * `/portForward/{namespace}/{pod}[/{uid}]`) and finds where it goes.
+ */
 async function targetOf(kc: k8s.KubeConfig, request: IncomingMessage, path: string[], verb: string): Promise<Target> {
-  const [, namespace, pod, container] = path;
-  if (!namespace || !pod || !container) throw new Refused(404, `no such kubelet path: /${path.join("/")}`);
+  const [kind, namespace, pod, third] = path;
+  const container = kind === "portForward" ? "" : third;
+  if (!namespace || !pod || container === undefined || (kind !== "portForward" && !container))
+    throw new Refused(404, `no such kubelet path: /${path.join("/")}`);
   const caller = callerOf(request);
   const live = await readOptional(() => kc.makeApiClient(k8s.CoreV1Api).readNamespacedPod({ name: pod, namespace }));
   const nodeName = live?.spec?.nodeName;
@@ -100,8 +114,8 @@ async function targetOf(kc: k8s.KubeConfig, request: IncomingMessage, path: stri
   };
 }
 
-/** The provider API URL of a pod's `sub` (`log` or `exec`), with `query`. */
-function providerUrl(target: Target, sub: "log" | "exec", query: URLSearchParams): URL {
+/** The provider API URL of a pod's `sub` (`log`, or a streaming one), with `query`. */
+function providerUrl(target: Target, sub: "log" | (typeof STREAMS)[StreamKind], query: URLSearchParams): URL {
   const url = new URL(
     `${serverOf(target.provider)}/api/v1/namespaces/${encodeURIComponent(target.remoteNamespace)}/pods/${encodeURIComponent(target.pod)}/${sub}`,
   );
@@ -119,10 +133,19 @@ function logQuery(incoming: URLSearchParams, container: string): URLSearchParams
   return query;
 }
 
-/** The kubelet's exec query (`input`, `output`, `error`) in the API's terms (`stdin`, `stdout`, `stderr`). */
-function execQuery(incoming: URLSearchParams, container: string): URLSearchParams {
+/**
+ * The kubelet's query of a streaming call in the API's terms: for exec and attach, `input`,
+ * `output`, `error` become `stdin`, `stdout`, `stderr` (exec keeps its `command`); a port forward
+ * keeps the ports asked for in the query (WebSocket; over SPDY they come in each stream's headers).
+ */
+function streamQuery(kind: StreamKind, incoming: URLSearchParams, container: string): URLSearchParams {
+  if (kind === "portForward") {
+    const query = new URLSearchParams();
+    for (const port of incoming.getAll("port")) query.append("ports", port);
+    return query;
+  }
   const query = new URLSearchParams({ container });
-  for (const command of incoming.getAll("command")) query.append("command", command);
+  if (kind === "exec") for (const command of incoming.getAll("command")) query.append("command", command);
   const flag = (key: string): string => (["1", "true"].includes(incoming.get(key) ?? "") ? "true" : "false");
   query.set("stdin", flag("input"));
   query.set("stdout", flag("output"));
@@ -170,14 +193,26 @@ function upgradeHeaders(request: IncomingMessage): Record<string, string | strin
   return headers;
 }
 
-/** Forwards an exec (an upgraded connection, SPDY or WebSocket) to the provider and joins the two streams. */
-async function forwardExec(kc: k8s.KubeConfig, request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+/**
+ * Forwards an exec, attach or port forward (an upgraded connection, SPDY or WebSocket) to the
+ * provider and joins the two streams.
+ */
+async function forwardStream(
+  kc: k8s.KubeConfig,
+  kind: StreamKind,
+  request: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+): Promise<void> {
   const url = new URL(request.url ?? "/", "https://kubelet");
   const path = url.pathname.split("/").filter(Boolean);
   const target = await targetOf(kc, request, path, "create");
   const options: https.RequestOptions = { method: request.method ?? "POST", headers: upgradeHeaders(request) };
   await target.provider.applyToHTTPSOptions(options);
-  const upstream = https.request(providerUrl(target, "exec", execQuery(url.searchParams, target.container)), options);
+  const upstream = https.request(
+    providerUrl(target, STREAMS[kind], streamQuery(kind, url.searchParams, target.container)),
+    options,
+  );
   upstream.on("upgrade", (answer, remote, remoteHead) => {
     const lines = [`HTTP/1.1 101 ${answer.statusMessage ?? "Switching Protocols"}`];
     for (let i = 0; i < answer.rawHeaders.length; i += 2)
@@ -246,13 +281,16 @@ export async function startKubeletEndpoint(options: KubeletEndpointOptions): Pro
         `HTTP/1.1 ${status} Refused\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${(error as Error).message}\n`,
       );
     };
-    if (!path.startsWith("/exec/")) return fail(new Refused(404, `no such kubelet path: ${path}`));
-    forwardExec(kc, request, socket, head).catch(fail);
+    const kind = path.split("/")[1] ?? "";
+    if (!isStream(kind)) return fail(new Refused(404, `no such kubelet path: ${path}`));
+    forwardStream(kc, kind, request, socket, head).catch(fail);
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, "0.0.0.0", () => resolve());
   });
   options.signal.addEventListener("abort", () => server.close(), { once: true });
-  reporter.info(`${STEP}: serving the virtual nodes' logs and exec on ${options.address}:${options.port}`);
+  reporter.info(
+    `${STEP}: serving the virtual nodes' logs, exec, attach and port-forward on ${options.address}:${options.port}`,
+  );
 }

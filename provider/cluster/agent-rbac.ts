@@ -24,8 +24,9 @@ const READ = ["get", "list", "watch"];
 
 /**
  * What a consumer's identity may do in each of its remote namespaces on a provider: read the pods
- * the provider's agent made for it there (their logs and events too, and exec into them), and keep the
- * ConfigMaps and Secrets its pods read. It cannot create a pod: it asks for one (OffloadedPod).
+ * the provider's agent made for it there (their logs and events too; exec, attach and port-forward
+ * to them), and keep the ConfigMaps and Secrets its pods read. It cannot create a pod: it asks for
+ * one (OffloadedPod).
  */
 export const REMOTE_NAMESPACE_ROLE = "pulumi-liqo-remote-namespace";
 
@@ -179,7 +180,8 @@ function forgeRemoteNamespaceRole(): k8s.V1ClusterRole {
     rules: [
       { apiGroups: [""], resources: ["pods"], verbs: READ },
       { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] },
-      { apiGroups: [""], resources: ["pods/exec"], verbs: ["get", "create"] },
+      // kubectl exec, attach (and run -i) and port-forward on the consumer reach its pods here.
+      { apiGroups: [""], resources: ["pods/exec", "pods/attach", "pods/portforward"], verbs: ["get", "create"] },
       // The events of its pods there, which its agent copies onto the pods it sees (events.ts).
       { apiGroups: [""], resources: ["events"], verbs: READ },
       {

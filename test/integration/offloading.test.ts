@@ -5,7 +5,8 @@
  * its pods Running at addresses that b's own pods reach, one by one and through a Service of b.
  * Pods that a's rules forbid are refused, each with a condition that names why, and nothing is made
  * for them on a. The ConfigMap and Secret the pods read go with them, and follow changes; `kubectl
- * logs` and `exec` on b reach them; b's agent restarted loses nothing. b's identity cannot create a
+ * logs`, `exec` and `port-forward` on b reach them, and `kubectl run -i --rm` talks to a pod run
+ * on a; b's agent restarted loses nothing. b's identity cannot create a
  * pod on a, read pods outside its namespaces there, exec into them, nor have a namespace that is
  * not its own. Deleting the Deployment and then the NamespaceOffloading leaves nothing of either
  * on a. An unmodified Deployment in a namespace offloaded with each `podOffloading` goes where the
@@ -17,6 +18,7 @@
  * there; deleting the peering drains its virtual node first.
  */
 import * as k8s from "@kubernetes/client-node";
+import { execa, type ResultPromise } from "execa";
 import {
   API_GROUP,
   API_GROUP_VERSION,
@@ -31,7 +33,7 @@ import {
 import { AGENT_NAME, COMPONENT_LABEL, KUBELET_PORT } from "../../provider/cluster/agent-components.js";
 import { forgeCertificateAuthority, forgeClientCertificate } from "../../provider/pki/x509.js";
 import { readClusterCa } from "../../local-cluster/control-plane.js";
-import { httpsAnswer } from "../support/probes.js";
+import { httpsAnswer, tcpGreeting } from "../support/probes.js";
 import { statusOf } from "../../provider/kube/errors.js";
 import { TUNNEL_DEFAULTS } from "../../provider/network-fabric/tunnel-plan.js";
 import { ensureTunnel } from "../../provider/network-fabric/tunnel.js";
@@ -74,6 +76,29 @@ function namespaceGone(core: k8s.CoreV1Api, name: string, endpoint: string): Pro
         ? { done: false, state: "still there" }
         : { done: true, value: undefined },
   );
+}
+
+/** The local port `kubectl port-forward … :PORT` chose, from its first line of output. */
+function forwardedPort(forward: ResultPromise, endpoint: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`kubectl port-forward via ${endpoint}: no forwarding port said within 60 s`)),
+      60_000,
+    );
+    let seen = "";
+    forward.stdout!.on("data", (chunk: Buffer) => {
+      seen += chunk.toString();
+      const port = /Forwarding from 127\.0\.0\.1:(\d+)/.exec(seen)?.[1];
+      if (port) {
+        clearTimeout(timer);
+        resolve(Number(port));
+      }
+    });
+    void forward.then((result) => {
+      clearTimeout(timer);
+      reject(new Error(`kubectl port-forward via ${endpoint} ended: ${String(result.stderr)}`));
+    });
+  });
 }
 
 /** A Deployment `app` of `replicas` podtool pods as a chart ships it: nothing in it knows of virtual nodes. */
@@ -199,6 +224,24 @@ describe("offloading on real clusters (shared lab)", () => {
       expect(
         await throughVirtualKubelet(["exec", "-n", NAMESPACE, first, "--", "/podtool", "tcp", "127.0.0.1:8080"]),
       ).toContain(`podtool ${first} `);
+
+      // kubectl port-forward on b: a local port reaches the offloaded pod's 8080 on a, through b's
+      // API server, the virtual kubelet, and a's API server.
+      const forward = execa(
+        "kubectl",
+        ["--kubeconfig", b.kubeconfig, "port-forward", "-n", NAMESPACE, first, ":8080"],
+        {
+          reject: false,
+          stdin: "ignore",
+        },
+      );
+      try {
+        const localPort = await forwardedPort(forward, b.apiServerUrl);
+        expect(await tcpGreeting(undefined, "127.0.0.1", localPort)).toContain(`podtool ${first} `);
+      } finally {
+        forward.kill("SIGTERM");
+        await forward;
+      }
 
       // The endpoint itself, called as strangers from b's network: no certificate, or one b's CA did
       // not sign (though it names an admin), is turned away at the handshake; a user of b without
@@ -687,6 +730,25 @@ describe("offloading on real clusters (shared lab)", () => {
         expect(
           (await aCore.listNamespacedPod({ namespace: remoteOf("late") })).items.map((p) => p.status?.phase),
         ).toEqual(["Running"]);
+
+        // kubectl run -i --rm there: the pod runs on a, b's terminal talks to it (attach through the
+        // virtual kubelet), and it is removed once it ends.
+        const talk = await execa(
+          "kubectl",
+          [
+            ...["--kubeconfig", b.kubeconfig, "run", "talk", "-n", "late", "-i", "--rm", "--restart=Never"],
+            ...[`--image=${imageReference("podtool")}`, "--image-pull-policy=Never", "--pod-running-timeout=3m"],
+            ...["--command", "--", "/podtool", "heard"],
+          ],
+          { input: "hello across\n", reject: false, timeout: 240_000 },
+        );
+        expect({ exitCode: talk.exitCode, stdout: talk.stdout }).toEqual({
+          exitCode: 0,
+          stdout: expect.stringContaining("podtool heard: hello across") as unknown as string,
+        });
+        expect(
+          await bCore.readNamespacedPod({ name: "talk", namespace: "late" }).then(() => "still there", statusOf),
+        ).toBe(404);
 
         // Its label gone, "early" is withdrawn: its offloading, its remote namespace, the agent's right to read it.
         await labelNamespace("early", null);

@@ -57,6 +57,24 @@ export async function canConnectTcp(
 }
 
 /**
+ * What a TCP server at `host:port` says first, read from namespace `netns` (the host's if
+ * undefined): its first chunk of data within `timeoutMs`; rejects when none comes.
+ */
+export function tcpGreeting(
+  netns: string | undefined,
+  host: string,
+  port: number,
+  timeoutMs = 10_000,
+): Promise<string> {
+  const script = `
+    const s = require("node:net").connect(Number(process.argv[2]), process.argv[1]);
+    s.setTimeout(Number(process.argv[3]), () => { console.error("no data in time"); process.exit(1); });
+    s.on("data", (d) => { process.stdout.write(d); s.destroy(); });
+    s.on("error", (e) => { console.error("error " + e.code); process.exit(1); });`;
+  return outputOf(nodeIn(netns, script, [host, String(port), String(timeoutMs)]), timeoutMs + 5000);
+}
+
+/**
  * One HTTPS GET from namespace `netns` to `url`, presenting client certificate `client` if given
  * (the server's own certificate is not checked: the probe is the stranger here). Resolves with
  * `<status> <body>`, or `tls <error code>` when the handshake is refused.

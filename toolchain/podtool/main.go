@@ -15,6 +15,8 @@
 //	                              ServiceAccount: GET PATH (POST BODY); prints status and body; exit 0 on 2xx
 //	podtool exit CODE MESSAGE     writes MESSAGE to /dev/termination-log (the kubelet's termination
 //	                              message) and exits with CODE: a Job's pod that succeeds or fails
+//	podtool heard                 answers each line of standard input with "podtool heard: LINE";
+//	                              exit 0 at its end (`kubectl run -i`, `kubectl attach`)
 package main
 
 import (
@@ -37,7 +39,7 @@ import (
 	"time"
 )
 
-const usage = "usage: podtool pause | serve [--tcp :8080] | tcp HOST:PORT | ping HOST | flow HOST SECONDS | api PATH [BODY] | exit CODE MESSAGE"
+const usage = "usage: podtool pause | serve [--tcp :8080] | tcp HOST:PORT | ping HOST | flow HOST SECONDS | api PATH [BODY] | exit CODE MESSAGE | heard"
 
 func main() {
 	if len(os.Args) < 2 {
@@ -78,6 +80,11 @@ func main() {
 			fail(usage)
 		}
 		api(os.Args[2], os.Args[3:])
+	case "heard":
+		if len(os.Args) != 2 {
+			fail(usage)
+		}
+		heard()
 	case "exit":
 		if len(os.Args) != 4 {
 			fail(usage)
@@ -102,6 +109,15 @@ func fail(message string) {
 
 // pause is a sandbox's process: it holds the pod's namespaces until the runtime stops it. As PID 1
 // it gets no default signal handling, so it must catch the signals itself or never end.
+// heard answers each line of its standard input with "podtool heard: <line>" and ends at its end:
+// what `kubectl run -i` and `kubectl attach` show went both ways.
+func heard() {
+	lines := bufio.NewScanner(os.Stdin)
+	for lines.Scan() {
+		fmt.Printf("podtool heard: %s\n", lines.Text())
+	}
+}
+
 func pause() {
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
