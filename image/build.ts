@@ -1,5 +1,5 @@
 /**
- * `npm run image`: builds the agent, podtool and pause images into OCI archives, and says what
+ * `npm run image`: builds the agent, podtool, pause and coredns images into OCI archives, and says what
  * each weighs and what takes the room. Inputs are the toolchain's files and this machine's tools;
  * the same inputs give the same archives, byte for byte.
  */
@@ -13,12 +13,12 @@ import { build } from "esbuild";
 import { agentImage, type NamedImage } from "./agent-image.js";
 import { findOnPath } from "./host-files.js";
 import { writeImageArchive, type ImageArchive } from "./oci-archive.js";
-import { pauseImage, podtoolImage } from "./podtool-images.js";
+import { corednsImage, pauseImage, podtoolImage } from "./podtool-images.js";
 
 const run = promisify(execFile);
 
 /** The images `npm run image` builds. */
-export const IMAGE_NAMES = ["agent", "podtool", "pause"] as const;
+export const IMAGE_NAMES = ["agent", "podtool", "pause", "coredns"] as const;
 
 /** One of IMAGE_NAMES. */
 export type ImageName = (typeof IMAGE_NAMES)[number];
@@ -120,10 +120,18 @@ export async function buildImages(options: BuildOptions): Promise<BuiltImage[]> 
       const image: NamedImage =
         name === "agent"
           ? await agentSpec(work, notes)
-          : {
-              spec: (name === "podtool" ? podtoolImage : pauseImage)(podtoolBinary(options), packageVersion()),
-              layerNames: ["podtool (static)"],
-            };
+          : name === "coredns"
+            ? {
+                spec: corednsImage(
+                  findOnPath("coredns", "the toolchain builds it: . scripts/env.sh"),
+                  packageVersion(),
+                ),
+                layerNames: ["coredns (static)"],
+              }
+            : {
+                spec: (name === "podtool" ? podtoolImage : pauseImage)(podtoolBinary(options), packageVersion()),
+                layerNames: ["podtool (static)"],
+              };
       const file = join(options.outDir, `${name}.oci.tar`);
       const archive = await writeImageArchive(file, image.spec);
       built.push({ ...archive, name, file, layerNames: image.layerNames, notes });

@@ -1,7 +1,8 @@
 /**
- * The test pods' images, both from the one static podtool binary (toolchain/podtool/main.go):
- * podtool (`serve` by default; `tcp` and `ping` as commands) and pause (containerd's sandbox
- * image: `podtool pause` sleeps until SIGTERM). One file each, nothing else: the binary is static.
+ * The local clusters' own images besides the agent's, each one static binary and nothing else:
+ * podtool (test pods; `serve` by default, `tcp` and `ping` as commands) and pause (containerd's
+ * sandbox image: `podtool pause` sleeps until SIGTERM), both from toolchain/podtool/main.go, and
+ * coredns (cluster DNS, toolchain/coredns/main.go).
  */
 import type { ImageSpec } from "./oci-archive.js";
 import { projectImageReference } from "./reference.js";
@@ -21,5 +22,18 @@ export function pauseImage(binary: string, version: string): ImageSpec {
     reference: projectImageReference("pause", version),
     layers: [[{ path: "/podtool", type: "file", content: binary, mode: 0o755 }]],
     config: { entrypoint: ["/podtool", "pause"], user: "65535:65535" },
+  };
+}
+
+/**
+ * The local clusters' DNS image: the toolchain's static coredns, entrypoint /coredns. Root with
+ * only NET_BIND_SERVICE (its pod says so), to bind port 53: Kubernetes gives an added capability to
+ * a non-root process only as an ambient one, which it does not set.
+ */
+export function corednsImage(binary: string, version: string): ImageSpec {
+  return {
+    reference: projectImageReference("coredns", version),
+    layers: [[{ path: "/coredns", type: "file", content: binary, mode: 0o755 }]],
+    config: { entrypoint: ["/coredns"] },
   };
 }

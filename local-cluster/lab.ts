@@ -53,6 +53,7 @@ import { importImages, nodeBinaries, startNodeProcesses, teardownNode, waitForNo
 import { createNodeNetwork } from "./node-network.js";
 import { raiseHostLimits } from "./host-limits.js";
 import { nodeImages } from "./node-images.js";
+import { clusterDnsAddress, deployClusterDns } from "./cluster-dns.js";
 
 export type { ClusterRequest } from "./plan.js";
 export type { ClusterState, LabState } from "./state.js";
@@ -261,6 +262,7 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
       writeNodeFiles(cluster, node, {
         node,
         clusterPodCidr: cluster.podCidr,
+        clusterDns: clusterDnsAddress(cluster.serviceCidr),
         pauseImage: images.pause,
         caFile: controlPlaneFiles(cluster.dir).caCert,
         binaries,
@@ -294,6 +296,7 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
     const spec = controlPlaneSpec(state, cluster);
     await waitForControllers(spec, deadProcess(state, cluster), timeoutMs).catch(withLogs(cluster));
     await waitForNodes(cluster, deadProcess(state, cluster), timeoutMs).catch(withLogs(cluster));
+    await deployClusterDns(cluster.kubeconfig, cluster.serviceCidr, images.coredns);
     if (state.hostAgent !== false) startAgent(spec, record(cluster), options.agentEnvironment);
     log(
       `[lab ${name}] cluster ${cluster.name}: ready at ${cluster.apiServerUrl} (kubeconfig ${cluster.kubeconfig}); ` +

@@ -6,6 +6,7 @@
  * file and teardown knows where everything is.
  */
 import { join } from "node:path";
+import { CLUSTER_DOMAIN } from "./cluster-dns.js";
 import { nodePaths, type PlannedNode } from "./node-plan.js";
 
 /** Where the node's binaries are (absolute paths: a restarted process must not depend on PATH). */
@@ -24,6 +25,8 @@ export interface NodeConfigInputs {
   readonly node: PlannedNode;
   /** The cluster's pod CIDR (kube-proxy tells pod traffic from outside traffic by it). */
   readonly clusterPodCidr: string;
+  /** The address of the cluster's DNS Service (`kube-dns`), every pod's name server (cluster-dns.ts). */
+  readonly clusterDns: string;
   /** The sandbox (pause) image's reference: containerd never pulls it, it is imported. */
   readonly pauseImage: string;
   /** The cluster CA's certificate file (kubelet's client CA). */
@@ -129,7 +132,7 @@ export function cniConfig(node: PlannedNode): string {
 export interface KubeletFiles {
   /** kubelet's kubeconfig (the node's identity). */
   readonly kubeconfig: string;
-  /** The resolv.conf pods get (local clusters have no DNS). */
+  /** The node's own resolv.conf: what pods of `dnsPolicy: Default` (CoreDNS itself) get. */
   readonly resolvConf: string;
 }
 
@@ -163,6 +166,9 @@ export function kubeletConfig(inputs: NodeConfigInputs): string {
     cgroupRoot: node.cgroupRoot,
     failSwapOn: false,
     resolvConf: files.resolvConf,
+    // Every other pod asks the cluster's DNS, as in a kubeadm cluster.
+    clusterDNS: [inputs.clusterDns],
+    clusterDomain: CLUSTER_DOMAIN,
     readOnlyPort: 0,
     healthzBindAddress: "127.0.0.1",
     authentication: {

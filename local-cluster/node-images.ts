@@ -1,6 +1,7 @@
 /**
  * The images every worker node gets at `up`: the pause image (containerd's sandbox image), the
- * podtool image (test pods) and the agent's, as `npm run image` writes them to `dist/image/`.
+ * podtool image (test pods), the coredns image (cluster DNS) and the agent's, as `npm run image`
+ * writes them to `dist/image/`.
  * Nodes have no registry to pull from: each is imported into each node's containerd.
  */
 import { existsSync, readdirSync, statSync } from "node:fs";
@@ -17,6 +18,8 @@ export interface NodeImages {
   readonly pause: string;
   /** The podtool image's reference. */
   readonly podtool: string;
+  /** The coredns image's reference (cluster DNS). */
+  readonly coredns: string;
   /** The agent image's reference. */
   readonly agent: string;
   /** The archives to import into every node, those that exist. */
@@ -45,10 +48,11 @@ function newestUnder(dir: string): number {
 }
 
 /**
- * What makes an archive out of date: for pause and podtool, the podtool binary; for the agent, its
- * sources and the locked dependencies (bundled into it).
+ * What makes an archive out of date: for pause and podtool, the podtool binary; for coredns, its
+ * binary; for the agent, its sources and the locked dependencies (bundled into it).
  */
 function inputsChangedAt(name: ImageName): number {
+  if (name === "coredns") return statSync(commandPath("coredns")).mtimeMs;
   if (name !== "agent") return statSync(commandPath("podtool")).mtimeMs;
   const files = ["package.json", "package-lock.json"].map((f) => join(REPO_ROOT, f)).filter((f) => existsSync(f));
   return Math.max(
@@ -61,8 +65,8 @@ const stale = (name: ImageName): boolean =>
   !existsSync(imageArchive(name)) || statSync(imageArchive(name)).mtimeMs < inputsChangedAt(name);
 
 /**
- * The images for the nodes, and the archives to import. The pause and podtool archives are
- * (re)built when missing or older than the podtool binary (one static binary each: quick). The
+ * The images for the nodes, and the archives to import. The pause, podtool and coredns archives are
+ * (re)built when missing or older than their binary (one static binary each: quick). The
  * agent's is built too, when older than its sources, if `agent` says the lab needs it (its agents
  * run as pods); otherwise it is imported when `npm run image` has built it. One build at a time on
  * this machine: labs come up side by side, and they share `dist/image/`.
@@ -70,7 +74,9 @@ const stale = (name: ImageName): boolean =>
 export async function nodeImages(log: (line: string) => void, agent: "needed" | "if-built"): Promise<NodeImages> {
   const lock = join(tmpdir(), `pulumi-liqo-images-${REPO_ROOT.replaceAll("/", "_")}.lock`);
   await withFileLock(lock, async () => {
-    const names = (["pause", "podtool", ...(agent === "needed" ? ["agent" as const] : [])] as const).filter(stale);
+    const names = (["pause", "podtool", "coredns", ...(agent === "needed" ? ["agent" as const] : [])] as const).filter(
+      stale,
+    );
     if (names.length === 0) return;
     const started = Date.now();
     const built = await buildImages({ outDir: dirname(imageArchive("agent")), only: names });
@@ -84,7 +90,13 @@ export async function nodeImages(log: (line: string) => void, agent: "needed" | 
   return {
     pause: imageReference("pause"),
     podtool: imageReference("podtool"),
+    coredns: imageReference("coredns"),
     agent: imageReference("agent"),
-    archives: [imageArchive("pause"), imageArchive("podtool"), ...(withAgent ? [imageArchive("agent")] : [])],
+    archives: [
+      imageArchive("pause"),
+      imageArchive("podtool"),
+      imageArchive("coredns"),
+      ...(withAgent ? [imageArchive("agent")] : []),
+    ],
   };
 }

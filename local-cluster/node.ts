@@ -91,7 +91,8 @@ export function writeNodeFiles(cluster: PlannedCluster, node: PlannedNode, input
   writeFileSync(join(paths.cniConfDir, "10-pods.conflist"), cniConfig(node));
   writeFileSync(files.kubeletConfig, kubeletConfig(inputs));
   writeFileSync(files.kubeProxyConfig, kubeProxyConfig(inputs));
-  writeFileSync(files.resolvConf, "# Local clusters have no cluster DNS.\noptions ndots:1\n");
+  // The nodes have no name server of their own: only cluster DNS answers, and only for cluster names.
+  writeFileSync(files.resolvConf, "# No name server outside the cluster's own DNS.\noptions ndots:1\n");
   const ca = readClusterCa(cluster.dir);
   const server = `https://${NODE_LAN_API_ADDRESS}:${API_SERVER_PORT}`;
   writeKubeconfig(files.kubeconfig, cluster.name, ca, server, {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs and builds, at the versions pinned in scripts/versions.sh, everything the project runs
 # besides its npm packages: its own Node, the pulumi CLI and Node.js language host, the Kubernetes
-# control plane, etcd, wireguard-go, and a few Debian packages. Then installs the npm packages.
+# control plane, etcd, CoreDNS, wireguard-go, and a few Debian packages. Then installs the npm packages.
 #
 # Idempotent: every built artefact is cached under $LIQO_CACHE keyed by its version, built in a
 # temporary directory and renamed into place only when complete, so a killed run leaves no half
@@ -134,14 +134,22 @@ unpack_debian() {
 build_runc() { unpack_debian "$1" runc "$RUNC_DEBIAN_VERSION"; }
 build_cni_plugins() { unpack_debian "$1" containernetworking-plugins "$CNI_PLUGINS_DEBIAN_VERSION"; }
 
-build_etcd() {
-  local out=$1
+# build_main OUT NAME MODULE VERSION: builds toolchain/NAME/main.go, which requires MODULE at
+# VERSION (its other modules resolved through the module proxy), into OUT/bin/NAME, static.
+build_main() {
+  local out=$1 name=$2 module=$3 version=$4
   mkdir -p "$out/src"
-  cp "$REPO_ROOT/toolchain/etcd/main.go" "$out/src/"
-  printf 'module pulumi-liqo.local/toolchain/etcd\n\ngo 1.26.0\n\nrequire go.etcd.io/etcd/server/v3 v%s\n' "$ETCD_VERSION" >"$out/src/go.mod"
-  (cd "$out/src" && run_logged "etcd v$ETCD_VERSION" "$out/build.log" \
-    env CGO_ENABLED=0 GOFLAGS=-mod=mod go build -o "$out/bin/etcd" -ldflags "-s -w" .)
+  cp "$REPO_ROOT/toolchain/$name/main.go" "$out/src/"
+  printf 'module pulumi-liqo.local/toolchain/%s\n\ngo 1.26.0\n\nrequire %s v%s\n' "$name" "$module" "$version" >"$out/src/go.mod"
+  (cd "$out/src" && run_logged "$name v$version" "$out/build.log" \
+    env CGO_ENABLED=0 GOFLAGS=-mod=mod go build -o "$out/bin/$name" -ldflags "-s -w" .)
 }
+
+build_etcd() { build_main "$1" etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION"; }
+
+# coredns: the local clusters' DNS (local-cluster/cluster-dns.ts), CoreDNS's own packages with the
+# plugins toolchain/coredns/main.go names, static.
+build_coredns() { build_main "$1" coredns github.com/coredns/coredns "$COREDNS_VERSION"; }
 
 # podtool: the test images' program (toolchain/podtool/main.go, standard library only), static.
 build_podtool() {
@@ -184,6 +192,7 @@ build_once "$LIQO_CACHE/cni-plugins-$CNI_PLUGINS_DEBIAN_VERSION" "CNI plugins $C
 build_once "$LIQO_CACHE/etcd-$ETCD_VERSION" "etcd $ETCD_VERSION" build_etcd
 build_once "$LIQO_CACHE/wireguard-go-$WIREGUARD_GO_VERSION" "wireguard-go $WIREGUARD_GO_VERSION" build_wireguard_go
 build_once "$PODTOOL_HOME" "podtool" build_podtool
+build_once "$COREDNS_HOME" "coredns $COREDNS_VERSION" build_coredns
 install_npm_packages
 build_pulumi
 step "ready: $(toolchain_path | tr ':' ' ')"

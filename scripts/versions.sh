@@ -18,6 +18,8 @@ RUNC_DEBIAN_VERSION=1.1.5+ds1-1+deb12u1
 CNI_PLUGINS_DEBIAN_VERSION=1.1.1+ds1-3+b5
 # etcd server: the 3.6 line, which Kubernetes 1.36's client requires.
 ETCD_VERSION=3.6.16
+# CoreDNS, the local clusters' DNS: the version kubeadm 1.36 pins (its constants.CoreDNSVersion).
+COREDNS_VERSION=1.14.2
 # wireguard-go has no release tags on the module proxy; this is the newest pseudo-version.
 WIREGUARD_GO_VERSION=v0.0.0-20260522210424-ecfc5a8d5446
 # Debian packages the clusters and tunnels need, each as package:command-it-provides (installed

@@ -2,8 +2,8 @@
  * Worker nodes in local clusters: one private lab of two clusters with two nodes each, shared by
  * every test here. Nodes register and go Ready; podtool pods run on each node with an address from
  * the node's /24; `kubectl logs` and `exec` work; pods reach each other across nodes (routed over
- * the cluster's node LAN), through a ClusterIP Service and to the API server through the
- * `kubernetes` Service; and `down`, after the lab's processes were killed, leaves nothing.
+ * the cluster's node LAN), through a ClusterIP Service (also by name, through cluster DNS) and to
+ * the API server through the `kubernetes` Service; and `down`, after the lab's processes were killed, leaves nothing.
  */
 import * as k8s from "@kubernetes/client-node";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -163,6 +163,28 @@ describe("worker nodes (private lab: clusters a and b, two nodes each)", () => {
       });
       const out = await podtoolFrom(cluster, 2, "tcp", `${service.spec!.clusterIP!}:80`);
       expect(out).toContain(`podtool ${podName(cluster, 1)} `);
+    },
+    TEST_BOUND_MS,
+  );
+
+  test(
+    "GIVEN cluster DNS (CoreDNS behind kube-dns) WHEN the pod on node 2 dials a Service by its short name, with its " +
+      "namespace and by its FQDN THEN each resolves to the Service and the node-1 pod answers; a name outside the cluster does not resolve",
+    async () => {
+      const cluster = clusterOf(lab!, "b");
+      await core(cluster).createNamespacedService({
+        namespace: NAMESPACE,
+        body: {
+          metadata: { name: "named" },
+          spec: { selector: { app: "podtool", node: "n1" }, ports: [{ port: 80, targetPort: 8080 }] },
+        },
+      });
+      const dns = await core(cluster).readNamespacedService({ name: "kube-dns", namespace: "kube-system" });
+      expect(dns.spec?.clusterIP).toBe(Cidr.parse(cluster.serviceCidr).nth(10));
+      // CoreDNS comes up beside the lab's first pods, as in a new kubeadm cluster: the first name may take a moment.
+      for (const name of ["named", `named.${NAMESPACE}`, `named.${NAMESPACE}.svc.cluster.local`])
+        expect(await podtoolFrom(cluster, 2, "tcp", `${name}:80`, 90_000)).toContain(`podtool ${podName(cluster, 1)} `);
+      await expect(podtoolFrom(cluster, 2, "tcp", "example.com:80", 5_000)).rejects.toThrow();
     },
     TEST_BOUND_MS,
   );

@@ -18,6 +18,7 @@ const nodes = planNodes(
 const inputs = (index: number): NodeConfigInputs => ({
   node: nodes[index - 1]!,
   clusterPodCidr: "10.100.0.0/16",
+  clusterDns: "10.200.0.10",
   pauseImage: "pulumi-liqo.local/pause:1.2.3",
   caFile: "/tmp/labs/t1/a/pki/ca.crt",
   binaries: { runc: "/cache/runc", shim: "/cache/containerd-shim-runc-v2", cniBinDir: "/cache/cni" },
@@ -81,6 +82,8 @@ describe("kubelet and kube-proxy", () => {
       containerRuntimeEndpoint: "unix:///tmp/labs/t1/a/n1/run/containerd.sock",
       authentication: { x509: { clientCAFile: "/tmp/labs/t1/a/pki/ca.crt" }, webhook: { enabled: true } },
       authorization: { mode: "Webhook" },
+      clusterDNS: ["10.200.0.10"],
+      clusterDomain: "cluster.local",
     });
   });
 
