@@ -1,0 +1,261 @@
+/**
+ * Services across a peering, decided from specs alone (pure, no I/O): what a consumer asks a
+ * provider to hold for one Service of an offloaded namespace, and what the provider accepts.
+ *
+ * The consumer's Service `echo` of namespace `shop` becomes Service `echo` of the remote
+ * namespace on the provider, with the same ports, selector and type (the provider assigns its own
+ * ClusterIP; headless stays headless). The provider's own endpoint controller lists the offloaded
+ * pods that run there (the selector matches them in the remote namespace); the endpoints that live
+ * elsewhere (the consumer's own pods, other providers') come as one EndpointSlice, at the addresses
+ * the provider reaches them by through the tunnel, and not ready while the tunnel is down.
+ *
+ * The provider trusts none of it: a Service whose type or fields would reach past the remote
+ * namespace (a NodePort or LoadBalancer opens the provider's nodes; ExternalName and externalIPs
+ * redirect traffic of the whole cluster) is refused, and so is an endpoint outside the consumer's
+ * pod range as this provider sees it (which would point the provider's pods, by a trusted name,
+ * at its own API server, nodes or other tenants' pods).
+ */
+import type { V1EndpointSlice, V1Service, V1ServicePort } from "@kubernetes/client-node";
+import { Cidr } from "../net/cidr.js";
+import { translateAddress } from "../network-fabric/remap.js";
+import type { Refusal } from "./pod-policy.js";
+
+/** Most ports a reflected Service may have (Kubernetes has no limit; a request this big is not a Service of an app). */
+export const MAX_SERVICE_PORTS = 64;
+/** Most endpoints one reflected Service may list from outside the provider (one EndpointSlice holds up to 1000). */
+export const MAX_OUTSIDE_ENDPOINTS = 1000;
+
+/** One port of a reflected Service. */
+export interface ServicePortRequest {
+  readonly name?: string;
+  readonly protocol: "TCP" | "UDP" | "SCTP";
+  readonly port: number;
+  /** A number, or the name of a container port of the selected pods. */
+  readonly targetPort: number | string;
+}
+
+/** An endpoint of a reflected Service that lives outside the provider, as the provider reaches it. */
+export interface OutsideEndpoint {
+  readonly address: string;
+  readonly ready: boolean;
+  /** The pod it is on the consumer (shown, never trusted). */
+  readonly podName?: string;
+}
+
+/** What a consumer asks a provider to hold for one Service of an offloaded namespace. */
+export interface ServiceRequest {
+  /** The Service's name, the same on both sides. */
+  readonly name: string;
+  /** `ClusterIP`, or headless (`clusterIP: None`). */
+  readonly headless: boolean;
+  readonly ports: readonly ServicePortRequest[];
+  /** The selector, which on the provider matches the offloaded pods of the remote namespace. */
+  readonly selector?: Readonly<Record<string, string>>;
+  /** The endpoints outside the provider, at the provider's addresses for them. */
+  readonly outside: readonly OutsideEndpoint[];
+}
+
+/** How a consumer's pod addresses translate to the addresses a provider reaches them by (from the tunnel). */
+export interface ConsumerPodsAsSeen {
+  /** The consumer's real pod CIDR. */
+  readonly real: Cidr;
+  /** The same range as the provider sees it through the tunnel (remapped when the two overlap). */
+  readonly asSeen: Cidr;
+}
+
+const PROTOCOLS = new Set(["TCP", "UDP", "SCTP"]);
+
+/** The request for `service`, or why it is not reflected (a type that stays on the consumer). Pure. */
+export function serviceRequestOf(
+  service: V1Service,
+  slices: readonly V1EndpointSlice[],
+  offloadedHere: (podName: string) => boolean,
+  view: ConsumerPodsAsSeen | undefined,
+): ServiceRequest | { readonly skipped: string } {
+  const spec = service.spec ?? {};
+  const name = service.metadata?.name ?? "";
+  const type = spec.type ?? "ClusterIP";
+  if (type === "ExternalName")
+    return { skipped: `Service ${name} is ExternalName: it names a host, nothing to reflect` };
+  const ports = (spec.ports ?? []).map((p: V1ServicePort): ServicePortRequest => ({
+    ...(p.name ? { name: p.name } : {}),
+    protocol: (p.protocol ?? "TCP") as ServicePortRequest["protocol"],
+    port: p.port,
+    targetPort: p.targetPort ?? p.port,
+  }));
+  // Without the tunnel's view the consumer's pods cannot be reached from there: none is listed.
+  const outside: OutsideEndpoint[] = [];
+  if (view) {
+    for (const slice of slices) {
+      if (slice.addressType !== "IPv4") continue;
+      for (const endpoint of slice.endpoints ?? []) {
+        const pod = endpoint.targetRef?.kind === "Pod" ? endpoint.targetRef.name : undefined;
+        // Offloaded to this provider: its own controller lists the real pod there.
+        if (pod && offloadedHere(pod)) continue;
+        for (const address of endpoint.addresses) {
+          if (!safeContains(view.real, address)) continue; // Not a pod of the consumer's: not reachable through the tunnel.
+          outside.push({
+            address: translateAddress(address, view.real, view.asSeen),
+            ready: endpoint.conditions?.ready !== false,
+            ...(pod ? { podName: pod } : {}),
+          });
+        }
+      }
+    }
+  }
+  return {
+    name,
+    headless: spec.clusterIP === "None",
+    ports,
+    ...(spec.selector && Object.keys(spec.selector).length > 0 ? { selector: { ...spec.selector } } : {}),
+    outside,
+  };
+}
+
+/** Marks every outside endpoint not ready: what a provider's copy must say while the tunnel is down. Pure. */
+export function withTunnelDown(request: ServiceRequest): ServiceRequest {
+  return { ...request, outside: request.outside.map((e) => ({ ...e, ready: false })) };
+}
+
+/** Port numbers, names and protocols a Service port may have. */
+function refusePort(port: ServicePortRequest, index: number): Refusal | undefined {
+  const where = `ports[${index}]`;
+  if (!PROTOCOLS.has(port.protocol))
+    return {
+      reason: "Invalid",
+      message: `${where}.protocol: ${JSON.stringify(port.protocol)} is not TCP, UDP or SCTP`,
+    };
+  if (!Number.isInteger(port.port) || port.port < 1 || port.port > 65535)
+    return { reason: "Invalid", message: `${where}.port: ${JSON.stringify(port.port)} is not a port` };
+  const target = port.targetPort;
+  const validTarget =
+    typeof target === "number"
+      ? Number.isInteger(target) && target >= 1 && target <= 65535
+      : typeof target === "string" && /^[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?$/.test(target);
+  if (!validTarget)
+    return {
+      reason: "Invalid",
+      message: `${where}.targetPort: ${JSON.stringify(target)} is neither a port nor a port name`,
+    };
+  return undefined;
+}
+
+/**
+ * Why a provider refuses a consumer's Service request, or undefined when it may hold it: only the
+ * fields of {@link ServiceRequest} exist (a type, external IPs, node ports, an external name, a
+ * load balancer are refused by name, whatever their value), and every outside endpoint must be in
+ * `consumerPods`, the consumer's pod range as this provider sees it. Pure.
+ */
+export function refuseServiceRequest(request: unknown, consumerPods: Cidr | undefined): Refusal | undefined {
+  if (typeof request !== "object" || request === null) return { reason: "Invalid", message: "not an object" };
+  const fields = request as Record<string, unknown>;
+  const known = new Set(["name", "headless", "ports", "selector", "outside"]);
+  const extra = Object.keys(fields).find((key) => !known.has(key));
+  if (extra !== undefined) {
+    const reason = ["type", "externalIPs", "externalName", "loadBalancerIP", "nodePort"].includes(extra)
+      ? "ServiceType"
+      : "Invalid";
+    return { reason, message: `${extra}: a reflected Service is ClusterIP or headless only, with nothing else` };
+  }
+  if (typeof fields["name"] !== "string" || !/^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/.test(fields["name"]))
+    return { reason: "Invalid", message: `name: ${JSON.stringify(fields["name"])} is not a Service name` };
+  if (typeof fields["headless"] !== "boolean") return { reason: "Invalid", message: "headless: must be true or false" };
+  const ports = fields["ports"];
+  if (!Array.isArray(ports) || ports.length > MAX_SERVICE_PORTS)
+    return { reason: "Invalid", message: `ports: must be a list of at most ${MAX_SERVICE_PORTS}` };
+  for (const [index, port] of ports.entries()) {
+    if (typeof port !== "object" || port === null)
+      return { reason: "Invalid", message: `ports[${index}]: not an object` };
+    const nodePort = (port as Record<string, unknown>)["nodePort"];
+    if (nodePort !== undefined)
+      return { reason: "ServiceType", message: `ports[${index}].nodePort: node ports are not reflected` };
+    const refused = refusePort(port as ServicePortRequest, index);
+    if (refused) return refused;
+  }
+  if (ports.length === 0 && !fields["headless"])
+    return { reason: "Invalid", message: "ports: a Service that is not headless needs at least one" };
+  const selector = fields["selector"];
+  if (
+    selector !== undefined &&
+    (typeof selector !== "object" || selector === null || Object.values(selector).some((v) => typeof v !== "string"))
+  )
+    return { reason: "Invalid", message: "selector: must be a map of label keys to values" };
+  const outside = fields["outside"];
+  if (!Array.isArray(outside) || outside.length > MAX_OUTSIDE_ENDPOINTS)
+    return { reason: "Invalid", message: `outside: must be a list of at most ${MAX_OUTSIDE_ENDPOINTS} endpoints` };
+  for (const [index, endpoint] of outside.entries()) {
+    const address = (endpoint as Record<string, unknown> | null)?.["address"];
+    if (typeof address !== "string" || !consumerPods || !safeContains(consumerPods, address)) {
+      return {
+        reason: "EndpointOutsideConsumer",
+        message:
+          `outside[${index}].address: ${JSON.stringify(address)} is not in the consumer's pod range as this provider ` +
+          `sees it (${consumerPods?.toString() ?? "no tunnel yet"}): an endpoint may only be one of the consumer's pods`,
+      };
+    }
+  }
+  return undefined;
+}
+
+/** Whether `address` is a dotted IPv4 address inside `range` (anything else is not). */
+function safeContains(range: Cidr, address: string): boolean {
+  try {
+    return range.contains(address);
+  } catch {
+    return false;
+  }
+}
+
+/** The EndpointSlice controller of this project, which Kubernetes' own leaves alone. */
+export const ENDPOINT_SLICE_MANAGER = "peering.pulumi-liqo.dev";
+
+/** The provider's Service for an accepted request, in `remoteNamespace`: ClusterIP of its own, or headless. Pure. */
+export function forgeReflectedService(request: ServiceRequest, remoteNamespace: string): V1Service {
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: request.name, namespace: remoteNamespace },
+    spec: {
+      type: "ClusterIP",
+      ...(request.headless ? { clusterIP: "None" } : {}),
+      ports: request.ports.map((p) => ({
+        ...(p.name ? { name: p.name } : {}),
+        protocol: p.protocol,
+        port: p.port,
+        targetPort: p.targetPort as never,
+      })),
+      ...(request.selector ? { selector: { ...request.selector } } : {}),
+    },
+  };
+}
+
+/**
+ * The provider's EndpointSlice of an accepted request's outside endpoints, beside the slices its
+ * own controller makes of the offloaded pods there: kube-proxy and cluster DNS join them by the
+ * Service's name. A port by name is resolved by the consumer's pods themselves, which the
+ * provider cannot see: such a port is listed by its Service port's number. Pure.
+ */
+export function forgeOutsideSlice(request: ServiceRequest, remoteNamespace: string): V1EndpointSlice {
+  return {
+    apiVersion: "discovery.k8s.io/v1",
+    kind: "EndpointSlice",
+    metadata: {
+      name: `${request.name}-outside`.slice(0, 63).replace(/-+$/, ""),
+      namespace: remoteNamespace,
+      labels: {
+        "kubernetes.io/service-name": request.name,
+        "endpointslice.kubernetes.io/managed-by": ENDPOINT_SLICE_MANAGER,
+      },
+    },
+    addressType: "IPv4",
+    endpoints: request.outside.map((e) => ({
+      addresses: [e.address],
+      conditions: { ready: e.ready },
+    })),
+    ports: request.ports.map((p) => ({
+      ...(p.name ? { name: p.name } : {}),
+      protocol: p.protocol,
+      port: typeof p.targetPort === "number" ? p.targetPort : p.port,
+    })),
+  };
+}
