@@ -91,7 +91,7 @@ describe("what a provider holds for a consumer's Service (the consumer attacking
       "kubernetes.io/service-name": "echo",
       "endpointslice.kubernetes.io/managed-by": "peering.pulumi-liqo.dev",
     });
-    expect(outside.endpoints.map((e) => [e.addresses[0], e.conditions?.ready])).toEqual([
+    expect(outside.endpoints!.map((e) => [e.addresses[0], e.conditions?.ready])).toEqual([
       ["10.71.1.5", true],
       ["10.71.2.9", false],
     ]);
