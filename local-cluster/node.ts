@@ -279,8 +279,9 @@ export async function teardownNode(node: PlannedNode): Promise<string[]> {
       .then(
         () => true,
         (error: CommandError) => {
-          // Gone meanwhile: a shim that exits unmounts its container's rootfs itself (seen in CI).
-          if (/not mounted/.test(error.stderr)) return false;
+          // Gone meanwhile: a shim that exits unmounts its container's rootfs itself (seen in CI), or a
+          // lazy unmount of the mount above took this one with it ("no mount point specified").
+          if (/not mounted|no mount point specified/.test(error.stderr)) return false;
           throw error;
         },
       );
