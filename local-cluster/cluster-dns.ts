@@ -101,7 +101,7 @@ export function forgeClusterDns(serviceCidr: string, image: string): k8s.Kuberne
                   { name: "dns-tcp", containerPort: 53, protocol: "TCP" },
                 ],
                 volumeMounts: [{ name: "config-volume", mountPath: "/etc/coredns", readOnly: true }],
-                readinessProbe: { httpGet: { path: "/ready", port: 8181 }, periodSeconds: 2 },
+                readinessProbe: { httpGet: { path: "/ready", port: 8181 } },
                 livenessProbe: {
                   httpGet: { path: "/health", port: 8080 },
                   initialDelaySeconds: 60,

@@ -132,8 +132,6 @@ export async function offloadSelectedNamespaces(
     scopeOf(request.name, request.namespaceSelector),
     request.podOffloading ?? DEFAULT_POD_OFFLOADING,
     STEP,
-    60_000,
-    undefined,
   );
   const applied = await ensureObject(kc, object).catch(describeFailure(`${STEP}: applying ${where}`, endpoint));
   const generation = applied.metadata?.generation ?? 1;
