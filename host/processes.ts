@@ -4,7 +4,7 @@
  * that record, so that nothing but what was started here is ever signalled.
  */
 import { spawn } from "node:child_process";
-import { closeSync, openSync, readFileSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { describeNamespace } from "./namespaces.js";
 
 /** What is needed to find, and only find, a process this harness started. */
@@ -114,6 +114,35 @@ export async function stopProcess(record: ProcessRecord, graceMs = 10_000): Prom
     process.kill(record.pid, "SIGKILL");
     while (isRunning(record)) await delay(50);
   }
+}
+
+/**
+ * PIDs of the processes (other than this one) that work from under directory `dir`: their
+ * executable, their working directory or one of their arguments lies there.
+ */
+export function pidsUsing(dir: string): number[] {
+  const under = (path: string): boolean => path === dir || path.startsWith(`${dir}/`);
+  const link = (pid: string, name: string): string => {
+    try {
+      return readlinkSync(`/proc/${pid}/${name}`);
+    } catch {
+      return ""; // Exited meanwhile, or a kernel thread.
+    }
+  };
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid)
+    .filter((pid) => {
+      let args: string[];
+      try {
+        args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      } catch {
+        return false;
+      }
+      return (
+        under(link(pid, "exe")) || under(link(pid, "cwd")) || args.some((arg) => under(arg) || arg.includes(`=${dir}/`))
+      );
+    })
+    .map(Number);
 }
 
 /** Reads the start time of a live process found by PID alone (e.g. listed in a namespace). */

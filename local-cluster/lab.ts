@@ -47,7 +47,7 @@ import {
   namespaceExists,
   namespacePids,
 } from "./netns.js";
-import { isRunning, recordOf, startInNamespace, stopProcess } from "../host/processes.js";
+import { isRunning, pidsUsing, recordOf, startInNamespace, stopProcess } from "../host/processes.js";
 import { planLab, type ClusterRequest, type PlannedCluster } from "./plan.js";
 import { importImages, nodeBinaries, startNodeProcesses, teardownNode, waitForNodes, writeNodeFiles } from "./node.js";
 import { createNodeNetwork } from "./node-network.js";
@@ -473,15 +473,7 @@ export async function downLab(name: string, root = DEFAULT_LAB_ROOT): Promise<st
   // Then what lives on in the lab's own namespaces: started by the lab's processes (wireguard-go,
   // by the gateways), so only now, when nothing is left to start it again (a gateway restarts a
   // wireguard-go that dies within a second).
-  for (const ns of netnses) {
-    for (const pid of await namespacePids(ns)) {
-      const record = recordOf(pid, `process in ${ns}`, "");
-      if (record && isRunning(record)) {
-        await stopProcess(record);
-        removed.push(`${record.name} (pid ${record.pid})`);
-      }
-    }
-  }
+  for (const ns of netnses) removed.push(...(await stopFound(await namespacePids(ns), `process in ${ns}`)));
   for (const ns of netnses) {
     if (namespaceExists(ns)) {
       await deleteNamespace(ns);
@@ -500,11 +492,27 @@ export async function downLab(name: string, root = DEFAULT_LAB_ROOT): Promise<st
     }
   }
   const dir = join(root, name);
+  // Last, whatever still works from the lab's directory and was started by none of the above (a
+  // command a shim or a pod had just started): it would write there again once it is removed.
+  removed.push(...(await stopFound(pidsUsing(dir), `process using ${dir}`)));
   if (existsSync(dir)) {
     rmSync(dir, { recursive: true, force: true });
     if (state) removed.push(`directory ${dir}`);
   }
   return removed;
+}
+
+/** Stops the processes found by PID (named `what`) that still run, and says which it stopped. */
+async function stopFound(pids: readonly number[], what: string): Promise<string[]> {
+  const stopped: string[] = [];
+  for (const pid of pids) {
+    const record = recordOf(pid, what, "");
+    if (record && isRunning(record)) {
+      await stopProcess(record);
+      stopped.push(`${record.name} (pid ${record.pid})`);
+    }
+  }
+  return stopped;
 }
 
 /** Prefix of every namespace of lab `name`. */

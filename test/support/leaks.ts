@@ -4,7 +4,7 @@
  * test asserts the lists are empty after destroy or unpeer.
  */
 import * as k8s from "@kubernetes/client-node";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { wireguardSocketPath } from "../../agent/gateway/index.js";
 import { bridgeName, namespacePrefix, type ClusterState } from "../../local-cluster/lab.js";
@@ -134,6 +134,10 @@ export async function labTraces(name: string, root: string, records: readonly Pr
     if (link === bridgeName(name) || link.startsWith(`${bridgeName(name)}-`)) found.push(`link ${link}`);
   }
   for (const r of records) if (isRunning(r)) found.push(`process ${r.name} ${r.pid}`);
-  if (existsSync(join(root, name))) found.push(`directory ${join(root, name)}`);
+  // What the directory holds, so that a failure says what came back (and who wrote it).
+  if (existsSync(join(root, name)))
+    found.push(
+      `directory ${join(root, name)} holding ${readdirSync(join(root, name), { recursive: true }).slice(0, 20).join(", ")}`,
+    );
   return found;
 }
