@@ -22,6 +22,9 @@ import { privateLabs, type LabRunner } from "./labs.js";
 const REPO = dirname(require.resolve("pulumi-liqo/package.json"));
 const PROGRAMS = join(REPO, "bench", "programs");
 
+/** The stacks' runs type-check their program, as a user's `pulumi up` does: the figures are a user's. */
+const AS_USERS_RUN = { typeCheck: true } as const;
+
 /** Seconds one `pulumi args…` took in `workspace`; throws with pulumi's diagnostics on failure. */
 async function secondsOf(workspace: PulumiWorkspace, args: readonly string[]): Promise<number> {
   return (await timed(() => workspace.ok(args))).seconds;
@@ -29,7 +32,7 @@ async function secondsOf(workspace: PulumiWorkspace, args: readonly string[]): P
 
 /** Runs `body` with an empty program's stack, brought up once, and removes it afterwards. */
 async function withEmptyStack<T>(body: (empty: PulumiWorkspace) => Promise<T>): Promise<T> {
-  const empty = await PulumiWorkspace.create(join(PROGRAMS, "empty"));
+  const empty = await PulumiWorkspace.create(join(PROGRAMS, "empty"), "test", undefined, AS_USERS_RUN);
   try {
     await empty.ok(["up", "--yes", "--skip-preview"]);
     return await body(empty);
@@ -44,7 +47,7 @@ async function withStack<T>(
   lab: LabState,
   body: (workspace: PulumiWorkspace) => Promise<T>,
 ): Promise<T> {
-  const workspace = await PulumiWorkspace.create(program);
+  const workspace = await PulumiWorkspace.create(program, "test", undefined, AS_USERS_RUN);
   try {
     await configureForLab(workspace, lab);
     return await body(workspace);
@@ -185,7 +188,7 @@ async function benchMesh(
     CLUSTER_NAMES.slice(0, size).map((name) => ({ name })),
     {},
     async (lab) => {
-      const workspace = await PulumiWorkspace.create(join(REPO, "examples", "mesh"));
+      const workspace = await PulumiWorkspace.create(join(REPO, "examples", "mesh"), "test", undefined, AS_USERS_RUN);
       try {
         await configureMeshForLab(workspace, lab);
         const up = await secondsOf(workspace, ["up", "--yes"]);

@@ -52,12 +52,9 @@ describe("the packed package", () => {
           ),
         ).toEqual([]);
 
-        workspace = await PulumiWorkspace.create(
-          join(REPO, "examples", "local-peering"),
-          "packed",
-          undefined,
-          join(packDir, filename),
-        );
+        workspace = await PulumiWorkspace.create(join(REPO, "examples", "local-peering"), "packed", undefined, {
+          tarball: join(packDir, filename),
+        });
         await configureForLab(workspace, lab);
         await workspace.ok(["up", "--yes", "--skip-preview"]);
         expect((await workspace.ok(["stack", "output", "tunnelStatus"])).stdout.trim()).toBe("Connected");
