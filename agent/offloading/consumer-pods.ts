@@ -49,7 +49,10 @@ export interface PodPass {
 }
 
 /** The remote namespace each consumer namespace offloaded to this virtual node has, once its provider accepted it. */
-function offloadedNamespaces(offloadings: readonly NamespaceOffloading[], virtualNode: string): Map<string, string> {
+export function offloadedNamespaces(
+  offloadings: readonly NamespaceOffloading[],
+  virtualNode: string,
+): Map<string, string> {
   const ready = new Map<string, string>();
   for (const o of offloadings) {
     if (o.metadata.deletionTimestamp || !o.spec.virtualNodes.includes(virtualNode)) continue;
@@ -99,7 +102,11 @@ async function writePodStatus(
   const before = pod.status?.conditions?.find((c) => c.type === OFFLOADED_CONDITION);
   const after = status.conditions.find((c) => c.type === OFFLOADED_CONDITION);
   if (after?.status === "False" && (before?.status !== "False" || before.reason !== after.reason)) {
-    await recordEvent(kc, pod, { reason: after.reason!, message: after.message ?? "" });
+    await recordEvent(
+      kc,
+      { apiVersion: "v1", kind: "Pod", metadata: pod.metadata },
+      { reason: after.reason!, message: after.message ?? "" },
+    );
     reporter.warn(`${STEP}: pod ${namespace}/${name} not offloaded: ${after.reason}: ${after.message}`);
   }
 }
@@ -137,9 +144,14 @@ async function copyEvents(kc: k8s.KubeConfig, copies: readonly k8s.CoreV1Event[]
   }
 }
 
-/** A Warning event on `pod`, as `kubectl describe pod` shows it. */
-async function recordEvent(kc: k8s.KubeConfig, pod: k8s.V1Pod, refusal: Refusal): Promise<void> {
-  const { name, namespace, uid } = pod.metadata!;
+/** A Warning event on `object` (a pod, a Service), as `kubectl describe` shows it. */
+export async function recordEvent(
+  kc: k8s.KubeConfig,
+  object: { readonly apiVersion: string; readonly kind: string; readonly metadata?: k8s.V1ObjectMeta },
+  refusal: Refusal,
+): Promise<void> {
+  const { name, namespace, uid } = object.metadata!;
+  const { apiVersion, kind } = object;
   const now = new Date();
   await kc
     .makeApiClient(k8s.CoreV1Api)
@@ -147,7 +159,7 @@ async function recordEvent(kc: k8s.KubeConfig, pod: k8s.V1Pod, refusal: Refusal)
       namespace: namespace!,
       body: {
         metadata: { name: `${name}.${randomBytes(8).toString("hex")}`, namespace },
-        involvedObject: { apiVersion: "v1", kind: "Pod", name, namespace, uid },
+        involvedObject: { apiVersion, kind, name, namespace, uid },
         reason: refusal.reason,
         message: refusal.message,
         type: "Warning",
@@ -157,7 +169,7 @@ async function recordEvent(kc: k8s.KubeConfig, pod: k8s.V1Pod, refusal: Refusal)
         count: 1,
       },
     })
-    .catch(describeFailure(`${STEP}: recording an event on Pod ${namespace}/${name}`, serverOf(kc)));
+    .catch(describeFailure(`${STEP}: recording an event on ${kind} ${namespace}/${name}`, serverOf(kc)));
 }
 
 /**

@@ -5,43 +5,23 @@
  * nothing to do.
  */
 import type * as k8s from "@kubernetes/client-node";
-import { Cidr } from "../../provider/net/cidr.js";
-import {
-  abandonedVirtualNodes,
-  SYSTEM_NAMESPACE,
-  type NamespaceOffloading,
-  type OutgoingPeering,
-  type TunnelEndpoint,
-} from "../../provider/api/index.js";
+import { abandonedVirtualNodes, type NamespaceOffloading, type OutgoingPeering } from "../../provider/api/index.js";
 import { listTunnelEndpoints } from "../../provider/network-fabric/endpoints.js";
 import { listOffloading } from "../../provider/offloading/objects.js";
-import type { PodAddressView } from "../../provider/offloading/reflection.js";
+import { ownPodRange, peerAddressView } from "../../provider/offloading/reflection.js";
 import { listOutgoingPeerings } from "../../provider/peering/outgoing.js";
 import { recentPeeringIdentity } from "../heartbeat.js";
 import type { Reporter } from "../reporter.js";
 import { advanceNamespaceOffloading, type ConsumerPeerings } from "./consumer-namespaces.js";
 import { reflectPeeringPods } from "./consumer-pods.js";
+import { reflectPeeringServices } from "./consumer-services.js";
 import { ProviderBackoffs } from "./provider-backoff.js";
 import { advanceOffloadingSelectors } from "./selected-namespaces.js";
 
 export { answerOffloadingRequests } from "./provider-side.js";
+export { answerServiceRequests } from "./provider-services.js";
 
 const STEP = "offloading (consumer)";
-
-/** How this cluster sees a provider's pod addresses, from its own end of their tunnel. */
-function addressView(endpoints: readonly TunnelEndpoint[], providerClusterId: string): PodAddressView | undefined {
-  const own = endpoints.find(
-    (e) => e.metadata.namespace === SYSTEM_NAMESPACE && e.spec.remoteClusterId === providerClusterId,
-  );
-  const real = own?.spec.remote.podCidr;
-  const asSeen = own?.status?.remotePodCidrAsSeen;
-  if (!real || !asSeen) return undefined;
-  try {
-    return { real: Cidr.parse(real), asSeen: Cidr.parse(asSeen) };
-  } catch {
-    return undefined; // A gateway's view not yet complete; pods get their address once it is.
-  }
-}
 
 /** What the consumer pass found: whether to come back soon, and the virtual nodes it serves (for the pod watch). */
 export interface ConsumerOffloadingPass {
@@ -109,16 +89,13 @@ export async function offloadOnce(
       continue;
     }
     try {
-      const pass = await reflectPeeringPods(
-        kc,
-        {
-          peering,
-          provider: await context.identityOf(peering),
-          view: addressView(endpoints, peering.spec.providerClusterId),
-        },
-        offloadings,
-        reporter,
-      );
+      const reach = {
+        peering,
+        provider: await context.identityOf(peering),
+        view: peerAddressView(endpoints, peering.spec.providerClusterId),
+      };
+      const pass = await reflectPeeringPods(kc, reach, offloadings, reporter);
+      await reflectPeeringServices(kc, reach, offloadings, ownPodRange(endpoints, peering.spec.providerClusterId));
       pending ||= pass.pending;
       withPods.set(peering.spec.virtualNodeName, new Set(pass.namespacesWithPods));
       backoffs.succeeded(peering, reporter);

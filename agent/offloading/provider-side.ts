@@ -55,7 +55,7 @@ export const PROVIDER_FINALIZER = `${API_GROUP}/provider`;
  * being deleted (a peering ended), whose requests count as withdrawn: what was made for them goes,
  * then their finalizers, so that the tenant namespace can go too.
  */
-function tenantsOf(namespaces: readonly k8s.V1Namespace[]): {
+export function tenantsOf(namespaces: readonly k8s.V1Namespace[]): {
   live: Map<string, string>;
   ending: Map<string, string>;
 } {
@@ -81,13 +81,13 @@ function offerOf(offers: readonly ResourceOffer[]): OfferedResources {
   };
 }
 
-const sameAnswer = (a: OffloadingAnswer | undefined, b: OffloadingAnswer): boolean =>
+export const sameAnswer = (a: OffloadingAnswer | undefined, b: OffloadingAnswer): boolean =>
   a?.phase === b.phase &&
   a?.reason === b.reason &&
   a?.message === b.message &&
   a?.observedGeneration === b.observedGeneration;
 
-const byAge = <T extends { metadata: k8s.V1ObjectMeta }>(a: T, b: T): number =>
+export const byAge = <T extends { metadata: k8s.V1ObjectMeta }>(a: T, b: T): number =>
   String(a.metadata.creationTimestamp ?? "").localeCompare(String(b.metadata.creationTimestamp ?? ""));
 
 const finished = (pod: k8s.V1Pod): boolean => pod.status?.phase === "Succeeded" || pod.status?.phase === "Failed";

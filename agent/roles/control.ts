@@ -23,7 +23,7 @@ import { advanceInBandPeerings } from "../in-band.js";
 import { renewAgentLease } from "../liveness.js";
 import { runLoop, Wakeup } from "../loop.js";
 import { answerResourceRequests, capacityEventFilters } from "../offer-answering.js";
-import { answerOffloadingRequests, offloadOnce } from "../offloading/index.js";
+import { answerOffloadingRequests, answerServiceRequests, offloadOnce } from "../offloading/index.js";
 import { CONSUMER_POD_UID_LABEL } from "../../provider/offloading/reflection.js";
 import { renewIdentities, RENEW_AT_FRACTION } from "../renewal.js";
 import type { Reporter } from "../reporter.js";
@@ -149,6 +149,7 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
     // Offloading, provider side: requests wake it; so does a pod made for a consumer that goes (it is made again).
     wakeOnChanges(kc, collection("remotenamespaces"), () => wakeups.offloadingProvider.wake(), watching),
     wakeOnChanges(kc, collection("offloadedpods"), () => wakeups.offloadingProvider.wake(), watching),
+    wakeOnChanges(kc, collection("reflectedservices"), () => wakeups.offloadingProvider.wake(), watching),
     wakeOnChanges(kc, "/api/v1/pods", () => wakeups.offloadingProvider.wake(), {
       ...watching,
       labelSelector: CONSUMER_POD_UID_LABEL,
@@ -161,7 +162,11 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
         reporter,
         wakeup: wakeups.offloadingProvider,
       },
-      async () => void (await answerOffloadingRequests(kc, reporter)),
+      async () => {
+        await answerOffloadingRequests(kc, reporter);
+        // Services after namespaces: a request for a namespace made in this pass is held in the same pass.
+        await answerServiceRequests(kc, reporter);
+      },
     ),
     // Offloading, consumer side: its NamespaceOffloadings, OffloadingSelectors, namespaces and the
     // pods bound to its virtual nodes wake it; what the providers do is polled, soon while something is under way there.

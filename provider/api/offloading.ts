@@ -13,6 +13,10 @@
  * - `OffloadedPod` (provider side, tenant namespace): the consumer's agent asks for a pod; the
  *   provider's agent checks it against its rules and the offer, and creates the real pod, or
  *   refuses it with a reason.
+ * - `ReflectedService` (provider side, tenant namespace): the consumer's agent asks for a Service of
+ *   an offloaded namespace in its remote namespace, with the endpoints that live on the consumer;
+ *   the provider's agent checks it (ClusterIP or headless only; endpoints among the consumer's
+ *   pods) and makes the Service and an EndpointSlice of those endpoints, or refuses it.
  */
 import { createHash } from "node:crypto";
 import type { V1ObjectMeta, V1PodSpec } from "@kubernetes/client-node";
@@ -179,15 +183,35 @@ export interface OffloadedPod {
   status?: OffloadingAnswer;
 }
 
+/** A consumer's request for a Service in one of its remote namespaces on the provider. */
+export interface ReflectedService {
+  apiVersion: string;
+  kind: "ReflectedService";
+  metadata: V1ObjectMeta;
+  spec: {
+    /** The remote namespace the Service is to be in: one of this tenant's `RemoteNamespace`s. */
+    namespace: string;
+    /**
+     * The Service, its ports and selector, and its endpoints on the consumer at the consumer's own
+     * pod addresses (provider/offloading/service-reflection.ts `ServiceRequest`); checked by the
+     * provider's agent before use.
+     */
+    service: unknown;
+  };
+  status?: OffloadingAnswer;
+}
+
 /** The longest name an object may have (a DNS subdomain). */
 const MAX_OBJECT_NAME = 253;
 
 /**
- * `<remote namespace>.<pod name>`: unique in a tenant (a namespace name has no dot). A pod name may
+ * The name of a tenant's request for object `name` of remote namespace `remoteNamespace` (an
+ * OffloadedPod, a ReflectedService): `<remote namespace>.<name>`, unique in a tenant for a kind (a
+ * namespace name has no dot). A pod name may
  * be 253 characters long, so one too long for an object's name is cut and ends in a digest of the
  * whole, which keeps it unique and the same at every pass.
  */
-export function offloadedPodName(remoteNamespace: string, podName: string): string {
+export function tenantRequestName(remoteNamespace: string, podName: string): string {
   const name = `${remoteNamespace}.${podName}`;
   if (name.length <= MAX_OBJECT_NAME) return name;
   const digest = createHash("sha256").update(name).digest("hex").slice(0, 16);
@@ -265,6 +289,12 @@ export function forgeOffloadingDefinitions() {
         "consumerUid",
         "pod",
       ]),
+      answer,
+    ),
+    crd(
+      "ReflectedService",
+      "reflectedservices",
+      obj({ namespace: str, service: opaque }, ["namespace", "service"]),
       answer,
     ),
   ];

@@ -35,6 +35,7 @@ export const TENANT_OBJECT_LIMITS: Readonly<Record<string, number>> = {
   tunnelendpoints: 4,
   remotenamespaces: 32,
   offloadedpods: 1024,
+  reflectedservices: 256,
 };
 
 /** Name of the quota of the system namespace. */

@@ -105,10 +105,10 @@ export function forgeTenantRole(consumerClusterId: string): k8s.V1Role {
         resources: ["tunnelendpoints"],
         verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
       },
-      // Offloading: the consumer asks for namespaces and pods; the provider's agent answers in their status.
+      // Offloading: the consumer asks for namespaces, pods and Services; the provider's agent answers in their status.
       {
         apiGroups: [API_GROUP],
-        resources: ["remotenamespaces", "offloadedpods"],
+        resources: ["remotenamespaces", "offloadedpods", "reflectedservices"],
         verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
       },
     ],

@@ -30,12 +30,16 @@ const READ = ["get", "list", "watch"];
  */
 export const REMOTE_NAMESPACE_ROLE = "pulumi-liqo-remote-namespace";
 
-/** What the provider's agent may do in a namespace it made for a consumer, and nowhere else: create the pods asked for, and change their images. */
+/**
+ * What the provider's agent may do in a namespace it made for a consumer, and nowhere else: create
+ * the pods asked for and change their images, and keep the Services asked for and their endpoints.
+ */
 export const REMOTE_PODS_ROLE = "pulumi-liqo-remote-pods";
 
 /**
  * What the consumer's agent may read in a namespace that is offloaded: the ConfigMaps and Secrets
- * its pods use, which it copies to the provider. Bound in that namespace only, never cluster-wide:
+ * its pods use, which it copies to the provider, and its Services and their endpoints, which it
+ * asks the provider to hold. Bound in that namespace only, never cluster-wide:
  * by whoever offloads it (the `NamespaceOffloading` steps, with the cluster's admin credentials),
  * or by the agent itself in a namespace an `OffloadingSelector` picks.
  */
@@ -135,7 +139,11 @@ function forgeReflectorRole(): k8s.V1ClusterRole {
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "ClusterRole",
     metadata: { name: REFLECTOR_ROLE, labels: componentLabels(AGENT_NAME) },
-    rules: [{ apiGroups: [""], resources: ["configmaps", "secrets"], verbs: READ }],
+    rules: [
+      { apiGroups: [""], resources: ["configmaps", "secrets", "services"], verbs: READ },
+      // The endpoints of the namespace's Services that stay here, which the provider's copies list.
+      { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: READ },
+    ],
   };
 }
 
@@ -150,8 +158,17 @@ function forgeRemotePodsRole(): k8s.V1ClusterRole {
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "ClusterRole",
     metadata: { name: REMOTE_PODS_ROLE, labels: componentLabels(AGENT_NAME) },
-    // patch: a running pod's images follow its consumer's (the one change a running pod allows).
-    rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["create", "patch"] }],
+    rules: [
+      // patch: a running pod's images follow its consumer's (the one change a running pod allows).
+      { apiGroups: [""], resources: ["pods"], verbs: ["create", "patch"] },
+      // The Services consumers ask for (ReflectedService), and the endpoints of theirs on the consumer.
+      { apiGroups: [""], resources: ["services"], verbs: [...READ, "create", "update", "patch", "delete"] },
+      {
+        apiGroups: ["discovery.k8s.io"],
+        resources: ["endpointslices"],
+        verbs: [...READ, "create", "update", "patch", "delete"],
+      },
+    ],
   };
 }
 

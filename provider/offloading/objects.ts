@@ -8,7 +8,8 @@ import type { OffloadingAnswer } from "../api/offloading.js";
 import { deleteOptional, describeFailure, isNotFound, serverOf } from "../kube/client.js";
 
 /** The offloading kinds, by plural. */
-export type OffloadingPlural = "namespaceoffloadings" | "offloadingselectors" | "remotenamespaces" | "offloadedpods";
+export type OffloadingPlural =
+  "namespaceoffloadings" | "offloadingselectors" | "remotenamespaces" | "offloadedpods" | "reflectedservices";
 
 /**
  * Every object of kind `plural` in `namespace` (all namespaces when omitted); undefined when the

@@ -13,8 +13,17 @@ import type {
   V1Secret,
   V1Volume,
 } from "@kubernetes/client-node";
-import { API_GROUP, API_GROUP_VERSION, MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL } from "../api/names.js";
-import { offloadedPodName, type OffloadedPod } from "../api/offloading.js";
+import {
+  API_GROUP,
+  API_GROUP_VERSION,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  REMOTE_CLUSTER_LABEL,
+  SYSTEM_NAMESPACE,
+  tenantNamespace,
+} from "../api/names.js";
+import type { TunnelEndpoint } from "../api/crds.js";
+import { tenantRequestName, type OffloadedPod } from "../api/offloading.js";
 import { Cidr } from "../net/cidr.js";
 import { translateAddress } from "../network-fabric/remap.js";
 import { ALLOWED_SERVICE_ACCOUNT, type Refusal } from "./pod-policy.js";
@@ -99,7 +108,7 @@ export function forgeOffloadedPod(pod: V1Pod, remoteNamespace: string, tenantNam
     apiVersion: API_GROUP_VERSION,
     kind: "OffloadedPod",
     metadata: {
-      name: offloadedPodName(remoteNamespace, name),
+      name: tenantRequestName(remoteNamespace, name),
       namespace: tenantNamespace,
       labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [CONSUMER_POD_UID_LABEL]: pod.metadata!.uid! },
     },
@@ -144,10 +153,57 @@ export function forgeRemotePod(request: OffloadedPod, consumerClusterId: string)
   };
 }
 
-/** How the consumer sees the provider's pod addresses: the provider's real pod CIDR, and the range it is seen under. */
+/**
+ * How this cluster sees a peer's pod addresses (a consumer its provider's, a provider its
+ * consumer's): the peer's real pod CIDR, and the range it is seen under here.
+ */
 export interface PodAddressView {
   readonly real: Cidr;
   readonly asSeen: Cidr;
+}
+
+/**
+ * This cluster's end of its tunnel to `peerClusterId`: its TunnelEndpoint in the system namespace
+ * (written by this cluster's admin), or in the peer's tenant namespace (written by that consumer
+ * with its identity, out-of-band); one its gateway refused is none. A consumer writing its own
+ * claims no more there than the addresses of its own pods: its gateway chose the range they are
+ * seen under, which only the tunnel leads to.
+ */
+const ownEndpointToward = (endpoints: readonly TunnelEndpoint[], peerClusterId: string): TunnelEndpoint | undefined =>
+  endpoints.find(
+    (e) =>
+      [SYSTEM_NAMESPACE, tenantNamespace(peerClusterId)].includes(e.metadata.namespace ?? "") &&
+      e.spec.remoteClusterId === peerClusterId &&
+      e.status?.phase !== "Refused",
+  );
+
+/** This cluster's own pod range as its end of the tunnel to `peerClusterId` reports it; undefined until it has. Pure. */
+export function ownPodRange(endpoints: readonly TunnelEndpoint[], peerClusterId: string): Cidr | undefined {
+  const range = ownEndpointToward(endpoints, peerClusterId)?.status?.podCidr;
+  try {
+    return range ? Cidr.parse(range) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * How this cluster sees peer `peerClusterId`'s pod addresses, from its own end of their tunnel (its
+ * TunnelEndpoint in the system namespace); undefined until that end's gateway has said. Pure.
+ */
+export function peerAddressView(
+  endpoints: readonly TunnelEndpoint[],
+  peerClusterId: string,
+): (PodAddressView & { readonly connected: boolean }) | undefined {
+  const own = ownEndpointToward(endpoints, peerClusterId);
+  const real = own?.spec.remote.podCidr;
+  const asSeen = own?.status?.remotePodCidrAsSeen;
+  if (!real || !asSeen) return undefined;
+  try {
+    return { real: Cidr.parse(real), asSeen: Cidr.parse(asSeen), connected: own.status?.phase === "Connected" };
+  } catch {
+    return undefined; // A gateway's view not yet complete.
+  }
 }
 
 /** `address` as the consumer sees it; undefined when it is not a pod address of the provider. */

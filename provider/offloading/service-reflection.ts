@@ -5,20 +5,25 @@
  * The consumer's Service `echo` of namespace `shop` becomes Service `echo` of the remote
  * namespace on the provider, with the same ports, selector and type (the provider assigns its own
  * ClusterIP; headless stays headless). The provider's own endpoint controller lists the offloaded
- * pods that run there (the selector matches them in the remote namespace); the endpoints that live
- * elsewhere (the consumer's own pods, other providers') come as one EndpointSlice, at the addresses
- * the provider reaches them by through the tunnel, and not ready while the tunnel is down.
+ * pods that run there (the selector matches them in the remote namespace); those of the consumer's
+ * own pods come as one EndpointSlice, which the consumer lists at its pods' own addresses and the
+ * provider translates to the addresses its side of the tunnel reaches them by (remapped when the
+ * two pod ranges overlap), not ready while the tunnel is down. Endpoints on other providers are
+ * left out: this provider has no tunnel to them.
  *
  * The provider trusts none of it: a Service whose type or fields would reach past the remote
  * namespace (a NodePort or LoadBalancer opens the provider's nodes; ExternalName and externalIPs
  * redirect traffic of the whole cluster) is refused, and so is an endpoint outside the consumer's
- * pod range as this provider sees it (which would point the provider's pods, by a trusted name,
- * at its own API server, nodes or other tenants' pods).
+ * pod range as this provider's tunnel knows it (which would point the provider's pods, by a trusted
+ * name, at its own API server, nodes or other tenants' pods). An accepted address is never used as
+ * given: it is translated into the range that only the tunnel leads to.
  */
-import type { V1EndpointSlice, V1Service, V1ServicePort } from "@kubernetes/client-node";
+import type { V1Endpoint, V1EndpointSlice, V1Service, V1ServicePort } from "@kubernetes/client-node";
+import { MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL } from "../api/names.js";
 import { Cidr } from "../net/cidr.js";
 import { translateAddress } from "../network-fabric/remap.js";
 import type { Refusal } from "./pod-policy.js";
+import type { PodAddressView } from "./reflection.js";
 
 /** Most ports a reflected Service may have (Kubernetes has no limit; a request this big is not a Service of an app). */
 export const MAX_SERVICE_PORTS = 64;
@@ -34,7 +39,7 @@ export interface ServicePortRequest {
   readonly targetPort: number | string;
 }
 
-/** An endpoint of a reflected Service that lives outside the provider, as the provider reaches it. */
+/** An endpoint of a reflected Service that lives on the consumer, at the consumer's own address for it. */
 export interface OutsideEndpoint {
   readonly address: string;
   readonly ready: boolean;
@@ -51,16 +56,8 @@ export interface ServiceRequest {
   readonly ports: readonly ServicePortRequest[];
   /** The selector, which on the provider matches the offloaded pods of the remote namespace. */
   readonly selector?: Readonly<Record<string, string>>;
-  /** The endpoints outside the provider, at the provider's addresses for them. */
+  /** The endpoints on the consumer, at the consumer's addresses for them. */
   readonly outside: readonly OutsideEndpoint[];
-}
-
-/** How a consumer's pod addresses translate to the addresses a provider reaches them by (from the tunnel). */
-export interface ConsumerPodsAsSeen {
-  /** The consumer's real pod CIDR. */
-  readonly real: Cidr;
-  /** The same range as the provider sees it through the tunnel (remapped when the two overlap). */
-  readonly asSeen: Cidr;
 }
 
 const PROTOCOLS = new Set(["TCP", "UDP", "SCTP"]);
@@ -69,8 +66,8 @@ const PROTOCOLS = new Set(["TCP", "UDP", "SCTP"]);
 export function serviceRequestOf(
   service: V1Service,
   slices: readonly V1EndpointSlice[],
-  offloadedHere: (podName: string) => boolean,
-  view: ConsumerPodsAsSeen | undefined,
+  offloadedHere: (endpoint: V1Endpoint) => boolean,
+  ownPods: Cidr | undefined,
 ): ServiceRequest | { readonly skipped: string } {
   const spec = service.spec ?? {};
   const name = service.metadata?.name ?? "";
@@ -83,19 +80,19 @@ export function serviceRequestOf(
     port: p.port,
     targetPort: p.targetPort ?? p.port,
   }));
-  // Without the tunnel's view the consumer's pods cannot be reached from there: none is listed.
+  // Without its own range (no tunnel yet) the consumer cannot tell its pods' addresses: none is listed.
   const outside: OutsideEndpoint[] = [];
-  if (view) {
+  if (ownPods) {
     for (const slice of slices) {
       if (slice.addressType !== "IPv4") continue;
       for (const endpoint of slice.endpoints ?? []) {
         const pod = endpoint.targetRef?.kind === "Pod" ? endpoint.targetRef.name : undefined;
         // Offloaded to this provider: its own controller lists the real pod there.
-        if (pod && offloadedHere(pod)) continue;
+        if (offloadedHere(endpoint)) continue;
         for (const address of endpoint.addresses) {
-          if (!safeContains(view.real, address)) continue; // Not a pod of the consumer's: not reachable through the tunnel.
+          if (!safeContains(ownPods, address)) continue; // Not a pod of the consumer's: not reachable through the tunnel.
           outside.push({
-            address: translateAddress(address, view.real, view.asSeen),
+            address,
             ready: endpoint.conditions?.ready !== false,
             ...(pod ? { podName: pod } : {}),
           });
@@ -144,7 +141,7 @@ function refusePort(port: ServicePortRequest, index: number): Refusal | undefine
  * Why a provider refuses a consumer's Service request, or undefined when it may hold it: only the
  * fields of {@link ServiceRequest} exist (a type, external IPs, node ports, an external name, a
  * load balancer are refused by name, whatever their value), and every outside endpoint must be in
- * `consumerPods`, the consumer's pod range as this provider sees it. Pure.
+ * `consumerPods`, the consumer's real pod range as this provider's tunnel knows it. Pure.
  */
 export function refuseServiceRequest(request: unknown, consumerPods: Cidr | undefined): Refusal | undefined {
   if (typeof request !== "object" || request === null) return { reason: "Invalid", message: "not an object" };
@@ -189,8 +186,8 @@ export function refuseServiceRequest(request: unknown, consumerPods: Cidr | unde
       return {
         reason: "EndpointOutsideConsumer",
         message:
-          `outside[${index}].address: ${JSON.stringify(address)} is not in the consumer's pod range as this provider ` +
-          `sees it (${consumerPods?.toString() ?? "no tunnel yet"}): an endpoint may only be one of the consumer's pods`,
+          `outside[${index}].address: ${JSON.stringify(address)} is not in the consumer's pod range as this provider's ` +
+          `tunnel knows it (${consumerPods?.toString() ?? "no tunnel yet"}): an endpoint may only be one of the consumer's pods`,
       };
     }
   }
@@ -209,12 +206,29 @@ function safeContains(range: Cidr, address: string): boolean {
 /** The EndpointSlice controller of this project, which Kubernetes' own leaves alone. */
 export const ENDPOINT_SLICE_MANAGER = "peering.pulumi-liqo.dev";
 
+/** The label that ties an EndpointSlice to its Service (Kubernetes'). */
+export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
+
+/** The name of the provider's EndpointSlice of a Service's endpoints on the consumer. */
+export const outsideSliceName = (serviceName: string): string =>
+  `${serviceName}-outside`.slice(0, 63).replace(/-+$/, "");
+
+/** The labels of what a provider makes for a consumer's Service: the project's, and whose it is. */
+export const reflectedLabels = (consumerClusterId: string): Record<string, string> => ({
+  [MANAGED_BY_LABEL]: MANAGED_BY,
+  [REMOTE_CLUSTER_LABEL]: consumerClusterId,
+});
+
 /** The provider's Service for an accepted request, in `remoteNamespace`: ClusterIP of its own, or headless. Pure. */
-export function forgeReflectedService(request: ServiceRequest, remoteNamespace: string): V1Service {
+export function forgeReflectedService(
+  request: ServiceRequest,
+  remoteNamespace: string,
+  consumerClusterId: string,
+): V1Service {
   return {
     apiVersion: "v1",
     kind: "Service",
-    metadata: { name: request.name, namespace: remoteNamespace },
+    metadata: { name: request.name, namespace: remoteNamespace, labels: reflectedLabels(consumerClusterId) },
     spec: {
       type: "ClusterIP",
       ...(request.headless ? { clusterIP: "None" } : {}),
@@ -232,24 +246,32 @@ export function forgeReflectedService(request: ServiceRequest, remoteNamespace: 
 /**
  * The provider's EndpointSlice of an accepted request's outside endpoints, beside the slices its
  * own controller makes of the offloaded pods there: kube-proxy and cluster DNS join them by the
- * Service's name. A port by name is resolved by the consumer's pods themselves, which the
- * provider cannot see: such a port is listed by its Service port's number. Pure.
+ * Service's name. Each address is translated from the consumer's range into the one this side of
+ * the tunnel reaches it by (`view`); call it with an accepted request only (its addresses are in
+ * `view.real`). A port by name is resolved by the consumer's pods themselves, which the provider
+ * cannot see: such a port is listed by its Service port's number. Pure.
  */
-export function forgeOutsideSlice(request: ServiceRequest, remoteNamespace: string): V1EndpointSlice {
+export function forgeOutsideSlice(
+  request: ServiceRequest,
+  remoteNamespace: string,
+  consumerClusterId: string,
+  view: PodAddressView,
+): V1EndpointSlice {
   return {
     apiVersion: "discovery.k8s.io/v1",
     kind: "EndpointSlice",
     metadata: {
-      name: `${request.name}-outside`.slice(0, 63).replace(/-+$/, ""),
+      name: outsideSliceName(request.name),
       namespace: remoteNamespace,
       labels: {
-        "kubernetes.io/service-name": request.name,
+        ...reflectedLabels(consumerClusterId),
+        [SERVICE_NAME_LABEL]: request.name,
         "endpointslice.kubernetes.io/managed-by": ENDPOINT_SLICE_MANAGER,
       },
     },
     addressType: "IPv4",
     endpoints: request.outside.map((e) => ({
-      addresses: [e.address],
+      addresses: [translateAddress(e.address, view.real, view.asSeen)],
       conditions: { ready: e.ready },
     })),
     ports: request.ports.map((p) => ({

@@ -38,7 +38,7 @@ import { statusOf } from "../../provider/kube/errors.js";
 import { TUNNEL_DEFAULTS } from "../../provider/network-fabric/tunnel-plan.js";
 import { ensureTunnel } from "../../provider/network-fabric/tunnel.js";
 import { OFFLOADED_CONDITION, remoteNamespaceName } from "../../provider/offloading/reflection.js";
-import { offloadedPodName } from "../../provider/api/offloading.js";
+import { tenantRequestName } from "../../provider/api/offloading.js";
 import {
   offloadNamespace as offloadingSteps,
   withdrawNamespace,
@@ -323,6 +323,41 @@ describe("offloading on real clusters (shared lab)", () => {
         },
       );
 
+      // Services by name from the offloaded pods: b's agent asks a for each Service of shop, and a's
+      // agent makes it in the remote namespace, where a's cluster DNS answers for it. `web` selects
+      // the offloaded pods (a's own controller lists them); `here` selects a pod that stays on b,
+      // which a lists at the address its side of the tunnel reaches it by.
+      await bCore.createNamespacedPod({
+        namespace: NAMESPACE,
+        body: {
+          metadata: { name: "here", labels: { app: "here" } },
+          spec: {
+            nodeName: `${b.name}-n1`,
+            containers: [{ name: "podtool", image: imageReference("podtool"), imagePullPolicy: "Never" }],
+          },
+        },
+      });
+      await bCore.createNamespacedService({
+        namespace: NAMESPACE,
+        body: {
+          metadata: { name: "here" },
+          spec: { selector: { app: "here" }, ports: [{ port: 80, targetPort: 8080 }] },
+        },
+      });
+      const [here] = await runningPods(pair.consumer.kc, NAMESPACE, "app=here", 1);
+      const fromOffloaded = (target: string): Promise<string> =>
+        throughVirtualKubelet(["exec", "-n", NAMESPACE, first, "--", "/podtool", "tcp", target]);
+      expect(await fromOffloaded("web:80")).toContain(`"podtool web-`);
+      expect(await fromOffloaded(`here.${remoteNamespace}.svc.cluster.local:80`)).toContain(`"podtool here `);
+      const reflectedServices = await aCore.listNamespacedService({ namespace: remoteNamespace });
+      expect(reflectedServices.items.map((svc) => svc.metadata!.name).sort()).toEqual(["here", "web"]);
+      const outside = await pair.provider.kc
+        .makeApiClient(k8s.DiscoveryV1Api)
+        .readNamespacedEndpointSlice({ name: "here-outside", namespace: remoteNamespace });
+      expect((outside.endpoints ?? []).map((e) => [e.addresses[0], e.conditions?.ready])).toEqual([
+        [here!.status!.podIP, true],
+      ]);
+
       // b's agent restarted while the pods run: they keep running on a (same pods), and it takes up
       // where it was: a new replica is offloaded too.
       const before = (await aCore.listNamespacedPod({ namespace: remoteNamespace })).items
@@ -511,18 +546,63 @@ describe("offloading on real clusters (shared lab)", () => {
         phase: "Refused",
         reason: "NamespaceNotReady",
       });
+
+      // Services b's identity forges: one pointing a's pods, by a trusted name, at a's API server;
+      // one with external IPs (traffic of a's whole cluster); one in a namespace that is not b's.
+      // Each is refused, naming why, and no Service is made for any; nor may b make one directly.
+      const port = [{ protocol: "TCP", port: 443, targetPort: 6443 }];
+      const forgedServices: [string, string, Record<string, unknown>, string][] = [
+        [remoteNamespace, "api", { outside: [{ address: a.publicAddress, ready: true }] }, "EndpointOutsideConsumer"],
+        [remoteNamespace, "wide", { outside: [], externalIPs: ["10.96.0.1"] }, "ServiceType"],
+        ["kube-system", "kubernetes", { outside: [] }, "NamespaceNotReady"],
+      ];
+      for (const [namespace, name, fields] of forgedServices) {
+        await asBCustom.createNamespacedCustomObject({
+          ...group,
+          namespace: record.tenantNamespace,
+          plural: "reflectedservices",
+          body: {
+            apiVersion: API_GROUP_VERSION,
+            kind: "ReflectedService",
+            metadata: { name: `${namespace}.${name}`, namespace: record.tenantNamespace },
+            spec: { namespace, service: { name, headless: false, ports: port, ...fields } },
+          },
+        });
+      }
+      for (const [namespace, name, , reason] of forgedServices) {
+        expect(await answerOf("reflectedservices", `${namespace}.${name}`)).toMatchObject({ phase: "Refused", reason });
+      }
       expect(
-        (
-          await aCore.listNamespacedPod({
-            namespace: "kube-system",
-            labelSelector: "app.kubernetes.io/managed-by=pulumi-liqo",
-          })
-        ).items,
-      ).toEqual([]);
+        (await aCore.listNamespacedService({ namespace: remoteNamespace })).items
+          .map((svc) => svc.metadata!.name)
+          .sort(),
+      ).toEqual(["here", "web"]);
+      // Nothing of the project's was made in kube-system: no pod, no Service.
+      const ours = { namespace: "kube-system", labelSelector: "app.kubernetes.io/managed-by=pulumi-liqo" };
+      expect([
+        ...(await aCore.listNamespacedPod(ours)).items,
+        ...(await aCore.listNamespacedService(ours)).items,
+      ]).toEqual([]);
+      expect(
+        await denied(
+          asB.createNamespacedService({
+            namespace: remoteNamespace,
+            body: { metadata: { name: "direct" }, spec: { ports: [{ port: 80 }], externalIPs: ["10.96.0.1"] } },
+          }),
+        ),
+      ).toBe(403);
+      for (const [namespace, name] of forgedServices)
+        await asBCustom.deleteNamespacedCustomObject({
+          ...group,
+          namespace: record.tenantNamespace,
+          plural: "reflectedservices",
+          name: `${namespace}.${name}`,
+        });
 
       // Deleting the Deployment, the forbidden pods and the NamespaceOffloading leaves nothing on a.
       await apps.deleteNamespacedDeployment({ name: "web", namespace: NAMESPACE });
-      for (const [name] of forbidden) await bCore.deleteNamespacedPod({ name, namespace: NAMESPACE });
+      for (const name of [...forbidden.map(([name]) => name), "here"])
+        await bCore.deleteNamespacedPod({ name, namespace: NAMESPACE });
       await poll(
         { step: "test", object: `no pod of ${NAMESPACE} left on either side`, endpoint: a.apiServerUrl },
         { timeoutMs: 90_000, intervalMs: 1_000 },
@@ -541,6 +621,21 @@ describe("offloading on real clusters (shared lab)", () => {
         name: NAMESPACE_OFFLOADING_NAME,
       });
       await namespaceGone(aCore, remoteNamespace, a.apiServerUrl);
+      // Its Services' requests went with it.
+      await poll(
+        { step: "test", object: `no ReflectedService of b left on a`, endpoint: a.apiServerUrl },
+        { timeoutMs: 60_000, intervalMs: 1_000 },
+        async () => {
+          const left = (
+            (await pair!.provider.kc.makeApiClient(k8s.CustomObjectsApi).listNamespacedCustomObject({
+              ...group,
+              namespace: record.tenantNamespace,
+              plural: "reflectedservices",
+            })) as { items: { metadata: k8s.V1ObjectMeta }[] }
+          ).items.map((r) => r.metadata.name);
+          return left.length === 0 ? { done: true, value: undefined } : { done: false, state: left.join(", ") };
+        },
+      );
       await bCore.deleteNamespace({ name: NAMESPACE });
     },
     TEST_BOUND_MS,
@@ -1066,7 +1161,7 @@ describe("offloading on real clusters (shared lab)", () => {
 
       // b's identity patches that request itself, as an attacking consumer would, for a privileged
       // container: a checks the new spec again and refuses it; its pod keeps its image and no privilege.
-      const requestName = offloadedPodName(remoteNamespace, "keeper");
+      const requestName = tenantRequestName(remoteNamespace, "keeper");
       await pair!.sides.provider.kc.makeApiClient(k8s.CustomObjectsApi).patchNamespacedCustomObject(
         {
           ...group,

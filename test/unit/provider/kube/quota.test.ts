@@ -56,6 +56,7 @@ describe("object-count quotas", () => {
       "count/tunnelendpoints.peering.pulumi-liqo.dev": "4",
       "count/remotenamespaces.peering.pulumi-liqo.dev": "32",
       "count/offloadedpods.peering.pulumi-liqo.dev": "1024",
+      "count/reflectedservices.peering.pulumi-liqo.dev": "256",
     });
     expect(Object.keys(forgeSystemQuota().spec!.hard!).sort()).toEqual(Object.keys(tenant.spec!.hard!).sort());
   });

@@ -6,11 +6,14 @@ import {
   forgeReflectedSecret,
   forgeRemotePod,
   imageChanges,
+  ownPodRange,
+  peerAddressView,
   referencedObjects,
   reflectPodStatus,
   remoteNamespaceName,
 } from "../../../../provider/offloading/reflection.js";
-import { offloadedPodName } from "../../../../provider/api/offloading.js";
+import { tenantRequestName } from "../../../../provider/api/offloading.js";
+import type { TunnelEndpoint } from "../../../../provider/api/crds.js";
 
 const consumerPod: V1Pod = {
   metadata: { name: "web-1", namespace: "shop", uid: "uid-1", labels: { app: "web" } },
@@ -119,9 +122,9 @@ describe("what goes with a pod", () => {
   });
 });
 
-describe("offloadedPodName", () => {
+describe("tenantRequestName", () => {
   test("GIVEN a short pod name THEN <remote namespace>.<pod name>", () => {
-    expect(offloadedPodName("shop-0123456789abcdef", "web-1")).toBe("shop-0123456789abcdef.web-1");
+    expect(tenantRequestName("shop-0123456789abcdef", "web-1")).toBe("shop-0123456789abcdef.web-1");
   });
 
   test(
@@ -129,19 +132,19 @@ describe("offloadedPodName", () => {
       "distinct for two pods that share the first 236 characters",
     () => {
       const namespace = "n".repeat(63);
-      const first = offloadedPodName(namespace, `${"p".repeat(252)}a`);
-      const second = offloadedPodName(namespace, `${"p".repeat(252)}b`);
+      const first = tenantRequestName(namespace, `${"p".repeat(252)}a`);
+      const second = tenantRequestName(namespace, `${"p".repeat(252)}b`);
       for (const name of [first, second]) {
         expect(name.length).toBeLessThanOrEqual(253);
         expect(name).toMatch(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/);
       }
-      expect(offloadedPodName(namespace, `${"p".repeat(252)}a`)).toBe(first);
+      expect(tenantRequestName(namespace, `${"p".repeat(252)}a`)).toBe(first);
       expect(first).not.toBe(second);
     },
   );
 
   test("GIVEN a cut that would end in a dot THEN the dot is dropped before the digest", () => {
-    const name = offloadedPodName("x".repeat(235), "y".repeat(30));
+    const name = tenantRequestName("x".repeat(235), "y".repeat(30));
     expect(name).toMatch(/^x{235}\.[0-9a-f]{16}$/);
   });
 });
@@ -169,5 +172,36 @@ describe("imageChanges", () => {
   test("GIVEN a container the running pod does not have THEN it is no image change (a pod gains no container)", () => {
     const wanted: V1PodSpec = { containers: [...spec("web:1").containers, { name: "extra", image: "extra:1" }] };
     expect(imageChanges(spec("web:1"), wanted)).toEqual([]);
+  });
+});
+
+describe("peerAddressView and ownPodRange (this cluster's end of a tunnel)", () => {
+  const endpoint = (namespace: string, remoteClusterId: string, status: TunnelEndpoint["status"]): TunnelEndpoint =>
+    ({
+      metadata: { namespace, name: `to-${remoteClusterId}` },
+      spec: { remoteClusterId, remote: { podCidr: "10.150.0.0/16" } },
+      status,
+    }) as TunnelEndpoint;
+  const answered = { phase: "Connected", podCidr: "10.100.0.0/16", remotePodCidrAsSeen: "10.71.0.0/16" } as const;
+
+  test("GIVEN the end in the system namespace (written by this cluster's admin) THEN it gives the view and the own range", () => {
+    const ends = [endpoint("pulumi-liqo-system", "p1", answered)];
+    expect(peerAddressView(ends, "p1")).toEqual({
+      real: Cidr.parse("10.150.0.0/16"),
+      asSeen: Cidr.parse("10.71.0.0/16"),
+      connected: true,
+    });
+    expect(ownPodRange(ends, "p1")).toEqual(Cidr.parse("10.100.0.0/16"));
+  });
+
+  test("GIVEN ends in tenant namespaces THEN only the peer's own counts, and none its gateway refused", () => {
+    const ofOther = endpoint("pulumi-liqo-tenant-c2", "c1", answered);
+    expect(peerAddressView([ofOther], "c1")).toBeUndefined();
+    const own = endpoint("pulumi-liqo-tenant-c1", "c1", { ...answered, phase: "Pending" });
+    expect(peerAddressView([ofOther, own], "c1")?.connected).toBe(false);
+    expect(
+      peerAddressView([endpoint("pulumi-liqo-tenant-c1", "c1", { ...answered, phase: "Refused" })], "c1"),
+    ).toBeUndefined();
+    expect(peerAddressView([endpoint("pulumi-liqo-system", "c1", { phase: "Pending" })], "c1")).toBeUndefined();
   });
 });

@@ -3,7 +3,7 @@
  * what a provider refuses, the consumer's own identity attacking it (a Service type or field that
  * reaches past the remote namespace, an endpoint pointing at the provider's API server or nodes).
  */
-import type { V1EndpointSlice, V1Service } from "@kubernetes/client-node";
+import type { V1Endpoint, V1EndpointSlice, V1Service } from "@kubernetes/client-node";
 import { Cidr } from "../../../../provider/net/cidr.js";
 import {
   forgeOutsideSlice,
@@ -27,41 +27,46 @@ const slice: V1EndpointSlice = {
     { addresses: ["10.150.1.5"], conditions: { ready: true }, targetRef: { kind: "Pod", name: "echo-here" } },
     { addresses: ["10.150.2.9"], conditions: { ready: false }, targetRef: { kind: "Pod", name: "echo-starting" } },
     // Offloaded to this provider: shown on the consumer at an address of the provider's range.
-    { addresses: ["10.71.3.3"], conditions: { ready: true }, targetRef: { kind: "Pod", name: "echo-offloaded" } },
+    {
+      addresses: ["10.71.3.3"],
+      conditions: { ready: true },
+      nodeName: "liqo-provider",
+      targetRef: { kind: "Pod", name: "echo-offloaded" },
+    },
   ],
 };
-const offloaded = (pod: string): boolean => pod === "echo-offloaded";
+const offloaded = (endpoint: V1Endpoint): boolean => endpoint.nodeName === "liqo-provider";
 
 describe("a consumer's Service, as it asks a provider to hold it", () => {
   const keeps =
     "GIVEN a Service with endpoints here and on the provider WHEN asked for THEN it keeps ports and selector " +
-    "and lists the ones here at the provider's addresses";
+    "and lists the ones here at their own addresses";
   test(keeps, () => {
-    expect(serviceRequestOf(echo, [slice], offloaded, view)).toEqual({
+    expect(serviceRequestOf(echo, [slice], offloaded, view.real)).toEqual({
       name: "echo",
       headless: false,
       ports: [{ name: "http", protocol: "TCP", port: 80, targetPort: 8080 }],
       selector: { app: "echo" },
       outside: [
-        { address: "10.71.1.5", ready: true, podName: "echo-here" },
-        { address: "10.71.2.9", ready: false, podName: "echo-starting" },
+        { address: "10.150.1.5", ready: true, podName: "echo-here" },
+        { address: "10.150.2.9", ready: false, podName: "echo-starting" },
       ],
     });
   });
 
   const kinds =
-    "GIVEN no tunnel view yet, a headless Service, an ExternalName WHEN asked for THEN none lists endpoints, " +
+    "GIVEN no own range yet (no tunnel), a headless Service, an ExternalName WHEN asked for THEN none lists endpoints, " +
     "headless stays headless, ExternalName stays here";
   test(kinds, () => {
     expect(serviceRequestOf(echo, [slice], offloaded, undefined)).toMatchObject({ outside: [] });
     const headless = { ...echo, spec: { ...echo.spec, clusterIP: "None" } };
-    expect(serviceRequestOf(headless, [], offloaded, view)).toMatchObject({ headless: true });
+    expect(serviceRequestOf(headless, [], offloaded, view.real)).toMatchObject({ headless: true });
     expect(
       serviceRequestOf(
         { metadata: { name: "db" }, spec: { type: "ExternalName", externalName: "db.example" } },
         [],
         offloaded,
-        view,
+        view.real,
       ),
     ).toEqual({
       skipped: "Service db is ExternalName: it names a host, nothing to reflect",
@@ -69,25 +74,34 @@ describe("a consumer's Service, as it asks a provider to hold it", () => {
   });
 
   test("GIVEN the tunnel down WHEN the request is made not ready THEN every outside endpoint is", () => {
-    const request = serviceRequestOf(echo, [slice], offloaded, view) as ServiceRequest;
+    const request = serviceRequestOf(echo, [slice], offloaded, view.real) as ServiceRequest;
     expect(withTunnelDown(request).outside.map((e) => e.ready)).toEqual([false, false]);
   });
 });
 
 describe("what a provider holds for a consumer's Service (the consumer attacking)", () => {
-  const consumerPods = view.asSeen;
-  const request = serviceRequestOf(echo, [slice], offloaded, view) as ServiceRequest;
+  const consumerPods = view.real;
+  const request = serviceRequestOf(echo, [slice], offloaded, view.real) as ServiceRequest;
 
-  test("GIVEN the consumer's own request WHEN checked THEN it is accepted and becomes a ClusterIP of the provider's and a slice of its own", () => {
+  const accepted =
+    "GIVEN the consumer's own request WHEN checked THEN it is accepted and becomes a ClusterIP of the provider's " +
+    "and a slice at the addresses its tunnel reaches";
+  test(accepted, () => {
     expect(refuseServiceRequest(request, consumerPods)).toBeUndefined();
-    const service = forgeReflectedService(request, "shop-b1");
+    const service = forgeReflectedService(request, "shop-b1", "b1");
+    expect(service.metadata?.labels).toEqual({
+      "app.kubernetes.io/managed-by": "pulumi-liqo",
+      "peering.pulumi-liqo.dev/remote-cluster-id": "b1",
+    });
     expect(service.spec).toEqual({
       type: "ClusterIP",
       ports: [{ name: "http", protocol: "TCP", port: 80, targetPort: 8080 }],
       selector: { app: "echo" },
     });
-    const outside = forgeOutsideSlice(request, "shop-b1");
+    const outside = forgeOutsideSlice(request, "shop-b1", "b1", view);
     expect(outside.metadata?.labels).toEqual({
+      "app.kubernetes.io/managed-by": "pulumi-liqo",
+      "peering.pulumi-liqo.dev/remote-cluster-id": "b1",
       "kubernetes.io/service-name": "echo",
       "endpointslice.kubernetes.io/managed-by": "peering.pulumi-liqo.dev",
     });
@@ -100,8 +114,11 @@ describe("what a provider holds for a consumer's Service (the consumer attacking
   test.each([
     ["the provider's API server", "10.200.0.1"],
     ["a provider node", "192.168.101.1"],
-    ["the provider's own pod range (another tenant's pod)", "10.150.7.7"],
-    ["not an address", "10.71.1.5; rm -rf /"],
+    [
+      "an address already in the provider's view of the consumer (used untranslated: another tenant's pod)",
+      "10.71.1.5",
+    ],
+    ["not an address", "10.150.1.5; rm -rf /"],
   ])("GIVEN an endpoint at %s WHEN checked THEN it is refused, naming the field", (_what, address) => {
     const forged = { ...request, outside: [{ address, ready: true }] };
     expect(refuseServiceRequest(forged, consumerPods)).toMatchObject({
