@@ -15,7 +15,9 @@
  * reach it only bounded. Namespaces selected by label are offloaded by b's agent as they are made or
  * labelled, and withdrawn when their label goes. A pod that a loses is made again; its image changed on b changes in place
  * on a (same pod), and b's identity patching that request for a privileged container is refused and changes nothing
- * there; deleting the peering drains its virtual node first.
+ * there; deleting the peering drains its virtual node first. The namespace's Services are reflected to
+ * a and answer there by name (`web`, and with `naming: same` `probed.jobs` and its FQDN), a Service of
+ * b's own pods included; the Services b's identity forges are refused and make nothing.
  */
 import * as k8s from "@kubernetes/client-node";
 import { execa, type ResultPromise } from "execa";
@@ -902,16 +904,18 @@ describe("offloading on real clusters (shared lab)", () => {
     "GIVEN a namespace offloaded remote WHEN Jobs that exit 0 and 3 and a pod of an absent image run there THEN b shows " +
       "Succeeded and Failed with exit codes and termination message, and the pull error as an event; an event a's " +
       "administrator forges is copied only bounded, and only about the pod itself; a's readiness probes decide b's " +
-      "EndpointSlice, and activeDeadlineSeconds ends the pod Failed",
+      "EndpointSlice and, reflected to a, answers there as probed.jobs and probed.jobs.svc.cluster.local; " +
+      "activeDeadlineSeconds ends the pod Failed",
     async () => {
       pair = await withTunnel(pair);
       const { b, record } = pair;
       const [aCore, bCore] = [pair.provider.kc, pair.consumer.kc].map((kc) => kc.makeApiClient(k8s.CoreV1Api));
       const batch = pair.consumer.kc.makeApiClient(k8s.BatchV1Api);
       const namespace = "jobs";
-      const remoteNamespace = remoteNamespaceName(namespace, pair.consumer.clusterId, "suffixed");
+      // Named as on b (`naming: same`), so that names spelling out the namespace resolve on a too.
+      const remoteNamespace = remoteNamespaceName(namespace, pair.consumer.clusterId, "same");
       await offloadNamespace(pair.consumer.kc, namespace, remoteNamespace, record.virtualNodeName, "remote");
-      const job = (name: string, code: number, message: string): k8s.V1Job => ({
+      const job = (name: string, ...args: string[]): k8s.V1Job => ({
         metadata: { name },
         spec: {
           backoffLimit: 0,
@@ -923,15 +927,15 @@ describe("offloading on real clusters (shared lab)", () => {
                   name: "task",
                   image: imageReference("podtool"),
                   imagePullPolicy: "Never",
-                  command: ["/podtool", "exit", String(code), message],
+                  command: ["/podtool", ...args],
                 },
               ],
             },
           },
         },
       });
-      await batch.createNamespacedJob({ namespace, body: job("done", 0, "all good") });
-      await batch.createNamespacedJob({ namespace, body: job("broken", 3, "bad input") });
+      await batch.createNamespacedJob({ namespace, body: job("done", "exit", "0", "all good") });
+      await batch.createNamespacedJob({ namespace, body: job("broken", "exit", "3", "bad input") });
       await bCore.createNamespacedPod({
         namespace,
         body: {
@@ -1068,6 +1072,16 @@ describe("offloading on real clusters (shared lab)", () => {
         },
       );
       expect(readiness).toEqual(["ready=true", "unready=false"]);
+      // The same Service by the names that spell out its namespace, from Jobs run on a: each ends
+      // Complete only if its name resolved there and the ready pod answered through it.
+      for (const [name, target] of [
+        ["by-namespace", `probed.${namespace}:8080`],
+        ["by-fqdn", `probed.${namespace}.svc.cluster.local:8080`],
+      ]) {
+        await batch.createNamespacedJob({ namespace, body: job(name!, "tcp", target!) });
+      }
+      for (const name of ["by-namespace", "by-fqdn"])
+        expect([name, (await finished(name)).condition]).toEqual([name, "Complete"]);
       await bCore.createNamespacedPod({
         namespace,
         body: {
