@@ -11,6 +11,17 @@ import { VIRTUAL_NODE_TAINT } from "../provider/virtual-node/node.js";
 import { poll } from "../provider/wait/poll.js";
 import { imageReference } from "../local-cluster/node-images.js";
 
+/** A podtool pod `name` (labelled `app: <name>`) bound to the real node `nodeName`: one that stays where it is. */
+export function podtoolPodOn(nodeName: string, name: string): k8s.V1Pod {
+  return {
+    metadata: { name, labels: { app: name } },
+    spec: {
+      nodeName,
+      containers: [{ name: "podtool", image: imageReference("podtool"), imagePullPolicy: "Never" }],
+    },
+  };
+}
+
 /** A podtool pod spec (serves TCP 8080, answering with its name) for the virtual node `virtualNode`. */
 export function podtoolSpec(virtualNode: string, extra: Partial<k8s.V1PodSpec> = {}): k8s.V1PodSpec {
   return {

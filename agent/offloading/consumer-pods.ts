@@ -19,8 +19,10 @@ import {
   forgeReflectedConfigMap,
   forgeReflectedSecret,
   imageChanges,
+  metadataChanges,
   NAMESPACE_OWN_CONFIGMAPS,
   OFFLOADED_CONDITION,
+  portableAnnotations,
   referencedObjects,
   REFLECTED_LABEL,
   reflectPodStatus,
@@ -377,10 +379,16 @@ export async function reflectPeeringPods(
     // Each pod's calls wait on both API servers: several pods at once, as many kubelet workers would.
     const stillPending = await mapLimited(namespacePods, POD_CONCURRENCY, async (pod): Promise<boolean> => {
       const request = requestOf.get(pod.metadata!.uid!);
-      // A pod without a request asks for one; one whose image was changed here (kubectl set image)
-      // updates it, and the provider patches its pod.
+      // A pod without a request asks for one; one whose image (kubectl set image), labels or annotations
+      // changed here updates it, and the provider patches its pod.
       const outdated =
-        request && !request.metadata.deletionTimestamp && imageChanges(request.spec.pod, pod.spec!).length > 0;
+        request &&
+        !request.metadata.deletionTimestamp &&
+        (imageChanges(request.spec.pod, pod.spec!).length > 0 ||
+          metadataChanges(
+            { labels: request.spec.labels, annotations: request.spec.annotations },
+            { labels: pod.metadata?.labels, annotations: portableAnnotations(pod.metadata?.annotations) },
+          ) !== undefined);
       if (!request || outdated) {
         await ensureObject(provider, forgeOffloadedPod(pod, remoteNamespace, tenant)).catch(
           describeFailure(

@@ -42,7 +42,12 @@ import {
 } from "../../provider/offloading/namespaces.js";
 import { listOffloading, setOffloadingFinalizer, writeOffloadingStatus } from "../../provider/offloading/objects.js";
 import { refusePodSpec, type Refusal } from "../../provider/offloading/pod-policy.js";
-import { CONSUMER_POD_UID_LABEL, forgeRemotePod, imageChanges } from "../../provider/offloading/reflection.js";
+import {
+  CONSUMER_POD_UID_LABEL,
+  forgeRemotePod,
+  imageChanges,
+  metadataChanges,
+} from "../../provider/offloading/reflection.js";
 import type { Reporter } from "../reporter.js";
 
 const STEP = "offloading (provider)";
@@ -102,23 +107,30 @@ function apiRefusal(error: unknown): { code: number; message: string } | undefin
 }
 
 /**
- * Brings a running pod's images to what its request names, the one change Kubernetes allows to a
- * running pod's containers; any other change of the request is refused, and the pod runs on as it is.
+ * Brings a running pod to its request: its images (the one change Kubernetes allows to a running
+ * pod's containers), its labels and annotations (which its downward API volume follows); any other
+ * change of the request is refused, and the pod runs on as it is.
  */
-async function changeImages(
+async function bringToRequest(
   core: k8s.CoreV1Api,
   live: k8s.V1Pod,
   request: OffloadedPod,
+  consumer: string,
 ): Promise<{ outcome: Pick<OffloadingAnswer, "phase" | "reason" | "message">; images: number }> {
   const refusal = refusePodSpec(request.spec.pod);
   if (refusal) return { outcome: { phase: "Refused", ...refusal }, images: 0 };
   const changes = imageChanges(live.spec!, request.spec.pod);
-  if (changes.length === 0) return { outcome: { phase: "Accepted" }, images: 0 };
+  const metadata = metadataChanges(live.metadata!, forgeRemotePod(request, consumer).metadata!);
+  if (changes.length === 0 && !metadata) return { outcome: { phase: "Accepted" }, images: 0 };
   const patch: Record<string, { name: string; image: string }[]> = {};
   for (const { list, name, image } of changes) (patch[list] ??= []).push({ name, image });
   try {
     await core.patchNamespacedPod(
-      { name: live.metadata!.name!, namespace: live.metadata!.namespace!, body: { spec: patch } },
+      {
+        name: live.metadata!.name!,
+        namespace: live.metadata!.namespace!,
+        body: { ...(metadata ? { metadata } : {}), ...(changes.length > 0 ? { spec: patch } : {}) },
+      },
       k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.StrategicMergePatch),
     );
     return { outcome: { phase: "Accepted" }, images: changes.length };
@@ -288,7 +300,7 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
       if (live && ours) {
         // Made for an earlier generation of the request (its consumer changed the spec since), or
         // made and not answered (this agent stopped in between): the pod is brought to the request.
-        const { outcome, images } = await changeImages(core, live, request).catch(
+        const { outcome, images } = await bringToRequest(core, live, request, consumer).catch(
           describeFailure(`${STEP}: patching Pod ${key} for consumer ${consumer}`, endpoint),
         );
         if (!finished(live)) running.push(podRequests(live.spec!));

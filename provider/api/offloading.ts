@@ -177,6 +177,8 @@ export interface OffloadedPod {
     consumerUid: string;
     /** Labels of the pod (the project's own are added, and win). */
     labels?: Record<string, string>;
+    /** Annotations of the pod, but those of Kubernetes' own prefixes (`*kubernetes.io/`, `*k8s.io/`), which are for the consumer's cluster. */
+    annotations?: Record<string, string>;
     /** The pod's spec as the consumer asks it, checked by the provider's agent before use. */
     pod: V1PodSpec;
   };
@@ -283,7 +285,7 @@ export function forgeOffloadingDefinitions() {
     crd(
       "OffloadedPod",
       "offloadedpods",
-      obj({ namespace: str, name: str, consumerUid: str, labels: stringMap, pod: opaque }, [
+      obj({ namespace: str, name: str, consumerUid: str, labels: stringMap, annotations: stringMap, pod: opaque }, [
         "namespace",
         "name",
         "consumerUid",

@@ -6,6 +6,7 @@
  */
 import type {
   V1ConfigMap,
+  V1ObjectMeta,
   V1Pod,
   V1PodCondition,
   V1PodSpec,
@@ -101,9 +102,44 @@ export function imageChanges(current: V1PodSpec, wanted: V1PodSpec): ImageChange
   return changes;
 }
 
+/**
+ * The annotations of a consumer's pod that go with it: all but those under Kubernetes' own prefixes
+ * (`kubernetes.io/`, `k8s.io/` and their subdomains), which speak to the consumer's cluster
+ * components (kubectl, controllers), and some of which would loosen the provider's runtime for the
+ * pod (an AppArmor or seccomp profile named `unconfined`). Pure.
+ */
+export function portableAnnotations(annotations: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  const kubernetesOwn = (key: string): boolean => {
+    const prefix = key.includes("/") ? key.slice(0, key.indexOf("/")) : "";
+    return ["kubernetes.io", "k8s.io"].some((own) => prefix === own || prefix.endsWith(`.${own}`));
+  };
+  return Object.fromEntries(Object.entries(annotations ?? {}).filter(([key]) => !kubernetesOwn(key)));
+}
+
+/**
+ * What the provider's pod must change for its metadata to be its request's: a merge patch of
+ * labels and annotations (null removes one), or undefined when they agree. The project's own
+ * labels are the provider's and stay. Pure.
+ */
+export function metadataChanges(
+  live: V1ObjectMeta,
+  wanted: V1ObjectMeta,
+): { labels?: Record<string, string | null>; annotations?: Record<string, string | null> } | undefined {
+  const patch: { labels?: Record<string, string | null>; annotations?: Record<string, string | null> } = {};
+  for (const field of ["labels", "annotations"] as const) {
+    const [before, after] = [live[field] ?? {}, wanted[field] ?? {}];
+    const changed: Record<string, string | null> = {};
+    for (const [key, value] of Object.entries(after)) if (before[key] !== value) changed[key] = value;
+    for (const key of Object.keys(before)) if (!(key in after)) changed[key] = null;
+    if (Object.keys(changed).length > 0) patch[field] = changed;
+  }
+  return Object.keys(patch).length > 0 ? patch : undefined;
+}
+
 /** The request the consumer's agent files in its tenant namespace for `pod`, to run in `remoteNamespace`. */
 export function forgeOffloadedPod(pod: V1Pod, remoteNamespace: string, tenantNamespace: string): OffloadedPod {
   const name = pod.metadata!.name!;
+  const annotations = portableAnnotations(pod.metadata?.annotations);
   return {
     apiVersion: API_GROUP_VERSION,
     kind: "OffloadedPod",
@@ -117,6 +153,7 @@ export function forgeOffloadedPod(pod: V1Pod, remoteNamespace: string, tenantNam
       name,
       consumerUid: pod.metadata!.uid!,
       ...(pod.metadata?.labels ? { labels: pod.metadata.labels } : {}),
+      ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
       pod: portableSpec(pod.spec!),
     },
   };
@@ -141,6 +178,8 @@ export function forgeRemotePod(request: OffloadedPod, consumerClusterId: string)
         [REMOTE_CLUSTER_LABEL]: consumerClusterId,
         [CONSUMER_POD_UID_LABEL]: request.spec.consumerUid,
       },
+      // Checked again here: the request is the consumer's to write.
+      ...(request.spec.annotations ? { annotations: portableAnnotations(request.spec.annotations) } : {}),
     },
     // No token of the provider's is mounted: code using in-cluster config must not reach, as if it
     // were its own, the provider's API server.

@@ -55,7 +55,7 @@ import { updatePeeringResources } from "../../provider/peering/peering.js";
 import { poll } from "../../provider/wait/poll.js";
 import { imageReference } from "../../local-cluster/node-images.js";
 import { kubectl, podtoolFrom, runPodtool, tagImageOnNodes } from "../../local-cluster/pods.js";
-import { offloadNamespace, podtoolSpec, runningPods } from "../../harness/offloading.js";
+import { offloadNamespace, podtoolPodOn, podtoolSpec, runningPods } from "../../harness/offloading.js";
 import { releaseSharedLab, sharedLab } from "../../harness/labs.js";
 import { uninstallClusters } from "../../harness/install.js";
 import { peerPair, quietProgress, unpeerPair, type Pair } from "../support/tunnel-pair.js";
@@ -329,16 +329,7 @@ describe("offloading on real clusters (shared lab)", () => {
       // agent makes it in the remote namespace, where a's cluster DNS answers for it. `web` selects
       // the offloaded pods (a's own controller lists them); `here` selects a pod that stays on b,
       // which a lists at the address its side of the tunnel reaches it by.
-      await bCore.createNamespacedPod({
-        namespace: NAMESPACE,
-        body: {
-          metadata: { name: "here", labels: { app: "here" } },
-          spec: {
-            nodeName: `${b.name}-n1`,
-            containers: [{ name: "podtool", image: imageReference("podtool"), imagePullPolicy: "Never" }],
-          },
-        },
-      });
+      await bCore.createNamespacedPod({ namespace: NAMESPACE, body: podtoolPodOn(`${b.name}-n1`, "here") });
       await bCore.createNamespacedService({
         namespace: NAMESPACE,
         body: {
@@ -346,13 +337,28 @@ describe("offloading on real clusters (shared lab)", () => {
           spec: { selector: { app: "here" }, ports: [{ port: 80, targetPort: 8080 }] },
         },
       });
+      // Headless: a's cluster DNS answers with the pods' own addresses.
+      await bCore.createNamespacedService({
+        namespace: NAMESPACE,
+        body: {
+          metadata: { name: "web-pods" },
+          spec: { clusterIP: "None", selector: { app: "web" }, ports: [{ port: 8080 }] },
+        },
+      });
       const [here] = await runningPods(pair.consumer.kc, NAMESPACE, "app=here", 1);
       const fromOffloaded = (target: string): Promise<string> =>
         throughVirtualKubelet(["exec", "-n", NAMESPACE, first, "--", "/podtool", "tcp", target]);
       expect(await fromOffloaded("web:80")).toContain(`"podtool web-`);
+      expect(await fromOffloaded("web-pods:8080")).toContain(`"podtool web-`);
       expect(await fromOffloaded(`here.${remoteNamespace}.svc.cluster.local:80`)).toContain(`"podtool here `);
       const reflectedServices = await aCore.listNamespacedService({ namespace: remoteNamespace });
-      expect(reflectedServices.items.map((svc) => svc.metadata!.name).sort()).toEqual(["here", "web"]);
+      expect(reflectedServices.items.map((svc) => [svc.metadata!.name, svc.spec?.clusterIP === "None"]).sort()).toEqual(
+        [
+          ["here", false],
+          ["web", false],
+          ["web-pods", true],
+        ],
+      );
       const outside = await pair.provider.kc
         .makeApiClient(k8s.DiscoveryV1Api)
         .readNamespacedEndpointSlice({ name: "here-outside", namespace: remoteNamespace });
@@ -578,7 +584,7 @@ describe("offloading on real clusters (shared lab)", () => {
         (await aCore.listNamespacedService({ namespace: remoteNamespace })).items
           .map((svc) => svc.metadata!.name)
           .sort(),
-      ).toEqual(["here", "web"]);
+      ).toEqual(["here", "web", "web-pods"]);
       // Nothing of the project's was made in kube-system: no pod, no Service.
       const ours = { namespace: "kube-system", labelSelector: "app.kubernetes.io/managed-by=pulumi-liqo" };
       expect([
@@ -1115,8 +1121,8 @@ describe("offloading on real clusters (shared lab)", () => {
   );
 
   test(
-    "GIVEN an offloaded pod running WHEN a loses it THEN a makes it again; WHEN its image changes on b THEN a changes " +
-      "it in place, and b patching the request for a privileged container is refused; WHEN the Peering is deleted THEN its virtual " +
+    "GIVEN an offloaded pod running WHEN a loses it THEN a makes it again; WHEN its image, labels and annotations change " +
+      "on b THEN a changes them in place, and b patching the request for a privileged container is refused; WHEN the Peering is deleted THEN its virtual " +
       "node is drained first: the pod goes from both clusters, and the remote namespace from a",
     async () => {
       pair ??= await peerPair(await sharedLab());
@@ -1172,6 +1178,31 @@ describe("offloading on real clusters (shared lab)", () => {
       const [updated] = await runningPods(pair!.consumer.kc, namespace, "app=keeper", 1);
       expect(updated!.metadata?.uid).toBe(kept!.metadata?.uid);
       expect(updated!.status?.conditions?.find((c) => c.type === OFFLOADED_CONDITION)?.status).toBe("True");
+
+      // Its labels and annotations changed on b: a's pod follows, the same pod (so its downward API
+      // volume does), but for an annotation of Kubernetes' own prefixes, which stays with b.
+      await bCore.patchNamespacedPod(
+        {
+          name: "keeper",
+          namespace,
+          body: {
+            metadata: { labels: { tier: "gold" }, annotations: { note: "moved", "team.kubernetes.io/x": "b's" } },
+          },
+        },
+        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+      );
+      const relabelled = await poll(
+        { step: "test", object: `pod ${remoteNamespace}/keeper relabelled on a`, endpoint: a.apiServerUrl },
+        { timeoutMs: 60_000, intervalMs: 500 },
+        async () => {
+          const now = await aCore.readNamespacedPod({ name: "keeper", namespace: remoteNamespace });
+          return now.metadata?.labels?.["tier"] === "gold" && now.metadata.annotations?.["note"] === "moved"
+            ? { done: true, value: now }
+            : { done: false, state: JSON.stringify([now.metadata?.labels, now.metadata?.annotations]) };
+        },
+      );
+      expect([relabelled.metadata?.uid, relabelled.metadata?.labels?.["app"]]).toEqual([old.metadata?.uid, "keeper"]);
+      expect(relabelled.metadata?.annotations?.["team.kubernetes.io/x"]).toBeUndefined();
 
       // b's identity patches that request itself, as an attacking consumer would, for a privileged
       // container: a checks the new spec again and refuses it; its pod keeps its image and no privilege.

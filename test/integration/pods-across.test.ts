@@ -7,7 +7,8 @@
  * pods show the tunnel carried it. A pod of a namespace of b offloaded to a runs there, and b shows
  * it at its remapped address, where b's pods on both nodes reach it, by address and through b's own
  * Service (whose endpoint it is), the gateway's node included; a's pods reach b's through a Service
- * of a. b's gateway pod is deleted while flows run (pings, an idle TCP connection): they resume.
+ * of a, and the offloaded pod reaches a Service of b's namespace by name, reflected to a with its
+ * endpoint on b at the remapped address. b's gateway pod is deleted while flows run (pings, an idle TCP connection): they resume.
  * b, with its own identity on a, cannot make a's route agents route
  * a's Service range to the gateway (it may not write its TunnelEndpoint's status). a's gateway starts on node 1, the node that holds the address
  * peers dial (its NodePort sends their packets to the node's own LAN address: the case where a
@@ -39,6 +40,7 @@ import { gatewayWireguard, projectRoutes, runningGateway } from "../../harness/g
 import { expectFlowsSurvive, serviceToAddress } from "../support/project-pods.js";
 import {
   coreOf,
+  kubectl,
   podName,
   podtoolFlow,
   podtoolFrom,
@@ -48,8 +50,9 @@ import {
 } from "../../local-cluster/pods.js";
 import { delay } from "../../host/processes.js";
 import { peerPair, quietProgress, unpeerPair, type Pair } from "../support/tunnel-pair.js";
-import { offloadNamespace, podtoolSpec, runningPods } from "../../harness/offloading.js";
+import { offloadNamespace, podtoolPodOn, podtoolSpec, runningPods } from "../../harness/offloading.js";
 import { remoteNamespaceName } from "../../provider/offloading/reflection.js";
+import { poll } from "../../provider/wait/poll.js";
 
 const NODES = [1, 2] as const;
 const POD_CIDR = "10.150.0.0/16";
@@ -177,6 +180,44 @@ describe("agent, gateway and route agents as pods (private lab: a and b, two nod
         const toB = await serviceToAddress(a, "to-b", seenFromA(1));
         for (const from of NODES)
           expect(await podtoolFrom(a, from, "tcp", `${toB}:8080`, 60_000)).toContain(`podtool ${podName(b, 1)} `);
+
+        // Services reflected over the same pod CIDR: a Service of the offloaded namespace whose pod
+        // stays on b is reflected to a, its endpoint at the address a's side of the tunnel reaches
+        // that pod by (remapped), and the offloaded pod reaches it by name through a's cluster DNS.
+        await coreOf(b).createNamespacedPod({ namespace: OFFLOADED, body: podtoolPodOn(`${b.name}-n1`, "here") });
+        await coreOf(b).createNamespacedService({
+          namespace: OFFLOADED,
+          body: { metadata: { name: "here" }, spec: { selector: { app: "here" }, ports: [{ port: 8080 }] } },
+        });
+        const [here] = await runningPods(pair.consumer.kc, OFFLOADED, "app=here", 1);
+        const reflected = await poll(
+          { step: "test", object: `EndpointSlice ${remoteNamespace}/here-outside on a`, endpoint: a.apiServerUrl },
+          { timeoutMs: 60_000, intervalMs: 1_000 },
+          async () => {
+            const slice = await pair!.provider.kc
+              .makeApiClient(k8s.DiscoveryV1Api)
+              .readNamespacedEndpointSlice({ name: "here-outside", namespace: remoteNamespace })
+              .catch(() => undefined);
+            const address = slice?.endpoints?.[0]?.addresses[0];
+            return address ? { done: true, value: address } : { done: false, state: "not made yet" };
+          },
+        );
+        expect(reflected).toBe(
+          translateAddress(here!.status!.podIP!, Cidr.parse(POD_CIDR), Cidr.parse(tunnel.provider.remotePodCidrAsSeen)),
+        );
+        expect(
+          await poll(
+            { step: "test", object: "the offloaded pod reaching here:8080 on a", endpoint: b.apiServerUrl },
+            { timeoutMs: 60_000, intervalMs: 1_000 },
+            async () =>
+              kubectl(b, ["exec", "-n", OFFLOADED, "web", "--", "/podtool", "tcp", "here:8080"]).then(
+                (out) => ({ done: true, value: out }),
+                (error: Error) => ({ done: false, state: error.message }),
+              ),
+          ),
+        ).toContain('"podtool here ');
+        await coreOf(b).deleteNamespacedService({ name: "here", namespace: OFFLOADED });
+        await coreOf(b).deleteNamespacedPod({ name: "here", namespace: OFFLOADED });
 
         // b's gateway pod (the tunnel's client) deleted while flows run from b's pods on both nodes to
         // the offloaded pod (pings every 200 ms, an idle TCP connection): its Deployment makes

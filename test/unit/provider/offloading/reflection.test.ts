@@ -6,8 +6,10 @@ import {
   forgeReflectedSecret,
   forgeRemotePod,
   imageChanges,
+  metadataChanges,
   ownPodRange,
   peerAddressView,
+  portableAnnotations,
   referencedObjects,
   reflectPodStatus,
   remoteNamespaceName,
@@ -203,5 +205,38 @@ describe("peerAddressView and ownPodRange (this cluster's end of a tunnel)", () 
       peerAddressView([endpoint("pulumi-liqo-tenant-c1", "c1", { ...answered, phase: "Refused" })], "c1"),
     ).toBeUndefined();
     expect(peerAddressView([endpoint("pulumi-liqo-system", "c1", { phase: "Pending" })], "c1")).toBeUndefined();
+  });
+});
+
+describe("a pod's labels and annotations across the peering", () => {
+  test("GIVEN annotations of Kubernetes' own prefixes (AppArmor, seccomp, kubectl) THEN they stay with the consumer", () => {
+    expect(
+      portableAnnotations({
+        "container.apparmor.security.beta.kubernetes.io/app": "unconfined",
+        "seccomp.security.alpha.kubernetes.io/pod": "unconfined",
+        "kubectl.kubernetes.io/restartedAt": "2026-11-26T08:00:00Z",
+        "k8s.io/anything": "x",
+        "kubernetes.io/description": "x",
+        "example.com/owner": "team-a",
+        "notkubernetes.io/x": "kept",
+        plain: "kept",
+      }),
+    ).toEqual({ "example.com/owner": "team-a", "notkubernetes.io/x": "kept", plain: "kept" });
+  });
+
+  test("GIVEN the provider's pod and its request WHEN they differ THEN the merge patch sets, changes and removes just that", () => {
+    const live = { labels: { app: "web", tier: "old", gone: "x" }, annotations: { a: "1" } };
+    expect(metadataChanges(live, { labels: { app: "web", tier: "new" }, annotations: { a: "1", b: "2" } })).toEqual({
+      labels: { tier: "new", gone: null },
+      annotations: { b: "2" },
+    });
+    expect(metadataChanges(live, live)).toBeUndefined();
+    expect(metadataChanges({}, {})).toBeUndefined();
+  });
+
+  test("GIVEN a request that names an AppArmor annotation WHEN the provider makes its pod THEN the pod has none", () => {
+    const request = forgeOffloadedPod(consumerPod, "shop-b1", "pulumi-liqo-tenant-b1");
+    request.spec.annotations = { "container.apparmor.security.beta.kubernetes.io/app": "unconfined", note: "hi" };
+    expect(forgeRemotePod(request, "b1").metadata?.annotations).toEqual({ note: "hi" });
   });
 });
