@@ -10,10 +10,13 @@ npm run --silent build
 
 say() { printf '\n== %s\n' "$*"; }
 
-say "[1/5] two local clusters, each with a worker node holding the agent image"
+say "[1/6] two local clusters, each with a worker node holding the agent image"
 npm run --silent clusters -- up a b
+kubectl_b() { kubectl --kubeconfig "${LIQO_LAB_ROOT:-/tmp/pulumi-liqo-labs}/demo/b/admin.kubeconfig" "$@"; }
+# The namespace of b that the stack offloads (a NamespaceOffloading needs it to exist).
+kubectl_b get namespace shop >/dev/null 2>&1 || kubectl_b create namespace shop
 
-say "[2/5] pulumi up: Cluster a, Cluster b (each deploys the agent, gateway and route agents as pods), a PeeringToken on a, the Peering b -> a and its Tunnel"
+say "[2/6] pulumi up: Cluster a, Cluster b (each deploys the agent, gateway and route agents as pods), a PeeringToken on a, the Peering b -> a, its Tunnel, and b's namespace shop offloaded to a"
 # The demo's state lives in the cache, encrypted with a passphrase made once and kept 0600 beside it.
 export PULUMI_BACKEND_URL="file://$LIQO_CACHE/demo-state"
 passphrase_file="$LIQO_CACHE/demo-passphrase"
@@ -37,6 +40,8 @@ configure_stack() {
   pulumi config set bServiceCidr 10.201.0.0/16
   pulumi config set aGatewayAddress "$a_address"
   pulumi config set agentImage "$agent_image"
+  pulumi config set offloadNamespace shop
+  pulumi config set podOffloading remote
 }
 configure_stack
 # A stack left by an earlier demo whose clusters were torn down describes clusters that are gone
@@ -49,18 +54,45 @@ fi
 pulumi up --yes --non-interactive
 cd "$REPO_ROOT"
 
-say "[3/5] the nodes of cluster b: liqo-a stands for what cluster a offers"
+say "[3/6] the nodes of cluster b: liqo-a stands for what cluster a offers"
 npm run --silent clusters -- nodes b
 
-say "[4/5] a pod that tolerates the virtual node's taint goes to it"
-npm run --silent clusters -- schedule-probe b "offloaded-$(date +%s)"
-
-say "[5/5] a real pod of b calls a real pod of a by its address: only the WireGuard tunnel carries it"
+say "[4/6] a real pod of b calls a real pod of a by its address: only the WireGuard tunnel carries it"
 node dist/local-cluster/cli.js podtool a
 a_pod_ip=$(node dist/local-cluster/cli.js podtool a | awk '{print $NF}')
 node dist/local-cluster/cli.js podtool b
 echo "kubectl exec podtool-b-n1 -- /podtool tcp $a_pod_ip:8080 (in cluster b):"
 node dist/local-cluster/cli.js pod-call b "$a_pod_ip"
+
+say "[5/6] an unmodified app (examples/local-peering/app.yaml: a Deployment and its Service) applied to shop runs on a; b's pod calls it by name"
+kubectl_b apply -n shop -f examples/local-peering/app.yaml
+kubectl_b rollout status -n shop deployment/web --timeout=180s
+kubectl_b get pods -n shop -o wide
+echo "kubectl exec podtool-b-n1 -- /podtool tcp web.shop:8080 (in cluster b):"
+kubectl_b exec podtool-b-n1 -- /podtool tcp web.shop:8080
+
+say "[6/6] and the app calls a Service of b by name: db, in front of b's own pod, reached through a's cluster DNS and the tunnel"
+b_pod_ip=$(node dist/local-cluster/cli.js podtool b | awk '{print $NF}')
+kubectl_b apply -n shop -f - <<YAML
+apiVersion: v1
+kind: Service
+metadata: { name: db }
+spec: { ports: [{ port: 8080 }] }
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: { name: db-1, labels: { kubernetes.io/service-name: db } }
+addressType: IPv4
+endpoints: [{ addresses: ["$b_pod_ip"] }]
+ports: [{ port: 8080, protocol: TCP }]
+YAML
+echo "kubectl exec deployment/web -- /podtool tcp db:8080 (in cluster b; the pod runs on a):"
+# The Service reaches a at b's agent's next pass (every 10 s).
+for attempt in $(seq 1 30); do
+  if kubectl_b exec -n shop deployment/web -- /podtool tcp db:8080 2>/dev/null; then break; fi
+  [ "$attempt" -lt 30 ] || { echo "db:8080 not reached from a within 60 s" >&2; exit 1; }
+  sleep 2
+done
 
 cat <<MSG
 

@@ -41,11 +41,12 @@ const tunnel = new Tunnel("b-to-a-tunnel", {
   timeoutSeconds: 120,
 });
 
-// Offloading: pods of this namespace of b (it must exist) that tolerate the virtual node's taint
-// and land on it run on a, in a namespace made for b there.
+// Offloading: this namespace of b (it must exist) runs its pods on a too (`podOffloading`, default
+// local-and-remote; `remote`: only there), in a namespace made for b there; its Services follow them.
 const offloadNamespace = config.get("offloadNamespace");
+const podOffloading = config.get("podOffloading") as "local-and-remote" | "remote" | "local" | undefined;
 const offloading = offloadNamespace
-  ? new NamespaceOffloading("b-offloads", { consumer, namespace: offloadNamespace, peerings: [peering] })
+  ? new NamespaceOffloading("b-offloads", { consumer, namespace: offloadNamespace, peerings: [peering], podOffloading })
   : undefined;
 
 export const virtualNode = peering.virtualNodeName;

@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { headingsOf, tableUnder } from "./markdown.js";
+import { imageReference } from "../../../local-cluster/node-images.js";
 
 const REPO = join(__dirname, "..", "..", "..");
 const read = (path: string): string => readFileSync(join(REPO, path), "utf8");
@@ -50,5 +51,10 @@ describe("the front door", () => {
     expect(required.filter((key) => !documented.includes(key))).toEqual([]);
     expect(headingsOf(readme).map((h) => h.text)).toContain("What it costs");
     expect(readme).toMatch(/USD an hour/);
+  });
+
+  test("GIVEN the demo's app (examples/local-peering/app.yaml) THEN its image is the podtool image the nodes hold", () => {
+    const images = [...read("examples/local-peering/app.yaml").matchAll(/image: (\S+)/g)].map((m) => m[1]);
+    expect(images).toEqual([imageReference("podtool")]);
   });
 });
