@@ -10,7 +10,13 @@
  * more is removed; a Service of that name that is not this project's is never touched.
  */
 import * as k8s from "@kubernetes/client-node";
-import { REMOTE_CLUSTER_LABEL, tenantRequestName, type ReflectedService } from "../../provider/api/index.js";
+import {
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  REMOTE_CLUSTER_LABEL,
+  tenantRequestName,
+  type ReflectedService,
+} from "../../provider/api/index.js";
 import { deleteOptional, describeFailure, ensureObject, isNotFound, serverOf } from "../../provider/kube/client.js";
 import { listTunnelEndpoints } from "../../provider/network-fabric/endpoints.js";
 import { isRemoteNamespaceOf } from "../../provider/offloading/namespaces.js";
@@ -61,8 +67,12 @@ export async function answerServiceRequests(kc: k8s.KubeConfig, reporter: Report
   const endpoint = serverOf(kc);
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const discovery = kc.makeApiClient(k8s.DiscoveryV1Api);
-  const namespaces = (await core.listNamespace().catch(describeFailure(`${STEP}: listing the namespaces`, endpoint)))
-    .items;
+  // Only the project's namespaces (tenant and remote ones carry these labels): a request for any other is refused.
+  const namespaces = (
+    await core
+      .listNamespace({ labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY},${REMOTE_CLUSTER_LABEL}` })
+      .catch(describeFailure(`${STEP}: listing the namespaces made for consumers`, endpoint))
+  ).items;
   const { live: tenants } = tenantsOf(namespaces);
   const byName = new Map(namespaces.map((ns) => [ns.metadata!.name!, ns]));
   // Each live remote namespace, with the consumer it was made for.
