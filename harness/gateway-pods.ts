@@ -4,7 +4,7 @@
  * the route agents hold on each node.
  */
 import { SYSTEM_NAMESPACE } from "../provider/api/index.js";
-import { GATEWAY_NAME } from "../provider/cluster/agent-components.js";
+import { COMPONENT_LABEL, GATEWAY_NAME, ROUTE_NAME } from "../provider/cluster/agent-components.js";
 import { poll } from "../provider/wait/poll.js";
 import { runIn } from "../host/exec.js";
 import type { ClusterState } from "../local-cluster/lab.js";
@@ -38,6 +38,28 @@ export async function projectRoutes(cluster: ClusterState): Promise<string[]> {
       .split("\n"))
       if (line) routes.push(`${node.name}: ${line}`);
   return routes;
+}
+
+/**
+ * What a failed flow check prints of `cluster`'s fabric: each node's routes, and the latest lines
+ * (timestamped) of its gateway's and route agents' logs, so that a flow lost under load names the
+ * node whose route was missing and when each agent acted. Best effort: a part it cannot read says why.
+ */
+export async function fabricSnapshot(cluster: ClusterState): Promise<string> {
+  const parts: string[] = [];
+  for (const node of cluster.nodes) {
+    const routes = await runIn(node.netns, "ip", ["-4", "-o", "route", "show"]).catch((e: Error) => e.message);
+    parts.push(`routes of ${node.name}:\n${routes.trim()}`);
+  }
+  for (const component of [GATEWAY_NAME, ROUTE_NAME]) {
+    const selector = `${COMPONENT_LABEL}=${component}`;
+    const logs = await kubectl(cluster, [
+      ...["logs", "-n", SYSTEM_NAMESPACE, "-l", selector],
+      ...["--timestamps", "--prefix", "--tail", "25", "--max-log-requests", "8"],
+    ]).catch((e: Error) => e.message);
+    parts.push(`logs of ${selector}:\n${logs.trim()}`);
+  }
+  return `${cluster.name}'s fabric\n${parts.join("\n")}`;
 }
 
 /** The gateway pod of `cluster` that is Running and ready (other than pod `not`), with its name and node. */

@@ -227,7 +227,7 @@ describe("agent, gateway and route agents as pods (private lab: a and b, two nod
         );
         await delay(FLOW_LEAD_MS);
         await coreOf(b).deleteNamespacedPod({ name: bGateway.name, namespace: SYSTEM_NAMESPACE });
-        expectFlowsSurvive(await duringDelete);
+        await expectFlowsSurvive(await duringDelete, [a, b]);
 
         // b attacks a's route agents, which route every node's traffic for what a TunnelEndpoint's
         // status names: with its own identity on a, it may not write that status (not as the
@@ -275,7 +275,7 @@ describe("agent, gateway and route agents as pods (private lab: a and b, two nod
             body: { metadata: { name: gateway.name, namespace: SYSTEM_NAMESPACE } },
           });
           expect((await runningGateway(a, gateway.name)).node).toBe(`${a.name}-n2`);
-          expectFlowsSurvive(await duringDrain);
+          await expectFlowsSurvive(await duringDrain, [a, b]);
         } finally {
           clearInterval(junk);
           stranger.close();

@@ -9,7 +9,7 @@ import { adminConfig } from "../../local-cluster/inspect.js";
 import { coreOf, podName, podtoolFrom, POD_NAMESPACE, runPodtool, type FlowReport } from "../../local-cluster/pods.js";
 import { readWireguardStatus, type WireguardStatus } from "../../agent/gateway/index.js";
 import { runsHostAgent } from "../../local-cluster/state.js";
-import { gatewayWireguard } from "../../harness/gateway-pods.js";
+import { fabricSnapshot, gatewayWireguard } from "../../harness/gateway-pods.js";
 
 /**
  * The WireGuard status of interface `ifname` of `cluster`'s gateway, wherever it runs: inside the
@@ -62,24 +62,34 @@ const FLOW_DEADLINE_MS = 30_000;
 
 /**
  * Each flow (`podtool flow`) was answered before its longest gap, resumed after it, lost no more
- * than {@link FLOW_DEADLINE_MS}, and its idle TCP connection carried a line at the end.
+ * than {@link FLOW_DEADLINE_MS}, and its idle TCP connection carried a line at the end. On failure
+ * the error carries the fabric of `clusters` as it is then (fabricSnapshot).
  */
-export function expectFlowsSurvive(flows: readonly PromiseSettledResult<FlowReport>[]): void {
-  for (const flow of flows) {
-    if (flow.status === "rejected") throw flow.reason;
-    const report = flow.value;
-    const verdict = {
-      tcp: report.tcp,
-      answeredBefore: report.longestGapMs === 0 || report.gapFromMs > 0,
-      resumed: report.longestGapMs === 0 || report.answeredAfterGap > 0,
-      withinDeadline: report.longestGapMs <= FLOW_DEADLINE_MS,
-    };
-    expect({ ...verdict, report }).toEqual({
-      tcp: "echoed",
-      answeredBefore: true,
-      resumed: true,
-      withinDeadline: true,
-      report,
-    });
+export async function expectFlowsSurvive(
+  flows: readonly PromiseSettledResult<FlowReport>[],
+  clusters: readonly ClusterState[],
+): Promise<void> {
+  try {
+    for (const flow of flows) {
+      if (flow.status === "rejected") throw flow.reason;
+      const report = flow.value;
+      const verdict = {
+        tcp: report.tcp,
+        answeredBefore: report.longestGapMs === 0 || report.gapFromMs > 0,
+        resumed: report.longestGapMs === 0 || report.answeredAfterGap > 0,
+        withinDeadline: report.longestGapMs <= FLOW_DEADLINE_MS,
+      };
+      expect({ ...verdict, report }).toEqual({
+        tcp: "echoed",
+        answeredBefore: true,
+        resumed: true,
+        withinDeadline: true,
+        report,
+      });
+    }
+  } catch (error) {
+    const snapshots = await Promise.all(clusters.map(fabricSnapshot));
+    (error as Error).message += `\n\n${snapshots.join("\n\n")}`;
+    throw error;
   }
 }
