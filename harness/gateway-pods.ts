@@ -15,18 +15,12 @@ import { GATEWAY_POD_SELECTOR } from "../agent/route/reconcile.js";
 
 /** The WireGuard status of interface `ifname`, read inside `cluster`'s gateway pod (its sockets are the pod's own). */
 export async function gatewayWireguard(cluster: ClusterState, ifname: string): Promise<WireguardStatus> {
-  const dump = await kubectl(cluster, [
-    "exec",
-    "-n",
-    SYSTEM_NAMESPACE,
-    `deploy/${GATEWAY_NAME}`,
-    "--",
-    "wg",
-    "show",
-    ifname,
-    "dump",
-  ]);
-  return parseWireguardDump(ifname, dump);
+  return parseWireguardDump(ifname, await inGatewayWg(cluster, [ifname, "dump"]));
+}
+
+/** `wg show ARGS` inside `cluster`'s gateway pod: its sockets are the pod's own. */
+function inGatewayWg(cluster: ClusterState, args: readonly string[]): Promise<string> {
+  return kubectl(cluster, ["exec", "-n", SYSTEM_NAMESPACE, `deploy/${GATEWAY_NAME}`, "--", "wg", "show", ...args]);
 }
 
 /** The routes the route agents hold on each node of `cluster`, node by node. */
@@ -50,7 +44,15 @@ export async function fabricSnapshot(cluster: ClusterState): Promise<string> {
   for (const node of cluster.nodes) {
     const routes = await runIn(node.netns, "ip", ["-4", "-o", "route", "show"]).catch((e: Error) => e.message);
     parts.push(`routes of ${node.name}:\n${routes.trim()}`);
+    // The tunnel's own flows (WireGuard's port) and pings: where a stale entry holds packets.
+    const tracked = await runIn(node.netns, "cat", ["/proc/net/nf_conntrack"]).catch((e: Error) => e.message);
+    const lines = tracked.split("\n").filter((line) => /port=5182\d|icmp/.test(line));
+    parts.push(
+      `conntrack of ${node.name} (WireGuard ports, icmp; ${lines.length} lines):\n${lines.slice(0, 30).join("\n")}`,
+    );
   }
+  const dump = await inGatewayWg(cluster, ["all"]).catch((e: Error) => e.message);
+  parts.push(`wg show all in the gateway:\n${dump.trim()}`);
   for (const component of [GATEWAY_NAME, ROUTE_NAME]) {
     const selector = `${COMPONENT_LABEL}=${component}`;
     const logs = await kubectl(cluster, [

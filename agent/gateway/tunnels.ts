@@ -76,7 +76,7 @@ import {
 } from "./interface.js";
 import { forgeWireguardKeyPair, wireguardPublicKeyOf, type WireguardKeyPair } from "./keys.js";
 import { nextSenderToDial, udpSendersTo } from "./client-senders.js";
-import { InBandRelay } from "./relay.js";
+import { InBandRelay, relayPorts } from "./relay.js";
 
 const STEP = "gateway";
 
@@ -419,9 +419,9 @@ export class TunnelGateway {
   /** Serves the in-band ports the endpoint asks for on its tunnel address (relay.ts). */
   private async ensureRelay(endpoint: TunnelEndpoint, target: Target): Promise<void> {
     const uid = endpoint.metadata.uid!;
-    const ports = endpoint.spec.inBandPorts;
+    const ports = relayPorts(endpoint.spec);
     if (!ports || !this.relaysInBand) return this.relay.stop(uid);
-    await this.relay.ensure(uid, endpoint.spec.remoteClusterName, { address: target.ownTunnelAddress, ports });
+    await this.relay.ensure(uid, endpoint.spec.remoteClusterName, { address: target.ownTunnelAddress, ...ports });
   }
 
   /** Sets the gateway's finalizer, so that the endpoint's delete waits until the gateway took the tunnel down. */
@@ -480,9 +480,10 @@ export class TunnelGateway {
     const own = await readWireguardStatus(netns, ifname);
     if (spec.remote.publicKey) await this.configureOnlyPeer(endpoint, target, view, own.peers, dial);
     if (view) await applyPeerFabric(netns, { peerId: ifname, tunnelInterface: ifname, view, slot });
-    if (spec.inBandPorts && this.relaysInBand) {
-      const { apiServer, auth } = spec.inBandPorts;
-      await applyRelayRule(netns, ifname, target.ownTunnelAddress, [apiServer, auth]);
+    const relayed = relayPorts(spec);
+    if (relayed && this.relaysInBand) {
+      const ports = [...relayed.apiServer, ...(relayed.auth === undefined ? [] : [relayed.auth])];
+      await applyRelayRule(netns, ifname, target.ownTunnelAddress, ports);
     }
     return {
       inputs: target.inputs,
@@ -720,8 +721,14 @@ export class TunnelGateway {
     const stopped = new Set(this.applied.keys());
     await this.relay.stopAll();
     for (const [uid, applied] of this.applied) {
-      await removePeerFabric(netns, applied.ifname);
+      // The interface first: its wireguard-go must send nothing once the server's reply rule is gone
+      // (removePeerFabric). An answer sent then is tracked, clashes with the Service's DNAT of the
+      // client's flow and leaves from another port; the client roams to that port, and the entry
+      // conntrack keeps for it on this node (refreshed by the client's every packet) holds it here,
+      // where no one listens any more: the gateway that takes over on another node never hears
+      // from it (seen under load, the drain of test/integration/pods-across).
       removed.push(...(await deleteWireguardInterface({ netns, ifname: applied.ifname, process: applied.process })));
+      await removePeerFabric(netns, applied.ifname);
       this.applied.delete(uid);
     }
     await this.reportStopped(stopped);
@@ -760,8 +767,9 @@ export class TunnelGateway {
   /** Removes one tunnel's fabric, interface and key Secret; resolves what was removed. */
   private async removeTunnel(ifname: string, process: ProcessRecord | undefined): Promise<string[]> {
     const { kc, netns } = this.options;
-    await removePeerFabric(netns, ifname);
+    // The interface first, for the reason shutdown() gives.
     const removed = await deleteWireguardInterface({ netns, ifname, ...(process ? { process } : {}) });
+    await removePeerFabric(netns, ifname);
     const name = keySecretName(ifname);
     await deleteOptional(() =>
       kc.makeApiClient(k8s.CoreV1Api).deleteNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE }),
