@@ -48,6 +48,7 @@ import {
   namespacePids,
 } from "./netns.js";
 import { isRunning, pidsUsing, recordOf, startInNamespace, stopProcess } from "../host/processes.js";
+import { poll } from "../provider/wait/poll.js";
 import { planLab, type ClusterRequest, type PlannedCluster } from "./plan.js";
 import { importImages, nodeBinaries, startNodeProcesses, teardownNode, waitForNodes, writeNodeFiles } from "./node.js";
 import { createNodeNetwork } from "./node-network.js";
@@ -492,13 +493,24 @@ export async function downLab(name: string, root = DEFAULT_LAB_ROOT): Promise<st
     }
   }
   const dir = join(root, name);
+  const hadDir = existsSync(dir);
   // Last, whatever still works from the lab's directory and was started by none of the above (a
-  // command a shim or a pod had just started): it would write there again once it is removed.
-  removed.push(...(await stopFound(pidsUsing(dir), `process using ${dir}`)));
-  if (existsSync(dir)) {
-    rmSync(dir, { recursive: true, force: true });
-    if (state) removed.push(`directory ${dir}`);
-  }
+  // command a shim or a pod had just started): it would write there again once it is removed. Seen
+  // under load: the directory back after its removal, holding the runtime's state (a shim still
+  // finishing). So it is removed until it stays gone, each time after stopping what uses it.
+  await poll(
+    { step: `lab ${name}`, object: `directory ${dir} removed and staying gone`, endpoint: dir },
+    { timeoutMs: 30_000, intervalMs: 500 },
+    async () => {
+      removed.push(...(await stopFound(pidsUsing(dir), `process using ${dir}`)));
+      if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
+      const users = pidsUsing(dir);
+      return !existsSync(dir) && users.length === 0
+        ? { done: true, value: undefined }
+        : { done: false, state: `still there, used by ${users.length} process(es)` };
+    },
+  );
+  if (hadDir && state) removed.push(`directory ${dir}`);
   return removed;
 }
 

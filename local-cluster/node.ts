@@ -297,7 +297,14 @@ export async function teardownNode(node: PlannedNode): Promise<string[]> {
       dirs.push(dir);
     };
     walk(root);
-    for (const dir of dirs) rmdirSync(dir);
+    for (const dir of dirs) {
+      try {
+        rmdirSync(dir);
+      } catch (error) {
+        // Gone meanwhile: the runtime, still stopping a container, removed its own (seen under load).
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      }
+    }
     removed.push(`cgroup ${root}`);
   }
   // A shim's socket is named by the hash of containerd's address, the namespace and the task id.
