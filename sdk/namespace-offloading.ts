@@ -55,6 +55,16 @@ export interface NamespaceOffloadingArgs {
    * updates in place and applies to pods created from then on. @default "local-and-remote"
    */
   readonly podOffloading?: pulumi.Input<"local-and-remote" | "remote" | "local">;
+  /**
+   * The token an offloaded pod that mounts its service account's token gets: `consumer`, a token of
+   * that account in the consumer's cluster (asked for by the consumer's agent, bound to the pod,
+   * kept fresh), with `kubernetes.default` leading to the consumer's API server through the tunnel,
+   * so in-cluster clients work on the consumer as they would at home; or `none`, no token at all.
+   * Never one of the provider's. A provider's administrator can read such a token while the pod
+   * lives and act with its rights on the consumer: choose `none` for a provider you do not trust
+   * that far. A change applies to pods offloaded from then on. @default "consumer"
+   */
+  readonly serviceAccountTokens?: pulumi.Input<"consumer" | "none">;
 }
 
 /** Which namespaces a {@link NamespaceOffloading} selects: all of `matchLabels` and of `matchExpressions` must hold. */
@@ -137,6 +147,7 @@ export class NamespaceOffloading extends pulumi.dynamic.Resource {
         timeoutSeconds: args.timeoutSeconds,
         force: args.force,
         podOffloading: args.podOffloading,
+        serviceAccountTokens: args.serviceAccountTokens,
         remoteNamespace: undefined,
         remotes: undefined,
         selectedNamespaces: undefined,

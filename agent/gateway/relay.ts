@@ -1,7 +1,10 @@
 /**
- * The in-band relay: on the provider's end of an in-band peering, the gateway serves its cluster's
- * API server and auth service on its own tunnel address, at the ports the endpoint's
- * `spec.inBandPorts` names, so that the consumer's agent reaches them whichever node they run on.
+ * The gateway's relay of its cluster's control plane into a tunnel: the gateway serves its
+ * cluster's API server (and auth service) on its own tunnel address, at the ports the endpoint
+ * names, so that whoever dials them through the tunnel reaches them whichever node they run on:
+ * on the provider's end of an in-band peering, the consumer's agent (`spec.inBandPorts`); on a
+ * consumer's end, the pods it offloads to the peer, whose `kubernetes.default` it is
+ * (`spec.podApiPort`).
  *
  * Why the gateway terminates these connections rather than forwarding packets: a packet forwarded
  * to a Service is DNATed by kube-proxy, whose masquerade then takes the place of the gateway's
@@ -9,11 +12,10 @@
  * cluster whenever the two pod CIDRs overlap. A connection that ends here takes the INPUT path,
  * where the peer already arrives under its remapped address (the gateway rewrote it), and the
  * gateway's own connection onward is a plain one from its node. TLS passes through untouched: the
- * consumer's agent verifies the API server's and the auth service's certificates itself.
+ * peer verifies the API server's and the auth service's certificates itself.
  */
 import * as k8s from "@kubernetes/client-node";
 import * as net from "node:net";
-import type { InBandPorts } from "../../provider/api/index.js";
 import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
 import { AGENT_NAME } from "../../provider/cluster/agent-components.js";
 import { describeFailure, serverOf } from "../../provider/kube/client.js";
@@ -33,11 +35,26 @@ export interface RelayTarget {
   readonly port: number;
 }
 
-/** What the relay serves on one address: the API server and the auth service, each on its port. */
+/** What the relay serves on one address: the API server on some ports, the auth service on one. */
 export interface RelayAsk {
   /** The tunnel address to listen on. */
   readonly address: string;
-  readonly ports: InBandPorts;
+  /** The ports that lead to the API server (an in-band peer's agent's, the offloaded pods'). */
+  readonly apiServer: readonly number[];
+  /** The port that leads to the auth service (an in-band peer's agent's). */
+  readonly auth?: number;
+}
+
+/** The ports of an endpoint's spec to relay, or undefined when it asks for none. */
+export function relayPorts(spec: {
+  readonly inBandPorts?: { readonly apiServer: number; readonly auth: number };
+  readonly podApiPort?: number;
+}): Omit<RelayAsk, "address"> | undefined {
+  const apiServer = [...new Set([spec.inBandPorts?.apiServer, spec.podApiPort])].filter(
+    (port): port is number => port !== undefined,
+  );
+  if (apiServer.length === 0 && !spec.inBandPorts) return undefined;
+  return { apiServer, ...(spec.inBandPorts ? { auth: spec.inBandPorts.auth } : {}) };
 }
 
 /** The API server as the gateway itself reaches it (in a pod: the `kubernetes` Service). */
@@ -85,9 +102,9 @@ export class InBandRelay {
     const key = JSON.stringify(ask);
     if (this.running.get(uid)?.key === key) return;
     await this.stop(uid);
-    const targets: readonly [string, number, () => Promise<RelayTarget>][] = [
-      ["API server", ask.ports.apiServer, async () => apiServerTarget(this.kc)],
-      ["auth service", ask.ports.auth, () => authServiceTarget(this.kc)],
+    const targets: readonly (readonly [string, number, () => Promise<RelayTarget>])[] = [
+      ...ask.apiServer.map((port) => ["API server", port, async () => apiServerTarget(this.kc)] as const),
+      ...(ask.auth === undefined ? [] : [["auth service", ask.auth, () => authServiceTarget(this.kc)] as const]),
     ];
     const listening: Listening[] = [];
     try {

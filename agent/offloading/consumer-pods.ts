@@ -2,7 +2,7 @@
  * The consumer's side of offloaded pods, per peering, as a kubelet would be for its virtual node:
  * each pod bound to the node, in a namespace offloaded to that peering's provider, is asked for
  * there (an OffloadedPod, with the identity the peering issued) with the ConfigMaps and Secrets it
- * reads; the provider pod's status comes back onto it, with the address as this cluster reaches
+ * reads, and its service account's token (consumer-tokens.ts); the provider pod's status comes back onto it, with the address as this cluster reaches
  * it; a refusal shows as its `Offloaded` condition and an event. A pod being deleted here is
  * withdrawn there first, and removed here once the provider's is gone; a request whose pod is gone
  * here is withdrawn. Pods of namespaces that are not offloaded are never sent anywhere.
@@ -20,6 +20,7 @@ import {
   forgeReflectedSecret,
   imageChanges,
   metadataChanges,
+  mountsServiceAccountToken,
   NAMESPACE_OWN_CONFIGMAPS,
   OFFLOADED_CONDITION,
   portableAnnotations,
@@ -30,6 +31,7 @@ import {
   type PodAddressView,
 } from "../../provider/offloading/reflection.js";
 import type { Reporter } from "../reporter.js";
+import { reflectTokens } from "./consumer-tokens.js";
 
 const STEP = "offloading (consumer)";
 
@@ -373,9 +375,14 @@ export async function reflectPeeringPods(
     }
     byNamespace.set(namespace, [...(byNamespace.get(namespace) ?? []), pod]);
   }
+  const tokensOf = new Map(offloadings.map((o) => [o.metadata.namespace!, o.spec.serviceAccountTokens ?? "consumer"]));
   for (const [namespace, namespacePods] of byNamespace) {
     const remoteNamespace = remoteOf.get(namespace)!;
     await reflectObjects(kc, reach, namespace, remoteNamespace, namespacePods);
+    const withToken =
+      tokensOf.get(namespace) === "none" ? [] : namespacePods.filter((pod) => mountsServiceAccountToken(pod.spec!));
+    await reflectTokens(kc, provider, namespace, remoteNamespace, withToken, new Date());
+    const tokenUids = new Set(withToken.map((pod) => pod.metadata!.uid!));
     // Each pod's calls wait on both API servers: several pods at once, as many kubelet workers would.
     const stillPending = await mapLimited(namespacePods, POD_CONCURRENCY, async (pod): Promise<boolean> => {
       const request = requestOf.get(pod.metadata!.uid!);
@@ -390,7 +397,8 @@ export async function reflectPeeringPods(
             { labels: pod.metadata?.labels, annotations: portableAnnotations(pod.metadata?.annotations) },
           ) !== undefined);
       if (!request || outdated) {
-        await ensureObject(provider, forgeOffloadedPod(pod, remoteNamespace, tenant)).catch(
+        const consumerToken = tokenUids.has(pod.metadata!.uid!);
+        await ensureObject(provider, forgeOffloadedPod(pod, remoteNamespace, tenant, { consumerToken })).catch(
           describeFailure(
             `${STEP}: ${request ? "updating the request of" : "asking for"} pod ${namespace}/${pod.metadata!.name}`,
             serverOf(provider),

@@ -47,7 +47,10 @@ import {
   forgeRemotePod,
   imageChanges,
   metadataChanges,
+  peerTunnelAddress,
+  refuseConsumerToken,
 } from "../../provider/offloading/reflection.js";
+import { listTunnelEndpoints } from "../../provider/network-fabric/endpoints.js";
 import type { Reporter } from "../reporter.js";
 
 const STEP = "offloading (provider)";
@@ -171,6 +174,8 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
     core.listPodForAllNamespaces({ labelSelector: `${managed},${CONSUMER_POD_UID_LABEL}` }),
   ]).catch(describeFailure(`${STEP}: listing the namespaces and pods made for consumers`, endpoint));
   const { live: tenants, ending } = tenantsOf(namespaces.items);
+  // Where each consumer's API server answers its pods through the tunnel: read only when a pod asks.
+  const tunnelEnds = podRequestObjects.some((r) => r.spec.consumerToken) ? await listTunnelEndpoints(kc, STEP) : [];
   const withdrawn = (request: RemoteNamespace | OffloadedPod): boolean =>
     request.metadata.deletionTimestamp !== undefined || ending.has(request.metadata.namespace ?? "");
   let changes = 0;
@@ -262,6 +267,7 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
   const wanted = new Set<string>();
   for (const [tenant, consumer] of [...tenants, ...ending]) {
     const offer = offerOf(offers.filter((o) => o.metadata.namespace === tenant));
+    const consumerApiAddress = peerTunnelAddress(tunnelEnds, consumer);
     const requests = podRequestObjects.filter((r) => r.metadata.namespace === tenant);
     const accepted = (r: OffloadedPod): boolean =>
       r.status?.phase === "Accepted" && r.status.observedGeneration === (r.metadata.generation ?? 1);
@@ -293,8 +299,8 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
         // Accepted, and gone: the provider lost it (a node went, someone deleted it). Made again below.
         reporter.warn(`${STEP}: pod ${key} of consumer ${consumer} is gone; making it again`);
       } else if (request.status?.phase === "Refused" && request.status.observedGeneration === generation) {
-        // A refusal stands until the spec changes, except that an offer's room may free up.
-        if (request.status.reason !== "ExceedsOffer") continue;
+        // A refusal stands until the spec changes, except that an offer's room may free up, and a tunnel come up.
+        if (!["ExceedsOffer", "TunnelNotReady"].includes(request.status.reason ?? "")) continue;
       }
       if (live && !ours) continue; // An older pod of that name is still going; it is removed below.
       if (live && ours) {
@@ -311,7 +317,10 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
       }
       let refusal: Refusal | undefined;
       try {
-        refusal = refusePodSpec(request.spec.pod) ?? refuseOverOffer(offer, running, podRequests(request.spec.pod));
+        refusal =
+          refusePodSpec(request.spec.pod) ??
+          refuseConsumerToken(request, consumerApiAddress) ??
+          refuseOverOffer(offer, running, podRequests(request.spec.pod));
       } catch (error) {
         refusal = { reason: "Invalid", message: (error as Error).message };
       }
@@ -319,7 +328,7 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
         try {
           await core.createNamespacedPod({
             namespace: request.spec.namespace,
-            body: forgeRemotePod(request, consumer),
+            body: forgeRemotePod(request, consumer, consumerApiAddress),
           });
           wanted.add(key);
           running.push(podRequests(request.spec.pod));

@@ -64,6 +64,7 @@ export function forgeSelectedOffloading(selector: OffloadingSelector, namespace:
     spec: {
       remoteNamespace: remoteNamespaceName(namespace, selector.spec.consumerClusterId, selector.spec.naming),
       virtualNodes: [...selector.spec.virtualNodes],
+      ...(selector.spec.serviceAccountTokens ? { serviceAccountTokens: selector.spec.serviceAccountTokens } : {}),
     },
   };
 }

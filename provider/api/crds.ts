@@ -183,7 +183,21 @@ export interface TunnelEndpointSpec {
    * carries pod traffic only.
    */
   inBandPorts?: InBandPorts;
+  /**
+   * The port at which this end's gateway serves its own cluster's API server on its tunnel
+   * address, to the pods it offloads to the peer (their `kubernetes.default`; see
+   * POD_API_PORT): set on the consumer's end of every tunnel, by its admin only (a consumer's
+   * endpoint in a provider's tenant namespace asking for it is refused).
+   */
+  podApiPort?: number;
 }
+
+/**
+ * The port of a consumer's API server on its gateway's tunnel address, for the pods it offloads:
+ * the API server's usual port, so that where a gateway works in the API server's own network (the
+ * host agents of local clusters, which relay nothing) the API server itself answers there.
+ */
+export const POD_API_PORT = 6443;
 
 /** The ports a gateway serves its cluster's control plane at, on its tunnel address. */
 export interface InBandPorts {
@@ -321,6 +335,7 @@ export function forgeCustomResourceDefinitions(): V1CustomResourceDefinition[] {
           linkCidr: str,
           remote: obj({ publicKey: str, endpoint: str, podCidr: str, externalCidr: str }),
           inBandPorts: obj({ apiServer: port, auth: port }, ["apiServer", "auth"]),
+          podApiPort: port,
         },
         ["remoteClusterId", "role", "listenPort", "mtu", "keepaliveSeconds", "linkCidr", "remote"],
       ),

@@ -32,6 +32,17 @@ export const POD_OFFLOADING_POLICIES: readonly PodOffloading[] = ["local-and-rem
 /** The policy when none is given, as Liqo's. */
 export const DEFAULT_POD_OFFLOADING: PodOffloading = "local-and-remote";
 
+/**
+ * What an offloaded pod that mounts a service account token gets on the provider: `consumer` (the
+ * default), a token of its own service account in the consumer's cluster, with
+ * `kubernetes.default` leading to the consumer's API server through the tunnel; `none`, no token at
+ * all. Never one of the provider's.
+ */
+export type ServiceAccountTokens = "consumer" | "none";
+
+/** Every {@link ServiceAccountTokens}. */
+export const SERVICE_ACCOUNT_TOKENS: readonly ServiceAccountTokens[] = ["consumer", "none"];
+
 /** Name of the one `NamespaceOffloading` of an offloaded namespace (as Liqo names its own). */
 export const NAMESPACE_OFFLOADING_NAME = "offloading";
 
@@ -77,6 +88,8 @@ export interface NamespaceOffloading {
     remoteNamespace: string;
     /** The virtual nodes (one per peering) the namespace's pods may be scheduled on. */
     virtualNodes: string[];
+    /** The token the namespace's offloaded pods get. @default "consumer" */
+    serviceAccountTokens?: ServiceAccountTokens;
   };
   status?: {
     /** The spec generation this status answers. */
@@ -130,6 +143,8 @@ export interface OffloadingSelector {
     naming: "suffixed" | "same";
     /** The consumer's cluster id, which a `suffixed` remote namespace ends with. */
     consumerClusterId: string;
+    /** The token the selected namespaces' offloaded pods get (as a `NamespaceOffloading`'s). @default "consumer" */
+    serviceAccountTokens?: ServiceAccountTokens;
   };
   status?: {
     /** The spec generation this status answers. */
@@ -181,6 +196,12 @@ export interface OffloadedPod {
     annotations?: Record<string, string>;
     /** The pod's spec as the consumer asks it, checked by the provider's agent before use. */
     pod: V1PodSpec;
+    /**
+     * The consumer's agent keeps a token of the pod's service account in the consumer's cluster in
+     * the remote namespace (Secret `consumerTokenSecretName`), and the provider mounts it where a
+     * kubelet mounts a pod's token, with `kubernetes.default` leading to the consumer's API server.
+     */
+    consumerToken?: boolean;
   };
   status?: OffloadingAnswer;
 }
@@ -227,13 +248,18 @@ const answer = obj({
   observedGeneration: int,
 });
 
+const tokens = { type: "string", enum: [...SERVICE_ACCOUNT_TOKENS] };
+
 /** The CustomResourceDefinitions of offloading (part of every participating cluster's). */
 export function forgeOffloadingDefinitions() {
   return [
     crd(
       "NamespaceOffloading",
       "namespaceoffloadings",
-      obj({ remoteNamespace: str, virtualNodes: stringList }, ["remoteNamespace", "virtualNodes"]),
+      obj({ remoteNamespace: str, virtualNodes: stringList, serviceAccountTokens: tokens }, [
+        "remoteNamespace",
+        "virtualNodes",
+      ]),
       obj({
         observedGeneration: int,
         remotes: {
@@ -270,6 +296,7 @@ export function forgeOffloadingDefinitions() {
           virtualNodes: stringList,
           naming: { type: "string", enum: ["suffixed", "same"] },
           consumerClusterId: str,
+          serviceAccountTokens: tokens,
         },
         ["namespaceSelector", "virtualNodes", "naming", "consumerClusterId"],
       ),
@@ -285,12 +312,18 @@ export function forgeOffloadingDefinitions() {
     crd(
       "OffloadedPod",
       "offloadedpods",
-      obj({ namespace: str, name: str, consumerUid: str, labels: stringMap, annotations: stringMap, pod: opaque }, [
-        "namespace",
-        "name",
-        "consumerUid",
-        "pod",
-      ]),
+      obj(
+        {
+          namespace: str,
+          name: str,
+          consumerUid: str,
+          labels: stringMap,
+          annotations: stringMap,
+          pod: opaque,
+          consumerToken: { type: "boolean" },
+        },
+        ["namespace", "name", "consumerUid", "pod"],
+      ),
       answer,
     ),
     crd(

@@ -39,8 +39,8 @@ export const REMOTE_PODS_ROLE = "pulumi-liqo-remote-pods";
 /**
  * What the consumer's agent may read in a namespace that is offloaded: the ConfigMaps and Secrets
  * its pods use, which it copies to the provider, and its Services and their endpoints, which it
- * asks the provider to hold. Bound in that namespace only, never cluster-wide:
- * by whoever offloads it (the `NamespaceOffloading` steps, with the cluster's admin credentials),
+ * asks the provider to hold; and it may ask for tokens of its pods' service accounts. Bound in
+ * that namespace only, never cluster-wide: by whoever offloads it (the `NamespaceOffloading` steps, with the cluster's admin credentials),
  * or by the agent itself in a namespace an `OffloadingSelector` picks.
  */
 export const REFLECTOR_ROLE = "pulumi-liqo-reflector";
@@ -143,6 +143,8 @@ function forgeReflectorRole(): k8s.V1ClusterRole {
       { apiGroups: [""], resources: ["configmaps", "secrets", "services"], verbs: READ },
       // The endpoints of the namespace's Services that stay here, which the provider's copies list.
       { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: READ },
+      // The tokens of the offloaded pods' service accounts, each bound to its pod (consumer-tokens.ts).
+      { apiGroups: [""], resources: ["serviceaccounts/token"], verbs: ["create"] },
     ],
   };
 }

@@ -26,6 +26,7 @@ import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf }
 import { statusOf } from "../kube/errors.js";
 import { poll } from "../wait/poll.js";
 import { removeAllPlacements } from "../offloading/pod-placement.js";
+import { deleteRemoteNamespaceGuard } from "../offloading/remote-namespace-guard.js";
 
 /** Step name used in errors and waits of this module. */
 const STEP = "cluster install";
@@ -418,6 +419,8 @@ export async function uninstallCluster(kc: k8s.KubeConfig, options: InstallWaitO
   await deleteProjectRbacOutside(kc, selector);
   // And the placement of their pods, which would otherwise send them to virtual nodes that are gone.
   await removeAllPlacements(kc, STEP);
+  // The remote namespaces it guarded are gone.
+  await deleteRemoteNamespaceGuard(kc, STEP);
   const crdNames = forgeCustomResourceDefinitions().map((crd) => crd.metadata!.name!);
   for (const name of crdNames) {
     await deleteOptional(() => extensions.deleteCustomResourceDefinition({ name })).catch(

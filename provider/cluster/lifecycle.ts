@@ -19,6 +19,7 @@ import {
 } from "./cidr-detection.js";
 import { getNetworkFacts } from "./cidr-facts.js";
 import { deleteAgentClusterRbac, ensureAgentDeployment } from "./agent-deployment.js";
+import { ensureRemoteNamespaceGuard } from "../offloading/remote-namespace-guard.js";
 import { waitForAgentRollout } from "./agent-rollout.js";
 import {
   checkInstallOwner,
@@ -106,6 +107,7 @@ export async function installCluster(request: ClusterInstallRequest): Promise<In
   const cidrs = await resolveClusterCidrs(kc, request.name, request);
   await ensureSystemNamespace(kc);
   await ensureCustomResourceDefinitions(kc, { timeoutMs });
+  await ensureRemoteNamespaceGuard(kc, "cluster install");
   const { clusterId } = await ensureClusterIdentity(kc, {
     clusterName: request.name,
     apiServerUrl: endpoints.apiServerUrl,

@@ -105,7 +105,8 @@ function parseRange(field: string, text: string | undefined): Cidr | RefusedClai
  * - origin: only the system namespace and tenant namespaces are served;
  * - tenant only: the name must be `tunnelEndpointName(X)` and `spec.remoteClusterId` X, for the
  *   consumer X of the namespace: one tunnel per peering, toward the peering's own consumer; and no
- *   `spec.inBandPorts` (only the admin opens the control plane to a peer inside the tunnel);
+ *   `spec.inBandPorts` nor `spec.podApiPort` (only the admin opens the control plane to a peer inside
+ *   the tunnel);
  * - `spec.linkCidr`: in a tenant namespace, `tunnelLinkCidr(X, local)` exactly (the consumer
  *   consumes from this cluster); in the system namespace, the block of either direction;
  * - `spec.remote.podCidr`, `spec.remote.externalCidr`: IPv4 CIDRs, not overlapping each other
@@ -147,6 +148,12 @@ export function checkEndpointClaims(
       return refuse(
         "spec.inBandPorts",
         `a tunnel in ${namespace} carries pod traffic only: serving this cluster's API server and auth service inside it is for the cluster's own admin to ask`,
+      );
+    }
+    if (spec.podApiPort !== undefined) {
+      return refuse(
+        "spec.podApiPort",
+        `a tunnel in ${namespace} carries pod traffic only: serving this cluster's API server to the peer's pods is for the cluster's own admin to ask`,
       );
     }
     links = [tunnelLinkCidr(consumer, localClusterId)];

@@ -4,7 +4,14 @@
  * in tunnel.ts feed them what they read from the clusters.
  */
 import { createHash } from "node:crypto";
-import type { InBandPorts, TunnelEndpoint, TunnelEndpointSpec, TunnelRemote, TunnelRole } from "../api/index.js";
+import {
+  POD_API_PORT,
+  type InBandPorts,
+  type TunnelEndpoint,
+  type TunnelEndpointSpec,
+  type TunnelRemote,
+  type TunnelRole,
+} from "../api/index.js";
 import { Cidr } from "../net/cidr.js";
 import type { PeeringSide } from "./tunnel-end.js";
 
@@ -162,6 +169,8 @@ export function forgeTunnelEndpointSpec(
       ...(role === "client" ? { endpoint: joinHostPort(settings.serverAddress, settings.port) } : {}),
     },
     ...(inBandPorts ? { inBandPorts } : {}),
+    // The consumer's gateway serves its API server to the pods it offloads (their kubernetes.default).
+    ...(side === "consumer" ? { podApiPort: POD_API_PORT } : {}),
   };
 }
 

@@ -13,6 +13,7 @@ import {
   NAMESPACE_OFFLOADING_NAME,
   type NamespaceOffloading,
   type PodOffloading,
+  type ServiceAccountTokens,
   type RemoteNamespaceReport,
 } from "../api/offloading.js";
 import { forgeReflectorBinding, REFLECTOR_ROLE } from "../cluster/agent-rbac.js";
@@ -45,6 +46,8 @@ export interface OffloadingRequest {
   readonly owner?: string;
   /** Where the namespace's pods may run (pod-placement.ts). @default "local-and-remote" */
   readonly podOffloading?: PodOffloading;
+  /** The token offloaded pods that mount one get. @default "consumer" */
+  readonly serviceAccountTokens?: ServiceAccountTokens;
 }
 
 const group = { group: API_GROUP, version: API_VERSION, plural: "namespaceoffloadings" };
@@ -157,7 +160,11 @@ export async function offloadNamespace(
       labels: { [MANAGED_BY_LABEL]: MANAGED_BY },
       ...(request.owner ? { annotations: { [OFFLOADING_OWNER_ANNOTATION]: request.owner } } : {}),
     },
-    spec: { remoteNamespace: request.remoteNamespace, virtualNodes: [...request.virtualNodes] },
+    spec: {
+      remoteNamespace: request.remoteNamespace,
+      virtualNodes: [...request.virtualNodes],
+      ...(request.serviceAccountTokens ? { serviceAccountTokens: request.serviceAccountTokens } : {}),
+    },
   };
   // The agent reads the ConfigMaps and Secrets of this namespace's offloaded pods, and no other namespace's.
   await ensureObject(kc, forgeReflectorBinding(request.namespace)).catch(

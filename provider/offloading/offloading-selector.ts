@@ -23,6 +23,7 @@ import {
   type NamespaceOffloading,
   type OffloadingSelector,
   type PodOffloading,
+  type ServiceAccountTokens,
   type SelectedNamespaceReport,
 } from "../api/offloading.js";
 import { describeFailure, ensureObject, readOptional, serverOf } from "../kube/client.js";
@@ -47,6 +48,8 @@ export interface SelectorRequest {
   readonly consumerClusterId: string;
   /** @default "local-and-remote" */
   readonly podOffloading?: PodOffloading;
+  /** The token offloaded pods that mount one get. @default "consumer" */
+  readonly serviceAccountTokens?: ServiceAccountTokens;
 }
 
 /**
@@ -124,6 +127,7 @@ export async function offloadSelectedNamespaces(
       virtualNodes: [...request.virtualNodes],
       naming: request.naming,
       consumerClusterId: request.consumerClusterId,
+      ...(request.serviceAccountTokens ? { serviceAccountTokens: request.serviceAccountTokens } : {}),
     },
   };
   // Placement first: a namespace the agent offloads has its pods placed from its first.

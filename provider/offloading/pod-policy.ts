@@ -4,20 +4,22 @@
  * consumer's agent shows the refusal on its pod. The offer is checked apart (budget.ts).
  *
  * A consumer's pod runs among the provider's own workloads, on its nodes: whatever would let it
- * reach past its containers (the node's namespaces, files, ports, devices, a service account the
- * namespace did not give it) is refused, whatever the pod says it needs.
+ * reach past its containers (the node's namespaces, files, ports, devices, a token of one of its
+ * service accounts) is refused, whatever the pod says it needs. The service account a pod names is
+ * its consumer's: the provider runs it as its namespace's `default`, with no token of the
+ * provider's (reflection.ts `forgeRemotePod`).
  */
 import type { V1Container, V1PodSpec } from "@kubernetes/client-node";
 
 /** Why a pod is refused: a CamelCase reason, as conditions and events carry it, and a sentence naming the field. */
 export interface Refusal {
-  /** `Privileged`, `HostNamespace`, `HostPath`, `HostPort`, `ServiceAccount`, `ServiceAccountToken`, `NodeSelection`, `ExceedsOffer`, `Invalid`. */
+  /** `Privileged`, `HostNamespace`, `HostPath`, `HostPort`, `ServiceAccountToken`, `NodeSelection`, `ExceedsOffer`, `TunnelNotReady`, `Invalid`. */
   readonly reason: string;
   /** Names the container and field, e.g. `container "app": securityContext.privileged is true`. */
   readonly message: string;
 }
 
-/** The only service account an offloaded pod may run as: its namespace's default. */
+/** The service account of the provider's that an offloaded pod runs as: its namespace's default, with no rights. */
 export const ALLOWED_SERVICE_ACCOUNT = "default";
 
 /** Every container of a pod, init and ephemeral ones included, with the field path it sits under. */
@@ -62,8 +64,8 @@ function refuseContainer(path: string, container: V1Container): Refusal | undefi
 /**
  * The first rule `spec` breaks, or undefined when the provider may run it: no privileged
  * container (nor privilege escalation, added capabilities or an unmasked /proc), no host
- * namespace, host path or host port, no service account but the namespace's default, no
- * service account token of its own asking, and no choice of node (the provider's scheduler places
+ * namespace, host path or host port, no service account token of the provider's of its own
+ * asking, and no choice of node (the provider's scheduler places
  * it).
  */
 export function refusePodSpec(spec: V1PodSpec): Refusal | undefined {
@@ -87,13 +89,6 @@ export function refusePodSpec(spec: V1PodSpec): Refusal | undefined {
     return {
       reason: "ServiceAccountToken",
       message: `volume "${token.name}" projects a service account token; an offloaded pod is never given one of the provider's`,
-    };
-  }
-  const account = spec.serviceAccountName ?? spec.serviceAccount;
-  if (account !== undefined && account !== "" && account !== ALLOWED_SERVICE_ACCOUNT) {
-    return {
-      reason: "ServiceAccount",
-      message: `spec.serviceAccountName is "${account}"; an offloaded pod runs as its namespace's "${ALLOWED_SERVICE_ACCOUNT}" only`,
     };
   }
   if (spec.securityContext?.sysctls?.length) {

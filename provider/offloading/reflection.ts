@@ -6,6 +6,8 @@
  */
 import type {
   V1ConfigMap,
+  V1Container,
+  V1EnvVar,
   V1ObjectMeta,
   V1Pod,
   V1PodCondition,
@@ -23,7 +25,7 @@ import {
   SYSTEM_NAMESPACE,
   tenantNamespace,
 } from "../api/names.js";
-import type { TunnelEndpoint } from "../api/crds.js";
+import { POD_API_PORT, type TunnelEndpoint } from "../api/crds.js";
 import { tenantRequestName, type OffloadedPod } from "../api/offloading.js";
 import { Cidr } from "../net/cidr.js";
 import { translateAddress } from "../network-fabric/remap.js";
@@ -137,7 +139,12 @@ export function metadataChanges(
 }
 
 /** The request the consumer's agent files in its tenant namespace for `pod`, to run in `remoteNamespace`. */
-export function forgeOffloadedPod(pod: V1Pod, remoteNamespace: string, tenantNamespace: string): OffloadedPod {
+export function forgeOffloadedPod(
+  pod: V1Pod,
+  remoteNamespace: string,
+  tenantNamespace: string,
+  options: { readonly consumerToken?: boolean } = {},
+): OffloadedPod {
   const name = pod.metadata!.name!;
   const annotations = portableAnnotations(pod.metadata?.annotations);
   return {
@@ -155,17 +162,152 @@ export function forgeOffloadedPod(pod: V1Pod, remoteNamespace: string, tenantNam
       ...(pod.metadata?.labels ? { labels: pod.metadata.labels } : {}),
       ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
       pod: portableSpec(pod.spec!),
+      ...(options.consumerToken ? { consumerToken: true } : {}),
     },
+  };
+}
+
+/** Where a kubelet mounts a pod's service account token, and where client libraries read it. */
+export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+/** The names an offloaded pod with its consumer's token reaches the consumer's API server by. */
+export const CONSUMER_API_HOSTNAMES = [
+  "kubernetes.default",
+  "kubernetes.default.svc",
+  "kubernetes.default.svc.cluster.local",
+] as const;
+
+/** Label on the Secret holding a consumer token, in a remote namespace. */
+export const CONSUMER_TOKEN_LABEL = `${API_GROUP}/consumer-token`;
+
+/** Annotation on that Secret: when the consumer's agent asks for a fresh token (RFC 3339). */
+export const TOKEN_REFRESH_ANNOTATION = `${API_GROUP}/refresh-at`;
+
+/** The Secret that holds the consumer token of the pod whose consumer uid is `consumerUid`; the provider derives it, never reads it from a request. */
+export function consumerTokenSecretName(consumerUid: string): string {
+  return `pulumi-liqo-token-${consumerUid}`;
+}
+
+/**
+ * Whether the consumer's pod mounts a token of its service account: the projected volume
+ * Kubernetes' ServiceAccount admission adds (`kube-api-access-*`), which an
+ * `automountServiceAccountToken: false` leaves out.
+ */
+export function mountsServiceAccountToken(spec: V1PodSpec): boolean {
+  return (spec.volumes ?? []).some(
+    (v) => v.name.startsWith("kube-api-access-") && v.projected?.sources?.some((source) => source.serviceAccountToken),
+  );
+}
+
+/** What a consumer token's Secret holds, as the consumer's agent got it. */
+export interface ConsumerToken {
+  /** The consumer pod: its name, uid and namespace on the consumer. */
+  readonly pod: { readonly name: string; readonly uid: string; readonly namespace: string };
+  /** The token the consumer's API server issued for the pod's service account, bound to the pod. */
+  readonly token: string;
+  /** The consumer's cluster CA (PEM), which its API server's certificate chains to. */
+  readonly caCert: string;
+  /** When to ask for a fresh one. */
+  readonly refreshAt: Date;
+}
+
+/**
+ * The Secret, in `remoteNamespace`, that the provider mounts as the pod's service account
+ * directory: `token`, `ca.crt` and `namespace` (the consumer's, so that in-cluster clients work in
+ * their own namespace), as a kubelet's projected volume has them.
+ */
+export function forgeConsumerTokenSecret(token: ConsumerToken, remoteNamespace: string): V1Secret {
+  const encode = (text: string): string => Buffer.from(text, "utf8").toString("base64");
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: {
+      name: consumerTokenSecretName(token.pod.uid),
+      namespace: remoteNamespace,
+      labels: {
+        [MANAGED_BY_LABEL]: MANAGED_BY,
+        [CONSUMER_TOKEN_LABEL]: "true",
+        [CONSUMER_POD_UID_LABEL]: token.pod.uid,
+      },
+      annotations: { [TOKEN_REFRESH_ANNOTATION]: token.refreshAt.toISOString() },
+    },
+    type: "Opaque",
+    data: { token: encode(token.token), "ca.crt": encode(token.caCert), namespace: encode(token.pod.namespace) },
+  };
+}
+
+/**
+ * Why the provider cannot yet run a request that asks for its consumer's token: its pod would hold
+ * the token with no way to the consumer's API server, and `kubernetes.default` would lead to this
+ * cluster's own (which would be handed the consumer's token). Undefined when it can. Pure.
+ */
+export function refuseConsumerToken(
+  request: OffloadedPod,
+  consumerApiAddress: string | undefined,
+): Refusal | undefined {
+  if (!request.spec.consumerToken || consumerApiAddress) return undefined;
+  return {
+    reason: "TunnelNotReady",
+    message:
+      "the pod mounts its service account token, which leads to its consumer's API server through the tunnel, " +
+      "and the tunnel to the consumer has no address for it yet",
+  };
+}
+
+/** `env` with each of `wanted` whose name it does not set already. */
+function withEnv(env: V1EnvVar[] | undefined, wanted: readonly V1EnvVar[]): V1EnvVar[] {
+  const own = new Set((env ?? []).map((e) => e.name));
+  return [...(env ?? []), ...wanted.filter((e) => !own.has(e.name))];
+}
+
+/**
+ * `spec` given its consumer's token: the Secret mounted where a kubelet mounts a pod's token (in
+ * every container that does not mount something there itself), `kubernetes.default` and its longer
+ * names resolving to `consumerApiAddress` (the consumer gateway's tunnel address), and the
+ * variables in-cluster clients read pointing at that name and POD_API_PORT.
+ */
+function withConsumerToken(spec: V1PodSpec, consumerUid: string, consumerApiAddress: string): V1PodSpec {
+  const volume = "kube-api-access-consumer";
+  const host = CONSUMER_API_HOSTNAMES[1];
+  const env: V1EnvVar[] = [
+    { name: "KUBERNETES_SERVICE_HOST", value: host },
+    { name: "KUBERNETES_SERVICE_PORT", value: String(POD_API_PORT) },
+    { name: "KUBERNETES_SERVICE_PORT_HTTPS", value: String(POD_API_PORT) },
+    { name: "KUBERNETES_PORT", value: `tcp://${host}:${POD_API_PORT}` },
+  ];
+  const mount = <T extends V1Container>(container: T): T => ({
+    ...container,
+    env: withEnv(container.env, env),
+    volumeMounts: (container.volumeMounts ?? []).some((m) => m.mountPath.replace(/\/+$/, "") === SERVICE_ACCOUNT_DIR)
+      ? container.volumeMounts
+      : [...(container.volumeMounts ?? []), { name: volume, mountPath: SERVICE_ACCOUNT_DIR, readOnly: true }],
+  });
+  return {
+    ...spec,
+    containers: spec.containers.map(mount),
+    ...(spec.initContainers ? { initContainers: spec.initContainers.map(mount) } : {}),
+    volumes: [
+      ...(spec.volumes ?? []),
+      { name: volume, secret: { secretName: consumerTokenSecretName(consumerUid), defaultMode: 0o644 } },
+    ],
+    // First: /etc/hosts answers with the first line naming a host.
+    hostAliases: [{ ip: consumerApiAddress, hostnames: [...CONSUMER_API_HOSTNAMES] }, ...(spec.hostAliases ?? [])],
   };
 }
 
 /**
  * The pod the provider's agent creates for a request it accepted. It never trusts the request for
  * placement or identity: whatever the request says, the pod is placed by the provider's scheduler,
- * runs as the namespace's default service account, and carries the project's labels.
+ * runs as the namespace's default service account with none of its tokens, and carries the
+ * project's labels. A request with `consumerToken` gets the consumer's token (`consumerApiAddress`:
+ * where the consumer's API server answers through the tunnel; see refuseConsumerToken).
  */
-export function forgeRemotePod(request: OffloadedPod, consumerClusterId: string): V1Pod {
-  const spec = portableSpec(request.spec.pod);
+export function forgeRemotePod(request: OffloadedPod, consumerClusterId: string, consumerApiAddress?: string): V1Pod {
+  const portable = portableSpec(request.spec.pod);
+  const spec =
+    request.spec.consumerToken && consumerApiAddress
+      ? withConsumerToken(portable, request.spec.consumerUid, consumerApiAddress)
+      : portable;
   return {
     apiVersion: "v1",
     kind: "Pod",
@@ -243,6 +385,15 @@ export function peerAddressView(
   } catch {
     return undefined; // A gateway's view not yet complete.
   }
+}
+
+/**
+ * Where peer `peerClusterId`'s end of the tunnel answers, as this cluster reaches it (its tunnel
+ * address, which route agents send to the gateway's node): on a provider, where its consumer's API
+ * server answers the pods it offloaded. Undefined until this end's gateway has said. Pure.
+ */
+export function peerTunnelAddress(endpoints: readonly TunnelEndpoint[], peerClusterId: string): string | undefined {
+  return ownEndpointToward(endpoints, peerClusterId)?.status?.remoteTunnelAddress || undefined;
 }
 
 /** `address` as the consumer sees it; undefined when it is not a pod address of the provider. */

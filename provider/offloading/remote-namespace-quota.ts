@@ -2,7 +2,7 @@
  * What a consumer may store in a remote namespace (a namespace a provider's agent made for one of
  * its offloaded namespaces): a ResourceQuota of object counts, enforced by the provider's API server
  * itself. The consumer's identity may keep there the ConfigMaps and Secrets its pods read
- * (reflected): at most {@link REMOTE_NAMESPACE_OBJECT_LIMITS} of each. A count bounds how many
+ * (reflected), and its pods' tokens: at most {@link REMOTE_NAMESPACE_OBJECT_LIMITS} of each. A count bounds how many
  * objects; the API server bounds each one's size (about 1.5 MiB). The agent applies it with
  * `ensureObjectQuota` (provider/kube/quota.ts) before the consumer may write there.
  */
@@ -11,10 +11,14 @@ import { MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL } from "../api/names
 import { CONSUMER_QUOTA } from "../authentication/tenant-quota.js";
 import { forgeObjectCountQuota } from "../kube/quota.js";
 
-/** How many ConfigMaps and Secrets a consumer may keep in each of its remote namespaces. */
+/**
+ * How many ConfigMaps and Secrets a consumer may keep in each of its remote namespaces: 128 of
+ * those its pods read, and for Secrets also one token per pod (consumer-tokens.ts) of as many as
+ * its tenant may ask for (1024 OffloadedPods).
+ */
 export const REMOTE_NAMESPACE_OBJECT_LIMITS: Readonly<Record<string, number>> = {
   configmaps: 128,
-  secrets: 128,
+  secrets: 128 + 1024,
 };
 
 /** The quota of remote namespace `namespace`, made for consumer `consumerClusterId`. */

@@ -153,6 +153,12 @@ export function checkResourceAsk(failures: Failures, property: string, value: un
     failures.add(`${property}.pods`, `${JSON.stringify(ask.pods)} is not a positive whole number`);
 }
 
+/** One of `allowed` (an enum input), or absent. */
+export function checkOneOf(failures: Failures, property: string, value: unknown, allowed: readonly string[]): void {
+  if (value === undefined || isUnknown(value) || allowed.includes(value as string)) return;
+  failures.add(property, `must be ${allowed.map((a) => `"${a}"`).join(", ")}, not ${JSON.stringify(value)}`);
+}
+
 /** A timeout in seconds: a positive number. */
 export function checkSeconds(failures: Failures, property: string, value: unknown): void {
   if (value === undefined || isUnknown(value)) return;

@@ -8,8 +8,10 @@
 import type * as pulumi from "@pulumi/pulumi";
 import {
   POD_OFFLOADING_POLICIES,
+  SERVICE_ACCOUNT_TOKENS,
   type NamespaceLabelSelector,
   type PodOffloading,
+  type ServiceAccountTokens,
   type RemoteNamespaceReport,
   type SelectedNamespaceReport,
 } from "../api/offloading.js";
@@ -28,7 +30,7 @@ import {
 } from "./diff-rules.js";
 import { forcedDeleteReport } from "../peering/unreachable.js";
 import { explainedDiff, logToEngine, showingSteps } from "./engine-log.js";
-import { checkKubeconfig, checkSeconds, Failures, isUnknown } from "./inputs.js";
+import { checkKubeconfig, checkOneOf, checkSeconds, Failures, isUnknown } from "./inputs.js";
 import { partialFailure } from "./partial.js";
 import { deleteFailure, readOrFail } from "./read-failure.js";
 import { onFirstNeed } from "./steps.js";
@@ -68,6 +70,8 @@ export interface NamespaceOffloadingInputs {
   readonly force?: boolean;
   /** Where the namespace's pods may run. @default "local-and-remote" */
   readonly podOffloading?: PodOffloading;
+  /** The token offloaded pods that mount one get: their consumer's, or none. @default "consumer" */
+  readonly serviceAccountTokens?: ServiceAccountTokens;
 }
 
 /** Outputs: the inputs, the remote namespace's name and each provider's report. */
@@ -118,6 +122,9 @@ export const NAMESPACE_OFFLOADING_DIFF = {
   podOffloading: inPlace(
     "pods created from then on are placed by the new policy; pods already running stay where they are",
   ),
+  serviceAccountTokens: inPlace(
+    "pods offloaded from then on get the new kind of token; pods already running keep theirs until they are replaced",
+  ),
   force: inPlace(
     "only what a later delete does when a provider cannot be reached; update records it and contacts no cluster",
   ),
@@ -158,6 +165,7 @@ async function converge(inputs: NamespaceOffloadingInputs): Promise<NamespaceOff
           virtualNodes: inputs.virtualNodes,
           owner: urnOf(inputs),
           ...(inputs.podOffloading ? { podOffloading: inputs.podOffloading } : {}),
+          ...(inputs.serviceAccountTokens ? { serviceAccountTokens: inputs.serviceAccountTokens } : {}),
         },
         timeoutOf(inputs),
         progress,
@@ -186,6 +194,7 @@ async function convergeSelector(
           naming: inputs.naming ?? "suffixed",
           consumerClusterId: inputs.consumerClusterId,
           ...(inputs.podOffloading ? { podOffloading: inputs.podOffloading } : {}),
+          ...(inputs.serviceAccountTokens ? { serviceAccountTokens: inputs.serviceAccountTokens } : {}),
         },
         timeoutOf(inputs),
         progress,
@@ -218,16 +227,8 @@ export const provider: pulumi.dynamic.ResourceProvider<NamespaceOffloadingInputs
     if (news.force !== undefined && !isUnknown(news.force) && typeof news.force !== "boolean") {
       failures.add("force", `must be true or false, not ${JSON.stringify(news.force)}`);
     }
-    if (
-      news.podOffloading !== undefined &&
-      !isUnknown(news.podOffloading) &&
-      !POD_OFFLOADING_POLICIES.includes(news.podOffloading)
-    ) {
-      failures.add(
-        "podOffloading",
-        `must be ${POD_OFFLOADING_POLICIES.map((p) => `"${p}"`).join(", ")}, not ${JSON.stringify(news.podOffloading)}`,
-      );
-    }
+    checkOneOf(failures, "podOffloading", news.podOffloading, POD_OFFLOADING_POLICIES);
+    checkOneOf(failures, "serviceAccountTokens", news.serviceAccountTokens, SERVICE_ACCOUNT_TOKENS);
     if (!isUnknown(news.virtualNodes) && (!Array.isArray(news.virtualNodes) || news.virtualNodes.length === 0)) {
       failures.add("virtualNodes", "the peerings' virtual nodes: name at least one Peering of this consumer");
     }

@@ -17,7 +17,10 @@
  * on a (same pod), and b's identity patching that request for a privileged container is refused and changes nothing
  * there; deleting the peering drains its virtual node first. The namespace's Services are reflected to
  * a and answer there by name (`web`, and with `naming: same` `probed.jobs` and its FQDN), a Service of
- * b's own pods included; the Services b's identity forges are refused and make nothing.
+ * b's own pods included; the Services b's identity forges are refused and make nothing. An offloaded
+ * pod's in-cluster config reaches b's API server as its own ServiceAccount of b (a token b issued),
+ * not a's, whose API server does not take it; with `serviceAccountTokens: none` it holds no token;
+ * b's identity cannot store a Secret that a would fill with a token of its own.
  */
 import * as k8s from "@kubernetes/client-node";
 import { execa, type ResultPromise } from "execa";
@@ -37,9 +40,15 @@ import { forgeCertificateAuthority, forgeClientCertificate } from "../../provide
 import { readClusterCa } from "../../local-cluster/control-plane.js";
 import { httpsAnswer, tcpGreeting } from "../support/probes.js";
 import { statusOf } from "../../provider/kube/errors.js";
+import type { CommandError } from "../../host/exec.js";
 import { TUNNEL_DEFAULTS } from "../../provider/network-fabric/tunnel-plan.js";
 import { ensureTunnel } from "../../provider/network-fabric/tunnel.js";
-import { OFFLOADED_CONDITION, remoteNamespaceName } from "../../provider/offloading/reflection.js";
+import {
+  CONSUMER_TOKEN_LABEL,
+  consumerTokenSecretName,
+  OFFLOADED_CONDITION,
+  remoteNamespaceName,
+} from "../../provider/offloading/reflection.js";
 import { tenantRequestName } from "../../provider/api/offloading.js";
 import {
   offloadNamespace as offloadingSteps,
@@ -55,6 +64,7 @@ import { updatePeeringResources } from "../../provider/peering/peering.js";
 import { poll } from "../../provider/wait/poll.js";
 import { imageReference } from "../../local-cluster/node-images.js";
 import { kubectl, podtoolFrom, runPodtool, tagImageOnNodes } from "../../local-cluster/pods.js";
+import type { ClusterState } from "../../local-cluster/lab.js";
 import { offloadNamespace, podtoolPodOn, podtoolSpec, runningPods } from "../../harness/offloading.js";
 import { releaseSharedLab, sharedLab } from "../../harness/labs.js";
 import { uninstallClusters } from "../../harness/install.js";
@@ -101,6 +111,30 @@ function forwardedPort(forward: ResultPromise, endpoint: string): Promise<number
       reject(new Error(`kubectl port-forward via ${endpoint} ended: ${String(result.stderr)}`));
     });
   });
+}
+
+/** `kubectl ARGS` on `cluster`, tried again for up to 60 s while it fails (a virtual kubelet's endpoint not serving yet). */
+function kubectlSoon(cluster: ClusterState, args: string[]): Promise<string> {
+  return poll(
+    { step: "test", object: `kubectl ${args.join(" ")}`, endpoint: cluster.apiServerUrl },
+    { timeoutMs: 60_000, intervalMs: 1_000 },
+    async () =>
+      kubectl(cluster, args).then(
+        (out) => ({ done: true, value: out }),
+        (error: Error) => ({ done: false, state: error.message }),
+      ),
+  );
+}
+
+/** Who the offloaded pod `pod` of `namespace` on `consumer` is to the API server its in-cluster config reaches. */
+async function inClusterIdentity(consumer: ClusterState, namespace: string, pod: string): Promise<string> {
+  const review = JSON.stringify({ apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" });
+  const answer = await kubectlSoon(consumer, [
+    ...["exec", "-n", namespace, pod, "--", "/podtool", "api"],
+    ...["/apis/authentication.k8s.io/v1/selfsubjectreviews", review],
+  ]);
+  const body = answer.slice(answer.indexOf("{"));
+  return (JSON.parse(body) as { status?: { userInfo?: { username?: string } } }).status?.userInfo?.username ?? "";
 }
 
 /** A Deployment `app` of `replicas` podtool pods as a chart ships it: nothing in it knows of virtual nodes. */
@@ -212,16 +246,7 @@ describe("offloading on real clusters (shared lab)", () => {
       // kubectl logs and exec on b, for an offloaded pod: the API server calls the virtual node's
       // kubelet endpoint (b's agent), which forwards to a with b's identity.
       const first = running[0]!.metadata!.name!;
-      const throughVirtualKubelet = (args: string[]): Promise<string> =>
-        poll(
-          { step: "test", object: `kubectl ${args.join(" ")}`, endpoint: b.apiServerUrl },
-          { timeoutMs: 60_000, intervalMs: 1_000 },
-          async () =>
-            kubectl(b, args).then(
-              (out) => ({ done: true, value: out }),
-              (error: Error) => ({ done: false, state: error.message }),
-            ),
-        );
+      const throughVirtualKubelet = (args: string[]): Promise<string> => kubectlSoon(b, args);
       expect(await throughVirtualKubelet(["logs", "-n", NAMESPACE, first])).toContain(`podtool ${first} listening`);
       expect(
         await throughVirtualKubelet(["exec", "-n", NAMESPACE, first, "--", "/podtool", "tcp", "127.0.0.1:8080"]),
@@ -244,6 +269,60 @@ describe("offloading on real clusters (shared lab)", () => {
         forward.kill("SIGTERM");
         await forward;
       }
+
+      // The pod's identity: a pod of b's ServiceAccount `lister`, which may list shop's pods on b,
+      // uses in-cluster config on a. It is b's `lister` there (a token b issued, bound to the pod),
+      // it lists shop's pods on b (kubernetes.default leads through the tunnel to b's API server),
+      // and a's own API server does not take its token. a mounts that token, and none of its own.
+      const rbac = pair.consumer.kc.makeApiClient(k8s.RbacAuthorizationV1Api);
+      await bCore.createNamespacedServiceAccount({ namespace: NAMESPACE, body: { metadata: { name: "lister" } } });
+      await rbac.createNamespacedRole({
+        namespace: NAMESPACE,
+        body: { metadata: { name: "lister" }, rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["list"] }] },
+      });
+      await rbac.createNamespacedRoleBinding({
+        namespace: NAMESPACE,
+        body: {
+          metadata: { name: "lister" },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "lister" },
+          subjects: [{ kind: "ServiceAccount", name: "lister", namespace: NAMESPACE }],
+        },
+      });
+      await bCore.createNamespacedPod({
+        namespace: NAMESPACE,
+        body: {
+          metadata: { name: "lister", labels: { app: "lister" } },
+          spec: podtoolSpec(record.virtualNodeName, { serviceAccountName: "lister" }),
+        },
+      });
+      const [lister] = await runningPods(pair.consumer.kc, NAMESPACE, "app=lister", 1);
+      expect(await inClusterIdentity(b, NAMESPACE, "lister")).toBe(`system:serviceaccount:${NAMESPACE}:lister`);
+      const listed = await kubectlSoon(b, [
+        ...["exec", "-n", NAMESPACE, "lister", "--", "/podtool", "api"],
+        `/api/v1/namespaces/${NAMESPACE}/pods`,
+      ]);
+      expect(listed).toMatch(/HTTP 200/);
+      expect(listed).toContain(`"uid":"${lister!.metadata!.uid}"`);
+      const aApiServer = (await aCore.readNamespacedService({ name: "kubernetes", namespace: "default" })).spec!;
+      const atA = await kubectl(b, [
+        ...["exec", "-n", NAMESPACE, "lister", "--", "/podtool", "api"],
+        ...[
+          "--server",
+          `${aApiServer.clusterIP}:${aApiServer.ports![0]!.port}`,
+          `/api/v1/namespaces/${remoteNamespace}/pods`,
+        ],
+      ]).then(
+        (out) => out,
+        (error: CommandError) => error.stderr,
+      );
+      expect(atA).toMatch(/HTTP 401/);
+      const onA = await aCore.readNamespacedPod({ name: "lister", namespace: remoteNamespace });
+      expect(onA.spec?.serviceAccountName).toBe("default");
+      expect(onA.spec?.automountServiceAccountToken).toBe(false);
+      expect(onA.spec?.volumes?.map((v) => v.secret?.secretName ?? v.projected?.sources?.length ?? v.name)).toContain(
+        consumerTokenSecretName(lister!.metadata!.uid!),
+      );
+      await bCore.deleteNamespacedPod({ name: "lister", namespace: NAMESPACE });
 
       // The endpoint itself, called as strangers from b's network: no certificate, or one b's CA did
       // not sign (though it names an admin), is turned away at the handshake; a user of b without
@@ -275,16 +354,34 @@ describe("offloading on real clusters (shared lab)", () => {
         ),
       ).toMatch(/^404 pod .* is on no virtual node of this agent$/);
 
-      // Only what the pods read went to a, and a change follows while they run.
+      // Only what the pods read went to a, and a change follows while they run; and each pod's
+      // token (b's, of its service account: below), one Secret per pod, labelled with its uid.
+      const secrets = async (): Promise<k8s.V1Secret[]> =>
+        (await aCore.listNamespacedSecret({ namespace: remoteNamespace })).items;
       const reflected = async (): Promise<string[]> => [
         ...(await aCore.listNamespacedConfigMap({ namespace: remoteNamespace })).items.map(
           (c) => `ConfigMap/${c.metadata!.name}`,
         ),
-        ...(await aCore.listNamespacedSecret({ namespace: remoteNamespace })).items.map(
-          (c) => `Secret/${c.metadata!.name}`,
-        ),
+        ...(await secrets())
+          .filter((c) => !c.metadata?.labels?.[CONSUMER_TOKEN_LABEL])
+          .map((c) => `Secret/${c.metadata!.name}`),
       ];
       expect((await reflected()).sort()).toEqual(["ConfigMap/kube-root-ca.crt", "ConfigMap/settings", "Secret/db"]);
+      // (The pod `lister` above is gone, and its token goes at b's agent's next pass.)
+      const tokensWanted = running.map((p) => consumerTokenSecretName(p.metadata!.uid!)).sort();
+      await poll(
+        { step: "test", object: `one token Secret per pod in ${remoteNamespace} on a`, endpoint: a.apiServerUrl },
+        { timeoutMs: 60_000, intervalMs: 1_000 },
+        async () => {
+          const held = (await secrets())
+            .filter((c) => c.metadata?.labels?.[CONSUMER_TOKEN_LABEL])
+            .map((c) => c.metadata!.name!)
+            .sort();
+          return JSON.stringify(held) === JSON.stringify(tokensWanted)
+            ? { done: true, value: undefined }
+            : { done: false, state: held.join(", ") };
+        },
+      );
       await bCore.patchNamespacedConfigMap(
         { name: "settings", namespace: NAMESPACE, body: { data: { mode: "green" } } },
         k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
@@ -494,6 +591,22 @@ describe("offloading on real clusters (shared lab)", () => {
       expect(await denied(asB.listNamespacedPod({ namespace: "default" }))).toBe(403);
       expect(await denied(asB.listNamespacedPod({ namespace: "kube-system" }))).toBe(403);
       expect(await denied(asB.listPodForAllNamespaces())).toBe(403);
+      // A Secret a's token controller would fill with a token of a's own (its namespace's default
+      // account): b may store Secrets there, but never of that type, and none is made.
+      expect(
+        await denied(
+          asB.createNamespacedSecret({
+            namespace: remoteNamespace,
+            body: {
+              metadata: { name: "minted", annotations: { "kubernetes.io/service-account.name": "default" } },
+              type: "kubernetes.io/service-account-token",
+            },
+          }),
+        ),
+      ).toBe(403);
+      expect(await aCore.readNamespacedSecret({ name: "minted", namespace: remoteNamespace }).catch(statusOf)).toBe(
+        404,
+      );
       // Logs and exec: in its own remote namespace, and nowhere else.
       const may = async (verb: string, subresource: string, namespace: string): Promise<boolean> =>
         (
@@ -705,6 +818,27 @@ describe("offloading on real clusters (shared lab)", () => {
           (p) => p.status?.phase === "Running",
         ),
       ).toHaveLength(2);
+
+      // Their token, which the chart asks nothing of: b's `default` of the namespace, not a's.
+      expect(await inClusterIdentity(b, namespace, remote[0]!.metadata!.name!)).toBe(
+        `system:serviceaccount:${namespace}:default`,
+      );
+      // serviceAccountTokens none: the pods made from then on get no token at all.
+      const tokens = { ...request, podOffloading: "remote" as const, serviceAccountTokens: "none" as const };
+      await offloadingSteps(pair.consumer.kc, tokens, 60_000, quietProgress);
+      const tokenless = await replaced();
+      const noToken = await kubectl(b, [
+        ...["exec", "-n", namespace, tokenless[0]!.metadata!.name!, "--", "/podtool", "api", "/api"],
+      ]).then(
+        (out) => out,
+        (error: CommandError) => error.stderr,
+      );
+      expect(noToken).toContain("no ServiceAccount token");
+      const tokenVolumes = (await aCore.listNamespacedPod({ namespace: remoteNamespace })).items
+        .filter((p) => !p.metadata?.deletionTimestamp)
+        .flatMap((p) => p.spec?.volumes ?? [])
+        .filter((v) => v.secret || v.projected);
+      expect(tokenVolumes).toEqual([]);
 
       // local: the pods made from then on stay on b's own nodes.
       await offloadingSteps(pair.consumer.kc, { ...request, podOffloading: "local" }, 60_000, quietProgress);

@@ -36,6 +36,12 @@ export async function projectTraces(kubeconfigPath: string): Promise<string[]> {
       rbac.listRoleBindingForAllNamespaces(selector),
       listPlacements(kc, "test"),
     ]);
+  const guards = await k8s.KubernetesObjectApi.makeApiClient(kc).list(
+    "admissionregistration.k8s.io/v1",
+    "ValidatingAdmissionPolicy",
+    ...[undefined, undefined, undefined, undefined, undefined],
+    `${MANAGED_BY_LABEL}=${MANAGED_BY}`,
+  );
   return [
     ...namespaces.items
       .filter(
@@ -51,6 +57,7 @@ export async function projectTraces(kubeconfigPath: string): Promise<string[]> {
     ...namespacedRoles.items.map((r) => `role ${r.metadata?.namespace}/${r.metadata?.name}`),
     ...namespacedBindings.items.map((b) => `rolebinding ${b.metadata?.namespace}/${b.metadata?.name}`),
     ...placements.map((p) => `${p.kind.toLowerCase()} ${p.name}`),
+    ...guards.items.map((g) => `validatingadmissionpolicy ${g.metadata?.name}`),
   ];
 }
 

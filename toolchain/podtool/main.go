@@ -11,7 +11,7 @@
 //	podtool flow HOST SECONDS     a flow in flight: an ICMP echo every 200 ms and a TCP connection to
 //	                              HOST:8081 opened at once, left idle, and sent a line at the end;
 //	                              prints one JSON line (see flowReport); exit 0 when it ran
-//	podtool api PATH [BODY]       the pod's API server, through the `kubernetes` Service, as its
+//	podtool api [--server HOST:PORT] PATH [BODY]       the pod's API server, through the `kubernetes` Service, as its
 //	                              ServiceAccount: GET PATH (POST BODY); prints status and body; exit 0 on 2xx
 //	podtool exit CODE MESSAGE     writes MESSAGE to /dev/termination-log (the kubelet's termination
 //	                              message) and exits with CODE: a Job's pod that succeeds or fails
@@ -39,7 +39,7 @@ import (
 	"time"
 )
 
-const usage = "usage: podtool pause | serve [--tcp :8080] | tcp HOST:PORT | ping HOST | flow HOST SECONDS | api PATH [BODY] | exit CODE MESSAGE | heard"
+const usage = "usage: podtool pause | serve [--tcp :8080] | tcp HOST:PORT | ping HOST | flow HOST SECONDS | api [--server HOST:PORT] PATH [BODY] | exit CODE MESSAGE | heard"
 
 func main() {
 	if len(os.Args) < 2 {
@@ -76,10 +76,14 @@ func main() {
 		}
 		flow(os.Args[2], time.Duration(seconds)*time.Second)
 	case "api":
-		if len(os.Args) != 3 && len(os.Args) != 4 {
+		args, other := os.Args[2:], ""
+		if len(args) >= 2 && args[0] == "--server" {
+			args, other = args[2:], args[1]
+		}
+		if len(args) != 1 && len(args) != 2 {
 			fail(usage)
 		}
-		api(os.Args[2], os.Args[3:])
+		api(other, args[0], args[1:])
 	case "heard":
 		if len(os.Args) != 2 {
 			fail(usage)
@@ -228,7 +232,7 @@ const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 // api calls the pod's API server the way an in-cluster client does: at the `kubernetes` Service
 // (KUBERNETES_SERVICE_HOST/PORT, which kubelet sets), trusting the cluster CA, with the token.
-func api(path string, body []string) {
+func api(other string, path string, body []string) {
 	token, err := os.ReadFile(serviceAccountDir + "/token")
 	if err != nil {
 		fail(fmt.Sprintf("podtool api: no ServiceAccount token: %v", err))
@@ -239,8 +243,15 @@ func api(path string, body []string) {
 	}
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(ca)
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
-	url := "https://" + net.JoinHostPort(os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT")) + path
+	tlsConfig := &tls.Config{RootCAs: roots}
+	server := net.JoinHostPort(os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT"))
+	// --server: another API server than the pod's own, whose certificate the pod's CA does not
+	// sign; what is asked is only whether it takes the pod's token.
+	if other != "" {
+		server, tlsConfig = other, &tls.Config{InsecureSkipVerify: true}
+	}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig}}
+	url := "https://" + server + path
 	method, payload := http.MethodGet, io.Reader(nil)
 	if len(body) == 1 {
 		method, payload = http.MethodPost, strings.NewReader(body[0])
@@ -257,10 +268,11 @@ func api(path string, body []string) {
 	}
 	defer response.Body.Close()
 	answer, _ := io.ReadAll(response.Body)
-	fmt.Printf("%s %s: HTTP %d\n%s\n", method, url, response.StatusCode, answer)
+	line := fmt.Sprintf("%s %s: HTTP %d\n%s", method, url, response.StatusCode, answer)
 	if response.StatusCode/100 != 2 {
-		os.Exit(1)
+		fail(line)
 	}
+	fmt.Println(line)
 }
 
 // echo answers each line of each connection with the same line, for as long as the connection

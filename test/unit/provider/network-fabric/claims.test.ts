@@ -123,6 +123,22 @@ describe("endpoint claims", () => {
   );
 
   test(
+    "GIVEN a tenant endpoint asking its gateway to serve the cluster's API server to the consumer's pods " +
+      "WHEN checked THEN it is refused naming spec.podApiPort (only a cluster's admin opens its own API server to its peer)",
+    () => {
+      expect(refusal(checkEndpointClaims(inTenantB(specFromB({ podApiPort: 6443 })), tenantB, A))).toEqual({
+        field: "spec.podApiPort",
+        reason: expect.stringContaining(`a tunnel in ${tenantNamespace(B)} carries pod traffic only`),
+      });
+      const system = {
+        metadata: { name: tunnelEndpointName(B), namespace: SYSTEM_NAMESPACE },
+        spec: specFromB({ podApiPort: 6443 }),
+      };
+      expect(checkEndpointClaims(system, { kind: "system" }, A).accepted).toBe(true);
+    },
+  );
+
+  test(
     "GIVEN a tenant's link block that is another address, inside the local pod CIDR, the other direction's, or not a CIDR " +
       "WHEN checked THEN it is refused naming spec.linkCidr and the derived block",
     () => {

@@ -92,6 +92,9 @@ describe("tunnel endpoint specs", () => {
     expect(consumer.linkCidr).toBe(provider.linkCidr);
     expect(provider.inBandPorts).toBeUndefined();
     expect(consumer.inBandPorts).toBeUndefined();
+    // The consumer's gateway serves its API server to the pods it offloads; the provider's serves nothing.
+    expect(consumer.podApiPort).toBe(6443);
+    expect(provider.podApiPort).toBeUndefined();
   });
 
   test("GIVEN in-band ports for the provider's side WHEN forged THEN its spec carries them, and an out-of-band spec none", () => {

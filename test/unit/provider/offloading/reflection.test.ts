@@ -2,17 +2,23 @@ import type { V1Pod, V1PodSpec } from "@kubernetes/client-node";
 import { Cidr } from "../../../../provider/net/cidr.js";
 import {
   CONSUMER_POD_UID_LABEL,
+  consumerTokenSecretName,
+  forgeConsumerTokenSecret,
   forgeOffloadedPod,
   forgeReflectedSecret,
   forgeRemotePod,
   imageChanges,
   metadataChanges,
+  mountsServiceAccountToken,
   ownPodRange,
   peerAddressView,
+  peerTunnelAddress,
   portableAnnotations,
   referencedObjects,
   reflectPodStatus,
+  refuseConsumerToken,
   remoteNamespaceName,
+  SERVICE_ACCOUNT_DIR,
 } from "../../../../provider/offloading/reflection.js";
 import { tenantRequestName } from "../../../../provider/api/offloading.js";
 import type { TunnelEndpoint } from "../../../../provider/api/crds.js";
@@ -74,6 +80,92 @@ describe("forgeOffloadedPod and forgeRemotePod", () => {
     expect(asking.spec?.automountServiceAccountToken).toBe(false);
     expect(pod.metadata?.labels?.[CONSUMER_POD_UID_LABEL]).toBe("uid-1");
     expect(pod.metadata?.labels?.["app"]).toBe("web");
+  });
+});
+
+describe("the consumer's token on the provider", () => {
+  const withToken = {
+    ...consumerPod,
+    spec: {
+      ...consumerPod.spec!,
+      initContainers: [{ name: "init", image: "init:1", env: [{ name: "KUBERNETES_SERVICE_HOST", value: "mine" }] }],
+      volumes: [
+        ...consumerPod.spec!.volumes!.slice(0, 1),
+        {
+          name: "kube-api-access-abcde",
+          projected: {
+            sources: [{ serviceAccountToken: { path: "token" } }, { configMap: { name: "kube-root-ca.crt" } }],
+          },
+        },
+      ],
+    },
+  };
+
+  test("GIVEN a pod that mounts its token (or not) THEN the consumer's agent asks for the consumer's token (or not)", () => {
+    expect(mountsServiceAccountToken(withToken.spec)).toBe(true);
+    expect(mountsServiceAccountToken(consumerPod.spec!)).toBe(false); // its kube-api-access volume has no token
+    expect(mountsServiceAccountToken({ containers: [] })).toBe(false);
+    const request = forgeOffloadedPod(withToken, "shop-c1", "t", { consumerToken: true });
+    expect(request.spec.consumerToken).toBe(true);
+    expect(forgeOffloadedPod(withToken, "shop-c1", "t").spec.consumerToken).toBeUndefined();
+  });
+
+  test(
+    "GIVEN a request for the consumer's token and the tunnel's address THEN every container mounts that Secret where " +
+      "a kubelet mounts a token, and kubernetes.default leads through the tunnel",
+    () => {
+      const request = forgeOffloadedPod(withToken, "shop-c1", "t", { consumerToken: true });
+      const pod = forgeRemotePod(request, "c1", "169.254.88.2");
+      const spec = pod.spec!;
+      expect(spec.automountServiceAccountToken).toBe(false);
+      expect(spec.serviceAccountName).toBe("default");
+      // The Secret's name is derived from the uid by the provider, never taken from the request.
+      expect(spec.volumes?.find((v) => v.secret)?.secret?.secretName).toBe(consumerTokenSecretName("uid-1"));
+      expect(spec.volumes?.some((v) => v.projected?.sources?.some((s) => s.serviceAccountToken))).toBe(false);
+      for (const container of [...spec.containers, ...spec.initContainers!]) {
+        expect(container.volumeMounts).toContainEqual({
+          name: "kube-api-access-consumer",
+          mountPath: SERVICE_ACCOUNT_DIR,
+          readOnly: true,
+        });
+      }
+      expect(spec.hostAliases?.[0]).toEqual({
+        ip: "169.254.88.2",
+        hostnames: ["kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"],
+      });
+      const env = (container: { env?: { name: string; value?: string }[] }) =>
+        Object.fromEntries((container.env ?? []).map((e) => [e.name, e.value]));
+      expect(env(spec.containers[0]!)).toMatchObject({
+        KUBERNETES_SERVICE_HOST: "kubernetes.default.svc",
+        KUBERNETES_SERVICE_PORT: "6443",
+      });
+      // A variable the pod sets itself stays its own.
+      expect(env(spec.initContainers![0]!)["KUBERNETES_SERVICE_HOST"]).toBe("mine");
+    },
+  );
+
+  test("GIVEN a request for the consumer's token and no tunnel address yet THEN it waits, refused for now, and no token is mounted", () => {
+    const request = forgeOffloadedPod(withToken, "shop-c1", "t", { consumerToken: true });
+    expect(refuseConsumerToken(request, undefined)?.reason).toBe("TunnelNotReady");
+    expect(refuseConsumerToken(request, "169.254.88.2")).toBeUndefined();
+    expect(refuseConsumerToken(forgeOffloadedPod(withToken, "shop-c1", "t"), undefined)).toBeUndefined();
+    expect(forgeRemotePod(request, "c1").spec?.volumes?.some((v) => v.secret)).toBe(false);
+  });
+
+  test("GIVEN a token THEN its Secret holds token, ca.crt and the consumer's namespace, labelled for its pod, with when to refresh it", () => {
+    const refreshAt = new Date("2026-11-26T12:00:00Z");
+    const secret = forgeConsumerTokenSecret(
+      { pod: { name: "web-1", uid: "uid-1", namespace: "shop" }, token: "tok", caCert: "PEM", refreshAt },
+      "shop-c1",
+    );
+    expect(secret.metadata).toMatchObject({ name: "pulumi-liqo-token-uid-1", namespace: "shop-c1" });
+    expect(secret.metadata?.labels?.[CONSUMER_POD_UID_LABEL]).toBe("uid-1");
+    expect(secret.type).toBe("Opaque");
+    const decoded = Object.fromEntries(
+      Object.entries(secret.data!).map(([k, v]) => [k, Buffer.from(v, "base64").toString()]),
+    );
+    expect(decoded).toEqual({ token: "tok", "ca.crt": "PEM", namespace: "shop" });
+    expect(Object.values(secret.metadata!.annotations!)).toEqual(["2026-11-26T12:00:00.000Z"]);
   });
 });
 
@@ -205,6 +297,13 @@ describe("peerAddressView and ownPodRange (this cluster's end of a tunnel)", () 
       peerAddressView([endpoint("pulumi-liqo-tenant-c1", "c1", { ...answered, phase: "Refused" })], "c1"),
     ).toBeUndefined();
     expect(peerAddressView([endpoint("pulumi-liqo-system", "c1", { phase: "Pending" })], "c1")).toBeUndefined();
+  });
+
+  test("GIVEN the peer's tunnel address in this end's status THEN it is where the consumer's API answers its pods; another tenant's end gives none", () => {
+    const own = endpoint("pulumi-liqo-tenant-c1", "c1", { ...answered, remoteTunnelAddress: "169.254.64.2" });
+    expect(peerTunnelAddress([own], "c1")).toBe("169.254.64.2");
+    expect(peerTunnelAddress([endpoint("pulumi-liqo-tenant-c2", "c1", own.status)], "c1")).toBeUndefined();
+    expect(peerTunnelAddress([endpoint("pulumi-liqo-tenant-c1", "c1", answered)], "c1")).toBeUndefined();
   });
 });
 

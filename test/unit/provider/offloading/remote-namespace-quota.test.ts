@@ -5,6 +5,6 @@ describe("remote namespace quota", () => {
     const quota = forgeRemoteNamespaceQuota("shop", "0123456789abcdef");
     expect(quota.metadata?.namespace).toBe("shop");
     expect(quota.metadata?.name).toBe("pulumi-liqo-consumer");
-    expect(quota.spec?.hard).toEqual({ "count/configmaps": "128", "count/secrets": "128" });
+    expect(quota.spec?.hard).toEqual({ "count/configmaps": "128", "count/secrets": "1152" });
   });
 });
