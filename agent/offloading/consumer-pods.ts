@@ -379,8 +379,12 @@ export async function reflectPeeringPods(
   for (const [namespace, namespacePods] of byNamespace) {
     const remoteNamespace = remoteOf.get(namespace)!;
     await reflectObjects(kc, reach, namespace, remoteNamespace, namespacePods);
+    // Without a tunnel to this provider nothing would lead its pods back to this cluster's API
+    // server: they get no token, as with serviceAccountTokens "none".
     const withToken =
-      tokensOf.get(namespace) === "none" ? [] : namespacePods.filter((pod) => mountsServiceAccountToken(pod.spec!));
+      tokensOf.get(namespace) === "none" || !reach.view
+        ? []
+        : namespacePods.filter((pod) => mountsServiceAccountToken(pod.spec!));
     await reflectTokens(kc, provider, namespace, remoteNamespace, withToken, new Date());
     const tokenUids = new Set(withToken.map((pod) => pod.metadata!.uid!));
     // Each pod's calls wait on both API servers: several pods at once, as many kubelet workers would.
