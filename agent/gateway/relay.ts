@@ -53,7 +53,8 @@ export function relayPorts(spec: {
   const apiServer = [...new Set([spec.inBandPorts?.apiServer, spec.podApiPort])].filter(
     (port): port is number => port !== undefined,
   );
-  if (apiServer.length === 0 && !spec.inBandPorts) return undefined;
+  // In-band ports always name an API server port, so none here means nothing to relay.
+  if (apiServer.length === 0) return undefined;
   return { apiServer, ...(spec.inBandPorts ? { auth: spec.inBandPorts.auth } : {}) };
 }
 

@@ -2,8 +2,8 @@
  * The consumer's side of offloaded pods, per peering, as a kubelet would be for its virtual node:
  * each pod bound to the node, in a namespace offloaded to that peering's provider, is asked for
  * there (an OffloadedPod, with the identity the peering issued) with the ConfigMaps and Secrets it
- * reads, and its service account's token (consumer-tokens.ts); the provider pod's status comes back onto it, with the address as this cluster reaches
- * it; a refusal shows as its `Offloaded` condition and an event. A pod being deleted here is
+ * reads, and its service account's token (consumer-tokens.ts); the provider pod's status comes
+ * back onto it, with the address as this cluster reaches it; a refusal shows as its `Offloaded` condition and an event. A pod being deleted here is
  * withdrawn there first, and removed here once the provider's is gone; a request whose pod is gone
  * here is withdrawn. Pods of namespaces that are not offloaded are never sent anywhere.
  */
