@@ -9,6 +9,9 @@ import { AUTH_SERVICE_PORT } from "../local-cluster/control-plane.js";
 import type { ClusterState } from "../local-cluster/lab.js";
 import { runsHostAgent } from "../local-cluster/state.js";
 import { allOrFirstFailure } from "./settle.js";
+import { SYSTEM_NAMESPACE } from "../provider/api/index.js";
+import { AGENT_NAME, COMPONENT_LABEL } from "../provider/cluster/agent-components.js";
+import { poll } from "../provider/wait/poll.js";
 import { waitForAgent } from "../provider/cluster/agent.js";
 import { DEFAULT_AGENT_IMAGE } from "../provider/cluster/agent-image.js";
 import { DEFAULT_GATEWAY_PORT, type ClusterInstallRequest } from "../provider/cluster/install-plan.js";
@@ -127,4 +130,33 @@ export async function uninstallCluster(cluster: ClusterState): Promise<void> {
     force: true,
     timeoutMs: 120_000,
   });
+}
+
+/** Scales the control agent of `cluster` and waits until that many of its pods are there and ready. */
+export async function scaleAgent(cluster: ClusterState, replicas: number): Promise<void> {
+  const kc = adminConfig(cluster);
+  await kc
+    .makeApiClient(k8s.AppsV1Api)
+    .patchNamespacedDeploymentScale(
+      { name: AGENT_NAME, namespace: SYSTEM_NAMESPACE, body: { spec: { replicas } } },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    );
+  await poll(
+    { step: "test", object: `${replicas} agent pods of ${cluster.name}`, endpoint: cluster.apiServerUrl },
+    { timeoutMs: 90_000, intervalMs: 500 },
+    async () => {
+      const pods = (
+        await adminConfig(cluster)
+          .makeApiClient(k8s.CoreV1Api)
+          .listNamespacedPod({
+            namespace: SYSTEM_NAMESPACE,
+            labelSelector: `${COMPONENT_LABEL}=${AGENT_NAME}`,
+          })
+      ).items;
+      const ready = pods.filter((p) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
+      return pods.length === replicas && ready.length === replicas
+        ? { done: true, value: undefined }
+        : { done: false, state: `${pods.length} pods, ${ready.length} ready` };
+    },
+  );
 }

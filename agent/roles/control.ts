@@ -13,7 +13,7 @@
  *                                   nodes announce it as their kubelet's, for logs and exec
  */
 import type { KubeConfig } from "@kubernetes/client-node";
-import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
+import { SYSTEM_NAMESPACE, type TunnelEndpoint } from "../../provider/api/index.js";
 import { IDENTITY_EXPIRATION_SECONDS } from "../../provider/authentication/certificates.js";
 import { startAuthService } from "../auth-service/index.js";
 import { announceKubeletEndpoint, beatOnce, HEARTBEAT_INTERVAL_MS } from "../heartbeat.js";
@@ -60,6 +60,24 @@ export interface ControlOptions {
   /** Ends every loop, and closes the auth service. */
   readonly signal: AbortSignal;
   readonly reporter: Reporter;
+}
+
+/**
+ * Whether a watched TunnelEndpoint event changes whether its tunnel is up, or where its peer
+ * answers: a gateway rewrites its status (the handshake's time, the round trip) every few seconds,
+ * and none of those writes should cost the offloading a pass.
+ */
+function tunnelStateChanges(): (type: string, object: unknown) => boolean {
+  const seen = new Map<string, string>();
+  return (type, object) => {
+    const endpoint = object as TunnelEndpoint | undefined;
+    const uid = endpoint?.metadata?.uid ?? "";
+    const state = type === "DELETED" ? "gone" : `${endpoint?.status?.phase}/${endpoint?.status?.remoteTunnelAddress}`;
+    const changed = seen.get(uid) !== state;
+    if (type === "DELETED") seen.delete(uid);
+    else seen.set(uid, state);
+    return changed;
+  };
 }
 
 /** Starts the control role; resolves its loops, which settle once `signal` aborts. */
@@ -150,6 +168,11 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
     wakeOnChanges(kc, collection("remotenamespaces"), () => wakeups.offloadingProvider.wake(), watching),
     wakeOnChanges(kc, collection("offloadedpods"), () => wakeups.offloadingProvider.wake(), watching),
     wakeOnChanges(kc, collection("reflectedservices"), () => wakeups.offloadingProvider.wake(), watching),
+    // A tunnel going down or up: the consumers' endpoints in reflected Services follow it at once.
+    wakeOnChanges(kc, collection("tunnelendpoints"), () => wakeups.offloadingProvider.wake(), {
+      ...watching,
+      relevant: tunnelStateChanges(),
+    }),
     wakeOnChanges(kc, "/api/v1/pods", () => wakeups.offloadingProvider.wake(), {
       ...watching,
       labelSelector: CONSUMER_POD_UID_LABEL,

@@ -2,7 +2,8 @@
  * Offloading on real clusters (the worker's shared lab: a and b, distinct pod CIDRs, the project as
  * pods): b peers with a and a tunnel joins them; namespace `shop` of b is offloaded to a. A
  * Deployment of 3 replicas tolerating the virtual node's taint runs on a's real nodes, and b shows
- * its pods Running at addresses that b's own pods reach, one by one and through a Service of b.
+ * its pods Running at addresses that b's own pods reach, one by one and through a Service of b (by
+ * its address and by name).
  * Pods that a's rules forbid are refused, each with a condition that names why, and nothing is made
  * for them on a. The ConfigMap and Secret the pods read go with them, and follow changes; `kubectl
  * logs`, `exec` and `port-forward` on b reach them, and `kubectl run -i --rm` talks to a pod run
@@ -17,7 +18,8 @@
  * on a (same pod), and b's identity patching that request for a privileged container is refused and changes nothing
  * there; deleting the peering drains its virtual node first. The namespace's Services are reflected to
  * a and answer there by name (`web`, and with `naming: same` `probed.jobs` and its FQDN), a Service of
- * b's own pods included; the Services b's identity forges are refused and make nothing. An offloaded
+ * b's own pods included, whose endpoint goes not ready while the tunnel is cut; the Services b's
+ * identity forges are refused and make nothing. An offloaded
  * pod's in-cluster config reaches b's API server as its own ServiceAccount of b (a token b issued),
  * not a's, whose API server does not take it; with `serviceAccountTokens: none` it holds no token;
  * b's identity cannot store a Secret that a would fill with a token of its own.
@@ -35,7 +37,7 @@ import {
   type OffloadingSelector,
   type RemoteNamespace,
 } from "../../provider/api/index.js";
-import { AGENT_NAME, COMPONENT_LABEL, KUBELET_PORT } from "../../provider/cluster/agent-components.js";
+import { AGENT_NAME, COMPONENT_LABEL, GATEWAY_NAME, KUBELET_PORT } from "../../provider/cluster/agent-components.js";
 import { forgeCertificateAuthority, forgeClientCertificate } from "../../provider/pki/x509.js";
 import { readClusterCa } from "../../local-cluster/control-plane.js";
 import { httpsAnswer, tcpGreeting } from "../support/probes.js";
@@ -67,7 +69,7 @@ import { kubectl, podtoolFrom, runPodtool, tagImageOnNodes } from "../../local-c
 import type { ClusterState } from "../../local-cluster/lab.js";
 import { offloadNamespace, podtoolPodOn, podtoolSpec, runningPods } from "../../harness/offloading.js";
 import { releaseSharedLab, sharedLab } from "../../harness/labs.js";
-import { uninstallClusters } from "../../harness/install.js";
+import { scaleAgent, uninstallClusters } from "../../harness/install.js";
 import { peerPair, quietProgress, unpeerPair, type Pair } from "../support/tunnel-pair.js";
 
 /** Each test's bound: offloaded workloads started and withdrawn through the shared lab's peering. */
@@ -421,6 +423,8 @@ describe("offloading on real clusters (shared lab)", () => {
             : { done: false, state: [...answered].join(", ") };
         },
       );
+      // And by name, through b's cluster DNS, from b's pod in another namespace.
+      expect(await podtoolFrom(b, 1, "tcp", `web.${NAMESPACE}.svc.cluster.local:80`, 60_000)).toMatch(/"podtool web-/);
 
       // Services by name from the offloaded pods: b's agent asks a for each Service of shop, and a's
       // agent makes it in the remote namespace, where a's cluster DNS answers for it. `web` selects
@@ -462,6 +466,39 @@ describe("offloading on real clusters (shared lab)", () => {
       expect((outside.endpoints ?? []).map((e) => [e.addresses[0], e.conditions?.ready])).toEqual([
         [here!.status!.podIP, true],
       ]);
+      // The tunnel cut (a's gateway stopped, which says so in its end's status): b's endpoint in that
+      // slice goes not ready, and a's Service sends nothing into a tunnel that is down; ready again
+      // once the tunnel is back, and the name answers again.
+      const aGateway = (replicas: number): Promise<unknown> =>
+        pair!.provider.kc
+          .makeApiClient(k8s.AppsV1Api)
+          .patchNamespacedDeploymentScale(
+            { name: GATEWAY_NAME, namespace: SYSTEM_NAMESPACE, body: { spec: { replicas } } },
+            k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+          );
+      const outsideReady = (ready: boolean): Promise<void> =>
+        poll(
+          {
+            step: "test",
+            object: `here-outside ${ready ? "ready" : "not ready"} in ${remoteNamespace}`,
+            endpoint: a.apiServerUrl,
+          },
+          { timeoutMs: 90_000, intervalMs: 500 },
+          async () => {
+            const slice = await pair!.provider.kc
+              .makeApiClient(k8s.DiscoveryV1Api)
+              .readNamespacedEndpointSlice({ name: "here-outside", namespace: remoteNamespace });
+            const seen = (slice.endpoints ?? []).map((e) => e.conditions?.ready);
+            return seen.length === 1 && seen[0] === ready
+              ? { done: true, value: undefined }
+              : { done: false, state: JSON.stringify(seen) };
+          },
+        );
+      await aGateway(0);
+      await outsideReady(false);
+      await aGateway(1);
+      await outsideReady(true);
+      expect(await fromOffloaded(`here.${remoteNamespace}.svc.cluster.local:80`)).toContain(`"podtool here `);
 
       // b's agent restarted while the pods run: they keep running on a (same pods), and it takes up
       // where it was: a new replica is offloaded too.
@@ -623,6 +660,9 @@ describe("offloading on real clusters (shared lab)", () => {
           false,
         ]);
       }
+      // The requests b's identity forges below stand for nothing of b's: b's own agent withdraws
+      // such requests on its next pass, so it is stopped meanwhile, for a's answer to be what is seen.
+      await scaleAgent(b, 0);
       const asBCustom = identity.makeApiClient(k8s.CustomObjectsApi);
       const stolen: RemoteNamespace = {
         apiVersion: API_GROUP_VERSION,
@@ -693,6 +733,7 @@ describe("offloading on real clusters (shared lab)", () => {
       for (const [namespace, name, , reason] of forgedServices) {
         expect(await answerOf("reflectedservices", `${namespace}.${name}`)).toMatchObject({ phase: "Refused", reason });
       }
+      await scaleAgent(b, 1);
       expect(
         (await aCore.listNamespacedService({ namespace: remoteNamespace })).items
           .map((svc) => svc.metadata!.name)

@@ -6,7 +6,7 @@
  * their addresses as b sees them), and back, and the WireGuard counters read inside the gateway
  * pods show the tunnel carried it. A pod of a namespace of b offloaded to a runs there, and b shows
  * it at its remapped address, where b's pods on both nodes reach it, by address and through b's own
- * Service (whose endpoint it is), the gateway's node included; a's pods reach b's through a Service
+ * Service (whose endpoint it is; by its name too), the gateway's node included; a's pods reach b's through a Service
  * of a, and the offloaded pod reaches a Service of b's namespace by name, reflected to a with its
  * endpoint on b at the remapped address. b's gateway pod is deleted while flows run (pings, an idle TCP connection): they resume.
  * b, with its own identity on a, cannot make a's route agents route
@@ -177,6 +177,10 @@ describe("agent, gateway and route agents as pods (private lab: a and b, two nod
         });
         for (const from of NODES)
           expect(await podtoolFrom(b, from, "tcp", `${web.spec!.clusterIP}:8080`, 60_000)).toContain("podtool web ");
+        // And by its name, through b's cluster DNS.
+        expect(await podtoolFrom(b, 1, "tcp", `web.${OFFLOADED}.svc.cluster.local:8080`, 60_000)).toContain(
+          "podtool web ",
+        );
         const toB = await serviceToAddress(a, "to-b", seenFromA(1));
         for (const from of NODES)
           expect(await podtoolFrom(a, from, "tcp", `${toB}:8080`, 60_000)).toContain(`podtool ${podName(b, 1)} `);
