@@ -334,8 +334,13 @@ export async function reflectPeeringPods(
   const byNamespace = new Map<string, k8s.V1Pod[]>();
   for (const pod of pods) {
     const namespace = pod.metadata!.namespace!;
-    namespacesWithPods.add(namespace);
     const request = requestOf.get(pod.metadata!.uid!);
+    // A pod that was never offloaded does not hold its namespace's withdrawal up: a controller
+    // replacing the drained pods may make ones the virtual node takes again (held there by their
+    // own spec, or admitted before the placement stopped), and waiting for them never ends. Each
+    // is removed below like the others; once the withdrawal is through, one bound here stays
+    // Pending, saying why (NamespaceNotOffloaded).
+    if (request || !withdrawn.has(namespace)) namespacesWithPods.add(namespace);
     if (pod.metadata?.deletionTimestamp) {
       pending = true;
       if (request) {

@@ -14,7 +14,6 @@ import {
   SYSTEM_NAMESPACE,
   type NamespaceOffloading,
 } from "../../provider/api/index.js";
-import { AGENT_NAME, COMPONENT_LABEL } from "../../provider/cluster/agent-components.js";
 import { VIRTUAL_NODE_TAINT } from "../../provider/virtual-node/node.js";
 import { poll } from "../../provider/wait/poll.js";
 import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
@@ -22,7 +21,7 @@ import { expectPodsTalk } from "../support/project-pods.js";
 import { podtoolFrom, tagImageOnNodes } from "../../local-cluster/pods.js";
 import { imageReference } from "../../local-cluster/node-images.js";
 import { DEFAULT_AGENT_IMAGE } from "../../provider/cluster/agent-image.js";
-import { adminConfig } from "../../harness/install.js";
+import { adminConfig, scaleAgent } from "../../harness/install.js";
 import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
 import { projectTraces, tunnelTraces } from "../support/leaks.js";
 import {
@@ -75,33 +74,6 @@ async function gatewayKeyDigests(clusters: readonly ClusterState[]): Promise<str
   return digests;
 }
 
-/** Scales the control agent of `cluster` and waits until that many of its pods are there and ready. */
-async function scaleAgent(cluster: ClusterState, replicas: number): Promise<void> {
-  const kc = adminConfig(cluster);
-  await kc
-    .makeApiClient(k8s.AppsV1Api)
-    .patchNamespacedDeploymentScale(
-      { name: AGENT_NAME, namespace: SYSTEM_NAMESPACE, body: { spec: { replicas } } },
-      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
-    );
-  await poll(
-    { step: "test", object: `${replicas} agent pods of ${cluster.name}`, endpoint: cluster.apiServerUrl },
-    { timeoutMs: 90_000, intervalMs: 500 },
-    async () => {
-      const pods = (
-        await client(cluster).listNamespacedPod({
-          namespace: SYSTEM_NAMESPACE,
-          labelSelector: `${COMPONENT_LABEL}=${AGENT_NAME}`,
-        })
-      ).items;
-      const ready = pods.filter((p) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
-      return pods.length === replicas && ready.length === replicas
-        ? { done: true, value: undefined }
-        : { done: false, state: `${pods.length} pods, ${ready.length} ready` };
-    },
-  );
-}
-
 /** b's NamespaceOffloading of the offloaded namespace. */
 async function offloadingOf(b: ClusterState): Promise<NamespaceOffloading> {
   return (await adminConfig(b).makeApiClient(k8s.CustomObjectsApi).getNamespacedCustomObject({
@@ -111,6 +83,53 @@ async function offloadingOf(b: ClusterState): Promise<NamespaceOffloading> {
     plural: "namespaceoffloadings",
     name: NAMESPACE_OFFLOADING_NAME,
   })) as NamespaceOffloading;
+}
+
+/** A Deployment of one podtool pod held to the virtual node (its selector and toleration). */
+function heldToVirtualNode(name: string): k8s.V1Deployment {
+  const deployment = unmodifiedDeployment(name, 1);
+  deployment.spec!.template.spec!.nodeSelector = { type: "virtual-node" };
+  deployment.spec!.template.spec!.tolerations = [{ key: VIRTUAL_NODE_TAINT.key, operator: "Exists" }];
+  return deployment;
+}
+
+/** A Deployment of podtool pods as any chart ships one: no toleration, no node selector. */
+function unmodifiedDeployment(name: string, replicas: number): k8s.V1Deployment {
+  return {
+    metadata: { name },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: { containers: [{ name: "podtool", image: imageReference("podtool"), imagePullPolicy: "Never" }] },
+      },
+    },
+  };
+}
+
+/** The pods of the offloaded namespace of b matching `selector`, once `done` holds for them. */
+async function podsOf(b: ClusterState, selector: string, done: (pods: k8s.V1Pod[]) => boolean): Promise<k8s.V1Pod[]> {
+  return poll(
+    { step: "test", object: `pods ${selector} of ${OFFLOADED}`, endpoint: b.apiServerUrl },
+    { timeoutMs: 120_000, intervalMs: 500 },
+    async () => {
+      const pods = (await client(b).listNamespacedPod({ namespace: OFFLOADED, labelSelector: selector })).items.filter(
+        (p) => !p.metadata?.deletionTimestamp,
+      );
+      return done(pods)
+        ? { done: true, value: pods }
+        : {
+            done: false,
+            state: pods
+              .map(
+                (p) =>
+                  `${p.metadata?.name} ${p.spec?.nodeName ?? "unbound"} ${p.status?.phase} ${p.status?.conditions?.map((c) => c.reason ?? "").join(",")}`,
+              )
+              .join("; "),
+          };
+    },
+  );
 }
 
 async function nodeCapacity(b: ClusterState, name: string): Promise<Record<string, string> | undefined> {
@@ -227,17 +246,26 @@ describe("out-of-band peering through the pulumi CLI", () => {
           },
         );
         await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
-        // Withdrawn: the pod goes from both clusters, and the namespace from a.
+        // Withdrawn while a Deployment held to the virtual node keeps making pods: the delete
+        // finishes all the same; the pods go from both clusters, the namespace from a, and the
+        // Deployment's next pod waits on b, saying why.
+        const apps = adminConfig(b).makeApiClient(k8s.AppsV1Api);
+        await apps.createNamespacedDeployment({ namespace: OFFLOADED, body: heldToVirtualNode("held") });
+        await podsOf(b, "app=held", (pods) => pods.length === 1 && pods[0]!.status?.phase === "Running");
         await workspace.ok(["config", "rm", "offloadNamespace"]);
         expect(await plannedSteps(workspace)).toEqual(["delete b-offloads"]);
         await workspace.ok(["up", "--yes", "--skip-preview"]);
-        expect((await core.listNamespacedPod({ namespace: OFFLOADED })).items).toEqual([]);
+        expect((await core.listNamespacedPod({ namespace: OFFLOADED, labelSelector: "app!=held" })).items).toEqual([]);
+        const waiting = await podsOf(b, "app=held", (pods) =>
+          pods.some((p) => p.status?.conditions?.some((c) => c.reason === "NamespaceNotOffloaded")),
+        );
+        expect(waiting.map((p) => [p.spec?.nodeName, p.status?.phase])).toEqual([["liqo-a", "Pending"]]);
         expect(
           await client(a)
             .readNamespace({ name: remoteNamespace })
             .catch(() => undefined),
         ).toBeUndefined();
-        await core.deleteNamespace({ name: OFFLOADED });
+        await apps.deleteNamespacedDeployment({ name: "held", namespace: OFFLOADED });
 
         await workspace.ok(["preview", "--expect-no-changes"]);
         await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
@@ -356,12 +384,30 @@ describe("out-of-band peering through the pulumi CLI", () => {
         expect(await csrNames()).toEqual(csrsBefore);
         await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
 
+        // Destroyed with an application running on a: an unmodified Deployment of the namespace,
+        // offloaded again, this time `remote`.
+        await workspace.ok(["config", "set", "offloadNamespace", OFFLOADED]);
+        await workspace.ok(["config", "set", "podOffloading", "remote"]);
+        await workspace.ok(["up", "--yes", "--skip-preview"]);
+        await apps.createNamespacedDeployment({ namespace: OFFLOADED, body: unmodifiedDeployment("app", 2) });
+        await podsOf(
+          b,
+          "app=app",
+          (pods) =>
+            pods.length === 2 && pods.every((p) => p.spec?.nodeName === "liqo-a" && p.status?.phase === "Running"),
+        );
         const ifnames = await interfacesInState(workspace);
         expect(ifnames).toHaveLength(2);
         await workspace.ok(["destroy", "--yes"]);
         expect(await projectTraces(a.kubeconfig)).toEqual([]);
         expect(await projectTraces(b.kubeconfig)).toEqual([]);
         await expectNoTunnelTraces(lab, ifnames);
+        // The Deployment's pods since are b's own: none on the virtual node, which is gone.
+        await podsOf(b, "app=app", (pods) => pods.length === 2 && pods.every((p) => p.spec?.nodeName !== "liqo-a"));
+        await apps.deleteNamespacedDeployment({ name: "app", namespace: OFFLOADED });
+        await core.deleteNamespace({ name: OFFLOADED });
+        await workspace.ok(["config", "rm", "offloadNamespace"]);
+        await workspace.ok(["config", "rm", "podOffloading"]);
 
         // And again: a destroyed peering can be made anew.
         await workspace.ok(["up", "--yes"]);
