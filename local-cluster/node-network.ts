@@ -37,12 +37,15 @@ const LAN_PREFIX = NODE_LAN_CIDR.split("/")[1]!;
 
 /**
  * Every node's kernel settings: forwarding, and no reverse-path filter (interfaces made later, the
- * gateway's, take `default`'s).
+ * gateway's, take `default`'s). No IPv6, which the labs' clusters do not use: kube-proxy runs
+ * dual-stack wherever the kernel has it, and then writes every rule twice (ip6tables too).
  */
 export const NODE_SYSCTLS: readonly string[] = [
   "net.ipv4.ip_forward=1",
   "net.ipv4.conf.all.rp_filter=0",
   "net.ipv4.conf.default.rp_filter=0",
+  "net.ipv6.conf.all.disable_ipv6=1",
+  "net.ipv6.conf.default.disable_ipv6=1",
 ];
 
 /** Creates the node LAN, the other nodes' namespaces and links, the routes and node 1's masquerade. */

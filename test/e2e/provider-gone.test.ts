@@ -17,7 +17,7 @@ import { stopProcess } from "../../host/processes.js";
 import { adminConfig } from "../../harness/install.js";
 import { TEST_LAB_ROOT, withLab } from "../../harness/labs.js";
 import { projectTraces, tunnelTraces } from "../support/leaks.js";
-import { configureAgentImage, failureSummary, previewOf, PulumiWorkspace } from "../../harness/pulumi.js";
+import { configureForCluster, failureSummary, previewOf, PulumiWorkspace } from "../../harness/pulumi.js";
 
 const PROVIDER_PROGRAM = join(__dirname, "..", "..", "examples", "two-teams", "provider");
 const CONSUMER_PROGRAM = join(__dirname, "..", "..", "examples", "two-teams", "consumer");
@@ -29,21 +29,6 @@ const WITHIN_SECONDS_MS = 45_000;
 const TEST_BOUND_MS = 1_200_000;
 /** b's namespace the consumer team offloads to a. */
 const OFFLOADED = "shop";
-
-async function configure(
-  workspace: PulumiWorkspace,
-  cluster: ClusterState,
-  extra: Record<string, string> = {},
-): Promise<void> {
-  const settings = {
-    kubeconfig: cluster.kubeconfig,
-    podCidr: cluster.podCidr,
-    serviceCidr: cluster.serviceCidr,
-    ...extra,
-  };
-  for (const [key, value] of Object.entries(settings)) await workspace.ok(["config", "set", key, value]);
-  await configureAgentImage(workspace, [cluster]);
-}
 
 /** Runs `pulumi args…` and how long it took. */
 async function timed(
@@ -92,12 +77,12 @@ describe("the provider is gone and the consumer wants out", () => {
         const providerTeam = await PulumiWorkspace.create(PROVIDER_PROGRAM, "prod");
         const consumerTeam = await PulumiWorkspace.create(CONSUMER_PROGRAM, "prod", providerTeam);
         try {
-          await configure(providerTeam, a, { name: "a" });
+          await configureForCluster(providerTeam, a, { name: "a" });
           await providerTeam.ok(["up", "--yes", "--skip-preview"]);
           await adminConfig(b)
             .makeApiClient(k8s.CoreV1Api)
             .createNamespace({ body: { metadata: { name: OFFLOADED } } });
-          await configure(consumerTeam, b, {
+          await configureForCluster(consumerTeam, b, {
             providerStack: "organization/two-teams-provider/prod",
             gatewayAddress: a.publicAddress,
             offloadNamespaces: OFFLOADED,

@@ -9,7 +9,7 @@ import { clusterOf, type ClusterState } from "../../local-cluster/lab.js";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab } from "../../harness/labs.js";
 import { projectTraces } from "../support/leaks.js";
-import { configureAgentImage, PulumiWorkspace } from "../../harness/pulumi.js";
+import { configureForCluster, PulumiWorkspace } from "../../harness/pulumi.js";
 
 /** Each test's bound: two teams' stacks up and destroyed against one provider. */
 const TEST_BOUND_MS = 10 * 60_000;
@@ -17,11 +17,7 @@ const TEST_BOUND_MS = 10 * 60_000;
 const EXAMPLE = join(__dirname, "..", "..", "examples", "two-teams");
 
 async function configure(workspace: PulumiWorkspace, cluster: ClusterState): Promise<void> {
-  await workspace.ok(["config", "set", "name", cluster.name]);
-  await workspace.ok(["config", "set", "kubeconfig", cluster.kubeconfig]);
-  await workspace.ok(["config", "set", "podCidr", cluster.podCidr]);
-  await workspace.ok(["config", "set", "serviceCidr", cluster.serviceCidr]);
-  await configureAgentImage(workspace, [cluster]);
+  await configureForCluster(workspace, cluster, { name: cluster.name });
 }
 
 describe("two teams, two stacks", () => {
