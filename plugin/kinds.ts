@@ -16,7 +16,7 @@ import {
 import { peeringChanges, provider as peering } from "../provider/resources/peering.js";
 import { peeringTokenChanges, provider as peeringToken } from "../provider/resources/peering-token.js";
 import { tunnelChanges, provider as tunnel } from "../provider/resources/tunnel.js";
-import { compact, secret, valueAt, type Properties } from "./values.js";
+import { compact, valueAt, type Properties } from "./values.js";
 
 /** A resource's dynamic provider, over plain property maps (each module types its own inputs). */
 export type ResourceCode = Required<pulumi.dynamic.ResourceProvider<Properties, Properties>>;
@@ -34,7 +34,11 @@ export interface Kind {
    * (`consumerClusterId` is `consumer.clusterId`; `*` takes a field of each element of a list).
    */
   readonly from: Readonly<Record<string, string>>;
-  /** Outputs (top-level) that are secret whatever the program marked. */
+  /**
+   * Outputs (top-level) that are secret whatever the program marked. `access` is secret as a whole
+   * (it holds a kubeconfig): a secret nested in an object output did not survive Pulumi YAML
+   * (v1.25.0 handed it on as an empty object), a whole secret does in every language.
+   */
   readonly secretOutputs: readonly string[];
   /** The object the resource hands to the resources that use it (its `access` output), from its outputs. */
   readonly access?: (outputs: Properties) => Properties;
@@ -51,7 +55,7 @@ const changesOver =
 function clusterAccess(outputs: Properties): Properties {
   return compact({
     clusterId: outputs["clusterId"],
-    kubeconfig: outputs["kubeconfig"] === undefined ? undefined : secret(outputs["kubeconfig"]),
+    kubeconfig: outputs["kubeconfig"],
     apiServerUrl: outputs["apiServerUrl"],
     authUrl: outputs["authUrl"],
     authCaCert: outputs["authCaCert"],
@@ -76,7 +80,7 @@ export const KINDS: Readonly<Record<string, Kind>> = {
     code: plain(cluster),
     changes: changesOver(clusterChanges),
     from: {},
-    secretOutputs: ["kubeconfig"],
+    secretOutputs: ["kubeconfig", "access"],
     access: clusterAccess,
   },
   "liqo:index:PeeringToken": {
@@ -102,7 +106,7 @@ export const KINDS: Readonly<Record<string, Kind>> = {
       providerClusterId: "providerCluster.clusterId",
       providerAuthUrl: "providerCluster.authUrl",
     },
-    secretOutputs: ["consumerKubeconfig", "providerKubeconfig", "provider"],
+    secretOutputs: ["consumerKubeconfig", "providerKubeconfig", "provider", "access"],
     access: peeringAccess,
   },
   "liqo:index:Tunnel": {

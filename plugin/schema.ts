@@ -5,6 +5,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { conformObject, type ObjectSpec, type TypeSpec } from "./conform.js";
 
 /** The schema's text, as the package ships it. */
 export function schemaText(): string {
@@ -20,16 +21,21 @@ export interface SchemaFacts {
   readonly version: string;
   /** The output properties of each resource, by type token. */
   readonly outputs: Readonly<Record<string, readonly string[]>>;
+  /** A resource's inputs brought to the schema's types (conform.ts), by type token. */
+  readonly conformInputs: (type: string, inputs: Record<string, unknown>) => Record<string, unknown>;
 }
 
 /** The facts of schema `text`. */
 export function schemaFacts(text: string): SchemaFacts {
   const schema = JSON.parse(text) as {
     version: string;
-    resources: Record<string, { properties?: Record<string, unknown> }>;
+    types: Record<string, ObjectSpec>;
+    resources: Record<string, { properties?: Record<string, unknown>; inputProperties?: Record<string, TypeSpec> }>;
   };
   return {
     version: schema.version,
+    conformInputs: (type, inputs) =>
+      conformObject(inputs, schema.resources[type]?.inputProperties ?? {}, schema.types) as Record<string, unknown>,
     outputs: Object.fromEntries(
       Object.entries(schema.resources).map(([type, spec]) => [type, Object.keys(spec.properties ?? {})]),
     ),

@@ -123,10 +123,11 @@ export function resourceProvider(
       new pb.ConfigureResponse().setAcceptsecrets(true).setSupportspreview(true).setAcceptresources(false),
     ),
     check: unary(async (request: pb.CheckRequest) => {
+      const target = targetOf(request);
       const { inputs, failures } = await operations.check(
-        targetOf(request),
+        target,
         plainOf(request.getOlds()),
-        plainOf(request.getNews()),
+        facts.conformInputs(target.type, plainOf(request.getNews())),
       );
       return new pb.CheckResponse()
         .setInputs(structOf(inputs))

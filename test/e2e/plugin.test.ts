@@ -5,24 +5,19 @@
  * (test/e2e/programs/plugin).
  */
 import * as k8s from "@kubernetes/client-node";
-import { execa } from "execa";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
-import { configureForLab, previewOf, PulumiWorkspace } from "../../harness/pulumi.js";
+import { installPlugin, packPlugin, PACK_BOUND_MS } from "../../harness/plugin.js";
+import { configureForLab, PulumiWorkspace } from "../../harness/pulumi.js";
 import { clusterOf, type LabState } from "../../local-cluster/lab.js";
-import { PEERING_DIFF } from "../../provider/resources/peering.js";
-import { projectTraces } from "../support/leaks.js";
+import { expectStackLife } from "../support/plugin-stack.js";
 
-const REPO = join(__dirname, "..", "..");
 const PROGRAM = join(__dirname, "programs", "plugin");
-const VERSION = (JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { version: string }).version;
 
-/** Packing the plugin: the build's files and the production dependencies, gzipped. */
-const PACK_BOUND_MS = 3 * 60_000;
 /** A few pulumi commands on a resource that needs no cluster. */
 const TIMEOUT_TEST_BOUND_MS = 3 * 60_000;
 /** The pulumi commands of a peering's whole life on the shared lab, each with its own deadline. */
@@ -53,7 +48,7 @@ async function silentServer(): Promise<{ port: number; close(): Promise<void> }>
 async function workspaceWithPlugin(archive: string): Promise<PulumiWorkspace> {
   const workspace = await PulumiWorkspace.create(PROGRAM);
   try {
-    await workspace.ok(["plugin", "install", "resource", "liqo", VERSION, "--file", archive]);
+    await installPlugin(workspace, archive);
     return workspace;
   } catch (error) {
     workspace.dispose();
@@ -66,8 +61,7 @@ describe("the provider plugin through the pulumi CLI", () => {
   let archive: string;
   beforeAll(async () => {
     packed = mkdtempSync(join(tmpdir(), "pulumi-liqo-plugin-"));
-    await execa("bash", [join(REPO, "scripts", "plugin.sh"), packed], { timeout: PACK_BOUND_MS });
-    archive = join(packed, `pulumi-resource-liqo-v${VERSION}-linux-amd64.tar.gz`);
+    archive = await packPlugin(packed);
   }, PACK_BOUND_MS);
   afterAll(() => rmSync(packed, { recursive: true, force: true }));
 
@@ -153,43 +147,7 @@ describe("the provider plugin through the pulumi CLI", () => {
           const node = await adminConfig(b).makeApiClient(k8s.CoreV1Api).readNode({ name: "liqo-a" });
           expect(node.status?.capacity).toEqual({ cpu: "2", memory: "4Gi", pods: "20" });
 
-          await workspace.ok(["preview", "--expect-no-changes"]);
-          await workspace.ok(["refresh", "--yes", "--expect-no-changes"]);
-
-          // Secrets are ciphertext in the state and absent from every output printed.
-          const exported = (await workspace.ok(["stack", "export"])).stdout;
-          const token = (await workspace.ok(["stack", "output", "peeringToken", "--show-secrets"])).stdout.trim();
-          expect(token).toMatch(/^plt_[0-9a-f]{16}_/);
-          for (const secret of [token, "client-key-data", "PRIVATE KEY", readFileSync(b.kubeconfig, "utf8")]) {
-            expect(exported).not.toContain(secret);
-            expect(up.stdout).not.toContain(secret);
-          }
-
-          // A resized request updates the peering in place: the property-level change, and why.
-          await workspace.ok(["config", "set", "cpu", "1"]);
-          const diff = await workspace.ok(["preview", "--diff"]);
-          expect(diff.stdout).toMatch(/~ liqo:index:Peering: \(update\)/);
-          expect(diff.stdout).toMatch(/~ resources\s*:\s*\{\s*~ cpu\s*:\s*"2" => "1"/);
-          expect(diff.stdout).not.toMatch(/replace/);
-          // And why, as the resource's own rule says it, told to the engine as information about the peering.
-          expect((await previewOf(workspace)).explanations).toEqual([
-            {
-              urn: expect.stringMatching(/::liqo:index:Peering::b-to-a$/),
-              message: `Peering "b-to-a": resources changes → updates in place: ${PEERING_DIFF.resources.reason}`,
-            },
-          ]);
-          await workspace.ok(["up", "--yes", "--skip-preview"]);
-          expect(
-            (await adminConfig(b).makeApiClient(k8s.CoreV1Api).readNode({ name: "liqo-a" })).status?.capacity,
-          ).toEqual({ cpu: "1", memory: "4Gi", pods: "20" });
-
-          await workspace.ok(["destroy", "--yes", "--skip-preview"]);
-          const after = JSON.parse((await workspace.ok(["stack", "export"])).stdout) as {
-            deployment: { resources?: unknown[] };
-          };
-          expect(after.deployment.resources ?? []).toHaveLength(0);
-          expect(await projectTraces(a.kubeconfig)).toEqual([]);
-          expect(await projectTraces(b.kubeconfig)).toEqual([]);
+          await expectStackLife(workspace, up, a, b);
         } finally {
           // Whatever a failed step left in the clusters goes with the stack.
           await workspace.pulumi(["destroy", "--yes", "--skip-preview"]);

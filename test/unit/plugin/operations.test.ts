@@ -99,7 +99,7 @@ describe("diff", () => {
 describe("create", () => {
   test(
     "GIVEN customTimeouts create 5s WHEN created THEN the code's deadline is 5 s and its URN given; outputs keep the " +
-      "program's timeout, secrets wrapped, access added",
+      "program's timeout, secrets wrapped, access added (a secret as a whole)",
     async () => {
       const calls: Properties[] = [];
       const target = withCode({
@@ -123,13 +123,15 @@ describe("create", () => {
       expect(made.properties["provider"]).toEqual(
         envelope({ clusterId: "p1", authUrl: "https://10.0.0.2:8443", authCaCert: "ca" }),
       );
-      expect(made.properties["access"]).toEqual({
-        consumer: { clusterId: "c1", kubeconfig: envelope(kubeconfig) },
-        providerClusterId: "p1",
-        providerClusterName: "a",
-        tenantNamespace: "tenant-c1",
-        virtualNodeName: "liqo-a",
-      });
+      expect(made.properties["access"]).toEqual(
+        envelope({
+          consumer: { clusterId: "c1", kubeconfig },
+          providerClusterId: "p1",
+          providerClusterName: "a",
+          tenantNamespace: "tenant-c1",
+          virtualNodeName: "liqo-a",
+        }),
+      );
     },
   );
 
