@@ -5,7 +5,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "dist/", ".test-output/", ".bench-output/", "toolchain/"] },
+  { ignores: ["node_modules/", "dist/", ".test-output/", ".bench-output/", ".plugin-output/", "toolchain/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -23,7 +23,7 @@ export LIQO_CNI_BIN_DIR="$LIQO_CACHE/cni-plugins-$CNI_PLUGINS_DEBIAN_VERSION/roo
 # kube-proxy, kubectl, containerd (with its shim and ctr), runc, podtool and coredns too. The CNI plugins
 # are not commands: containerd finds them by their directory, LIQO_CNI_BIN_DIR.
 toolchain_path() {
-  printf '%s' "$NODE_HOME/bin:$LIQO_CACHE/pulumi-$PULUMI_VERSION/bin:$LIQO_CACHE/kubernetes-$KUBERNETES_VERSION/bin:$LIQO_CACHE/etcd-$ETCD_VERSION/bin:$LIQO_CACHE/wireguard-go-$WIREGUARD_GO_VERSION/bin"
+  printf '%s' "$NODE_HOME/bin:$LIQO_CACHE/pulumi-$PULUMI_VERSION/bin:$LIQO_CACHE/pulumi-language-yaml-$PULUMI_YAML_VERSION/bin:$LIQO_CACHE/kubernetes-$KUBERNETES_VERSION/bin:$LIQO_CACHE/etcd-$ETCD_VERSION/bin:$LIQO_CACHE/wireguard-go-$WIREGUARD_GO_VERSION/bin"
   printf ':%s' "$LIQO_CACHE/kubernetes-node-$KUBERNETES_VERSION/bin" "$LIQO_CACHE/containerd-$CONTAINERD_VERSION/bin" \
     "$LIQO_CACHE/runc-$RUNC_DEBIAN_VERSION/root/usr/sbin" "$PODTOOL_HOME/bin" "$COREDNS_HOME/bin"
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs and builds, at the versions pinned in scripts/versions.sh, everything the project runs
-# besides its npm packages: its own Node, the pulumi CLI and Node.js language host, the Kubernetes
+# besides its npm packages: its own Node, the pulumi CLI, Node.js and YAML language hosts, the Kubernetes
 # control plane, etcd, CoreDNS, wireguard-go, and a few Debian packages. Then installs the npm packages.
 #
 # Idempotent: every built artefact is cached under $LIQO_CACHE keyed by its version, built in a
@@ -168,6 +168,16 @@ build_wireguard_go() {
   mv "$out/bin/wireguard" "$out/bin/wireguard-go"
 }
 
+# Pulumi YAML's language host, which the engine looks for on PATH (YAML is one of its bundled
+# languages): `go install` of its command at its tag, whose go.mod has no replace directive.
+build_pulumi_yaml() {
+  local out=$1
+  run_logged "pulumi-language-yaml $PULUMI_YAML_VERSION" "$out/build.log" \
+    env CGO_ENABLED=0 GOFLAGS=-mod=mod GOBIN="$out/bin" nice -n 19 go install -trimpath \
+    -ldflags "-s -w -X github.com/pulumi/pulumi-yaml/pkg/version.Version=${PULUMI_YAML_VERSION#v}" \
+    "github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml@$PULUMI_YAML_VERSION"
+}
+
 # Installs the project's npm packages with the project's own Node, again only when the lock
 # file changed since the last install.
 install_npm_packages() {
@@ -195,4 +205,5 @@ build_once "$PODTOOL_HOME" "podtool" build_podtool
 build_once "$COREDNS_HOME" "coredns $COREDNS_VERSION" build_coredns
 install_npm_packages
 build_pulumi
+build_once "$LIQO_CACHE/pulumi-language-yaml-$PULUMI_YAML_VERSION" "pulumi-language-yaml $PULUMI_YAML_VERSION" build_pulumi_yaml
 step "ready: $(toolchain_path | tr ':' ' ')"

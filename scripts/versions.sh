@@ -9,6 +9,11 @@ NODE_VERSION=24.21.0
 # whose module zip the proxy serves here; package.json pins @pulumi/pulumi to the same version,
 # because the CLI must be at or above the SDK.
 PULUMI_VERSION=3.259.0
+# Pulumi YAML's language host (github.com/pulumi/pulumi-yaml, cmd/pulumi-language-yaml), for YAML
+# programs of the provider plugin: the newest version the Go module proxy serves here. It builds
+# against its own pulumi pkg/sdk (v3.206.0), not PULUMI_VERSION's: its code does not compile
+# against 3.259 (plugin.NewContextWithRoot lost an argument).
+PULUMI_YAML_VERSION=v1.25.0
 # Kubernetes control plane (kube-apiserver, kube-controller-manager, kube-scheduler).
 KUBERNETES_VERSION=1.36.3
 # Worker nodes (local clusters): containerd built from the Go module proxy (v2 keeps every path it

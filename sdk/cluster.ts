@@ -54,6 +54,23 @@ export interface AgentArgs {
   readonly nodePort?: pulumi.Input<number>;
 }
 
+/**
+ * How another resource reaches a cluster, as the provider plugin's resources take it (this
+ * package's own resources take the {@link Cluster} itself).
+ */
+export interface ClusterAccess {
+  /** The cluster's id. */
+  readonly clusterId: string;
+  /** The kubeconfig (secret). */
+  readonly kubeconfig: string;
+  /** API server URL as consumers reach it. */
+  readonly apiServerUrl?: string;
+  /** URL of the cluster's auth service. */
+  readonly authUrl?: string;
+  /** PEM of the CA that signed the auth service's certificate. */
+  readonly authCaCert?: string;
+}
+
 /** Inputs of a {@link Cluster}. */
 export interface ClusterArgs {
   /**
@@ -140,6 +157,13 @@ export class Cluster extends pulumi.dynamic.Resource {
    * --cluster-cidr", serviceCidr: "ServiceCIDR kubernetes" }`; empty when both were given.
    */
   declare readonly detectedFrom: pulumi.Output<{ podCidr?: string; serviceCidr?: string }>;
+  /**
+   * How other resources reach this cluster (a secret, for its kubeconfig): what a stack written
+   * against the provider plugin (YAML, Python, Go…) passes as a `PeeringToken`'s `cluster`, a
+   * `Peering`'s `consumer` or `providerCluster`, a `NamespaceOffloading`'s `consumer`. Made from this
+   * resource's outputs in the program; this package's resources take the `Cluster` itself.
+   */
+  readonly access: pulumi.Output<ClusterAccess>;
 
   constructor(name: string, args: ClusterArgs, opts?: pulumi.CustomResourceOptions) {
     super(
@@ -160,5 +184,12 @@ export class Cluster extends pulumi.dynamic.Resource {
       "liqo",
       "Cluster",
     );
+    this.access = pulumi.output({
+      clusterId: this.clusterId,
+      kubeconfig: this.kubeconfig,
+      apiServerUrl: this.apiServerUrl,
+      authUrl: this.authUrl,
+      authCaCert: this.authCaCert,
+    });
   }
 }

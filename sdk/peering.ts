@@ -1,7 +1,7 @@
 /** The `Peering` resource: consumer -> provider, out-of-band or in-band. */
 import * as pulumi from "@pulumi/pulumi";
 import type { ProviderHandover } from "../provider/peering/handover.js";
-import type { Cluster } from "./cluster.js";
+import type { Cluster, ClusterAccess } from "./cluster.js";
 import { lazyProvider } from "./lazy-provider.js";
 import { ownUrn } from "./own-urn.js";
 import { claimServedPort } from "./served-ports.js";
@@ -31,6 +31,23 @@ export interface TaintArgs {
   readonly key: pulumi.Input<string>;
   readonly value?: pulumi.Input<string>;
   readonly effect: pulumi.Input<"NoSchedule" | "PreferNoSchedule" | "NoExecute">;
+}
+
+/**
+ * How a `Tunnel` or a `NamespaceOffloading` of the provider plugin uses a peering (this package's
+ * own resources take the {@link Peering} itself).
+ */
+export interface PeeringAccess {
+  /** The consumer cluster. */
+  readonly consumer: ClusterAccess;
+  /** The provider's cluster id. */
+  readonly providerClusterId: string;
+  /** The provider's name. */
+  readonly providerClusterName: string;
+  /** The consumer's tenant namespace on the provider. */
+  readonly tenantNamespace: string;
+  /** The virtual node in the consumer. */
+  readonly virtualNodeName: string;
 }
 
 /** Inputs of a {@link Peering}. */
@@ -98,6 +115,12 @@ export class Peering extends pulumi.dynamic.Resource {
    * peering's `Tunnel` reaches the consumer with this cluster's kubeconfig (a secret).
    */
   readonly consumer: Cluster;
+  /**
+   * How a `Tunnel` or a `NamespaceOffloading` of a stack written against the provider plugin uses
+   * this peering (a secret, for the consumer's kubeconfig). Made from this resource's outputs in the
+   * program; this package's resources take the `Peering` itself.
+   */
+  readonly access: pulumi.Output<PeeringAccess>;
 
   constructor(name: string, args: PeeringArgs, opts?: pulumi.CustomResourceOptions) {
     super(
@@ -131,6 +154,13 @@ export class Peering extends pulumi.dynamic.Resource {
       "Peering",
     );
     this.consumer = args.consumer;
+    this.access = pulumi.output({
+      consumer: args.consumer.access,
+      providerClusterId: this.providerClusterId,
+      providerClusterName: this.providerClusterName,
+      tenantNamespace: this.tenantNamespace,
+      virtualNodeName: this.virtualNodeName,
+    });
     if (args.approach === "in-band" && args.tunnel && args.providerCluster) {
       const { tunnel, consumer, providerCluster } = args;
       const servedBy = pulumi

@@ -5,9 +5,9 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { AgentAsked, ClusterInstallRequest, GatewayAsked } from "../cluster/install-plan.js";
 import { serverOfText } from "../kube/kubeconfig-text.js";
-import { changesOf, inPlace, type DiffRules, type FoundChanges } from "./diff-rules.js";
+import { changesOf, inPlace, urnOf, type DiffRules, type FoundChanges } from "./diff-rules.js";
 import { onFirstNeed } from "./steps.js";
-import { explainedDiff } from "./engine-log.js";
+import { explainedDiff, logToEngine } from "./engine-log.js";
 import {
   checkAgentDeployment,
   checkCidr,
@@ -206,7 +206,10 @@ export const provider: pulumi.dynamic.ResourceProvider<ClusterInputs, ClusterOut
       force: props.force ?? false,
       timeoutMs: timeoutMsOf(props),
     });
+    // A warning on the resource's row: a provider plugin's stderr is hidden from users.
     if (forgotten)
-      process.stderr.write(`cluster: Cluster "${props.name}" forgotten without uninstalling: ${forgotten}\n`);
+      await logToEngine(`Cluster "${props.name}" forgotten without uninstalling: ${forgotten}`, urnOf(props), {
+        severity: "warning",
+      });
   },
 };

@@ -55,6 +55,21 @@ interface Engine {
   readonly warning: number;
 }
 
+/**
+ * The engine of this process when it is the provider plugin, which learns the address from its
+ * arguments and its Handshake (the dynamic provider host's is read from the host's arguments).
+ */
+let pluginEngine: EngineAddress | undefined;
+
+/**
+ * Makes this process (the provider plugin) report to the engine at `address`: its own
+ * `@pulumi/pulumi` copy speaks the protocol. A plugin's stdout and stderr are hidden from users,
+ * so everything it has to say goes there.
+ */
+export function reportToEngine(address: string): void {
+  pluginEngine = { hostScript: require.resolve("@pulumi/pulumi/cmd/dynamic-provider/index.js"), address };
+}
+
 /** One client per engine address, made on first use. */
 const engines = new Map<string, Engine>();
 
@@ -105,7 +120,7 @@ export interface EngineLogOptions {
 export async function logToEngine(message: string, urn: string, options: EngineLogOptions = {}): Promise<void> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   try {
-    const at = engineAddressOf(options.argv ?? process.argv);
+    const at = options.argv ? engineAddressOf(options.argv) : (pluginEngine ?? engineAddressOf(process.argv));
     if (!at) return;
     const engine = engineAt(at);
     const request = engine.forgeRequest();
@@ -200,7 +215,15 @@ const ENGINE_WATCH_MS = 1_000;
  * Outside the host (a test calling a provider directly) it does nothing.
  */
 export function exitWhenEngineGoes(argv: readonly string[] = process.argv): void {
-  if (!engineAddressOf(argv)) return;
+  if (engineAddressOf(argv)) exitWithEngine("the dynamic provider");
+}
+
+/**
+ * Ends this process once the engine that started it (its first ancestor that is not an `sh`
+ * wrapper) is gone, saying so as `what` stops: a killed `pulumi up` leaves no one to record what
+ * the process would go on doing.
+ */
+export function exitWithEngine(what: string): void {
   let pid = process.ppid;
   let stat = procStat(pid);
   while (stat && stat.comm === "sh" && stat.ppid > 1) {
@@ -211,7 +234,7 @@ export function exitWhenEngineGoes(argv: readonly string[] = process.argv): void
   const engine = { pid, startTicks: stat.startTicks };
   setInterval(() => {
     if (procStat(engine.pid)?.startTicks === engine.startTicks) return;
-    process.stderr.write(`pulumi-liqo: the engine (pid ${engine.pid}) is gone; the dynamic provider stops\n`);
+    process.stderr.write(`pulumi-liqo: the engine (pid ${engine.pid}) is gone; ${what} stops\n`);
     process.exit(1);
   }, ENGINE_WATCH_MS).unref();
 }

@@ -15,10 +15,18 @@ export function sdkProgram(files: readonly string[]): ts.Program {
   });
 }
 
-/** The outputs a resource class declares: its `declare readonly` properties, in order. */
+/**
+ * The outputs a resource class declares: its `declare readonly` properties (the engine's), and the
+ * `pulumi.Output` properties it makes from them in the program (`access`), in order.
+ */
 export function declaredOutputs(node: ts.ClassDeclaration): ts.PropertyDeclaration[] {
   return node.members.filter(
     (m): m is ts.PropertyDeclaration =>
-      ts.isPropertyDeclaration(m) && !!m.modifiers?.some((mod) => mod.kind === ts.SyntaxKind.DeclareKeyword),
+      ts.isPropertyDeclaration(m) &&
+      (!!m.modifiers?.some((mod) => mod.kind === ts.SyntaxKind.DeclareKeyword) ||
+        (m.type !== undefined &&
+          ts.isTypeReferenceNode(m.type) &&
+          ts.isQualifiedName(m.type.typeName) &&
+          m.type.typeName.right.text === "Output")),
   );
 }

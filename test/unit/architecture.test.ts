@@ -14,7 +14,18 @@ import ts from "typescript";
 const REPO = join(__dirname, "..", "..");
 
 /** The top-level folders compiled by tsconfig.json, each a module of the layering. */
-const FOLDERS = ["sdk", "provider", "host", "agent", "local-cluster", "harness", "test", "bench", "image"] as const;
+const FOLDERS = [
+  "sdk",
+  "plugin",
+  "provider",
+  "host",
+  "agent",
+  "local-cluster",
+  "harness",
+  "test",
+  "bench",
+  "image",
+] as const;
 type Folder = (typeof FOLDERS)[number];
 
 /** File (repository-relative, `/`-separated) to the specifiers it imports. */
@@ -29,20 +40,22 @@ interface Violation {
 
 /** A folder may not import the folders listed for it: the arrows point down only. */
 const FORBIDDEN: Readonly<Record<Folder, readonly Folder[]>> = {
-  host: ["sdk", "provider", "agent", "local-cluster", "harness", "test", "bench", "image"],
-  provider: ["sdk", "host", "agent", "local-cluster", "harness", "test", "bench", "image"],
+  host: ["sdk", "plugin", "provider", "agent", "local-cluster", "harness", "test", "bench", "image"],
+  provider: ["sdk", "plugin", "host", "agent", "local-cluster", "harness", "test", "bench", "image"],
   // The SDK loads provider/resources (its dynamic providers), nothing that runs in a cluster or a test.
-  sdk: ["host", "agent", "local-cluster", "harness", "test", "bench", "image"],
-  agent: ["sdk", "local-cluster", "harness", "test", "bench", "image"],
+  sdk: ["plugin", "host", "agent", "local-cluster", "harness", "test", "bench", "image"],
+  // The provider plugin: the other front door on provider/resources, beside the SDK's.
+  plugin: ["sdk", "host", "agent", "local-cluster", "harness", "test", "bench", "image"],
+  agent: ["sdk", "plugin", "local-cluster", "harness", "test", "bench", "image"],
   // The image build bundles the agent by its path (esbuild), importing nothing of the product.
-  image: ["sdk", "provider", "host", "agent", "local-cluster", "harness", "test", "bench"],
-  "local-cluster": ["sdk", "harness", "test", "bench"],
+  image: ["sdk", "plugin", "provider", "host", "agent", "local-cluster", "harness", "test", "bench"],
+  "local-cluster": ["sdk", "plugin", "harness", "test", "bench"],
   harness: ["test", "bench"],
   bench: ["test"],
   test: [],
 };
 
-/** The Pulumi SDK, which only the SDK and the per-resource shims (the Pulumi layer) may load. */
+/** The Pulumi SDK, which only the SDK, the plugin and the per-resource shims (the Pulumi layer) may load. */
 const PULUMI_SDK = /^@pulumi\/pulumi(\/|$)/;
 const mayNotLoadPulumi = (file: string, folder: Folder | undefined): boolean =>
   folder === "agent" || folder === "host" || (folder === "provider" && !file.startsWith("provider/resources/"));
@@ -237,7 +250,7 @@ describe("the repository", () => {
     const reckoning = /\w+\s*-\s*Date\.now\(\)|\bDEFAULT_TIMEOUT_SECONDS\s*=/;
     const own = [...sources.keys()].filter(
       (file) =>
-        ["sdk", "provider", "host", "agent"].includes(folderOf(file) ?? "") &&
+        ["sdk", "plugin", "provider", "host", "agent"].includes(folderOf(file) ?? "") &&
         file !== "provider/wait/deadline.ts" &&
         reckoning.test(readFileSync(join(REPO, file), "utf8")),
     );

@@ -1,0 +1,170 @@
+/**
+ * The five resources as the plugin serves them: for each type token, the resource's own code (the
+ * very object its dynamic shim calls) and how the schema's inputs map onto the inputs that code
+ * takes. The schema passes clusters and peerings as `ClusterAccess` and `PeeringAccess` objects
+ * (another resource's `access` output), where the TypeScript SDK passes the fields one by one:
+ * `from` says, for each such field, where it is in the schema's inputs. Everything else passes
+ * under its own name.
+ */
+import type * as pulumi from "@pulumi/pulumi";
+import type { FoundChanges } from "../provider/resources/diff-rules.js";
+import { clusterChanges, provider as cluster } from "../provider/resources/cluster.js";
+import {
+  namespaceOffloadingChanges,
+  provider as namespaceOffloading,
+} from "../provider/resources/namespace-offloading.js";
+import { peeringChanges, provider as peering } from "../provider/resources/peering.js";
+import { peeringTokenChanges, provider as peeringToken } from "../provider/resources/peering-token.js";
+import { tunnelChanges, provider as tunnel } from "../provider/resources/tunnel.js";
+import { compact, valueAt, type Properties } from "./values.js";
+
+/** A resource's dynamic provider, over plain property maps (each module types its own inputs). */
+export type ResourceCode = Required<pulumi.dynamic.ResourceProvider<Properties, Properties>>;
+
+/** One resource, as the plugin serves it. */
+export interface Kind {
+  /** The resource's name, e.g. `Peering`: the last part of its type token. */
+  readonly name: string;
+  /** The resource's code: the same object its dynamic shim calls. */
+  readonly code: ResourceCode;
+  /** What changed between its state and new inputs, as its code's diff finds it (the code's own rules). */
+  readonly changes: (olds: Properties, news: Properties) => FoundChanges;
+  /**
+   * For each input of the code that the schema holds elsewhere, its path in the schema's inputs
+   * (`consumerClusterId` is `consumer.clusterId`; `*` takes a field of each element of a list).
+   */
+  readonly from: Readonly<Record<string, string>>;
+  /**
+   * Outputs (top-level) that are secret whatever the program marked. `access` is secret as a whole
+   * (it holds a kubeconfig): a secret nested in an object output did not survive Pulumi YAML
+   * (v1.25.0 handed it on as an empty object), a whole secret does in every language.
+   */
+  readonly secretOutputs: readonly string[];
+  /** The object the resource hands to the resources that use it (its `access` output), from its outputs. */
+  readonly access?: (outputs: Properties) => Properties;
+}
+
+/** The resource's code over plain property maps: the modules' own types differ only in their inputs' names. */
+const plain = <I, O>(code: pulumi.dynamic.ResourceProvider<I, O>): ResourceCode => code as unknown as ResourceCode;
+const changesOver =
+  (changes: (olds: never, news: never) => FoundChanges) =>
+  (olds: Properties, news: Properties): FoundChanges =>
+    changes(olds as never, news as never);
+
+/** How another resource reaches a cluster: what a `ClusterAccess` holds. */
+function clusterAccess(outputs: Properties): Properties {
+  return compact({
+    clusterId: outputs["clusterId"],
+    kubeconfig: outputs["kubeconfig"],
+    apiServerUrl: outputs["apiServerUrl"],
+    authUrl: outputs["authUrl"],
+    authCaCert: outputs["authCaCert"],
+  });
+}
+
+/** How a Tunnel or a NamespaceOffloading uses a peering: what a `PeeringAccess` holds. */
+function peeringAccess(outputs: Properties): Properties {
+  return compact({
+    consumer: clusterAccess({ clusterId: outputs["consumerClusterId"], kubeconfig: outputs["consumerKubeconfig"] }),
+    providerClusterId: outputs["providerClusterId"],
+    providerClusterName: outputs["providerClusterName"],
+    tenantNamespace: outputs["tenantNamespace"],
+    virtualNodeName: outputs["virtualNodeName"],
+  });
+}
+
+/** The served resources, by type token. */
+export const KINDS: Readonly<Record<string, Kind>> = {
+  "liqo:index:Cluster": {
+    name: "Cluster",
+    code: plain(cluster),
+    changes: changesOver(clusterChanges),
+    from: {},
+    secretOutputs: ["kubeconfig", "access"],
+    access: clusterAccess,
+  },
+  "liqo:index:PeeringToken": {
+    name: "PeeringToken",
+    code: plain(peeringToken),
+    changes: changesOver(peeringTokenChanges),
+    from: {
+      kubeconfig: "cluster.kubeconfig",
+      clusterId: "cluster.clusterId",
+      authUrl: "cluster.authUrl",
+      authCaCert: "cluster.authCaCert",
+    },
+    secretOutputs: ["token", "kubeconfig"],
+  },
+  "liqo:index:Peering": {
+    name: "Peering",
+    code: plain(peering),
+    changes: changesOver(peeringChanges),
+    from: {
+      consumerKubeconfig: "consumer.kubeconfig",
+      consumerClusterId: "consumer.clusterId",
+      providerKubeconfig: "providerCluster.kubeconfig",
+      providerClusterId: "providerCluster.clusterId",
+      providerAuthUrl: "providerCluster.authUrl",
+    },
+    secretOutputs: ["consumerKubeconfig", "providerKubeconfig", "provider", "access"],
+    access: peeringAccess,
+  },
+  "liqo:index:Tunnel": {
+    name: "Tunnel",
+    code: plain(tunnel),
+    changes: changesOver(tunnelChanges),
+    from: {
+      consumerKubeconfig: "peering.consumer.kubeconfig",
+      consumerClusterId: "peering.consumer.clusterId",
+      providerClusterId: "peering.providerClusterId",
+      providerClusterName: "peering.providerClusterName",
+      tenantNamespace: "peering.tenantNamespace",
+    },
+    secretOutputs: ["consumerKubeconfig"],
+  },
+  "liqo:index:NamespaceOffloading": {
+    name: "NamespaceOffloading",
+    code: plain(namespaceOffloading),
+    changes: changesOver(namespaceOffloadingChanges),
+    from: {
+      consumerKubeconfig: "consumer.kubeconfig",
+      consumerClusterId: "consumer.clusterId",
+      virtualNodes: "peerings.*.virtualNodeName",
+    },
+    secretOutputs: ["consumerKubeconfig"],
+  },
+};
+
+/** The resource of type token `type`; an error naming it and the ones served otherwise. */
+export function kindOf(type: string): Kind {
+  const kind = KINDS[type];
+  if (!kind) throw new Error(`liqo: no resource of type ${type}; the plugin serves ${Object.keys(KINDS).join(", ")}`);
+  return kind;
+}
+
+/** The top-level schema inputs that `from` draws on (`consumer`, `peerings`…): the code never takes them as they are. */
+const rootsOf = (kind: Kind): Set<string> => new Set(Object.values(kind.from).map((path) => path.split(".")[0]!));
+
+/** The inputs `kind`'s code takes, from the schema's `inputs` (secrets and unknowns kept where they were). */
+export function codeInputsOf(kind: Kind, inputs: Properties): Properties {
+  const roots = rootsOf(kind);
+  const own = Object.fromEntries(Object.entries(inputs).filter(([key]) => !roots.has(key)));
+  const drawn = Object.fromEntries(Object.entries(kind.from).map(([key, path]) => [key, valueAt(inputs, path)]));
+  return compact({ ...own, ...drawn });
+}
+
+/**
+ * The schema's name for input path `path` of the code (`consumerClusterId` is `consumer.clusterId`,
+ * `virtualNodes` is `peerings`; `resources.cpu` stays as it is).
+ */
+export function schemaPathOf(kind: Kind, path: string): string {
+  const [head, ...rest] = path.split(".");
+  const from = kind.from[head!];
+  if (from === undefined) return path;
+  return [from.replace(/\.\*.*$/, ""), ...rest].join(".");
+}
+
+/** Whether the schema's input `key` (top-level) is one the code takes under its own name. */
+export function passesAsIs(kind: Kind, key: string): boolean {
+  return !rootsOf(kind).has(key);
+}
