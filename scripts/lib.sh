@@ -13,6 +13,10 @@ PODTOOL_HOME="$LIQO_CACHE/podtool-$(sha256sum "$REPO_ROOT/toolchain/podtool/main
 # CoreDNS with the plugins toolchain/coredns/main.go names: keyed by version and that file's hash.
 COREDNS_HOME="$LIQO_CACHE/coredns-$COREDNS_VERSION-$(sha256sum "$REPO_ROOT/toolchain/coredns/main.go" | cut -c1-8)"
 
+# e2e.test and agnhost, built only for `npm run conformance` (scripts/toolchain.sh conformance).
+LIQO_E2E_HOME="$LIQO_CACHE/kubernetes-e2e-$KUBERNETES_VERSION"
+export LIQO_E2E_BIN_DIR="$LIQO_E2E_HOME/bin"
+
 step() { printf '[toolchain] %s\n' "$*" >&2; }
 die() { printf '[toolchain] error: %s\n' "$*" >&2; exit 1; }
 

@@ -115,6 +115,27 @@ build_kubernetes_node() {
       k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kubectl)
 }
 
+# e2e.test (upstream's conformance suite) and agnhost (the server most of its pods run), from the
+# control plane's wrapper module, so at the cluster binaries' version. Only `npm run conformance`
+# needs them (it runs `toolchain.sh conformance`): about 7 minutes of 2 cores, at the lowest priority
+# so that a machine shared with other runs barely notices.
+build_kubernetes_e2e() {
+  local out=$1 minor=${KUBERNETES_VERSION#*.} v=k8s.io/component-base/version
+  minor=${minor%%.*}
+  cp -r "$LIQO_CACHE/kubernetes-$KUBERNETES_VERSION/src" "$out/src"
+  local ldflags="-s -w -X $v.gitVersion=v$KUBERNETES_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean"
+  (cd "$out/src" && run_logged "e2e.test v$KUBERNETES_VERSION" "$out/build.log" \
+    env CGO_ENABLED=0 GOFLAGS=-mod=mod nice -n 19 go test -c -o "$out/bin/e2e.test" -ldflags "$ldflags" \
+      k8s.io/kubernetes/test/e2e)
+  # agnhost reports the version its image is tagged with (test/images/agnhost/VERSION).
+  local agnhost_version
+  agnhost_version=$(cat "$(go env GOMODCACHE)/k8s.io/kubernetes@v$KUBERNETES_VERSION/test/images/agnhost/VERSION")
+  (cd "$out/src" && run_logged "agnhost $agnhost_version" "$out/build.log" \
+    env CGO_ENABLED=0 GOFLAGS=-mod=mod nice -n 19 go build -o "$out/bin/agnhost" \
+      -ldflags "-s -w -X main.Version=$agnhost_version" k8s.io/kubernetes/test/images/agnhost)
+  printf '%s\n' "$agnhost_version" >"$out/bin/agnhost.version"
+}
+
 build_containerd() {
   local out=$1 cmd
   for cmd in containerd containerd-shim-runc-v2 ctr; do
@@ -206,4 +227,9 @@ build_once "$COREDNS_HOME" "coredns $COREDNS_VERSION" build_coredns
 install_npm_packages
 build_pulumi
 build_once "$LIQO_CACHE/pulumi-language-yaml-$PULUMI_YAML_VERSION" "pulumi-language-yaml $PULUMI_YAML_VERSION" build_pulumi_yaml
+# `toolchain.sh conformance`: also upstream's conformance suite and what its images are made of.
+if [ "${1:-}" = conformance ]; then
+  DEBIAN_PACKAGES=$CONFORMANCE_DEBIAN_PACKAGES ensure_debian_packages
+  build_once "$LIQO_E2E_HOME" "kubernetes e2e $KUBERNETES_VERSION" build_kubernetes_e2e
+fi
 step "ready: $(toolchain_path | tr ':' ' ')"

@@ -30,3 +30,7 @@ WIREGUARD_GO_VERSION=v0.0.0-20260522210424-ecfc5a8d5446
 # Debian packages the clusters and tunnels need, each as package:command-it-provides (installed
 # with --no-install-recommends, or wireguard-tools pulls in a kernel).
 DEBIAN_PACKAGES="iproute2:ip iptables:iptables nftables:nft wireguard-tools:wg iperf3:iperf3 iputils-ping:ping util-linux:flock"
+# What `npm run conformance` makes the suite's images of besides agnhost (image/e2e-images.ts):
+# busybox's applets (sh, wget, seq…), dig for the DNS probes, OpenBSD's nc (the suite's `nc -v -t -w`;
+# busybox's nc has none of those flags) and curl. Installed only by `toolchain.sh conformance`.
+CONFORMANCE_DEBIAN_PACKAGES="busybox-static:busybox bind9-dnsutils:dig netcat-openbsd:nc.openbsd curl:curl"

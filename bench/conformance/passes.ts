@@ -1,0 +1,152 @@
+/**
+ * The two passes of `npm run conformance`, each on a lab of its own that it removes afterwards,
+ * also when it fails:
+ *
+ * - **baseline**: one plain local cluster (`c`, one worker node), the suite's images in its node;
+ * - **virtual**: consumer `b` peered with provider `a` as a `Peering` and a `Tunnel` do, an
+ *   `OffloadingSelector` offloading every namespace the suite makes (it labels each `e2e-framework`)
+ *   under `podOffloading: remote`, keeping their names on `a` (`naming: same`, so a Service's FQDN
+ *   is the same on both sides); b's real worker cordoned, so every test pod runs on a through the
+ *   virtual node; the suite's images in a's node.
+ *
+ * The virtual node's taint is taken off for the run: the suite picks the nodes it places pods on
+ * among the untainted schedulable ones only (whatever the pods tolerate), and would find none.
+ * With b's worker cordoned, nothing but the suite's pods can land on it.
+ */
+import * as k8s from "@kubernetes/client-node";
+import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
+import { ensureTunnel } from "../../provider/network-fabric/tunnel.js";
+import { deleteTunnel } from "../../provider/network-fabric/tunnel-delete.js";
+import { TUNNEL_DEFAULTS } from "../../provider/network-fabric/tunnel-plan.js";
+import {
+  offloadSelectedNamespaces,
+  withdrawSelectedNamespaces,
+} from "../../provider/offloading/offloading-selector.js";
+import { createPeering, deletePeering, type PeeringRecord } from "../../provider/peering/peering.js";
+import { progressTo } from "../../provider/peering/progress.js";
+import { clusterOf, type ClusterState } from "../../local-cluster/lab.js";
+import { coreOf, setCordoned } from "../../local-cluster/pods.js";
+import { withLab } from "../../harness/labs.js";
+import { preparePeering, tunnelSidesOf } from "../../harness/peering-pair.js";
+import { importSuiteImages } from "./images.js";
+import type { BuiltE2eImage } from "../../image/build-e2e.js";
+import type { SpecResult } from "./junit.js";
+
+/** The two passes. */
+export const PASSES = ["baseline", "virtual"] as const;
+/** One of {@link PASSES}. */
+export type Pass = (typeof PASSES)[number];
+
+/** What a pass needs besides its lab. */
+export interface PassInputs {
+  /** The suite's images, built. */
+  readonly images: readonly BuiltE2eImage[];
+  /** Runs the suite against the cluster of `kubeconfig`, with its report in the pass's directory. */
+  readonly runSuite: (pass: Pass, kubeconfig: string) => Promise<SpecResult[]>;
+  readonly log: (line: string) => void;
+}
+
+/** The OffloadingSelector that offloads the suite's namespaces. */
+export const SELECTOR_NAME = "conformance";
+/** The label the suite's framework puts on every namespace it makes. */
+export const SUITE_NAMESPACE_LABEL = "e2e-framework";
+
+/** Bound of each peering, tunnel and offloading step. */
+const STEP_BOUND_MS = 180_000;
+
+/** The baseline pass: the suite against a plain local cluster. */
+export function baselinePass(inputs: PassInputs): Promise<SpecResult[]> {
+  return withLab([{ name: "c" }], {}, async (lab) => {
+    const c = clusterOf(lab, "c");
+    inputs.log(
+      `baseline: lab ${lab.name} up; importing the suite's images into ${c.nodes.map((n) => n.name).join(", ")}`,
+    );
+    await importSuiteImages([c], inputs.images);
+    inputs.log(`baseline: running the suite against cluster c (${c.apiServerUrl})`);
+    return inputs.runSuite("baseline", c.kubeconfig);
+  });
+}
+
+/** Takes the virtual node's taints off, so that the suite counts it among the nodes it may use. */
+async function untaintVirtualNode(consumer: ClusterState, name: string): Promise<void> {
+  await coreOf(consumer).patchNode(
+    { name, body: { spec: { taints: null } } },
+    k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+  );
+}
+
+/** The virtual pass: the suite against consumer b, whose every test pod runs on provider a. */
+export function virtualPass(inputs: PassInputs): Promise<SpecResult[]> {
+  const { log } = inputs;
+  const progress = progressTo((line) => log(`virtual: ${line}`));
+  return withLab([{ name: "a" }, { name: "b" }], {}, async (lab) => {
+    const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
+    log(`virtual: lab ${lab.name} up; importing the suite's images into a's ${a.nodes.map((n) => n.name).join(", ")}`);
+    await importSuiteImages([a], inputs.images);
+    log("virtual: installing a and b, peering b with a");
+    const pair = await preparePeering(a, b, { sharePercent: 90 });
+    let record: PeeringRecord | undefined;
+    let sides: Awaited<ReturnType<typeof tunnelSidesOf>> | undefined;
+    let offloaded = false;
+    try {
+      record = await createPeering({ ...pair.request, timeoutMs: STEP_BOUND_MS }, progress);
+      sides = await tunnelSidesOf({ ...pair.consumer, name: "b" }, { ...pair.provider, name: "a" }, record);
+      await ensureTunnel(
+        sides,
+        { server: "provider", serverAddress: a.publicAddress, ...TUNNEL_DEFAULTS, behindNat: [] },
+        STEP_BOUND_MS,
+        progress,
+      );
+      offloaded = true;
+      await offloadSelectedNamespaces(
+        pair.consumer.kc,
+        {
+          name: SELECTOR_NAME,
+          namespaceSelector: { matchExpressions: [{ key: SUITE_NAMESPACE_LABEL, operator: "Exists" }] },
+          virtualNodes: [record.virtualNodeName],
+          naming: "same",
+          consumerClusterId: pair.consumer.clusterId,
+          podOffloading: "remote",
+        },
+        STEP_BOUND_MS,
+        progress,
+      );
+      await setCordoned(
+        coreOf(b),
+        b.nodes.map((n) => n.name),
+        true,
+      );
+      await untaintVirtualNode(b, record.virtualNodeName);
+      log(
+        `virtual: b's ${b.nodes.map((n) => n.name).join(", ")} cordoned, virtual node ${record.virtualNodeName} untainted; ` +
+          `OffloadingSelector ${SYSTEM_NAMESPACE}/${SELECTOR_NAME} offloads every namespace labelled ${SUITE_NAMESPACE_LABEL}; ` +
+          `running the suite against cluster b (${b.apiServerUrl})`,
+      );
+      return await inputs.runSuite("virtual", b.kubeconfig);
+    } finally {
+      // The lab goes next whatever happens here: a step that fails is said, not thrown over the results.
+      log("virtual: withdrawing the offloading, the tunnel and the peering");
+      await (async () => {
+        if (offloaded)
+          await withdrawSelectedNamespaces(
+            pair.consumer.kc,
+            SELECTOR_NAME,
+            { force: true, timeoutMs: STEP_BOUND_MS },
+            progress,
+          );
+        if (sides) await deleteTunnel(sides, { force: true, timeoutMs: STEP_BOUND_MS }, progress);
+        if (record)
+          await deletePeering(
+            pair.consumerKubeconfig,
+            record,
+            pair.auth,
+            { force: true, timeoutMs: STEP_BOUND_MS },
+            progress,
+          );
+        await pair.cleanup();
+      })().catch((error: unknown) =>
+        log(`virtual: clean-up before removing the lab failed (the lab goes anyway): ${(error as Error).message}`),
+      );
+    }
+  });
+}

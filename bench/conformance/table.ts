@@ -1,0 +1,106 @@
+/**
+ * The two passes side by side: each selected spec's result on the plain cluster (the baseline) and
+ * on the virtual node, and the yardstick's ratio. Pure.
+ */
+import type { SpecResult } from "./junit.js";
+
+/** One spec's results on both passes; a pass that did not run it (not selected, or not run) says `absent`. */
+export interface ComparedSpec {
+  readonly name: string;
+  readonly baseline: string;
+  readonly virtual: string;
+  /** Why it failed on the virtual node, when it did. */
+  readonly virtualReason?: string;
+  /** Why it failed on the baseline, when it did. */
+  readonly baselineReason?: string;
+}
+
+/** The comparison of the two passes. */
+export interface Comparison {
+  readonly specs: readonly ComparedSpec[];
+  /** Specs passed on the baseline. */
+  readonly baselinePassed: number;
+  /** Specs passed on the virtual node. */
+  readonly virtualPassed: number;
+  /** Specs passed on both. */
+  readonly bothPassed: number;
+  /** The yardstick: `virtualPassed / baselinePassed`; undefined when the baseline passed none. */
+  readonly ratio?: number;
+  /**
+   * Of the specs the real node passes, the share the virtual node passes too (`bothPassed /
+   * baselinePassed`): the ratio without the specs that pass on the virtual node alone.
+   */
+  readonly sharedRatio?: number;
+}
+
+/** Specs that ran (not skipped), by name. */
+function ran(results: readonly SpecResult[]): Map<string, SpecResult> {
+  return new Map(results.filter((r) => r.status !== "skipped").map((r) => [r.name, r]));
+}
+
+/** Compares the two passes' specs, sorted by name; a spec skipped by both is left out. */
+export function compare(baseline: readonly SpecResult[], virtual: readonly SpecResult[]): Comparison {
+  const [b, v] = [ran(baseline), ran(virtual)];
+  const names = [...new Set([...b.keys(), ...v.keys()])].sort();
+  const specs = names.map((name): ComparedSpec => {
+    const [onBaseline, onVirtual] = [b.get(name), v.get(name)];
+    return {
+      name,
+      baseline: onBaseline?.status ?? "absent",
+      virtual: onVirtual?.status ?? "absent",
+      ...(onBaseline?.reason ? { baselineReason: onBaseline.reason } : {}),
+      ...(onVirtual?.reason ? { virtualReason: onVirtual.reason } : {}),
+    };
+  });
+  const baselinePassed = specs.filter((s) => s.baseline === "passed").length;
+  const virtualPassed = specs.filter((s) => s.virtual === "passed").length;
+  const bothPassed = specs.filter((s) => s.baseline === "passed" && s.virtual === "passed").length;
+  return {
+    specs,
+    baselinePassed,
+    virtualPassed,
+    bothPassed,
+    ...(baselinePassed > 0 ? { ratio: virtualPassed / baselinePassed, sharedRatio: bothPassed / baselinePassed } : {}),
+  };
+}
+
+/** The yardstick's target: the virtual node passes at least this share of what the real node passes. */
+export const TARGET_RATIO = 0.9;
+
+const MARK: Readonly<Record<string, string>> = { passed: "pass", failed: "FAIL", absent: "-" };
+const mark = (status: string): string => MARK[status] ?? status;
+
+/** `text` cut to `width` characters, with an ellipsis when cut. */
+const cut = (text: string, width: number): string => (text.length > width ? `${text.slice(0, width - 1)}…` : text);
+
+/**
+ * The table the command prints: one line per spec (baseline, virtual, name), then the virtual
+ * node's failures with their reasons, then the counts and the ratio against the target.
+ */
+export function formatComparison(comparison: Comparison, reasonWidth = 300): string {
+  const lines = ["baseline  virtual   spec"];
+  for (const spec of comparison.specs)
+    lines.push(`${mark(spec.baseline).padEnd(10)}${mark(spec.virtual).padEnd(10)}${spec.name}`);
+  const failures = comparison.specs.filter((s) => s.virtual !== "passed" && s.virtual !== "absent");
+  if (failures.length > 0) {
+    lines.push("", "not passed on the virtual node:");
+    for (const spec of failures)
+      lines.push(
+        `- ${spec.name}`,
+        `    ${spec.virtual}: ${cut(spec.virtualReason ?? "(no reason in the report)", reasonWidth)}`,
+      );
+  }
+  const { baselinePassed, virtualPassed, bothPassed, ratio, sharedRatio } = comparison;
+  const percent = (share: number): string => `${(share * 100).toFixed(1)} %`;
+  lines.push(
+    "",
+    `passed: baseline ${baselinePassed} of ${comparison.specs.filter((s) => s.baseline !== "absent").length}, ` +
+      `virtual node ${virtualPassed} of ${comparison.specs.filter((s) => s.virtual !== "absent").length}, both ${bothPassed}`,
+    ratio === undefined || sharedRatio === undefined
+      ? "ratio: none (the baseline passed no spec)"
+      : `ratio (virtual passes / baseline passes): ${virtualPassed}/${baselinePassed} = ${percent(ratio)} ` +
+          `(target ≥ ${TARGET_RATIO * 100} %: ${ratio >= TARGET_RATIO ? "met" : "missed"}); ` +
+          `of the baseline's passes, the virtual node passes ${bothPassed} = ${percent(sharedRatio)}`,
+  );
+  return lines.join("\n");
+}

@@ -1,0 +1,60 @@
+/**
+ * Builds the conformance suite's images (image/e2e-images.ts) into OCI archives: reads what they
+ * are made of from this machine (the toolchain's agnhost, coredns and podtool; busybox, dig, nc,
+ * curl and getent from Debian's packages, which `scripts/toolchain.sh conformance` installs).
+ */
+import { execFile } from "node:child_process";
+import { mkdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { e2eImages, type E2eImageInputs } from "./e2e-images.js";
+import { findOnPath, mergedUsrLinks, sharedLibraries } from "./host-files.js";
+import { writeImageArchive, type ImageArchive } from "./oci-archive.js";
+
+const run = promisify(execFile);
+
+/** One archive written, with the further names the nodes give its image. */
+export interface BuiltE2eImage extends ImageArchive {
+  readonly file: string;
+  readonly aliases: readonly string[];
+}
+
+const HINT = "run scripts/toolchain.sh conformance, which installs it";
+
+/** What the images are made of, read from this machine; `agnhostDir` holds agnhost and agnhost.version. */
+export async function e2eImageInputs(agnhostDir: string): Promise<E2eImageInputs> {
+  const busybox = findOnPath("busybox", `Debian's busybox-static: ${HINT}`);
+  const { stdout: applets } = await run(busybox, ["--list-full"]);
+  const tools = {
+    dig: findOnPath("dig", `Debian's bind9-dnsutils: ${HINT}`),
+    nc: findOnPath("nc.openbsd", `Debian's netcat-openbsd: ${HINT}`),
+    curl: findOnPath("curl", `Debian's curl: ${HINT}`),
+    getent: findOnPath("getent", "Debian's libc-bin"),
+  };
+  const version = (
+    await readFile(join(agnhostDir, "agnhost.version"), "utf8").catch(() => {
+      throw new Error(`image: no agnhost.version in ${agnhostDir} (${HINT.replace(", which installs it", "")})`);
+    })
+  ).trim();
+  return {
+    agnhost: { path: join(agnhostDir, "agnhost"), version },
+    busybox: { path: busybox, applets: applets.split("\n").filter(Boolean) },
+    tools,
+    libraries: await sharedLibraries(Object.values(tools)),
+    usrLinks: await mergedUsrLinks(),
+    coredns: findOnPath("coredns", "the toolchain builds it: . scripts/env.sh"),
+    pause: findOnPath("podtool", "the toolchain builds it: . scripts/env.sh"),
+  };
+}
+
+/** Writes the suite's image archives to `outDir`, one after the other; resolves what each holds. */
+export async function buildE2eImages(agnhostDir: string, outDir: string): Promise<BuiltE2eImage[]> {
+  await mkdir(outDir, { recursive: true });
+  const built: BuiltE2eImage[] = [];
+  for (const image of e2eImages(await e2eImageInputs(agnhostDir))) {
+    const name = image.spec.reference.split("/").pop()!.replace(/[:]/g, "-");
+    const file = join(outDir, `${name}.oci.tar`);
+    built.push({ ...(await writeImageArchive(file, image.spec)), file, aliases: image.aliases });
+  }
+  return built;
+}

@@ -1,0 +1,73 @@
+/** The suite's selection and command line: the focus on exactly some specs, and the flags e2e.test gets. */
+import { focusOn, literalPattern, SELECTION, suiteArguments } from "../../../../bench/conformance/suite.js";
+
+describe("focusOn", () => {
+  test("GIVEN spec names with brackets, dots and parentheses WHEN focused on THEN each matches itself literally, and nothing else", () => {
+    const names = [
+      "[sig-node] Pods should get a host IP [NodeConformance] [Conformance]",
+      "[sig-storage] Downward API volume should provide node allocatable (cpu) as default cpu limit if the limit is not set [NodeConformance] [Conformance]",
+    ];
+
+    const focus = new RegExp(focusOn(names));
+
+    for (const name of names) expect(focus.test(name)).toBe(true);
+    expect(focus.test("[sig-node] Pods should get a host IP [NodeConformance] [Conformance")).toBe(false);
+    expect(literalPattern("a.b*c")).toBe(String.raw`a\.b\*c`);
+  });
+
+  test("GIVEN no name WHEN focused on THEN it refuses: an empty focus would select every spec", () => {
+    expect(() => focusOn([])).toThrow("conformance: no spec to focus on");
+  });
+});
+
+describe("SELECTION", () => {
+  test("GIVEN the describe blocks of the yardstick WHEN matched THEN theirs are in, and blocks whose name only starts alike stay out", () => {
+    const focus = new RegExp(SELECTION.focus);
+
+    expect(
+      focus.test("[sig-node] Downward API should provide pod UID as env vars [NodeConformance] [Conformance]"),
+    ).toBe(true);
+    expect(
+      focus.test("[sig-storage] Downward API volume should provide podname only [NodeConformance] [Conformance]"),
+    ).toBe(true);
+    expect(focus.test("[sig-network] Services should serve a basic endpoint from pods [Conformance]")).toBe(true);
+    expect(focus.test("[sig-node] PodTemplates should run the lifecycle of PodTemplates [Conformance]")).toBe(false);
+    expect(
+      focus.test("[sig-network] ServiceCIDR and IPAddress API should support CIDR API operations [Conformance]"),
+    ).toBe(false);
+    expect(focus.test("[sig-network] EndpointSlice should create Endpoints [Conformance]")).toBe(false);
+    expect(focus.test("[sig-apps] Deployment should run [Conformance]")).toBe(false);
+  });
+});
+
+describe("suiteArguments", () => {
+  test("GIVEN a run against a cluster WHEN its command line is made THEN it has the cluster, the selection, the report directory and no dry run", () => {
+    const args = suiteArguments({
+      e2eTest: "/c/e2e.test",
+      kubeconfig: "/lab/admin.conf",
+      kubectl: "/c/kubectl",
+      reportDir: "/out/virtual",
+    });
+
+    expect(args).toEqual([
+      "--kubeconfig=/lab/admin.conf",
+      "--provider=skeleton",
+      "--kubectl-path=/c/kubectl",
+      "--report-dir=/out/virtual",
+      `--ginkgo.focus=${SELECTION.focus}`,
+      String.raw`--ginkgo.skip=\[Serial\]|\[Disruptive\]`,
+      "--ginkgo.label-filter=Conformance",
+      "--ginkgo.timeout=6h",
+      "--ginkgo.no-color",
+      "--ginkgo.v",
+    ]);
+  });
+
+  test("GIVEN a dry run with its own focus WHEN its command line is made THEN it names no cluster and lists only", () => {
+    const args = suiteArguments({ e2eTest: "e", kubectl: "k", reportDir: "/r", focus: "x", dryRun: true });
+
+    expect(args).not.toContainEqual(expect.stringMatching(/^--kubeconfig/));
+    expect(args).toContain("--ginkgo.focus=x");
+    expect(args.at(-1)).toBe("--ginkgo.dry-run");
+  });
+});

@@ -1,0 +1,60 @@
+/** The conformance suite's images as specs: busybox's applets placed under a merged /usr, the references the suite names. */
+import { busyboxEntries, E2E_IMAGE_REFERENCES, e2eImages, type E2eImageInputs } from "../../../image/e2e-images.js";
+
+const MERGED = [
+  { path: "/bin", target: "usr/bin" },
+  { path: "/sbin", target: "usr/sbin" },
+  { path: "/lib", target: "usr/lib" },
+];
+
+const inputs: E2eImageInputs = {
+  agnhost: { path: "/cache/agnhost", version: "2.63.0" },
+  busybox: {
+    path: "/usr/bin/busybox",
+    applets: ["bin/sh", "usr/bin/wget", "sbin/ifconfig", "usr/bin/nc", "bin/busybox"],
+  },
+  tools: { dig: "/usr/bin/dig", nc: "/usr/bin/nc.openbsd", curl: "/usr/bin/curl", getent: "/usr/bin/getent" },
+  libraries: [{ path: "/lib/x86_64-linux-gnu/libc.so.6", source: "/usr/lib/x86_64-linux-gnu/libc.so.6" }],
+  usrLinks: MERGED,
+  coredns: "/cache/coredns",
+  pause: "/cache/podtool",
+};
+
+describe("busyboxEntries", () => {
+  test("GIVEN applets under /bin and /sbin on a merged /usr WHEN placed THEN each is a link under /usr to busybox, and the named ones are left out", () => {
+    expect(busyboxEntries(inputs.busybox, MERGED, ["nc"])).toEqual([
+      { path: "/usr/bin/busybox", type: "file", content: "/usr/bin/busybox", mode: 0o755 },
+      { path: "/usr/bin/sh", type: "symlink", target: "/usr/bin/busybox" },
+      { path: "/usr/bin/wget", type: "symlink", target: "/usr/bin/busybox" },
+      { path: "/usr/sbin/ifconfig", type: "symlink", target: "/usr/bin/busybox" },
+    ]);
+  });
+
+  test("GIVEN a host without merged /usr WHEN placed THEN the applets stay where busybox puts them", () => {
+    expect(busyboxEntries(inputs.busybox, []).map((e) => e.path)).toEqual([
+      "/usr/bin/busybox",
+      "/bin/sh",
+      "/usr/bin/wget",
+      "/sbin/ifconfig",
+      "/usr/bin/nc",
+    ]);
+  });
+});
+
+describe("e2eImages", () => {
+  test("GIVEN the machine's files WHEN the images are made THEN they carry the suite's references, agnhost's entrypoint and OpenBSD's nc", () => {
+    const images = e2eImages(inputs);
+
+    expect(images.map((i) => [i.spec.reference, ...i.aliases])).toEqual([
+      ["registry.k8s.io/e2e-test-images/agnhost:2.63.0", E2E_IMAGE_REFERENCES.agnhostPrevious],
+      ["registry.k8s.io/e2e-test-images/busybox:1.37.0-1", "registry.k8s.io/e2e-test-images/glibc-dns-testing:2.0.0"],
+      ["registry.k8s.io/pause:3.10.2"],
+    ]);
+    const agnhost = images[0]!.spec;
+    expect(agnhost.config).toMatchObject({ entrypoint: ["/agnhost"], cmd: ["pause"] });
+    const files = agnhost.layers.flat();
+    expect(files).toContainEqual({ path: "/usr/bin/nc", type: "file", content: "/usr/bin/nc.openbsd", mode: 0o755 });
+    expect(files).toContainEqual({ path: "/coredns", type: "file", content: "/cache/coredns", mode: 0o755 });
+    expect(files.filter((f) => f.path === "/usr/bin/nc")).toHaveLength(1);
+  });
+});
