@@ -1,7 +1,8 @@
 /**
  * Builds the conformance suite's images (image/e2e-images.ts) into OCI archives: reads what they
  * are made of from this machine (the toolchain's agnhost, coredns and podtool; busybox, dig, nc,
- * curl and getent from Debian's packages, which `scripts/toolchain.sh conformance` installs).
+ * curl from Debian's packages, which `scripts/toolchain.sh conformance` installs; bash and getent,
+ * which every Debian has).
  */
 import { execFile } from "node:child_process";
 import { mkdir, readFile } from "node:fs/promises";
@@ -26,6 +27,7 @@ export async function e2eImageInputs(agnhostDir: string): Promise<E2eImageInputs
   const busybox = findOnPath("busybox", `Debian's busybox-static: ${HINT}`);
   const { stdout: applets } = await run(busybox, ["--list-full"]);
   const tools = {
+    sh: findOnPath("bash", "Debian's bash"),
     dig: findOnPath("dig", `Debian's bind9-dnsutils: ${HINT}`),
     nc: findOnPath("nc.openbsd", `Debian's netcat-openbsd: ${HINT}`),
     curl: findOnPath("curl", `Debian's curl: ${HINT}`),

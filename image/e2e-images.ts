@@ -5,8 +5,8 @@
  *
  * - agnhost (the suite's server and client): the toolchain's agnhost built from the pinned
  *   `k8s.io/kubernetes` module, entrypoint `/agnhost`, cmd `pause`, as upstream's; with the tools
- *   the tests run in it through `sh -c` or `kubectl exec` (busybox's applets for sh, wget, seq,
- *   sleep…; OpenBSD's nc, curl and dig from Debian, each with the libraries `ldd` lists) and
+ *   the tests run in it through `sh -c` or `kubectl exec` (Debian's bash as sh; busybox's applets
+ *   for wget, seq, sleep…; OpenBSD's nc, curl and dig from Debian, each with the libraries `ldd` lists) and
  *   `/coredns` for the DNS test that serves a Corefile of its own;
  * - the previous agnhost (2.55): the same files under that name; the one test that names it only
  *   updates a pod from it to the current one;
@@ -42,6 +42,8 @@ export interface E2eImageInputs {
   readonly busybox: { readonly path: string; readonly applets: readonly string[] };
   /** Dynamic tools, each by the path it takes in the images (`/usr/bin/dig`) and the host file. */
   readonly tools: {
+    /** The shell, bash. */
+    readonly sh: string;
     readonly dig: string;
     readonly nc: string;
     readonly curl: string;
@@ -57,8 +59,14 @@ export interface E2eImageInputs {
   readonly pause: string;
 }
 
-/** Tools that replace busybox's applet of the same name (busybox's nc lacks `-v -t -u -z`). */
-const REAL_TOOLS = ["nc", "curl", "dig", "getent"] as const;
+/**
+ * Tools that replace busybox's applet of the same name: busybox's nc lacks `-v -t -u -z`, and its
+ * shell runs its own applets before anything on PATH (Debian builds it so). sh is bash, as
+ * upstream's agnhost has it: dash and busybox's shell drop from the environment they pass on the
+ * variables whose names are no shell names (`data-1`, which the ConfigMap and Secret specs' `sh -c
+ * env` must print).
+ */
+const REAL_TOOLS = ["sh", "nc", "curl", "dig", "getent"] as const;
 
 /**
  * The busybox binary at /usr/bin/busybox and a symlink to it per applet, each where busybox puts
@@ -92,6 +100,8 @@ export function toolsLayer(inputs: E2eImageInputs): ImageEntry[] {
     // glibc's resolver (getent) reads /etc/hosts first, then DNS, as in upstream's Debian image.
     { path: "/etc/nsswitch.conf", type: "file", content: Buffer.from("hosts: files dns\n") },
     ...busyboxEntries(inputs.busybox, inputs.usrLinks, REAL_TOOLS),
+    tool("/usr/bin/bash", inputs.tools.sh),
+    { path: "/usr/bin/sh", type: "symlink", target: "bash" },
     tool("/usr/bin/dig", inputs.tools.dig),
     tool("/usr/bin/nc", inputs.tools.nc),
     tool("/usr/bin/curl", inputs.tools.curl),

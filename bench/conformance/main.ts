@@ -110,7 +110,7 @@ async function main(): Promise<void> {
     log(`${pass}: done in ${seconds[pass]} s`);
   }
 
-  const comparison = compare(results.baseline ?? [], results.virtual ?? []);
+  const comparison = compare(results.baseline ?? [], results.virtual ?? [], specs);
   const table = formatComparison(comparison);
   const host = machine();
   const header =

@@ -4,7 +4,7 @@
  */
 import type { SpecResult } from "./junit.js";
 
-/** One spec's results on both passes; a pass that did not run it (not selected, or not run) says `absent`. */
+/** One spec's results on both passes; a pass that does not list it (not run, or not selected there) says `absent`. */
 export interface ComparedSpec {
   readonly name: string;
   readonly baseline: string;
@@ -33,15 +33,22 @@ export interface Comparison {
   readonly sharedRatio?: number;
 }
 
-/** Specs that ran (not skipped), by name. */
-function ran(results: readonly SpecResult[]): Map<string, SpecResult> {
-  return new Map(results.filter((r) => r.status !== "skipped").map((r) => [r.name, r]));
-}
+/** Each result by name. */
+const byName = (results: readonly SpecResult[]): Map<string, SpecResult> => new Map(results.map((r) => [r.name, r]));
 
-/** Compares the two passes' specs, sorted by name; a spec skipped by both is left out. */
-export function compare(baseline: readonly SpecResult[], virtual: readonly SpecResult[]): Comparison {
-  const [b, v] = [ran(baseline), ran(virtual)];
-  const names = [...new Set([...b.keys(), ...v.keys()])].sort();
+/**
+ * Compares the two passes' specs, sorted by name: the `selected` ones (a spec a pass never reached
+ * shows as it did there, `skipped`, or `absent` when the pass did not run), and any other a pass
+ * ran. A spec neither selected nor run (skipped by both) is left out.
+ */
+export function compare(
+  baseline: readonly SpecResult[],
+  virtual: readonly SpecResult[],
+  selected: readonly string[] = [],
+): Comparison {
+  const [b, v] = [byName(baseline), byName(virtual)];
+  const ran = [...baseline, ...virtual].filter((r) => r.status !== "skipped").map((r) => r.name);
+  const names = [...new Set([...selected, ...ran])].sort();
   const specs = names.map((name): ComparedSpec => {
     const [onBaseline, onVirtual] = [b.get(name), v.get(name)];
     return {
@@ -67,7 +74,7 @@ export function compare(baseline: readonly SpecResult[], virtual: readonly SpecR
 /** The yardstick's target: the virtual node passes at least this share of what the real node passes. */
 export const TARGET_RATIO = 0.9;
 
-const MARK: Readonly<Record<string, string>> = { passed: "pass", failed: "FAIL", absent: "-" };
+const MARK: Readonly<Record<string, string>> = { passed: "pass", failed: "FAIL", skipped: "skip", absent: "-" };
 const mark = (status: string): string => MARK[status] ?? status;
 
 /** `text` cut to `width` characters, with an ellipsis when cut. */
@@ -81,7 +88,9 @@ export function formatComparison(comparison: Comparison, reasonWidth = 300): str
   const lines = ["baseline  virtual   spec"];
   for (const spec of comparison.specs)
     lines.push(`${mark(spec.baseline).padEnd(10)}${mark(spec.virtual).padEnd(10)}${spec.name}`);
-  const failures = comparison.specs.filter((s) => s.virtual !== "passed" && s.virtual !== "absent");
+  const failures = comparison.specs.filter(
+    (s) => s.virtual !== "passed" && s.virtual !== "absent" && s.virtual !== "skipped",
+  );
   if (failures.length > 0) {
     lines.push("", "not passed on the virtual node:");
     for (const spec of failures)
@@ -92,10 +101,12 @@ export function formatComparison(comparison: Comparison, reasonWidth = 300): str
   }
   const { baselinePassed, virtualPassed, bothPassed, ratio, sharedRatio } = comparison;
   const percent = (share: number): string => `${(share * 100).toFixed(1)} %`;
+  const ranOn = (pass: "baseline" | "virtual"): number =>
+    comparison.specs.filter((s) => s[pass] !== "absent" && s[pass] !== "skipped").length;
   lines.push(
     "",
-    `passed: baseline ${baselinePassed} of ${comparison.specs.filter((s) => s.baseline !== "absent").length}, ` +
-      `virtual node ${virtualPassed} of ${comparison.specs.filter((s) => s.virtual !== "absent").length}, both ${bothPassed}`,
+    `passed: baseline ${baselinePassed} of ${ranOn("baseline")}, virtual node ${virtualPassed} of ${ranOn("virtual")}, ` +
+      `both ${bothPassed} (of ${comparison.specs.length} specs)`,
     ratio === undefined || sharedRatio === undefined
       ? "ratio: none (the baseline passed no spec)"
       : `ratio (virtual passes / baseline passes): ${virtualPassed}/${baselinePassed} = ${percent(ratio)} ` +

@@ -13,7 +13,13 @@ const inputs: E2eImageInputs = {
     path: "/usr/bin/busybox",
     applets: ["bin/sh", "usr/bin/wget", "sbin/ifconfig", "usr/bin/nc", "bin/busybox"],
   },
-  tools: { dig: "/usr/bin/dig", nc: "/usr/bin/nc.openbsd", curl: "/usr/bin/curl", getent: "/usr/bin/getent" },
+  tools: {
+    sh: "/usr/bin/bash",
+    dig: "/usr/bin/dig",
+    nc: "/usr/bin/nc.openbsd",
+    curl: "/usr/bin/curl",
+    getent: "/usr/bin/getent",
+  },
   libraries: [{ path: "/lib/x86_64-linux-gnu/libc.so.6", source: "/usr/lib/x86_64-linux-gnu/libc.so.6" }],
   usrLinks: MERGED,
   coredns: "/cache/coredns",
@@ -56,5 +62,10 @@ describe("e2eImages", () => {
     expect(files).toContainEqual({ path: "/usr/bin/nc", type: "file", content: "/usr/bin/nc.openbsd", mode: 0o755 });
     expect(files).toContainEqual({ path: "/coredns", type: "file", content: "/cache/coredns", mode: 0o755 });
     expect(files.filter((f) => f.path === "/usr/bin/nc")).toHaveLength(1);
+    // busybox's shell would run its own nc whatever PATH says, and drop `data-1` from env: sh is bash.
+    expect(files.filter((f) => f.path === "/usr/bin/sh")).toEqual([
+      { path: "/usr/bin/sh", type: "symlink", target: "bash" },
+    ]);
+    expect(files).toContainEqual({ path: "/usr/bin/bash", type: "file", content: "/usr/bin/bash", mode: 0o755 });
   });
 });

@@ -32,11 +32,26 @@ describe("compare", () => {
     });
   });
 
-  test("GIVEN one pass only and skipped specs WHEN compared THEN the other pass is absent, skipped specs are left out", () => {
+  test("GIVEN one pass only and skipped specs WHEN compared THEN the other pass is absent, specs skipped by all are left out", () => {
     const comparison = compare([spec("a", "passed"), spec("z", "skipped")], []);
 
     expect(comparison.specs).toEqual([{ name: "a", baseline: "passed", virtual: "absent" }]);
     expect(comparison).toMatchObject({ baselinePassed: 1, virtualPassed: 0, ratio: 0 });
+  });
+
+  test("GIVEN the selected specs and a pass cut short WHEN compared THEN every selected spec has a row, the unreached ones skipped", () => {
+    const comparison = compare(
+      [spec("a", "passed"), spec("b", "passed")],
+      [spec("a", "passed"), spec("b", "skipped")],
+      ["a", "b", "c"],
+    );
+
+    expect(comparison.specs.map((s) => [s.name, s.baseline, s.virtual])).toEqual([
+      ["a", "passed", "passed"],
+      ["b", "passed", "skipped"],
+      ["c", "absent", "absent"],
+    ]);
+    expect(formatComparison(comparison)).toContain("passed: baseline 2 of 2, virtual node 1 of 1, both 1 (of 3 specs)");
   });
 
   test("GIVEN a baseline that passed nothing WHEN compared THEN there is no ratio", () => {
@@ -63,7 +78,7 @@ describe("formatComparison", () => {
         "- [sig-node] Pods b",
         "    failed: Timed out after 300 s",
         "",
-        "passed: baseline 2 of 2, virtual node 1 of 2, both 1",
+        "passed: baseline 2 of 2, virtual node 1 of 2, both 1 (of 2 specs)",
         "ratio (virtual passes / baseline passes): 1/2 = 50.0 % (target ≥ 90 %: missed); of the baseline's passes, the virtual node passes 1 = 50.0 %",
       ].join("\n"),
     );
