@@ -76,6 +76,7 @@ function comparable(status: k8s.V1PodStatus | undefined): string {
     containerStatuses: status?.containerStatuses,
     initContainerStatuses: status?.initContainerStatuses,
     podIP: status?.podIP,
+    observedGeneration: status?.observedGeneration,
   });
 }
 
@@ -90,6 +91,9 @@ async function writePodStatus(
   const status = {
     ...next,
     conditions: [...scheduled, ...(next.conditions ?? []).filter((c) => c.type !== "PodScheduled")],
+    // As a kubelet does: this status answers the pod's spec as of this generation, which this pass
+    // has sent on to the provider (a spec the provider has not seen yet gets no status write).
+    ...(pod.metadata?.generation !== undefined ? { observedGeneration: pod.metadata.generation } : {}),
   };
   if (comparable(pod.status) === comparable(status)) return;
   const { name, namespace, uid } = pod.metadata!;
@@ -219,7 +223,11 @@ async function reflectObjects(
     });
   for (const name of wanted.configMaps) {
     const source = await optional(() => local.readNamespacedConfigMap({ name, namespace }));
-    if (!source) continue;
+    if (!source) {
+      // Deleted here: an optional volume's file goes there too, as it would on this cluster's kubelet.
+      wanted.configMaps.delete(name);
+      continue;
+    }
     const copy = forgeReflectedConfigMap(source, remoteNamespace);
     if (sameContent(copy, copies.get(`ConfigMap/${name}`))) continue;
     await ensureObject(reach.provider, copy).catch(
@@ -229,6 +237,7 @@ async function reflectObjects(
   for (const name of wanted.secrets) {
     const source = await optional(() => local.readNamespacedSecret({ name, namespace }));
     const copy = source && forgeReflectedSecret(source, remoteNamespace);
+    if (!source) wanted.secrets.delete(name);
     if (!copy || sameContent(copy, copies.get(`Secret/${name}`))) continue;
     await ensureObject(reach.provider, copy).catch(
       // The message names the Secret, never its content.

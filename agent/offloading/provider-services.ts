@@ -17,7 +17,10 @@ import {
   tenantRequestName,
   type ReflectedService,
 } from "../../provider/api/index.js";
+import { getClusterIdentity } from "../../provider/cluster/install.js";
 import { deleteOptional, describeFailure, ensureObject, isNotFound, serverOf } from "../../provider/kube/client.js";
+import { statusOf } from "../../provider/kube/errors.js";
+import { Cidr } from "../../provider/net/cidr.js";
 import { listTunnelEndpoints } from "../../provider/network-fabric/endpoints.js";
 import { isRemoteNamespaceOf } from "../../provider/offloading/namespaces.js";
 import { listOffloading, writeOffloadingStatus } from "../../provider/offloading/objects.js";
@@ -26,6 +29,7 @@ import { peerAddressView } from "../../provider/offloading/reflection.js";
 import {
   forgeOutsideSlice,
   forgeReflectedService,
+  keptClusterIP,
   outsideSliceName,
   reflectedLabels,
   SERVICE_NAME_LABEL,
@@ -60,6 +64,16 @@ function refuseTarget(
   return undefined;
 }
 
+/** This cluster's service range as its install recorded it; undefined when none is (or it does not parse). */
+async function ownServiceRange(kc: k8s.KubeConfig): Promise<Cidr | undefined> {
+  const recorded = (await getClusterIdentity(kc))?.serviceCidr;
+  try {
+    return recorded ? Cidr.parse(recorded) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** One pass of the provider's side of Services; resolves how many objects it made, changed or removed. */
 export async function answerServiceRequests(kc: k8s.KubeConfig, reporter: Reporter): Promise<number> {
   const requests = await listOffloading<ReflectedService>(kc, "reflectedservices");
@@ -87,6 +101,7 @@ export async function answerServiceRequests(kc: k8s.KubeConfig, reporter: Report
   });
   if (requests.length === 0 && remoteNamespaces.length === 0) return 0;
   const tunnelEnds = await listTunnelEndpoints(kc, STEP);
+  const providerServices = await ownServiceRange(kc);
   let changes = 0;
   const kept = new Set<string>();
   for (const request of [...requests].sort(byAge)) {
@@ -101,7 +116,7 @@ export async function answerServiceRequests(kc: k8s.KubeConfig, reporter: Report
       : { phase: "Accepted" };
     if (!refusal) {
       const wanted = request.spec.service as ServiceRequest;
-      const taken = await holdService(kc, wanted, request.spec.namespace, consumer, view).catch(
+      const taken = await holdService(kc, wanted, request.spec.namespace, consumer, view, providerServices).catch(
         describeFailure(`${STEP}: applying Service ${where} for consumer ${consumer}`, endpoint),
       );
       if (taken) answer = { phase: "Refused", ...taken };
@@ -158,6 +173,7 @@ async function holdService(
   namespace: string,
   consumer: string,
   view: ReturnType<typeof peerAddressView>,
+  providerServices: Cidr | undefined,
 ): Promise<Refusal | undefined> {
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const discovery = kc.makeApiClient(k8s.DiscoveryV1Api);
@@ -169,9 +185,18 @@ async function holdService(
   if (existing && !ours)
     return { reason: "NameTaken", message: `Service ${namespace}/${request.name} exists and is not this consumer's` };
   // Headless or not cannot change in place (a ClusterIP is immutable): the old one goes first.
-  if (existing && (existing.spec?.clusterIP === "None") !== request.headless)
-    await core.deleteNamespacedService({ name: request.name, namespace });
-  await ensureObject(kc, forgeReflectedService(request, namespace, consumer));
+  const replaced = existing && (existing.spec?.clusterIP === "None") !== request.headless;
+  if (replaced) await core.deleteNamespacedService({ name: request.name, namespace });
+  if (existing && !replaced) {
+    await ensureObject(kc, forgeReflectedService(request, namespace, consumer, existing.spec?.clusterIP));
+  } else {
+    const kept = keptClusterIP(request.clusterIP, providerServices);
+    await ensureObject(kc, forgeReflectedService(request, namespace, consumer, kept)).catch((error: unknown) => {
+      // Taken already here (422, or 409 while another create holds it): the API server picks one instead.
+      if (!kept || ![409, 422].includes(statusOf(error) ?? 0)) throw error;
+      return ensureObject(kc, forgeReflectedService(request, namespace, consumer));
+    });
+  }
   // An accepted request lists endpoints only when this side's tunnel knows the consumer's range (`view`).
   if (request.outside.length > 0 && view)
     await ensureObject(

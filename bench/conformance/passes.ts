@@ -6,7 +6,7 @@
  * - **virtual**: consumer `b` peered with provider `a` as a `Peering` and a `Tunnel` do, an
  *   `OffloadingSelector` offloading every namespace the suite makes (it labels each `e2e-framework`)
  *   under `podOffloading: remote`, keeping their names on `a` (`naming: same`, so a Service's FQDN
- *   is the same on both sides); b's real worker cordoned, so every test pod runs on a through the
+ *   is the same on both sides), on one shared service range; b's real worker cordoned, so every test pod runs on a through the
  *   virtual node; the suite's images in a's node.
  *
  * The virtual node's taint is taken off for the run: the suite picks the nodes it places pods on
@@ -48,6 +48,14 @@ export interface PassInputs {
 
 /** The OffloadingSelector that offloads the suite's namespaces. */
 export const SELECTOR_NAME = "conformance";
+/**
+ * One service range for both clusters of the virtual pass, as clusters made with one installer's
+ * defaults have (kubeadm's is 10.96.0.0/12): the provider then gives its copy of each of the
+ * suite's Services the consumer's ClusterIP (service-reflection.ts, `keptClusterIP`), which the
+ * suite reads from the consumer's API and dials from pods that run on the provider.
+ */
+const SHARED_SERVICE_CIDR = "10.96.0.0/16";
+
 /** The label the suite's framework puts on every namespace it makes. */
 export const SUITE_NAMESPACE_LABEL = "e2e-framework";
 
@@ -79,7 +87,11 @@ async function untaintVirtualNode(consumer: ClusterState, name: string): Promise
 export function virtualPass(inputs: PassInputs): Promise<SpecResult[]> {
   const { log } = inputs;
   const progress = progressTo((line) => log(`virtual: ${line}`));
-  return withLab([{ name: "a" }, { name: "b" }], {}, async (lab) => {
+  const clusters = [
+    { name: "a", serviceCidr: SHARED_SERVICE_CIDR },
+    { name: "b", serviceCidr: SHARED_SERVICE_CIDR },
+  ];
+  return withLab(clusters, {}, async (lab) => {
     const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
     log(`virtual: lab ${lab.name} up; importing the suite's images into a's ${a.nodes.map((n) => n.name).join(", ")}`);
     await importSuiteImages([a], inputs.images);

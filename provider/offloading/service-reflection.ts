@@ -3,8 +3,11 @@
  * provider to hold for one Service of an offloaded namespace, and what the provider accepts.
  *
  * The consumer's Service `echo` of namespace `shop` becomes Service `echo` of the remote
- * namespace on the provider, with the same ports, selector and type (the provider assigns its own
- * ClusterIP; headless stays headless). The provider's own endpoint controller lists the offloaded
+ * namespace on the provider, with the same ports, selector, type and session affinity (headless
+ * stays headless). The provider assigns its own ClusterIP, but gives the consumer's when that
+ * address is free in the provider's own service range and outside the band kept for addresses
+ * assigned by hand ({@link keptClusterIP}): two clusters on kubeadm's default range then know
+ * the Service by one address, which a client that reads it from the consumer's API dials. The provider's own endpoint controller lists the offloaded
  * pods that run there (the selector matches them in the remote namespace); those of the consumer's
  * own pods come as one EndpointSlice, which the consumer lists at its pods' own addresses and the
  * provider translates to the addresses its side of the tunnel reaches them by (remapped when the
@@ -20,7 +23,7 @@
  */
 import type { V1Endpoint, V1EndpointSlice, V1Service, V1ServicePort } from "@kubernetes/client-node";
 import { MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL } from "../api/names.js";
-import { Cidr } from "../net/cidr.js";
+import { Cidr, parseIpv4 } from "../net/cidr.js";
 import { translateAddress } from "../network-fabric/remap.js";
 import type { Refusal } from "./pod-policy.js";
 import type { PodAddressView } from "./reflection.js";
@@ -58,7 +61,18 @@ export interface ServiceRequest {
   readonly selector?: Readonly<Record<string, string>>;
   /** The endpoints on the consumer, at the consumer's addresses for them. */
   readonly outside: readonly OutsideEndpoint[];
+  /** The consumer's ClusterIP for it (not headless): the provider's copy gets it when {@link keptClusterIP} allows. */
+  readonly clusterIP?: string;
+  /** `ClientIP`: each client's connections go to one endpoint, for {@link sessionAffinityTimeoutSeconds}. */
+  readonly sessionAffinity?: "ClientIP";
+  /** How long a client sticks to its endpoint under `ClientIP` affinity (Kubernetes' default: 10800). */
+  readonly sessionAffinityTimeoutSeconds?: number;
 }
+
+/** The longest session affinity Kubernetes allows, a day. */
+const MAX_AFFINITY_SECONDS = 86_400;
+/** Kubernetes' session affinity when a Service names none, three hours. */
+const DEFAULT_AFFINITY_SECONDS = 10_800;
 
 const PROTOCOLS = new Set(["TCP", "UDP", "SCTP"]);
 
@@ -100,13 +114,36 @@ export function serviceRequestOf(
       }
     }
   }
+  const headless = spec.clusterIP === "None";
+  const timeout = spec.sessionAffinityConfig?.clientIP?.timeoutSeconds;
   return {
     name,
-    headless: spec.clusterIP === "None",
+    headless,
     ports,
     ...(spec.selector && Object.keys(spec.selector).length > 0 ? { selector: { ...spec.selector } } : {}),
     outside,
+    ...(!headless && spec.clusterIP ? { clusterIP: spec.clusterIP } : {}),
+    ...(spec.sessionAffinity === "ClientIP"
+      ? { sessionAffinity: "ClientIP" as const, ...(timeout ? { sessionAffinityTimeoutSeconds: timeout } : {}) }
+      : {}),
   };
+}
+
+/**
+ * The address the provider gives its copy of a Service: `requested` (the consumer's ClusterIP)
+ * when it is an IPv4 address of `providerServices` (the provider's own service range) outside the
+ * lowest band, which Kubernetes keeps for addresses an administrator assigns by hand (the first
+ * min(max(16, size / 16), 256) addresses), and not the range's last. Otherwise undefined: the
+ * provider's API server picks one. A consumer can so take no address the provider's own admins
+ * would choose, and none outside the range; one already in use is refused by the API server, and
+ * the copy then gets an address of the provider's choosing. Pure.
+ */
+export function keptClusterIP(requested: string | undefined, providerServices: Cidr | undefined): string | undefined {
+  if (requested === undefined || providerServices === undefined || !safeContains(providerServices, requested))
+    return undefined;
+  const offset = parseIpv4(requested) - providerServices.network;
+  const staticBand = Math.min(Math.max(16, providerServices.size / 16), 256);
+  return offset >= staticBand && offset < providerServices.size - 1 ? requested : undefined;
 }
 
 /** Marks every outside endpoint not ready: what a provider's copy must say while the tunnel is down. Pure. */
@@ -146,7 +183,16 @@ function refusePort(port: ServicePortRequest, index: number): Refusal | undefine
 export function refuseServiceRequest(request: unknown, consumerPods: Cidr | undefined): Refusal | undefined {
   if (typeof request !== "object" || request === null) return { reason: "Invalid", message: "not an object" };
   const fields = request as Record<string, unknown>;
-  const known = new Set(["name", "headless", "ports", "selector", "outside"]);
+  const known = new Set([
+    "name",
+    "headless",
+    "ports",
+    "selector",
+    "outside",
+    "clusterIP",
+    "sessionAffinity",
+    "sessionAffinityTimeoutSeconds",
+  ]);
   const extra = Object.keys(fields).find((key) => !known.has(key));
   if (extra !== undefined) {
     const reason = ["type", "externalIPs", "externalName", "loadBalancerIP", "nodePort"].includes(extra)
@@ -177,6 +223,29 @@ export function refuseServiceRequest(request: unknown, consumerPods: Cidr | unde
     (typeof selector !== "object" || selector === null || Object.values(selector).some((v) => typeof v !== "string"))
   )
     return { reason: "Invalid", message: "selector: must be a map of label keys to values" };
+  const clusterIP = fields["clusterIP"];
+  if (clusterIP !== undefined && (typeof clusterIP !== "string" || fields["headless"] || !isIpv4(clusterIP)))
+    return {
+      reason: "Invalid",
+      message: `clusterIP: ${JSON.stringify(clusterIP)} is not the IPv4 address of a Service that is not headless`,
+    };
+  if (fields["sessionAffinity"] !== undefined && fields["sessionAffinity"] !== "ClientIP")
+    return {
+      reason: "Invalid",
+      message: `sessionAffinity: ${JSON.stringify(fields["sessionAffinity"])} is not ClientIP`,
+    };
+  const timeout = fields["sessionAffinityTimeoutSeconds"];
+  if (
+    timeout !== undefined &&
+    (fields["sessionAffinity"] !== "ClientIP" ||
+      !Number.isInteger(timeout) ||
+      (timeout as number) < 1 ||
+      (timeout as number) > MAX_AFFINITY_SECONDS)
+  )
+    return {
+      reason: "Invalid",
+      message: `sessionAffinityTimeoutSeconds: ${JSON.stringify(timeout)} is not 1 to ${MAX_AFFINITY_SECONDS} seconds of ClientIP affinity`,
+    };
   const outside = fields["outside"];
   if (!Array.isArray(outside) || outside.length > MAX_OUTSIDE_ENDPOINTS)
     return { reason: "Invalid", message: `outside: must be a list of at most ${MAX_OUTSIDE_ENDPOINTS} endpoints` };
@@ -192,6 +261,16 @@ export function refuseServiceRequest(request: unknown, consumerPods: Cidr | unde
     }
   }
   return undefined;
+}
+
+/** Whether `text` is a dotted IPv4 address. */
+function isIpv4(text: string): boolean {
+  try {
+    parseIpv4(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Whether `address` is a dotted IPv4 address inside `range` (anything else is not). */
@@ -219,11 +298,16 @@ export const reflectedLabels = (consumerClusterId: string): Record<string, strin
   [REMOTE_CLUSTER_LABEL]: consumerClusterId,
 });
 
-/** The provider's Service for an accepted request, in `remoteNamespace`: ClusterIP of its own, or headless. Pure. */
+/**
+ * The provider's Service for an accepted request, in `remoteNamespace`: headless, or ClusterIP at
+ * `clusterIP` (from {@link keptClusterIP}; when creating it only, as a ClusterIP never changes) or
+ * of the provider's choosing. Pure.
+ */
 export function forgeReflectedService(
   request: ServiceRequest,
   remoteNamespace: string,
   consumerClusterId: string,
+  clusterIP?: string,
 ): V1Service {
   return {
     apiVersion: "v1",
@@ -231,7 +315,16 @@ export function forgeReflectedService(
     metadata: { name: request.name, namespace: remoteNamespace, labels: reflectedLabels(consumerClusterId) },
     spec: {
       type: "ClusterIP",
-      ...(request.headless ? { clusterIP: "None" } : {}),
+      ...(request.headless ? { clusterIP: "None" } : clusterIP ? { clusterIP } : {}),
+      sessionAffinity: request.sessionAffinity ?? "None",
+      // Always with its timeout: this side then owns the field, and a later apply without affinity removes it.
+      ...(request.sessionAffinity
+        ? {
+            sessionAffinityConfig: {
+              clientIP: { timeoutSeconds: request.sessionAffinityTimeoutSeconds ?? DEFAULT_AFFINITY_SECONDS },
+            },
+          }
+        : {}),
       ports: request.ports.map((p) => ({
         ...(p.name ? { name: p.name } : {}),
         protocol: p.protocol,

@@ -64,6 +64,7 @@ import {
 import { projectTraces } from "../support/leaks.js";
 import { updatePeeringResources } from "../../provider/peering/peering.js";
 import { poll } from "../../provider/wait/poll.js";
+import { Cidr } from "../../provider/net/cidr.js";
 import { imageReference } from "../../local-cluster/node-images.js";
 import { kubectl, podtoolFrom, runPodtool, tagImageOnNodes } from "../../local-cluster/pods.js";
 import type { ClusterState } from "../../local-cluster/lab.js";
@@ -717,8 +718,9 @@ describe("offloading on real clusters (shared lab)", () => {
         [remoteNamespace, "wide", { outside: [], externalIPs: ["10.96.0.1"] }, "ServiceType"],
         ["kube-system", "kubernetes", { outside: [] }, "NamespaceNotReady"],
       ];
-      for (const [namespace, name, fields] of forgedServices) {
-        await asBCustom.createNamespacedCustomObject({
+      // A ReflectedService as b's identity may write one, whatever it says.
+      const fileServiceRequest = (namespace: string, name: string, fields: Record<string, unknown>) =>
+        asBCustom.createNamespacedCustomObject({
           ...group,
           namespace: record.tenantNamespace,
           plural: "reflectedservices",
@@ -729,10 +731,47 @@ describe("offloading on real clusters (shared lab)", () => {
             spec: { namespace, service: { name, headless: false, ports: port, ...fields } },
           },
         });
-      }
+      for (const [namespace, name, fields] of forgedServices) await fileServiceRequest(namespace, name, fields);
       for (const [namespace, name, , reason] of forgedServices) {
         expect(await answerOf("reflectedservices", `${namespace}.${name}`)).toMatchObject({ phase: "Refused", reason });
       }
+
+      // ClusterIPs b's identity asks for: a free address of the band a's admins assign by hand is
+      // not given (a's own Service takes one of a's choosing); a free one above it is, as the
+      // consumer's ClusterIP is kept when both clusters share a service range.
+      const aServices = Cidr.parse(a.serviceCidr);
+      const asked = { squat: aServices.nth(7), pinned: aServices.nth(4242) };
+      for (const [name, clusterIP] of Object.entries(asked))
+        await fileServiceRequest(remoteNamespace, name, { outside: [], clusterIP });
+      const givenIp = async (name: string): Promise<string> =>
+        poll(
+          { step: "test", object: `Service ${remoteNamespace}/${name} made on a`, endpoint: a.apiServerUrl },
+          { timeoutMs: 60_000, intervalMs: 500 },
+          async () => {
+            const made = await aCore.readNamespacedService({ name, namespace: remoteNamespace }).catch(() => undefined);
+            return made ? { done: true, value: made.spec!.clusterIP! } : { done: false, state: "not made" };
+          },
+        );
+      const squatted = await givenIp("squat");
+      expect([aServices.contains(squatted), squatted === asked.squat]).toEqual([true, false]);
+      expect(await givenIp("pinned")).toBe(asked.pinned);
+      for (const name of Object.keys(asked))
+        await asBCustom.deleteNamespacedCustomObject({
+          ...group,
+          namespace: record.tenantNamespace,
+          plural: "reflectedservices",
+          name: `${remoteNamespace}.${name}`,
+        });
+      await poll(
+        { step: "test", object: `Services squat and pinned removed from ${remoteNamespace}`, endpoint: a.apiServerUrl },
+        { timeoutMs: 60_000, intervalMs: 500 },
+        async () => {
+          const left = (await aCore.listNamespacedService({ namespace: remoteNamespace })).items
+            .map((svc) => svc.metadata!.name!)
+            .filter((name) => name in asked);
+          return left.length === 0 ? { done: true, value: undefined } : { done: false, state: left.join(", ") };
+        },
+      );
       await scaleAgent(b, 1);
       expect(
         (await aCore.listNamespacedService({ namespace: remoteNamespace })).items
@@ -1301,7 +1340,7 @@ describe("offloading on real clusters (shared lab)", () => {
       "node is drained first: the pod goes from both clusters, and the remote namespace from a",
     async () => {
       pair ??= await peerPair(await sharedLab());
-      const { a, record } = pair;
+      const { a, b, record } = pair;
       const [aCore, bCore] = [pair!.provider.kc, pair!.consumer.kc].map((kc) => kc.makeApiClient(k8s.CoreV1Api));
       const namespace = "depot";
       const remoteNamespace = remoteNamespaceName(namespace, pair!.consumer.clusterId, "suffixed");
@@ -1353,6 +1392,18 @@ describe("offloading on real clusters (shared lab)", () => {
       const [updated] = await runningPods(pair!.consumer.kc, namespace, "app=keeper", 1);
       expect(updated!.metadata?.uid).toBe(kept!.metadata?.uid);
       expect(updated!.status?.conditions?.find((c) => c.type === OFFLOADED_CONDITION)?.status).toBe("True");
+      // As a kubelet does, b's pod says which of its specs its status answers: the new one.
+      await poll(
+        { step: "test", object: `pod ${namespace}/keeper observing its new spec on b`, endpoint: b.apiServerUrl },
+        { timeoutMs: 60_000, intervalMs: 500 },
+        async () => {
+          const now = await bCore.readNamespacedPod({ name: "keeper", namespace });
+          const [generation, observed] = [now.metadata?.generation ?? 0, now.status?.observedGeneration];
+          return generation > 1 && observed === generation
+            ? { done: true, value: undefined }
+            : { done: false, state: `generation ${generation}, observed ${observed}` };
+        },
+      );
 
       // Its labels and annotations changed on b: a's pod follows, the same pod (so its downward API
       // volume does), but for an annotation of Kubernetes' own prefixes, which stays with b.

@@ -8,6 +8,7 @@ import { Cidr } from "../../../../provider/net/cidr.js";
 import {
   forgeOutsideSlice,
   forgeReflectedService,
+  keptClusterIP,
   refuseServiceRequest,
   serviceRequestOf,
   withTunnelDown,
@@ -51,6 +52,18 @@ describe("a consumer's Service, as it asks a provider to hold it", () => {
         { address: "10.150.1.5", ready: true, podName: "echo-here" },
         { address: "10.150.2.9", ready: false, podName: "echo-starting" },
       ],
+      clusterIP: "10.96.4.2",
+    });
+  });
+
+  test("GIVEN ClientIP session affinity WHEN asked for THEN the request carries it and its timeout", () => {
+    const sticky = {
+      ...echo,
+      spec: { ...echo.spec, sessionAffinity: "ClientIP", sessionAffinityConfig: { clientIP: { timeoutSeconds: 60 } } },
+    };
+    expect(serviceRequestOf(sticky, [], offloaded, view.real)).toMatchObject({
+      sessionAffinity: "ClientIP",
+      sessionAffinityTimeoutSeconds: 60,
     });
   });
 
@@ -61,6 +74,7 @@ describe("a consumer's Service, as it asks a provider to hold it", () => {
     expect(serviceRequestOf(echo, [slice], offloaded, undefined)).toMatchObject({ outside: [] });
     const headless = { ...echo, spec: { ...echo.spec, clusterIP: "None" } };
     expect(serviceRequestOf(headless, [], offloaded, view.real)).toMatchObject({ headless: true });
+    expect(serviceRequestOf(headless, [], offloaded, view.real)).not.toHaveProperty("clusterIP");
     expect(
       serviceRequestOf(
         { metadata: { name: "db" }, spec: { type: "ExternalName", externalName: "db.example" } },
@@ -95,9 +109,14 @@ describe("what a provider holds for a consumer's Service (the consumer attacking
     });
     expect(service.spec).toEqual({
       type: "ClusterIP",
+      sessionAffinity: "None",
       ports: [{ name: "http", protocol: "TCP", port: 80, targetPort: 8080 }],
       selector: { app: "echo" },
     });
+    expect(forgeReflectedService(request, "shop-b1", "b1", "10.96.4.2").spec?.clusterIP).toBe("10.96.4.2");
+    expect(
+      forgeReflectedService({ ...request, sessionAffinity: "ClientIP" }, "shop-b1", "b1").spec?.sessionAffinityConfig,
+    ).toEqual({ clientIP: { timeoutSeconds: 10_800 } });
     const outside = forgeOutsideSlice(request, "shop-b1", "b1", view);
     expect(outside.metadata?.labels).toEqual({
       "app.kubernetes.io/managed-by": "pulumi-liqo",
@@ -133,6 +152,15 @@ describe("what a provider holds for a consumer's Service (the consumer attacking
     ["externalName", { externalName: "kubernetes.default" }, "ServiceType"],
     ["loadBalancerIP", { loadBalancerIP: "1.2.3.4" }, "ServiceType"],
     ["something else", { sessionAffinityConfig: {} }, "Invalid"],
+    ["a clusterIP that is not an address", { clusterIP: "10.96.4.2/12" }, "Invalid"],
+    ["a clusterIP on a headless Service", { headless: true, clusterIP: "10.96.4.2" }, "Invalid"],
+    ["an affinity Kubernetes has not", { sessionAffinity: "Cookie" }, "Invalid"],
+    [
+      "an affinity of more than a day",
+      { sessionAffinity: "ClientIP", sessionAffinityTimeoutSeconds: 86_401 },
+      "Invalid",
+    ],
+    ["an affinity timeout without affinity", { sessionAffinityTimeoutSeconds: 60 }, "Invalid"],
   ])("GIVEN a request with %s WHEN checked THEN it is refused", (_what, extra, reason) => {
     expect(refuseServiceRequest({ ...request, ...extra }, consumerPods)?.reason).toBe(reason);
   });
@@ -150,5 +178,31 @@ describe("what a provider holds for a consumer's Service (the consumer attacking
     );
     expect(refuseServiceRequest(request, undefined)?.reason).toBe("EndpointOutsideConsumer");
     expect(refuseServiceRequest({ ...request, outside: [] }, undefined)).toBeUndefined();
+  });
+});
+
+describe("the address a provider gives its copy of a consumer's Service (the consumer choosing it)", () => {
+  const providerServices = Cidr.parse("10.96.0.0/12");
+
+  test("GIVEN the consumer's ClusterIP free in the provider's dynamic band WHEN kept THEN the copy gets it", () => {
+    expect(keptClusterIP("10.96.4.2", providerServices)).toBe("10.96.4.2");
+    expect(keptClusterIP("10.111.255.254", providerServices)).toBe("10.111.255.254");
+  });
+
+  test.each([
+    ["the provider's API server (the range's first host)", "10.96.0.1"],
+    ["its cluster DNS (an address admins assign by hand)", "10.96.0.10"],
+    ["the last of the band kept for hand-assigned addresses", "10.96.0.255"],
+    ["the range's last address", "10.111.255.255"],
+    ["an address outside the provider's range", "10.201.4.2"],
+    ["not an address", "10.96.4.2; rm -rf /"],
+  ])("GIVEN %s WHEN asked for THEN the provider picks its own", (_what, address) => {
+    expect(keptClusterIP(address, providerServices)).toBeUndefined();
+  });
+
+  test("GIVEN a small range or none recorded WHEN asked for THEN the band is at least 16 addresses, and none is kept without a range", () => {
+    expect(keptClusterIP("10.96.0.15", Cidr.parse("10.96.0.0/24"))).toBeUndefined();
+    expect(keptClusterIP("10.96.0.16", Cidr.parse("10.96.0.0/24"))).toBe("10.96.0.16");
+    expect(keptClusterIP("10.96.4.2", undefined)).toBeUndefined();
   });
 });
