@@ -13,6 +13,7 @@
 import { KUBELET_PORT } from "./agent-components.js";
 import type * as k8s from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE } from "../api/index.js";
+import { VIRTUAL_NODE_LABEL } from "../virtual-node/node.js";
 import { AGENT_NAME, COMPONENT_LABEL, componentLabels, GATEWAY_NAME, ROUTE_NAME } from "./agent-components.js";
 
 /** How a Service is exposed outside the cluster, with its node port when one is fixed. */
@@ -81,9 +82,27 @@ function podTemplate(
 ): k8s.V1PodTemplateSpec {
   return {
     metadata: { labels: componentLabels(name) },
-    spec: { serviceAccountName: name, containers: [{ imagePullPolicy: "IfNotPresent", ...container }], ...spec },
+    spec: {
+      serviceAccountName: name,
+      containers: [{ imagePullPolicy: "IfNotPresent", ...container }],
+      affinity: REAL_NODES_ONLY,
+      ...spec,
+    },
   };
 }
+
+/**
+ * The project's own pods run on the cluster's real nodes, never on a virtual node of its peerings,
+ * also one whose taint an admin took off (the route agent's DaemonSet would otherwise put a pod
+ * there, which the provider refuses and the virtual node's drain then waits for).
+ */
+const REAL_NODES_ONLY: k8s.V1Affinity = {
+  nodeAffinity: {
+    requiredDuringSchedulingIgnoredDuringExecution: {
+      nodeSelectorTerms: [{ matchExpressions: [{ key: VIRTUAL_NODE_LABEL, operator: "DoesNotExist" }] }],
+    },
+  },
+};
 
 const selector = (name: string): k8s.V1LabelSelector => ({ matchLabels: { [COMPONENT_LABEL]: name } });
 const meta = (name: string): k8s.V1ObjectMeta => ({ name, namespace: SYSTEM_NAMESPACE, labels: componentLabels(name) });

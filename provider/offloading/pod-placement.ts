@@ -72,22 +72,29 @@ function celString(text: string): string {
   return JSON.stringify(text);
 }
 
-/** The CEL expression of the JSON patches that give a pod the virtual node's toleration, unless it has one. */
+/**
+ * The CEL expression of the JSON patches that give a pod the virtual node's toleration, unless it
+ * has one. On an update, only to a pod that had it: an update that replaces a pod's tolerations
+ * (which may only add to them) keeps the one its admission gave, as Kubernetes' own default
+ * tolerations are kept; a pod admitted without it is left as it is.
+ */
 function tolerationPatch(): string {
   const key = celString(VIRTUAL_NODE_TAINT.key);
   const toleration = `Object.spec.tolerations{key: ${key}, operator: "Exists", effect: ${celString(VIRTUAL_NODE_TAINT.effect)}}`;
+  const tolerates = (pod: string) =>
+    `(has(${pod}.spec.tolerations) && ${pod}.spec.tolerations.exists(t, has(t.key) && t.key == ${key}))`;
   return (
-    `(has(object.spec.tolerations) && object.spec.tolerations.exists(t, has(t.key) && t.key == ${key})) ? [] : ` +
+    `(${tolerates("object")} || (request.operation == "UPDATE" && !${tolerates("oldObject")})) ? [] : ` +
     `has(object.spec.tolerations) ? [JSONPatch{op: "add", path: "/spec/tolerations/-", value: ${toleration}}] : ` +
     `[JSONPatch{op: "add", path: "/spec/tolerations", value: [${toleration}]}]`
   );
 }
 
-/** The CEL expression of the JSON patches that keep a pod to virtual nodes. */
+/** The CEL expression of the JSON patches that keep a pod to virtual nodes: at its creation only (a node selector never changes after). */
 function virtualNodesOnlyPatch(): string {
   const label = celString(VIRTUAL_NODE_LABEL);
   return (
-    `has(object.spec.nodeSelector) ? ` +
+    `request.operation == "UPDATE" ? [] : has(object.spec.nodeSelector) ? ` +
     `[JSONPatch{op: "add", path: "/spec/nodeSelector/" + jsonpatch.escapeKey(${label}), value: "true"}] : ` +
     `[JSONPatch{op: "add", path: "/spec/nodeSelector", value: {${label}: "true"}}]`
   );
@@ -113,7 +120,9 @@ export function forgePodPlacementPolicy(
     },
     spec: {
       matchConstraints: {
-        resourceRules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"] }],
+        resourceRules: [
+          { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["pods"] },
+        ],
       },
       // A pod of a `remote` namespace placed nowhere would run where it must not: refused instead.
       failurePolicy: "Fail",

@@ -898,6 +898,27 @@ describe("offloading on real clusters (shared lab)", () => {
           (p) => p.status?.phase === "Running",
         ),
       ).toHaveLength(2);
+      // An update that sets a pod's tolerations anew (as a client that does not know of the policy's
+      // does) is let through, the policy's toleration and node selector kept.
+      const [first] = remote;
+      const updated = await bCore.replaceNamespacedPod({
+        name: first!.metadata!.name!,
+        namespace,
+        body: {
+          ...(await bCore.readNamespacedPod({ name: first!.metadata!.name!, namespace })),
+          spec: {
+            ...first!.spec!,
+            tolerations: [
+              ...(first!.spec!.tolerations ?? []).filter((t) => t.key?.startsWith("node.kubernetes.io/")),
+              { key: "team", operator: "Equal", value: "blue", effect: "NoSchedule" },
+            ],
+          },
+        },
+      });
+      expect([placementOf(updated.spec!), updated.spec!.tolerations?.some((t) => t.key === "team")]).toEqual([
+        "remote",
+        true,
+      ]);
 
       // Their token, which the chart asks nothing of: b's `default` of the namespace, not a's.
       expect(await inClusterIdentity(b, namespace, remote[0]!.metadata!.name!)).toBe(

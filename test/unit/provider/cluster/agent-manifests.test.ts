@@ -23,6 +23,17 @@ const podOf = (workload: Workload): k8s.V1PodSpec => workload.spec!.template.spe
 const containerOf = (workload: Workload): k8s.V1Container => podOf(workload).containers[0]!;
 
 describe("agent manifests", () => {
+  test("GIVEN each workload WHEN forged THEN its pods may only run on real nodes, never on a virtual node", () => {
+    const workloads = objects().filter((o): o is Workload => o.kind === "Deployment" || o.kind === "DaemonSet");
+    expect(workloads.map((w) => w.metadata!.name).sort()).toEqual([AGENT_NAME, GATEWAY_NAME, ROUTE_NAME].sort());
+    for (const workload of workloads)
+      expect(podOf(workload).affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution).toEqual({
+        nodeSelectorTerms: [
+          { matchExpressions: [{ key: "peering.pulumi-liqo.dev/virtual-node", operator: "DoesNotExist" }] },
+        ],
+      });
+  });
+
   test("GIVEN the control Deployment WHEN forged THEN it runs the control role, non-root, read-only, with no capability", () => {
     const control = find<k8s.V1Deployment>("Deployment", AGENT_NAME);
     expect(containerOf(control).args).toEqual(["control", "--auth-listen", "0.0.0.0:8443"]);

@@ -24,7 +24,7 @@ describe("pod placement", () => {
     expect(policy.kind).toBe("MutatingAdmissionPolicy");
     expect(policy.metadata.name).toBe(podPlacementName({ namespace: "shop" }));
     expect(policy.spec.matchConstraints.resourceRules).toEqual([
-      { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"] },
+      { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["pods"] },
     ]);
     expect(policy.spec.failurePolicy).toBe("Fail");
     expect(policy.spec.mutations).toHaveLength(1);
@@ -32,9 +32,11 @@ describe("pod placement", () => {
     expect(toleration).toContain('"virtual-node.peering.pulumi-liqo.dev/not-allowed"');
     // A pod that already tolerates the taint is left as it is; one with other tolerations keeps them.
     expect(toleration).toMatch(
-      /exists\(t, has\(t.key\) && t.key == "virtual-node.peering.pulumi-liqo.dev\/not-allowed"\)\) \? \[\]/,
+      /^\(\(has\(object.spec.tolerations\) && object.spec.tolerations.exists\(t, has\(t.key\) && t.key == "virtual-node.peering.pulumi-liqo.dev\/not-allowed"\)\) \|\| .*\) \? \[\]/,
     );
     expect(toleration).toContain('path: "/spec/tolerations/-"');
+    // An update gives it back only to a pod that had it.
+    expect(toleration).toContain('(request.operation == "UPDATE" && !(has(oldObject.spec.tolerations)');
   });
 
   test("GIVEN remote THEN pods also get a node selector of virtual nodes, added to their own", () => {
@@ -43,6 +45,7 @@ describe("pod placement", () => {
     expect(expressions).toHaveLength(2);
     expect(expressions[1]).toContain('jsonpatch.escapeKey("peering.pulumi-liqo.dev/virtual-node")');
     expect(expressions[1]).toContain('{"peering.pulumi-liqo.dev/virtual-node": "true"}');
+    expect(expressions[1]).toMatch(/^request.operation == "UPDATE" \? \[\] : /);
   });
 
   test("GIVEN a namespace THEN the binding applies its policy to that namespace alone", () => {
