@@ -6,7 +6,7 @@
 import { execa } from "execa";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import type { PulumiWorkspace } from "./pulumi.js";
+import { PulumiWorkspace } from "./pulumi.js";
 
 // The repository root, whether this runs from sources (tests) or from dist/.
 const REPO = dirname(require.resolve("pulumi-liqo/package.json"));
@@ -27,4 +27,16 @@ export async function packPlugin(into: string): Promise<string> {
 /** Installs the plugin of `archive` into `workspace`'s Pulumi home. */
 export async function installPlugin(workspace: PulumiWorkspace, archive: string): Promise<void> {
   await workspace.ok(["plugin", "install", "resource", "liqo", PLUGIN_VERSION, "--file", archive]);
+}
+
+/** A workspace of the program in `dir` with the plugin installed from `archive` in its own Pulumi home. */
+export async function workspaceWithPlugin(dir: string, archive: string): Promise<PulumiWorkspace> {
+  const workspace = await PulumiWorkspace.create(dir);
+  try {
+    await installPlugin(workspace, archive);
+    return workspace;
+  } catch (error) {
+    workspace.dispose();
+    throw error;
+  }
 }

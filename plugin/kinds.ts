@@ -8,7 +8,8 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import type { FoundChanges } from "../provider/resources/diff-rules.js";
-import { clusterChanges, provider as cluster } from "../provider/resources/cluster.js";
+import { clusterChanges, importCluster, provider as cluster } from "../provider/resources/cluster.js";
+import type { Imported } from "../provider/resources/imported.js";
 import {
   namespaceOffloadingChanges,
   provider as namespaceOffloading,
@@ -42,6 +43,21 @@ export interface Kind {
   readonly secretOutputs: readonly string[];
   /** The object the resource hands to the resources that use it (its `access` output), from its outputs. */
   readonly access?: (outputs: Properties) => Properties;
+  /** How `pulumi import` reads it, or why it cannot be imported. */
+  readonly imports: Importer | { readonly refused: string };
+}
+
+/** How `pulumi import` reads a resource by an ID of the form `<object>@<kubeconfig file>` (imports.ts). */
+export interface Importer {
+  /** What the ID's object part names, for messages: `<clusterId>`. */
+  readonly object: string;
+  /** Reads the object `object` through `kubeconfig` for the resource of URN `urn`; errors start with `label`. */
+  readonly run: (
+    object: string,
+    kubeconfig: string,
+    label: string,
+    urn: string,
+  ) => Promise<Imported<Properties, Properties>>;
 }
 
 /** The resource's code over plain property maps: the modules' own types differ only in their inputs' names. */
@@ -62,6 +78,11 @@ function clusterAccess(outputs: Properties): Properties {
   });
 }
 
+/** Why a resource is not importable yet: nothing reads all its record back from the clusters. */
+const notYet = (record: string): { refused: string } => ({
+  refused: `not importable yet: its record (${record}) is not read back from the clusters; keep it in the stack that made it`,
+});
+
 /** How a Tunnel or a NamespaceOffloading uses a peering: what a `PeeringAccess` holds. */
 function peeringAccess(outputs: Properties): Properties {
   return compact({
@@ -73,6 +94,10 @@ function peeringAccess(outputs: Properties): Properties {
   });
 }
 
+/** An import of a module's own types, over plain property maps. */
+const plainImport = <I, O>(found: Imported<I, O>): Imported<Properties, Properties> =>
+  found as unknown as Imported<Properties, Properties>;
+
 /** The served resources, by type token. */
 export const KINDS: Readonly<Record<string, Kind>> = {
   "liqo:index:Cluster": {
@@ -82,6 +107,11 @@ export const KINDS: Readonly<Record<string, Kind>> = {
     from: {},
     secretOutputs: ["kubeconfig", "access"],
     access: clusterAccess,
+    imports: {
+      object: "<clusterId>",
+      run: async (clusterId, kubeconfig, label, urn) =>
+        plainImport(await importCluster({ clusterId, kubeconfig, label, urn })),
+    },
   },
   "liqo:index:PeeringToken": {
     name: "PeeringToken",
@@ -94,6 +124,11 @@ export const KINDS: Readonly<Record<string, Kind>> = {
       authCaCert: "cluster.authCaCert",
     },
     secretOutputs: ["token", "kubeconfig"],
+    imports: {
+      refused:
+        "not importable: the cluster keeps only the token's hash, so the token (the secret output its consumers peer " +
+        "with) can never be read back; make a new PeeringToken instead (peerings made with the old one keep their identities)",
+    },
   },
   "liqo:index:Peering": {
     name: "Peering",
@@ -108,6 +143,7 @@ export const KINDS: Readonly<Record<string, Kind>> = {
     },
     secretOutputs: ["consumerKubeconfig", "providerKubeconfig", "provider", "access"],
     access: peeringAccess,
+    imports: notYet("the consumer's identity and resource request, the provider's tenant namespace and offer"),
   },
   "liqo:index:Tunnel": {
     name: "Tunnel",
@@ -121,6 +157,7 @@ export const KINDS: Readonly<Record<string, Kind>> = {
       tenantNamespace: "peering.tenantNamespace",
     },
     secretOutputs: ["consumerKubeconfig"],
+    imports: notYet("both gateways' TunnelEndpoints and the settings they were given"),
   },
   "liqo:index:NamespaceOffloading": {
     name: "NamespaceOffloading",
@@ -132,6 +169,7 @@ export const KINDS: Readonly<Record<string, Kind>> = {
       virtualNodes: "peerings.*.virtualNodeName",
     },
     secretOutputs: ["consumerKubeconfig"],
+    imports: notYet("the NamespaceOffloading or OffloadingSelector object and the peerings it names"),
   },
 };
 

@@ -9,10 +9,12 @@
  * secret wrapped again. The operation's `customTimeouts` becomes the deadline the code's steps
  * share (its `timeoutSeconds`), and a preview of a create or update runs no step at all.
  */
+import { logToEngine } from "../provider/resources/engine-log.js";
 import { URN_INPUT } from "../provider/resources/hidden-inputs.js";
 import { UNKNOWN } from "../provider/resources/inputs.js";
 import { codeInputsOf, passesAsIs, schemaPathOf, type Kind } from "./kinds.js";
 import { detailedDiffOf, type PropertyChange } from "./diff.js";
+import { importLabel, parseImportId, readKubeconfigFile } from "./imports.js";
 import { withinTimeout } from "./timeouts.js";
 import {
   compact,
@@ -215,6 +217,7 @@ export async function update(
 /**
  * Reads the resource as it is now, from its stored state (refresh). An empty id says it is gone.
  * The inputs stay as stored: a refresh records what the clusters hold, never what the program said.
+ * With neither state nor inputs, it is an import (see {@link importOf}).
  */
 export async function read(
   target: Target,
@@ -222,10 +225,7 @@ export async function read(
   state: Properties,
   inputs: Properties,
 ): Promise<{ id: string; properties: Properties; inputs: Properties }> {
-  if (Object.keys(state).length === 0)
-    throw new Error(
-      `${labelOf(target, "read")}: the plugin reads a resource from its state; importing one (no state yet) is not supported`,
-    );
+  if (Object.keys(state).length === 0 && Object.keys(inputs).length === 0) return importOf(target, id);
   const found = await target.kind.code.read(id, codeState(target, state));
   if (!found.id) return { id: "", properties: {}, inputs: {} };
   const properties = engineOutputs(
@@ -243,4 +243,30 @@ export async function remove(target: Target, id: string, state: Properties, run:
     seconds: run.timeoutSeconds,
     what: labelOf(target, "delete"),
   });
+}
+
+/**
+ * Imports the resource of import ID `id` (`pulumi import`: a read with neither state nor inputs):
+ * its outputs, and the inputs that reproduce it without any the clusters cannot show, which a
+ * warning on the resource's row names for the program to give. Nothing is written anywhere.
+ */
+async function importOf(
+  target: Target,
+  id: string,
+): Promise<{ id: string; properties: Properties; inputs: Properties }> {
+  const { kind } = target;
+  const label = importLabel(kind.name, id);
+  if ("refused" in kind.imports) throw new Error(`${label}: ${kind.imports.refused}`);
+  const parsed = parseImportId(kind.name, id, kind.imports.object);
+  const found = await kind.imports.run(parsed.object, readKubeconfigFile(label, parsed), label, target.urn);
+  const properties = engineOutputs(target, { ...found.outputs }, {}, []);
+  const supply = found.unrecovered.map((each) => `${schemaPathOf(kind, each.input)} (${each.why})`);
+  await logToEngine(
+    `${label}: give ${kind.name} "${nameOf(target.urn)}" these inputs in the program, which the import cannot recover: ` +
+      `${supply.join("; ")}. Left out as not set, since the clusters keep no trace of them: ` +
+      `${found.untraced.map((input) => schemaPathOf(kind, input)).join(", ")}`,
+    target.urn,
+    { severity: "warning" },
+  );
+  return { id: found.id, properties, inputs: compact({ ...found.inputs }) };
 }

@@ -51,3 +51,10 @@ export function describeOwner(urn: string): string {
   const name = parts[parts.length - 1];
   return parts.length >= 4 && stack && name ? `"${name}" (stack ${stack}, project ${parts[1]})` : urn;
 }
+
+const CLUSTER_ID_PATTERN = /^[0-9a-f]{16}$/;
+
+/** Whether `value` has the shape of a cluster id (16 lowercase hex characters). */
+export function isClusterId(value: unknown): value is string {
+  return typeof value === "string" && CLUSTER_ID_PATTERN.test(value);
+}

@@ -5,8 +5,9 @@
  * inputs say (agent-workloads.ts). Pure `forge*` builders and one idempotent apply.
  */
 import * as k8s from "@kubernetes/client-node";
-import { deleteOptional, describeFailure, ensureObject, serverOf } from "../kube/client.js";
-import { AGENT_NAME } from "./agent-components.js";
+import { SYSTEM_NAMESPACE } from "../api/names.js";
+import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../kube/client.js";
+import { AGENT_NAME, GATEWAY_NAME } from "./agent-components.js";
 import { forgeAgentRbac, RBAC_COMPONENTS, UNBOUND_CLUSTER_ROLES } from "./agent-rbac.js";
 import {
   forgeAuthService,
@@ -57,6 +58,36 @@ export async function ensureAgentDeployment(kc: k8s.KubeConfig, spec: AgentDeplo
       describeFailure(`cluster: applying the agent's ${object.kind} ${object.metadata?.name}`, serverOf(kc)),
     );
   }
+}
+
+/** The agent's objects as a cluster holds them (each undefined when absent), as an import reads them. */
+export interface DeployedAgent {
+  readonly control?: k8s.V1Deployment;
+  readonly gateway?: k8s.V1Deployment;
+  readonly authService?: k8s.V1Service;
+  readonly gatewayService?: k8s.V1Service;
+}
+
+/** The agent's Deployments and Services as the cluster holds them (absent ones undefined). Writes nothing. */
+export async function readAgentDeployment(kc: k8s.KubeConfig): Promise<DeployedAgent> {
+  const apps = kc.makeApiClient(k8s.AppsV1Api);
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const read = <T>(what: string, name: string, get: (at: { name: string; namespace: string }) => Promise<T>) =>
+    readOptional(() => get({ name, namespace: SYSTEM_NAMESPACE })).catch(
+      describeFailure(`cluster: reading the agent's ${what} ${SYSTEM_NAMESPACE}/${name}`, serverOf(kc)),
+    );
+  const [control, gateway, authService, gatewayService] = await Promise.all([
+    read("Deployment", AGENT_NAME, (at) => apps.readNamespacedDeployment(at)),
+    read("Deployment", GATEWAY_NAME, (at) => apps.readNamespacedDeployment(at)),
+    read("Service", AGENT_NAME, (at) => core.readNamespacedService(at)),
+    read("Service", GATEWAY_NAME, (at) => core.readNamespacedService(at)),
+  ]);
+  return {
+    ...(control ? { control } : {}),
+    ...(gateway ? { gateway } : {}),
+    ...(authService ? { authService } : {}),
+    ...(gatewayService ? { gatewayService } : {}),
+  };
 }
 
 /** Removes the agent's RBAC outside the system namespace (what is inside goes with the namespace). */

@@ -2,7 +2,10 @@
  * What a `Cluster`'s install decides before it touches the cluster: where its endpoints are, and
  * whether a delete uninstalls. Pure: no I/O, and light to load (a preview's `diff` runs it).
  */
-import type { AgentDeploymentSpec } from "./agent-deployment.js";
+import type * as k8s from "@kubernetes/client-node";
+import type { AgentDeploymentSpec, DeployedAgent } from "./agent-deployment.js";
+
+export type { DeployedAgent } from "./agent-deployment.js";
 import type { ServiceExposure } from "./agent-workloads.js";
 
 /** Default port of the auth service. */
@@ -140,4 +143,40 @@ export function removalOf(facts: {
   if (facts.holder && facts.owner && facts.holder !== facts.owner) return { kind: "forget", holder: facts.holder };
   if (facts.users.length > 0 && !facts.force) return { kind: "refuse", users: facts.users };
   return { kind: "uninstall" };
+}
+
+/** The container port named `name` of `deployment`'s first container. */
+const containerPortOf = (deployment: k8s.V1Deployment | undefined, name: string): k8s.V1ContainerPort | undefined =>
+  deployment?.spec?.template.spec?.containers[0]?.ports?.find((port) => port.name === name);
+
+/** How a Service is exposed, as `Cluster`'s inputs say it: the default (`LoadBalancer`) left out. */
+function exposureOf(service: k8s.V1Service | undefined): { exposure?: "NodePort"; nodePort?: number } {
+  if (service?.spec?.type !== "NodePort") return {};
+  const nodePort = service.spec.ports?.[0]?.nodePort;
+  return { exposure: "NodePort", ...(nodePort !== undefined ? { nodePort } : {}) };
+}
+
+/**
+ * The `agent`, `gateway` and `authService` inputs that deploy the agent as `deployed` shows it (the
+ * inverse of {@link agentDeploymentOf}): defaults left out, as a program leaves them out. No control
+ * Deployment: the agent runs outside the cluster, and nothing is asked. A fixed node port cannot be
+ * told from one the cluster picked: it is recovered as fixed. Pure.
+ */
+export function askedOfDeployment(
+  deployed: DeployedAgent,
+): Pick<ClusterInstallRequest, "agent" | "gateway" | "authService"> {
+  const image = deployed.control?.spec?.template.spec?.containers[0]?.image;
+  if (!image) return {};
+  const authPort = containerPortOf(deployed.control, "auth")?.containerPort ?? DEFAULT_AUTH_PORT;
+  const wireguard = containerPortOf(deployed.gateway, "wireguard");
+  const gatewayPort = wireguard?.containerPort ?? DEFAULT_GATEWAY_PORT;
+  const gateway = {
+    ...(gatewayPort !== DEFAULT_GATEWAY_PORT ? { port: gatewayPort } : {}),
+    ...(wireguard?.hostPort !== undefined ? { exposure: "hostPort" as const } : exposureOf(deployed.gatewayService)),
+  };
+  return {
+    agent: { image, ...exposureOf(deployed.authService) },
+    ...(Object.keys(gateway).length > 0 ? { gateway } : {}),
+    ...(authPort !== DEFAULT_AUTH_PORT ? { authService: { port: authPort } } : {}),
+  };
 }

@@ -20,6 +20,7 @@ import {
   MANAGED_BY_LABEL,
   SYSTEM_NAMESPACE,
   describeOwner,
+  isClusterId,
 } from "../api/names.js";
 import { forgeCustomResourceDefinitions } from "../api/crds.js";
 import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../kube/client.js";
@@ -131,12 +132,7 @@ export interface ClusterIdentityResult {
   readonly clusterId: string;
 }
 
-const CLUSTER_ID_PATTERN = /^[0-9a-f]{16}$/;
-
-/** Whether `value` has the shape of a cluster id (16 lowercase hex characters). */
-export function isClusterId(value: unknown): value is string {
-  return typeof value === "string" && CLUSTER_ID_PATTERN.test(value);
-}
+export { isClusterId } from "../api/names.js";
 
 /** A fresh cluster id: 64 random bits, as 16 lowercase hex characters. */
 export function forgeClusterId(): string {
@@ -322,6 +318,19 @@ export function servingCertificateCovers(certPem: string, hosts: readonly string
   return hosts.every((host) => names.has(isIP(host) ? `IP Address:${canonicalIp(host)}` : `dns:${host.toLowerCase()}`));
 }
 
+/** The auth service's TLS Secret, or undefined when there is none. */
+function readAuthTlsSecret(kc: k8s.KubeConfig): Promise<k8s.V1Secret | undefined> {
+  return readOptional(() =>
+    kc.makeApiClient(k8s.CoreV1Api).readNamespacedSecret({ name: AUTH_TLS_SECRET, namespace: SYSTEM_NAMESPACE }),
+  ).catch(describeFailure(`${STEP}: reading Secret ${SYSTEM_NAMESPACE}/${AUTH_TLS_SECRET}`, serverOf(kc)));
+}
+
+/** The auth service's CA certificate (public: consumers are handed it), or undefined when there is none. Writes nothing. */
+export async function getAuthServiceCa(kc: k8s.KubeConfig): Promise<string | undefined> {
+  const ca = (await readAuthTlsSecret(kc))?.data?.["ca.crt"];
+  return ca ? Buffer.from(ca, "base64").toString("utf8") : undefined;
+}
+
 /**
  * Ensures the auth service's TLS Secret (`tls.crt`, `tls.key`, `ca.crt`). An existing Secret is kept
  * as long as its certificate covers the hosts: consumers hold its CA, so replacing it without need
@@ -335,10 +344,7 @@ export async function ensureAuthServiceTls(
   const endpoint = serverOf(kc);
   if (args.hosts.length === 0)
     throw new Error(`${STEP}: auth service TLS at ${endpoint}: no hosts given (need at least one IP or DNS name)`);
-  const core = kc.makeApiClient(k8s.CoreV1Api);
-  const existing = await readOptional(() =>
-    core.readNamespacedSecret({ name: AUTH_TLS_SECRET, namespace: SYSTEM_NAMESPACE }),
-  ).catch(describeFailure(`${STEP}: reading Secret ${SYSTEM_NAMESPACE}/${AUTH_TLS_SECRET}`, endpoint));
+  const existing = await readAuthTlsSecret(kc);
   const decode = (key: string): string => Buffer.from(existing?.data?.[key] ?? "", "base64").toString("utf8");
   const hosts = [...args.hosts, AUTH_SERVICE_TLS_NAME];
   if (existing && decode("tls.key") && decode("ca.crt") && servingCertificateCovers(decode("tls.crt"), hosts)) {

@@ -18,7 +18,7 @@ import {
   type UndetectedCidr,
 } from "./cidr-detection.js";
 import { getNetworkFacts } from "./cidr-facts.js";
-import { deleteAgentClusterRbac, ensureAgentDeployment } from "./agent-deployment.js";
+import { deleteAgentClusterRbac, ensureAgentDeployment, readAgentDeployment } from "./agent-deployment.js";
 import { ensureRemoteNamespaceGuard } from "../offloading/remote-namespace-guard.js";
 import { waitForAgentRollout } from "./agent-rollout.js";
 import {
@@ -27,8 +27,10 @@ import {
   ensureClusterIdentity,
   ensureCustomResourceDefinitions,
   ensureSystemNamespace,
+  getAuthServiceCa,
   getClusterIdentity,
   getInstallOwner,
+  type ClusterIdentity,
   uninstallCluster,
 } from "./install.js";
 import {
@@ -37,6 +39,7 @@ import {
   removalOf,
   type ClusterEndpoints,
   type ClusterInstallRequest,
+  type DeployedAgent,
 } from "./install-plan.js";
 
 /** What an install made. */
@@ -143,6 +146,40 @@ export async function readInstall(
 ): Promise<{ clusterId: string; apiServerUrl: string } | undefined> {
   const identity = await getClusterIdentity(loadKubeconfig(kubeconfig, kubeconfigInput));
   return identity && { clusterId: identity.clusterId, apiServerUrl: identity.apiServerUrl };
+}
+
+/** What an import finds of an install: everything its `Cluster` resource's inputs and outputs come from. */
+export interface InstallFound {
+  /** The API server the kubeconfig reaches (the endpoint of every read). */
+  readonly server: string;
+  readonly identity: ClusterIdentity;
+  /** The URN of the `Cluster` resource that installed it, when recorded. */
+  readonly owner?: string;
+  /** The auth service's CA certificate (public). */
+  readonly authCaCert?: string;
+  readonly deployed: DeployedAgent;
+}
+
+/** Everything an import reads of the install (nothing is written), or undefined when the cluster has none. */
+export async function readInstallForImport(
+  kubeconfig: string,
+  kubeconfigInput: string,
+): Promise<InstallFound | undefined> {
+  const kc = loadKubeconfig(kubeconfig, kubeconfigInput);
+  const identity = await getClusterIdentity(kc);
+  if (!identity) return undefined;
+  const [owner, authCaCert, deployed] = await Promise.all([
+    getInstallOwner(kc),
+    getAuthServiceCa(kc),
+    readAgentDeployment(kc),
+  ]);
+  return {
+    server: serverOf(kc),
+    identity,
+    deployed,
+    ...(owner ? { owner } : {}),
+    ...(authCaCert ? { authCaCert } : {}),
+  };
 }
 
 /** What {@link removeCluster} is asked. */

@@ -3,7 +3,15 @@
  * results into outputs. No protocol logic and no Kubernetes call of its own.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import type { AgentAsked, ClusterInstallRequest, GatewayAsked } from "../cluster/install-plan.js";
+import type { InstallFound } from "../cluster/lifecycle.js";
+import {
+  askedOfDeployment,
+  clusterEndpointsOf,
+  type AgentAsked,
+  type ClusterInstallRequest,
+  type GatewayAsked,
+} from "../cluster/install-plan.js";
+import { describeOwner, isClusterId } from "../api/names.js";
 import { serverOfText } from "../kube/kubeconfig-text.js";
 import { changesOf, inPlace, urnOf, type DiffRules, type FoundChanges } from "./diff-rules.js";
 import { onFirstNeed } from "./steps.js";
@@ -18,6 +26,7 @@ import {
   isUnknown,
 } from "./inputs.js";
 import { ownUrnOf } from "./hidden-inputs.js";
+import type { Imported } from "./imported.js";
 import { partialFailure } from "./partial.js";
 import { DEFAULT_TIMEOUT_SECONDS } from "../wait/deadline.js";
 
@@ -180,6 +189,88 @@ export const CLUSTER_DIFF = {
 /** What changed between a cluster's state and its new inputs. */
 export function clusterChanges(olds: ClusterOutputs, news: ClusterInputs): FoundChanges<keyof typeof CLUSTER_DIFF> {
   return changesOf(CLUSTER_DIFF, olds, news);
+}
+
+/** What an import of a Cluster is asked: the cluster ID its ID names, the kubeconfig it reaches it with, its URN. */
+export interface ClusterImport {
+  readonly clusterId: string;
+  readonly kubeconfig: string;
+  /** The resource's URN: the install must be this resource's (or have no owner recorded). */
+  readonly urn: string;
+  /** How errors name the import, e.g. `Cluster import of ID "…"`. */
+  readonly label: string;
+}
+
+/** The optional inputs a cluster's install leaves no trace of: an import leaves them out. */
+const CLUSTER_UNTRACED = ["authService.address", "gateway.address", "timeoutSeconds", "force"] as const;
+
+/**
+ * The Cluster an import finds as `found` (undefined: nothing installed), or an error naming the
+ * step and the endpoint when it is not this import's to take: another cluster than the ID names
+ * (a forged or mistaken ID), another resource's install, an install that stopped half-way. Pure.
+ */
+export function importedCluster(
+  asked: ClusterImport,
+  found: InstallFound | undefined,
+): Imported<ClusterInputs, ClusterOutputs> {
+  const server = found?.server ?? serverOfText(asked.kubeconfig) ?? "the kubeconfig's server";
+  const refuse = (step: string, why: string) => new Error(`${asked.label}: ${step} at ${server}: ${why}`);
+  if (!isClusterId(asked.clusterId))
+    throw new Error(
+      `${asked.label}: ${JSON.stringify(asked.clusterId)} is not a cluster ID (16 lowercase hex characters)`,
+    );
+  if (!found) throw refuse("reading the cluster's identity", "pulumi-liqo is not installed there: nothing to import");
+  const { identity } = found;
+  if (identity.clusterId !== asked.clusterId)
+    throw refuse(
+      "reading the cluster's identity",
+      `the kubeconfig reaches cluster ${identity.clusterId}, not ${asked.clusterId}: refused, an import ID names the cluster its kubeconfig reaches`,
+    );
+  if (found.owner && found.owner !== asked.urn)
+    throw refuse(
+      "reading the install's owner",
+      `the install belongs to Cluster ${describeOwner(found.owner)}: refused, only that resource (its stack, name and type) may take it`,
+    );
+  if (!found.authCaCert)
+    throw refuse(
+      "reading the auth service's TLS Secret",
+      "there is none (the install stopped half-way): finish it with pulumi up rather than import it",
+    );
+  const kubeconfigServer = serverOfText(asked.kubeconfig) ?? identity.apiServerUrl;
+  const inputs = {
+    name: identity.clusterName,
+    ...(identity.podCidr ? { podCidr: identity.podCidr } : {}),
+    ...(identity.serviceCidr ? { serviceCidr: identity.serviceCidr } : {}),
+    ...(identity.externalCidr ? { externalCidr: identity.externalCidr } : {}),
+    ...(identity.apiServerUrl !== kubeconfigServer ? { apiServerUrl: identity.apiServerUrl } : {}),
+    ...askedOfDeployment(found.deployed),
+  };
+  const { authHost: _host, ...endpoints } = clusterEndpointsOf(inputs, kubeconfigServer);
+  return {
+    id: identity.clusterId,
+    inputs,
+    outputs: {
+      ...inputs,
+      ...endpoints,
+      kubeconfig: asked.kubeconfig,
+      clusterId: identity.clusterId,
+      podCidr: identity.podCidr ?? "",
+      serviceCidr: identity.serviceCidr ?? "",
+      authCaCert: found.authCaCert,
+    },
+    unrecovered: [
+      {
+        input: "kubeconfig",
+        why: "a secret the cluster never shows: the state keeps the file's text the ID names only to reach the cluster, the program must give it",
+      },
+    ],
+    untraced: CLUSTER_UNTRACED,
+  };
+}
+
+/** Imports the Cluster of `asked`: reads its install (writing nothing) and hands back what it found. */
+export async function importCluster(asked: ClusterImport): Promise<Imported<ClusterInputs, ClusterOutputs>> {
+  return importedCluster(asked, await lifecycle().readInstallForImport(asked.kubeconfig, `${asked.label}: kubeconfig`));
 }
 
 /** The `Cluster` dynamic provider's operations. */

@@ -2,19 +2,21 @@
  * The provider plugin pulumi-resource-liqo through the real `pulumi` engine: packed as the archive
  * a pluginDownloadURL serves (scripts/plugin.sh, from the build), installed with `pulumi plugin
  * install`, and driven by a TypeScript program that knows the resources only by their type tokens
- * (test/e2e/programs/plugin).
+ * (test/e2e/programs/plugin). `pulumi import` of a Cluster goes the same way: made, taken out of the
+ * state, imported back by `<clusterId>@<kubeconfig file>` (a forged ID refused first), a preview with
+ * no change, a destroy that leaves nothing.
  */
 import * as k8s from "@kubernetes/client-node";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
-import { installPlugin, packPlugin, PACK_BOUND_MS } from "../../harness/plugin.js";
-import { configureForLab, PulumiWorkspace } from "../../harness/pulumi.js";
+import { packPlugin, PACK_BOUND_MS, workspaceWithPlugin } from "../../harness/plugin.js";
+import { configureForLab, type PulumiWorkspace } from "../../harness/pulumi.js";
 import { clusterOf, type LabState } from "../../local-cluster/lab.js";
-import { expectStackLife } from "../support/plugin-stack.js";
+import { expectDestroyedClean, expectStackLife } from "../support/plugin-stack.js";
 
 const PROGRAM = join(__dirname, "programs", "plugin");
 
@@ -44,16 +46,12 @@ async function silentServer(): Promise<{ port: number; close(): Promise<void> }>
   };
 }
 
-/** A workspace of the program with the plugin installed from `archive` in its own Pulumi home. */
-async function workspaceWithPlugin(archive: string): Promise<PulumiWorkspace> {
-  const workspace = await PulumiWorkspace.create(PROGRAM);
-  try {
-    await installPlugin(workspace, archive);
-    return workspace;
-  } catch (error) {
-    workspace.dispose();
-    throw error;
-  }
+/** The URNs of the resources the stack holds (the stack itself left out). */
+async function urnsOf(workspace: PulumiWorkspace): Promise<string[]> {
+  const exported = JSON.parse((await workspace.ok(["stack", "export"])).stdout) as {
+    deployment: { resources?: { urn: string; type: string }[] };
+  };
+  return (exported.deployment.resources ?? []).filter((r) => r.type.startsWith("liqo:")).map((r) => r.urn);
 }
 
 describe("the provider plugin through the pulumi CLI", () => {
@@ -70,7 +68,7 @@ describe("the provider plugin through the pulumi CLI", () => {
       "about 5 s naming the timeout, and no secret is printed",
     async () => {
       const api = await silentServer();
-      const workspace = await workspaceWithPlugin(archive);
+      const workspace = await workspaceWithPlugin(PROGRAM, archive);
       try {
         // A bearer token, not a client key: the connection must get as far as the hanging server.
         const kubeconfig = JSON.stringify({
@@ -121,7 +119,7 @@ describe("the provider plugin through the pulumi CLI", () => {
         "THEN each does what it says, secrets stay ciphertext, and nothing is left",
       async () => {
         const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
-        const workspace = await workspaceWithPlugin(archive);
+        const workspace = await workspaceWithPlugin(PROGRAM, archive);
         try {
           await configureForLab(workspace, lab);
           const plan = JSON.parse((await workspace.ok(["preview", "--json"])).stdout) as {
@@ -150,6 +148,65 @@ describe("the provider plugin through the pulumi CLI", () => {
           await expectStackLife(workspace, up, a, b);
         } finally {
           // Whatever a failed step left in the clusters goes with the stack.
+          await workspace.pulumi(["destroy", "--yes", "--skip-preview"]);
+          workspace.dispose();
+        }
+      },
+      PEERING_TEST_BOUND_MS,
+    );
+
+    test(
+      "GIVEN Cluster a made by the plugin and deleted from the state WHEN imported by a forged ID THEN it is refused and " +
+        "nothing is recorded; WHEN imported by its own ID THEN the next preview shows no change, kubeconfig is named " +
+        "as the input to give, no secret is printed, and destroy leaves nothing",
+      async () => {
+        const a = clusterOf(lab, "a");
+        const workspace = await workspaceWithPlugin(PROGRAM, archive);
+        try {
+          await configureForLab(workspace, lab);
+          await workspace.ok(["config", "set", "mode", "cluster"]);
+          await workspace.ok(["up", "--yes", "--skip-preview"]);
+          const clusterId = (await workspace.ok(["stack", "output", "clusterId"])).stdout.trim();
+          expect(clusterId).toMatch(/^[0-9a-f]{16}$/);
+          const [urn] = await urnsOf(workspace);
+          expect(urn).toMatch(/::liqo:index:Cluster::a$/);
+          await workspace.ok(["state", "delete", urn!, "--yes"]);
+
+          // A forged ID: another cluster ID with a's kubeconfig. Refused, naming the ID, the step and the endpoint.
+          const forgedId = `${clusterId === "0123456789abcdef" ? "fedcba9876543210" : "0123456789abcdef"}@${a.kubeconfig}`;
+          const forged = await workspace.pulumi(["import", "liqo:index:Cluster", "a", forgedId, "--yes"]);
+          expect(forged.exitCode).not.toBe(0);
+          expect(forged.stdout + forged.stderr).toContain(
+            `Cluster import of ID "${forgedId}": reading the cluster's identity at ${a.apiServerUrl}: ` +
+              `the kubeconfig reaches cluster ${clusterId}, not ${forgedId.split("@")[0]}: refused`,
+          );
+          expect(await urnsOf(workspace)).toEqual([]);
+
+          // No program snippet: the Node.js language host built here answers GenerateProgram "not implemented".
+          const imported = await workspace.ok([
+            "import",
+            "liqo:index:Cluster",
+            "a",
+            `${clusterId}@${a.kubeconfig}`,
+            "--yes",
+            "--generate-code=false",
+            // Imports are protected by default: destroy would refuse.
+            "--protect=false",
+          ]);
+          expect(imported.stdout + imported.stderr).toMatch(
+            /give Cluster "a" these inputs in the program, which the import cannot recover: kubeconfig \(a secret/,
+          );
+          expect(await urnsOf(workspace)).toEqual([urn]);
+          const kubeconfig = readFileSync(a.kubeconfig, "utf8");
+          const exported = (await workspace.ok(["stack", "export"])).stdout;
+          for (const secret of [kubeconfig, "client-key-data", "PRIVATE KEY"]) {
+            expect(imported.stdout + imported.stderr).not.toContain(secret);
+            expect(exported).not.toContain(secret);
+          }
+
+          await workspace.ok(["preview", "--expect-no-changes"]);
+          await expectDestroyedClean(workspace, [a]);
+        } finally {
           await workspace.pulumi(["destroy", "--yes", "--skip-preview"]);
           workspace.dispose();
         }

@@ -188,8 +188,10 @@ describe("update, read and delete", () => {
     expect(found.inputs).toBe(news);
   });
 
-  test("GIVEN no state (an import) WHEN read THEN it fails saying import is not supported", async () => {
-    await expect(read(peering, "c1-to-p1", {}, {})).rejects.toThrow(/importing one \(no state yet\) is not supported/);
+  test("GIVEN no state (an import) of a Peering WHEN read THEN it fails naming the resource, the ID and why", async () => {
+    await expect(read(peering, "c1-to-p1", {}, {})).rejects.toThrow(
+      /^Peering import of ID "c1-to-p1": not importable yet: /,
+    );
   });
 
   test("GIVEN customTimeouts delete 30s WHEN deleted THEN the code's deadline is 30 s", async () => {

@@ -74,9 +74,14 @@ function peer() {
 }
 
 // A cluster whose API server takes connections and never answers: its create never finishes.
-const unanswered = config.get("mode") === "unanswered";
+const mode = config.get("mode");
+const unanswered = mode === "unanswered";
 if (unanswered) cluster("a", { customTimeouts: { create: config.require("createTimeout") } });
-const peered = unanswered ? undefined : peer();
+// One cluster alone (the import test takes it out of the state and imports it back).
+const lone = mode === "cluster" ? cluster("a") : undefined;
+const peered = unanswered || lone ? undefined : peer();
+
+export const clusterId = lone?.["clusterId"] ?? "";
 
 export const virtualNode = peered?.peering["virtualNodeName"] ?? "";
 export const peeringStatus = peered?.peering["status"] ?? "";
