@@ -13,6 +13,10 @@ PODTOOL_HOME="$LIQO_CACHE/podtool-$(sha256sum "$REPO_ROOT/toolchain/podtool/main
 # CoreDNS with the plugins toolchain/coredns/main.go names: keyed by version and that file's hash.
 COREDNS_HOME="$LIQO_CACHE/coredns-$COREDNS_VERSION-$(sha256sum "$REPO_ROOT/toolchain/coredns/main.go" | cut -c1-8)"
 
+# The project's Go language host (toolchain/pulumi-language-go), built against PULUMI_VERSION:
+# keyed by that version and its sources' hash, so an edit rebuilds it.
+PULUMI_GO_HOME="$LIQO_CACHE/pulumi-language-go-$PULUMI_VERSION-$(cat "$REPO_ROOT"/toolchain/pulumi-language-go/{main.go,go.mod,go.sum} | sha256sum | cut -c1-12)"
+
 # e2e.test and agnhost, built only for `npm run conformance` (scripts/toolchain.sh conformance).
 LIQO_E2E_HOME="$LIQO_CACHE/kubernetes-e2e-$KUBERNETES_VERSION"
 export LIQO_E2E_BIN_DIR="$LIQO_E2E_HOME/bin"
@@ -27,7 +31,7 @@ export LIQO_CNI_BIN_DIR="$LIQO_CACHE/cni-plugins-$CNI_PLUGINS_DEBIAN_VERSION/roo
 # kube-proxy, kubectl, containerd (with its shim and ctr), runc, podtool and coredns too. The CNI plugins
 # are not commands: containerd finds them by their directory, LIQO_CNI_BIN_DIR.
 toolchain_path() {
-  printf '%s' "$NODE_HOME/bin:$LIQO_CACHE/pulumi-$PULUMI_VERSION/bin:$LIQO_CACHE/pulumi-language-yaml-$PULUMI_YAML_VERSION/bin:$LIQO_CACHE/kubernetes-$KUBERNETES_VERSION/bin:$LIQO_CACHE/etcd-$ETCD_VERSION/bin:$LIQO_CACHE/wireguard-go-$WIREGUARD_GO_VERSION/bin"
+  printf '%s' "$NODE_HOME/bin:$LIQO_CACHE/pulumi-$PULUMI_VERSION/bin:$LIQO_CACHE/pulumi-language-yaml-$PULUMI_YAML_VERSION/bin:$PULUMI_GO_HOME/bin:$LIQO_CACHE/kubernetes-$KUBERNETES_VERSION/bin:$LIQO_CACHE/etcd-$ETCD_VERSION/bin:$LIQO_CACHE/wireguard-go-$WIREGUARD_GO_VERSION/bin"
   printf ':%s' "$LIQO_CACHE/kubernetes-node-$KUBERNETES_VERSION/bin" "$LIQO_CACHE/containerd-$CONTAINERD_VERSION/bin" \
     "$LIQO_CACHE/runc-$RUNC_DEBIAN_VERSION/root/usr/sbin" "$PODTOOL_HOME/bin" "$COREDNS_HOME/bin"
 }

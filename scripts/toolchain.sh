@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs and builds, at the versions pinned in scripts/versions.sh, everything the project runs
-# besides its npm packages: its own Node, the pulumi CLI, Node.js and YAML language hosts, the Kubernetes
+# besides its npm packages: its own Node, the pulumi CLI, Node.js, YAML and Go language hosts, the Kubernetes
 # control plane, etcd, CoreDNS, wireguard-go, and a few Debian packages. Then installs the npm packages.
 #
 # Idempotent: every built artefact is cached under $LIQO_CACHE keyed by its version, built in a
@@ -199,6 +199,16 @@ build_pulumi_yaml() {
     "github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml@$PULUMI_YAML_VERSION"
 }
 
+# Pulumi Go's language host: the project's own (toolchain/pulumi-language-go; the module proxy
+# refuses upstream's), which runs Go programs and generates the Go SDK (scripts/sdk-go.sh). It
+# shares every module with the CLI at PULUMI_VERSION, so on the CLI's warm Go cache it only links.
+build_pulumi_go() {
+  local out=$1
+  (cd "$REPO_ROOT/toolchain/pulumi-language-go" && run_logged "pulumi-language-go $PULUMI_VERSION" "$out/build.log" \
+    env CGO_ENABLED=0 GOWORK=off GOFLAGS="-mod=readonly -buildvcs=false" nice -n 19 go build -trimpath \
+    -ldflags "-s -w -X main.version=$PULUMI_VERSION" -o "$out/bin/pulumi-language-go" .)
+}
+
 # Installs the project's npm packages with the project's own Node, again only when the lock
 # file changed since the last install.
 install_npm_packages() {
@@ -227,6 +237,7 @@ build_once "$COREDNS_HOME" "coredns $COREDNS_VERSION" build_coredns
 install_npm_packages
 build_pulumi
 build_once "$LIQO_CACHE/pulumi-language-yaml-$PULUMI_YAML_VERSION" "pulumi-language-yaml $PULUMI_YAML_VERSION" build_pulumi_yaml
+build_once "$PULUMI_GO_HOME" "pulumi-language-go $PULUMI_VERSION" build_pulumi_go
 # `toolchain.sh conformance`: also upstream's conformance suite and what its images are made of.
 if [ "${1:-}" = conformance ]; then
   DEBIAN_PACKAGES=$CONFORMANCE_DEBIAN_PACKAGES ensure_debian_packages
