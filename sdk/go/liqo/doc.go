@@ -1,0 +1,2 @@
+// Peers Kubernetes clusters the way Liqo does: authentication, parameters negotiation, virtual node and a WireGuard network fabric, out-of-band or in-band. Served by the provider plugin pulumi-resource-liqo to programs of any language (type tokens liqo:index:<Name>); the TypeScript SDK also offers them as dynamic resources (pulumi-nodejs:dynamic/liqo:<Name>), which take a Cluster or a Peering where the plugin's resources take its access output.
+package liqo
