@@ -1,14 +1,74 @@
 /**
  * Checks shared by the tests that run a peering through the provider plugin (a TypeScript program
- * of `liqo:index:*` resources, the YAML example): the same stack, whatever language wrote it.
+ * of `liqo:index:*` resources, the YAML and Go examples): the same stack, whatever language wrote it.
  */
 import * as k8s from "@kubernetes/client-node";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { adminConfig } from "../../harness/install.js";
+import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
+import { packPlugin, PACK_BOUND_MS, workspaceWithPlugin } from "../../harness/plugin.js";
 import { previewOf, type PulumiResult, type PulumiWorkspace } from "../../harness/pulumi.js";
-import type { ClusterState } from "../../local-cluster/lab.js";
+import type { ClusterState, LabState } from "../../local-cluster/lab.js";
 import { PEERING_DIFF } from "../../provider/resources/peering.js";
 import { projectTraces } from "./leaks.js";
+
+/** The namespace of b the example programs offload (their default). */
+export const OFFLOADED = "shop";
+
+/**
+ * For the tests of one `describe`: packs the plugin from the build and takes the shared lab before
+ * them (Jest hooks), and removes the archive after. Read the fields inside the tests.
+ */
+export function pluginOnSharedLab(): { readonly archive: string; readonly lab: LabState } {
+  const context = { archive: "", lab: undefined as unknown as LabState };
+  let packed: string | undefined;
+  beforeAll(async () => {
+    packed = mkdtempSync(join(tmpdir(), "pulumi-liqo-plugin-"));
+    context.archive = await packPlugin(packed);
+    context.lab = await sharedLab();
+  }, PACK_BOUND_MS + SHARED_LAB_BOUND_MS);
+  afterAll(() => packed && rmSync(packed, { recursive: true, force: true }));
+  return context;
+}
+
+/**
+ * Runs `life` on a stack of example `program` with the plugin of `archive` installed, after making
+ * namespace {@link OFFLOADED} in b; then, whatever happened, destroys the stack (whatever a failed
+ * step left in the clusters goes with it), removes the workspace and the namespace.
+ */
+export async function withExampleStack(
+  program: string,
+  archive: string,
+  b: ClusterState,
+  life: (workspace: PulumiWorkspace) => Promise<void>,
+): Promise<void> {
+  const core = adminConfig(b).makeApiClient(k8s.CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: OFFLOADED } } });
+  try {
+    const workspace = await workspaceWithPlugin(program, archive);
+    try {
+      await life(workspace);
+    } finally {
+      await workspace.pulumi(["destroy", "--yes", "--skip-preview"]);
+      workspace.dispose();
+    }
+  } finally {
+    await core.deleteNamespace({ name: OFFLOADED });
+  }
+}
+
+/** The example's outputs after its `up`: b peered with a, the tunnel up, {@link OFFLOADED} offloaded to a namespace of a. */
+export async function expectPeeredAndOffloaded(workspace: PulumiWorkspace, a: ClusterState): Promise<void> {
+  const output = async (name: string) => (await workspace.ok(["stack", "output", name])).stdout.trim();
+  expect(await output("peeringStatus")).toBe("Ready");
+  expect(await output("tunnelStatus")).toBe("Connected");
+  expect(await output("virtualNode")).toBe("liqo-a");
+  const remote = await output("offloadedAs");
+  expect(remote).toMatch(new RegExp(`^${OFFLOADED}-[0-9a-f]{16}$`));
+  await adminConfig(a).makeApiClient(k8s.CoreV1Api).readNamespace({ name: remote });
+}
 
 /**
  * The rest of the life of a stack that peers b with a through the plugin, after its first `up`:
