@@ -6,10 +6,10 @@
  * since each that starts the program compiles it: up, a no-change preview, destroy.
  */
 import { execa } from "execa";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { configureForLab } from "../../harness/pulumi.js";
+import { configureForLab, PULUMI_COMMAND_TIMEOUT_MS, PulumiWorkspace } from "../../harness/pulumi.js";
 import { clusterOf } from "../../local-cluster/lab.js";
 import {
   expectDestroyedClean,
@@ -36,6 +36,37 @@ function tree(dir: string): Record<string, string> {
   return Object.fromEntries(files.sort().map((path) => [path, readFileSync(join(dir, path), "utf8")]));
 }
 
+/** Points the copied program's go.mod at this checkout's SDK: it says ../../sdk/go, which the copy has not beside it. */
+async function useCheckoutSdk(workspace: PulumiWorkspace): Promise<void> {
+  await execa("go", ["mod", "edit", `-replace=github.com/pulumi-liqo/pulumi-liqo/sdk/go=${SDK}`], {
+    cwd: workspace.programDir,
+  });
+}
+
+describe("a Go program that does not compile", () => {
+  test(
+    "GIVEN a Go program with a compile error WHEN previewed THEN the error names the file, line and cause",
+    async () => {
+      const workspace = await PulumiWorkspace.create(PROGRAM);
+      try {
+        await useCheckoutSdk(workspace);
+        writeFileSync(
+          join(workspace.programDir, "main.go"),
+          'package main\n\nimport "github.com/pulumi/pulumi/sdk/v3/go/pulumi"\n\n' +
+            "func main() { pulumi.Run(func(ctx *pulumi.Context) error { return notDeclared }) }\n",
+        );
+        const preview = await workspace.pulumi(["preview"]);
+        expect(preview.exitCode).not.toBe(0);
+        expect(preview.stdout).toMatch(/go build of the program in \S+ failed/);
+        expect(preview.stdout).toMatch(/main\.go:5:\d+: undefined: notDeclared/);
+      } finally {
+        workspace.dispose();
+      }
+    },
+    PULUMI_COMMAND_TIMEOUT_MS,
+  );
+});
+
 describe("the Go example through the provider plugin and the generated Go SDK", () => {
   const given = pluginOnSharedLab();
 
@@ -55,10 +86,7 @@ describe("the Go example through the provider plugin and the generated Go SDK", 
 
       const [a, b] = [clusterOf(given.lab, "a"), clusterOf(given.lab, "b")];
       await withExampleStack(PROGRAM, given.archive, b, async (workspace) => {
-        // The program's go.mod takes the SDK from ../../sdk/go, which its copy has not beside it.
-        await execa("go", ["mod", "edit", `-replace=github.com/pulumi-liqo/pulumi-liqo/sdk/go=${SDK}`], {
-          cwd: workspace.programDir,
-        });
+        await useCheckoutSdk(workspace);
         await configureForLab(workspace, given.lab);
         const up = await workspace.ok(["up", "--yes", "--skip-preview"]);
         await expectPeeredAndOffloaded(workspace, a);
