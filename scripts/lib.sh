@@ -13,9 +13,10 @@ PODTOOL_HOME="$LIQO_CACHE/podtool-$(sha256sum "$REPO_ROOT/toolchain/podtool/main
 # CoreDNS with the plugins toolchain/coredns/main.go names: keyed by version and that file's hash.
 COREDNS_HOME="$LIQO_CACHE/coredns-$COREDNS_VERSION-$(sha256sum "$REPO_ROOT/toolchain/coredns/main.go" | cut -c1-8)"
 
-# The project's Go language host (toolchain/pulumi-language-go), built against PULUMI_VERSION:
-# keyed by that version and its sources' hash, so an edit rebuilds it.
-PULUMI_GO_HOME="$LIQO_CACHE/pulumi-language-go-$PULUMI_VERSION-$(cat "$REPO_ROOT"/toolchain/pulumi-language-go/{main.go,go.mod,go.sum} | sha256sum | cut -c1-12)"
+# The project's Go language host and SDK generator (toolchain/pulumi-language-go), built against
+# PULUMI_VERSION: keyed by that version and its sources' hash (every file, in a stable order), so
+# an edit rebuilds it.
+PULUMI_GO_HOME="$LIQO_CACHE/pulumi-language-go-$PULUMI_VERSION-$(cd "$REPO_ROOT"/toolchain/pulumi-language-go && find . -type f | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-12)"
 
 # e2e.test and agnhost, built only for `npm run conformance` (scripts/toolchain.sh conformance).
 LIQO_E2E_HOME="$LIQO_CACHE/kubernetes-e2e-$KUBERNETES_VERSION"

@@ -1,15 +1,16 @@
 // Command pulumi-language-go is this project's own Pulumi language host for Go programs, and the
-// generator of its Go SDK.
+// generator of its SDKs: the same executable, run as pulumi-language-python (a link toolchain.sh
+// makes), answers `pulumi package gen-sdk --language python` and runs no program.
 //
-// Why it exists: the upstream host (github.com/pulumi/pulumi/sdk/go/pulumi-language-go/v3) is a
-// module of its own that the Go module proxy refuses here at every version (403 "This module
-// version is not available"), while the engine needs a host to run `runtime: go` programs, and
-// `pulumi package gen-sdk --language go` hands the generation to the host. The generator itself
-// is upstream's: pkg/v3's codegen/go, at the CLI's version.
+// Why it exists: the upstream hosts (github.com/pulumi/pulumi/sdk/go/pulumi-language-go/v3,
+// .../sdk/python/cmd/pulumi-language-python/v3) are modules the Go module proxy refuses here at
+// every version (403 "This module version is not available"), while the engine needs a host to run
+// `runtime: go` programs, and `pulumi package gen-sdk --language <language>` hands the generation
+// to the language's host. The generators themselves are upstream's (generate.go).
 //
 // What it does: Run compiles the program with `go build` (or runs the prebuilt `binary` the
 // project's runtime options name) and starts it with the PULUMI_* variables that
-// github.com/pulumi/pulumi/sdk/v3/go/pulumi reads; GeneratePackage writes a package's Go SDK.
+// github.com/pulumi/pulumi/sdk/v3/go/pulumi reads; GeneratePackage writes a package's SDK.
 // Plugins are not reported as required (the engine runs offline here and finds installed plugins
 // by itself); other RPCs answer "unimplemented".
 package main
@@ -28,8 +29,6 @@ import (
 	"syscall"
 	"time"
 
-	gogen "github.com/pulumi/pulumi/pkg/v3/codegen/go"
-	"github.com/pulumi/pulumi/pkg/v3/codegen/schema"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/constant"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc"
@@ -50,8 +49,14 @@ func main() {
 		fmt.Fprintf(os.Stderr, "pulumi-language-go: cannot listen: %v\n", err)
 		os.Exit(1)
 	}
+	// The language is the one of the name the engine ran us by: pulumi-language-<language>.
+	language := strings.TrimPrefix(filepath.Base(os.Args[0]), "pulumi-language-")
+	if _, known := generators[language]; !known {
+		fmt.Fprintf(os.Stderr, "pulumi-language-go: run as %s, which names no language it serves\n", os.Args[0])
+		os.Exit(1)
+	}
 	server := grpc.NewServer(grpc.MaxRecvMsgSize(400 << 20))
-	pulumirpc.RegisterLanguageRuntimeServer(server, &host{engine: engine})
+	pulumirpc.RegisterLanguageRuntimeServer(server, &host{engine: engine, language: language})
 	// The engine dials the port on our first line of output.
 	fmt.Println(listener.Addr().(*net.TCPAddr).Port)
 	go orphanWatch(os.Getppid())
@@ -72,7 +77,8 @@ func orphanWatch(engine int) {
 
 type host struct {
 	pulumirpc.UnimplementedLanguageRuntimeServer
-	engine string
+	engine   string
+	language string
 }
 
 func (h *host) Handshake(_ context.Context, req *pulumirpc.LanguageHandshakeRequest) (*pulumirpc.LanguageHandshakeResponse, error) {
@@ -116,6 +122,10 @@ func (h *host) About(ctx context.Context, _ *pulumirpc.AboutRequest) (*pulumirpc
 // Run builds the program (unless the runtime option `binary` names one already built) and runs
 // it. A failure of the build or of the program is an answer, not an RPC error, as the engine expects.
 func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.RunResponse, error) {
+	if h.language != "go" {
+		return &pulumirpc.RunResponse{Error: fmt.Sprintf("pulumi-language-%s here only generates SDKs (pulumi package gen-sdk): "+
+			"it runs no program (this project's docs/plugin.md says why)", h.language)}, nil
+	}
 	dir, root, options := req.GetPwd(), req.GetPwd(), map[string]any{}
 	if info := req.GetInfo(); info != nil {
 		dir, root, options = info.GetProgramDirectory(), info.GetRootDirectory(), info.GetOptions().AsMap()
@@ -182,42 +192,4 @@ func nonNil(config map[string]string) map[string]string {
 		return map[string]string{}
 	}
 	return config
-}
-
-// GeneratePackage writes the Go SDK of the request's schema into its directory, with pkg/v3's
-// codegen/go: what `pulumi package gen-sdk --language go` asks for.
-func (h *host) GeneratePackage(_ context.Context, req *pulumirpc.GeneratePackageRequest) (*pulumirpc.GeneratePackageResponse, error) {
-	var spec schema.PackageSpec
-	if err := json.Unmarshal([]byte(req.GetSchema()), &spec); err != nil {
-		return nil, fmt.Errorf("the schema is not a package schema: %w", err)
-	}
-	loader, err := schema.NewLoaderClient(req.GetLoaderTarget())
-	if err != nil {
-		return nil, err
-	}
-	defer loader.Close()
-	pkg, diags, err := schema.BindSpec(spec, schema.NewCachedLoader(loader), schema.ValidationOptions{})
-	if err != nil {
-		return nil, err
-	}
-	if diags.HasErrors() {
-		return nil, fmt.Errorf("binding the schema: %w", diags)
-	}
-	files, err := gogen.GeneratePackage("pulumi-language-go", pkg, req.GetLocalDependencies())
-	if err != nil {
-		return nil, err
-	}
-	for name, content := range req.GetExtraFiles() {
-		files[name] = content
-	}
-	for name, content := range files {
-		path := filepath.Join(req.GetDirectory(), name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(path, content, 0o644); err != nil {
-			return nil, err
-		}
-	}
-	return &pulumirpc.GeneratePackageResponse{}, nil
 }
