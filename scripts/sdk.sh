@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Generates the SDKs of schema.json for the plugin's other languages: `scripts/sdk.sh [--out DIR]
-# [LANGUAGE...]` writes each LANGUAGE's SDK (go and python unless named) into DIR/<language>
+# [LANGUAGE...]` writes each LANGUAGE's SDK (go, python and dotnet unless named) into DIR/<language>
 # (default DIR: sdk, where they are committed), replacing what was there. Run it after every change
 # of schema.json; test/unit/plugin/sdks.test.ts fails while a committed SDK differs from what this writes.
 #
 # The generator is the pulumi CLI's own `pulumi package gen-sdk --language <language>`, which hands
 # the work to the language's host: here the project's own (toolchain/pulumi-language-go, also run as
-# pulumi-language-python), which calls upstream's generators at the CLI's version
-# (toolchain/pulumi-language-go/generate.go). The Go SDK's go.mod requires the Go SDK its generator
+# pulumi-language-python and pulumi-language-dotnet), which calls upstream's generators
+# (toolchain/pulumi-language-go/generate.go; the .NET one reads the schema's logoUrl, docs/logo.png,
+# from the checkout: this runs the CLI from the repository's root). The Go SDK's go.mod requires the Go SDK its generator
 # knows of; this pins it at PULUMI_VERSION, the CLI's, and tidies go.sum through the Go module proxy.
 set -euo pipefail
 # shellcheck source=env.sh
@@ -19,7 +20,7 @@ if [ "${1:-}" = --out ]; then
   out=$2
   shift 2
 fi
-[ $# -gt 0 ] || set -- go python
+[ $# -gt 0 ] || set -- go python dotnet
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/pulumi-liqo-sdk.XXXXXX")"
 trap 'rm -rf "$work"' EXIT

@@ -201,7 +201,7 @@ build_pulumi_yaml() {
 
 # Pulumi Go's language host: the project's own (toolchain/pulumi-language-go; the module proxy
 # refuses upstream's), which runs Go programs and generates the SDKs (scripts/sdk.sh): run by the
-# Python host's name, a link to it, it generates the Python SDK and runs no program. It
+# names of the Python and .NET hosts, links to it, it generates their SDKs and runs no program. It
 # shares every module with the CLI at PULUMI_VERSION, so on the CLI's warm Go cache it only links.
 build_pulumi_go() {
   local out=$1
@@ -209,6 +209,7 @@ build_pulumi_go() {
     env CGO_ENABLED=0 GOWORK=off GOFLAGS="-mod=readonly -buildvcs=false" nice -n 19 go build -trimpath \
     -ldflags "-s -w -X main.version=$PULUMI_VERSION" -o "$out/bin/pulumi-language-go" .)
   ln -s pulumi-language-go "$out/bin/pulumi-language-python"
+  ln -s pulumi-language-go "$out/bin/pulumi-language-dotnet"
 }
 
 # Installs the project's npm packages with the project's own Node, again only when the lock

@@ -21,7 +21,7 @@ def readme():
 setup(name='pulumi_liqo',
       python_requires='>=3.9',
       version=VERSION,
-      description="Peers Kubernetes clusters the way Liqo does: authentication, parameters negotiation, virtual node and a WireGuard network fabric, out-of-band or in-band. Served by the provider plugin pulumi-resource-liqo to programs of any language (type tokens liqo:index:<Name>); the TypeScript SDK also offers them as dynamic resources (pulumi-nodejs:dynamic/liqo:<Name>), which take a Cluster or a Peering where the plugin's resources take its access output.",
+      description="Peers Kubernetes clusters the way Liqo does: authentication, parameters negotiation, virtual node and a WireGuard network fabric, out-of-band or in-band. Served by the provider plugin pulumi-resource-liqo to programs of any language (type tokens such as liqo:index:Cluster); the TypeScript SDK also offers them as dynamic resources (such as pulumi-nodejs:dynamic/liqo:Cluster), which take a Cluster or a Peering where the plugin's resources take its access output.",
       long_description=readme(),
       long_description_content_type='text/markdown',
       keywords='kubernetes liqo multi-cluster wireguard',

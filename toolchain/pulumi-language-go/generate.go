@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 
+	dotnetgen "github.com/pulumi/pulumi-dotnet/pulumi-language-dotnet/v3/codegen"
 	gogen "github.com/pulumi/pulumi/pkg/v3/codegen/go"
 	pygen "github.com/pulumi/pulumi/pkg/v3/codegen/python"
 	"github.com/pulumi/pulumi/pkg/v3/codegen/schema"
@@ -17,7 +20,8 @@ import (
 type generator func(pkg *schema.Package, req *pulumirpc.GeneratePackageRequest, loader schema.ReferenceLoader) (map[string][]byte, error)
 
 // generators holds each language's generator, called as its upstream host calls it: pkg/v3's
-// codegen/go and codegen/python at the CLI's version.
+// codegen/go and codegen/python at the CLI's version, and for .NET (which pkg/v3 3.259.0 no longer
+// has) pulumi-dotnet v3.112.1's codegen, a module dependency like the others.
 var generators = map[string]generator{
 	"go": func(pkg *schema.Package, req *pulumirpc.GeneratePackageRequest, _ schema.ReferenceLoader) (map[string][]byte, error) {
 		files, err := gogen.GeneratePackage("pulumi-language-go", pkg, req.GetLocalDependencies())
@@ -32,6 +36,37 @@ var generators = map[string]generator{
 	"python": func(pkg *schema.Package, req *pulumirpc.GeneratePackageRequest, loader schema.ReferenceLoader) (map[string][]byte, error) {
 		return pygen.GeneratePackage("pulumi-language-python", pkg, req.GetExtraFiles(), loader)
 	},
+	"dotnet": func(pkg *schema.Package, req *pulumirpc.GeneratePackageRequest, _ schema.ReferenceLoader) (map[string][]byte, error) {
+		// The generator downloads the package's logo (the schema's logoUrl) with http.Get, which
+		// goes through http.DefaultTransport: the host answers it from the checkout (projectFiles).
+		http.DefaultTransport = projectFiles{}
+		return dotnetgen.GeneratePackage("pulumi-language-dotnet", pkg, req.GetExtraFiles(), req.GetLocalDependencies())
+	},
+}
+
+// projectURL is where the project's repository publishes its files; the schema's logoUrl is the
+// logo's address there.
+const projectURL = "https://raw.githubusercontent.com/pulumi-liqo/pulumi-liqo/main/"
+
+// projectFiles answers a GET of a file under projectURL with that file of the checkout (the host's
+// working directory: the CLI's, the repository's root where scripts/sdk.sh runs it), and refuses
+// every other request: generating an SDK needs no network, and the published address may not be
+// reachable (raw.githubusercontent.com is not, here) nor hold the checkout's version of the file.
+type projectFiles struct{}
+
+func (projectFiles) RoundTrip(req *http.Request) (*http.Response, error) {
+	url := req.URL.String()
+	name, ok := strings.CutPrefix(url, projectURL)
+	if !ok || req.Method != http.MethodGet || name == "" || strings.Contains(name, "..") {
+		return nil, fmt.Errorf("pulumi-language-dotnet downloads nothing: %s is not a file of the project's repository (%s...), "+
+			"which it reads from the checkout instead", url, projectURL)
+	}
+	content, err := os.Open(filepath.FromSlash(name))
+	if err != nil {
+		return nil, fmt.Errorf("%s is read from the checkout, the host's working directory: %w", url, err)
+	}
+	return &http.Response{Status: "200 OK", StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{}, Body: content, ContentLength: -1, Request: req}, nil
 }
 
 // GeneratePackage writes the SDK of the request's schema in the host's language into the request's

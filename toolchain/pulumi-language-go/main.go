@@ -1,6 +1,7 @@
 // Command pulumi-language-go is this project's own Pulumi language host for Go programs, and the
-// generator of its SDKs: the same executable, run as pulumi-language-python (a link toolchain.sh
-// makes), answers `pulumi package gen-sdk --language python` and runs no program.
+// generator of its SDKs: the same executable, run as pulumi-language-python or
+// pulumi-language-dotnet (links toolchain.sh makes), answers `pulumi package gen-sdk --language
+// python|dotnet` and runs no program.
 //
 // Why it exists: the upstream hosts (github.com/pulumi/pulumi/sdk/go/pulumi-language-go/v3,
 // .../sdk/python/cmd/pulumi-language-python/v3) are modules the Go module proxy refuses here at
