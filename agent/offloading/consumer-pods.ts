@@ -10,7 +10,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { randomBytes } from "node:crypto";
 import type { NamespaceOffloading, OffloadedPod, OutgoingPeering } from "../../provider/api/index.js";
-import { describeFailure, ensureObject, isNotFound, serverOf } from "../../provider/kube/client.js";
+import { describeFailure, ensureObject, isNotFound, readOptional, serverOf } from "../../provider/kube/client.js";
 import { deleteOffloading, listOffloading } from "../../provider/offloading/objects.js";
 import type { Refusal } from "../../provider/offloading/pod-policy.js";
 import { eventsToReflect } from "../../provider/offloading/events.js";
@@ -18,6 +18,7 @@ import {
   forgeOffloadedPod,
   forgeReflectedConfigMap,
   forgeReflectedSecret,
+  deadlineChange,
   imageChanges,
   metadataChanges,
   mountsServiceAccountToken,
@@ -76,6 +77,7 @@ function comparable(status: k8s.V1PodStatus | undefined): string {
     containerStatuses: status?.containerStatuses,
     initContainerStatuses: status?.initContainerStatuses,
     podIP: status?.podIP,
+    hostIP: status?.hostIP,
     observedGeneration: status?.observedGeneration,
   });
 }
@@ -310,6 +312,12 @@ export async function reflectPeeringPods(
       .listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${virtualNode}` })
       .catch(describeFailure(`${STEP}: listing the pods on virtual node ${virtualNode}`, serverOf(kc)))
   ).items;
+  // The node's address is each pod's host IP, as a kubelet reports its own (the virtual node's
+  // kubelet endpoint: logs and exec of these pods go there).
+  const node = await readOptional(() => local.readNode({ name: virtualNode })).catch(
+    describeFailure(`${STEP}: reading virtual node ${virtualNode}`, serverOf(kc)),
+  );
+  const hostIP = node?.status?.addresses?.find((a) => a.type === "InternalIP")?.address;
   const requests = (await listOffloading<OffloadedPod>(provider, "offloadedpods", tenant)) ?? [];
   const requestOf = new Map(requests.map((r) => [r.spec.consumerUid, r]));
   const remoteOf = offloadedNamespaces(offloadings, virtualNode);
@@ -404,12 +412,13 @@ export async function reflectPeeringPods(
     // Each pod's calls wait on both API servers: several pods at once, as many kubelet workers would.
     const stillPending = await mapLimited(namespacePods, POD_CONCURRENCY, async (pod): Promise<boolean> => {
       const request = requestOf.get(pod.metadata!.uid!);
-      // A pod without a request asks for one; one whose image (kubectl set image), labels or annotations
-      // changed here updates it, and the provider patches its pod.
+      // A pod without a request asks for one; one whose image (kubectl set image), deadline, labels or
+      // annotations changed here updates it, and the provider patches its pod.
       const outdated =
         request &&
         !request.metadata.deletionTimestamp &&
         (imageChanges(request.spec.pod, pod.spec!).length > 0 ||
+          deadlineChange(request.spec.pod, pod.spec!) !== undefined ||
           metadataChanges(
             { labels: request.spec.labels, annotations: request.spec.annotations },
             { labels: pod.metadata?.labels, annotations: portableAnnotations(pod.metadata?.annotations) },
@@ -437,7 +446,7 @@ export async function reflectPeeringPods(
       }
       const live = remotePods.get(`${remoteNamespace}/${pod.metadata!.name}`);
       if (!current || !live) return true;
-      const status = reflectPodStatus(live.status, reach.view, undefined);
+      const status = reflectPodStatus(live.status, reach.view, hostIP);
       await writePodStatus(kc, pod, status, reporter);
       await copyEvents(kc, eventsToReflect(remoteEvents.get(remoteNamespace) ?? [], pod, live, made, new Date()), made);
       // Still starting: pass again soon. Running with its address, or finished (a Job's), it is not.

@@ -45,6 +45,7 @@ import { refusePodSpec, type Refusal } from "../../provider/offloading/pod-polic
 import {
   CONSUMER_POD_UID_LABEL,
   forgeRemotePod,
+  deadlineChange,
   imageChanges,
   metadataChanges,
   peerTunnelAddress,
@@ -110,9 +111,9 @@ function apiRefusal(error: unknown): { code: number; message: string } | undefin
 }
 
 /**
- * Brings a running pod to its request: its images (the one change Kubernetes allows to a running
- * pod's containers), its labels and annotations (which its downward API volume follows); any other
- * change of the request is refused, and the pod runs on as it is.
+ * Brings a running pod to its request: its images and its deadline (the changes Kubernetes allows
+ * to a running pod's spec), its labels and annotations (which its downward API volume follows); any
+ * other change of the request is refused, and the pod runs on as it is.
  */
 async function bringToRequest(
   core: k8s.CoreV1Api,
@@ -123,16 +124,18 @@ async function bringToRequest(
   const refusal = refusePodSpec(request.spec.pod);
   if (refusal) return { outcome: { phase: "Refused", ...refusal }, images: 0 };
   const changes = imageChanges(live.spec!, request.spec.pod);
+  const deadline = deadlineChange(live.spec!, request.spec.pod);
   const metadata = metadataChanges(live.metadata!, forgeRemotePod(request, consumer).metadata!);
-  if (changes.length === 0 && !metadata) return { outcome: { phase: "Accepted" }, images: 0 };
-  const patch: Record<string, { name: string; image: string }[]> = {};
-  for (const { list, name, image } of changes) (patch[list] ??= []).push({ name, image });
+  if (changes.length === 0 && deadline === undefined && !metadata) return { outcome: { phase: "Accepted" }, images: 0 };
+  const images: Record<string, { name: string; image: string }[]> = {};
+  for (const { list, name, image } of changes) (images[list] ??= []).push({ name, image });
+  const patch = { ...images, ...(deadline !== undefined ? { activeDeadlineSeconds: deadline } : {}) };
   try {
     await core.patchNamespacedPod(
       {
         name: live.metadata!.name!,
         namespace: live.metadata!.namespace!,
-        body: { ...(metadata ? { metadata } : {}), ...(changes.length > 0 ? { spec: patch } : {}) },
+        body: { ...(metadata ? { metadata } : {}), ...(Object.keys(patch).length > 0 ? { spec: patch } : {}) },
       },
       k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.StrategicMergePatch),
     );
@@ -146,7 +149,7 @@ async function bringToRequest(
       outcome: {
         phase: "Refused",
         reason: "Invalid",
-        message: `the provider's API server refused the new images: ${refused.message}`,
+        message: `the provider's API server refused the new images or deadline: ${refused.message}`,
       },
     };
   }

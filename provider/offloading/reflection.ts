@@ -105,6 +105,16 @@ export function imageChanges(current: V1PodSpec, wanted: V1PodSpec): ImageChange
 }
 
 /**
+ * The `activeDeadlineSeconds` `wanted` sets that `current` does not have, or undefined: the other
+ * change Kubernetes allows to a running pod's spec (a deadline set, or shortened). A consumer's pod
+ * given a deadline yields its request's update; the provider's pod, then, the patch. Pure.
+ */
+export function deadlineChange(current: V1PodSpec, wanted: V1PodSpec): number | undefined {
+  const deadline = wanted.activeDeadlineSeconds;
+  return deadline !== undefined && deadline !== current.activeDeadlineSeconds ? deadline : undefined;
+}
+
+/**
  * The annotations of a consumer's pod that go with it: all but those under Kubernetes' own prefixes
  * (`kubernetes.io/`, `k8s.io/` and their subdomains), which speak to the consumer's cluster
  * components (kubectl, controllers), and some of which would loosen the provider's runtime for the

@@ -240,10 +240,16 @@ describe("offloading on real clusters (shared lab)", () => {
           [],
         );
       }
+      // Their host is the virtual node, at its address (its kubelet endpoint), as a kubelet reports its own.
+      const virtualNodeAddress = (await bCore.readNode({ name: record.virtualNodeName })).status?.addresses?.find(
+        (address) => address.type === "InternalIP",
+      )?.address;
+      expect(virtualNodeAddress).toBeDefined();
       for (const p of running) {
         // b's pods are in b's pod CIDR; the offloaded ones show a's (distinct CIDRs: not remapped).
         expect(p.status?.podIP).toBe(remotePods.find((r) => r.metadata?.name === p.metadata?.name)?.status?.podIP);
         expect(p.status?.conditions?.find((c) => c.type === OFFLOADED_CONDITION)?.status).toBe("True");
+        expect(p.status?.hostIP).toBe(virtualNodeAddress);
       }
 
       // kubectl logs and exec on b, for an offloaded pod: the API server calls the virtual node's
@@ -1492,6 +1498,23 @@ describe("offloading on real clusters (shared lab)", () => {
       expect(unchanged.spec?.containers.map((c) => [c.image, c.securityContext?.privileged])).toEqual([
         [next, undefined],
       ]);
+
+      // A deadline given to the running pod on b (the other change a running pod allows) reaches a,
+      // whose kubelet ends the pod at it; b shows it Failed, DeadlineExceeded, as a kubelet would.
+      await bCore.patchNamespacedPod(
+        { name: "keeper", namespace, body: { spec: { activeDeadlineSeconds: 5 } } },
+        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.StrategicMergePatch),
+      );
+      await poll(
+        { step: "test", object: `pod ${namespace}/keeper ended at its deadline on b`, endpoint: b.apiServerUrl },
+        { timeoutMs: 90_000, intervalMs: 500 },
+        async () => {
+          const now = await bCore.readNamespacedPod({ name: "keeper", namespace });
+          return now.status?.phase === "Failed" && now.status.reason === "DeadlineExceeded"
+            ? { done: true, value: undefined }
+            : { done: false, state: `${now.status?.phase} ${now.status?.reason ?? ""}` };
+        },
+      );
 
       // The peering goes: its node is drained before anything else.
       await unpeerPair(pair!);

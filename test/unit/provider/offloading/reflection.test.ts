@@ -7,6 +7,7 @@ import {
   forgeOffloadedPod,
   forgeReflectedSecret,
   forgeRemotePod,
+  deadlineChange,
   imageChanges,
   metadataChanges,
   mountsServiceAccountToken,
@@ -266,6 +267,20 @@ describe("imageChanges", () => {
   test("GIVEN a container the running pod does not have THEN it is no image change (a pod gains no container)", () => {
     const wanted: V1PodSpec = { containers: [...spec("web:1").containers, { name: "extra", image: "extra:1" }] };
     expect(imageChanges(spec("web:1"), wanted)).toEqual([]);
+  });
+});
+
+describe("deadlineChange", () => {
+  const pod = (activeDeadlineSeconds?: number): V1PodSpec => ({
+    containers: [{ name: "web", image: "web:1" }],
+    ...(activeDeadlineSeconds !== undefined ? { activeDeadlineSeconds } : {}),
+  });
+
+  test("GIVEN a deadline set or shortened THEN it is the change; GIVEN the same or none THEN there is none", () => {
+    expect(deadlineChange(pod(), pod(30))).toBe(30);
+    expect(deadlineChange(pod(600), pod(5))).toBe(5);
+    expect(deadlineChange(pod(30), pod(30))).toBeUndefined();
+    expect(deadlineChange(pod(30), pod())).toBeUndefined();
   });
 });
 
