@@ -15,6 +15,7 @@ import {
   provider as namespaceOffloading,
 } from "../provider/resources/namespace-offloading.js";
 import { peeringChanges, provider as peering } from "../provider/resources/peering.js";
+import { importPeering, PEERING_IMPORT_OBJECT } from "../provider/resources/peering-import.js";
 import { peeringTokenChanges, provider as peeringToken } from "../provider/resources/peering-token.js";
 import { tunnelChanges, provider as tunnel } from "../provider/resources/tunnel.js";
 import { compact, valueAt, type Properties } from "./values.js";
@@ -143,7 +144,11 @@ export const KINDS: Readonly<Record<string, Kind>> = {
     },
     secretOutputs: ["consumerKubeconfig", "providerKubeconfig", "provider", "access"],
     access: peeringAccess,
-    imports: notYet("the consumer's identity and resource request, the provider's tenant namespace and offer"),
+    imports: {
+      object: PEERING_IMPORT_OBJECT,
+      run: async (pair, consumerKubeconfig, label, urn) =>
+        plainImport(await importPeering({ pair, consumerKubeconfig, label, urn })),
+    },
   },
   "liqo:index:Tunnel": {
     name: "Tunnel",
@@ -205,4 +210,21 @@ export function schemaPathOf(kind: Kind, path: string): string {
 /** Whether the schema's input `key` (top-level) is one the code takes under its own name. */
 export function passesAsIs(kind: Kind, key: string): boolean {
   return !rootsOf(kind).has(key);
+}
+
+/**
+ * The schema's inputs from inputs `code` of `kind`'s code, the other way from {@link codeInputsOf}
+ * (`consumerClusterId` goes to `consumer.clusterId`), for what an import hands the engine. An
+ * input drawn from each element of a list (`*`) cannot be put back and is left out.
+ */
+export function schemaInputsOf(kind: Kind, code: Properties): Properties {
+  const schema: Properties = {};
+  for (const [key, value] of Object.entries(code)) {
+    const path = (kind.from[key] ?? key).split(".");
+    if (value === undefined || path.includes("*")) continue;
+    let into = schema;
+    for (const part of path.slice(0, -1)) into = (into[part] ??= {}) as Properties;
+    into[path[path.length - 1]!] = value;
+  }
+  return schema;
 }

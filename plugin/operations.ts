@@ -10,9 +10,10 @@
  * share (its `timeoutSeconds`), and a preview of a create or update runs no step at all.
  */
 import { logToEngine } from "../provider/resources/engine-log.js";
-import { URN_INPUT } from "../provider/resources/hidden-inputs.js";
+import { TAKEN_FROM, URN_INPUT } from "../provider/resources/hidden-inputs.js";
+import { describeOwner } from "../provider/api/names.js";
 import { UNKNOWN } from "../provider/resources/inputs.js";
-import { codeInputsOf, passesAsIs, schemaPathOf, type Kind } from "./kinds.js";
+import { codeInputsOf, passesAsIs, schemaInputsOf, schemaPathOf, type Kind } from "./kinds.js";
 import { detailedDiffOf, type PropertyChange } from "./diff.js";
 import { importLabel, parseImportId, readKubeconfigFile } from "./imports.js";
 import { withinTimeout } from "./timeouts.js";
@@ -259,8 +260,17 @@ async function importOf(
   if ("refused" in kind.imports) throw new Error(`${label}: ${kind.imports.refused}`);
   const parsed = parseImportId(kind.name, id, kind.imports.object);
   const found = await kind.imports.run(parsed.object, readKubeconfigFile(label, parsed), label, target.urn);
-  const properties = engineOutputs(target, { ...found.outputs }, {}, []);
+  const taken = found.takenFrom ? { [TAKEN_FROM]: found.takenFrom } : {};
+  const properties = engineOutputs(target, { ...found.outputs, ...taken }, {}, []);
   const supply = found.unrecovered.map((each) => `${schemaPathOf(kind, each.input)} (${each.why})`);
+  if (found.takenFrom)
+    await logToEngine(
+      `${label}: made by ${kind.name} ${describeOwner(found.takenFrom)}, which this one takes over: its next update ` +
+        `records this one as the owner, after which that one can no longer change it. Remove it from that stack ` +
+        `without deleting it (pulumi state delete) so that one stack manages it`,
+      target.urn,
+      { severity: "warning" },
+    );
   await logToEngine(
     `${label}: give ${kind.name} "${nameOf(target.urn)}" these inputs in the program, which the import cannot recover: ` +
       `${supply.join("; ")}. Left out as not set, since the clusters keep no trace of them: ` +
@@ -268,5 +278,5 @@ async function importOf(
     target.urn,
     { severity: "warning" },
   );
-  return { id: found.id, properties, inputs: compact({ ...found.inputs }) };
+  return { id: found.id, properties, inputs: compact(schemaInputsOf(kind, { ...found.inputs })) };
 }

@@ -52,6 +52,15 @@ export function describeOwner(urn: string): string {
   return parts.length >= 4 && stack && name ? `"${name}" (stack ${stack}, project ${parts[1]})` : urn;
 }
 
+/**
+ * Whether the resource of URN `owner` may take what the clusters record as `holder`'s: nothing is
+ * recorded, it is its own, or it is what `owner` took over by an import (`takenFrom`). Without an
+ * owner (a caller outside the engine) nothing is checked.
+ */
+export function mayTake(holder: string | undefined, owner: string | undefined, takenFrom?: string): boolean {
+  return !owner || !holder || holder === owner || holder === takenFrom;
+}
+
 const CLUSTER_ID_PATTERN = /^[0-9a-f]{16}$/;
 
 /** Whether `value` has the shape of a cluster id (16 lowercase hex characters). */

@@ -7,6 +7,7 @@ import type { AgentDeploymentSpec, DeployedAgent } from "./agent-deployment.js";
 
 export type { DeployedAgent } from "./agent-deployment.js";
 import type { ServiceExposure } from "./agent-workloads.js";
+import { mayTake } from "../api/names.js";
 
 /** Default port of the auth service. */
 export const DEFAULT_AUTH_PORT = 8443;
@@ -58,6 +59,8 @@ export interface ClusterInstallRequest {
   readonly timeoutMs: number;
   /** The URN of the resource that owns the install, when known. */
   readonly owner?: string;
+  /** The URN of the resource whose install `owner` took over by an import. */
+  readonly takenFrom?: string;
 }
 
 /** Where a cluster's install is reached. */
@@ -136,11 +139,14 @@ export type Removal =
 export function removalOf(facts: {
   readonly holder: string | undefined;
   readonly owner: string | undefined;
+  /** The resource whose install `owner` took over by an import, if it did. */
+  readonly takenFrom?: string;
   readonly users: readonly string[];
   readonly force: boolean;
 }): Removal {
   // Recorded before a second Cluster on one cluster was refused: uninstalling would take the other's install.
-  if (facts.holder && facts.owner && facts.holder !== facts.owner) return { kind: "forget", holder: facts.holder };
+  if (facts.holder && !mayTake(facts.holder, facts.owner, facts.takenFrom))
+    return { kind: "forget", holder: facts.holder };
   if (facts.users.length > 0 && !facts.force) return { kind: "refuse", users: facts.users };
   return { kind: "uninstall" };
 }

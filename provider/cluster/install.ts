@@ -21,6 +21,7 @@ import {
   SYSTEM_NAMESPACE,
   describeOwner,
   isClusterId,
+  mayTake,
 } from "../api/names.js";
 import { forgeCustomResourceDefinitions } from "../api/crds.js";
 import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../kube/client.js";
@@ -124,6 +125,8 @@ export interface ClusterIdentityArgs {
    * resource on the same cluster is refused while this one's install is there.
    */
   readonly owner?: string;
+  /** URN of the `Cluster` resource whose install `owner` took over by an import: its record is overwritten. */
+  readonly takenFrom?: string;
 }
 
 /** What {@link ensureClusterIdentity} returns. */
@@ -178,7 +181,7 @@ export async function ensureClusterIdentity(
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const read = (): Promise<k8s.V1ConfigMap | undefined> => readIdentityConfigMap(kc);
   const existing = await read();
-  refuseOtherOwner(kc, existing, args.owner);
+  refuseOtherOwner(kc, existing, args.owner, args.takenFrom);
   let clusterId = existing?.data?.["clusterId"];
   if (!isClusterId(clusterId)) {
     const fresh = forgeClusterId();
@@ -194,7 +197,7 @@ export async function ensureClusterIdentity(
       // Someone else created it meanwhile (or it held a malformed id): keep theirs if it is valid,
       // unless it is another Cluster resource's, created at the same time as this one.
       const winner = await read();
-      refuseOtherOwner(kc, winner, args.owner);
+      refuseOtherOwner(kc, winner, args.owner, args.takenFrom);
       const theirs = winner?.data?.["clusterId"];
       clusterId = isClusterId(theirs) ? theirs : fresh;
     }
@@ -219,11 +222,17 @@ function readIdentityConfigMap(kc: k8s.KubeConfig): Promise<k8s.V1ConfigMap | un
 /**
  * Throws when the install belongs to another `Cluster` resource than `owner`: two resources on one
  * cluster would share its identity, and deleting either would uninstall the other's. An install
- * that names no owner (made outside the engine, or before owners were recorded) is taken over.
+ * that names no owner (made outside the engine, or before owners were recorded) is taken over, and
+ * so is the install of `takenFrom`, which `owner` was imported from.
  */
-function refuseOtherOwner(kc: k8s.KubeConfig, configMap: k8s.V1ConfigMap | undefined, owner: string | undefined): void {
+function refuseOtherOwner(
+  kc: k8s.KubeConfig,
+  configMap: k8s.V1ConfigMap | undefined,
+  owner: string | undefined,
+  takenFrom: string | undefined,
+): void {
   const holder = configMap?.metadata?.annotations?.[INSTALL_OWNER_ANNOTATION];
-  if (!owner || !holder || holder === owner) return;
+  if (!holder || mayTake(holder, owner, takenFrom)) return;
   throw new Error(
     `${STEP}: the cluster at ${serverOf(kc)} is already installed by Cluster ${describeOwner(holder)} (cluster ID ${configMap?.data?.["clusterId"] ?? "?"}); ` +
       `one cluster takes one Cluster resource: use that one's outputs, or delete it first (nothing was changed)`,
@@ -237,10 +246,14 @@ export async function getInstallOwner(kc: k8s.KubeConfig): Promise<string | unde
 
 /**
  * Refuses, before anything is written, an install of the cluster by another `Cluster` resource
- * than the one (`owner`, its URN) whose install is there.
+ * than the one (`owner`, its URN) whose install is there, or the one `owner` took it over from.
  */
-export async function checkInstallOwner(kc: k8s.KubeConfig, owner: string | undefined): Promise<void> {
-  if (owner) refuseOtherOwner(kc, await readIdentityConfigMap(kc), owner);
+export async function checkInstallOwner(
+  kc: k8s.KubeConfig,
+  owner: string | undefined,
+  takenFrom: string | undefined,
+): Promise<void> {
+  if (owner) refuseOtherOwner(kc, await readIdentityConfigMap(kc), owner, takenFrom);
 }
 
 /** Reads the cluster's identity; undefined when the cluster is not installed (or the record is incomplete). */

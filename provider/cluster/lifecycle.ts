@@ -106,7 +106,7 @@ export async function installCluster(request: ClusterInstallRequest): Promise<In
   const timeoutMs = request.timeoutMs;
   // Before anything is written: another Cluster resource's install is not this one's to adopt, and
   // a CIDR that can be neither given nor detected stops the install with nothing made.
-  await checkInstallOwner(kc, request.owner);
+  await checkInstallOwner(kc, request.owner, request.takenFrom);
   const cidrs = await resolveClusterCidrs(kc, request.name, request);
   await ensureSystemNamespace(kc);
   await ensureCustomResourceDefinitions(kc, { timeoutMs });
@@ -119,6 +119,7 @@ export async function installCluster(request: ClusterInstallRequest): Promise<In
     serviceCidr: cidrs.serviceCidr,
     ...(request.externalCidr ? { externalCidr: request.externalCidr } : {}),
     ...(request.owner ? { owner: request.owner } : {}),
+    ...(request.takenFrom ? { takenFrom: request.takenFrom } : {}),
   });
   const made = { ...endpoints, ...cidrs, clusterId };
   try {
@@ -190,6 +191,8 @@ export interface ClusterRemoval {
   readonly kubeconfigInput: string;
   /** The URN of the resource being deleted, when known. */
   readonly owner?: string;
+  /** The URN of the resource whose install `owner` took over by an import, if it did. */
+  readonly takenFrom?: string;
   /** Uninstall even while peerings use the cluster. */
   readonly force: boolean;
   readonly timeoutMs: number;
@@ -204,6 +207,7 @@ export async function removeCluster(request: ClusterRemoval): Promise<{ forgotte
   const removal = removalOf({
     holder: await getInstallOwner(kc),
     owner: request.owner,
+    ...(request.takenFrom ? { takenFrom: request.takenFrom } : {}),
     users: await getPeeringsUsing(kc),
     force: request.force,
   });

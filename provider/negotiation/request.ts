@@ -51,21 +51,34 @@ export async function ensureResourceRequest(provider: k8s.KubeConfig, spec: Requ
   return applied.metadata?.generation ?? 1;
 }
 
+/** Reads the object of kind `plural` at `location` in the tenant namespace, if there is one. */
+function readTenantObject(provider: k8s.KubeConfig, plural: string, location: RequestLocation): Promise<unknown> {
+  const api = provider.makeApiClient(k8s.CustomObjectsApi);
+  return readOptional(() =>
+    api.getNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace: location.tenantNamespace,
+      plural,
+      name: location.name,
+    }),
+  );
+}
+
 /** Reads the offer answering request `location`, if the provider has made one. */
 export async function getResourceOffer(
   provider: k8s.KubeConfig,
   location: RequestLocation,
 ): Promise<ResourceOffer | undefined> {
-  const api = provider.makeApiClient(k8s.CustomObjectsApi);
-  return (await readOptional(() =>
-    api.getNamespacedCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      namespace: location.tenantNamespace,
-      plural: "resourceoffers",
-      name: location.name,
-    }),
-  )) as ResourceOffer | undefined;
+  return (await readTenantObject(provider, "resourceoffers", location)) as ResourceOffer | undefined;
+}
+
+/** Reads the consumer's request at `location`, if it is filed. */
+export async function getResourceRequest(
+  provider: k8s.KubeConfig,
+  location: RequestLocation,
+): Promise<ResourceRequest | undefined> {
+  return (await readTenantObject(provider, "resourcerequests", location)) as ResourceRequest | undefined;
 }
 
 /** Waits for the provider's offer that answers generation `generation` of the request. */

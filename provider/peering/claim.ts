@@ -6,7 +6,14 @@
  * atomic, so two Peerings created at once in one program cannot both win.
  */
 import * as k8s from "@kubernetes/client-node";
-import { MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL, SYSTEM_NAMESPACE, describeOwner } from "../api/names.js";
+import {
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  REMOTE_CLUSTER_LABEL,
+  SYSTEM_NAMESPACE,
+  describeOwner,
+  mayTake,
+} from "../api/names.js";
 import { deleteOptional, describeFailure, readOptional, serverOf } from "../kube/client.js";
 import { statusOf } from "../kube/errors.js";
 
@@ -24,6 +31,11 @@ export function isRefusedBeforeChange(error: unknown): boolean {
   return (error as { nothingChanged?: unknown } | undefined)?.nothingChanged === true;
 }
 
+/** What the claim on the peering with provider `providerClusterId` says (the URN of its holder), if any. */
+export function readPeeringClaim(consumer: k8s.KubeConfig, providerClusterId: string): Promise<string | undefined> {
+  return readClaim(consumer, peeringClaimName(providerClusterId));
+}
+
 /** What the claim says, read with a client of the consumer. */
 async function readClaim(consumer: k8s.KubeConfig, name: string): Promise<string | undefined> {
   const claim = await readOptional(() =>
@@ -34,13 +46,15 @@ async function readClaim(consumer: k8s.KubeConfig, name: string): Promise<string
 
 /**
  * Claims the peering of this consumer with `provider` for the resource `owner` (its URN), or throws
- * a {@link RefusedBeforeChangeError} naming the resource that holds it. Without an owner (a caller
- * outside the engine) nothing is claimed or checked.
+ * a {@link RefusedBeforeChangeError} naming the resource that holds it. A claim held by `takenFrom`,
+ * which `owner` was imported from, passes to `owner`. Without an owner (a caller outside the
+ * engine) nothing is claimed or checked.
  */
 export async function claimPeering(
   consumer: k8s.KubeConfig,
   provider: { readonly clusterId: string; readonly clusterName?: string },
   owner: string | undefined,
+  takenFrom?: string,
 ): Promise<void> {
   if (!owner) return;
   const name = peeringClaimName(provider.clusterId);
@@ -62,7 +76,17 @@ export async function claimPeering(
       describeFailure(`peering: creating ConfigMap ${SYSTEM_NAMESPACE}/${name}`, serverOf(consumer))(error);
   }
   const holder = await readClaim(consumer, name);
-  if (holder === undefined || holder === owner) return;
+  if (holder !== undefined && holder === takenFrom) {
+    await consumer
+      .makeApiClient(k8s.CoreV1Api)
+      .patchNamespacedConfigMap(
+        { name, namespace: SYSTEM_NAMESPACE, body: { data: { owner } } },
+        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+      )
+      .catch(describeFailure(`peering: taking over ConfigMap ${SYSTEM_NAMESPACE}/${name}`, serverOf(consumer)));
+    return;
+  }
+  if (holder === undefined || mayTake(holder, owner)) return;
   throw new RefusedBeforeChangeError(
     `peering: the consumer at ${serverOf(consumer)} already peers with provider ` +
       `${provider.clusterName ?? provider.clusterId} (${provider.clusterId}) through Peering ${describeOwner(holder)}; ` +

@@ -6,7 +6,7 @@
 import { loadKubeconfig } from "../kube/client.js";
 import type { TunnelRecord } from "../network-fabric/tunnel.js";
 import { withTunnelDefaults, type TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
-import { releasePeeringClaim } from "./claim.js";
+import { claimPeering, releasePeeringClaim } from "./claim.js";
 import { createInBandPeering, deleteInBandPeering, readInBandPeering, type InBandPeeringRequest } from "./in-band.js";
 import { getIdentityExpiresAt } from "./outgoing.js";
 import {
@@ -151,4 +151,18 @@ export async function unpeer(
     { force: peering.force, timeoutMs: peering.timeoutMs },
     progress,
   );
+}
+
+/**
+ * Passes the claim on the pair with provider `providerClusterId` to `owner` from `takenFrom`, the
+ * resource an import took the peering over from; refused when a third resource holds it.
+ */
+export async function takeOverPeering(
+  consumerKubeconfig: string,
+  providerClusterId: string,
+  owner: string | undefined,
+  takenFrom: string,
+): Promise<void> {
+  const consumer = loadKubeconfig(consumerKubeconfig, "consumerKubeconfig");
+  await claimPeering(consumer, { clusterId: providerClusterId }, owner, takenFrom);
 }

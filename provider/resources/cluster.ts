@@ -11,7 +11,7 @@ import {
   type ClusterInstallRequest,
   type GatewayAsked,
 } from "../cluster/install-plan.js";
-import { describeOwner, isClusterId } from "../api/names.js";
+import { isClusterId } from "../api/names.js";
 import { serverOfText } from "../kube/kubeconfig-text.js";
 import { changesOf, inPlace, urnOf, type DiffRules, type FoundChanges } from "./diff-rules.js";
 import { onFirstNeed } from "./steps.js";
@@ -25,7 +25,7 @@ import {
   Failures,
   isUnknown,
 } from "./inputs.js";
-import { ownUrnOf } from "./hidden-inputs.js";
+import { ownUrnOf, takenFromOf } from "./hidden-inputs.js";
 import type { Imported } from "./imported.js";
 import { partialFailure } from "./partial.js";
 import { DEFAULT_TIMEOUT_SECONDS } from "../wait/deadline.js";
@@ -115,8 +115,11 @@ const kubeconfigInput = (inputs: Pick<ClusterInputs, "name">): string => `Cluste
 const timeoutMsOf = (inputs: Pick<ClusterInputs, "timeoutSeconds">): number =>
   (inputs.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
 
-/** Creates or converges the install; every step is idempotent, so update is the same as create. */
-async function install(inputs: ClusterInputs): Promise<{ id: string; outs: ClusterOutputs }> {
+/**
+ * Creates or converges the install; every step is idempotent, so update is the same as create.
+ * An imported resource's first update takes over the install of `takenFrom` (see TAKEN_FROM).
+ */
+async function install(inputs: ClusterInputs, takenFrom?: string): Promise<{ id: string; outs: ClusterOutputs }> {
   const owner = ownUrnOf(inputs);
   const { timeoutSeconds: _timeout, force: _force, ...asked } = inputs;
   const request: ClusterInstallRequest = {
@@ -124,6 +127,7 @@ async function install(inputs: ClusterInputs): Promise<{ id: string; outs: Clust
     kubeconfigInput: kubeconfigInput(inputs),
     timeoutMs: timeoutMsOf(inputs),
     ...(owner ? { owner } : {}),
+    ...(takenFrom ? { takenFrom } : {}),
   };
   const tasks = lifecycle();
   try {
@@ -195,7 +199,7 @@ export function clusterChanges(olds: ClusterOutputs, news: ClusterInputs): Found
 export interface ClusterImport {
   readonly clusterId: string;
   readonly kubeconfig: string;
-  /** The resource's URN: the install must be this resource's (or have no owner recorded). */
+  /** The resource's URN: an install another resource made is taken over from it. */
   readonly urn: string;
   /** How errors name the import, e.g. `Cluster import of ID "…"`. */
   readonly label: string;
@@ -207,7 +211,8 @@ const CLUSTER_UNTRACED = ["authService.address", "gateway.address", "timeoutSeco
 /**
  * The Cluster an import finds as `found` (undefined: nothing installed), or an error naming the
  * step and the endpoint when it is not this import's to take: another cluster than the ID names
- * (a forged or mistaken ID), another resource's install, an install that stopped half-way. Pure.
+ * (a forged or mistaken ID), an install that stopped half-way. Another resource's install is taken
+ * over (`takenFrom`): an import is the user's explicit word to move it. Pure.
  */
 export function importedCluster(
   asked: ClusterImport,
@@ -225,11 +230,6 @@ export function importedCluster(
     throw refuse(
       "reading the cluster's identity",
       `the kubeconfig reaches cluster ${identity.clusterId}, not ${asked.clusterId}: refused, an import ID names the cluster its kubeconfig reaches`,
-    );
-  if (found.owner && found.owner !== asked.urn)
-    throw refuse(
-      "reading the install's owner",
-      `the install belongs to Cluster ${describeOwner(found.owner)}: refused, only that resource (its stack, name and type) may take it`,
     );
   if (!found.authCaCert)
     throw refuse(
@@ -265,6 +265,7 @@ export function importedCluster(
       },
     ],
     untraced: CLUSTER_UNTRACED,
+    ...(found.owner && found.owner !== asked.urn ? { takenFrom: found.owner } : {}),
   };
 }
 
@@ -279,9 +280,9 @@ export const provider: pulumi.dynamic.ResourceProvider<ClusterInputs, ClusterOut
   async diff(id, olds, news) {
     return explainedDiff("Cluster", CLUSTER_DIFF, id, news, clusterChanges(olds, news), false);
   },
-  create: install,
-  async update(_id, _olds, news) {
-    return { outs: (await install(news)).outs };
+  create: (inputs) => install(inputs),
+  async update(_id, olds, news) {
+    return { outs: (await install(news, takenFromOf(olds))).outs };
   },
   async read(_id, props) {
     const found = await lifecycle().readInstall(props!.kubeconfig, kubeconfigInput(props!));
@@ -289,11 +290,13 @@ export const provider: pulumi.dynamic.ResourceProvider<ClusterInputs, ClusterOut
   },
   async delete(_id, props) {
     const owner = ownUrnOf(props);
+    const takenFrom = takenFromOf(props);
     const { forgotten } = await lifecycle().removeCluster({
       name: props.name,
       kubeconfig: props.kubeconfig,
       kubeconfigInput: kubeconfigInput(props),
       ...(owner ? { owner } : {}),
+      ...(takenFrom ? { takenFrom } : {}),
       force: props.force ?? false,
       timeoutMs: timeoutMsOf(props),
     });

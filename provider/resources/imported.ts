@@ -23,4 +23,9 @@ export interface Imported<I, O> {
   readonly unrecovered: readonly Unrecovered[];
   /** Optional inputs that leave no trace in the clusters: recovered as left out. */
   readonly untraced: readonly string[];
+  /**
+   * The URN of the resource the clusters record as its maker, when another than the importing one
+   * (another stack's, or the TypeScript SDK's dynamic resource): the import takes it over.
+   */
+  readonly takenFrom?: string;
 }

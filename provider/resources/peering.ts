@@ -26,7 +26,7 @@ import type { Progress } from "../peering/progress.js";
 import type { ProviderHandover } from "../peering/handover.js";
 import { DEFAULT_TIMEOUT_SECONDS } from "../wait/deadline.js";
 import { forcedDeleteReport } from "../peering/unreachable.js";
-import { ownUrnOf } from "./hidden-inputs.js";
+import { ownUrnOf, takenFromOf } from "./hidden-inputs.js";
 import {
   changesOf,
   driftRepair,
@@ -347,6 +347,10 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
     return { id: idOf(inputs), outs: await warnIfEmpty(inputs, await showingSteps(inputs, (p) => peer(inputs, p))) };
   },
   async update(_id, olds, news) {
+    // Imported from another resource: this one's first update makes the pair's claim its own.
+    const takenFrom = takenFromOf(olds);
+    if (takenFrom && !isInBand(news))
+      await lifecycle().takeOverPeering(news.consumerKubeconfig, news.provider.clusterId, ownUrnOf(news), takenFrom);
     const plan = peeringUpdateOf(olds as PeeringOutputs, news);
     if (plan.kind === "record force") return { outs: { ...(olds as PeeringOutputs), force: true } };
     if (plan.kind === "peer again")

@@ -111,6 +111,24 @@ export function forgeVirtualNode(spec: VirtualNodeSpec, now: Date): k8s.V1Node {
 }
 
 /**
+ * The labels and taints a peering asked for on `node`, as an import recovers them: what the node
+ * carries beyond what {@link forgeVirtualNode} sets on every virtual node, and beyond the taints
+ * Kubernetes' node controller puts on a node that is not ready (`node.kubernetes.io/…`). Pure.
+ */
+export function askedOfVirtualNode(node: k8s.V1Node): { labels: Record<string, string>; taints: k8s.V1Taint[] } {
+  const own = forgeVirtualNode(
+    { name: "", providerClusterId: "", providerClusterName: "", resources: { cpu: "0", memory: "0", pods: 0 } },
+    new Date(),
+  );
+  const ownLabels = new Set(Object.keys(own.metadata!.labels!));
+  const labels = Object.fromEntries(Object.entries(node.metadata?.labels ?? {}).filter(([key]) => !ownLabels.has(key)));
+  const taints = (node.spec?.taints ?? [])
+    .filter((taint) => taint.key !== VIRTUAL_NODE_TAINT.key && !taint.key.startsWith("node.kubernetes.io/"))
+    .map(({ timeAdded: _added, ...taint }) => taint);
+  return { labels, taints };
+}
+
+/**
  * Creates the virtual node, or brings an existing one to `spec`: labels and taints by patch, then
  * capacity through the status subresource (where the API server keeps it).
  */

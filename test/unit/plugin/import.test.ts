@@ -67,7 +67,6 @@ describe("a read with no state (an import) through the plugin", () => {
       "liqo:index:PeeringToken",
       /^PeeringToken import of ID "x": not importable: the cluster keeps only the token's hash/,
     ],
-    ["liqo:index:Peering", /^Peering import of ID "x": not importable yet: /],
     ["liqo:index:Tunnel", /^Tunnel import of ID "x": not importable yet: /],
     ["liqo:index:NamespaceOffloading", /^NamespaceOffloading import of ID "x": not importable yet: /],
   ])("GIVEN %s WHEN imported THEN it fails naming the resource type, the ID and why", async (type, why) => {
@@ -175,11 +174,12 @@ describe("a Cluster as its import finds it", () => {
     );
   });
 
-  test("GIVEN an install another Cluster resource made WHEN imported THEN it is refused, naming that resource", () => {
-    const theirs = { ...found, owner: "urn:pulumi:prod::infra::liqo:index:Cluster::eu" };
-    expect(() => importedCluster(asked, theirs)).toThrow(
-      /reading the install's owner at https:\/\/172\.29\.1\.10:6443: the install belongs to Cluster "eu" \(stack prod, project infra\): refused/,
-    );
+  test("GIVEN an install another Cluster resource made WHEN imported THEN it is taken over from that resource, and only then", () => {
+    const theirs = { ...found, owner: "urn:pulumi:prod::infra::pulumi-nodejs:dynamic:Resource::eu" };
+    expect(importedCluster(asked, theirs).takenFrom).toBe(theirs.owner);
+    expect(importedCluster(asked, found).takenFrom).toBeUndefined();
+    const { owner: _none, ...unowned } = found;
+    expect(importedCluster(asked, unowned).takenFrom).toBeUndefined();
   });
 
   test("GIVEN no install WHEN imported THEN it says nothing is there to import, at which endpoint", () => {

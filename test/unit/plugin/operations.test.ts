@@ -188,9 +188,10 @@ describe("update, read and delete", () => {
     expect(found.inputs).toBe(news);
   });
 
-  test("GIVEN no state (an import) of a Peering WHEN read THEN it fails naming the resource, the ID and why", async () => {
-    await expect(read(peering, "c1-to-p1", {}, {})).rejects.toThrow(
-      /^Peering import of ID "c1-to-p1": not importable yet: /,
+  test("GIVEN no state (an import) of a Tunnel WHEN read THEN it fails naming the resource, the ID and why", async () => {
+    const tunnel = { ...peering, kind: KINDS["liqo:index:Tunnel"]!, type: "liqo:index:Tunnel" };
+    await expect(read(tunnel, "c1-to-p1", {}, {})).rejects.toThrow(
+      /^Tunnel import of ID "c1-to-p1": not importable yet: /,
     );
   });
 
