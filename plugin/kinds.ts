@@ -15,9 +15,14 @@ import {
   provider as namespaceOffloading,
 } from "../provider/resources/namespace-offloading.js";
 import { peeringChanges, provider as peering } from "../provider/resources/peering.js";
+import {
+  importNamespaceOffloading,
+  OFFLOADING_IMPORT_OBJECT,
+} from "../provider/resources/namespace-offloading-import.js";
 import { importPeering, PEERING_IMPORT_OBJECT } from "../provider/resources/peering-import.js";
 import { peeringTokenChanges, provider as peeringToken } from "../provider/resources/peering-token.js";
 import { tunnelChanges, provider as tunnel } from "../provider/resources/tunnel.js";
+import { importTunnel, TUNNEL_IMPORT_OBJECT } from "../provider/resources/tunnel-import.js";
 import { compact, valueAt, type Properties } from "./values.js";
 
 /** A resource's dynamic provider, over plain property maps (each module types its own inputs). */
@@ -78,11 +83,6 @@ function clusterAccess(outputs: Properties): Properties {
     authCaCert: outputs["authCaCert"],
   });
 }
-
-/** Why a resource is not importable yet: nothing reads all its record back from the clusters. */
-const notYet = (record: string): { refused: string } => ({
-  refused: `not importable yet: its record (${record}) is not read back from the clusters; keep it in the stack that made it`,
-});
 
 /** How a Tunnel or a NamespaceOffloading uses a peering: what a `PeeringAccess` holds. */
 function peeringAccess(outputs: Properties): Properties {
@@ -162,7 +162,11 @@ export const KINDS: Readonly<Record<string, Kind>> = {
       tenantNamespace: "peering.tenantNamespace",
     },
     secretOutputs: ["consumerKubeconfig"],
-    imports: notYet("both gateways' TunnelEndpoints and the settings they were given"),
+    imports: {
+      object: TUNNEL_IMPORT_OBJECT,
+      run: async (pair, consumerKubeconfig, label) =>
+        plainImport(await importTunnel({ pair, consumerKubeconfig, label })),
+    },
   },
   "liqo:index:NamespaceOffloading": {
     name: "NamespaceOffloading",
@@ -174,7 +178,11 @@ export const KINDS: Readonly<Record<string, Kind>> = {
       virtualNodes: "peerings.*.virtualNodeName",
     },
     secretOutputs: ["consumerKubeconfig"],
-    imports: notYet("the NamespaceOffloading or OffloadingSelector object and the peerings it names"),
+    imports: {
+      object: OFFLOADING_IMPORT_OBJECT,
+      run: async (namespace, consumerKubeconfig, label, urn) =>
+        plainImport(await importNamespaceOffloading({ namespace, consumerKubeconfig, label, urn })),
+    },
   },
 };
 

@@ -5,22 +5,26 @@
  */
 import type * as k8s from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE } from "../api/index.js";
-import { getClusterIdentity } from "../cluster/install.js";
+import type { OutgoingPeering, TunnelEndpoint } from "../api/index.js";
+import { getClusterIdentity, type ClusterIdentity } from "../cluster/install.js";
 import { loadKubeconfig, serverOf } from "../kube/client.js";
-import { getIdentityKubeconfig } from "../peering/outgoing.js";
+import { getIdentityKubeconfig, getOutgoingPeering } from "../peering/outgoing.js";
 import type { Progress } from "../peering/progress.js";
+import { getTunnelEndpoint } from "./endpoints.js";
 import {
+  endpointRefOf,
   ensureTunnel,
   providerEndpointNamespace,
   readTunnel,
   readTunnelWithoutIdentity,
+  STEP,
   type TunnelDrift,
   type TunnelParties,
   type TunnelRecord,
   type TunnelSides,
 } from "./tunnel.js";
 import { deleteTunnel, deleteTunnelWithoutIdentity, type TunnelDeleteOptions } from "./tunnel-delete.js";
-import { withTunnelDefaults, type TunnelSettingsInput } from "./tunnel-plan.js";
+import { settingsOfEndpoints, withTunnelDefaults, type PeeringSide, type TunnelSettingsInput } from "./tunnel-plan.js";
 
 /** Who the tunnel joins, as the peering names them. */
 export interface TunnelReach {
@@ -102,4 +106,64 @@ export async function removeTunnel(
   return identity
     ? deleteTunnel(sidesWith(consumerKc, parties, identity), options, progress)
     : deleteTunnelWithoutIdentity(parties, consumerKc, options, progress);
+}
+
+/** What an import finds of the tunnel of the consumer's peering with a provider (each part undefined when absent). */
+export interface TunnelFound {
+  /** The consumer's API server (the endpoint of the reads there). */
+  readonly server: string;
+  readonly consumer?: ClusterIdentity;
+  readonly outgoing?: OutgoingPeering;
+  /** Whether the consumer holds an identity for the provider (the provider's side is read with it). */
+  readonly identity: boolean;
+  /** Both sides' `TunnelEndpoint`s, where they are: read again by `drift`. */
+  readonly endpoints?: Readonly<Record<PeeringSide, TunnelEndpoint | undefined>>;
+  /** The settings both endpoints were forged with, when both are there and agree. */
+  readonly settings?: ReturnType<typeof settingsOfEndpoints>;
+  /** The tunnel as refresh reads it, with those settings. */
+  readonly drift?: TunnelDrift;
+}
+
+/** Everything an import reads of the tunnel toward provider `providerClusterId` (nothing is written). */
+export async function readTunnelForImport(
+  consumerKubeconfig: string,
+  kubeconfigInput: string,
+  providerClusterId: string,
+): Promise<TunnelFound> {
+  const consumerKc = loadKubeconfig(consumerKubeconfig, kubeconfigInput);
+  const server = serverOf(consumerKc);
+  const me = await getClusterIdentity(consumerKc);
+  if (!me) return { server, identity: false };
+  const outgoing = await getOutgoingPeering(consumerKc, providerClusterId);
+  if (!outgoing || outgoing.spec.inBand)
+    return { server, consumer: me, identity: false, ...(outgoing ? { outgoing } : {}) };
+  const reach = {
+    consumerKubeconfig,
+    consumerClusterId: me.clusterId,
+    providerClusterId,
+    providerClusterName: outgoing.spec.providerClusterName,
+    tenantNamespace: outgoing.spec.tenantNamespace,
+  };
+  const { parties, identity } = await partiesOf(reach);
+  if (!identity) return { server, consumer: me, outgoing, identity: false };
+  const sides = sidesWith(consumerKc, parties, identity);
+  const [consumerEnd, providerEnd] = await Promise.all([
+    getTunnelEndpoint(sides.consumer.kc, endpointRefOf(sides, "consumer"), STEP),
+    getTunnelEndpoint(sides.provider.kc, endpointRefOf(sides, "provider"), STEP),
+  ]);
+  const endpoints = { consumer: consumerEnd, provider: providerEnd };
+  const settings =
+    consumerEnd && providerEnd
+      ? settingsOfEndpoints({ consumer: consumerEnd.spec, provider: providerEnd.spec })
+      : undefined;
+  const drift = settings ? await readTunnel(sides, { ...settings, behindNat: [] }) : undefined;
+  return {
+    server,
+    consumer: me,
+    outgoing,
+    identity: true,
+    endpoints,
+    ...(settings ? { settings } : {}),
+    ...(drift ? { drift } : {}),
+  };
 }

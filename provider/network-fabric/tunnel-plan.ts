@@ -174,6 +174,30 @@ export function forgeTunnelEndpointSpec(
   };
 }
 
+/**
+ * The settings both sides' `TunnelEndpoint` specs were forged with (the other way from
+ * {@link forgeTunnelEndpointSpec}), for an import; `behindNat` leaves no trace in them and is left
+ * out. Undefined when the specs are not one tunnel's: no single server, or a client that dials no
+ * `host:port`.
+ */
+export function settingsOfEndpoints(
+  specs: Readonly<Record<PeeringSide, TunnelEndpointSpec>>,
+): Omit<TunnelSettings, "behindNat"> | undefined {
+  const servers = (["consumer", "provider"] as const).filter((side) => specs[side].role === "server");
+  if (servers.length !== 1) return undefined;
+  const server = servers[0]!;
+  const client = specs[otherSide(server)];
+  const dialed = /^(?:\[(?<v6>[^\]]+)\]|(?<host>[^:]+)):(?<port>\d+)$/.exec(client.remote.endpoint ?? "")?.groups;
+  if (!dialed) return undefined;
+  return {
+    server,
+    serverAddress: dialed["v6"] ?? dialed["host"]!,
+    port: specs[server].listenPort,
+    mtu: specs[server].mtu,
+    keepaliveSeconds: client.keepaliveSeconds,
+  };
+}
+
 /** `host:port`, with brackets around an IPv6 host. */
 export function joinHostPort(host: string, port: number): string {
   return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;

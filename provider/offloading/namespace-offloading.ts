@@ -17,11 +17,12 @@ import {
   type RemoteNamespaceReport,
 } from "../api/offloading.js";
 import { forgeReflectorBinding, REFLECTOR_ROLE } from "../cluster/agent-rbac.js";
+import { getClusterIdentity, type ClusterIdentity } from "../cluster/install.js";
 import { deleteOptional, describeFailure, ensureObject, isNotFound, readOptional, serverOf } from "../kube/client.js";
 import type { Progress } from "../peering/progress.js";
 import { describeUnreachable, providerUnreachableError } from "../peering/unreachable.js";
 import { poll, WaitTimeoutError } from "../wait/poll.js";
-import { placePods, stopPlacingPods } from "./pod-placement.js";
+import { placePods, readPodOffloading, stopPlacingPods } from "./pod-placement.js";
 import {
   findUnreachableProviders,
   offloadingLeftOnProvider,
@@ -113,6 +114,38 @@ export async function readOffloadingState(
     ),
   );
   return { remotes, status: offloadingStatus(remotes, live.spec.virtualNodes, unreachable) };
+}
+
+/** What an import finds of a namespace's offloading on the consumer (each part undefined when absent). */
+export interface OffloadingFound {
+  /** The consumer's API server (the endpoint of every read). */
+  readonly server: string;
+  readonly consumer?: ClusterIdentity;
+  readonly offloading?: NamespaceOffloading;
+  /** The policy its pods are placed by. */
+  readonly podOffloading?: PodOffloading;
+  /** What the consumer's agent last reported wrong of each provider (none: Ready). */
+  readonly problems?: readonly string[];
+  /** The URN of the resource that wrote the object, when recorded. */
+  readonly owner?: string;
+}
+
+/** Everything an import reads of the offloading of `namespace` (nothing is written). */
+export async function readOffloadingForImport(kc: k8s.KubeConfig, namespace: string): Promise<OffloadingFound> {
+  const server = serverOf(kc);
+  const consumer = await getClusterIdentity(kc);
+  if (!consumer) return { server };
+  const offloading = await readNamespaceOffloading(kc, namespace);
+  if (!offloading) return { server, consumer };
+  const owner = offloading.metadata.annotations?.[OFFLOADING_OWNER_ANNOTATION];
+  return {
+    server,
+    consumer,
+    offloading,
+    podOffloading: await readPodOffloading(kc, { namespace }, STEP),
+    problems: remoteProblems(offloading.status?.remotes ?? [], offloading.spec.virtualNodes),
+    ...(owner ? { owner } : {}),
+  };
 }
 
 /**

@@ -216,6 +216,21 @@ export async function placePods(
   );
 }
 
+/** The policy the pods of `scope` are placed by, as its MutatingAdmissionPolicy records it (none: `local`). */
+export async function readPodOffloading(
+  kc: k8s.KubeConfig,
+  scope: PlacementScope,
+  step: string,
+): Promise<PodOffloading> {
+  const client = k8s.KubernetesObjectApi.makeApiClient(kc);
+  const name = podPlacementName(scope);
+  const policy = await readOptional(() =>
+    client.read({ apiVersion: ADMISSION_API, kind: "MutatingAdmissionPolicy", metadata: { name } }),
+  ).catch(describeFailure(`${step}: reading MutatingAdmissionPolicy ${name} (${describeScope(scope)})`, serverOf(kc)));
+  const recorded = policy?.metadata?.annotations?.[`${API_GROUP}/pod-offloading`];
+  return recorded === "remote" || recorded === "local-and-remote" ? recorded : "local";
+}
+
 /** Stops placing the pods of `scope` (binding first: from then on the policy applies to nothing). */
 export async function stopPlacingPods(kc: k8s.KubeConfig, scope: PlacementScope, step: string): Promise<void> {
   const client = k8s.KubernetesObjectApi.makeApiClient(kc);

@@ -67,8 +67,6 @@ describe("a read with no state (an import) through the plugin", () => {
       "liqo:index:PeeringToken",
       /^PeeringToken import of ID "x": not importable: the cluster keeps only the token's hash/,
     ],
-    ["liqo:index:Tunnel", /^Tunnel import of ID "x": not importable yet: /],
-    ["liqo:index:NamespaceOffloading", /^NamespaceOffloading import of ID "x": not importable yet: /],
   ])("GIVEN %s WHEN imported THEN it fails naming the resource type, the ID and why", async (type, why) => {
     await expect(read(targetOf(type), "x", {}, {})).rejects.toThrow(why);
   });
