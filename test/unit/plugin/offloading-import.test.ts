@@ -7,9 +7,9 @@ import {
   importedNamespaceOffloading,
   type NamespaceOffloadingImport,
 } from "../../../provider/resources/namespace-offloading-import.js";
+import { B, CONSUMER, CONSUMER_SERVER } from "../../support/import-fixtures.js";
 
-const B = "0123456789abcdef";
-const SERVER = "https://172.29.2.10:6443";
+const SERVER = CONSUMER_SERVER;
 const URN = "urn:pulumi:dev::yaml::liqo:index:NamespaceOffloading::b-offloads";
 const THEIRS = "urn:pulumi:dev::local-peering::pulumi-nodejs:dynamic:Resource::b-offloads";
 const asked: NamespaceOffloadingImport = {
@@ -20,7 +20,7 @@ const asked: NamespaceOffloadingImport = {
 };
 const found: OffloadingFound = {
   server: SERVER,
-  consumer: { clusterId: B, clusterName: "b", apiServerUrl: SERVER, apiServerCaPem: "ca" },
+  consumer: CONSUMER,
   offloading: {
     apiVersion: "liqo.pulumi.io/v1alpha1",
     kind: "NamespaceOffloading",

@@ -188,7 +188,7 @@ describe("update, read and delete", () => {
     expect(found.inputs).toBe(news);
   });
 
-  test("GIVEN no state (an import) of a Tunnel WHEN read by an ID without a kubeconfig file THEN it fails naming the resource, the ID and the form", async () => {
+  test("GIVEN no state (an import) of a Tunnel WHEN read by an ID without a kubeconfig file THEN it fails naming the ID and the form", async () => {
     const tunnel = { ...peering, kind: KINDS["liqo:index:Tunnel"]!, type: "liqo:index:Tunnel" };
     await expect(read(tunnel, "c1-to-p1", {}, {})).rejects.toThrow(
       'Tunnel import of ID "c1-to-p1": parsing the ID: it has no @; expected <consumerClusterId>-to-<providerClusterId>@',

@@ -11,13 +11,12 @@ import { importedPeering, pairOf, type PeeringImport } from "../../../provider/r
 import { askedOfVirtualNode, forgeVirtualNode, VIRTUAL_NODE_TAINT } from "../../../provider/virtual-node/node.js";
 import { KINDS, schemaInputsOf } from "../../../plugin/kinds.js";
 import { read, type Target } from "../../../plugin/operations.js";
+import { A, B, CONSUMER, CONSUMER_SERVER, OUTGOING } from "../../support/import-fixtures.js";
 
-const B = "0123456789abcdef";
-const A = "fedcba9876543210";
 const URN = "urn:pulumi:dev::yaml-peering::liqo:index:Peering::b-to-a";
 const THEIRS = "urn:pulumi:dev::local-peering::pulumi-nodejs:dynamic:Resource::b-to-a";
 const KUBECONFIG = "apiVersion: v1\nusers: [{name: b, user: {client-key-data: c2VjcmV0}}]\n";
-const SERVER = "https://172.29.2.10:6443";
+const SERVER = CONSUMER_SERVER;
 const PROVIDER_API = "https://172.29.1.10:6443";
 
 const asked: PeeringImport = {
@@ -29,21 +28,8 @@ const asked: PeeringImport = {
 const offer = { cpu: "2", memory: "4Gi", pods: 20 };
 const found: PeeringFound = {
   server: SERVER,
-  consumer: { clusterId: B, clusterName: "b", apiServerUrl: SERVER, apiServerCaPem: "ca" },
-  outgoing: {
-    apiVersion: "liqo.pulumi.io/v1alpha1",
-    kind: "OutgoingPeering",
-    metadata: { name: `to-${A}` },
-    spec: {
-      providerClusterId: A,
-      providerClusterName: "a",
-      identitySecret: `identity-${A}`,
-      tenantNamespace: `tenant-${B}`,
-      requestName: `from-${B}`,
-      virtualNodeName: "liqo-a",
-      auth: { url: "https://172.29.1.10:8443", caPem: "auth-ca" },
-    },
-  },
+  consumer: CONSUMER,
+  outgoing: OUTGOING,
   claimHolder: URN,
   negotiation: { providerApiServerUrl: PROVIDER_API, asked: { cpu: "2", memory: "4Gi", pods: 20 }, offer },
   identityExpiresAt: "2027-11-26T00:00:00.000Z",

@@ -11,10 +11,9 @@ import {
   type TunnelSettingsInput,
 } from "../../../provider/network-fabric/tunnel-plan.js";
 import { importedTunnel, type TunnelImport } from "../../../provider/resources/tunnel-import.js";
+import { A, B, CONSUMER, CONSUMER_SERVER, OUTGOING } from "../../support/import-fixtures.js";
 
-const B = "0123456789abcdef";
-const A = "fedcba9876543210";
-const SERVER = "https://172.29.2.10:6443";
+const SERVER = CONSUMER_SERVER;
 const parties = { consumer: { clusterId: B, clusterName: "b" }, provider: { clusterId: A, clusterName: "a" } };
 const specsOf = (input: TunnelSettingsInput) => {
   const settings = withTunnelDefaults(input);
@@ -51,21 +50,8 @@ const endpoint = (spec: unknown) => ({ apiVersion: "v", kind: "TunnelEndpoint" a
 const specs = specsOf({ serverAddress: "172.29.1.10", port: 51823 });
 const found: TunnelFound = {
   server: SERVER,
-  consumer: { clusterId: B, clusterName: "b", apiServerUrl: SERVER, apiServerCaPem: "ca" },
-  outgoing: {
-    apiVersion: "v",
-    kind: "OutgoingPeering",
-    metadata: {},
-    spec: {
-      providerClusterId: A,
-      providerClusterName: "a",
-      identitySecret: "s",
-      tenantNamespace: `tenant-${B}`,
-      requestName: `from-${B}`,
-      virtualNodeName: "liqo-a",
-      auth: { url: "https://172.29.1.10:8443", caPem: "ca" },
-    },
-  },
+  consumer: CONSUMER,
+  outgoing: OUTGOING,
   identity: true,
   endpoints: { consumer: endpoint(specs.consumer), provider: endpoint(specs.provider) },
   settings: settingsOfEndpoints(specs),
