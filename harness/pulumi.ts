@@ -216,7 +216,10 @@ export function stepsByRow(output: string): Record<string, string[]> {
   return rows;
 }
 
-/** The outputs the stack's state holds for resource `name` of type `liqo:<type>`. */
+/**
+ * The outputs the stack's state holds for resource `name` of type `<type>`: a dynamic resource's
+ * (`liqo:<type>`) or the provider plugin's (`liqo:index:<type>`).
+ */
 export async function outputsOf(
   workspace: PulumiWorkspace,
   type: string,
@@ -225,7 +228,9 @@ export async function outputsOf(
   const state = JSON.parse((await workspace.ok(["stack", "export"])).stdout) as {
     deployment: { resources?: { urn: string; outputs?: Record<string, unknown> }[] };
   };
-  const resource = state.deployment.resources?.find((r) => r.urn.endsWith(`dynamic/liqo:${type}::${name}`));
+  const resource = state.deployment.resources?.find(
+    (r) => r.urn.endsWith(`dynamic/liqo:${type}::${name}`) || r.urn.endsWith(`::liqo:index:${type}::${name}`),
+  );
   if (!resource) throw new Error(`test: no ${type} ${name} in the stack's state`);
   return resource.outputs ?? {};
 }

@@ -11,12 +11,22 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
 import { packPlugin, PACK_BOUND_MS, workspaceWithPlugin } from "../../harness/plugin.js";
-import { configureForLab, type PulumiWorkspace } from "../../harness/pulumi.js";
-import { clusterOf, type LabState } from "../../local-cluster/lab.js";
-import { expectDestroyedClean, expectStackLife } from "../support/plugin-stack.js";
+import {
+  configureForLab,
+  failureSummary,
+  PULUMI_COMMAND_TIMEOUT_MS,
+  setConfig,
+  type PulumiResult,
+  type PulumiWorkspace,
+} from "../../harness/pulumi.js";
+import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
+import { poll } from "../../provider/wait/poll.js";
+import { firewallRule, type FirewallRule } from "../support/firewall.js";
+import { expectDestroyedClean, expectSecretsHidden, expectStackLife } from "../support/plugin-stack.js";
 
 const PROGRAM = join(__dirname, "programs", "plugin");
 
@@ -24,6 +34,14 @@ const PROGRAM = join(__dirname, "programs", "plugin");
 const TIMEOUT_TEST_BOUND_MS = 3 * 60_000;
 /** The pulumi commands of a peering's whole life on the shared lab, each with its own deadline. */
 const PEERING_TEST_BOUND_MS = 10 * 60_000;
+/** Two Peering creates against a silent provider (one outlasting the silence, one cut at 5 s), each command with its own deadline. */
+const SILENT_PROVIDER_TEST_BOUND_MS = 10 * 60_000;
+/**
+ * How long a's auth service stays silent to a slow create, from its first try: longer than the
+ * short timeout, well inside the long one, and inside the 15 s an out-of-band peering gives an auth
+ * service out of reach before it gives up (AUTH_REACH_TIMEOUT_MS, provider/peering/peering.ts).
+ */
+const SILENCE_MS = 8_000;
 
 /** The hanging API server's bearer token: a secret the test looks for in what pulumi printed. */
 const SILENT_TOKEN = "silent-api-server-token-0123456789";
@@ -52,6 +70,52 @@ async function urnsOf(workspace: PulumiWorkspace): Promise<string[]> {
     deployment: { resources?: { urn: string; type: string }[] };
   };
   return (exported.deployment.resources ?? []).filter((r) => r.type.startsWith("liqo:")).map((r) => r.urn);
+}
+
+/**
+ * The rule in a's namespace that drops what the host, where pulumi and the plugin run, sends to a's
+ * auth service: the plugin's connections get no answer, not even a refusal, while the address, the
+ * name and TLS stay the real ones. Matched in `raw`, before the NodePort's DNAT; b's agent, which
+ * renews its identity there from another address, is not cut. Tagged, so the test finds only its own.
+ */
+function silentAuthService(lab: LabState, a: ClusterState): FirewallRule {
+  const { hostname, port } = new URL(a.authUrl);
+  return firewallRule(
+    a.netns,
+    [
+      "PREROUTING",
+      "-i",
+      "eth0",
+      "-s",
+      lab.hostAddress,
+      "-d",
+      hostname,
+      "-p",
+      "tcp",
+      "--dport",
+      port,
+      "-m",
+      "comment",
+      "--comment",
+      `pulumi-liqo-test-silent-auth-${process.pid}`,
+      "-j",
+      "DROP",
+    ],
+    "raw",
+  );
+}
+
+/** Resolves once `rule` has dropped a packet (the create's first try at a's auth service); fails if the run ended first. */
+function firstDrop(rule: FirewallRule, ended: () => boolean, a: ClusterState): Promise<number> {
+  return poll(
+    { step: "test", object: "a packet of the plugin to a's auth service, dropped", endpoint: a.authUrl },
+    { timeoutMs: PULUMI_COMMAND_TIMEOUT_MS, intervalMs: 500 },
+    async () => {
+      if (ended()) return { failed: true, reason: "pulumi up ended before the plugin tried a's auth service" };
+      const dropped = await rule.packets();
+      return dropped > 0 ? { done: true, value: dropped } : { done: false, state: "nothing dropped yet" };
+    },
+  );
 }
 
 describe("the provider plugin through the pulumi CLI", () => {
@@ -153,6 +217,82 @@ describe("the provider plugin through the pulumi CLI", () => {
         }
       },
       PEERING_TEST_BOUND_MS,
+    );
+
+    test(
+      "GIVEN a's auth service silent to the plugin WHEN up creates Peering b-to-a with customTimeouts create 3m and the " +
+        "silence ends after 8 s THEN the create outlasts it and peers; WHEN up creates it again with create 5s THEN it " +
+        "fails in about 5 s naming the wait it was cut in; no secret is printed, and destroy leaves nothing",
+      async () => {
+        const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
+        const rule = silentAuthService(lab, a);
+        const workspace = await workspaceWithPlugin(PROGRAM, archive);
+        let running: Promise<PulumiResult> | undefined;
+        try {
+          await configureForLab(workspace, lab);
+          await setConfig(workspace, [["peeringCreateTimeout", "3m"]]);
+
+          // A slow provider: silent from the create's first try for SILENCE_MS, then answering.
+          await rule.insert();
+          let ended = false;
+          running = workspace.pulumi(["up", "--yes", "--skip-preview"]).finally(() => (ended = true));
+          await firstDrop(rule, () => ended, a);
+          await delay(SILENCE_MS);
+          const droppedInSilence = await rule.packets();
+          await rule.remove();
+          const slow = await running;
+          running = undefined;
+          expect([slow.exitCode, slow.exitCode === 0 ? "" : failureSummary(slow)]).toEqual([0, ""]);
+          // The plugin tried again while a was silent: the connection's own retries, or another attempt.
+          expect(droppedInSilence).toBeGreaterThan(1);
+          expect((await workspace.ok(["stack", "output", "authUrl", "--show-secrets"])).stdout.trim()).toBe(a.authUrl);
+          // The create's own clock, on its row: it lasted past the silence, which the 5 s timeout would have cut.
+          const createdIn = Number(/liqo:index:Peering b-to-a created \((\d+)s\)/.exec(slow.stdout)?.[1]);
+          expect(createdIn).toBeGreaterThanOrEqual(SILENCE_MS / 1000);
+          expect((await workspace.ok(["stack", "output", "peeringStatus"])).stdout.trim()).toBe("Ready");
+          const node = await adminConfig(b).makeApiClient(k8s.CoreV1Api).readNode({ name: "liqo-a" });
+          expect(node.status?.conditions?.find((c) => c.type === "Ready")?.status).toBe("True");
+          await expectSecretsHidden(workspace, slow, b);
+
+          // The Peering alone goes, so that the next up creates it again, now with 5 s.
+          const peering = (await urnsOf(workspace)).filter((urn) => urn.endsWith("::liqo:index:Peering::b-to-a"));
+          expect(peering).toHaveLength(1);
+          await workspace.ok(["destroy", "--target", peering[0]!, "--yes", "--skip-preview"]);
+          await setConfig(workspace, [["peeringCreateTimeout", "5s"]]);
+          await rule.insert();
+          const cut = await workspace.pulumi(["up", "--yes", "--skip-preview"]);
+          expect(cut.exitCode).not.toBe(0);
+          expect(await rule.packets()).toBeGreaterThan(0);
+          // The step the deadline cut says so itself: the wait, the endpoint, the time it had and what it last saw.
+          // Should it overrun the deadline by more than the guard's grace (plugin/timeouts.ts), the guard answers
+          // instead, naming the customTimeouts.
+          const { hostname, port } = new URL(a.authUrl);
+          const escaped = (text: string) => text.replace(/[.()\\[\]]/g, "\\$&");
+          const stepCut =
+            `authentication: timed out after (?:4\\.\\d|5) s waiting for auth service serving the cluster's certificate at ` +
+            escaped(
+              `${a.authUrl} (host ${hostname}, port ${port}); last state: timed out (no answer to the connection `,
+            ) +
+            escaped(`attempt: the host is down or a firewall drops the packets; ETIMEDOUT)`);
+          const guardCut = escaped(`Peering "b-to-a": create: did not finish within its customTimeouts of 5 s`);
+          expect(cut.stdout).toMatch(new RegExp(`${stepCut}|${guardCut}`));
+          const seconds = Number(/liqo:index:Peering b-to-a creating \((\d+)s\) error/.exec(cut.stdout)?.[1]);
+          expect(seconds).toBeGreaterThanOrEqual(5);
+          expect(seconds).toBeLessThanOrEqual(9);
+          await expectSecretsHidden(workspace, cut, b);
+
+          await rule.remove();
+          await expectDestroyedClean(workspace, [a, b]);
+        } finally {
+          await rule.remove();
+          // An up still running when a step failed ends before the destroy, which would find the stack locked.
+          await running;
+          await workspace.pulumi(["destroy", "--yes", "--skip-preview"]);
+          workspace.dispose();
+        }
+        expect(await rule.present()).toBe(false);
+      },
+      SILENT_PROVIDER_TEST_BOUND_MS,
     );
 
     test(

@@ -44,6 +44,9 @@ const cluster = (name: string, opts?: pulumi.CustomResourceOptions) =>
     opts,
   );
 
+/** The Peering's create timeout, when a test gives one: its customTimeouts, the deadline the plugin gives the create. */
+const peeringCreateTimeout = config.get("peeringCreateTimeout");
+
 /** The peering b -> a, out-of-band, through the plugin; none when the program shows a create that never finishes. */
 function peer() {
   const a = cluster("a");
@@ -69,6 +72,7 @@ function peer() {
       timeoutSeconds: 120,
     },
     ["access", "virtualNodeName", "status"],
+    peeringCreateTimeout ? { customTimeouts: { create: peeringCreateTimeout } } : undefined,
   );
   return { token, peering };
 }
@@ -85,5 +89,7 @@ export const clusterId = lone?.["clusterId"] ?? "";
 
 export const virtualNode = peered?.peering["virtualNodeName"] ?? "";
 export const peeringStatus = peered?.peering["status"] ?? "";
+// Where b asks a for its identity: the path a test cuts.
+export const authUrl = peered?.token["authUrl"] ?? "";
 // A secret output: the tests check that it is stored only as ciphertext.
 export const peeringToken = peered?.token["token"] ?? "";
