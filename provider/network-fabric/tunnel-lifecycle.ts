@@ -12,6 +12,7 @@ import { getIdentityKubeconfig, getOutgoingPeering } from "../peering/outgoing.j
 import type { Progress } from "../peering/progress.js";
 import { getTunnelEndpoint } from "./endpoints.js";
 import {
+  driftOf,
   endpointRefOf,
   ensureTunnel,
   providerEndpointNamespace,
@@ -116,7 +117,7 @@ export interface TunnelFound {
   readonly outgoing?: OutgoingPeering;
   /** Whether the consumer holds an identity for the provider (the provider's side is read with it). */
   readonly identity: boolean;
-  /** Both sides' `TunnelEndpoint`s, where they are: read again by `drift`. */
+  /** Both sides' `TunnelEndpoint`s, where they are. */
   readonly endpoints?: Readonly<Record<PeeringSide, TunnelEndpoint | undefined>>;
   /** The settings both endpoints were forged with, when both are there and agree. */
   readonly settings?: ReturnType<typeof settingsOfEndpoints>;
@@ -156,7 +157,7 @@ export async function readTunnelForImport(
     consumerEnd && providerEnd
       ? settingsOfEndpoints({ consumer: consumerEnd.spec, provider: providerEnd.spec })
       : undefined;
-  const drift = settings ? await readTunnel(sides, { ...settings, behindNat: [] }) : undefined;
+  const drift = settings ? driftOf(sides, endpoints, { ...settings, behindNat: [] }) : undefined;
   return {
     server,
     consumer: me,

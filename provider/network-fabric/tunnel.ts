@@ -265,7 +265,15 @@ export async function readTunnel(sides: TunnelSides, settings: TunnelSettings): 
     },
   );
   if (providerRead.revoked) return { problems: [providerRead.revoked], gone: false };
-  const endpoints = { consumer, provider: providerRead.provider };
+  return driftOf(sides, { consumer, provider: providerRead.provider }, settings);
+}
+
+/** The tunnel as both sides' `TunnelEndpoint`s, read at this moment, show it under `settings`. */
+export function driftOf(
+  sides: TunnelParties,
+  endpoints: Readonly<Record<PeeringSide, TunnelEndpoint | undefined>>,
+  settings: TunnelSettings,
+): TunnelDrift {
   if (!endpoints.consumer && !endpoints.provider) return { problems: ["both TunnelEndpoints are gone"], gone: true };
   const problems = tunnelProblems(sides, endpoints, Date.now());
   const both = endpoints.consumer?.status?.publicKey && endpoints.provider?.status?.publicKey;

@@ -6,14 +6,7 @@
  * atomic, so two Peerings created at once in one program cannot both win.
  */
 import * as k8s from "@kubernetes/client-node";
-import {
-  MANAGED_BY,
-  MANAGED_BY_LABEL,
-  REMOTE_CLUSTER_LABEL,
-  SYSTEM_NAMESPACE,
-  describeOwner,
-  mayTake,
-} from "../api/names.js";
+import { MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL, SYSTEM_NAMESPACE, describeOwner } from "../api/names.js";
 import { deleteOptional, describeFailure, readOptional, serverOf } from "../kube/client.js";
 import { statusOf } from "../kube/errors.js";
 
@@ -86,7 +79,7 @@ export async function claimPeering(
       .catch(describeFailure(`peering: taking over ConfigMap ${SYSTEM_NAMESPACE}/${name}`, serverOf(consumer)));
     return;
   }
-  if (holder === undefined || mayTake(holder, owner)) return;
+  if (holder === undefined || holder === owner) return;
   throw new RefusedBeforeChangeError(
     `peering: the consumer at ${serverOf(consumer)} already peers with provider ` +
       `${provider.clusterName ?? provider.clusterId} (${provider.clusterId}) through Peering ${describeOwner(holder)}; ` +

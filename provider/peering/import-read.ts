@@ -12,7 +12,7 @@ import { describeKubeError } from "../kube/errors.js";
 import { getResourceOffer, getResourceRequest } from "../negotiation/request.js";
 import { askedOfVirtualNode, nodeReadiness } from "../virtual-node/node.js";
 import { readPeeringClaim } from "./claim.js";
-import { getIdentityExpiresAt, getIdentityKubeconfig, getOutgoingPeering } from "./outgoing.js";
+import { getIdentityKubeconfig, getOutgoingPeering, identityExpiryOf } from "./outgoing.js";
 
 /** What the provider shows the consumer's identity of its request and offer. */
 export interface NegotiationFound {
@@ -80,13 +80,13 @@ export async function readPeeringForImport(
   ]);
   if (!outgoing) return { server, consumer: identity, ...(claimHolder ? { claimHolder } : {}) };
   const nodeName = outgoing.spec.virtualNodeName;
-  const [node, negotiation, identityExpiresAt] = await Promise.all([
+  const [node, negotiation] = await Promise.all([
     readOptional(() => consumer.makeApiClient(k8s.CoreV1Api).readNode({ name: nodeName })).catch(
       describeFailure(`virtual node: reading Node ${nodeName}`, server),
     ),
     identityText ? readNegotiation(identityText, outgoing) : undefined,
-    identityText ? getIdentityExpiresAt(consumer, providerClusterId) : undefined,
   ]);
+  const identityExpiresAt = identityText ? identityExpiryOf(identityText, providerClusterId) : undefined;
   const readiness = nodeReadiness(node);
   return {
     server,

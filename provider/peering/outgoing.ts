@@ -155,7 +155,11 @@ export async function getIdentityExpiresAt(
   providerClusterId: string,
 ): Promise<string | undefined> {
   const text = await getIdentityKubeconfig(consumer, providerClusterId);
-  if (!text) return undefined;
+  return text ? identityExpiryOf(text, providerClusterId) : undefined;
+}
+
+/** When the identity kubeconfig `text`, held for provider `providerClusterId`, expires (RFC 3339). */
+export function identityExpiryOf(text: string, providerClusterId: string): string {
   const input = `Secret ${SYSTEM_NAMESPACE}/${identitySecretName(providerClusterId)}`;
   return certificateValidity(heldCertificateOf(text, input).certificatePem).notAfter.toISOString();
 }
