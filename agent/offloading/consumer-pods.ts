@@ -33,6 +33,7 @@ import {
 } from "../../provider/offloading/reflection.js";
 import type { Reporter } from "../reporter.js";
 import { reflectTokens } from "./consumer-tokens.js";
+import { internalIpOf } from "../../provider/kube/nodes.js";
 
 const STEP = "offloading (consumer)";
 
@@ -317,7 +318,7 @@ export async function reflectPeeringPods(
   const node = await readOptional(() => local.readNode({ name: virtualNode })).catch(
     describeFailure(`${STEP}: reading virtual node ${virtualNode}`, serverOf(kc)),
   );
-  const hostIP = node?.status?.addresses?.find((a) => a.type === "InternalIP")?.address;
+  const hostIP = internalIpOf(node);
   const requests = (await listOffloading<OffloadedPod>(provider, "offloadedpods", tenant)) ?? [];
   const requestOf = new Map(requests.map((r) => [r.spec.consumerUid, r]));
   const remoteOf = offloadedNamespaces(offloadings, virtualNode);

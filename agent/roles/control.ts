@@ -12,7 +12,7 @@
  *   POD_IP                          the agent pod's address (set by its Deployment): the virtual
  *                                   nodes announce it as their kubelet's, for logs and exec
  */
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfig, V1Node } from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE, type TunnelEndpoint } from "../../provider/api/index.js";
 import { IDENTITY_EXPIRATION_SECONDS } from "../../provider/authentication/certificates.js";
 import { startAuthService } from "../auth-service/index.js";
@@ -29,6 +29,8 @@ import { renewIdentities, RENEW_AT_FRACTION } from "../renewal.js";
 import type { Reporter } from "../reporter.js";
 import { RetryNow, wakeOnChanges } from "../watch.js";
 import { collection, numberFromEnv } from "./common.js";
+import { internalIpOf } from "../../provider/kube/nodes.js";
+import { VIRTUAL_NODE_LABEL } from "../../provider/virtual-node/node.js";
 
 /**
  * Pauses between passes when nothing wakes a loop. Watches wake the offer answering and the in-band
@@ -88,6 +90,7 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
   );
   const renewFraction = numberFromEnv("LIQO_IDENTITY_RENEW_FRACTION", RENEW_AT_FRACTION, 0.001, 0.999);
   const wakeups = {
+    heartbeat: new Wakeup(),
     offers: new Wakeup(),
     inBand: new Wakeup(),
     liveness: new Wakeup(),
@@ -160,8 +163,16 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
       { name: "in-band peering", intervalMs: INTERVALS.inBand, signal, reporter, wakeup: wakeups.inBand },
       async () => ((await advanceInBandPeerings(kc, reporter)) > 0 ? INTERVALS.pending : undefined),
     ),
+    // A new virtual node shows this agent's kubelet endpoint (its address, which offloaded pods report
+    // as their host's) at once, as a kubelet registers with its addresses, not at the next heartbeat.
+    wakeOnChanges(kc, "/api/v1/nodes", () => wakeups.heartbeat.wake(), {
+      ...watching,
+      labelSelector: VIRTUAL_NODE_LABEL,
+      relevant: (type, object) =>
+        Boolean(podAddress) && type !== "DELETED" && internalIpOf(object as V1Node) !== podAddress,
+    }),
     runLoop(
-      { name: "heartbeat", intervalMs: INTERVALS.heartbeat, signal, reporter },
+      { name: "heartbeat", intervalMs: INTERVALS.heartbeat, signal, reporter, wakeup: wakeups.heartbeat },
       async () => void (await beatOnce(kc, reporter)),
     ),
     // Offloading, provider side: requests wake it; so does a pod made for a consumer that goes (it is made again).

@@ -12,6 +12,7 @@ import { reconcileNodeRoutes } from "../route/reconcile.js";
 import type { NodeRoutePlan } from "../route/plan.js";
 import { RetryNow, wakeOnChanges } from "../watch.js";
 import { collection } from "./common.js";
+import { internalIpOf } from "../../provider/kube/nodes.js";
 
 /** The resync when nothing wakes the loop. */
 const RESYNC_MS = 30_000;
@@ -47,7 +48,7 @@ function internalIpChanges(): (type: string, object: unknown) => boolean {
   return (type, object) => {
     const node = object as V1Node | undefined;
     const name = node?.metadata?.name ?? "";
-    const ip = type === "DELETED" ? undefined : node?.status?.addresses?.find((a) => a.type === "InternalIP")?.address;
+    const ip = type === "DELETED" ? undefined : internalIpOf(node);
     const changed = !seen.has(name) || seen.get(name) !== ip;
     seen.set(name, ip);
     return changed;

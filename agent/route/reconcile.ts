@@ -18,6 +18,7 @@ import {
   type NodeRoute,
   type NodeRoutePlan,
 } from "./plan.js";
+import { internalIpOf } from "../../provider/kube/nodes.js";
 
 const STEP = "route";
 
@@ -60,7 +61,7 @@ async function readGatewayNode(kc: k8s.KubeConfig): Promise<{ nodeName: string; 
   const node = await readOptional(() => core.readNode({ name: nodeName })).catch(
     describeFailure(`${STEP}: reading the gateway's node ${nodeName}`, endpoint),
   );
-  const internalIp = node?.status?.addresses?.find((a) => a.type === "InternalIP")?.address;
+  const internalIp = internalIpOf(node);
   return internalIp ? { nodeName, internalIp } : undefined;
 }
 
