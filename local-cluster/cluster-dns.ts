@@ -13,7 +13,7 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { Cidr } from "../provider/net/cidr.js";
-import { ensureObject } from "../provider/kube/client.js";
+import { ensureObject, loadKubeconfigFile } from "../provider/kube/client.js";
 
 /** The cluster domain every local cluster serves. */
 export const CLUSTER_DOMAIN = "cluster.local";
@@ -144,8 +144,7 @@ export function forgeClusterDns(serviceCidr: string, image: string): k8s.Kuberne
  * that needs a name before then retries, as it would anywhere.
  */
 export async function deployClusterDns(kubeconfig: string, serviceCidr: string, image: string): Promise<void> {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromFile(kubeconfig);
+  const kc = loadKubeconfigFile(kubeconfig);
   for (const object of forgeClusterDns(serviceCidr, image)) {
     await ensureObject(kc, object).catch((error: unknown) => {
       throw new Error(

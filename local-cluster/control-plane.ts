@@ -29,6 +29,7 @@ import { AGENT_NODE_FLAGS } from "../provider/cluster/agent-deployment.js";
 
 import { API_SERVER_PORT } from "./plan.js";
 import { NODE_LAN_CIDR } from "./node-plan.js";
+import { loadKubeconfigFile } from "../provider/kube/client.js";
 
 /** Node 1's address on the node LAN, where the cluster's nodes reach the API server. */
 export const NODE_LAN_API_ADDRESS = Cidr.parse(NODE_LAN_CIDR).nth(1);
@@ -336,8 +337,7 @@ export function startAgent(
 export type LivenessCheck = () => string | undefined;
 
 function adminClient(spec: ControlPlaneSpec): { kc: k8s.KubeConfig; endpoint: string; step: string } {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromFile(controlPlaneFiles(spec.dir).adminKubeconfig);
+  const kc = loadKubeconfigFile(controlPlaneFiles(spec.dir).adminKubeconfig);
   return { kc, endpoint: kc.getCurrentCluster()!.server, step: `local cluster ${spec.name}` };
 }
 

@@ -7,12 +7,11 @@ import { describeKubeError } from "../provider/kube/errors.js";
 import { VIRTUAL_NODE_LABEL, VIRTUAL_NODE_TAINT, nodeReadiness } from "../provider/virtual-node/node.js";
 import { poll } from "../provider/wait/poll.js";
 import type { ClusterState } from "./lab.js";
+import { loadKubeconfigFile } from "../provider/kube/client.js";
 
 /** A client configuration with the cluster's admin identity (its kubeconfig works from the host). */
 export function adminConfig(cluster: ClusterState): k8s.KubeConfig {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromFile(cluster.kubeconfig);
-  return kc;
+  return loadKubeconfigFile(cluster.kubeconfig);
 }
 
 /** One line per node: name, Ready, capacity, taints. */

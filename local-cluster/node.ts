@@ -39,6 +39,7 @@ import {
 import { nodePaths, type PlannedNode } from "./node-plan.js";
 import { API_SERVER_PORT, type PlannedCluster } from "./plan.js";
 import { NODE_PROCESSES, nodeComponent } from "./supervisor.js";
+import { loadKubeconfigFile } from "../provider/kube/client.js";
 
 /** The node binaries, resolved once per `up` (the CNI plugins' directory from scripts/env.sh). */
 export function nodeBinaries(): NodeBinaries & { containerd: string; kubelet: string; kubeProxy: string; ctr: string } {
@@ -174,8 +175,7 @@ export async function waitForNodes(
   dead: LivenessCheck,
   timeoutMs: number,
 ): Promise<void> {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromFile(cluster.kubeconfig);
+  const kc = loadKubeconfigFile(cluster.kubeconfig);
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const endpoint = kc.getCurrentCluster()!.server;
   const deadline = Date.now() + timeoutMs;

@@ -55,6 +55,23 @@ export function loadKubeconfig(text: string, input: string): k8s.KubeConfig {
   return reuseConnections(kc);
 }
 
+/** Kubeconfig files already loaded, by path, with the text each held then. */
+const loadedFiles = new Map<string, { readonly text: string; readonly kc: k8s.KubeConfig }>();
+
+/**
+ * A client configuration from kubeconfig file `path`, as {@link loadKubeconfig} makes it. The same
+ * file with the same text gives the same configuration, and so the same connections: a test or
+ * a lab step that polls through a file's client would otherwise pay a TLS handshake per call.
+ */
+export function loadKubeconfigFile(path: string): k8s.KubeConfig {
+  const text = readFileSync(path, "utf8");
+  const known = loadedFiles.get(path);
+  if (known?.text === text) return known.kc;
+  const kc = loadKubeconfig(text, `kubeconfig file ${path}`);
+  loadedFiles.set(path, { text, kc });
+  return kc;
+}
+
 /** The API server URL a kubeconfig points at. */
 export function serverOf(kc: k8s.KubeConfig): string {
   return kc.getCurrentCluster()!.server;

@@ -15,11 +15,11 @@ import { runIn } from "../../host/exec.js";
 import { namespacePids } from "../../host/namespaces.js";
 import { PEER_RULE_TABLES } from "../../provider/network-fabric/gateway-nat.js";
 import { listPlacements } from "../../provider/offloading/pod-placement.js";
+import { loadKubeconfigFile } from "../../provider/kube/client.js";
 
 /** Names of every object of this project in the cluster of `kubeconfigPath`. */
 export async function projectTraces(kubeconfigPath: string): Promise<string[]> {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromFile(kubeconfigPath);
+  const kc = loadKubeconfigFile(kubeconfigPath);
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const selector = { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}` };
   const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
@@ -112,8 +112,7 @@ export async function tunnelTraces(cluster: ClusterState, ifnames: readonly stri
       .filter((ifname) => existsSync(wireguardSocketPath(ifname)))
       .map((ifname) => `socket ${wireguardSocketPath(ifname)}`),
   );
-  const kc = new k8s.KubeConfig();
-  kc.loadFromFile(cluster.kubeconfig);
+  const kc = loadKubeconfigFile(cluster.kubeconfig);
   const secrets = await kc
     .makeApiClient(k8s.CoreV1Api)
     .listNamespacedSecret({ namespace: SYSTEM_NAMESPACE })
