@@ -19,8 +19,14 @@ module.exports = {
   roots: ["<rootDir>/test"],
   testMatch: ["**/*.test.ts"],
   transform: { "^.+\\.ts$": ["ts-jest", { tsconfig: "tsconfig.json" }] },
-  // Sources import each other as `./x.js` (Node's ESM-style resolution); Jest resolves the .ts.
-  moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
+  // Sources import each other as `./x.js` (Node's ESM-style resolution); Jest resolves the .ts. The
+  // Kubernetes client comes from the one-file bundle `npm run build` makes (as the dynamic providers
+  // load it): Jest loads a file's modules anew for every test file, and the package's hundreds of
+  // modules cost every file about 0.25 s of CPU more (the unit tests: 56 s of CPU, 35 s with it).
+  moduleNameMapper: {
+    "^@kubernetes/client-node$": "<rootDir>/dist/vendor/kubernetes-client.cjs",
+    "^(\\.{1,2}/.*)\\.js$": "$1",
+  },
   // Most of a suite's time is waiting (control planes, pulumi, polls), so several files run at once;
   // each worker's shared lab is used by one file at a time, and one lab starts at a time machine-wide
   // (harness/labs.ts). The order: test/sequencer.js.
