@@ -11,10 +11,12 @@
  *
  * Usage: node dist/bench/main.js [tunnel] [gateway-move] [stacks] [mesh] [auth] [offloading] [renewal]
  *          [--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--pods N] [--mesh N,N…]
- *          [--shared-lab | --lab NAME] [--out FILE]
+ *          [--shared-lab | --lab NAME] [--no-type-check] [--out FILE]
  * `--shared-lab`: sections that need plain clusters a and b run on the test run's shared lab (the
  * suite's smoke run, test/integration/bench-smoke.test.ts) instead of a lab of their own.
  * `--lab NAME`: the sections run on test lab NAME, which a test holds up with the clusters they ask for.
+ * `--no-type-check`: `stacks` and `mesh` start their programs without type-checking them (the smoke
+ * run, whose figures are checked for presence only); their times are then not a user's.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -26,7 +28,7 @@ import { heldLab, privateLabs, sharedLabs, type LabRunner } from "./labs.js";
 import { benchOffloading } from "./offloading.js";
 import { benchRenewal } from "./renewal.js";
 import { formatSeries, formatTarget, machine, timed, type SectionResult } from "./figures.js";
-import { benchMeshes, benchStacks, DEFAULT_MESH_SIZES } from "./stacks.js";
+import { AS_USERS_RUN, benchMeshes, benchStacks, DEFAULT_MESH_SIZES, type StackRuns } from "./stacks.js";
 import { benchTunnel, stopHandTunnels } from "./tunnel.js";
 
 const SECTIONS = ["tunnel", "gateway-move", "stacks", "mesh", "auth", "offloading", "renewal"] as const;
@@ -53,12 +55,14 @@ interface Options {
   readonly mesh: readonly number[];
   /** Where sections get their labs. */
   readonly labs: LabRunner;
+  /** How `stacks` and `mesh` start their programs. */
+  readonly stackRuns: StackRuns;
   readonly out: string;
 }
 
 const USAGE =
   "usage: npm run bench -- [tunnel] [gateway-move] [stacks] [mesh] [auth] [offloading] [renewal] " +
-  "[--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--pods N] [--mesh N,N…] [--shared-lab | --lab NAME] [--out FILE]";
+  "[--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--pods N] [--mesh N,N…] [--shared-lab | --lab NAME] [--no-type-check] [--out FILE]";
 
 /** Reads the command line; a wrong argument ends the run with the usage. */
 function parseOptions(args: readonly string[]): Options {
@@ -66,6 +70,7 @@ function parseOptions(args: readonly string[]): Options {
   const sections: Section[] = [];
   let mesh = DEFAULT_MESH_SIZES;
   let labs = privateLabs;
+  let stackRuns = AS_USERS_RUN;
   let out = join(".bench-output", `bench-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
@@ -73,6 +78,7 @@ function parseOptions(args: readonly string[]): Options {
     if ((SECTIONS as readonly string[]).includes(arg)) sections.push(arg as Section);
     else if (flag === "out" && args[i + 1]) out = args[++i]!;
     else if (arg === "--shared-lab") labs = sharedLabs;
+    else if (arg === "--no-type-check") stackRuns = { typeCheck: false };
     else if (arg === "--lab" && /^[a-z0-9]{1,8}$/.test(args[i + 1] ?? "")) labs = heldLab(args[++i]!);
     else if (arg === "--mesh" && /^[2-6](,[2-6])*$/.test(args[i + 1] ?? "")) mesh = args[++i]!.split(",").map(Number);
     else if (flag && /^[1-9]\d*$/.test(args[i + 1] ?? "")) numbers[flag] = Number(args[++i]);
@@ -88,6 +94,7 @@ function parseOptions(args: readonly string[]): Options {
     pods: numbers["pods"]!,
     mesh,
     labs,
+    stackRuns,
     out,
   };
 }
@@ -118,9 +125,9 @@ async function main(): Promise<void> {
         : section === "gateway-move"
           ? benchGatewayMove(options.rounds, log, options.labs)
           : section === "stacks"
-            ? benchStacks(options.runs, log, options.labs)
+            ? benchStacks(options.runs, log, options.labs, options.stackRuns)
             : section === "mesh"
-              ? benchMeshes(options.idle, log, options.mesh, options.labs)
+              ? benchMeshes(options.idle, log, options.mesh, options.labs, options.stackRuns)
               : section === "auth"
                 ? benchAuth(options.refusals, log, options.labs)
                 : section === "offloading"

@@ -22,8 +22,19 @@ import { privateLabs, type LabRunner } from "./labs.js";
 const REPO = dirname(require.resolve("pulumi-liqo/package.json"));
 const PROGRAMS = join(REPO, "bench", "programs");
 
-/** The stacks' runs type-check their program, as a user's `pulumi up` does: the figures are a user's. */
-const AS_USERS_RUN = { typeCheck: true } as const;
+/**
+ * How the stacks' `pulumi` runs start their program. By default they type-check it, as a user's
+ * `pulumi up` does, so that the figures are a user's; the suite's smoke run, which checks that
+ * figures come and not what they are, skips it (`--no-type-check`: `npm run typecheck` checks the
+ * programs once).
+ */
+export interface StackRuns {
+  /** Whether each `pulumi` run type-checks the program before running it, as `pulumi up` does by default. */
+  readonly typeCheck: boolean;
+}
+
+/** What a user's `pulumi up` does. */
+export const AS_USERS_RUN: StackRuns = { typeCheck: true };
 
 /** Seconds one `pulumi args…` took in `workspace`; throws with pulumi's diagnostics on failure. */
 async function secondsOf(workspace: PulumiWorkspace, args: readonly string[]): Promise<number> {
@@ -31,8 +42,8 @@ async function secondsOf(workspace: PulumiWorkspace, args: readonly string[]): P
 }
 
 /** Runs `body` with an empty program's stack, brought up once, and removes it afterwards. */
-async function withEmptyStack<T>(body: (empty: PulumiWorkspace) => Promise<T>): Promise<T> {
-  const empty = await PulumiWorkspace.create(join(PROGRAMS, "empty"), "test", undefined, AS_USERS_RUN);
+async function withEmptyStack<T>(runs: StackRuns, body: (empty: PulumiWorkspace) => Promise<T>): Promise<T> {
+  const empty = await PulumiWorkspace.create(join(PROGRAMS, "empty"), "test", undefined, runs);
   try {
     await empty.ok(["up", "--yes", "--skip-preview"]);
     return await body(empty);
@@ -45,9 +56,10 @@ async function withEmptyStack<T>(body: (empty: PulumiWorkspace) => Promise<T>): 
 async function withStack<T>(
   program: string,
   lab: LabState,
+  runs: StackRuns,
   body: (workspace: PulumiWorkspace) => Promise<T>,
 ): Promise<T> {
-  const workspace = await PulumiWorkspace.create(program, "test", undefined, AS_USERS_RUN);
+  const workspace = await PulumiWorkspace.create(program, "test", undefined, runs);
   try {
     await configureForLab(workspace, lab);
     return await body(workspace);
@@ -70,18 +82,28 @@ async function peeredUp(stack: PulumiWorkspace): Promise<number> {
 function withFloor<T>(
   shape: "demo" | "peering",
   lab: LabState,
+  runs: StackRuns,
   body: (floor: PulumiWorkspace) => Promise<T>,
 ): Promise<T> {
-  return withStack(join(PROGRAMS, "floor"), lab, async (floor) => {
+  return withStack(join(PROGRAMS, "floor"), lab, runs, async (floor) => {
     await floor.ok(["config", "set", "shape", shape]);
     return body(floor);
   });
 }
 
+/** What the stacks' figures run with: the lab, the empty program's stack, how many runs of each, how. */
+interface StacksContext {
+  readonly lab: LabState;
+  readonly empty: PulumiWorkspace;
+  readonly runs: number;
+  readonly log: Log;
+  readonly stackRuns: StackRuns;
+}
+
 /** `runs` out-of-band peering ups, as many of the floor's and as many empty ups, interleaved. */
-async function benchPeeringUp(lab: LabState, empty: PulumiWorkspace, runs: number, log: Log): Promise<SectionResult> {
-  return withFloor("peering", lab, (floor) =>
-    withStack(join(PROGRAMS, "peering"), lab, async (stack) => {
+async function benchPeeringUp({ lab, empty, runs, log, stackRuns }: StacksContext): Promise<SectionResult> {
+  return withFloor("peering", lab, stackRuns, (floor) =>
+    withStack(join(PROGRAMS, "peering"), lab, stackRuns, async (stack) => {
       log("peering: the two Clusters first, and the floor's (not measured)");
       await stack.ok(["up", "--yes", "--skip-preview"]);
       await floor.ok(["up", "--yes", "--skip-preview"]);
@@ -107,9 +129,9 @@ async function benchPeeringUp(lab: LabState, empty: PulumiWorkspace, runs: numbe
 }
 
 /** No-change previews and refreshes of the demo stack, of its floor and of the empty stack, interleaved; then its tunnel's recovery. */
-async function benchNoChange(lab: LabState, empty: PulumiWorkspace, runs: number, log: Log): Promise<SectionResult> {
-  return withFloor("demo", lab, (floor) =>
-    withStack(join(REPO, "examples", "local-peering"), lab, async (demo) => {
+async function benchNoChange({ lab, empty, runs, log, stackRuns }: StacksContext): Promise<SectionResult> {
+  return withFloor("demo", lab, stackRuns, (floor) =>
+    withStack(join(REPO, "examples", "local-peering"), lab, stackRuns, async (demo) => {
       log("no-change: the demo stack and its floor up (not measured)");
       await demo.ok(["up", "--yes", "--skip-preview"]);
       await floor.ok(["up", "--yes", "--skip-preview"]);
@@ -157,12 +179,18 @@ async function benchNoChange(lab: LabState, empty: PulumiWorkspace, runs: number
 }
 
 /** The peering and no-change figures, on one lab of two clusters. */
-export async function benchStacks(runs: number, log: Log, labs: LabRunner = privateLabs): Promise<SectionResult> {
+export async function benchStacks(
+  runs: number,
+  log: Log,
+  labs: LabRunner = privateLabs,
+  stackRuns: StackRuns = AS_USERS_RUN,
+): Promise<SectionResult> {
   log("stacks: two local clusters");
   return labs([{ name: "a" }, { name: "b" }], {}, (lab) =>
-    withEmptyStack(async (empty) => {
-      const peering = await benchPeeringUp(lab, empty, runs, log);
-      const noChange = await benchNoChange(lab, empty, runs, log);
+    withEmptyStack(stackRuns, async (empty) => {
+      const context = { lab, empty, runs, log, stackRuns };
+      const peering = await benchPeeringUp(context);
+      const noChange = await benchNoChange(context);
       return { series: [...peering.series, ...noChange.series], targets: [...peering.targets, ...noChange.targets] };
     }),
   );
@@ -182,13 +210,14 @@ async function benchMesh(
   idleSeconds: number | undefined,
   log: Log,
   labs: LabRunner,
+  stackRuns: StackRuns,
 ): Promise<{ up: number; agents?: AgentUsage[] }> {
   log(`mesh: ${size} local clusters`);
   return labs(
     CLUSTER_NAMES.slice(0, size).map((name) => ({ name })),
     {},
     async (lab) => {
-      const workspace = await PulumiWorkspace.create(join(REPO, "examples", "mesh"), "test", undefined, AS_USERS_RUN);
+      const workspace = await PulumiWorkspace.create(join(REPO, "examples", "mesh"), "test", undefined, stackRuns);
       try {
         await configureMeshForLab(workspace, lab);
         const up = await secondsOf(workspace, ["up", "--yes"]);
@@ -214,6 +243,7 @@ export async function benchMeshes(
   log: Log,
   sizes: readonly number[] = DEFAULT_MESH_SIZES,
   labs: LabRunner = privateLabs,
+  stackRuns: StackRuns = AS_USERS_RUN,
 ): Promise<SectionResult> {
   const sorted = [...new Set(sizes)].sort((x, y) => x - y);
   if (sorted.length === 0 || sorted.some((n) => !Number.isInteger(n) || n < 2 || n > CLUSTER_NAMES.length))
@@ -223,7 +253,7 @@ export async function benchMeshes(
   const usages = new Map<number, AgentUsage[]>();
   for (const size of sorted) {
     const sampled = size === smallest || size === largest;
-    const mesh = await benchMesh(size, sampled ? idleSeconds : undefined, log, labs);
+    const mesh = await benchMesh(size, sampled ? idleSeconds : undefined, log, labs, stackRuns);
     ups.push(series(`pulumi up: mesh of ${size} clusters, all-to-all`, "s", [mesh.up]));
     if (mesh.agents) usages.set(size, mesh.agents);
   }
