@@ -15,7 +15,7 @@ import type { SigningContext, SigningRequest } from "./sign-certificate.js";
 export async function keepTenantQuota(ctx: SigningContext, request: SigningRequest): Promise<Answer | undefined> {
   const quota = forgeTenantQuota(request.consumerClusterId);
   try {
-    await ensureObjectQuota(ctx.kc, quota, "authentication", ctx.certificateTimeoutMs);
+    await ensureObjectQuota(ctx.kc, quota, "authentication", { timeoutMs: ctx.certificateTimeoutMs });
     return undefined;
   } catch (error) {
     if (!(error as Partial<WaitTimeoutError>).isWaitTimeoutError) throw error;

@@ -71,5 +71,5 @@ export function forgeSystemQuota(): k8s.V1ResourceQuota {
  * on it knows the project's kinds (see the module's comment). The last step of a cluster's install.
  */
 export function waitForProjectKindsCounted(kc: k8s.KubeConfig, step: string, timeoutMs: number): Promise<void> {
-  return ensureObjectQuota(kc, forgeSystemQuota(), step, timeoutMs);
+  return ensureObjectQuota(kc, forgeSystemQuota(), step, { timeoutMs, remakeUncounted: true });
 }

@@ -5,11 +5,13 @@
  * every create of those resources ("status unknown for quota"). Core kinds are counted at once. A
  * custom kind is counted only once the controller's discovery (every 30 s) has found it; a quota
  * the controller processed before that keeps the kind uncounted until the spec changes or the
- * controller's full resync (5 minutes by default). {@link ensureObjectQuota} therefore makes such a
- * quota anew, at most every {@link RECOUNT_EVERY_MS}, which the controller answers by counting it
- * with what it knows by then. Between the delete and the create (milliseconds) the namespace has no
- * bound; it happens only while the quota is uncounted, which on a cluster installed a minute ago
- * is the install's own wait, before any consumer has an identity.
+ * controller's full resync (5 minutes by default). {@link ensureObjectQuota} can therefore make such
+ * a quota anew, at most every {@link RECOUNT_EVERY_MS}, which the controller answers by counting it
+ * with what it knows by then. From the delete until the controller has written the new quota's
+ * status, the API server bounds nothing: only the install's quota of the system namespace, where no
+ * consumer may write, is ever made anew. A quota where a consumer may write is never deleted; left
+ * uncounted, it keeps the API server refusing every create of the kinds it names, and the wait ends
+ * with a timeout that says so.
  */
 import * as k8s from "@kubernetes/client-node";
 import { deleteOptional, describeFailure, ensureObject, serverOf } from "./client.js";
@@ -69,15 +71,27 @@ export function quotaLeftUncounted(quota: k8s.V1ResourceQuota): boolean {
   return processed && !quotaCounted(quota);
 }
 
+/** How {@link ensureObjectQuota} waits. */
+export interface QuotaWaitOptions {
+  /** How long to wait until the quota is counted. */
+  timeoutMs?: number;
+  /**
+   * Make the quota anew while the controller has processed it without counting every resource.
+   * Only for a namespace no consumer may write to: until the new one is counted, nothing is bound.
+   */
+  remakeUncounted?: boolean;
+}
+
 /**
  * Applies `quota` (server-side apply: a second run converges) and waits until it is counted,
- * making it anew while the controller has processed it without counting every resource.
+ * making it anew (with `remakeUncounted`) while the controller has processed it without counting
+ * every resource.
  */
 export async function ensureObjectQuota(
   kc: k8s.KubeConfig,
   quota: k8s.V1ResourceQuota,
   step: string,
-  timeoutMs = 90_000,
+  { timeoutMs = 90_000, remakeUncounted = false }: QuotaWaitOptions = {},
 ): Promise<void> {
   const endpoint = serverOf(kc);
   const name = quota.metadata!.name!;
@@ -94,7 +108,7 @@ export async function ensureObjectQuota(
     async () => {
       const live = await core.readNamespacedResourceQuota({ name, namespace });
       if (quotaCounted(live)) return { done: true, value: undefined };
-      if (quotaLeftUncounted(live) && performance.now() - madeAt >= RECOUNT_EVERY_MS) {
+      if (remakeUncounted && quotaLeftUncounted(live) && performance.now() - madeAt >= RECOUNT_EVERY_MS) {
         await deleteOptional(() => core.deleteNamespacedResourceQuota({ name, namespace }));
         await apply();
         madeAt = performance.now();

@@ -348,6 +348,15 @@ describe("auth service lockout and quotas: a stranger against provider a, throug
         ).items.map((e) => e.metadata.name!);
       const before = await list();
       const limit = TENANT_OBJECT_LIMITS["tunnelendpoints"]!;
+      const adminCore = pair.provider.kc.makeApiClient(k8s.CoreV1Api);
+      const key = `count/tunnelendpoints.${API_GROUP}`;
+      /** What the API server enforces: the quota's status (its bound, its count), and which object holds it. */
+      const enforced = async (): Promise<Record<string, string | undefined>> => {
+        const live = await adminCore.readNamespacedResourceQuota({ name: CONSUMER_QUOTA, namespace });
+        return { uid: live.metadata?.uid, hard: live.status?.hard?.[key], used: live.status?.used?.[key] };
+      };
+      const start = await enforced();
+      expect(start).toEqual({ uid: start.uid, hard: String(limit), used: String(before.length) });
       const made: string[] = [];
       const refusals: string[] = [];
       try {
@@ -384,7 +393,13 @@ describe("auth service lockout and quotas: a stranger against provider a, throug
                 ),
             );
         }
-        expect(made).toHaveLength(limit - before.length);
+        // The same quota, counting every create it let through.
+        expect({ made: made.length, ...(await enforced()) }).toEqual({
+          made: limit - before.length,
+          uid: start.uid,
+          hard: String(limit),
+          used: String(limit),
+        });
         expect(refusals).toHaveLength(limit + 3 - made.length);
         expect(refusals.every((r) => r.startsWith("403:") && r.includes(`exceeded quota: ${CONSUMER_QUOTA}`))).toBe(
           true,
@@ -401,7 +416,7 @@ describe("auth service lockout and quotas: a stranger against provider a, throug
           core.deleteNamespacedResourceQuota({ name: CONSUMER_QUOTA, namespace }),
         ];
         for (const attempt of tamper) await expect(attempt).rejects.toMatchObject({ code: 403 });
-        const quota = await pair.provider.kc.makeApiClient(k8s.CoreV1Api).readNamespacedResourceQuota({
+        const quota = await adminCore.readNamespacedResourceQuota({
           name: CONSUMER_QUOTA,
           namespace,
         });
