@@ -113,22 +113,35 @@ export async function installWithAgentPods(
   };
 }
 
+/** How the tests uninstall. */
+export interface TestUninstallOptions {
+  /**
+   * Keep the project's CRDs (removing every object of them): the end of a file on the shared lab,
+   * whose next file installs again at once. A test that checks what an uninstall leaves does not.
+   */
+  readonly keepDefinitions?: boolean;
+}
+
 /**
  * Uninstalls `clusters` at once, each as {@link uninstallCluster}: most of an uninstall is waiting
  * for the namespace controller, which takes its own time per cluster.
  */
-export async function uninstallClusters(clusters: readonly ClusterState[]): Promise<void> {
-  await allOrFirstFailure(clusters.map(uninstallCluster));
+export async function uninstallClusters(
+  clusters: readonly ClusterState[],
+  options: TestUninstallOptions = {},
+): Promise<void> {
+  await allOrFirstFailure(clusters.map((cluster) => uninstallCluster(cluster, options)));
 }
 
 /** Uninstalls `cluster` as a `Cluster` resource's delete does, with `force` (a failed test may leave a peering behind). */
-export async function uninstallCluster(cluster: ClusterState): Promise<void> {
+export async function uninstallCluster(cluster: ClusterState, options: TestUninstallOptions = {}): Promise<void> {
   await removeCluster({
     name: cluster.name,
     kubeconfig: readFileSync(cluster.kubeconfig, "utf8"),
     kubeconfigInput: `cluster ${cluster.name}: kubeconfig`,
     force: true,
     timeoutMs: 120_000,
+    ...(options.keepDefinitions ? { keepDefinitions: true } : {}),
   });
 }
 

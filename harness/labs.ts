@@ -12,7 +12,15 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { lockFile, withFileLock, type FileLock } from "../host/file-lock.js";
-import { downLab, upLab, type ClusterRequest, type LabOptions, type LabState } from "../local-cluster/lab.js";
+import {
+  downLab,
+  setProfile,
+  upLab,
+  type ClusterRequest,
+  type LabOptions,
+  type LabState,
+} from "../local-cluster/lab.js";
+import type { ConnectivityProfile } from "../local-cluster/connectivity.js";
 
 /** Lab state of every test run lives apart from the labs a developer may have up. */
 export const TEST_LAB_ROOT = process.env["LIQO_TEST_LAB_ROOT"] ?? "/tmp/pulumi-liqo-test-labs";
@@ -82,6 +90,24 @@ export async function sharedLab(): Promise<LabState> {
     claim(name);
     return startLab([{ name: "a" }, { name: "b" }], { name });
   });
+}
+
+/**
+ * Runs `body` on the shared lab under connectivity `profile`, and puts the lab back to `open`
+ * afterwards, also when `body` fails: a file that needs another profile shares the lab instead of
+ * starting one.
+ */
+export async function withSharedLabProfile<T>(
+  profile: ConnectivityProfile,
+  body: (lab: LabState) => Promise<T>,
+): Promise<T> {
+  const lab = await sharedLab();
+  await setProfile(lab, profile);
+  try {
+    return await body(lab);
+  } finally {
+    await setProfile(lab, "open");
+  }
 }
 
 /** Lets the next suite file use the shared lab (the lab stays up until the run's global teardown). */

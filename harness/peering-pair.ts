@@ -11,7 +11,7 @@ import { providerEndpointNamespace, type TunnelSides } from "../provider/network
 import type { ProviderHandover } from "../provider/peering/handover.js";
 import { getIdentityKubeconfig } from "../provider/peering/outgoing.js";
 import type { PeeringRecord, PeeringRequest } from "../provider/peering/peering.js";
-import { installForPeering, uninstallClusters, type InstalledCluster } from "./install.js";
+import { installForPeering, uninstallClusters, type InstalledCluster, type TestUninstallOptions } from "./install.js";
 import { allOrFirstFailure } from "./settle.js";
 
 /** Where the provider's auth service is. */
@@ -28,7 +28,7 @@ export interface PeeringPair {
   /** What the consumer peers with: the handover and `resources`. */
   readonly request: PeeringRequest;
   /** Revokes the token and uninstalls both clusters. */
-  cleanup(): Promise<void>;
+  cleanup(options?: TestUninstallOptions): Promise<void>;
 }
 
 /** Installs `a` (provider) and `b` (consumer) and records a token on `a`. */
@@ -53,9 +53,9 @@ export async function preparePeering(
       resources,
       timeoutMs: 90_000,
     },
-    cleanup: async () => {
+    cleanup: async (options: TestUninstallOptions = {}) => {
       await revokePeeringToken(provider.kc, token.tokenId);
-      await uninstallClusters([b, a]);
+      await uninstallClusters([b, a], options);
     },
   };
 }

@@ -25,6 +25,7 @@ import {
 import { forgeRemotePodsBinding } from "../../provider/cluster/agent-rbac.js";
 import { describeFailure, ensureObject, serverOf } from "../../provider/kube/client.js";
 import { ensureObjectQuota } from "../../provider/kube/quota.js";
+import { deleteNamespaceAndPods } from "../../provider/kube/namespaces.js";
 import { forgeRemoteNamespaceQuota } from "../../provider/offloading/remote-namespace-quota.js";
 import {
   formatCpuMillis,
@@ -218,7 +219,9 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
       // sees the request go only once the namespace is gone.
       if (isRemoteNamespaceOf(existing, consumer)) {
         if (!existing!.metadata!.deletionTimestamp) {
-          await core.deleteNamespace({ name }).catch(describeFailure(`${STEP}: deleting Namespace ${name}`, endpoint));
+          await deleteNamespaceAndPods(kc, name).catch(
+            describeFailure(`${STEP}: deleting Namespace ${name}`, endpoint),
+          );
           reporter.info(`${STEP}: removing namespace ${name}: consumer ${consumer} withdrew it`);
           changes += 1;
         }
@@ -260,7 +263,7 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
     const name = ns.metadata!.name!;
     if (ns.metadata?.labels?.[REMOTE_NAMESPACE_LABEL] !== "true" || ns.metadata.deletionTimestamp) continue;
     if (granted.get(name) === ns.metadata.labels[REMOTE_CLUSTER_LABEL]) continue;
-    await core.deleteNamespace({ name }).catch(describeFailure(`${STEP}: deleting Namespace ${name}`, endpoint));
+    await deleteNamespaceAndPods(kc, name).catch(describeFailure(`${STEP}: deleting Namespace ${name}`, endpoint));
     reporter.info(`${STEP}: removed namespace ${name}: no request of its consumer stands for it any more`);
     changes += 1;
   }

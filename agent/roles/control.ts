@@ -31,6 +31,7 @@ import { RetryNow, wakeOnChanges } from "../watch.js";
 import { collection, numberFromEnv } from "./common.js";
 import { internalIpOf } from "../../provider/kube/nodes.js";
 import { VIRTUAL_NODE_LABEL } from "../../provider/virtual-node/node.js";
+import { REMOTE_NAMESPACE_LABEL } from "../../provider/offloading/namespaces.js";
 
 /**
  * Pauses between passes when nothing wakes a loop. Watches wake the offer answering and the in-band
@@ -187,6 +188,13 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
     wakeOnChanges(kc, "/api/v1/pods", () => wakeups.offloadingProvider.wake(), {
       ...watching,
       labelSelector: CONSUMER_POD_UID_LABEL,
+    }),
+    // A withdrawn remote namespace gone: its request lets go at once (its finalizer waited for it),
+    // not at the next resync, and with it the consumer's delete of its NamespaceOffloading.
+    wakeOnChanges(kc, "/api/v1/namespaces", () => wakeups.offloadingProvider.wake(), {
+      ...watching,
+      labelSelector: `${REMOTE_NAMESPACE_LABEL}=true`,
+      relevant: (type) => type === "DELETED",
     }),
     runLoop(
       {

@@ -26,7 +26,8 @@ import {
 import { forgeCustomResourceDefinitions } from "../api/crds.js";
 import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../kube/client.js";
 import { statusOf } from "../kube/errors.js";
-import { poll } from "../wait/poll.js";
+import { deleteNamespaceAndPods } from "../kube/namespaces.js";
+import { poll, type PollOptions } from "../wait/poll.js";
 import { removeAllPlacements } from "../offloading/pod-placement.js";
 import { deleteRemoteNamespaceGuard } from "../offloading/remote-namespace-guard.js";
 
@@ -381,15 +382,25 @@ export async function ensureAuthServiceTls(
   return { caPem: ca.cert, certPem: serving.cert };
 }
 
+/** How {@link uninstallCluster} removes, and how long it waits. */
+export interface UninstallOptions extends InstallWaitOptions {
+  /**
+   * Keep the CRDs, removing every object of them instead: for a cluster installed again at once.
+   * Kubernetes' quota controller pauses while its discovery sees kinds go or come back (up to 30 s
+   * each), and the next install waits for it (tenant-quota.ts).
+   */
+  readonly keepDefinitions?: boolean;
+}
+
 /**
  * Removes everything a `Cluster` installed and everything the project created in it: every
  * namespace labelled managed-by pulumi-liqo (the system namespace and the tenant namespaces, with
  * all they hold), every such CertificateSigningRequest, the pod-placement policies of offloaded
- * namespaces, and the CRDs (which takes their custom resources along). Waits until they are gone,
- * so that "destroy leaves nothing" holds when it returns.
+ * namespaces, and the CRDs (which takes their custom resources along; with `keepDefinitions`, only
+ * those objects). Waits until they are gone, so that "destroy leaves nothing" holds when it returns.
  * Idempotent: on a clean cluster it does nothing.
  */
-export async function uninstallCluster(kc: k8s.KubeConfig, options: InstallWaitOptions = {}): Promise<void> {
+export async function uninstallCluster(kc: k8s.KubeConfig, options: UninstallOptions = {}): Promise<void> {
   const endpoint = serverOf(kc);
   const selector = `${MANAGED_BY_LABEL}=${MANAGED_BY}`;
   const core = kc.makeApiClient(k8s.CoreV1Api);
@@ -413,9 +424,7 @@ export async function uninstallCluster(kc: k8s.KubeConfig, options: InstallWaitO
     .catch(describeFailure(`${STEP}: listing namespaces`, endpoint));
   const namespaces = new Set([SYSTEM_NAMESPACE, ...listed.items.map((ns) => ns.metadata!.name!)]);
   for (const name of namespaces) {
-    await deleteOptional(() => core.deleteNamespace({ name })).catch(
-      describeFailure(`${STEP}: deleting Namespace ${name}`, endpoint),
-    );
+    await deleteNamespaceAndPods(kc, name).catch(describeFailure(`${STEP}: deleting Namespace ${name}`, endpoint));
   }
   for (const name of namespaces) {
     await poll({ step: STEP, object: `Namespace ${name} deleted`, endpoint }, timing, async () => {
@@ -440,6 +449,7 @@ export async function uninstallCluster(kc: k8s.KubeConfig, options: InstallWaitO
   await removeAllPlacements(kc, STEP);
   // The remote namespaces it guarded are gone.
   await deleteRemoteNamespaceGuard(kc, STEP);
+  if (options.keepDefinitions) return deleteProjectObjects(kc, timing);
   const crdNames = forgeCustomResourceDefinitions().map((crd) => crd.metadata!.name!);
   for (const name of crdNames) {
     await deleteOptional(() => extensions.deleteCustomResourceDefinition({ name })).catch(
@@ -450,6 +460,36 @@ export async function uninstallCluster(kc: k8s.KubeConfig, options: InstallWaitO
     await poll({ step: STEP, object: `CustomResourceDefinition ${name} deleted`, endpoint }, timing, async () => {
       const live = await readOptional(() => extensions.readCustomResourceDefinition({ name }));
       return live ? { done: false, state: "still present (terminating)" } : { done: true, value: undefined };
+    });
+  }
+}
+
+/** Deletes every object of the project's kinds left anywhere (their finalizers released before), and waits until they are gone. */
+async function deleteProjectObjects(kc: k8s.KubeConfig, timing: PollOptions): Promise<void> {
+  const api = kc.makeApiClient(k8s.CustomObjectsApi);
+  const endpoint = serverOf(kc);
+  for (const definition of forgeCustomResourceDefinitions()) {
+    const plural = definition.spec.names.plural;
+    const resource = { group: API_GROUP, version: API_VERSION, plural };
+    // A cluster never installed has no such kind: nothing left of it.
+    const left = async (): Promise<k8s.V1ObjectMeta[]> =>
+      (
+        (
+          (await readOptional(() => api.listClusterCustomObject(resource)).catch(
+            describeFailure(`${STEP}: listing ${plural}`, endpoint),
+          )) as { items: { metadata: k8s.V1ObjectMeta }[] } | undefined
+        )?.items ?? []
+      ).map((object) => object.metadata);
+    for (const { name, namespace } of await left()) {
+      await deleteOptional(() =>
+        api.deleteNamespacedCustomObject({ ...resource, namespace: namespace!, name: name! }),
+      ).catch(describeFailure(`${STEP}: deleting ${plural} ${namespace}/${name}`, endpoint));
+    }
+    await poll({ step: STEP, object: `every ${plural} deleted`, endpoint }, timing, async () => {
+      const names = (await left()).map((meta) => `${meta.namespace}/${meta.name}`);
+      return names.length === 0
+        ? { done: true, value: undefined }
+        : { done: false, state: `left: ${names.join(", ")}` };
     });
   }
 }

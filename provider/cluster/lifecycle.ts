@@ -196,6 +196,8 @@ export interface ClusterRemoval {
   /** Uninstall even while peerings use the cluster. */
   readonly force: boolean;
   readonly timeoutMs: number;
+  /** Keep the CRDs, for a cluster installed again at once (see `UninstallOptions`). */
+  readonly keepDefinitions?: boolean;
 }
 
 /**
@@ -220,7 +222,7 @@ export async function removeCluster(request: ClusterRemoval): Promise<{ forgotte
       `Cluster "${request.name}" (${serverOf(kc)}) is still used by: ${removal.users.join("; ")}. ` +
         "Delete those peerings first, or set force: true to uninstall anyway.",
     );
-  await uninstallCluster(kc, { timeoutMs: request.timeoutMs });
+  await uninstallCluster(kc, { timeoutMs: request.timeoutMs, keepDefinitions: request.keepDefinitions });
   await deleteAgentClusterRbac(kc);
   return {};
 }

@@ -18,7 +18,7 @@ import { deleteOptional, describeFailure, ensureObject, serverOf } from "./clien
 import { poll } from "../wait/poll.js";
 
 /** How often a quota the controller processed but left uncounted is made anew (its discovery runs every 30 s). */
-export const RECOUNT_EVERY_MS = 10_000;
+export const RECOUNT_EVERY_MS = 3_000;
 
 /** What an object-count quota is: where, what it is called and labelled, and its counts per resource. */
 export interface ObjectCountQuota {

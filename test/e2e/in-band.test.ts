@@ -1,6 +1,6 @@
 /**
- * The in-band peering through the real `pulumi` CLI (examples/in-band), on clusters of their own
- * under the `gateway-only` profile: only the gateways' UDP ports connect them, and from the host
+ * The in-band peering through the real `pulumi` CLI (examples/in-band), on the shared lab switched
+ * to the `gateway-only` profile: only the gateways' UDP ports connect them, and from the host
  * only the API servers answer. Preview, up, no-change preview and refresh, a tunnel port change in
  * place, destroy; up's and destroy's steps, the tunnel's among them, on the Peering's own row.
  */
@@ -9,12 +9,13 @@ import { join } from "node:path";
 import { Cidr } from "../../provider/net/cidr.js";
 import { addPodAddress, clusterOf } from "../../local-cluster/lab.js";
 import { adminConfig } from "../../harness/install.js";
-import { withLab } from "../../harness/labs.js";
+import { withSharedLabProfile } from "../../harness/labs.js";
 import { projectTraces, tunnelTraces } from "../support/leaks.js";
 import { pingReplies } from "../support/probes.js";
+import { IN_BAND_CREATE_STEPS } from "../support/in-band-steps.js";
 import { configureForLab, plannedSteps, PulumiWorkspace, stepsByRow } from "../../harness/pulumi.js";
 
-/** Each test's bound: a private lab, and the stack's preview, up, refresh, changes and destroy. */
+/** Each test's bound: the shared lab, and the stack's preview, up, refresh, changes and destroy. */
 const TEST_BOUND_MS = 12 * 60_000;
 
 const PROGRAM = join(__dirname, "..", "..", "examples", "in-band");
@@ -24,7 +25,7 @@ describe("in-band peering through the pulumi CLI", () => {
     "GIVEN clusters that only their gateways connect WHEN preview, up, no-change preview and refresh, tunnel port change, " +
       "destroy THEN each does what it says and nothing is left",
     async () => {
-      await withLab([{ name: "a" }, { name: "b" }], { profile: "gateway-only" }, async (lab) => {
+      await withSharedLabProfile("gateway-only", async (lab) => {
         const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
         const workspace = await PulumiWorkspace.create(PROGRAM);
         try {
@@ -36,17 +37,7 @@ describe("in-band peering through the pulumi CLI", () => {
           expect(up.stdout).toContain("[3/4] negotiation: waiting for an offer from provider a through the tunnel");
           // The peering's steps, its tunnel's counted within its first, on the peering's own row.
           expect(stepsByRow(up.stdout)).toEqual({
-            "liqo:Peering::b-to-a": [
-              "[1/4] network fabric",
-              "[1/4] (1/4) network fabric",
-              "[1/4] (2/4) network fabric",
-              "[1/4] (3/4) network fabric",
-              "[1/4] (4/4) network fabric",
-              "[2/4] authentication",
-              "[3/4] negotiation",
-              "[4/4] virtual node",
-              "",
-            ],
+            "liqo:Peering::b-to-a": [...IN_BAND_CREATE_STEPS, ""],
           });
           expect((await workspace.ok(["stack", "output", "status"])).stdout.trim()).toBe("Ready");
           const node = await adminConfig(b).makeApiClient(k8s.CoreV1Api).readNode({ name: "liqo-a" });

@@ -94,7 +94,7 @@ describe("auth service body limit", () => {
   }, HOOK_BOUND_MS);
 
   afterAll(async () => {
-    if (kcA) await uninstallCluster(kcA);
+    if (kcA) await uninstallCluster(kcA, { keepDefinitions: true });
   }, HOOK_BOUND_MS);
 
   test(

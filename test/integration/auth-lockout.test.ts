@@ -166,7 +166,7 @@ describe("auth service lockout and quotas: a stranger against provider a, throug
       await deletePeering(pair.consumerKubeconfig, record, pair.auth, { force: true, timeoutMs: 60_000 }, quiet).catch(
         () => undefined,
       );
-    await pair?.cleanup();
+    await pair?.cleanup({ keepDefinitions: true });
   }, HOOK_BOUND_MS);
 
   test(

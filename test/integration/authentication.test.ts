@@ -202,8 +202,8 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
     try {
       await service?.close();
     } finally {
-      if (kcA) await uninstallCluster(kcA);
-      if (kcB) await uninstallCluster(kcB);
+      if (kcA) await uninstallCluster(kcA, { keepDefinitions: true });
+      if (kcB) await uninstallCluster(kcB, { keepDefinitions: true });
     }
   }, HOOK_BOUND_MS);
 

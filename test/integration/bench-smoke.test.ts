@@ -36,7 +36,7 @@ describe("npm run bench, smoke run (smallest sizes, figures produced)", () => {
         } catch (error) {
           // A section that failed half-way may leave its installs on the shared lab: the next files need it clean.
           const lab = await sharedLab();
-          await uninstallClusters([clusterOf(lab, "a"), clusterOf(lab, "b")]);
+          await uninstallClusters([clusterOf(lab, "a"), clusterOf(lab, "b")], { keepDefinitions: true });
           await releaseSharedLab();
           throw error;
         }

@@ -77,7 +77,7 @@ describe("a Cluster without agent.image where no agent runs", () => {
         const installed = await installWithAgentPods(cluster, { timeoutMs: 180_000 });
         expect(installed.clusterId).toBe(made?.clusterId);
       } finally {
-        await uninstallCluster(cluster);
+        await uninstallCluster(cluster, { keepDefinitions: true });
       }
     },
     TEST_BOUND_MS,

@@ -86,7 +86,7 @@ describe("faults answered at once and in words", () => {
   }, HOOK_BOUND_MS);
 
   afterAll(async () => {
-    await uninstallClusters([b.cluster, a.cluster]);
+    await uninstallClusters([b.cluster, a.cluster], { keepDefinitions: true });
   }, HOOK_BOUND_MS);
 
   test(

@@ -56,7 +56,7 @@ describe("a namespace offloading whose provider is gone (shared lab)", () => {
   afterAll(async () => {
     if (pair) {
       await unpeerPair(pair).catch(() => undefined);
-      await uninstallClusters([pair.b, pair.a]);
+      await uninstallClusters([pair.b, pair.a], { keepDefinitions: true });
     }
     await releaseSharedLab();
   }, AFTER_ALL_BOUND_MS);

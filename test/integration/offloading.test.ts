@@ -190,7 +190,7 @@ describe("offloading on real clusters (shared lab)", () => {
   afterAll(async () => {
     if (pair) {
       await unpeerPair(pair).catch(() => undefined);
-      await uninstallClusters([pair.b, pair.a]);
+      await uninstallClusters([pair.b, pair.a], { keepDefinitions: true });
     }
     await releaseSharedLab();
   }, AFTER_ALL_BOUND_MS);

@@ -114,7 +114,7 @@ describe("peering edges", () => {
       a.kc.makeApiClient(k8s.CoreV1Api).deleteNamespacedPod({ name: HOG, namespace: "default", gracePeriodSeconds: 0 }),
     );
     await revokePeeringToken(a.kc, token.tokenId);
-    await uninstallClusters([b.cluster, a.cluster]);
+    await uninstallClusters([b.cluster, a.cluster], { keepDefinitions: true });
   }, HOOK_BOUND_MS);
 
   test(

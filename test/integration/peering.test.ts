@@ -144,7 +144,7 @@ describe("peering steps on real clusters", () => {
         expect(secrets.items.map((s) => s.metadata?.name).filter((n) => n?.startsWith("identity-"))).toEqual([]);
       } finally {
         await revokePeeringToken(adminConfig(a), token.tokenId);
-        await uninstallClusters([b, a]);
+        await uninstallClusters([b, a], { keepDefinitions: true });
       }
     },
     TEST_BOUND_MS,

@@ -80,7 +80,7 @@ describe("a revoked identity", () => {
           await deletePeering(consumerKubeconfig, record, auth, { force: true, timeoutMs: 20_000 }, quiet).catch(
             () => undefined,
           );
-        await cleanup();
+        await cleanup({ keepDefinitions: true });
       }
     },
     TEST_BOUND_MS,
