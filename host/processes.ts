@@ -107,12 +107,21 @@ export function delay(ms: number): Promise<void> {
  */
 export async function stopProcess(record: ProcessRecord, graceMs = 10_000): Promise<void> {
   if (!isRunning(record)) return;
-  process.kill(record.pid, "SIGTERM");
+  signal(record.pid, "SIGTERM");
   const deadline = Date.now() + graceMs;
   while (isRunning(record) && Date.now() < deadline) await delay(100);
   if (isRunning(record)) {
-    process.kill(record.pid, "SIGKILL");
+    signal(record.pid, "SIGKILL");
     while (isRunning(record)) await delay(50);
+  }
+}
+
+/** Sends `name` to `pid`; a process that exited since it was last seen running needs none. */
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
   }
 }
 

@@ -47,7 +47,14 @@ import {
   namespaceExists,
   namespacePids,
 } from "./netns.js";
-import { isRunning, pidsUsing, recordOf, startInNamespace, stopProcess } from "../host/processes.js";
+import {
+  isRunning,
+  pidsUsing,
+  recordOf,
+  startInNamespace,
+  stopProcess,
+  type ProcessRecord,
+} from "../host/processes.js";
 import { poll } from "../provider/wait/poll.js";
 import { planLab, type ClusterRequest, type PlannedCluster } from "./plan.js";
 import { importImages, nodeBinaries, startNodeProcesses, teardownNode, waitForNodes, writeNodeFiles } from "./node.js";
@@ -451,24 +458,14 @@ export async function downLab(name: string, root = DEFAULT_LAB_ROOT): Promise<st
   const removed: string[] = [];
   const state = readLab(name, root);
   // The supervisors first: they would start again what is stopped next.
-  for (const supervisor of state?.clusters.flatMap((c) => (c.supervisor ? [c.supervisor] : [])) ?? []) {
-    if (isRunning(supervisor)) {
-      await stopProcess(supervisor);
-      removed.push(`${supervisor.name} (pid ${supervisor.pid})`);
-    }
-  }
+  removed.push(...(await stopTogether(state?.clusters.flatMap((c) => (c.supervisor ? [c.supervisor] : [])) ?? [])));
   const records = state?.clusters.flatMap((c) => c.processes) ?? [];
   const netnses = new Set(state?.clusters.flatMap((c) => [c.netns, ...(c.routerNetns ? [c.routerNetns] : [])]) ?? []);
   const prefix = namespacePrefix(name);
   for (const ns of (await run("ip", ["netns", "list"])).split("\n").map((l) => l.split(" ")[0]!)) {
     if (ns.startsWith(prefix)) netnses.add(ns);
   }
-  for (const record of records.reverse()) {
-    if (isRunning(record)) {
-      await stopProcess(record);
-      removed.push(`${record.name} (pid ${record.pid})`);
-    }
-  }
+  removed.push(...(await stopTogether(records)));
   // What the nodes' runtime leaves running or mounted: pods, shims, mounts, cgroups.
   for (const node of state?.clusters.flatMap((c) => c.nodes ?? []) ?? []) removed.push(...(await teardownNode(node)));
   // Then what lives on in the lab's own namespaces: started by the lab's processes (wireguard-go,
@@ -514,17 +511,24 @@ export async function downLab(name: string, root = DEFAULT_LAB_ROOT): Promise<st
   return removed;
 }
 
+/**
+ * How long a lab's process may take to stop on SIGTERM before it is killed. The lab is thrown away
+ * with everything it held, so a graceful stop buys nothing; and kube-apiserver, once it stops
+ * listening, keeps its open connections for 10 s and more (it was killed at the 10 s default every
+ * time, two API servers of a lab one after the other: 20 s of every lab's removal).
+ */
+const TEARDOWN_GRACE_MS = 2_000;
+
+/** Stops the records that still run, all at once, and says which it stopped. */
+async function stopTogether(records: readonly ProcessRecord[]): Promise<string[]> {
+  const running = records.filter(isRunning);
+  await Promise.all(running.map((record) => stopProcess(record, TEARDOWN_GRACE_MS)));
+  return running.map((record) => `${record.name} (pid ${record.pid})`);
+}
+
 /** Stops the processes found by PID (named `what`) that still run, and says which it stopped. */
-async function stopFound(pids: readonly number[], what: string): Promise<string[]> {
-  const stopped: string[] = [];
-  for (const pid of pids) {
-    const record = recordOf(pid, what, "");
-    if (record && isRunning(record)) {
-      await stopProcess(record);
-      stopped.push(`${record.name} (pid ${record.pid})`);
-    }
-  }
-  return stopped;
+function stopFound(pids: readonly number[], what: string): Promise<string[]> {
+  return stopTogether(pids.flatMap((pid) => recordOf(pid, what, "") ?? []));
 }
 
 /** Prefix of every namespace of lab `name`. */
