@@ -3,8 +3,8 @@
  * kube-scheduler from upstream binaries, each a process in the cluster's network namespace.
  *
  * Ready means: `/readyz` answers 200 from the host, a namespace can be created, and both
- * kube-controller-manager and kube-scheduler hold their leader lease, renewed within its duration
- * (so CSRs get signed and pods get scheduled from then on). A component that exits ends the wait
+ * kube-controller-manager and kube-scheduler work: a new namespace gets its `default`
+ * ServiceAccount, and a pod in it that no node may take is marked unschedulable. A component that exits ends the wait
  * at once, naming its log. Each start is given to the caller with its command line, which the
  * cluster's supervisor (supervisor.ts) runs again when the process exits.
  */
@@ -251,7 +251,9 @@ export function startControllers(spec: ControlPlaneSpec, onStarted: OnStarted): 
     "--allocate-node-cidrs=false",
     `--node-monitor-grace-period=${spec.nodeMonitorGracePeriodSeconds}s`,
     "--bind-address=127.0.0.1",
-    "--leader-elect=true",
+    // One instance per cluster: a leader lease would only cost a write every 2 s (each of the two
+    // components, in every cluster running), and on a loaded machine a missed renewal ends the process.
+    "--leader-elect=false",
     "--profiling=false",
     "--v=1",
   ]);
@@ -260,7 +262,7 @@ export function startControllers(spec: ControlPlaneSpec, onStarted: OnStarted): 
     `--authentication-kubeconfig=${join(spec.dir, "scheduler.kubeconfig")}`,
     `--authorization-kubeconfig=${join(spec.dir, "scheduler.kubeconfig")}`,
     "--bind-address=127.0.0.1",
-    "--leader-elect=true",
+    "--leader-elect=false",
     "--profiling=false",
     "--v=1",
   ]);
@@ -376,8 +378,10 @@ export async function waitForApiServer(spec: ControlPlaneSpec, dead: LivenessChe
 }
 
 /**
- * Waits until kube-controller-manager and kube-scheduler each hold their leader lease and have
- * renewed it within its duration: a holder recorded by a process that has since died does not count.
+ * Waits until kube-controller-manager and kube-scheduler work, seen in what each does to a new
+ * probe namespace: the controller manager gives it its `default` ServiceAccount, and the scheduler
+ * marks a pod in it that no node may take `PodScheduled=False`. A component that restarted is seen
+ * working only once the new process does, as every call makes its own namespace.
  */
 export async function waitForControllers(
   spec: ControlPlaneSpec,
@@ -386,29 +390,42 @@ export async function waitForControllers(
 ): Promise<void> {
   const { kc, endpoint, step } = adminClient(spec);
   const deadline = Date.now() + timeoutMs;
-  const coordination = kc.makeApiClient(k8s.CoordinationV1Api);
-  for (const component of ["kube-controller-manager", "kube-scheduler"]) {
-    await poll(
-      { step, object: `lease kube-system/${component}`, endpoint },
-      { timeoutMs: Math.max(1, deadline - Date.now()), intervalMs: 500 },
-      async () => {
-        const reason = dead();
-        if (reason) return { failed: true, reason };
-        const lease = await coordination
-          .readNamespacedLease({ name: component, namespace: "kube-system" })
-          .catch((e: unknown) => {
-            throw new Error(describeKubeError(e));
-          });
-        const renewed = lease.spec?.renewTime ? new Date(lease.spec.renewTime).getTime() : 0;
-        const fresh = Date.now() - renewed <= (lease.spec?.leaseDurationSeconds ?? 15) * 1000;
-        if (lease.spec?.holderIdentity && fresh) return { done: true, value: undefined };
-        return {
-          done: false,
-          state: lease.spec?.holderIdentity
-            ? `held by ${lease.spec.holderIdentity}, last renewed ${lease.spec.renewTime ? new Date(lease.spec.renewTime).toISOString() : "never"}`
-            : "lease has no holder",
-        };
-      },
-    );
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const namespace = `local-cluster-controllers-probe-${Date.now().toString(36)}`;
+  const answer = (e: unknown): never => {
+    throw new Error(describeKubeError(e));
+  };
+  const waitFor = (object: string, check: () => Promise<string | undefined>): Promise<void> =>
+    poll({ step, object, endpoint }, { timeoutMs: Math.max(1, deadline - Date.now()), intervalMs: 250 }, async () => {
+      const reason = dead();
+      if (reason) return { failed: true, reason };
+      const missing = await check();
+      return missing === undefined ? { done: true, value: undefined } : { done: false, state: missing };
+    });
+  await core.createNamespace({ body: { metadata: { name: namespace } } }).catch(answer);
+  try {
+    await waitFor(`ServiceAccount ${namespace}/default (kube-controller-manager)`, async () => {
+      const accounts = await core.listNamespacedServiceAccount({ namespace }).catch(answer);
+      return accounts.items.some((a) => a.metadata?.name === "default") ? undefined : "not made yet";
+    });
+    await core
+      .createNamespacedPod({
+        namespace,
+        body: {
+          metadata: { name: "schedule-probe" },
+          spec: {
+            nodeSelector: { "local-cluster.pulumi-liqo/none": "none" },
+            containers: [{ name: "probe", image: "schedule-probe.invalid/none" }],
+          },
+        },
+      })
+      .catch(answer);
+    await waitFor(`pod ${namespace}/schedule-probe marked unschedulable (kube-scheduler)`, async () => {
+      const pod = await core.readNamespacedPod({ namespace, name: "schedule-probe" }).catch(answer);
+      const scheduled = pod.status?.conditions?.find((c) => c.type === "PodScheduled");
+      return scheduled?.status === "False" ? undefined : "no PodScheduled condition yet";
+    });
+  } finally {
+    await core.deleteNamespace({ name: namespace }).catch(() => undefined);
   }
 }

@@ -3,7 +3,7 @@
  * control plane and agent, as `systemctl restart` would on a host. The processes are stopped (by
  * recorded PID, in reverse start order) and the cluster's supervisor starts them again, in order,
  * with the command lines they had; the command returns once each runs under a new PID and the
- * cluster is ready again (API server, controller manager and scheduler leases), and says what it did.
+ * cluster is ready again (API server, controller manager and scheduler at work), and says what it did.
  */
 import { dirname } from "node:path";
 import { isRunning, stopProcess } from "../host/processes.js";
@@ -76,6 +76,6 @@ export async function restartComponents(
       (c) =>
         `cluster ${clusterName}: restarted ${c} (pid ${old.get(c)!.pid} → ${now.processes.find((p) => p.name === c)!.pid})`,
     ),
-    `cluster ${clusterName}: ready again after ${seconds} s (API server ready, controller manager and scheduler holding their leases)`,
+    `cluster ${clusterName}: ready again after ${seconds} s (API server ready, controller manager and scheduler at work)`,
   ];
 }
