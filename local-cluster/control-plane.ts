@@ -4,8 +4,8 @@
  *
  * Ready means: `/readyz` answers 200 from the host, a namespace can be created, and both
  * kube-controller-manager and kube-scheduler work: a new namespace gets its `default`
- * ServiceAccount, and a pod in it that no node may take is marked unschedulable. A component that exits ends the wait
- * at once, naming its log. Each start is given to the caller with its command line, which the
+ * ServiceAccount, and a pod in it that no node may take is marked unschedulable. A component that
+ * exits ends the wait at once, naming its log. Each start is given to the caller with its command line, which the
  * cluster's supervisor (supervisor.ts) runs again when the process exits.
  */
 import * as k8s from "@kubernetes/client-node";
@@ -403,6 +403,7 @@ export async function waitForControllers(
       return missing === undefined ? { done: true, value: undefined } : { done: false, state: missing };
     });
   await core.createNamespace({ body: { metadata: { name: namespace } } }).catch(answer);
+  let probed = false;
   try {
     await waitFor(`ServiceAccount ${namespace}/default (kube-controller-manager)`, async () => {
       const accounts = await core.listNamespacedServiceAccount({ namespace }).catch(answer);
@@ -425,7 +426,10 @@ export async function waitForControllers(
       const scheduled = pod.status?.conditions?.find((c) => c.type === "PodScheduled");
       return scheduled?.status === "False" ? undefined : "no PodScheduled condition yet";
     });
+    probed = true;
   } finally {
-    await core.deleteNamespace({ name: namespace }).catch(() => undefined);
+    // After a failed wait the probe goes as far as the cluster lets it; that wait's error is the one to say.
+    const removal = core.deleteNamespace({ name: namespace });
+    await (probed ? removal.catch(answer) : removal.catch(() => undefined));
   }
 }
