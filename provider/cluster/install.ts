@@ -470,28 +470,42 @@ async function deleteProjectObjects(kc: k8s.KubeConfig, timing: PollOptions): Pr
   const endpoint = serverOf(kc);
   for (const definition of forgeCustomResourceDefinitions()) {
     const plural = definition.spec.names.plural;
-    const resource = { group: API_GROUP, version: API_VERSION, plural };
-    // A cluster never installed has no such kind: nothing left of it.
-    const left = async (): Promise<k8s.V1ObjectMeta[]> =>
-      (
-        (
-          (await readOptional(() => api.listClusterCustomObject(resource)).catch(
-            describeFailure(`${STEP}: listing ${plural}`, endpoint),
-          )) as { items: { metadata: k8s.V1ObjectMeta }[] } | undefined
-        )?.items ?? []
-      ).map((object) => object.metadata);
-    for (const { name, namespace } of await left()) {
+    for (const { name, namespace } of await listProjectObjects(kc, plural, undefined)) {
       await deleteOptional(() =>
-        api.deleteNamespacedCustomObject({ ...resource, namespace: namespace!, name: name! }),
+        api.deleteNamespacedCustomObject({
+          group: API_GROUP,
+          version: API_VERSION,
+          plural,
+          namespace: namespace!,
+          name: name!,
+        }),
       ).catch(describeFailure(`${STEP}: deleting ${plural} ${namespace}/${name}`, endpoint));
     }
     await poll({ step: STEP, object: `every ${plural} deleted`, endpoint }, timing, async () => {
-      const names = (await left()).map((meta) => `${meta.namespace}/${meta.name}`);
+      const names = (await listProjectObjects(kc, plural, undefined)).map((meta) => `${meta.namespace}/${meta.name}`);
       return names.length === 0
         ? { done: true, value: undefined }
         : { done: false, state: `left: ${names.join(", ")}` };
     });
   }
+}
+
+/**
+ * The metadata of every object of the project's kind `plural`, in `namespace` or anywhere; none
+ * when the kind does not exist (a cluster never installed, or its CRDs already gone).
+ */
+async function listProjectObjects(
+  kc: k8s.KubeConfig,
+  plural: string,
+  namespace: string | undefined,
+): Promise<k8s.V1ObjectMeta[]> {
+  const api = kc.makeApiClient(k8s.CustomObjectsApi);
+  const resource = { group: API_GROUP, version: API_VERSION, plural };
+  const listed = (await readOptional(() =>
+    namespace ? api.listNamespacedCustomObject({ ...resource, namespace }) : api.listClusterCustomObject(resource),
+  ).catch(describeFailure(`${STEP}: listing ${plural}`, serverOf(kc)))) as
+    { items: { metadata: k8s.V1ObjectMeta }[] } | undefined;
+  return (listed?.items ?? []).map((object) => object.metadata);
 }
 
 /** Deletes every RoleBinding and Role labelled as the project's, in whichever namespace is left. */
@@ -527,17 +541,11 @@ async function releaseProjectFinalizers(kc: k8s.KubeConfig, namespace: string | 
   const ours = (f: string): boolean => f.startsWith(`${API_GROUP}/`);
   for (const definition of forgeCustomResourceDefinitions()) {
     const plural = definition.spec.names.plural;
-    const listed = (await readOptional(() =>
-      namespace
-        ? api.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace, plural })
-        : api.listClusterCustomObject({ group: API_GROUP, version: API_VERSION, plural }),
-    ).catch(describeFailure(`${STEP}: listing ${plural}`, endpoint))) as
-      { items: { metadata: k8s.V1ObjectMeta }[] } | undefined;
-    for (const object of listed?.items ?? []) {
-      const finalizers = object.metadata.finalizers ?? [];
+    for (const metadata of await listProjectObjects(kc, plural, namespace)) {
+      const finalizers = metadata.finalizers ?? [];
       if (!finalizers.some(ours)) continue;
-      const { name } = object.metadata;
-      const where = object.metadata.namespace!;
+      const { name } = metadata;
+      const where = metadata.namespace!;
       await readOptional(() =>
         api.patchNamespacedCustomObject(
           {

@@ -11,7 +11,7 @@ import { adminConfig } from "../../harness/install.js";
 import { workspaceWithPlugin } from "../../harness/plugin.js";
 import { configureForLab, outputsOf, previewOf, setConfig, type PulumiWorkspace } from "../../harness/pulumi.js";
 import { clusterOf, type ClusterState } from "../../local-cluster/lab.js";
-import { forgePeeringToken } from "../../provider/authentication/tokens.js";
+import { forgePeeringToken, parsePeeringToken } from "../../provider/authentication/tokens.js";
 import { readPeeringClaim } from "../../provider/peering/claim.js";
 import { projectTraces } from "../support/leaks.js";
 import {
@@ -70,7 +70,7 @@ async function expectRefusedTokenReported(
     // The token and its secret tail; a's kubeconfig, its client key (the data itself, and any trace of it).
     for (const secret of [
       token,
-      token.split("_")[2]!,
+      parsePeeringToken(token)!.secret,
       readFileSync(a.kubeconfig, "utf8"),
       adminConfig(a).getCurrentUser()!.keyData!,
       "client-key-data",

@@ -15,6 +15,7 @@ import type { Reporter } from "../../agent/reporter.js";
 import {
   API_GROUP,
   API_GROUP_VERSION,
+  API_VERSION,
   MANAGED_BY,
   MANAGED_BY_LABEL,
   REMOTE_CLUSTER_LABEL,
@@ -1012,8 +1013,31 @@ describe("authentication (out-of-band): provider a, consumer b", () => {
   );
 
   test(
-    "GIVEN installed clusters WHEN uninstalled THEN no namespace, CRD or CSR of the project is left",
+    "GIVEN installed clusters WHEN uninstalled keeping the definitions, then fully THEN first no object of the project's " +
+      "kinds is left anywhere (one held by a finalizer of ours included) but its CRDs, then no namespace, CRD or CSR",
     async () => {
+      // An object of the project's kinds outside its namespaces, held by one of its finalizers: the
+      // agent that would release it goes with the install.
+      const custom = kcA.makeApiClient(k8s.CustomObjectsApi);
+      const requests = { group: API_GROUP, version: API_VERSION, plural: "resourcerequests" };
+      await custom.createNamespacedCustomObject({
+        ...requests,
+        namespace: "default",
+        body: {
+          apiVersion: API_GROUP_VERSION,
+          kind: "ResourceRequest",
+          metadata: { name: "held", finalizers: [`${API_GROUP}/test-hold`] },
+          spec: { consumerClusterId: "held", resources: { sharePercent: 10 } },
+        },
+      });
+      await uninstallCluster(kcA, { keepDefinitions: true });
+      for (const crd of forgeCustomResourceDefinitions()) {
+        const plural = crd.spec.names.plural;
+        const left = (await custom.listClusterCustomObject({ ...requests, plural })) as { items: unknown[] };
+        expect({ plural, left: left.items }).toEqual({ plural, left: [] });
+      }
+      expect(await getClusterIdentity(kcA)).toBeUndefined();
+
       await uninstallCluster(kcA);
       const labelled = `${MANAGED_BY_LABEL}=${MANAGED_BY}`;
       expect(
