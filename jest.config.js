@@ -3,16 +3,16 @@
 const { availableParallelism, totalmem } = require("node:os");
 
 /**
- * Workers from the machine, not a fixed number: two per core, and one per 5 GiB of memory (four
- * workers took at most 9.5 GB in all: a worker's shared lab, a private lab and a pulumi run at
- * their peak, with room to spare). Most of a file's time is waiting: on 2 cores two workers left
- * the CPU 30 % idle (a clean-clone run of 32 min), three kept it 83 to 88 % busy at a load average
- * of 8 to 11, and four fill the gaps that are left (docs/performance.md). LIQO_TEST_WORKERS
- * overrides it.
+ * Workers from the machine, not a fixed number: one per core and one more, at most 3, and one per
+ * 6 GiB of memory (a worker's shared lab, a private lab and a pulumi run take about that at their
+ * peak). Most of a file's time is waiting: on 2 cores two workers left the CPU 30 % idle (a
+ * clean-clone run of 32 min), three kept it 83 to 88 % busy at a load average of 8 to 11 and ran
+ * the same files in 24 to 26 min. Four made every file slower (docs/performance.md).
+ * LIQO_TEST_WORKERS overrides it.
  */
 const workers =
   Number(process.env.LIQO_TEST_WORKERS) ||
-  Math.max(1, Math.min(2 * availableParallelism(), Math.floor(totalmem() / 5 / 2 ** 30)));
+  Math.max(1, Math.min(3, availableParallelism() + 1, Math.floor(totalmem() / 6 / 2 ** 30)));
 
 /** @type {import('jest').Config} */
 module.exports = {
