@@ -8,10 +8,6 @@ set -euo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
 prepare_as_root "the tests create network namespaces, bridges and firewall rules"
 mkdir -p .test-output
-# The Go processes of the run (each lab's etcd, API server, controllers, kubelets and containerd,
-# the pulumi CLI) collect garbage when their heap has grown by 200 % rather than 100 %: on a
-# machine whose cores the suite keeps busy, memory is what there is to spare (docs/performance.md).
-export GOGC="${GOGC:-200}"
 status=0
 # The lint runs beside the build (each takes one core for about 20 s) and fails the run at the end,
 # so that one report has both.

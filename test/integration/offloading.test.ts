@@ -609,11 +609,21 @@ describe("offloading on real clusters (shared lab)", () => {
         const condition = await refusalOf(name);
         expect(condition.reason).toBe(reason);
         expect(condition.message).toBeTruthy();
-        const events = await bCore.listNamespacedEvent({
-          namespace: NAMESPACE,
-          fieldSelector: `involvedObject.name=${name}`,
-        });
-        expect(events.items.map((e) => e.reason)).toContain(reason);
+        // The agent records the event after the condition: it may come a moment later.
+        await poll(
+          { step: "test", object: `event ${reason} of pod ${NAMESPACE}/${name}`, endpoint: b.apiServerUrl },
+          { timeoutMs: 30_000, intervalMs: 500 },
+          async () => {
+            const events = await bCore.listNamespacedEvent({
+              namespace: NAMESPACE,
+              fieldSelector: `involvedObject.name=${name}`,
+            });
+            const reasons = events.items.map((e) => e.reason);
+            return reasons.includes(reason)
+              ? { done: true, value: undefined }
+              : { done: false, state: reasons.join(", ") };
+          },
+        );
       }
       const made = (await aCore.listNamespacedPod({ namespace: remoteNamespace })).items.map((p) => p.metadata!.name);
       for (const [name] of forbidden) expect(made).not.toContain(name);
