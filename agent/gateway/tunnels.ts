@@ -76,6 +76,7 @@ import {
 } from "./interface.js";
 import { forgeWireguardKeyPair, wireguardPublicKeyOf, type WireguardKeyPair } from "./keys.js";
 import { nextSenderToDial, udpSendersTo } from "./client-senders.js";
+import { endpointToRedial } from "./client-redial.js";
 import { InBandRelay, relayPorts } from "./relay.js";
 
 const STEP = "gateway";
@@ -545,6 +546,7 @@ export class TunnelGateway {
       const dialed = await this.dialClientWhereItSends(endpoint, ifname, applied.dialedWhileDown);
       if (dialed) applied = { ...applied, dialedWhileDown: dialed };
     }
+    if (endpoint.spec.role === "client" && !applied.connected) await this.dialServerWhereSpecSays(endpoint, ifname);
     const { status, peerSeenAt } = await this.observe(endpoint, ifname, applied, identity, target.remoteTunnelAddress);
     const comparable = JSON.stringify({ ...status, latestHandshake: undefined, rttMs: undefined });
     const observed = {
@@ -642,6 +644,20 @@ export class TunnelGateway {
     reporter.info(`${STEP}: ${remoteClusterName} not connected; packets come from ${next.sender}: dialing it there`);
     await runIn(netns, "wg", ["set", ifname, "peer", remote.publicKey, "endpoint", next.sender]);
     return next.dialed;
+  }
+
+  /** A client whose tunnel is down and whose peer roamed away from its spec's endpoint dials that endpoint again (client-redial.ts). */
+  private async dialServerWhereSpecSays(endpoint: TunnelEndpoint, ifname: string): Promise<void> {
+    const { netns, reporter } = this.options;
+    const { remote, remoteClusterName } = endpoint.spec;
+    if (!remote.publicKey) return;
+    const peer = (await readWireguardStatus(netns, ifname)).peers.find((p) => p.publicKey === remote.publicKey);
+    const target = endpointToRedial(remote.endpoint, peer?.endpoint);
+    if (!target) return;
+    reporter.info(
+      `${STEP}: ${remoteClusterName} not connected; its peer is at ${peer?.endpoint ?? "no endpoint"}: dialing ${target} again`,
+    );
+    await runIn(netns, "wg", ["set", ifname, "peer", remote.publicKey, "endpoint", target]);
   }
 
   /** The endpoint's key pair from its Secret, made and stored on first use. */
