@@ -5,8 +5,8 @@
  * Ready means: `/readyz` answers 200 from the host, a namespace can be created, and both
  * kube-controller-manager and kube-scheduler work: a new namespace gets its `default`
  * ServiceAccount, and a pod in it that no node may take is marked unschedulable. A component that
- * exits ends the wait at once, naming its log. Each start is given to the caller with its command line, which the
- * cluster's supervisor (supervisor.ts) runs again when the process exits.
+ * exits ends the wait at once, naming its log. Each start is given to the caller with its command
+ * line, which the cluster's supervisor (supervisor.ts) runs again when the process exits.
  */
 import * as k8s from "@kubernetes/client-node";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
