@@ -2,11 +2,13 @@
  * Local clusters for the tests and the benchmark (which runs as one "run" of its own, its process
  * id recording the labs it makes). One shared lab per Jest worker of a test run (clusters `a` and `b`,
  * distinct pod CIDRs) serves every suite of that worker that needs no special topology: the first
- * suite that asks starts it, later suites find it healthy and reuse it, and the global teardown
- * removes it. (One lab for all workers would have to serve one file at a time, since suites install
- * `Cluster`s on it, peer it and change its profile: its files would then run one after another.) Suites that need their
- * own topology make a private lab with a unique name and remove it in `finally`. Every lab records
- * the run that made it, so a run going on beside this one keeps its labs.
+ * suite that asks starts it, later suites find it healthy and reuse it, and it goes down when the
+ * worker takes its first file that does not use it (the test order runs those last) or at the
+ * global teardown. (One lab for all workers would have to serve one file at a time, since suites
+ * install `Cluster`s on it, peer it and change its profile: its files would then run one after
+ * another.) Suites that need their own topology make a private lab with a unique name and remove
+ * it in `finally`. Every lab records the run that made it, so a run going on beside this one keeps
+ * its labs.
  */
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -14,6 +16,7 @@ import { join } from "node:path";
 import { lockFile, withFileLock, type FileLock } from "../host/file-lock.js";
 import {
   downLab,
+  listLabs,
   setProfile,
   upLab,
   type ClusterRequest,
@@ -115,6 +118,31 @@ export async function releaseSharedLab(): Promise<void> {
   const held = sharedUse;
   sharedUse = undefined;
   await (await held)?.release();
+}
+
+/**
+ * How long a file's hook may wait for {@link retireSharedLab}: the lab's removal (about 5 s),
+ * behind a start of it that may be under way.
+ */
+export const RETIRE_SHARED_LAB_BOUND_MS = SHARED_LAB_BOUND_MS + 60_000;
+
+/**
+ * Takes this worker's shared lab (or lab `name`) down, if it is up, and removes its owner and
+ * lock files: for a file that does not use it
+ * (test/setup-after-env.ts). The test order hands out such files only after every file that uses
+ * the lab (harness/test-order.ts), so the worker will not need it again, and two idle clusters
+ * would cost about 15 % of a core for the rest of the run. A later file that asks for it anyway
+ * starts it again.
+ */
+export async function retireSharedLab(name = sharedLabName()): Promise<void> {
+  if (!listLabs(TEST_LAB_ROOT).includes(name)) return;
+  const use = await lockFile(join(TEST_LAB_ROOT, ".locks", `${name}.use`));
+  try {
+    await withFileLock(join(TEST_LAB_ROOT, ".locks", `${name}.start`), () => downLab(name, TEST_LAB_ROOT));
+  } finally {
+    await use.release();
+  }
+  forgetLab(name);
 }
 
 /** Removes the owner and lock files of lab `name`, once it is down and no process of its run is left. */

@@ -4,8 +4,9 @@
 // files grow or are added). Plain JavaScript on the compiled sources (`npm test` builds first):
 // Jest loads the sequencer untransformed.
 const Sequencer = require("@jest/test-sequencer").default;
+const { readFileSync } = require("node:fs");
 const { relative } = require("node:path");
-const { testOrder } = require("../dist/harness/test-order.js");
+const { testOrder, usesSharedLab } = require("../dist/harness/test-order.js");
 
 const KNOWN = require("./durations.json");
 
@@ -20,6 +21,7 @@ class LongestFirstSequencer extends Sequencer {
       return {
         test,
         seconds: cached !== undefined ? cached / 1000 : (KNOWN[path] ?? guess(path)),
+        usesSharedLab: usesSharedLab(readFileSync(test.path, "utf8")),
       };
     });
     return testOrder(files).map((f) => f.test);

@@ -3,13 +3,13 @@
  * link, firewall rule or file. A second `up` after such a crash recovers by itself.
  */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { run } from "../../host/exec.js";
-import { downLab, readLab, upLab } from "../../local-cluster/lab.js";
+import { downLab, listLabs, readLab, upLab } from "../../local-cluster/lab.js";
 import { isRunning, type ProcessRecord } from "../../host/processes.js";
 import { poll } from "../../provider/wait/poll.js";
-import { TEST_LAB_ROOT, uniqueLabName } from "../../harness/labs.js";
+import { retireSharedLab, TEST_LAB_ROOT, uniqueLabName } from "../../harness/labs.js";
 import { labTraces } from "../support/leaks.js";
 import { ensureTunnel } from "../../provider/network-fabric/tunnel.js";
 import { TUNNEL_DEFAULTS } from "../../provider/network-fabric/tunnel-plan.js";
@@ -75,7 +75,8 @@ describe("lab teardown", () => {
   );
 
   test(
-    "GIVEN a healthy lab WHEN up is asked for the same clusters THEN it is reused as is, supervisor included",
+    "GIVEN a healthy lab WHEN up is asked for the same clusters THEN it is reused as is, supervisor included; " +
+      "WHEN retired as a worker's shared lab is THEN it is down and its lock files are gone, and retiring it again does nothing",
     async () => {
       const name = uniqueLabName();
       const seen: ProcessRecord[] = [];
@@ -90,6 +91,12 @@ describe("lab teardown", () => {
         expect(second.clusters[0]!.supervisor?.pid).toBe(first.clusters[0]!.supervisor?.pid);
         expect(isRunning(second.clusters[0]!.supervisor!)).toBe(true);
         seen.push(...second.clusters[0]!.processes, second.clusters[0]!.supervisor!);
+        await retireSharedLab(name);
+        expect(listLabs(TEST_LAB_ROOT)).not.toContain(name);
+        expect(seen.filter(isRunning)).toEqual([]);
+        const lockFiles = ["use", "start"].map((kind) => join(TEST_LAB_ROOT, ".locks", `${name}.${kind}`));
+        expect(lockFiles.filter((file) => existsSync(file))).toEqual([]);
+        await retireSharedLab(name);
       } finally {
         await downLab(name, TEST_LAB_ROOT);
       }
