@@ -196,8 +196,8 @@ const STEP = /\[\d+\/\d+\](?: \(\d+\/\d+\))? [^:]+/;
  * cleared (a line of it with an empty Info column after a step; without the clear, the engine
  * would go on showing the last step there, on the `created` line too):
  * `{ "liqo:Peering::b-to-a": ["[1/3] authentication", …, ""] }`, the stack's row being
- * `pulumi:pulumi:Stack::<name>`. A step on any other line (a message under Diagnostics) counts
- * under `""`, so a test sees it too.
+ * `pulumi:pulumi:Stack::<name>`. Any other line with a step (a message under Diagnostics) counts
+ * whole under `""`, so a test sees it and what printed it.
  */
 export function stepsByRow(output: string): Record<string, string[]> {
   const rows: Record<string, string[]> = {};
@@ -206,8 +206,10 @@ export function stepsByRow(output: string): Record<string, string[]> {
     const row = ROW.exec(line);
     const key = row ? `${row[1]!.replace(/^pulumi-nodejs:dynamic\//, "")}::${row[2]}` : "";
     const steps = rows[key];
-    if (step) {
-      if (steps?.at(-1) !== step) (rows[key] ??= []).push(step);
+    // Off a row, the whole line: what printed it is the question when a test meets one.
+    const seen = row ? step : line.trim();
+    if (step && seen) {
+      if (steps?.at(-1) !== seen) (rows[key] ??= []).push(seen);
     } else if (row && steps && steps.at(-1) !== "" && /\)\s*$/.test(row[3] ?? "")) {
       // The status column ends with its duration, `creating (2s)`: nothing follows it.
       steps.push("");

@@ -50,16 +50,6 @@ export function isRunning(record: ProcessRecord): boolean {
 export type NamespaceEntry = "ip netns exec" | "nsenter";
 
 /**
- * The Go runtime's setting for every process started by {@link startInNamespace} (the local
- * clusters' etcd, API servers, controllers, schedulers, kubelets, kube-proxies and containerd):
- * one thread running Go code at a time. A lab's dozen Go processes share a few cores with each
- * other and with everything else; with one each they spend less on the runtime's scheduler and
- * GC workers: two idle clusters side by side took 37 % of a core against 45 % (docs/performance.md).
- * A GOMAXPROCS in this process's environment, or the caller's, wins.
- */
-const GO_RUNTIME_ENVIRONMENT: Readonly<Record<string, string>> = { GOMAXPROCS: "1" };
-
-/**
  * Starts `command args…` inside network namespace `netns` (undefined: this process's own), detached from this process so that it
  * outlives the command that started the cluster. `ip netns exec` and `nsenter` exec the command in
  * place, so the PID recorded is the command's own.
@@ -85,7 +75,7 @@ export function startInNamespace(
     const child = spawn(argv[0]!, argv.slice(1), {
       detached: true,
       stdio: ["ignore", log, log],
-      env: { ...GO_RUNTIME_ENVIRONMENT, ...process.env, ...environment },
+      ...(environment ? { env: { ...process.env, ...environment } } : {}),
     });
     if (child.pid === undefined) throw new Error(`could not start ${name} (${command}) in ${describeNamespace(netns)}`);
     child.unref();

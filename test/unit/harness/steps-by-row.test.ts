@@ -39,7 +39,7 @@ describe("stepsByRow", () => {
     });
   });
 
-  test('GIVEN steps a provider wrote to its stderr WHEN read THEN they count under the stack\'s row, and under "" where Diagnostics repeats them', () => {
+  test('GIVEN steps a provider wrote to its stderr WHEN read THEN they count under the stack\'s row, and whole under "" where Diagnostics repeats them', () => {
     const output = [
       " +  pulumi:pulumi:Stack local-peering-test creating (10s) peering: [1/3] authentication: asking https://a:8443 for an identity",
       "Diagnostics:",
@@ -48,7 +48,7 @@ describe("stepsByRow", () => {
     ].join("\n");
     expect(stepsByRow(output)).toEqual({
       "pulumi:pulumi:Stack::local-peering-test": ["[1/3] authentication"],
-      "": ["[1/3] authentication"],
+      "": ["peering: [1/3] authentication: asking https://a:8443 for an identity"],
     });
   });
 });
