@@ -53,6 +53,13 @@ function runId(): number {
 
 const ownerFile = (lab: string): string => join(TEST_LAB_ROOT, ".owners", lab);
 
+/** The locks of a shared lab: `use` is held by the file using it, `start` while it starts or goes down. */
+const LAB_LOCK_KINDS = ["use", "start"] as const;
+
+/** The file of lab `name`'s lock of `kind`. */
+export const labLockFile = (name: string, kind: (typeof LAB_LOCK_KINDS)[number]): string =>
+  join(TEST_LAB_ROOT, ".locks", `${name}.${kind}`);
+
 /** Records that lab `name` belongs to this run, before it is made, so teardown can tell. */
 function claim(name: string): void {
   mkdirSync(join(TEST_LAB_ROOT, ".owners"), { recursive: true });
@@ -86,10 +93,10 @@ let sharedUse: Promise<FileLock> | undefined;
  */
 export async function sharedLab(): Promise<LabState> {
   const name = sharedLabName();
-  sharedUse ??= lockFile(join(TEST_LAB_ROOT, ".locks", `${name}.use`));
+  sharedUse ??= lockFile(labLockFile(name, "use"));
   await sharedUse;
   // Also within one file, two calls at once must not both start the lab.
-  return withFileLock(join(TEST_LAB_ROOT, ".locks", `${name}.start`), async () => {
+  return withFileLock(labLockFile(name, "start"), async () => {
     claim(name);
     return startLab([{ name: "a" }, { name: "b" }], { name });
   });
@@ -136,9 +143,9 @@ export const RETIRE_SHARED_LAB_BOUND_MS = SHARED_LAB_BOUND_MS + 60_000;
  */
 export async function retireSharedLab(name = sharedLabName()): Promise<void> {
   if (!listLabs(TEST_LAB_ROOT).includes(name)) return;
-  const use = await lockFile(join(TEST_LAB_ROOT, ".locks", `${name}.use`));
+  const use = await lockFile(labLockFile(name, "use"));
   try {
-    await withFileLock(join(TEST_LAB_ROOT, ".locks", `${name}.start`), () => downLab(name, TEST_LAB_ROOT));
+    await withFileLock(labLockFile(name, "start"), () => downLab(name, TEST_LAB_ROOT));
   } finally {
     await use.release();
   }
@@ -148,7 +155,7 @@ export async function retireSharedLab(name = sharedLabName()): Promise<void> {
 /** Removes the owner and lock files of lab `name`, once it is down and no process of its run is left. */
 export function forgetLab(name: string): void {
   rmSync(ownerFile(name), { force: true });
-  for (const kind of ["use", "start"]) rmSync(join(TEST_LAB_ROOT, ".locks", `${name}.${kind}`), { force: true });
+  for (const kind of LAB_LOCK_KINDS) rmSync(labLockFile(name, kind), { force: true });
 }
 
 /** A lab name no other test uses: `t` and six random hex digits. */

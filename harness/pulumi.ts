@@ -206,9 +206,9 @@ export function stepsByRow(output: string): Record<string, string[]> {
     const row = ROW.exec(line);
     const key = row ? `${row[1]!.replace(/^pulumi-nodejs:dynamic\//, "")}::${row[2]}` : "";
     const steps = rows[key];
-    // Off a row, the whole line: what printed it is the question when a test meets one.
-    const seen = row ? step : line.trim();
-    if (step && seen) {
+    if (step) {
+      // Off a row, the whole line: what printed it is the question when a test meets one.
+      const seen = row ? step : line.trim();
       if (steps?.at(-1) !== seen) (rows[key] ??= []).push(seen);
     } else if (row && steps && steps.at(-1) !== "" && /\)\s*$/.test(row[3] ?? "")) {
       // The status column ends with its duration, `creating (2s)`: nothing follows it.

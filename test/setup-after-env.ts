@@ -10,6 +10,6 @@ import { usesSharedLab } from "../harness/test-order.js";
 
 const testPath = expect.getState().testPath;
 if (testPath !== undefined && !usesSharedLab(readFileSync(testPath, "utf8")))
-  beforeAll(retireSharedLab, RETIRE_SHARED_LAB_BOUND_MS);
+  beforeAll(() => retireSharedLab(), RETIRE_SHARED_LAB_BOUND_MS);
 
 afterAll(releaseSharedLab);

@@ -642,7 +642,7 @@ export class TunnelGateway {
     const next = nextSenderToDial(udpSendersTo(await readConntrack(netns), listenPort), dialed);
     if (!next) return undefined;
     reporter.info(`${STEP}: ${remoteClusterName} not connected; packets come from ${next.sender}: dialing it there`);
-    await runIn(netns, "wg", ["set", ifname, "peer", remote.publicKey, "endpoint", next.sender]);
+    await this.setPeerEndpoint(ifname, remote.publicKey, next.sender);
     return next.dialed;
   }
 
@@ -657,7 +657,12 @@ export class TunnelGateway {
     reporter.info(
       `${STEP}: ${remoteClusterName} not connected; its peer is at ${peer?.endpoint ?? "no endpoint"}: dialing ${target} again`,
     );
-    await runIn(netns, "wg", ["set", ifname, "peer", remote.publicKey, "endpoint", target]);
+    await this.setPeerEndpoint(ifname, remote.publicKey, target);
+  }
+
+  /** Points WireGuard's peer `publicKey` on `ifname` at `endpoint` (the peer's other settings stay). */
+  private async setPeerEndpoint(ifname: string, publicKey: string, endpoint: string): Promise<void> {
+    await runIn(this.options.netns, "wg", ["set", ifname, "peer", publicKey, "endpoint", endpoint]);
   }
 
   /** The endpoint's key pair from its Secret, made and stored on first use. */
