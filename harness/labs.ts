@@ -54,7 +54,7 @@ function runId(): number {
 const ownerFile = (lab: string): string => join(TEST_LAB_ROOT, ".owners", lab);
 
 /** The locks of a shared lab: `use` is held by the file using it, `start` while it starts or goes down. */
-const LAB_LOCK_KINDS = ["use", "start"] as const;
+export const LAB_LOCK_KINDS = ["use", "start"] as const;
 
 /** The file of lab `name`'s lock of `kind`. */
 export const labLockFile = (name: string, kind: (typeof LAB_LOCK_KINDS)[number]): string =>

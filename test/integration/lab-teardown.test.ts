@@ -9,7 +9,7 @@ import { run } from "../../host/exec.js";
 import { downLab, listLabs, readLab, upLab } from "../../local-cluster/lab.js";
 import { isRunning, type ProcessRecord } from "../../host/processes.js";
 import { poll } from "../../provider/wait/poll.js";
-import { labLockFile, retireSharedLab, TEST_LAB_ROOT, uniqueLabName } from "../../harness/labs.js";
+import { LAB_LOCK_KINDS, labLockFile, retireSharedLab, TEST_LAB_ROOT, uniqueLabName } from "../../harness/labs.js";
 import { labTraces } from "../support/leaks.js";
 import { ensureTunnel } from "../../provider/network-fabric/tunnel.js";
 import { TUNNEL_DEFAULTS } from "../../provider/network-fabric/tunnel-plan.js";
@@ -94,7 +94,7 @@ describe("lab teardown", () => {
         await retireSharedLab(name);
         expect(listLabs(TEST_LAB_ROOT)).not.toContain(name);
         expect(seen.filter(isRunning)).toEqual([]);
-        const lockFiles = (["use", "start"] as const).map((kind) => labLockFile(name, kind));
+        const lockFiles = LAB_LOCK_KINDS.map((kind) => labLockFile(name, kind));
         expect(lockFiles.filter((file) => existsSync(file))).toEqual([]);
         await retireSharedLab(name);
       } finally {
