@@ -10,12 +10,12 @@
  * shows in the condition while the node stays Ready.
  */
 import * as k8s from "@kubernetes/client-node";
-import { SYSTEM_NAMESPACE, type OfferedResources, type OutgoingPeering } from "../provider/api/index.js";
-import { loadKubeconfig, serverOf } from "../provider/kube/client.js";
-import { describeKubeError } from "../provider/kube/errors.js";
-import { getResourceOffer } from "../provider/negotiation/request.js";
-import { listOutgoingPeerings } from "../provider/peering/outgoing.js";
-import { describeRevokedIdentity, IDENTITY_REVOKED_REASON } from "../provider/peering/revoked.js";
+import { SYSTEM_NAMESPACE, type OfferedResources, type OutgoingPeering } from "../core/api/index.js";
+import { loadKubeconfig, serverOf } from "../core/kube/client.js";
+import { describeKubeError } from "../core/kube/errors.js";
+import { getResourceOffer } from "../core/negotiation/request.js";
+import { listOutgoingPeerings } from "../core/peering/outgoing.js";
+import { describeRevokedIdentity, IDENTITY_REVOKED_REASON } from "../core/peering/revoked.js";
 import {
   PEERING_ACTIVE,
   postNodeReadiness,
@@ -23,7 +23,7 @@ import {
   renewNodeLease,
   resizeVirtualNode,
   type NodeReadinessReport,
-} from "../provider/virtual-node/node.js";
+} from "../core/virtual-node/node.js";
 import { decideReadiness } from "./readiness.js";
 import type { Reporter } from "./reporter.js";
 

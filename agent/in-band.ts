@@ -14,20 +14,20 @@
  * back the others; the reason is reported when it changes and at each step of the backoff.
  */
 import * as k8s from "@kubernetes/client-node";
-import { SYSTEM_NAMESPACE, type OutgoingPeering } from "../provider/api/index.js";
-import { ensureConsumerKey } from "../provider/authentication/consumer-key.js";
-import { forgeIdentityKubeconfig, forgeIdentityRequest, requestIdentity } from "../provider/authentication/identity.js";
-import { getClusterIdentity, type ClusterIdentity } from "../provider/cluster/install.js";
-import { deleteOptional, loadKubeconfig, readOptional } from "../provider/kube/client.js";
-import { describeKubeError } from "../provider/kube/errors.js";
-import { ensureResourceRequest, getResourceOffer } from "../provider/negotiation/request.js";
+import { SYSTEM_NAMESPACE, type OutgoingPeering } from "../core/api/index.js";
+import { ensureConsumerKey } from "../core/authentication/consumer-key.js";
+import { forgeIdentityKubeconfig, forgeIdentityRequest, requestIdentity } from "../core/authentication/identity.js";
+import { getClusterIdentity, type ClusterIdentity } from "../core/cluster/install.js";
+import { deleteOptional, loadKubeconfig, readOptional } from "../core/kube/client.js";
+import { describeKubeError } from "../core/kube/errors.js";
+import { ensureResourceRequest, getResourceOffer } from "../core/negotiation/request.js";
 import {
   ensureIdentitySecret,
   getIdentityKubeconfig,
   listOutgoingPeerings,
   writeOutgoingPeeringStatus,
-} from "../provider/peering/outgoing.js";
-import type { WaitFailedError } from "../provider/wait/poll.js";
+} from "../core/peering/outgoing.js";
+import type { WaitFailedError } from "../core/wait/poll.js";
 import { AGENT_BACKOFF, Backoff, type BackoffPolicy } from "./backoff.js";
 import type { Reporter } from "./reporter.js";
 

@@ -7,15 +7,15 @@
  * tunnel).
  */
 import * as k8s from "@kubernetes/client-node";
-import { AGENT_LEASE, MANAGED_BY, MANAGED_BY_LABEL, SYSTEM_NAMESPACE } from "../provider/api/index.js";
-import { isNotFound } from "../provider/kube/client.js";
-import { renewLease } from "../provider/kube/lease.js";
-import { microTime } from "../provider/kube/time.js";
+import { AGENT_LEASE, MANAGED_BY, MANAGED_BY_LABEL, SYSTEM_NAMESPACE } from "../core/api/index.js";
+import { isNotFound } from "../core/kube/client.js";
+import { renewLease } from "../core/kube/lease.js";
+import { microTime } from "../core/kube/time.js";
 import {
   AGENT_LEASE_DURATION_SECONDS,
   SERVED_AUTH_CERTIFICATE_ANNOTATION,
   certificateFingerprint,
-} from "../provider/cluster/agent.js";
+} from "../core/cluster/agent.js";
 
 /** Renews the agent's lease, naming the auth certificate it serves; does nothing while the system namespace does not exist yet. */
 export async function renewAgentLease(

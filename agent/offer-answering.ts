@@ -4,8 +4,8 @@
  * and publishes it as the ResourceOffer of the same name when the request changed or a shared
  * offer moved by more than the threshold. Offers whose request is gone are removed.
  */
-import { podRequests } from "../provider/offloading/budget.js";
-import { formatCpuMillis, formatMemoryBytes } from "../provider/negotiation/quantity.js";
+import { podRequests } from "../core/offloading/budget.js";
+import { formatCpuMillis, formatMemoryBytes } from "../core/negotiation/quantity.js";
 import * as k8s from "@kubernetes/client-node";
 import {
   API_GROUP,
@@ -15,11 +15,11 @@ import {
   MANAGED_BY_LABEL,
   type ResourceOffer,
   type ResourceRequest,
-} from "../provider/api/index.js";
-import { getClusterIdentity } from "../provider/cluster/install.js";
-import { deleteOptional, ensureObject, isNotFound } from "../provider/kube/client.js";
-import { computeFreeCapacity, computeOffer, offerChanged, type Capacity } from "../provider/negotiation/offer.js";
-import { VIRTUAL_NODE_LABEL } from "../provider/virtual-node/node.js";
+} from "../core/api/index.js";
+import { getClusterIdentity } from "../core/cluster/install.js";
+import { deleteOptional, ensureObject, isNotFound } from "../core/kube/client.js";
+import { computeFreeCapacity, computeOffer, offerChanged, type Capacity } from "../core/negotiation/offer.js";
+import { VIRTUAL_NODE_LABEL } from "../core/virtual-node/node.js";
 import type { Reporter } from "./reporter.js";
 
 /** Settings of offer answering. */

@@ -3,13 +3,9 @@
  * provider answered, how long it has been out of reach and how the identity's renewal goes. Pure:
  * the heartbeat (heartbeat.ts) does the calls and posts.
  */
-import type { IdentityStatus } from "../provider/api/index.js";
-import { IDENTITY_REVOKED_REASON } from "../provider/peering/revoked.js";
-import {
-  NODE_LEASE_DURATION_SECONDS,
-  PEERING_ACTIVE,
-  type NodeReadinessReport,
-} from "../provider/virtual-node/node.js";
+import type { IdentityStatus } from "../core/api/index.js";
+import { IDENTITY_REVOKED_REASON } from "../core/peering/revoked.js";
+import { NODE_LEASE_DURATION_SECONDS, PEERING_ACTIVE, type NodeReadinessReport } from "../core/virtual-node/node.js";
 
 /**
  * How long a provider may go without one call of the heartbeat reaching it before its virtual node

@@ -10,9 +10,9 @@
  */
 import type * as k8s from "@kubernetes/client-node";
 import { X509Certificate } from "node:crypto";
-import { SYSTEM_NAMESPACE, type OutgoingPeering } from "../provider/api/index.js";
-import { certificateValidity, renewIdentity, type CertificateValidity } from "../provider/authentication/identity.js";
-import { describeKubeError } from "../provider/kube/errors.js";
+import { SYSTEM_NAMESPACE, type OutgoingPeering } from "../core/api/index.js";
+import { certificateValidity, renewIdentity, type CertificateValidity } from "../core/authentication/identity.js";
+import { describeKubeError } from "../core/kube/errors.js";
 import {
   getStoredIdentity,
   heldCertificateOf,
@@ -20,7 +20,7 @@ import {
   replaceStoredIdentity,
   withRenewedCertificate,
   writeIdentityStatus,
-} from "../provider/peering/outgoing.js";
+} from "../core/peering/outgoing.js";
 import { forgetPeeringIdentity } from "./heartbeat.js";
 import { AGENT_BACKOFF, backoffStepMs } from "./backoff.js";
 import type { Reporter } from "./reporter.js";

@@ -8,7 +8,7 @@
  * agent's backoff (backoff.ts), reset once a connection delivers an event; its reason is reported.
  */
 import * as k8s from "@kubernetes/client-node";
-import { describeKubeError } from "../provider/kube/errors.js";
+import { describeKubeError } from "../core/kube/errors.js";
 import { AGENT_BACKOFF, Backoff, type BackoffPolicy } from "./backoff.js";
 import { abortableDelay } from "./loop.js";
 import type { Reporter } from "./reporter.js";

@@ -4,8 +4,8 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { readdirSync, readFileSync } from "node:fs";
-import { SYSTEM_NAMESPACE } from "../provider/api/index.js";
-import { AGENT_NAME, COMPONENT_LABEL } from "../provider/cluster/agent-components.js";
+import { SYSTEM_NAMESPACE } from "../core/api/index.js";
+import { AGENT_NAME, COMPONENT_LABEL } from "../core/cluster/agent-components.js";
 import { adminConfig } from "../local-cluster/inspect.js";
 import type { LabState } from "../local-cluster/lab.js";
 import { run } from "../host/exec.js";

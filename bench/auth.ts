@@ -6,15 +6,15 @@
  */
 import { randomBytes } from "node:crypto";
 import { startAuthService } from "../agent/auth-service/index.js";
-import { IDENTITY_PATH } from "../provider/authentication/protocol.js";
-import { parseAuthUrl, postToAuthService } from "../provider/authentication/auth-client.js";
-import { ensurePeeringTokenSecret, forgePeeringToken, parsePeeringToken } from "../provider/authentication/tokens.js";
+import { IDENTITY_PATH } from "../core/authentication/protocol.js";
+import { parseAuthUrl, postToAuthService } from "../core/authentication/auth-client.js";
+import { ensurePeeringTokenSecret, forgePeeringToken, parsePeeringToken } from "../core/authentication/tokens.js";
 import {
   ensureAuthServiceTls,
   ensureSystemNamespace,
   forgeClusterId,
   uninstallCluster,
-} from "../provider/cluster/install.js";
+} from "../core/cluster/install.js";
 import { adminConfig } from "../local-cluster/inspect.js";
 import { clusterOf } from "../local-cluster/lab.js";
 import { ratio, series, target, type Log, type SectionResult } from "./figures.js";

@@ -8,14 +8,14 @@
  * Targets: at most {@link LOSS_TARGET_S} of answers lost, and the idle connection carries data
  * after the move.
  */
-import { SYSTEM_NAMESPACE } from "../provider/api/index.js";
-import { Cidr } from "../provider/net/cidr.js";
-import { ensureTunnel } from "../provider/network-fabric/tunnel.js";
-import { deleteTunnel } from "../provider/network-fabric/tunnel-delete.js";
-import { translateAddress } from "../provider/network-fabric/remap.js";
-import { TUNNEL_DEFAULTS } from "../provider/network-fabric/tunnel-plan.js";
-import { createPeering, deletePeering, type PeeringRecord } from "../provider/peering/peering.js";
-import { progressTo } from "../provider/peering/progress.js";
+import { SYSTEM_NAMESPACE } from "../core/api/index.js";
+import { Cidr } from "../core/net/cidr.js";
+import { ensureTunnel } from "../core/network-fabric/tunnel.js";
+import { deleteTunnel } from "../core/network-fabric/tunnel-delete.js";
+import { translateAddress } from "../core/network-fabric/remap.js";
+import { TUNNEL_DEFAULTS } from "../core/network-fabric/tunnel-plan.js";
+import { createPeering, deletePeering, type PeeringRecord } from "../core/peering/peering.js";
+import { progressTo } from "../core/peering/progress.js";
 import { GATEWAY_POD_SELECTOR } from "../agent/route/reconcile.js";
 import { delay } from "../host/processes.js";
 import type { ClusterState } from "../local-cluster/lab.js";

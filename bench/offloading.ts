@@ -5,11 +5,11 @@
  * side by side in the same run. Then the two agents' memory and CPU while those pods run idle.
  */
 import * as k8s from "@kubernetes/client-node";
-import { remoteNamespaceName } from "../provider/offloading/reflection.js";
-import { createPeering, deletePeering } from "../provider/peering/peering.js";
-import type { PeeringRecord } from "../provider/peering/peering-plan.js";
-import { progressTo } from "../provider/peering/progress.js";
-import { poll } from "../provider/wait/poll.js";
+import { remoteNamespaceName } from "../core/offloading/reflection.js";
+import { createPeering, deletePeering } from "../core/peering/peering.js";
+import type { PeeringRecord } from "../core/peering/peering-plan.js";
+import { progressTo } from "../core/peering/progress.js";
+import { poll } from "../core/wait/poll.js";
 import { clusterOf, type ClusterState } from "../local-cluster/lab.js";
 import { kubectl } from "../local-cluster/pods.js";
 import { offloadNamespace, podtoolSpec } from "../harness/offloading.js";

@@ -3,9 +3,9 @@
  * runs, its WireGuard status (read inside the pod: its sockets are the pod's own), and the routes
  * the route agents hold on each node.
  */
-import { SYSTEM_NAMESPACE } from "../provider/api/index.js";
-import { COMPONENT_LABEL, GATEWAY_NAME, ROUTE_NAME } from "../provider/cluster/agent-components.js";
-import { poll } from "../provider/wait/poll.js";
+import { SYSTEM_NAMESPACE } from "../core/api/index.js";
+import { COMPONENT_LABEL, GATEWAY_NAME, ROUTE_NAME } from "../core/cluster/agent-components.js";
+import { poll } from "../core/wait/poll.js";
 import { runIn } from "../host/exec.js";
 import type { ClusterState } from "../local-cluster/lab.js";
 import { coreOf, kubectl } from "../local-cluster/pods.js";

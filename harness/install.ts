@@ -9,20 +9,20 @@ import { AUTH_SERVICE_PORT } from "../local-cluster/control-plane.js";
 import type { ClusterState } from "../local-cluster/lab.js";
 import { runsHostAgent } from "../local-cluster/state.js";
 import { allOrFirstFailure } from "./settle.js";
-import { SYSTEM_NAMESPACE } from "../provider/api/index.js";
-import { AGENT_NAME, COMPONENT_LABEL } from "../provider/cluster/agent-components.js";
-import { poll } from "../provider/wait/poll.js";
-import { waitForAgent } from "../provider/cluster/agent.js";
-import { DEFAULT_AGENT_IMAGE } from "../provider/cluster/agent-image.js";
-import { DEFAULT_GATEWAY_PORT, type ClusterInstallRequest } from "../provider/cluster/install-plan.js";
-import { installCluster, removeCluster } from "../provider/cluster/lifecycle.js";
-import { waitForProjectKindsCounted } from "../provider/authentication/tenant-quota.js";
+import { SYSTEM_NAMESPACE } from "../core/api/index.js";
+import { AGENT_NAME, COMPONENT_LABEL } from "../core/cluster/agent-components.js";
+import { poll } from "../core/wait/poll.js";
+import { waitForAgent } from "../core/cluster/agent.js";
+import { DEFAULT_AGENT_IMAGE } from "../core/cluster/agent-image.js";
+import { DEFAULT_GATEWAY_PORT, type ClusterInstallRequest } from "../core/cluster/install-plan.js";
+import { installCluster, removeCluster } from "../core/cluster/lifecycle.js";
+import { waitForProjectKindsCounted } from "../core/authentication/tenant-quota.js";
 import {
   ensureAuthServiceTls,
   ensureClusterIdentity,
   ensureCustomResourceDefinitions,
   ensureSystemNamespace,
-} from "../provider/cluster/install.js";
+} from "../core/cluster/install.js";
 
 export { adminConfig };
 

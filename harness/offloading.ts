@@ -4,11 +4,11 @@
  * node, and the wait for pods Running on the consumer.
  */
 import * as k8s from "@kubernetes/client-node";
-import type { PodOffloading } from "../provider/api/offloading.js";
-import { offloadNamespace as offloadingSteps } from "../provider/offloading/namespace-offloading.js";
-import { progressTo } from "../provider/peering/progress.js";
-import { VIRTUAL_NODE_TAINT } from "../provider/virtual-node/node.js";
-import { poll } from "../provider/wait/poll.js";
+import type { PodOffloading } from "../core/api/offloading.js";
+import { offloadNamespace as offloadingSteps } from "../core/offloading/namespace-offloading.js";
+import { progressTo } from "../core/peering/progress.js";
+import { VIRTUAL_NODE_TAINT } from "../core/virtual-node/node.js";
+import { poll } from "../core/wait/poll.js";
 import { imageReference } from "../local-cluster/node-images.js";
 
 /** A podtool pod `name` (labelled `app: <name>`) bound to the real node `nodeName`: one that stays where it is. */

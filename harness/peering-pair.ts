@@ -4,13 +4,13 @@
  */
 import { readFileSync } from "node:fs";
 import type { ClusterState } from "../local-cluster/lab.js";
-import { ensurePeeringTokenSecret, forgePeeringToken, revokePeeringToken } from "../provider/authentication/tokens.js";
-import { SYSTEM_NAMESPACE } from "../provider/api/index.js";
-import { loadKubeconfig } from "../provider/kube/client.js";
-import { providerEndpointNamespace, type TunnelSides } from "../provider/network-fabric/tunnel.js";
-import type { ProviderHandover } from "../provider/peering/handover.js";
-import { getIdentityKubeconfig } from "../provider/peering/outgoing.js";
-import type { PeeringRecord, PeeringRequest } from "../provider/peering/peering.js";
+import { ensurePeeringTokenSecret, forgePeeringToken, revokePeeringToken } from "../core/authentication/tokens.js";
+import { SYSTEM_NAMESPACE } from "../core/api/index.js";
+import { loadKubeconfig } from "../core/kube/client.js";
+import { providerEndpointNamespace, type TunnelSides } from "../core/network-fabric/tunnel.js";
+import type { ProviderHandover } from "../core/peering/handover.js";
+import { getIdentityKubeconfig } from "../core/peering/outgoing.js";
+import type { PeeringRecord, PeeringRequest } from "../core/peering/peering.js";
 import { installForPeering, uninstallClusters, type InstalledCluster, type TestUninstallOptions } from "./install.js";
 import { allOrFirstFailure } from "./settle.js";
 

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { clusterOf, type ClusterState, type LabState } from "../local-cluster/lab.js";
 import { runsHostAgent } from "../local-cluster/state.js";
-import { DEFAULT_AGENT_IMAGE } from "../provider/cluster/agent-image.js";
+import { DEFAULT_AGENT_IMAGE } from "../core/cluster/agent-image.js";
 
 // The repository root, whether this runs from sources (tests) or from dist/ (the benchmark).
 const REPO = dirname(require.resolve("pulumi-liqo/package.json"));

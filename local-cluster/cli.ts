@@ -18,7 +18,7 @@
  */
 import { parseArgs } from "node:util";
 import { runIn } from "../host/exec.js";
-import { DEFAULT_AGENT_IMAGE } from "../provider/cluster/agent-image.js";
+import { DEFAULT_AGENT_IMAGE } from "../core/cluster/agent-image.js";
 import { PROFILES, type ConnectivityProfile, type PortForward } from "./connectivity.js";
 import { describeNodes, scheduleProbePod } from "./inspect.js";
 import { podtoolFrom, runPodtool } from "./pods.js";

@@ -12,8 +12,8 @@
  * applies them.
  */
 import * as k8s from "@kubernetes/client-node";
-import { Cidr } from "../provider/net/cidr.js";
-import { ensureObject, loadKubeconfigFile } from "../provider/kube/client.js";
+import { Cidr } from "../core/net/cidr.js";
+import { ensureObject, loadKubeconfigFile } from "../core/kube/client.js";
 
 /** The cluster domain every local cluster serves. */
 export const CLUSTER_DOMAIN = "cluster.local";

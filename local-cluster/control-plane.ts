@@ -12,10 +12,10 @@ import * as k8s from "@kubernetes/client-node";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
 import { dirname, join } from "node:path";
-import { describeKubeError } from "../provider/kube/errors.js";
-import { forgeKubeconfig } from "../provider/kube/kubeconfig.js";
-import { Cidr } from "../provider/net/cidr.js";
-import { poll } from "../provider/wait/poll.js";
+import { describeKubeError } from "../core/kube/errors.js";
+import { forgeKubeconfig } from "../core/kube/kubeconfig.js";
+import { Cidr } from "../core/net/cidr.js";
+import { poll } from "../core/wait/poll.js";
 import {
   forgeCertificateAuthority,
   forgeClientCertificate,
@@ -23,13 +23,13 @@ import {
   forgeServingCertificate,
   type ClientIdentity,
   type KeyPair,
-} from "../provider/pki/x509.js";
+} from "../core/pki/x509.js";
 import { startInNamespace, type NamespaceEntry, type ProcessRecord } from "../host/processes.js";
-import { AGENT_NODE_FLAGS } from "../provider/cluster/agent-deployment.js";
+import { AGENT_NODE_FLAGS } from "../core/cluster/agent-deployment.js";
 
 import { API_SERVER_PORT } from "./plan.js";
 import { NODE_LAN_CIDR } from "./node-plan.js";
-import { loadKubeconfigFile } from "../provider/kube/client.js";
+import { loadKubeconfigFile } from "../core/kube/client.js";
 
 /** Node 1's address on the node LAN, where the cluster's nodes reach the API server. */
 export const NODE_LAN_API_ADDRESS = Cidr.parse(NODE_LAN_CIDR).nth(1);

@@ -3,11 +3,11 @@
  * pod that tolerates the virtual-node taint, to show the scheduler placing work on a peering.
  */
 import * as k8s from "@kubernetes/client-node";
-import { describeKubeError } from "../provider/kube/errors.js";
-import { VIRTUAL_NODE_LABEL, VIRTUAL_NODE_TAINT, nodeReadiness } from "../provider/virtual-node/node.js";
-import { poll } from "../provider/wait/poll.js";
+import { describeKubeError } from "../core/kube/errors.js";
+import { VIRTUAL_NODE_LABEL, VIRTUAL_NODE_TAINT, nodeReadiness } from "../core/virtual-node/node.js";
+import { poll } from "../core/wait/poll.js";
 import type { ClusterState } from "./lab.js";
-import { loadKubeconfigFile } from "../provider/kube/client.js";
+import { loadKubeconfigFile } from "../core/kube/client.js";
 
 /** A client configuration with the cluster's admin identity (its kubeconfig works from the host). */
 export function adminConfig(cluster: ClusterState): k8s.KubeConfig {

@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Cidr } from "../provider/net/cidr.js";
+import { Cidr } from "../core/net/cidr.js";
 import {
   applyProfile,
   configureNatRouter,
@@ -55,7 +55,7 @@ import {
   stopProcess,
   type ProcessRecord,
 } from "../host/processes.js";
-import { poll } from "../provider/wait/poll.js";
+import { poll } from "../core/wait/poll.js";
 import { planLab, type ClusterRequest, type PlannedCluster } from "./plan.js";
 import { importImages, nodeBinaries, startNodeProcesses, teardownNode, waitForNodes, writeNodeFiles } from "./node.js";
 import { createNodeNetwork } from "./node-network.js";

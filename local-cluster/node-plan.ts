@@ -7,7 +7,7 @@
  * into the cluster's node LAN, so that pod traffic between nodes is routed, not bridged.
  */
 import { join } from "node:path";
-import { Cidr } from "../provider/net/cidr.js";
+import { Cidr } from "../core/net/cidr.js";
 
 /**
  * The node LAN of every cluster: the same in each, because it is private to its cluster (inside

@@ -15,8 +15,8 @@ import { join } from "node:path";
 import { commandPath } from "./commands.js";
 import { run, type CommandError } from "../host/exec.js";
 import { delay, isRunning, recordOf, startInNamespace } from "../host/processes.js";
-import { describeKubeError } from "../provider/kube/errors.js";
-import { poll } from "../provider/wait/poll.js";
+import { describeKubeError } from "../core/kube/errors.js";
+import { poll } from "../core/wait/poll.js";
 import {
   NODE_LAN_API_ADDRESS,
   readClusterCa,
@@ -39,7 +39,7 @@ import {
 import { nodePaths, type PlannedNode } from "./node-plan.js";
 import { API_SERVER_PORT, type PlannedCluster } from "./plan.js";
 import { NODE_PROCESSES, nodeComponent } from "./supervisor.js";
-import { loadKubeconfigFile } from "../provider/kube/client.js";
+import { loadKubeconfigFile } from "../core/kube/client.js";
 
 /** The node binaries, resolved once per `up` (the CNI plugins' directory from scripts/env.sh). */
 export function nodeBinaries(): NodeBinaries & { containerd: string; kubelet: string; kubeProxy: string; ctr: string } {

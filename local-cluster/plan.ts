@@ -3,7 +3,7 @@
  * created. Pure, so every rule here is unit-tested without root or clusters.
  */
 import { join } from "node:path";
-import { Cidr } from "../provider/net/cidr.js";
+import { Cidr } from "../core/net/cidr.js";
 import type { ConnectivityProfile, PortForward, PortRange } from "./connectivity.js";
 import { NODE_LAN_CIDR, planNodes, type PlannedNode } from "./node-plan.js";
 

@@ -5,8 +5,8 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { run, type CommandError } from "../host/exec.js";
-import { statusOf } from "../provider/kube/errors.js";
-import { poll } from "../provider/wait/poll.js";
+import { statusOf } from "../core/kube/errors.js";
+import { poll } from "../core/wait/poll.js";
 import { adminConfig } from "./inspect.js";
 import type { ClusterState } from "./lab.js";
 import { nodeBinaries } from "./node.js";

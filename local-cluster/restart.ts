@@ -7,7 +7,7 @@
  */
 import { dirname } from "node:path";
 import { isRunning, stopProcess } from "../host/processes.js";
-import { poll } from "../provider/wait/poll.js";
+import { poll } from "../core/wait/poll.js";
 import { waitForApiServer, waitForControllers } from "./control-plane.js";
 import { clusterOf, controlPlaneSpec, ensureSupervisors, readLab, type ClusterState, type LabState } from "./lab.js";
 import { COMPONENTS, type Component } from "./supervisor.js";

@@ -7,7 +7,7 @@
  * a boolean to a string, a numeric string to a number, "true"/"false" to a boolean); anything else
  * is left for the resource's own checks to name. Secrets stay secret, unknowns unknown.
  */
-import { UNKNOWN } from "../provider/resources/inputs.js";
+import { UNKNOWN } from "../core/resources/inputs.js";
 import { isSecret, secret } from "./values.js";
 
 /** A property's type, as schema.json writes it. */

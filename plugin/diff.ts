@@ -2,7 +2,7 @@
  * A resource's diff as the engine's detailed diff: one entry per changed input, by its schema path,
  * an update or a replacement as the resource's own rules say. Pure.
  */
-import type { FoundChanges } from "../provider/resources/diff-rules.js";
+import type { FoundChanges } from "../core/resources/diff-rules.js";
 
 /** One entry of a detailed diff. */
 export interface PropertyChange {

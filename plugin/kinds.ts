@@ -7,22 +7,16 @@
  * under its own name.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import type { FoundChanges } from "../provider/resources/diff-rules.js";
-import { clusterChanges, importCluster, provider as cluster } from "../provider/resources/cluster.js";
-import type { Imported } from "../provider/resources/imported.js";
-import {
-  namespaceOffloadingChanges,
-  provider as namespaceOffloading,
-} from "../provider/resources/namespace-offloading.js";
-import { peeringChanges, provider as peering } from "../provider/resources/peering.js";
-import {
-  importNamespaceOffloading,
-  OFFLOADING_IMPORT_OBJECT,
-} from "../provider/resources/namespace-offloading-import.js";
-import { importPeering, PEERING_IMPORT_OBJECT } from "../provider/resources/peering-import.js";
-import { peeringTokenChanges, provider as peeringToken } from "../provider/resources/peering-token.js";
-import { tunnelChanges, provider as tunnel } from "../provider/resources/tunnel.js";
-import { importTunnel, TUNNEL_IMPORT_OBJECT } from "../provider/resources/tunnel-import.js";
+import type { FoundChanges } from "../core/resources/diff-rules.js";
+import { clusterChanges, importCluster, provider as cluster } from "../core/resources/cluster.js";
+import type { Imported } from "../core/resources/imported.js";
+import { namespaceOffloadingChanges, provider as namespaceOffloading } from "../core/resources/namespace-offloading.js";
+import { peeringChanges, provider as peering } from "../core/resources/peering.js";
+import { importNamespaceOffloading, OFFLOADING_IMPORT_OBJECT } from "../core/resources/namespace-offloading-import.js";
+import { importPeering, PEERING_IMPORT_OBJECT } from "../core/resources/peering-import.js";
+import { peeringTokenChanges, provider as peeringToken } from "../core/resources/peering-token.js";
+import { tunnelChanges, provider as tunnel } from "../core/resources/tunnel.js";
+import { importTunnel, TUNNEL_IMPORT_OBJECT } from "../core/resources/tunnel-import.js";
 import { compact, valueAt, type Properties } from "./values.js";
 
 /** A resource's dynamic provider, over plain property maps (each module types its own inputs). */

@@ -5,7 +5,7 @@
  * stderr are hidden from users: what it has to say goes to the engine (engine-log.ts).
  */
 import { format } from "node:util";
-import { exitWithEngine, reportToEngine } from "../provider/resources/engine-log.js";
+import { exitWithEngine, reportToEngine } from "../core/resources/engine-log.js";
 import { schemaText } from "./schema.js";
 import { serve } from "./server.js";
 

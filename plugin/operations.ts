@@ -9,10 +9,10 @@
  * secret wrapped again. The operation's `customTimeouts` becomes the deadline the code's steps
  * share (its `timeoutSeconds`), and a preview of a create or update runs no step at all.
  */
-import { logToEngine } from "../provider/resources/engine-log.js";
-import { TAKEN_FROM, URN_INPUT } from "../provider/resources/hidden-inputs.js";
-import { describeOwner } from "../provider/api/names.js";
-import { UNKNOWN } from "../provider/resources/inputs.js";
+import { logToEngine } from "../core/resources/engine-log.js";
+import { TAKEN_FROM, URN_INPUT } from "../core/resources/hidden-inputs.js";
+import { describeOwner } from "../core/api/names.js";
+import { UNKNOWN } from "../core/resources/inputs.js";
 import { codeInputsOf, passesAsIs, schemaInputsOf, schemaPathOf, type Kind } from "./kinds.js";
 import { detailedDiffOf, type PropertyChange } from "./diff.js";
 import { importLabel, parseImportId, readKubeconfigFile } from "./imports.js";

@@ -17,7 +17,7 @@ import { ResourceProviderService } from "@pulumi/pulumi/proto/provider_grpc_pb";
 import { PluginInfo } from "@pulumi/pulumi/proto/plugin_pb";
 import * as pb from "@pulumi/pulumi/proto/provider_pb";
 import { Status } from "@pulumi/pulumi/proto/status_pb";
-import { reportToEngine } from "../provider/resources/engine-log.js";
+import { reportToEngine } from "../core/resources/engine-log.js";
 import { kindOf } from "./kinds.js";
 import * as operations from "./operations.js";
 import { schemaFacts, type SchemaFacts } from "./schema.js";

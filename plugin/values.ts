@@ -8,7 +8,7 @@
  * not known yet (preview) arrives as the string {@link UNKNOWN}, at any depth, and an input the
  * program left out may arrive as `null`.
  */
-import { UNKNOWN } from "../provider/resources/inputs.js";
+import { UNKNOWN } from "../core/resources/inputs.js";
 
 /** The key that marks a special value: the signature of Pulumi's wire format. */
 export const SIG_KEY = "4dabf18193072939515e22adb298388d";

@@ -3,7 +3,7 @@
  *
  * Pulumi serializes a dynamic provider object into the state, with everything it captures, and
  * runs that stored copy on refresh and delete. These objects capture only a module path: each
- * method `require`s the installed `pulumi-liqo/provider/resources/<name>` when called, so the
+ * method `require`s the installed `pulumi-liqo/core/resources/<name>` when called, so the
  * state stays small and the package version installed at that time is what runs. (A module
  * captured at import instead would be inlined into the state, and stale code would run.) That
  * module is light (it loads the Kubernetes client only once a call needs a cluster), so a
@@ -22,7 +22,7 @@ const providers = new Map<string, pulumi.dynamic.ResourceProvider>();
 export function lazyProvider(name: string): pulumi.dynamic.ResourceProvider {
   const known = providers.get(name);
   if (known) return known;
-  const modulePath = `pulumi-liqo/provider/resources/${name}`;
+  const modulePath = `pulumi-liqo/core/resources/${name}`;
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- by package name, at call time: see above
   const impl = (): Required<pulumi.dynamic.ResourceProvider> => require(modulePath).provider;
   const provider: pulumi.dynamic.ResourceProvider = {

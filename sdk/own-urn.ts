@@ -1,6 +1,6 @@
 /** The hidden input through which a resource hands its own URN to its provider. */
 import * as pulumi from "@pulumi/pulumi";
-import { URN_INPUT } from "../provider/resources/hidden-inputs.js";
+import { URN_INPUT } from "../core/resources/hidden-inputs.js";
 
 /**
  * `{ __urn: <the URN the engine will give resource `name` of `type`> }`, computed as the engine

@@ -1,6 +1,6 @@
 /** The `Peering` resource: consumer -> provider, out-of-band or in-band. */
 import * as pulumi from "@pulumi/pulumi";
-import type { ProviderHandover } from "../provider/peering/handover.js";
+import type { ProviderHandover } from "../core/peering/handover.js";
 import type { Cluster, ClusterAccess } from "./cluster.js";
 import { lazyProvider } from "./lazy-provider.js";
 import { ownUrn } from "./own-urn.js";

@@ -5,7 +5,7 @@
  * clusters exist; the gateway still checks tunnels that other programs made.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { TUNNEL_DEFAULTS } from "../provider/network-fabric/tunnel-plan.js";
+import { TUNNEL_DEFAULTS } from "../core/network-fabric/tunnel-plan.js";
 
 /** Who serves a port: the resource's kind and name, as the error names it. */
 type Holder = string;

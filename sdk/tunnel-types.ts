@@ -4,9 +4,9 @@
  * is declared once, where the provider produces it, and exported here under its public name.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import type { PeeringSide } from "../provider/network-fabric/tunnel-end.js";
+import type { PeeringSide } from "../core/network-fabric/tunnel-end.js";
 
-export type { PeeringSide, TunnelEnd } from "../provider/network-fabric/tunnel-end.js";
+export type { PeeringSide, TunnelEnd } from "../core/network-fabric/tunnel-end.js";
 
 /** How a tunnel is set up: a `Tunnel`'s inputs, and an in-band `Peering`'s `tunnel`. */
 export interface TunnelSettingsArgs {

@@ -1,5 +1,5 @@
 /** What a handler of the auth service answers; the server only writes it out. */
-import type { ErrorBody } from "../../provider/authentication/protocol.js";
+import type { ErrorBody } from "../../core/authentication/protocol.js";
 
 /** An HTTP answer with a JSON body. */
 export interface Answer {

@@ -13,15 +13,11 @@
  * 7. answer with the certificate and how to reach the API server.
  */
 import type * as k8s from "@kubernetes/client-node";
-import { tenantNamespace } from "../../provider/api/names.js";
-import { checkIdentityCsr } from "../../provider/authentication/csr-policy.js";
-import type { IdentityResponseBody } from "../../provider/authentication/protocol.js";
-import {
-  ensureTenantNamespace,
-  ensureTenantRbac,
-  getTenantKeyFingerprint,
-} from "../../provider/authentication/tenant.js";
-import { publicKeyFingerprint } from "../../provider/authentication/consumer-key.js";
+import { tenantNamespace } from "../../core/api/names.js";
+import { checkIdentityCsr } from "../../core/authentication/csr-policy.js";
+import type { IdentityResponseBody } from "../../core/authentication/protocol.js";
+import { ensureTenantNamespace, ensureTenantRbac, getTenantKeyFingerprint } from "../../core/authentication/tenant.js";
+import { publicKeyFingerprint } from "../../core/authentication/consumer-key.js";
 import {
   bindPeeringToken,
   getPeeringTokenRecord,
@@ -30,8 +26,8 @@ import {
   verifyPeeringToken,
   type PeeringTokenRecord,
   type TokenBinding,
-} from "../../provider/authentication/tokens.js";
-import { getClusterIdentity, isClusterId } from "../../provider/cluster/install.js";
+} from "../../core/authentication/tokens.js";
+import { getClusterIdentity, isClusterId } from "../../core/cluster/install.js";
 import type { Reporter } from "../reporter.js";
 import { fail, refuse, type Answer } from "./answer.js";
 import { signConsumerCsr } from "./sign-certificate.js";

@@ -15,10 +15,10 @@
  * 6. answer with the certificate. The tenant's RBAC is left as it is: nothing is granted.
  */
 import { X509Certificate } from "node:crypto";
-import { publicKeyFingerprint } from "../../provider/authentication/consumer-key.js";
-import { checkIdentityCsr } from "../../provider/authentication/csr-policy.js";
-import type { RenewResponseBody } from "../../provider/authentication/protocol.js";
-import { getTenantStanding } from "../../provider/authentication/tenant.js";
+import { publicKeyFingerprint } from "../../core/authentication/consumer-key.js";
+import { checkIdentityCsr } from "../../core/authentication/csr-policy.js";
+import type { RenewResponseBody } from "../../core/authentication/protocol.js";
+import { getTenantStanding } from "../../core/authentication/tenant.js";
 import { refuse, type Answer } from "./answer.js";
 import { signConsumerCsr } from "./sign-certificate.js";
 import { keepTenantQuota } from "./tenant-quota.js";

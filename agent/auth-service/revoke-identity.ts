@@ -7,11 +7,11 @@
  */
 import type * as k8s from "@kubernetes/client-node";
 import { X509Certificate } from "node:crypto";
-import { consumerUserName } from "../../provider/api/names.js";
-import type { RevokeResponseBody } from "../../provider/authentication/protocol.js";
-import { publicKeyFingerprint } from "../../provider/authentication/consumer-key.js";
-import { getTenantKeyFingerprint, removeTenant } from "../../provider/authentication/tenant.js";
-import { isClusterId } from "../../provider/cluster/install.js";
+import { consumerUserName } from "../../core/api/names.js";
+import type { RevokeResponseBody } from "../../core/authentication/protocol.js";
+import { publicKeyFingerprint } from "../../core/authentication/consumer-key.js";
+import { getTenantKeyFingerprint, removeTenant } from "../../core/authentication/tenant.js";
+import { isClusterId } from "../../core/cluster/install.js";
 import type { Reporter } from "../reporter.js";
 import { fail, refuse, type Answer } from "./answer.js";
 

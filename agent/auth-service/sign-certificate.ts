@@ -11,8 +11,8 @@ import {
   forgeCertificateSigningRequest,
   submitCsr,
   waitForCertificate,
-} from "../../provider/authentication/certificates.js";
-import type { WaitTimeoutError } from "../../provider/wait/poll.js";
+} from "../../core/authentication/certificates.js";
+import type { WaitTimeoutError } from "../../core/wait/poll.js";
 import type { Reporter } from "../reporter.js";
 import { failForGood, type Answer } from "./answer.js";
 

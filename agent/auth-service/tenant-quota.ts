@@ -1,13 +1,13 @@
 /**
  * The tenant's object quota, kept by the auth service before it grants or renews an identity
- * (provider/authentication/tenant-quota.ts says what it bounds). The quota controller counts it at
+ * (core/authentication/tenant-quota.ts says what it bounds). The quota controller counts it at
  * once on a cluster whose install finished; when it does not within the signer's wait (the
  * cluster's kube-controller-manager is not running), the request ends with a terminal 503 that says
  * so, as the signer's does, instead of waiting out the consumer's deadline.
  */
-import { forgeTenantQuota } from "../../provider/authentication/tenant-quota.js";
-import { ensureObjectQuota } from "../../provider/kube/quota.js";
-import type { WaitTimeoutError } from "../../provider/wait/poll.js";
+import { forgeTenantQuota } from "../../core/authentication/tenant-quota.js";
+import { ensureObjectQuota } from "../../core/kube/quota.js";
+import type { WaitTimeoutError } from "../../core/wait/poll.js";
 import { failForGood, type Answer } from "./answer.js";
 import type { SigningContext, SigningRequest } from "./sign-certificate.js";
 

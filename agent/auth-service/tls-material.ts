@@ -4,9 +4,9 @@
  * revoke themselves), as the API server publishes it. Waited for at start, re-read while serving.
  */
 import * as k8s from "@kubernetes/client-node";
-import { AUTH_TLS_SECRET, SYSTEM_NAMESPACE } from "../../provider/api/names.js";
-import { readOptional, serverOf } from "../../provider/kube/client.js";
-import { poll } from "../../provider/wait/poll.js";
+import { AUTH_TLS_SECRET, SYSTEM_NAMESPACE } from "../../core/api/names.js";
+import { readOptional, serverOf } from "../../core/kube/client.js";
+import { poll } from "../../core/wait/poll.js";
 
 /** TLS material the server needs. */
 export interface TlsMaterial {

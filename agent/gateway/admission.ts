@@ -1,19 +1,19 @@
 /**
- * The gateway's I/O around the claims decision (provider/network-fabric/claims.ts): where each
+ * The gateway's I/O around the claims decision (core/network-fabric/claims.ts): where each
  * endpoint comes from (its namespace's labels), and the status of a refused endpoint. A refused
  * endpoint gets no finalizer, key, interface or listener: it is answered in its status, and that
  * is all.
  */
 import * as k8s from "@kubernetes/client-node";
-import { REMOTE_CLUSTER_LABEL, SYSTEM_NAMESPACE, type TunnelEndpoint } from "../../provider/api/index.js";
-import { describeFailure, serverOf } from "../../provider/kube/client.js";
-import { writeTunnelEndpointStatus } from "../../provider/network-fabric/endpoints.js";
+import { REMOTE_CLUSTER_LABEL, SYSTEM_NAMESPACE, type TunnelEndpoint } from "../../core/api/index.js";
+import { describeFailure, serverOf } from "../../core/kube/client.js";
+import { writeTunnelEndpointStatus } from "../../core/network-fabric/endpoints.js";
 import {
   endpointOrigin,
   refusalMessage,
   type EndpointOrigin,
   type RefusedClaims,
-} from "../../provider/network-fabric/claims.js";
+} from "../../core/network-fabric/claims.js";
 import type { Reporter } from "../reporter.js";
 
 /**

@@ -4,7 +4,7 @@
  * (never a key's value).
  */
 import { createHash } from "node:crypto";
-import { Cidr, parseIpv4 } from "../../provider/net/cidr.js";
+import { Cidr, parseIpv4 } from "../../core/net/cidr.js";
 import { describeNamespace } from "../../host/namespaces.js";
 import { isWireguardKey } from "./keys.js";
 

@@ -14,7 +14,7 @@ import {
   forgeServerReplyRule,
   PEER_RULE_TABLES,
   type GatewayPlan,
-} from "../../provider/network-fabric/gateway-nat.js";
+} from "../../core/network-fabric/gateway-nat.js";
 
 /**
  * Kernel settings a gateway needs: forwarding, and no reverse-path filter, which would drop what

@@ -1,6 +1,6 @@
 /** The one wait of a gateway: for the first WireGuard handshake with a peer. */
 import { describeNamespace } from "../../host/namespaces.js";
-import { poll } from "../../provider/wait/poll.js";
+import { poll } from "../../core/wait/poll.js";
 import { readWireguardStatus } from "./interface.js";
 import type { WireguardPeerStatus } from "./status.js";
 

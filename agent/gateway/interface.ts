@@ -22,7 +22,7 @@ import {
   stopProcess,
   type ProcessRecord,
 } from "../../host/processes.js";
-import { poll } from "../../provider/wait/poll.js";
+import { poll } from "../../core/wait/poll.js";
 import {
   GatewaySpecError,
   checkPeerSpec,

@@ -16,9 +16,9 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import * as net from "node:net";
-import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
-import { AGENT_NAME } from "../../provider/cluster/agent-components.js";
-import { describeFailure, serverOf } from "../../provider/kube/client.js";
+import { SYSTEM_NAMESPACE } from "../../core/api/index.js";
+import { AGENT_NAME } from "../../core/cluster/agent-components.js";
+import { describeFailure, serverOf } from "../../core/kube/client.js";
 import type { Reporter } from "../reporter.js";
 
 const STEP = "gateway";

@@ -32,17 +32,17 @@ import {
   SYSTEM_NAMESPACE,
   type TunnelEndpoint,
   type TunnelEndpointStatus,
-} from "../../provider/api/index.js";
-import { getClusterIdentity, type ClusterIdentity } from "../../provider/cluster/install.js";
-import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../../provider/kube/client.js";
-import { Cidr } from "../../provider/net/cidr.js";
+} from "../../core/api/index.js";
+import { getClusterIdentity, type ClusterIdentity } from "../../core/cluster/install.js";
+import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../../core/kube/client.js";
+import { Cidr } from "../../core/net/cidr.js";
 import {
   GATEWAY_FINALIZER,
   gatewayKeySecretName,
   listTunnelEndpoints,
   setTunnelEndpointFinalizers,
   writeTunnelEndpointStatus,
-} from "../../provider/network-fabric/endpoints.js";
+} from "../../core/network-fabric/endpoints.js";
 import {
   checkEndpointClaims,
   decideRemoteView,
@@ -50,9 +50,9 @@ import {
   type AcceptedClaims,
   type ClaimsVerdict,
   type RefusedClaims,
-} from "../../provider/network-fabric/claims.js";
-import type { RemoteView } from "../../provider/network-fabric/remap.js";
-import { tunnelAddress } from "../../provider/network-fabric/tunnel-plan.js";
+} from "../../core/network-fabric/claims.js";
+import type { RemoteView } from "../../core/network-fabric/remap.js";
+import { tunnelAddress } from "../../core/network-fabric/tunnel-plan.js";
 import { isRunning, type ProcessRecord } from "../../host/processes.js";
 import { runIn } from "../../host/exec.js";
 import { Backoff } from "../backoff.js";

@@ -19,11 +19,11 @@ import {
   type OutgoingPeering,
   type RemoteNamespace,
   type RemoteNamespaceReport,
-} from "../../provider/api/index.js";
-import { describeFailure, ensureObject, readOptional, serverOf } from "../../provider/kube/client.js";
-import { statusOf } from "../../provider/kube/errors.js";
-import { deleteOffloading, setOffloadingFinalizer, writeOffloadingStatus } from "../../provider/offloading/objects.js";
-import { stopPlacingPods } from "../../provider/offloading/pod-placement.js";
+} from "../../core/api/index.js";
+import { describeFailure, ensureObject, readOptional, serverOf } from "../../core/kube/client.js";
+import { statusOf } from "../../core/kube/errors.js";
+import { deleteOffloading, setOffloadingFinalizer, writeOffloadingStatus } from "../../core/offloading/objects.js";
+import { stopPlacingPods } from "../../core/offloading/pod-placement.js";
 import type { Reporter } from "../reporter.js";
 
 const STEP = "offloading (consumer)";

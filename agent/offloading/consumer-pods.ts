@@ -9,11 +9,11 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { randomBytes } from "node:crypto";
-import type { NamespaceOffloading, OffloadedPod, OutgoingPeering } from "../../provider/api/index.js";
-import { describeFailure, ensureObject, isNotFound, readOptional, serverOf } from "../../provider/kube/client.js";
-import { deleteOffloading, listOffloading } from "../../provider/offloading/objects.js";
-import type { Refusal } from "../../provider/offloading/pod-policy.js";
-import { eventsToReflect } from "../../provider/offloading/events.js";
+import type { NamespaceOffloading, OffloadedPod, OutgoingPeering } from "../../core/api/index.js";
+import { describeFailure, ensureObject, isNotFound, readOptional, serverOf } from "../../core/kube/client.js";
+import { deleteOffloading, listOffloading } from "../../core/offloading/objects.js";
+import type { Refusal } from "../../core/offloading/pod-policy.js";
+import { eventsToReflect } from "../../core/offloading/events.js";
 import {
   forgeOffloadedPod,
   forgeReflectedConfigMap,
@@ -30,10 +30,10 @@ import {
   reflectPodStatus,
   refusedPodStatus,
   type PodAddressView,
-} from "../../provider/offloading/reflection.js";
+} from "../../core/offloading/reflection.js";
 import type { Reporter } from "../reporter.js";
 import { reflectTokens } from "./consumer-tokens.js";
-import { internalIpOf } from "../../provider/kube/nodes.js";
+import { internalIpOf } from "../../core/kube/nodes.js";
 
 const STEP = "offloading (consumer)";
 

@@ -17,11 +17,11 @@ import {
   tenantRequestName,
   type NamespaceOffloading,
   type ReflectedService,
-} from "../../provider/api/index.js";
-import { describeFailure, ensureObject, serverOf } from "../../provider/kube/client.js";
-import type { Cidr } from "../../provider/net/cidr.js";
-import { deleteOffloading, listOffloading } from "../../provider/offloading/objects.js";
-import { SERVICE_NAME_LABEL, serviceRequestOf } from "../../provider/offloading/service-reflection.js";
+} from "../../core/api/index.js";
+import { describeFailure, ensureObject, serverOf } from "../../core/kube/client.js";
+import type { Cidr } from "../../core/net/cidr.js";
+import { deleteOffloading, listOffloading } from "../../core/offloading/objects.js";
+import { SERVICE_NAME_LABEL, serviceRequestOf } from "../../core/offloading/service-reflection.js";
 import { offloadedNamespaces, recordEvent, type PeeringReach } from "./consumer-pods.js";
 
 const STEP = "offloading (consumer)";

@@ -9,13 +9,13 @@
  * Secret only.
  */
 import * as k8s from "@kubernetes/client-node";
-import { describeFailure, ensureObject, isNotFound, serverOf } from "../../provider/kube/client.js";
+import { describeFailure, ensureObject, isNotFound, serverOf } from "../../core/kube/client.js";
 import {
   CONSUMER_POD_UID_LABEL,
   CONSUMER_TOKEN_LABEL,
   forgeConsumerTokenSecret,
   TOKEN_REFRESH_ANNOTATION,
-} from "../../provider/offloading/reflection.js";
+} from "../../core/offloading/reflection.js";
 
 const STEP = "offloading (consumer)";
 

@@ -5,11 +5,11 @@
  * nothing to do.
  */
 import type * as k8s from "@kubernetes/client-node";
-import { abandonedVirtualNodes, type NamespaceOffloading, type OutgoingPeering } from "../../provider/api/index.js";
-import { listTunnelEndpoints } from "../../provider/network-fabric/endpoints.js";
-import { listOffloading } from "../../provider/offloading/objects.js";
-import { ownPodRange, peerAddressView } from "../../provider/offloading/reflection.js";
-import { listOutgoingPeerings } from "../../provider/peering/outgoing.js";
+import { abandonedVirtualNodes, type NamespaceOffloading, type OutgoingPeering } from "../../core/api/index.js";
+import { listTunnelEndpoints } from "../../core/network-fabric/endpoints.js";
+import { listOffloading } from "../../core/offloading/objects.js";
+import { ownPodRange, peerAddressView } from "../../core/offloading/reflection.js";
+import { listOutgoingPeerings } from "../../core/peering/outgoing.js";
 import { recentPeeringIdentity } from "../heartbeat.js";
 import type { Reporter } from "../reporter.js";
 import { advanceNamespaceOffloading, type ConsumerPeerings } from "./consumer-namespaces.js";

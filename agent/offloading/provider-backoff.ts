@@ -6,8 +6,8 @@
  * in their status (phase `Unreachable`, or `Error` when the provider answered with a failure).
  * The clock is given, so it is tested without time passing.
  */
-import type { OutgoingPeering, RemoteNamespaceReport } from "../../provider/api/index.js";
-import { httpStatusOf } from "../../provider/kube/errors.js";
+import type { OutgoingPeering, RemoteNamespaceReport } from "../../core/api/index.js";
+import { httpStatusOf } from "../../core/kube/errors.js";
 import { AGENT_BACKOFF, Backoff, type BackoffPolicy } from "../backoff.js";
 import type { Reporter } from "../reporter.js";
 

@@ -16,16 +16,16 @@ import {
   REMOTE_CLUSTER_LABEL,
   tenantRequestName,
   type ReflectedService,
-} from "../../provider/api/index.js";
-import { getClusterIdentity } from "../../provider/cluster/install.js";
-import { deleteOptional, describeFailure, ensureObject, isNotFound, serverOf } from "../../provider/kube/client.js";
-import { statusOf } from "../../provider/kube/errors.js";
-import { Cidr } from "../../provider/net/cidr.js";
-import { listTunnelEndpoints } from "../../provider/network-fabric/endpoints.js";
-import { isRemoteNamespaceOf } from "../../provider/offloading/namespaces.js";
-import { listOffloading, writeOffloadingStatus } from "../../provider/offloading/objects.js";
-import type { Refusal } from "../../provider/offloading/pod-policy.js";
-import { peerAddressView } from "../../provider/offloading/reflection.js";
+} from "../../core/api/index.js";
+import { getClusterIdentity } from "../../core/cluster/install.js";
+import { deleteOptional, describeFailure, ensureObject, isNotFound, serverOf } from "../../core/kube/client.js";
+import { statusOf } from "../../core/kube/errors.js";
+import { Cidr } from "../../core/net/cidr.js";
+import { listTunnelEndpoints } from "../../core/network-fabric/endpoints.js";
+import { isRemoteNamespaceOf } from "../../core/offloading/namespaces.js";
+import { listOffloading, writeOffloadingStatus } from "../../core/offloading/objects.js";
+import type { Refusal } from "../../core/offloading/pod-policy.js";
+import { peerAddressView } from "../../core/offloading/reflection.js";
 import {
   forgeOutsideSlice,
   forgeReflectedService,
@@ -36,7 +36,7 @@ import {
   refuseServiceRequest,
   withTunnelDown,
   type ServiceRequest,
-} from "../../provider/offloading/service-reflection.js";
+} from "../../core/offloading/service-reflection.js";
 import type { Reporter } from "../reporter.js";
 import { byAge, sameAnswer, tenantsOf } from "./provider-side.js";
 

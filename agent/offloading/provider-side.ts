@@ -21,28 +21,28 @@ import {
   type OffloadingAnswer,
   type RemoteNamespace,
   type ResourceOffer,
-} from "../../provider/api/index.js";
-import { forgeRemotePodsBinding } from "../../provider/cluster/agent-rbac.js";
-import { describeFailure, ensureObject, serverOf } from "../../provider/kube/client.js";
-import { ensureObjectQuota } from "../../provider/kube/quota.js";
-import { deleteNamespaceAndPods } from "../../provider/kube/namespaces.js";
-import { forgeRemoteNamespaceQuota } from "../../provider/offloading/remote-namespace-quota.js";
+} from "../../core/api/index.js";
+import { forgeRemotePodsBinding } from "../../core/cluster/agent-rbac.js";
+import { describeFailure, ensureObject, serverOf } from "../../core/kube/client.js";
+import { ensureObjectQuota } from "../../core/kube/quota.js";
+import { deleteNamespaceAndPods } from "../../core/kube/namespaces.js";
+import { forgeRemoteNamespaceQuota } from "../../core/offloading/remote-namespace-quota.js";
 import {
   formatCpuMillis,
   formatMemoryBytes,
   parseCpuMillis,
   parseMemoryBytes,
-} from "../../provider/negotiation/quantity.js";
-import { podRequests, refuseOverOffer, type PodRequests } from "../../provider/offloading/budget.js";
+} from "../../core/negotiation/quantity.js";
+import { podRequests, refuseOverOffer, type PodRequests } from "../../core/offloading/budget.js";
 import {
   forgeRemoteNamespace,
   forgeRemoteNamespaceBinding,
   isRemoteNamespaceOf,
   REMOTE_NAMESPACE_LABEL,
   refuseRemoteNamespace,
-} from "../../provider/offloading/namespaces.js";
-import { listOffloading, setOffloadingFinalizer, writeOffloadingStatus } from "../../provider/offloading/objects.js";
-import { refusePodSpec, type Refusal } from "../../provider/offloading/pod-policy.js";
+} from "../../core/offloading/namespaces.js";
+import { listOffloading, setOffloadingFinalizer, writeOffloadingStatus } from "../../core/offloading/objects.js";
+import { refusePodSpec, type Refusal } from "../../core/offloading/pod-policy.js";
 import {
   CONSUMER_POD_UID_LABEL,
   forgeRemotePod,
@@ -51,8 +51,8 @@ import {
   metadataChanges,
   peerTunnelAddress,
   refuseConsumerToken,
-} from "../../provider/offloading/reflection.js";
-import { listTunnelEndpoints } from "../../provider/network-fabric/endpoints.js";
+} from "../../core/offloading/reflection.js";
+import { listTunnelEndpoints } from "../../core/network-fabric/endpoints.js";
 import type { Reporter } from "../reporter.js";
 
 const STEP = "offloading (provider)";

@@ -1,7 +1,7 @@
 /**
  * Namespaces offloaded by their labels: for each `OffloadingSelector` (system namespace), the
  * consumer's agent writes a `NamespaceOffloading` into every namespace the selector picks
- * (provider/offloading/namespace-selector.ts), with the RoleBinding that lets it read the
+ * (core/offloading/namespace-selector.ts), with the RoleBinding that lets it read the
  * namespace's ConfigMaps and Secrets, and deletes it from a namespace that stops matching; the
  * pass of consumer-namespaces.ts then does the rest, as for any offloading (remote namespaces
  * made, pods drained before they go). So a namespace made later, by a CI system or a tenant
@@ -24,17 +24,17 @@ import {
   type NamespaceOffloading,
   type OffloadingSelector,
   type SelectedNamespaceReport,
-} from "../../provider/api/index.js";
-import { forgeReflectorBinding, REFLECTOR_ROLE } from "../../provider/cluster/agent-rbac.js";
-import { deleteOptional, describeFailure, ensureObject, serverOf } from "../../provider/kube/client.js";
-import { selectedNamespaces } from "../../provider/offloading/namespace-selector.js";
+} from "../../core/api/index.js";
+import { forgeReflectorBinding, REFLECTOR_ROLE } from "../../core/cluster/agent-rbac.js";
+import { deleteOptional, describeFailure, ensureObject, serverOf } from "../../core/kube/client.js";
+import { selectedNamespaces } from "../../core/offloading/namespace-selector.js";
 import {
   deleteOffloading,
   listOffloading,
   setOffloadingFinalizer,
   writeOffloadingStatus,
-} from "../../provider/offloading/objects.js";
-import { remoteNamespaceName } from "../../provider/offloading/reflection.js";
+} from "../../core/offloading/objects.js";
+import { remoteNamespaceName } from "../../core/offloading/reflection.js";
 import type { Reporter } from "../reporter.js";
 
 const STEP = "offloading (selector)";

@@ -1,8 +1,8 @@
 /** What every role of the agent shares: how it reaches its cluster, names collections, and stops. */
 import { readFileSync } from "node:fs";
 import { KubeConfig } from "@kubernetes/client-node";
-import { API_GROUP, API_VERSION } from "../../provider/api/index.js";
-import { loadKubeconfig, reuseConnections } from "../../provider/kube/client.js";
+import { API_GROUP, API_VERSION } from "../../core/api/index.js";
+import { loadKubeconfig, reuseConnections } from "../../core/kube/client.js";
 import type { Reporter } from "../reporter.js";
 
 /** The collection of one of the project's custom resources, across namespaces. */

@@ -13,25 +13,25 @@
  *                                   nodes announce it as their kubelet's, for logs and exec
  */
 import type { KubeConfig, V1Node } from "@kubernetes/client-node";
-import { SYSTEM_NAMESPACE, type TunnelEndpoint } from "../../provider/api/index.js";
-import { IDENTITY_EXPIRATION_SECONDS } from "../../provider/authentication/certificates.js";
+import { SYSTEM_NAMESPACE, type TunnelEndpoint } from "../../core/api/index.js";
+import { IDENTITY_EXPIRATION_SECONDS } from "../../core/authentication/certificates.js";
 import { startAuthService } from "../auth-service/index.js";
 import { announceKubeletEndpoint, beatOnce, HEARTBEAT_INTERVAL_MS } from "../heartbeat.js";
 import { startKubeletEndpoint } from "../offloading/kubelet-endpoint.js";
-import { KUBELET_PORT } from "../../provider/cluster/agent-components.js";
+import { KUBELET_PORT } from "../../core/cluster/agent-components.js";
 import { advanceInBandPeerings } from "../in-band.js";
 import { renewAgentLease } from "../liveness.js";
 import { runLoop, Wakeup } from "../loop.js";
 import { answerResourceRequests, capacityEventFilters } from "../offer-answering.js";
 import { answerOffloadingRequests, answerServiceRequests, offloadOnce } from "../offloading/index.js";
-import { CONSUMER_POD_UID_LABEL } from "../../provider/offloading/reflection.js";
+import { CONSUMER_POD_UID_LABEL } from "../../core/offloading/reflection.js";
 import { renewIdentities, RENEW_AT_FRACTION } from "../renewal.js";
 import type { Reporter } from "../reporter.js";
 import { RetryNow, wakeOnChanges } from "../watch.js";
 import { collection, numberFromEnv } from "./common.js";
-import { internalIpOf } from "../../provider/kube/nodes.js";
-import { VIRTUAL_NODE_LABEL } from "../../provider/virtual-node/node.js";
-import { REMOTE_NAMESPACE_LABEL } from "../../provider/offloading/namespaces.js";
+import { internalIpOf } from "../../core/kube/nodes.js";
+import { VIRTUAL_NODE_LABEL } from "../../core/virtual-node/node.js";
+import { REMOTE_NAMESPACE_LABEL } from "../../core/offloading/namespaces.js";
 
 /**
  * Pauses between passes when nothing wakes a loop. Watches wake the offer answering and the in-band

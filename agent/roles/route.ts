@@ -4,15 +4,15 @@
  * changing address and TunnelEndpoints coming, changing or going; on SIGTERM it removes its routes.
  */
 import type { KubeConfig, V1Node } from "@kubernetes/client-node";
-import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
-import { COMPONENT_LABEL, GATEWAY_NAME } from "../../provider/cluster/agent-components.js";
+import { SYSTEM_NAMESPACE } from "../../core/api/index.js";
+import { COMPONENT_LABEL, GATEWAY_NAME } from "../../core/cluster/agent-components.js";
 import { runLoop, Wakeup } from "../loop.js";
 import type { Reporter } from "../reporter.js";
 import { reconcileNodeRoutes } from "../route/reconcile.js";
 import type { NodeRoutePlan } from "../route/plan.js";
 import { RetryNow, wakeOnChanges } from "../watch.js";
 import { collection } from "./common.js";
-import { internalIpOf } from "../../provider/kube/nodes.js";
+import { internalIpOf } from "../../core/kube/nodes.js";
 
 /** The resync when nothing wakes the loop. */
 const RESYNC_MS = 30_000;

@@ -8,7 +8,7 @@
  * (the gateway's routes are there already). Routes are tagged with {@link ROUTE_PROTO}, so that
  * this agent only ever removes its own.
  */
-import { Cidr } from "../../provider/net/cidr.js";
+import { Cidr } from "../../core/net/cidr.js";
 
 /**
  * The `proto` of the route agent's routes: a number iproute2's `rt_protos` leaves unassigned (it

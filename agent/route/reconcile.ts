@@ -6,10 +6,10 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { run, type CommandError } from "../../host/exec.js";
-import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
-import { COMPONENT_LABEL, GATEWAY_NAME } from "../../provider/cluster/agent-components.js";
-import { describeFailure, readOptional, serverOf } from "../../provider/kube/client.js";
-import { listTunnelEndpoints } from "../../provider/network-fabric/endpoints.js";
+import { SYSTEM_NAMESPACE } from "../../core/api/index.js";
+import { COMPONENT_LABEL, GATEWAY_NAME } from "../../core/cluster/agent-components.js";
+import { describeFailure, readOptional, serverOf } from "../../core/kube/client.js";
+import { listTunnelEndpoints } from "../../core/network-fabric/endpoints.js";
 import {
   gatewayNodeOf,
   parseNodeRoutes,
@@ -18,7 +18,7 @@ import {
   type NodeRoute,
   type NodeRoutePlan,
 } from "./plan.js";
-import { internalIpOf } from "../../provider/kube/nodes.js";
+import { internalIpOf } from "../../core/kube/nodes.js";
 
 const STEP = "route";
 

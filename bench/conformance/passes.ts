@@ -14,16 +14,13 @@
  * With b's worker cordoned, nothing but the suite's pods can land on it.
  */
 import * as k8s from "@kubernetes/client-node";
-import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
-import { ensureTunnel } from "../../provider/network-fabric/tunnel.js";
-import { deleteTunnel } from "../../provider/network-fabric/tunnel-delete.js";
-import { TUNNEL_DEFAULTS } from "../../provider/network-fabric/tunnel-plan.js";
-import {
-  offloadSelectedNamespaces,
-  withdrawSelectedNamespaces,
-} from "../../provider/offloading/offloading-selector.js";
-import { createPeering, deletePeering, type PeeringRecord } from "../../provider/peering/peering.js";
-import { progressTo } from "../../provider/peering/progress.js";
+import { SYSTEM_NAMESPACE } from "../../core/api/index.js";
+import { ensureTunnel } from "../../core/network-fabric/tunnel.js";
+import { deleteTunnel } from "../../core/network-fabric/tunnel-delete.js";
+import { TUNNEL_DEFAULTS } from "../../core/network-fabric/tunnel-plan.js";
+import { offloadSelectedNamespaces, withdrawSelectedNamespaces } from "../../core/offloading/offloading-selector.js";
+import { createPeering, deletePeering, type PeeringRecord } from "../../core/peering/peering.js";
+import { progressTo } from "../../core/peering/progress.js";
 import { clusterOf, type ClusterState } from "../../local-cluster/lab.js";
 import { coreOf, setCordoned } from "../../local-cluster/pods.js";
 import { withLab } from "../../harness/labs.js";

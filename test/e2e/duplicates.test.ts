@@ -7,11 +7,11 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { join } from "node:path";
-import { CLUSTER_IDENTITY_CONFIGMAP, SYSTEM_NAMESPACE, tenantNamespace } from "../../provider/api/index.js";
-import { peeringClaimName } from "../../provider/peering/claim.js";
-import { identitySecretName, outgoingPeeringName } from "../../provider/peering/outgoing.js";
-import { API_GROUP, API_VERSION } from "../../provider/api/names.js";
-import { nodeReadiness } from "../../provider/virtual-node/node.js";
+import { CLUSTER_IDENTITY_CONFIGMAP, SYSTEM_NAMESPACE, tenantNamespace } from "../../core/api/index.js";
+import { peeringClaimName } from "../../core/peering/claim.js";
+import { identitySecretName, outgoingPeeringName } from "../../core/peering/outgoing.js";
+import { API_GROUP, API_VERSION } from "../../core/api/names.js";
+import { nodeReadiness } from "../../core/virtual-node/node.js";
 import { clusterOf, type LabState } from "../../local-cluster/lab.js";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";

@@ -16,8 +16,8 @@ import { adminConfig } from "../../harness/install.js";
 import { workspaceWithPlugin } from "../../harness/plugin.js";
 import { configureForLab, PulumiWorkspace } from "../../harness/pulumi.js";
 import { clusterOf, type ClusterState } from "../../local-cluster/lab.js";
-import { CLUSTER_IDENTITY_CONFIGMAP, SYSTEM_NAMESPACE } from "../../provider/api/names.js";
-import { peeringClaimName } from "../../provider/peering/claim.js";
+import { CLUSTER_IDENTITY_CONFIGMAP, SYSTEM_NAMESPACE } from "../../core/api/names.js";
+import { peeringClaimName } from "../../core/peering/claim.js";
 import { projectTraces } from "../support/leaks.js";
 import { pluginOnSharedLab } from "../support/plugin-stack.js";
 

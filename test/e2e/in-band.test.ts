@@ -6,7 +6,7 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { join } from "node:path";
-import { Cidr } from "../../provider/net/cidr.js";
+import { Cidr } from "../../core/net/cidr.js";
 import { addPodAddress, clusterOf } from "../../local-cluster/lab.js";
 import { adminConfig } from "../../harness/install.js";
 import { withSharedLabProfile } from "../../harness/labs.js";

@@ -6,8 +6,8 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { join } from "node:path";
-import { Cidr } from "../../provider/net/cidr.js";
-import { VIRTUAL_NODE_LABEL } from "../../provider/virtual-node/node.js";
+import { Cidr } from "../../core/net/cidr.js";
+import { VIRTUAL_NODE_LABEL } from "../../core/virtual-node/node.js";
 import { addPodAddress } from "../../local-cluster/lab.js";
 import { adminConfig } from "../../harness/install.js";
 import { withLab } from "../../harness/labs.js";

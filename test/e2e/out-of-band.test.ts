@@ -13,14 +13,14 @@ import {
   NAMESPACE_OFFLOADING_NAME,
   SYSTEM_NAMESPACE,
   type NamespaceOffloading,
-} from "../../provider/api/index.js";
-import { VIRTUAL_NODE_TAINT } from "../../provider/virtual-node/node.js";
-import { poll } from "../../provider/wait/poll.js";
+} from "../../core/api/index.js";
+import { VIRTUAL_NODE_TAINT } from "../../core/virtual-node/node.js";
+import { poll } from "../../core/wait/poll.js";
 import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
 import { expectPodsTalk } from "../support/project-pods.js";
 import { podtoolFrom, tagImageOnNodes } from "../../local-cluster/pods.js";
 import { imageReference } from "../../local-cluster/node-images.js";
-import { DEFAULT_AGENT_IMAGE } from "../../provider/cluster/agent-image.js";
+import { DEFAULT_AGENT_IMAGE } from "../../core/cluster/agent-image.js";
 import { adminConfig, scaleAgent } from "../../harness/install.js";
 import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
 import { projectTraces, tunnelTraces } from "../support/leaks.js";
@@ -35,9 +35,9 @@ import {
   stepsByRow,
   type PulumiResult,
 } from "../../harness/pulumi.js";
-import { PEERING_DIFF } from "../../provider/resources/peering.js";
-import { PEERING_TOKEN_DIFF } from "../../provider/resources/peering-token.js";
-import { TUNNEL_DIFF } from "../../provider/resources/tunnel.js";
+import { PEERING_DIFF } from "../../core/resources/peering.js";
+import { PEERING_TOKEN_DIFF } from "../../core/resources/peering-token.js";
+import { TUNNEL_DIFF } from "../../core/resources/tunnel.js";
 
 /** Each test's bound: pulumi commands against the shared lab, each with its own deadline. */
 const TEST_BOUND_MS = 8 * 60_000;

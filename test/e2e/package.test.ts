@@ -37,7 +37,7 @@ describe("the packed package", () => {
           expect.arrayContaining([
             "dist/sdk/index.js",
             "dist/sdk/index.d.ts",
-            "dist/provider/resources/tunnel.js",
+            "dist/core/resources/tunnel.js",
             "dist/agent/main.js",
             "dist/host/processes.js",
             "schema.json",

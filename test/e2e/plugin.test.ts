@@ -24,7 +24,7 @@ import {
   type PulumiWorkspace,
 } from "../../harness/pulumi.js";
 import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
-import { poll } from "../../provider/wait/poll.js";
+import { poll } from "../../core/wait/poll.js";
 import { firewallRule, type FirewallRule } from "../support/firewall.js";
 import { expectDestroyedClean, expectSecretsHidden, expectStackLife } from "../support/plugin-stack.js";
 
@@ -39,7 +39,7 @@ const SILENT_PROVIDER_TEST_BOUND_MS = 10 * 60_000;
 /**
  * How long a's auth service stays silent to a slow create, from its first try: longer than the
  * short timeout, well inside the long one, and inside the 15 s an out-of-band peering gives an auth
- * service out of reach before it gives up (AUTH_REACH_TIMEOUT_MS, provider/peering/peering.ts).
+ * service out of reach before it gives up (AUTH_REACH_TIMEOUT_MS, core/peering/peering.ts).
  */
 const SILENCE_MS = 8_000;
 

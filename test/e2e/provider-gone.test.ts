@@ -11,8 +11,8 @@
 import * as k8s from "@kubernetes/client-node";
 import { join } from "node:path";
 import { clusterOf, readLab, type ClusterState, type LabState } from "../../local-cluster/lab.js";
-import { API_GROUP, API_VERSION } from "../../provider/api/index.js";
-import { readOptional } from "../../provider/kube/client.js";
+import { API_GROUP, API_VERSION } from "../../core/api/index.js";
+import { readOptional } from "../../core/kube/client.js";
 import { stopProcess } from "../../host/processes.js";
 import { adminConfig } from "../../harness/install.js";
 import { TEST_LAB_ROOT, withLab } from "../../harness/labs.js";

@@ -10,12 +10,12 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as ts from "typescript";
-import { forgeKubeconfig } from "../../provider/kube/kubeconfig.js";
-import { provider as cluster } from "../../provider/resources/cluster.js";
-import { provider as namespaceOffloading } from "../../provider/resources/namespace-offloading.js";
-import { provider as peering } from "../../provider/resources/peering.js";
-import { provider as peeringToken } from "../../provider/resources/peering-token.js";
-import { provider as tunnel } from "../../provider/resources/tunnel.js";
+import { forgeKubeconfig } from "../../core/kube/kubeconfig.js";
+import { provider as cluster } from "../../core/resources/cluster.js";
+import { provider as namespaceOffloading } from "../../core/resources/namespace-offloading.js";
+import { provider as peering } from "../../core/resources/peering.js";
+import { provider as peeringToken } from "../../core/resources/peering-token.js";
+import { provider as tunnel } from "../../core/resources/tunnel.js";
 import { declaredOutputs, sdkProgram } from "../support/sdk-program.js";
 import { PULUMI_VERSION } from "../support/versions.js";
 

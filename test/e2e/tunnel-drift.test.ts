@@ -7,9 +7,9 @@
 import * as k8s from "@kubernetes/client-node";
 import { join } from "node:path";
 import { clusterOf, type LabState } from "../../local-cluster/lab.js";
-import { API_GROUP, API_VERSION, SYSTEM_NAMESPACE } from "../../provider/api/index.js";
-import { tunnelEndpointName } from "../../provider/network-fabric/tunnel-plan.js";
-import { poll } from "../../provider/wait/poll.js";
+import { API_GROUP, API_VERSION, SYSTEM_NAMESPACE } from "../../core/api/index.js";
+import { tunnelEndpointName } from "../../core/network-fabric/tunnel-plan.js";
+import { poll } from "../../core/wait/poll.js";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
 import { projectTraces, tunnelTraces } from "../support/leaks.js";

@@ -11,8 +11,8 @@ import { adminConfig } from "../../harness/install.js";
 import { workspaceWithPlugin } from "../../harness/plugin.js";
 import { configureForLab, outputsOf, previewOf, setConfig, type PulumiWorkspace } from "../../harness/pulumi.js";
 import { clusterOf, type ClusterState } from "../../local-cluster/lab.js";
-import { forgePeeringToken, parsePeeringToken } from "../../provider/authentication/tokens.js";
-import { readPeeringClaim } from "../../provider/peering/claim.js";
+import { forgePeeringToken, parsePeeringToken } from "../../core/authentication/tokens.js";
+import { readPeeringClaim } from "../../core/peering/claim.js";
 import { projectTraces } from "../support/leaks.js";
 import {
   expectDestroyedClean,

@@ -5,16 +5,16 @@
  * here, so the rollout wait is seen to time out with what it saw.)
  */
 import * as k8s from "@kubernetes/client-node";
-import { API_GROUP, SYSTEM_NAMESPACE } from "../../provider/api/index.js";
+import { API_GROUP, SYSTEM_NAMESPACE } from "../../core/api/index.js";
 import {
   AGENT_NAME,
   deleteAgentClusterRbac,
   ensureAgentDeployment,
   type AgentDeploymentSpec,
-} from "../../provider/cluster/agent-deployment.js";
-import { GATEWAY_NAME, ROUTE_NAME } from "../../provider/cluster/agent-components.js";
-import { waitForAgentRollout } from "../../provider/cluster/agent-rollout.js";
-import { ensureSystemNamespace, uninstallCluster } from "../../provider/cluster/install.js";
+} from "../../core/cluster/agent-deployment.js";
+import { GATEWAY_NAME, ROUTE_NAME } from "../../core/cluster/agent-components.js";
+import { waitForAgentRollout } from "../../core/cluster/agent-rollout.js";
+import { ensureSystemNamespace, uninstallCluster } from "../../core/cluster/install.js";
 import { clusterOf } from "../../local-cluster/lab.js";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab } from "../../harness/labs.js";

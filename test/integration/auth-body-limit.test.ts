@@ -3,18 +3,18 @@
  * process, as test/integration/authentication.test.ts does): a body over MAX_BODY_BYTES gets a
  * 413 the client actually reads, not a connection reset, and counts against the source's budget.
  */
-import { waitForProjectKindsCounted } from "../../provider/authentication/tenant-quota.js";
+import { waitForProjectKindsCounted } from "../../core/authentication/tenant-quota.js";
 import type * as k8s from "@kubernetes/client-node";
 import { request } from "node:https";
 import { startAuthService } from "../../agent/auth-service/index.js";
-import { IDENTITY_PATH, MAX_BODY_BYTES } from "../../provider/authentication/protocol.js";
+import { IDENTITY_PATH, MAX_BODY_BYTES } from "../../core/authentication/protocol.js";
 import {
   ensureAuthServiceTls,
   ensureClusterIdentity,
   ensureCustomResourceDefinitions,
   ensureSystemNamespace,
   uninstallCluster,
-} from "../../provider/cluster/install.js";
+} from "../../core/cluster/install.js";
 import { clusterOf } from "../../local-cluster/lab.js";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";

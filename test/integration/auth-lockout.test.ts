@@ -12,28 +12,24 @@ import { connect } from "node:net";
 import { request as httpsRequest } from "node:https";
 import { connect as tlsConnect } from "node:tls";
 import { startAuthService } from "../../agent/auth-service/index.js";
-import { API_GROUP, API_GROUP_VERSION, API_VERSION, SYSTEM_NAMESPACE } from "../../provider/api/names.js";
-import type { TunnelEndpoint } from "../../provider/api/crds.js";
-import { parseAuthUrl, postToAuthService, type AuthAnswer } from "../../provider/authentication/auth-client.js";
-import { forgeIdentityRequest } from "../../provider/authentication/identity.js";
-import { IDENTITY_PATH, RENEW_PATH } from "../../provider/authentication/protocol.js";
-import { removeTenant } from "../../provider/authentication/tenant.js";
-import { CONSUMER_QUOTA, TENANT_OBJECT_LIMITS } from "../../provider/authentication/tenant-quota.js";
-import {
-  ensurePeeringTokenSecret,
-  forgePeeringToken,
-  revokePeeringToken,
-} from "../../provider/authentication/tokens.js";
+import { API_GROUP, API_GROUP_VERSION, API_VERSION, SYSTEM_NAMESPACE } from "../../core/api/names.js";
+import type { TunnelEndpoint } from "../../core/api/crds.js";
+import { parseAuthUrl, postToAuthService, type AuthAnswer } from "../../core/authentication/auth-client.js";
+import { forgeIdentityRequest } from "../../core/authentication/identity.js";
+import { IDENTITY_PATH, RENEW_PATH } from "../../core/authentication/protocol.js";
+import { removeTenant } from "../../core/authentication/tenant.js";
+import { CONSUMER_QUOTA, TENANT_OBJECT_LIMITS } from "../../core/authentication/tenant-quota.js";
+import { ensurePeeringTokenSecret, forgePeeringToken, revokePeeringToken } from "../../core/authentication/tokens.js";
 import { readClientCa } from "../../agent/auth-service/tls-material.js";
-import { AGENT_NAME, COMPONENT_LABEL } from "../../provider/cluster/agent-components.js";
-import { forgeClusterId } from "../../provider/cluster/install.js";
-import { loadKubeconfig } from "../../provider/kube/client.js";
-import { getResourceOffer } from "../../provider/negotiation/request.js";
-import { getIdentityKubeconfig, heldCertificateOf } from "../../provider/peering/outgoing.js";
-import { createPeering, deletePeering, type PeeringRecord } from "../../provider/peering/peering.js";
-import { progressTo } from "../../provider/peering/progress.js";
-import { forgeCertificateAuthority, forgeClientCertificate } from "../../provider/pki/x509.js";
-import { poll } from "../../provider/wait/poll.js";
+import { AGENT_NAME, COMPONENT_LABEL } from "../../core/cluster/agent-components.js";
+import { forgeClusterId } from "../../core/cluster/install.js";
+import { loadKubeconfig } from "../../core/kube/client.js";
+import { getResourceOffer } from "../../core/negotiation/request.js";
+import { getIdentityKubeconfig, heldCertificateOf } from "../../core/peering/outgoing.js";
+import { createPeering, deletePeering, type PeeringRecord } from "../../core/peering/peering.js";
+import { progressTo } from "../../core/peering/progress.js";
+import { forgeCertificateAuthority, forgeClientCertificate } from "../../core/pki/x509.js";
+import { poll } from "../../core/wait/poll.js";
 import { clusterOf, type LabState } from "../../local-cluster/lab.js";
 import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
 import { preparePeering, type PeeringPair } from "../../harness/peering-pair.js";

@@ -4,7 +4,7 @@
  * issued through a's own CSR API authenticates, and may touch only its tenant's peering objects;
  * every refusal leaves nothing behind; revocation removes everything of the consumer.
  */
-import { waitForProjectKindsCounted } from "../../provider/authentication/tenant-quota.js";
+import { waitForProjectKindsCounted } from "../../core/authentication/tenant-quota.js";
 import * as k8s from "@kubernetes/client-node";
 import forge from "node-forge";
 import { createPublicKey } from "node:crypto";
@@ -22,8 +22,8 @@ import {
   SYSTEM_NAMESPACE,
   consumerUserName,
   tenantNamespace,
-} from "../../provider/api/names.js";
-import { forgeCustomResourceDefinitions } from "../../provider/api/crds.js";
+} from "../../core/api/names.js";
+import { forgeCustomResourceDefinitions } from "../../core/api/crds.js";
 import {
   certificateValidity,
   forgeIdentityKubeconfig,
@@ -32,10 +32,10 @@ import {
   requestIdentity,
   revokeIdentity,
   type Identity,
-} from "../../provider/authentication/identity.js";
-import { parseAuthUrl, postToAuthService } from "../../provider/authentication/auth-client.js";
-import { RENEW_PATH } from "../../provider/authentication/protocol.js";
-import { removeTenant, TENANT_ROLE } from "../../provider/authentication/tenant.js";
+} from "../../core/authentication/identity.js";
+import { parseAuthUrl, postToAuthService } from "../../core/authentication/auth-client.js";
+import { RENEW_PATH } from "../../core/authentication/protocol.js";
+import { removeTenant, TENANT_ROLE } from "../../core/authentication/tenant.js";
 import {
   ensurePeeringTokenSecret,
   forgePeeringToken,
@@ -43,14 +43,14 @@ import {
   parsePeeringToken,
   peeringTokenSecretName,
   revokePeeringToken,
-} from "../../provider/authentication/tokens.js";
-import { forgeRsaKeyPem, publicKeyFingerprint } from "../../provider/authentication/consumer-key.js";
+} from "../../core/authentication/tokens.js";
+import { forgeRsaKeyPem, publicKeyFingerprint } from "../../core/authentication/consumer-key.js";
 import {
   approveCsr,
   forgeCertificateSigningRequest,
   submitCsr,
   waitForCertificate,
-} from "../../provider/authentication/certificates.js";
+} from "../../core/authentication/certificates.js";
 import {
   ensureAuthServiceTls,
   ensureClusterIdentity,
@@ -59,11 +59,11 @@ import {
   forgeClusterId,
   getClusterIdentity,
   uninstallCluster,
-} from "../../provider/cluster/install.js";
-import { forgeCertificateAuthority, forgeClientCertificate, nativeSigner } from "../../provider/pki/x509.js";
+} from "../../core/cluster/install.js";
+import { forgeCertificateAuthority, forgeClientCertificate, nativeSigner } from "../../core/pki/x509.js";
 import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
-import { loadKubeconfig, readOptional } from "../../provider/kube/client.js";
-import { statusOf } from "../../provider/kube/errors.js";
+import { loadKubeconfig, readOptional } from "../../core/kube/client.js";
+import { statusOf } from "../../core/kube/errors.js";
 import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
 
 /** Each test's bound: requests to the auth service and the CSR signer's answers, each with its own deadline. */

@@ -7,19 +7,15 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { readFileSync } from "node:fs";
-import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
-import {
-  ensurePeeringTokenSecret,
-  forgePeeringToken,
-  revokePeeringToken,
-} from "../../provider/authentication/tokens.js";
-import { DEFAULT_AGENT_IMAGE } from "../../provider/cluster/agent-image.js";
-import { DEFAULT_GATEWAY_PORT } from "../../provider/cluster/install-plan.js";
-import { getClusterIdentity } from "../../provider/cluster/install.js";
-import { Cidr } from "../../provider/net/cidr.js";
-import { createPeering, deletePeering, type PeeringRecord } from "../../provider/peering/peering.js";
-import { progressTo } from "../../provider/peering/progress.js";
-import { provider as cluster, type ClusterInputs } from "../../provider/resources/cluster.js";
+import { SYSTEM_NAMESPACE } from "../../core/api/index.js";
+import { ensurePeeringTokenSecret, forgePeeringToken, revokePeeringToken } from "../../core/authentication/tokens.js";
+import { DEFAULT_AGENT_IMAGE } from "../../core/cluster/agent-image.js";
+import { DEFAULT_GATEWAY_PORT } from "../../core/cluster/install-plan.js";
+import { getClusterIdentity } from "../../core/cluster/install.js";
+import { Cidr } from "../../core/net/cidr.js";
+import { createPeering, deletePeering, type PeeringRecord } from "../../core/peering/peering.js";
+import { progressTo } from "../../core/peering/progress.js";
+import { provider as cluster, type ClusterInputs } from "../../core/resources/cluster.js";
 import { AUTH_SERVICE_PORT } from "../../local-cluster/control-plane.js";
 import { clusterOf, type ClusterState } from "../../local-cluster/lab.js";
 import { adminConfig, installForPeering, uninstallClusters } from "../../harness/install.js";

@@ -5,12 +5,12 @@
  * image finishes it, keeping the cluster's id.
  */
 import * as k8s from "@kubernetes/client-node";
-import { AGENT_LEASE, SYSTEM_NAMESPACE } from "../../provider/api/index.js";
-import { AGENT_NAME } from "../../provider/cluster/agent-components.js";
-import { AGENT_APPEARANCE_GRACE_MS } from "../../provider/cluster/agent.js";
-import { installCluster, madeBefore } from "../../provider/cluster/lifecycle.js";
-import { readOptional } from "../../provider/kube/client.js";
-import { microTime } from "../../provider/kube/time.js";
+import { AGENT_LEASE, SYSTEM_NAMESPACE } from "../../core/api/index.js";
+import { AGENT_NAME } from "../../core/cluster/agent-components.js";
+import { AGENT_APPEARANCE_GRACE_MS } from "../../core/cluster/agent.js";
+import { installCluster, madeBefore } from "../../core/cluster/lifecycle.js";
+import { readOptional } from "../../core/kube/client.js";
+import { microTime } from "../../core/kube/time.js";
 import { clusterOf } from "../../local-cluster/lab.js";
 import { adminConfig, installWithAgentPods, podInstallRequest, uninstallCluster } from "../../harness/install.js";
 import { sharedLab } from "../../harness/labs.js";

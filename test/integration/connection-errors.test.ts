@@ -9,8 +9,8 @@
 import * as k8s from "@kubernetes/client-node";
 import { clusterOf, setProfile, type ClusterState, type LabState } from "../../local-cluster/lab.js";
 import { AUTH_SERVICE_PORT } from "../../local-cluster/control-plane.js";
-import { waitForAuthService } from "../../provider/authentication/identity.js";
-import { describeFailure, PROBE_TIMEOUT_MS, probeApiServer } from "../../provider/kube/client.js";
+import { waitForAuthService } from "../../core/authentication/identity.js";
+import { describeFailure, PROBE_TIMEOUT_MS, probeApiServer } from "../../core/kube/client.js";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
 

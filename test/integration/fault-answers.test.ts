@@ -8,40 +8,32 @@
  * on create and on refresh, without counting as drift for `pulumi up`.
  */
 import * as k8s from "@kubernetes/client-node";
-import { MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL, SYSTEM_NAMESPACE } from "../../provider/api/index.js";
-import { removeTenant } from "../../provider/authentication/tenant.js";
-import {
-  ensurePeeringTokenSecret,
-  forgePeeringToken,
-  revokePeeringToken,
-} from "../../provider/authentication/tokens.js";
+import { MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL, SYSTEM_NAMESPACE } from "../../core/api/index.js";
+import { removeTenant } from "../../core/authentication/tenant.js";
+import { ensurePeeringTokenSecret, forgePeeringToken, revokePeeringToken } from "../../core/authentication/tokens.js";
 import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
-import {
-  applyTunnelEndpoint,
-  deleteTunnelEndpoint,
-  getTunnelEndpoint,
-} from "../../provider/network-fabric/endpoints.js";
-import { ensureTunnel, type TunnelSides } from "../../provider/network-fabric/tunnel.js";
-import { deleteTunnel } from "../../provider/network-fabric/tunnel-delete.js";
+import { applyTunnelEndpoint, deleteTunnelEndpoint, getTunnelEndpoint } from "../../core/network-fabric/endpoints.js";
+import { ensureTunnel, type TunnelSides } from "../../core/network-fabric/tunnel.js";
+import { deleteTunnel } from "../../core/network-fabric/tunnel-delete.js";
 import {
   forgeTunnelEndpointSpec,
   TUNNEL_DEFAULTS,
   tunnelEndpointName,
   type TunnelParty,
   type TunnelSettings,
-} from "../../provider/network-fabric/tunnel-plan.js";
-import { releasePeeringClaim } from "../../provider/peering/claim.js";
+} from "../../core/network-fabric/tunnel-plan.js";
+import { releasePeeringClaim } from "../../core/peering/claim.js";
 import {
   provider as peering,
   peeringChanges,
   type PeeringInputs,
   type PeeringOutputs,
-} from "../../provider/resources/peering.js";
-import { getIdentityKubeconfig } from "../../provider/peering/outgoing.js";
-import { createPeering } from "../../provider/peering/peering.js";
-import { progressTo } from "../../provider/peering/progress.js";
-import { poll } from "../../provider/wait/poll.js";
-import { VIRTUAL_NODE_LABEL } from "../../provider/virtual-node/node.js";
+} from "../../core/resources/peering.js";
+import { getIdentityKubeconfig } from "../../core/peering/outgoing.js";
+import { createPeering } from "../../core/peering/peering.js";
+import { progressTo } from "../../core/peering/progress.js";
+import { poll } from "../../core/wait/poll.js";
+import { VIRTUAL_NODE_LABEL } from "../../core/virtual-node/node.js";
 import { installForPeering, uninstallClusters, type InstalledCluster } from "../../harness/install.js";
 import { allOrFirstFailure } from "../../harness/settle.js";
 import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";

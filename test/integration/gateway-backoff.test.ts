@@ -8,14 +8,10 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { run } from "../../host/exec.js";
-import { SYSTEM_NAMESPACE } from "../../provider/api/index.js";
-import {
-  deleteTunnelEndpoint,
-  applyTunnelEndpoint,
-  getTunnelEndpoint,
-} from "../../provider/network-fabric/endpoints.js";
-import { tunnelLinkCidr } from "../../provider/network-fabric/tunnel-plan.js";
-import { poll } from "../../provider/wait/poll.js";
+import { SYSTEM_NAMESPACE } from "../../core/api/index.js";
+import { deleteTunnelEndpoint, applyTunnelEndpoint, getTunnelEndpoint } from "../../core/network-fabric/endpoints.js";
+import { tunnelLinkCidr } from "../../core/network-fabric/tunnel-plan.js";
+import { poll } from "../../core/wait/poll.js";
 import { findWireguardProcess } from "../../agent/gateway/index.js";
 import { AGENT_BACKOFF } from "../../agent/backoff.js";
 import { TEST_LAB_ROOT, withLab } from "../../harness/labs.js";

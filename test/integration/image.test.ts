@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { buildImages, formatReport, type BuiltImage } from "../../image/build.js";
 import { AGENT_ENTRYPOINT, NONROOT } from "../../image/agent-image.js";
-import { poll } from "../../provider/wait/poll.js";
+import { poll } from "../../core/wait/poll.js";
 import { pinnedVersion } from "../support/versions.js";
 
 /** Each test's bound: runs of the built images' tools and containerd's imports. */

@@ -17,22 +17,22 @@ import {
   SYSTEM_NAMESPACE,
   tenantNamespace,
   type TunnelEndpoint,
-} from "../../provider/api/index.js";
-import { AGENT_NAME, COMPONENT_LABEL } from "../../provider/cluster/agent-components.js";
-import { loadKubeconfig } from "../../provider/kube/client.js";
-import { Cidr } from "../../provider/net/cidr.js";
-import { getTunnelEndpoint } from "../../provider/network-fabric/endpoints.js";
-import { translateAddress } from "../../provider/network-fabric/remap.js";
+} from "../../core/api/index.js";
+import { AGENT_NAME, COMPONENT_LABEL } from "../../core/cluster/agent-components.js";
+import { loadKubeconfig } from "../../core/kube/client.js";
+import { Cidr } from "../../core/net/cidr.js";
+import { getTunnelEndpoint } from "../../core/network-fabric/endpoints.js";
+import { translateAddress } from "../../core/network-fabric/remap.js";
 import {
   TUNNEL_DEFAULTS,
   tunnelEndpointName,
   tunnelLinkCidr,
   type TunnelSettings,
-} from "../../provider/network-fabric/tunnel-plan.js";
-import { createInBandPeering, deleteInBandPeering, providerTunnelIp } from "../../provider/peering/in-band.js";
-import { getIdentityKubeconfig } from "../../provider/peering/outgoing.js";
-import { nodeReadiness } from "../../provider/virtual-node/node.js";
-import { poll } from "../../provider/wait/poll.js";
+} from "../../core/network-fabric/tunnel-plan.js";
+import { createInBandPeering, deleteInBandPeering, providerTunnelIp } from "../../core/peering/in-band.js";
+import { getIdentityKubeconfig } from "../../core/peering/outgoing.js";
+import { nodeReadiness } from "../../core/virtual-node/node.js";
+import { poll } from "../../core/wait/poll.js";
 import { runIn } from "../../host/exec.js";
 import type { ClusterState } from "../../local-cluster/lab.js";
 import { AUTH_SERVICE_PORT } from "../../local-cluster/control-plane.js";

@@ -6,20 +6,20 @@
  * through the tunnel. Delete leaves nothing of the peering on either side.
  */
 import * as k8s from "@kubernetes/client-node";
-import { SYSTEM_NAMESPACE, tenantNamespace } from "../../provider/api/index.js";
-import { ensurePeeringTokenSecret, forgePeeringToken } from "../../provider/authentication/tokens.js";
-import { loadKubeconfig } from "../../provider/kube/client.js";
-import { Cidr } from "../../provider/net/cidr.js";
+import { SYSTEM_NAMESPACE, tenantNamespace } from "../../core/api/index.js";
+import { ensurePeeringTokenSecret, forgePeeringToken } from "../../core/authentication/tokens.js";
+import { loadKubeconfig } from "../../core/kube/client.js";
+import { Cidr } from "../../core/net/cidr.js";
 import {
   createInBandPeering,
   deleteInBandPeering,
   providerTunnelIp,
   readInBandPeering,
-} from "../../provider/peering/in-band.js";
-import { getIdentityKubeconfig, getOutgoingPeering } from "../../provider/peering/outgoing.js";
-import { createPeering } from "../../provider/peering/peering.js";
-import { progressTo } from "../../provider/peering/progress.js";
-import { TUNNEL_DEFAULTS, type TunnelSettings } from "../../provider/network-fabric/tunnel-plan.js";
+} from "../../core/peering/in-band.js";
+import { getIdentityKubeconfig, getOutgoingPeering } from "../../core/peering/outgoing.js";
+import { createPeering } from "../../core/peering/peering.js";
+import { progressTo } from "../../core/peering/progress.js";
+import { TUNNEL_DEFAULTS, type TunnelSettings } from "../../core/network-fabric/tunnel-plan.js";
 import { AUTH_SERVICE_PORT } from "../../local-cluster/control-plane.js";
 import { addPodAddress, clusterOf, type LabState } from "../../local-cluster/lab.js";
 import type { ClusterState } from "../../local-cluster/state.js";

@@ -8,11 +8,11 @@ import { join } from "node:path";
 import { run } from "../../host/exec.js";
 import { downLab, listLabs, readLab, upLab } from "../../local-cluster/lab.js";
 import { isRunning, type ProcessRecord } from "../../host/processes.js";
-import { poll } from "../../provider/wait/poll.js";
+import { poll } from "../../core/wait/poll.js";
 import { LAB_LOCK_KINDS, labLockFile, retireSharedLab, TEST_LAB_ROOT, uniqueLabName } from "../../harness/labs.js";
 import { labTraces } from "../support/leaks.js";
-import { ensureTunnel } from "../../provider/network-fabric/tunnel.js";
-import { TUNNEL_DEFAULTS } from "../../provider/network-fabric/tunnel-plan.js";
+import { ensureTunnel } from "../../core/network-fabric/tunnel.js";
+import { TUNNEL_DEFAULTS } from "../../core/network-fabric/tunnel-plan.js";
 import { peerPair, quietProgress } from "../support/tunnel-pair.js";
 
 /** Each test's bound: labs started, killed half-way, started again and torn down. */

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { controlPlaneSpec, readLab, type ClusterState, type LabState } from "../../local-cluster/lab.js";
 import { waitForApiServer, waitForControllers } from "../../local-cluster/control-plane.js";
 import { isRunning, type ProcessRecord } from "../../host/processes.js";
-import { poll } from "../../provider/wait/poll.js";
+import { poll } from "../../core/wait/poll.js";
 import { TEST_LAB_ROOT, uniqueLabName, withLab } from "../../harness/labs.js";
 import { labTraces } from "../support/leaks.js";
 

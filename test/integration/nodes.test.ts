@@ -11,8 +11,8 @@ import { join } from "node:path";
 import { isRunning, recordOf, type ProcessRecord } from "../../host/processes.js";
 import { holdLab, type HeldLab } from "../../harness/labs.js";
 import { clusterOf, downLab, readLab, type LabState } from "../../local-cluster/lab.js";
-import { Cidr } from "../../provider/net/cidr.js";
-import { poll } from "../../provider/wait/poll.js";
+import { Cidr } from "../../core/net/cidr.js";
+import { poll } from "../../core/wait/poll.js";
 import { labTraces } from "../support/leaks.js";
 import {
   coreOf as core,

@@ -15,12 +15,12 @@ import {
   API_VERSION,
   NAMESPACE_OFFLOADING_NAME,
   type NamespaceOffloading,
-} from "../../provider/api/index.js";
+} from "../../core/api/index.js";
 import { API_SERVER_PORT } from "../../local-cluster/control-plane.js";
-import { PROBE_TIMEOUT_MS } from "../../provider/kube/client.js";
-import { withdrawNamespace } from "../../provider/offloading/namespace-offloading.js";
-import { remoteNamespaceName } from "../../provider/offloading/reflection.js";
-import { poll } from "../../provider/wait/poll.js";
+import { PROBE_TIMEOUT_MS } from "../../core/kube/client.js";
+import { withdrawNamespace } from "../../core/offloading/namespace-offloading.js";
+import { remoteNamespaceName } from "../../core/offloading/reflection.js";
+import { poll } from "../../core/wait/poll.js";
 import { offloadNamespace, podtoolSpec } from "../../harness/offloading.js";
 import { releaseSharedLab, sharedLab } from "../../harness/labs.js";
 import { uninstallClusters } from "../../harness/install.js";

@@ -36,36 +36,30 @@ import {
   type OffloadedPod,
   type OffloadingSelector,
   type RemoteNamespace,
-} from "../../provider/api/index.js";
-import { AGENT_NAME, COMPONENT_LABEL, GATEWAY_NAME, KUBELET_PORT } from "../../provider/cluster/agent-components.js";
-import { forgeCertificateAuthority, forgeClientCertificate } from "../../provider/pki/x509.js";
+} from "../../core/api/index.js";
+import { AGENT_NAME, COMPONENT_LABEL, GATEWAY_NAME, KUBELET_PORT } from "../../core/cluster/agent-components.js";
+import { forgeCertificateAuthority, forgeClientCertificate } from "../../core/pki/x509.js";
 import { readClusterCa } from "../../local-cluster/control-plane.js";
 import { httpsAnswer, tcpGreeting } from "../support/probes.js";
-import { statusOf } from "../../provider/kube/errors.js";
+import { statusOf } from "../../core/kube/errors.js";
 import type { CommandError } from "../../host/exec.js";
-import { TUNNEL_DEFAULTS } from "../../provider/network-fabric/tunnel-plan.js";
-import { ensureTunnel } from "../../provider/network-fabric/tunnel.js";
+import { TUNNEL_DEFAULTS } from "../../core/network-fabric/tunnel-plan.js";
+import { ensureTunnel } from "../../core/network-fabric/tunnel.js";
 import {
   CONSUMER_TOKEN_LABEL,
   consumerTokenSecretName,
   OFFLOADED_CONDITION,
   remoteNamespaceName,
-} from "../../provider/offloading/reflection.js";
-import { tenantRequestName, type NamespaceOffloading } from "../../provider/api/offloading.js";
-import {
-  offloadNamespace as offloadingSteps,
-  withdrawNamespace,
-} from "../../provider/offloading/namespace-offloading.js";
-import { placementOf } from "../../provider/offloading/pod-placement.js";
-import {
-  offloadSelectedNamespaces,
-  withdrawSelectedNamespaces,
-} from "../../provider/offloading/offloading-selector.js";
+} from "../../core/offloading/reflection.js";
+import { tenantRequestName, type NamespaceOffloading } from "../../core/api/offloading.js";
+import { offloadNamespace as offloadingSteps, withdrawNamespace } from "../../core/offloading/namespace-offloading.js";
+import { placementOf } from "../../core/offloading/pod-placement.js";
+import { offloadSelectedNamespaces, withdrawSelectedNamespaces } from "../../core/offloading/offloading-selector.js";
 import { projectTraces } from "../support/leaks.js";
-import { updatePeeringResources } from "../../provider/peering/peering.js";
-import { poll } from "../../provider/wait/poll.js";
-import { internalIpOf } from "../../provider/kube/nodes.js";
-import { Cidr } from "../../provider/net/cidr.js";
+import { updatePeeringResources } from "../../core/peering/peering.js";
+import { poll } from "../../core/wait/poll.js";
+import { internalIpOf } from "../../core/kube/nodes.js";
+import { Cidr } from "../../core/net/cidr.js";
 import { imageReference } from "../../local-cluster/node-images.js";
 import { kubectl, podtoolFrom, runPodtool, tagImageOnNodes } from "../../local-cluster/pods.js";
 import type { ClusterState } from "../../local-cluster/lab.js";

@@ -7,20 +7,16 @@
 import * as k8s from "@kubernetes/client-node";
 import { readFileSync } from "node:fs";
 import { clusterOf, setProfile, type LabState } from "../../local-cluster/lab.js";
-import {
-  ensurePeeringTokenSecret,
-  forgePeeringToken,
-  revokePeeringToken,
-} from "../../provider/authentication/tokens.js";
-import { deleteOptional, PROBE_TIMEOUT_MS } from "../../provider/kube/client.js";
-import { createPeering, deletePeering, type PeeringRecord } from "../../provider/peering/peering.js";
-import { progressTo } from "../../provider/peering/progress.js";
-import { provider as clusterResource, type ClusterOutputs } from "../../provider/resources/cluster.js";
-import { poll } from "../../provider/wait/poll.js";
+import { ensurePeeringTokenSecret, forgePeeringToken, revokePeeringToken } from "../../core/authentication/tokens.js";
+import { deleteOptional, PROBE_TIMEOUT_MS } from "../../core/kube/client.js";
+import { createPeering, deletePeering, type PeeringRecord } from "../../core/peering/peering.js";
+import { progressTo } from "../../core/peering/progress.js";
+import { provider as clusterResource, type ClusterOutputs } from "../../core/resources/cluster.js";
+import { poll } from "../../core/wait/poll.js";
 import { getFreeCapacity } from "../../agent/offer-answering.js";
 import { imageReference } from "../../local-cluster/node-images.js";
-import { computeOffer, type Capacity } from "../../provider/negotiation/offer.js";
-import { VIRTUAL_NODE_LABEL } from "../../provider/virtual-node/node.js";
+import { computeOffer, type Capacity } from "../../core/negotiation/offer.js";
+import { VIRTUAL_NODE_LABEL } from "../../core/virtual-node/node.js";
 import { installForPeering, uninstallClusters, type InstalledCluster } from "../../harness/install.js";
 import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
 

@@ -16,20 +16,20 @@ import {
   MANAGED_BY_LABEL,
   SYSTEM_NAMESPACE,
   tenantNamespace,
-} from "../../provider/api/index.js";
+} from "../../core/api/index.js";
 import {
   ensurePeeringTokenSecret,
   forgePeeringToken,
   parsePeeringToken,
   revokePeeringToken,
-} from "../../provider/authentication/tokens.js";
-import { loadKubeconfig } from "../../provider/kube/client.js";
-import { statusOf } from "../../provider/kube/errors.js";
-import { getIdentityKubeconfig, identitySecretName, listOutgoingPeerings } from "../../provider/peering/outgoing.js";
-import { createPeering, deletePeering, readPeering, type PeeringRecord } from "../../provider/peering/peering.js";
-import { progressTo } from "../../provider/peering/progress.js";
-import { NODE_LEASE_NAMESPACE, VIRTUAL_NODE_LABEL, nodeReadiness } from "../../provider/virtual-node/node.js";
-import { poll } from "../../provider/wait/poll.js";
+} from "../../core/authentication/tokens.js";
+import { loadKubeconfig } from "../../core/kube/client.js";
+import { statusOf } from "../../core/kube/errors.js";
+import { getIdentityKubeconfig, identitySecretName, listOutgoingPeerings } from "../../core/peering/outgoing.js";
+import { createPeering, deletePeering, readPeering, type PeeringRecord } from "../../core/peering/peering.js";
+import { progressTo } from "../../core/peering/progress.js";
+import { NODE_LEASE_NAMESPACE, VIRTUAL_NODE_LABEL, nodeReadiness } from "../../core/virtual-node/node.js";
+import { poll } from "../../core/wait/poll.js";
 import { clusterOf, type LabState } from "../../local-cluster/lab.js";
 import { installForPeering, uninstallClusters, type InstalledCluster } from "../../harness/install.js";
 import { allOrFirstFailure } from "../../harness/settle.js";

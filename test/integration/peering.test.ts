@@ -5,16 +5,12 @@
  * place; unpeer leaves nothing on either side.
  */
 import * as k8s from "@kubernetes/client-node";
-import { SYSTEM_NAMESPACE, tenantNamespace } from "../../provider/api/index.js";
-import {
-  ensurePeeringTokenSecret,
-  forgePeeringToken,
-  revokePeeringToken,
-} from "../../provider/authentication/tokens.js";
-import { createPeering, deletePeering, readPeering, updatePeeringResources } from "../../provider/peering/peering.js";
-import { progressTo } from "../../provider/peering/progress.js";
-import { VIRTUAL_NODE_LABEL, VIRTUAL_NODE_TAINT } from "../../provider/virtual-node/node.js";
-import { poll } from "../../provider/wait/poll.js";
+import { SYSTEM_NAMESPACE, tenantNamespace } from "../../core/api/index.js";
+import { ensurePeeringTokenSecret, forgePeeringToken, revokePeeringToken } from "../../core/authentication/tokens.js";
+import { createPeering, deletePeering, readPeering, updatePeeringResources } from "../../core/peering/peering.js";
+import { progressTo } from "../../core/peering/progress.js";
+import { VIRTUAL_NODE_LABEL, VIRTUAL_NODE_TAINT } from "../../core/virtual-node/node.js";
+import { poll } from "../../core/wait/poll.js";
 import { clusterOf } from "../../local-cluster/lab.js";
 import { readFileSync } from "node:fs";
 import { adminConfig, installForPeering, uninstallClusters } from "../../harness/install.js";

@@ -12,7 +12,7 @@ import { ResourceProviderClient } from "@pulumi/pulumi/proto/provider_grpc_pb";
 import { PluginInfo } from "@pulumi/pulumi/proto/plugin_pb";
 import * as pb from "@pulumi/pulumi/proto/provider_pb";
 import { Status } from "@pulumi/pulumi/proto/status_pb";
-import { partialFailure } from "../../provider/resources/partial.js";
+import { partialFailure } from "../../core/resources/partial.js";
 import { schemaText } from "../../plugin/schema.js";
 import { serve, statusOf } from "../../plugin/server.js";
 import { SECRET_SIG, SIG_KEY } from "../../plugin/values.js";

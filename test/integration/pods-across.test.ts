@@ -22,16 +22,16 @@
  */
 import { createSocket } from "node:dgram";
 import * as k8s from "@kubernetes/client-node";
-import { API_GROUP, API_VERSION, SYSTEM_NAMESPACE } from "../../provider/api/index.js";
-import { DEFAULT_AGENT_IMAGE } from "../../provider/cluster/agent-image.js";
-import { Cidr } from "../../provider/net/cidr.js";
-import { translateAddress } from "../../provider/network-fabric/remap.js";
-import { getTunnelEndpoint } from "../../provider/network-fabric/endpoints.js";
-import { endpointRefOf, ensureTunnel, type TunnelRecord } from "../../provider/network-fabric/tunnel.js";
-import { statusOf } from "../../provider/kube/errors.js";
-import { TUNNEL_DEFAULTS, type TunnelSettings } from "../../provider/network-fabric/tunnel-plan.js";
-import { readPeering } from "../../provider/peering/peering.js";
-import { nodeReadiness } from "../../provider/virtual-node/node.js";
+import { API_GROUP, API_VERSION, SYSTEM_NAMESPACE } from "../../core/api/index.js";
+import { DEFAULT_AGENT_IMAGE } from "../../core/cluster/agent-image.js";
+import { Cidr } from "../../core/net/cidr.js";
+import { translateAddress } from "../../core/network-fabric/remap.js";
+import { getTunnelEndpoint } from "../../core/network-fabric/endpoints.js";
+import { endpointRefOf, ensureTunnel, type TunnelRecord } from "../../core/network-fabric/tunnel.js";
+import { statusOf } from "../../core/kube/errors.js";
+import { TUNNEL_DEFAULTS, type TunnelSettings } from "../../core/network-fabric/tunnel-plan.js";
+import { readPeering } from "../../core/peering/peering.js";
+import { nodeReadiness } from "../../core/virtual-node/node.js";
 import { installWithAgentPods, uninstallClusters } from "../../harness/install.js";
 import { holdLab, type HeldLab } from "../../harness/labs.js";
 import { expectBenchSectionFigures } from "../support/bench-section.js";
@@ -51,8 +51,8 @@ import {
 import { delay } from "../../host/processes.js";
 import { peerPair, quietProgress, unpeerPair, type Pair } from "../support/tunnel-pair.js";
 import { offloadNamespace, podtoolPodOn, podtoolSpec, runningPods } from "../../harness/offloading.js";
-import { remoteNamespaceName } from "../../provider/offloading/reflection.js";
-import { poll } from "../../provider/wait/poll.js";
+import { remoteNamespaceName } from "../../core/offloading/reflection.js";
+import { poll } from "../../core/wait/poll.js";
 
 const NODES = [1, 2] as const;
 const POD_CIDR = "10.150.0.0/16";

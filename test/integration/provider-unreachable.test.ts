@@ -11,9 +11,9 @@ import { HEARTBEAT_INTERVAL_MS, PROVIDER_CALL_TIMEOUT_MS } from "../../agent/hea
 import { PROVIDER_UNREACHABLE_AFTER_MS, PROVIDER_UNREACHABLE_REASON } from "../../agent/readiness.js";
 import { clusterOf, type ClusterState } from "../../local-cluster/lab.js";
 import { API_SERVER_PORT } from "../../local-cluster/control-plane.js";
-import { createPeering, deletePeering, type PeeringRecord } from "../../provider/peering/peering.js";
-import { progressTo } from "../../provider/peering/progress.js";
-import { NODE_LEASE_NAMESPACE } from "../../provider/virtual-node/node.js";
+import { createPeering, deletePeering, type PeeringRecord } from "../../core/peering/peering.js";
+import { progressTo } from "../../core/peering/progress.js";
+import { NODE_LEASE_NAMESPACE } from "../../core/virtual-node/node.js";
 import { sharedLab } from "../../harness/labs.js";
 import { firewallRule } from "../support/firewall.js";
 import { projectTraces } from "../support/leaks.js";

@@ -7,10 +7,10 @@
 import * as k8s from "@kubernetes/client-node";
 import { HEARTBEAT_INTERVAL_MS } from "../../agent/heartbeat.js";
 import { clusterOf } from "../../local-cluster/lab.js";
-import { createPeering, deletePeering, readPeering, type PeeringRecord } from "../../provider/peering/peering.js";
-import { progressTo } from "../../provider/peering/progress.js";
-import { IDENTITY_REVOKED, IDENTITY_REVOKED_REASON } from "../../provider/peering/revoked.js";
-import { poll } from "../../provider/wait/poll.js";
+import { createPeering, deletePeering, readPeering, type PeeringRecord } from "../../core/peering/peering.js";
+import { progressTo } from "../../core/peering/progress.js";
+import { IDENTITY_REVOKED, IDENTITY_REVOKED_REASON } from "../../core/peering/revoked.js";
+import { poll } from "../../core/wait/poll.js";
 import { sharedLab } from "../../harness/labs.js";
 import { preparePeering } from "../../harness/peering-pair.js";
 import { revokeHeldIdentity, waitForReadyStatus } from "../support/revoke.js";

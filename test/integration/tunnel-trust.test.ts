@@ -14,14 +14,14 @@ import {
   API_GROUP_VERSION,
   type TunnelEndpoint,
   type TunnelEndpointSpec,
-} from "../../provider/api/index.js";
+} from "../../core/api/index.js";
 import { runIn, type CommandError } from "../../host/exec.js";
-import { Cidr, formatIpv4, parseIpv4 } from "../../provider/net/cidr.js";
-import { GATEWAY_FINALIZER, getTunnelEndpoint, type EndpointRef } from "../../provider/network-fabric/endpoints.js";
-import { translateAddress } from "../../provider/network-fabric/remap.js";
-import { endpointRefOf, ensureTunnel, readTunnel, type TunnelRecord } from "../../provider/network-fabric/tunnel.js";
-import { TUNNEL_DEFAULTS, tunnelEndpointName, type TunnelSettings } from "../../provider/network-fabric/tunnel-plan.js";
-import { poll } from "../../provider/wait/poll.js";
+import { Cidr, formatIpv4, parseIpv4 } from "../../core/net/cidr.js";
+import { GATEWAY_FINALIZER, getTunnelEndpoint, type EndpointRef } from "../../core/network-fabric/endpoints.js";
+import { translateAddress } from "../../core/network-fabric/remap.js";
+import { endpointRefOf, ensureTunnel, readTunnel, type TunnelRecord } from "../../core/network-fabric/tunnel.js";
+import { TUNNEL_DEFAULTS, tunnelEndpointName, type TunnelSettings } from "../../core/network-fabric/tunnel-plan.js";
+import { poll } from "../../core/wait/poll.js";
 import { addPodAddress, type ClusterState, type LabState } from "../../local-cluster/lab.js";
 import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
 import { tunnelTraces } from "../support/leaks.js";

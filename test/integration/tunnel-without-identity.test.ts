@@ -4,11 +4,11 @@
  * read and delete: refresh reports it as it is (never `Connected`), delete without `force` fails at
  * once naming why and changes nothing, and with `force` removes the consumer's side.
  */
-import { provider as tunnelResource, type TunnelInputs, type TunnelOutputs } from "../../provider/resources/tunnel.js";
-import { deletePeering } from "../../provider/peering/peering.js";
-import { getTunnelEndpoint } from "../../provider/network-fabric/endpoints.js";
-import { endpointRefOf } from "../../provider/network-fabric/tunnel.js";
-import { poll } from "../../provider/wait/poll.js";
+import { provider as tunnelResource, type TunnelInputs, type TunnelOutputs } from "../../core/resources/tunnel.js";
+import { deletePeering } from "../../core/peering/peering.js";
+import { getTunnelEndpoint } from "../../core/network-fabric/endpoints.js";
+import { endpointRefOf } from "../../core/network-fabric/tunnel.js";
+import { poll } from "../../core/wait/poll.js";
 import { sharedLab } from "../../harness/labs.js";
 import { tunnelTraces } from "../support/leaks.js";
 import { peerPair, quietProgress, unpeerPair } from "../support/tunnel-pair.js";

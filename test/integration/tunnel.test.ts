@@ -6,11 +6,11 @@
  * wireguard-go comes back by itself; delete leaves nothing on either side.
  */
 import { runIn } from "../../host/exec.js";
-import { Cidr } from "../../provider/net/cidr.js";
-import { ensureTunnel, readTunnel, type TunnelRecord } from "../../provider/network-fabric/tunnel.js";
-import { deleteTunnel } from "../../provider/network-fabric/tunnel-delete.js";
-import { TUNNEL_DEFAULTS, type TunnelSettings } from "../../provider/network-fabric/tunnel-plan.js";
-import { poll } from "../../provider/wait/poll.js";
+import { Cidr } from "../../core/net/cidr.js";
+import { ensureTunnel, readTunnel, type TunnelRecord } from "../../core/network-fabric/tunnel.js";
+import { deleteTunnel } from "../../core/network-fabric/tunnel-delete.js";
+import { TUNNEL_DEFAULTS, type TunnelSettings } from "../../core/network-fabric/tunnel-plan.js";
+import { poll } from "../../core/wait/poll.js";
 import { API_SERVER_PORT, AUTH_SERVICE_PORT } from "../../local-cluster/control-plane.js";
 import { addPodAddress as addAddressInNamespace } from "../../local-cluster/netns.js";
 import { findWireguardProcess } from "../../agent/gateway/index.js";

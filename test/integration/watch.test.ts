@@ -5,7 +5,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { RetryNow, wakeOnChanges } from "../../agent/watch.js";
 import { clusterOf } from "../../local-cluster/lab.js";
-import { poll } from "../../provider/wait/poll.js";
+import { poll } from "../../core/wait/poll.js";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab } from "../../harness/labs.js";
 

@@ -3,8 +3,8 @@
  * cluster IDs, b's API server and identity, and b's record of the peering. One place, so that the
  * Peering's, the Tunnel's and the NamespaceOffloading's imports are tested against the same reads.
  */
-import type { OutgoingPeering } from "../../provider/api/index.js";
-import type { ClusterIdentity } from "../../provider/cluster/install.js";
+import type { OutgoingPeering } from "../../core/api/index.js";
+import type { ClusterIdentity } from "../../core/cluster/install.js";
 
 /** The consumer's cluster ID. */
 export const B = "0123456789abcdef";

@@ -11,7 +11,7 @@ import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
 import { packPlugin, PACK_BOUND_MS, workspaceWithPlugin } from "../../harness/plugin.js";
 import { previewOf, type PulumiResult, type PulumiWorkspace } from "../../harness/pulumi.js";
 import type { ClusterState, LabState } from "../../local-cluster/lab.js";
-import { PEERING_DIFF } from "../../provider/resources/peering.js";
+import { PEERING_DIFF } from "../../core/resources/peering.js";
 import { projectTraces } from "./leaks.js";
 
 /** The namespace of b the example programs offload (their default). */

@@ -4,10 +4,10 @@
  * virtual node's Ready condition the consumer's heartbeat then posts.
  */
 import * as k8s from "@kubernetes/client-node";
-import { revokeIdentity, type RevokeIdentityResult } from "../../provider/authentication/identity.js";
-import { loadKubeconfig } from "../../provider/kube/client.js";
-import { getIdentityKubeconfig } from "../../provider/peering/outgoing.js";
-import { poll } from "../../provider/wait/poll.js";
+import { revokeIdentity, type RevokeIdentityResult } from "../../core/authentication/identity.js";
+import { loadKubeconfig } from "../../core/kube/client.js";
+import { getIdentityKubeconfig } from "../../core/peering/outgoing.js";
+import { poll } from "../../core/wait/poll.js";
 import type { AuthServiceAt } from "../../harness/peering-pair.js";
 
 /** Revokes the identity that `consumer` holds for provider `providerClusterId`, with that identity's own certificate. */

@@ -3,11 +3,11 @@
  * `TunnelSides` the tunnel steps take, the provider's side written with b's own identity (the
  * identity Secret the peering stores on b), exactly as a `Tunnel` resource writes it.
  */
-import { ensurePeeringTokenSecret, forgePeeringToken } from "../../provider/authentication/tokens.js";
-import type { TunnelSides } from "../../provider/network-fabric/tunnel.js";
-import { deleteTunnel } from "../../provider/network-fabric/tunnel-delete.js";
-import { createPeering, deletePeering, type PeeringRecord } from "../../provider/peering/peering.js";
-import { progressTo } from "../../provider/peering/progress.js";
+import { ensurePeeringTokenSecret, forgePeeringToken } from "../../core/authentication/tokens.js";
+import type { TunnelSides } from "../../core/network-fabric/tunnel.js";
+import { deleteTunnel } from "../../core/network-fabric/tunnel-delete.js";
+import { createPeering, deletePeering, type PeeringRecord } from "../../core/peering/peering.js";
+import { progressTo } from "../../core/peering/progress.js";
 import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
 import { installForPeering, type InstalledCluster } from "../../harness/install.js";
 import { allOrFirstFailure } from "../../harness/settle.js";

@@ -1,9 +1,9 @@
 /** Pod addresses on both sides of a tunnel, the proof that traffic between them went through it, and the wait for it to be up. */
-import { Cidr } from "../../provider/net/cidr.js";
-import { translateAddress } from "../../provider/network-fabric/remap.js";
-import { readTunnel, type TunnelRecord } from "../../provider/network-fabric/tunnel.js";
-import type { TunnelSettings } from "../../provider/network-fabric/tunnel-plan.js";
-import { poll } from "../../provider/wait/poll.js";
+import { Cidr } from "../../core/net/cidr.js";
+import { translateAddress } from "../../core/network-fabric/remap.js";
+import { readTunnel, type TunnelRecord } from "../../core/network-fabric/tunnel.js";
+import type { TunnelSettings } from "../../core/network-fabric/tunnel-plan.js";
+import { poll } from "../../core/wait/poll.js";
 import { addPodAddress, type LabState } from "../../local-cluster/lab.js";
 import { wireguardOf } from "./project-pods.js";
 import { pingReplies, tcpTransfer } from "./probes.js";

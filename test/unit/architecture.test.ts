@@ -1,6 +1,6 @@
 /**
  * Which way the imports run (STYLE.md, "Which way the imports run"): the product (`sdk/`,
- * `provider/`, `agent/`, and `host/` below them) never imports the test bed (`local-cluster/`,
+ * `core/`, `agent/`, and `host/` below them) never imports the test bed (`local-cluster/`,
  * `harness/`), the benchmark or the tests; the steps and the agent never import the Pulumi SDK;
  * `bench/` never imports `test/`; and no module imports itself through others. Read from the
  * sources' import specifiers (TypeScript's own scanner, so `import type`, `export … from` and
@@ -17,7 +17,7 @@ const REPO = join(__dirname, "..", "..");
 const FOLDERS = [
   "sdk",
   "plugin",
-  "provider",
+  "core",
   "host",
   "agent",
   "local-cluster",
@@ -40,15 +40,15 @@ interface Violation {
 
 /** A folder may not import the folders listed for it: the arrows point down only. */
 const FORBIDDEN: Readonly<Record<Folder, readonly Folder[]>> = {
-  host: ["sdk", "plugin", "provider", "agent", "local-cluster", "harness", "test", "bench", "image"],
-  provider: ["sdk", "plugin", "host", "agent", "local-cluster", "harness", "test", "bench", "image"],
-  // The SDK loads provider/resources (its dynamic providers), nothing that runs in a cluster or a test.
+  host: ["sdk", "plugin", "core", "agent", "local-cluster", "harness", "test", "bench", "image"],
+  core: ["sdk", "plugin", "host", "agent", "local-cluster", "harness", "test", "bench", "image"],
+  // The SDK loads core/resources (its dynamic providers), nothing that runs in a cluster or a test.
   sdk: ["plugin", "host", "agent", "local-cluster", "harness", "test", "bench", "image"],
-  // The provider plugin: the other front door on provider/resources, beside the SDK's.
+  // The provider plugin: the other front door on core/resources, beside the SDK's.
   plugin: ["sdk", "host", "agent", "local-cluster", "harness", "test", "bench", "image"],
   agent: ["sdk", "plugin", "local-cluster", "harness", "test", "bench", "image"],
   // The image build bundles the agent by its path (esbuild), importing nothing of the product.
-  image: ["sdk", "plugin", "provider", "host", "agent", "local-cluster", "harness", "test", "bench"],
+  image: ["sdk", "plugin", "core", "host", "agent", "local-cluster", "harness", "test", "bench"],
   "local-cluster": ["sdk", "plugin", "harness", "test", "bench"],
   harness: ["test", "bench"],
   bench: ["test"],
@@ -58,7 +58,7 @@ const FORBIDDEN: Readonly<Record<Folder, readonly Folder[]>> = {
 /** The Pulumi SDK, which only the SDK, the plugin and the per-resource shims (the Pulumi layer) may load. */
 const PULUMI_SDK = /^@pulumi\/pulumi(\/|$)/;
 const mayNotLoadPulumi = (file: string, folder: Folder | undefined): boolean =>
-  folder === "agent" || folder === "host" || (folder === "provider" && !file.startsWith("provider/resources/"));
+  folder === "agent" || folder === "host" || (folder === "core" && !file.startsWith("core/resources/"));
 
 /** The top-level folder of a repository-relative path, if it is one of {@link FOLDERS}. */
 function folderOf(file: string): Folder | undefined {
@@ -68,8 +68,8 @@ function folderOf(file: string): Folder | undefined {
 
 /**
  * The repository file a specifier of `from` names, or undefined for a package or a file outside
- * the sources (e.g. `../dist/…`). `./x.js` names `./x.ts`; `pulumi-liqo/provider/x` names this
- * package's own `provider/x.ts`, and `pulumi-liqo` its SDK.
+ * the sources (e.g. `../dist/…`). `./x.js` names `./x.ts`; `pulumi-liqo/core/x` names this
+ * package's own `core/x.ts`, and `pulumi-liqo` its SDK.
  */
 function resolveSpecifier(from: string, specifier: string, files: ReadonlySet<string>): string | undefined {
   const self = /^pulumi-liqo(?:\/(.*))?$/.exec(specifier);
@@ -91,7 +91,7 @@ function findViolations(sources: Sources): Violation[] {
     const from = folderOf(file);
     for (const specifier of specifiers) {
       if (PULUMI_SDK.test(specifier) && mayNotLoadPulumi(file, from))
-        found.push({ file, specifier, rule: `${from}/ (outside provider/resources/) must not load the Pulumi SDK` });
+        found.push({ file, specifier, rule: `${from}/ (outside core/resources/) must not load the Pulumi SDK` });
       const target = resolveSpecifier(file, specifier, files);
       const to = target && folderOf(target);
       if (from && to && FORBIDDEN[from].includes(to))
@@ -196,18 +196,18 @@ function repositorySources(): Sources {
 const describeViolation = (v: Violation): string => `${v.file} imports "${v.specifier}": ${v.rule}`;
 
 describe("the checks themselves", () => {
-  test("GIVEN provider/ importing local-cluster/ and a step loading the Pulumi SDK WHEN checked THEN both are reported, naming file, import and rule", () => {
+  test("GIVEN core/ importing local-cluster/ and a step loading the Pulumi SDK WHEN checked THEN both are reported, naming file, import and rule", () => {
     const sources = new Map([
-      ["provider/cluster/install.ts", ["../../local-cluster/pki.js", "../kube/client.js"]],
-      ["provider/peering/peering.ts", ["@pulumi/pulumi"]],
-      ["provider/resources/cluster.ts", ["@pulumi/pulumi", "../cluster/install.js"]],
-      ["provider/kube/client.ts", []],
+      ["core/cluster/install.ts", ["../../local-cluster/pki.js", "../kube/client.js"]],
+      ["core/peering/peering.ts", ["@pulumi/pulumi"]],
+      ["core/resources/cluster.ts", ["@pulumi/pulumi", "../cluster/install.js"]],
+      ["core/kube/client.ts", []],
       ["local-cluster/pki.ts", []],
     ]);
 
     expect(findViolations(sources).map(describeViolation)).toEqual([
-      'provider/cluster/install.ts imports "../../local-cluster/pki.js": provider/ must not import local-cluster/',
-      'provider/peering/peering.ts imports "@pulumi/pulumi": provider/ (outside provider/resources/) must not load the Pulumi SDK',
+      'core/cluster/install.ts imports "../../local-cluster/pki.js": core/ must not import local-cluster/',
+      'core/peering/peering.ts imports "@pulumi/pulumi": core/ (outside core/resources/) must not load the Pulumi SDK',
     ]);
   });
 
@@ -224,13 +224,13 @@ describe("the checks themselves", () => {
   test("GIVEN three files in an import ring WHEN checked THEN the ring is reported in import order; a known edge breaks it", () => {
     const sources = new Map([
       ["agent/a.ts", ["./b.js"]],
-      ["agent/b.ts", ["../provider/c.js"]],
-      ["provider/c.ts", ["../agent/a.js", "./d.js"]],
-      ["provider/d.ts", []],
+      ["agent/b.ts", ["../core/c.js"]],
+      ["core/c.ts", ["../agent/a.js", "./d.js"]],
+      ["core/d.ts", []],
     ]);
 
-    expect(findCycles(sources)).toEqual([["agent/a.ts", "agent/b.ts", "provider/c.ts", "agent/a.ts"]]);
-    expect(findCycles(sources, new Set(["agent/b.ts -> provider/c.ts"]))).toEqual([]);
+    expect(findCycles(sources)).toEqual([["agent/a.ts", "agent/b.ts", "core/c.ts", "agent/a.ts"]]);
+    expect(findCycles(sources, new Set(["agent/b.ts -> core/c.ts"]))).toEqual([]);
   });
 });
 
@@ -246,12 +246,12 @@ describe("the repository", () => {
     expect(findCycles(sources).map((cycle) => cycle.join(" -> "))).toEqual([]);
   });
 
-  test("GIVEN the product's sources WHEN read THEN only provider/wait/deadline.ts reckons an operation's time left or declares its default timeout", () => {
+  test("GIVEN the product's sources WHEN read THEN only core/wait/deadline.ts reckons an operation's time left or declares its default timeout", () => {
     const reckoning = /\w+\s*-\s*Date\.now\(\)|\bDEFAULT_TIMEOUT_SECONDS\s*=/;
     const own = [...sources.keys()].filter(
       (file) =>
-        ["sdk", "plugin", "provider", "host", "agent"].includes(folderOf(file) ?? "") &&
-        file !== "provider/wait/deadline.ts" &&
+        ["sdk", "plugin", "core", "host", "agent"].includes(folderOf(file) ?? "") &&
+        file !== "core/wait/deadline.ts" &&
         reckoning.test(readFileSync(join(REPO, file), "utf8")),
     );
 
@@ -265,7 +265,7 @@ describe("the repository", () => {
     };
     const exported = Object.values(manifest.exports).map((target) => target.split("/")[2]);
 
-    expect(exported.filter((top) => top !== undefined && !["sdk", "provider", "agent"].includes(top))).toEqual([]);
+    expect(exported.filter((top) => top !== undefined && !["sdk", "core", "agent"].includes(top))).toEqual([]);
     expect(manifest.files).toEqual(
       expect.arrayContaining(["!dist/test/", "!dist/bench/", "!dist/harness/", "!dist/local-cluster/", "!dist/image/"]),
     );

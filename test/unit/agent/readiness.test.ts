@@ -5,8 +5,8 @@ import {
   PROVIDER_UNREACHABLE_AFTER_MS,
   PROVIDER_UNREACHABLE_REASON,
 } from "../../../agent/readiness.js";
-import { IDENTITY_REVOKED_REASON } from "../../../provider/peering/revoked.js";
-import { PEERING_ACTIVE } from "../../../provider/virtual-node/node.js";
+import { IDENTITY_REVOKED_REASON } from "../../../core/peering/revoked.js";
+import { PEERING_ACTIVE } from "../../../core/virtual-node/node.js";
 
 const now = Date.parse("2026-01-21T00:00:00Z");
 const unreachable = "reading ResourceOffer t/r at https://172.29.1.10:6443: no answer within 5 s";

@@ -1,5 +1,5 @@
 import { authAccessOf, MIN_RENEWAL_SPACING_MS, RENEW_AT_FRACTION, renewalTime } from "../../../agent/renewal.js";
-import type { OutgoingPeering } from "../../../provider/api/index.js";
+import type { OutgoingPeering } from "../../../core/api/index.js";
 
 const DAY = 24 * 3600 * 1000;
 const issued = Date.parse("2026-01-01T00:00:00Z");

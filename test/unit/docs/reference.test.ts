@@ -8,12 +8,12 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as ts from "typescript";
-import type { DiffRule } from "../../../provider/resources/diff-rules.js";
-import { CLUSTER_DIFF } from "../../../provider/resources/cluster.js";
-import { NAMESPACE_OFFLOADING_DIFF } from "../../../provider/resources/namespace-offloading.js";
-import { PEERING_DIFF } from "../../../provider/resources/peering.js";
-import { PEERING_TOKEN_DIFF } from "../../../provider/resources/peering-token.js";
-import { TUNNEL_DIFF } from "../../../provider/resources/tunnel.js";
+import type { DiffRule } from "../../../core/resources/diff-rules.js";
+import { CLUSTER_DIFF } from "../../../core/resources/cluster.js";
+import { NAMESPACE_OFFLOADING_DIFF } from "../../../core/resources/namespace-offloading.js";
+import { PEERING_DIFF } from "../../../core/resources/peering.js";
+import { PEERING_TOKEN_DIFF } from "../../../core/resources/peering-token.js";
+import { TUNNEL_DIFF } from "../../../core/resources/tunnel.js";
 import { declaredOutputs, sdkProgram } from "../../support/sdk-program.js";
 import { headingsOf, tableUnder } from "./markdown.js";
 

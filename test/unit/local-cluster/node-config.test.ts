@@ -1,5 +1,5 @@
 /** A worker node's configuration files and routes: every path under the node's directory, and the settings this machine needs. */
-import { Cidr } from "../../../provider/net/cidr.js";
+import { Cidr } from "../../../core/net/cidr.js";
 import {
   cniConfig,
   containerdConfig,

@@ -1,5 +1,5 @@
 /** planNodes: names, namespaces, addresses, pod /24s, cgroup roots and paths of a cluster's worker nodes. */
-import { Cidr } from "../../../provider/net/cidr.js";
+import { Cidr } from "../../../core/net/cidr.js";
 import { LabPlanError, planLab } from "../../../local-cluster/plan.js";
 import {
   MAX_NODES,

@@ -1,6 +1,6 @@
 /** planLab: every name, address and CIDR of a lab, decided and validated before anything exists. */
 import { join } from "node:path";
-import { Cidr } from "../../../provider/net/cidr.js";
+import { Cidr } from "../../../core/net/cidr.js";
 import {
   LabPlanError,
   planLab,

@@ -1,4 +1,4 @@
-import { UNKNOWN } from "../../../provider/resources/inputs.js";
+import { UNKNOWN } from "../../../core/resources/inputs.js";
 import { conform, conformObject } from "../../../plugin/conform.js";
 import { schemaFacts, schemaText } from "../../../plugin/schema.js";
 import { SECRET_SIG, SIG_KEY } from "../../../plugin/values.js";

@@ -7,16 +7,16 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type * as k8s from "@kubernetes/client-node";
-import { forgeAgentDeployment } from "../../../provider/cluster/agent-deployment.js";
+import { forgeAgentDeployment } from "../../../core/cluster/agent-deployment.js";
 import {
   agentDeploymentOf,
   askedOfDeployment,
   type ClusterInstallRequest,
   type DeployedAgent,
-} from "../../../provider/cluster/install-plan.js";
-import type { InstallFound } from "../../../provider/cluster/lifecycle.js";
-import { forgeKubeconfig } from "../../../provider/kube/kubeconfig.js";
-import { importedCluster, type ClusterImport } from "../../../provider/resources/cluster.js";
+} from "../../../core/cluster/install-plan.js";
+import type { InstallFound } from "../../../core/cluster/lifecycle.js";
+import { forgeKubeconfig } from "../../../core/kube/kubeconfig.js";
+import { importedCluster, type ClusterImport } from "../../../core/resources/cluster.js";
 import { parseImportId, readKubeconfigFile } from "../../../plugin/imports.js";
 import { KINDS } from "../../../plugin/kinds.js";
 import { read, type Target } from "../../../plugin/operations.js";

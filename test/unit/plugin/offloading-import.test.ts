@@ -2,11 +2,11 @@
  * `pulumi import` of a NamespaceOffloading, in pure parts: what the consumer's NamespaceOffloading
  * object and pod-placement policy give back as inputs and outputs, and the refusals.
  */
-import type { OffloadingFound } from "../../../provider/offloading/namespace-offloading.js";
+import type { OffloadingFound } from "../../../core/offloading/namespace-offloading.js";
 import {
   importedNamespaceOffloading,
   type NamespaceOffloadingImport,
-} from "../../../provider/resources/namespace-offloading-import.js";
+} from "../../../core/resources/namespace-offloading-import.js";
 import { B, CONSUMER, CONSUMER_SERVER } from "../../support/import-fixtures.js";
 
 const SERVER = CONSUMER_SERVER;

@@ -1,6 +1,6 @@
-import { forgeKubeconfig } from "../../../provider/kube/kubeconfig.js";
-import { UNKNOWN } from "../../../provider/resources/inputs.js";
-import { partialFailure } from "../../../provider/resources/partial.js";
+import { forgeKubeconfig } from "../../../core/kube/kubeconfig.js";
+import { UNKNOWN } from "../../../core/resources/inputs.js";
+import { partialFailure } from "../../../core/resources/partial.js";
 import { KINDS, type Kind, type ResourceCode } from "../../../plugin/kinds.js";
 import { check, create, diff, read, remove, update, type Target } from "../../../plugin/operations.js";
 import { SECRET_SIG, SIG_KEY, type Properties } from "../../../plugin/values.js";

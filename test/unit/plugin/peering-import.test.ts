@@ -4,11 +4,11 @@
  * one), the takeover of a claim another resource holds, and the schema's shape of the inputs.
  */
 import type * as k8s from "@kubernetes/client-node";
-import { mayTake } from "../../../provider/api/names.js";
-import { removalOf } from "../../../provider/cluster/install-plan.js";
-import type { PeeringFound } from "../../../provider/peering/import-read.js";
-import { importedPeering, pairOf, type PeeringImport } from "../../../provider/resources/peering-import.js";
-import { askedOfVirtualNode, forgeVirtualNode, VIRTUAL_NODE_TAINT } from "../../../provider/virtual-node/node.js";
+import { mayTake } from "../../../core/api/names.js";
+import { removalOf } from "../../../core/cluster/install-plan.js";
+import type { PeeringFound } from "../../../core/peering/import-read.js";
+import { importedPeering, pairOf, type PeeringImport } from "../../../core/resources/peering-import.js";
+import { askedOfVirtualNode, forgeVirtualNode, VIRTUAL_NODE_TAINT } from "../../../core/virtual-node/node.js";
 import { KINDS, schemaInputsOf } from "../../../plugin/kinds.js";
 import { read, type Target } from "../../../plugin/operations.js";
 import { A, B, CONSUMER, CONSUMER_SERVER, OUTGOING } from "../../support/import-fixtures.js";

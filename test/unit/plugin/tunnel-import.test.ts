@@ -3,14 +3,14 @@
  * TunnelEndpoint specs (the other way from how they were forged), what the reads give back as
  * inputs and outputs, and the refusals.
  */
-import type { TunnelFound } from "../../../provider/network-fabric/tunnel-lifecycle.js";
+import type { TunnelFound } from "../../../core/network-fabric/tunnel-lifecycle.js";
 import {
   forgeTunnelEndpointSpec,
   settingsOfEndpoints,
   withTunnelDefaults,
   type TunnelSettingsInput,
-} from "../../../provider/network-fabric/tunnel-plan.js";
-import { importedTunnel, type TunnelImport } from "../../../provider/resources/tunnel-import.js";
+} from "../../../core/network-fabric/tunnel-plan.js";
+import { importedTunnel, type TunnelImport } from "../../../core/resources/tunnel-import.js";
 import { A, B, CONSUMER, CONSUMER_SERVER, OUTGOING } from "../../support/import-fixtures.js";
 
 const SERVER = CONSUMER_SERVER;

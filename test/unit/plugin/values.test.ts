@@ -1,4 +1,4 @@
-import { UNKNOWN } from "../../../provider/resources/inputs.js";
+import { UNKNOWN } from "../../../core/resources/inputs.js";
 import {
   compact,
   containsSecret,

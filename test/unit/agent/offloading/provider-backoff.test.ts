@@ -1,5 +1,5 @@
-import type { NamespaceOffloading, OutgoingPeering } from "../../../../provider/api/index.js";
-import { ABANDONED_VIRTUAL_NODES_ANNOTATION } from "../../../../provider/api/index.js";
+import type { NamespaceOffloading, OutgoingPeering } from "../../../../core/api/index.js";
+import { ABANDONED_VIRTUAL_NODES_ANNOTATION } from "../../../../core/api/index.js";
 import { isDrained } from "../../../../agent/offloading/index.js";
 import { failingReport, ProviderBackoffs } from "../../../../agent/offloading/provider-backoff.js";
 import type { Reporter } from "../../../../agent/reporter.js";

@@ -1,5 +1,5 @@
 /** What an OffloadingSelector writes into a namespace it picks, and how that namespace's report reads. */
-import type { NamespaceOffloading, OffloadingSelector } from "../../../../provider/api/index.js";
+import type { NamespaceOffloading, OffloadingSelector } from "../../../../core/api/index.js";
 import { forgeSelectedOffloading, selectedReport } from "../../../../agent/offloading/selected-namespaces.js";
 
 const selector: OffloadingSelector = {
