@@ -14,8 +14,8 @@ import { SYSTEM_NAMESPACE, type OfferedResources, type OutgoingPeering } from ".
 import { loadKubeconfig, serverOf } from "../core/kube/client.js";
 import { describeKubeError } from "../core/kube/errors.js";
 import { getResourceOffer } from "../core/negotiation/request.js";
-import { listOutgoingPeerings } from "../core/peering/outgoing.js";
-import { describeRevokedIdentity, IDENTITY_REVOKED_REASON } from "../core/peering/revoked.js";
+import { listOutgoingPeerings } from "../core/virtual-node/outgoing-peering.js";
+import { describeRevokedIdentity, IDENTITY_REVOKED_REASON } from "../core/authentication/revoked.js";
 import {
   PEERING_ACTIVE,
   postNodeReadiness,

@@ -21,12 +21,8 @@ import { getClusterIdentity, type ClusterIdentity } from "../core/cluster/instal
 import { deleteOptional, loadKubeconfig, readOptional } from "../core/kube/client.js";
 import { describeKubeError } from "../core/kube/errors.js";
 import { ensureResourceRequest, getResourceOffer } from "../core/negotiation/request.js";
-import {
-  ensureIdentitySecret,
-  getIdentityKubeconfig,
-  listOutgoingPeerings,
-  writeOutgoingPeeringStatus,
-} from "../core/peering/outgoing.js";
+import { ensureIdentitySecret, getIdentityKubeconfig } from "../core/authentication/stored-identity.js";
+import { listOutgoingPeerings, writeOutgoingPeeringStatus } from "../core/virtual-node/outgoing-peering.js";
 import type { WaitFailedError } from "../core/wait/poll.js";
 import { AGENT_BACKOFF, Backoff, type BackoffPolicy } from "./backoff.js";
 import type { Reporter } from "./reporter.js";

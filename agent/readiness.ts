@@ -4,7 +4,7 @@
  * the heartbeat (heartbeat.ts) does the calls and posts.
  */
 import type { IdentityStatus } from "../core/api/index.js";
-import { IDENTITY_REVOKED_REASON } from "../core/peering/revoked.js";
+import { IDENTITY_REVOKED_REASON } from "../core/authentication/revoked.js";
 import { NODE_LEASE_DURATION_SECONDS, PEERING_ACTIVE, type NodeReadinessReport } from "../core/virtual-node/node.js";
 
 /**

@@ -16,11 +16,10 @@ import { describeKubeError } from "../core/kube/errors.js";
 import {
   getStoredIdentity,
   heldCertificateOf,
-  listOutgoingPeerings,
   replaceStoredIdentity,
   withRenewedCertificate,
-  writeIdentityStatus,
-} from "../core/peering/outgoing.js";
+} from "../core/authentication/stored-identity.js";
+import { listOutgoingPeerings, writeIdentityStatus } from "../core/virtual-node/outgoing-peering.js";
 import { forgetPeeringIdentity } from "./heartbeat.js";
 import { AGENT_BACKOFF, backoffStepMs } from "./backoff.js";
 import type { Reporter } from "./reporter.js";

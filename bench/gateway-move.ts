@@ -15,7 +15,7 @@ import { deleteTunnel } from "../core/network-fabric/tunnel-delete.js";
 import { translateAddress } from "../core/network-fabric/remap.js";
 import { TUNNEL_DEFAULTS } from "../core/network-fabric/tunnel-plan.js";
 import { createPeering, deletePeering, type PeeringRecord } from "../core/peering/peering.js";
-import { progressTo } from "../core/peering/progress.js";
+import { progressTo } from "../core/operation/progress.js";
 import { GATEWAY_POD_SELECTOR } from "../agent/route/reconcile.js";
 import { delay } from "../host/processes.js";
 import type { ClusterState } from "../local-cluster/lab.js";

@@ -8,7 +8,7 @@ import * as k8s from "@kubernetes/client-node";
 import { remoteNamespaceName } from "../core/offloading/reflection.js";
 import { createPeering, deletePeering } from "../core/peering/peering.js";
 import type { PeeringRecord } from "../core/peering/peering-plan.js";
-import { progressTo } from "../core/peering/progress.js";
+import { progressTo } from "../core/operation/progress.js";
 import { poll } from "../core/wait/poll.js";
 import { clusterOf, type ClusterState } from "../local-cluster/lab.js";
 import { kubectl } from "../local-cluster/pods.js";

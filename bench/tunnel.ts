@@ -24,7 +24,7 @@ import { ensureTunnel } from "../core/network-fabric/tunnel.js";
 import { deleteTunnel } from "../core/network-fabric/tunnel-delete.js";
 import { TUNNEL_DEFAULTS, type TunnelSettings } from "../core/network-fabric/tunnel-plan.js";
 import { createPeering, deletePeering, type PeeringRecord } from "../core/peering/peering.js";
-import { progressTo } from "../core/peering/progress.js";
+import { progressTo } from "../core/operation/progress.js";
 import { clusterOf, type ClusterState } from "../local-cluster/lab.js";
 import { preparePeering, tunnelSidesOf } from "../harness/peering-pair.js";
 import { cpuTicks, rssMiB } from "./agent-usage.js";

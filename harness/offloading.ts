@@ -6,7 +6,7 @@
 import * as k8s from "@kubernetes/client-node";
 import type { PodOffloading } from "../core/api/offloading.js";
 import { offloadNamespace as offloadingSteps } from "../core/offloading/namespace-offloading.js";
-import { progressTo } from "../core/peering/progress.js";
+import { progressTo } from "../core/operation/progress.js";
 import { VIRTUAL_NODE_TAINT } from "../core/virtual-node/node.js";
 import { poll } from "../core/wait/poll.js";
 import { imageReference } from "../local-cluster/node-images.js";

@@ -9,7 +9,7 @@ import { SYSTEM_NAMESPACE } from "../core/api/index.js";
 import { loadKubeconfig } from "../core/kube/client.js";
 import { providerEndpointNamespace, type TunnelSides } from "../core/network-fabric/tunnel.js";
 import type { ProviderHandover } from "../core/peering/handover.js";
-import { getIdentityKubeconfig } from "../core/peering/outgoing.js";
+import { getIdentityKubeconfig } from "../core/authentication/stored-identity.js";
 import type { PeeringRecord, PeeringRequest } from "../core/peering/peering.js";
 import { installForPeering, uninstallClusters, type InstalledCluster, type TestUninstallOptions } from "./install.js";
 import { allOrFirstFailure } from "./settle.js";

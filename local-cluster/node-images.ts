@@ -35,7 +35,7 @@ export function imageReference(name: ImageName): string {
 export const imageArchive = (name: ImageName): string => join(REPO_ROOT, "dist", "image", `${name}.oci.tar`);
 
 /** The folders whose sources go into the agent's bundle (agent/main.ts imports no other). */
-const AGENT_SOURCES = ["agent", "core", "host"];
+const AGENT_SOURCES = ["agent", "core", "declarations", "host"];
 
 /** The newest modification time of the files under `dir` (0 when there is none). */
 function newestUnder(dir: string): number {

@@ -8,16 +8,21 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import type { FoundChanges } from "../core/resources/diff-rules.js";
-import { clusterChanges, importCluster, provider as cluster } from "../core/resources/cluster.js";
+import { clusterChanges, importCluster, pulumiProvider as cluster } from "../core/resources/cluster.js";
 import type { Imported } from "../core/resources/imported.js";
-import { namespaceOffloadingChanges, provider as namespaceOffloading } from "../core/resources/namespace-offloading.js";
-import { peeringChanges, provider as peering } from "../core/resources/peering.js";
+import {
+  namespaceOffloadingChanges,
+  pulumiProvider as namespaceOffloading,
+} from "../core/resources/namespace-offloading.js";
+import { peeringChanges, pulumiProvider as peering } from "../core/resources/peering.js";
 import { importNamespaceOffloading, OFFLOADING_IMPORT_OBJECT } from "../core/resources/namespace-offloading-import.js";
 import { importPeering, PEERING_IMPORT_OBJECT } from "../core/resources/peering-import.js";
-import { peeringTokenChanges, provider as peeringToken } from "../core/resources/peering-token.js";
-import { tunnelChanges, provider as tunnel } from "../core/resources/tunnel.js";
+import { peeringTokenChanges, pulumiProvider as peeringToken } from "../core/resources/peering-token.js";
+import { tunnelChanges, pulumiProvider as tunnel } from "../core/resources/tunnel.js";
 import { importTunnel, TUNNEL_IMPORT_OBJECT } from "../core/resources/tunnel-import.js";
 import { compact, valueAt, type Properties } from "./values.js";
+import { RESOURCES, typeTokenOf, type ResourceDeclaration } from "../declarations/index.js";
+import { accessFromState, accessTypesOf, drawnInputsOf, secretStateOf } from "../declarations/derived.js";
 
 /** A resource's dynamic provider, over plain property maps (each module types its own inputs). */
 export type ResourceCode = Required<pulumi.dynamic.ResourceProvider<Properties, Properties>>;
@@ -67,111 +72,51 @@ const changesOver =
   (olds: Properties, news: Properties): FoundChanges =>
     changes(olds as never, news as never);
 
-/** How another resource reaches a cluster: what a `ClusterAccess` holds. */
-function clusterAccess(outputs: Properties): Properties {
-  return compact({
-    clusterId: outputs["clusterId"],
-    kubeconfig: outputs["kubeconfig"],
-    apiServerUrl: outputs["apiServerUrl"],
-    authUrl: outputs["authUrl"],
-    authCaCert: outputs["authCaCert"],
-  });
-}
-
-/** How a Tunnel or a NamespaceOffloading uses a peering: what a `PeeringAccess` holds. */
-function peeringAccess(outputs: Properties): Properties {
-  return compact({
-    consumer: clusterAccess({ clusterId: outputs["consumerClusterId"], kubeconfig: outputs["consumerKubeconfig"] }),
-    providerClusterId: outputs["providerClusterId"],
-    providerClusterName: outputs["providerClusterName"],
-    tenantNamespace: outputs["tenantNamespace"],
-    virtualNodeName: outputs["virtualNodeName"],
-  });
-}
-
 /** An import of a module's own types, over plain property maps. */
 const plainImport = <I, O>(found: Imported<I, O>): Imported<Properties, Properties> =>
   found as unknown as Imported<Properties, Properties>;
 
-/** The served resources, by type token. */
-export const KINDS: Readonly<Record<string, Kind>> = {
-  "liqo:index:Cluster": {
-    name: "Cluster",
+/** What only code can say of each served resource: its code, its diff, how it is imported. */
+const BEHAVIOUR: Readonly<Record<string, Pick<Kind, "code" | "changes" | "imports">>> = {
+  Cluster: {
     code: plain(cluster),
     changes: changesOver(clusterChanges),
-    from: {},
-    secretOutputs: ["kubeconfig", "access"],
-    access: clusterAccess,
     imports: {
       object: "<clusterId>",
       run: async (clusterId, kubeconfig, label, urn) =>
         plainImport(await importCluster({ clusterId, kubeconfig, label, urn })),
     },
   },
-  "liqo:index:PeeringToken": {
-    name: "PeeringToken",
+  PeeringToken: {
     code: plain(peeringToken),
     changes: changesOver(peeringTokenChanges),
-    from: {
-      kubeconfig: "cluster.kubeconfig",
-      clusterId: "cluster.clusterId",
-      authUrl: "cluster.authUrl",
-      authCaCert: "cluster.authCaCert",
-    },
-    secretOutputs: ["token", "kubeconfig"],
     imports: {
       refused:
         "not importable: the cluster keeps only the token's hash, so the token (the secret output its consumers peer " +
         "with) can never be read back; make a new PeeringToken instead (peerings made with the old one keep their identities)",
     },
   },
-  "liqo:index:Peering": {
-    name: "Peering",
+  Peering: {
     code: plain(peering),
     changes: changesOver(peeringChanges),
-    from: {
-      consumerKubeconfig: "consumer.kubeconfig",
-      consumerClusterId: "consumer.clusterId",
-      providerKubeconfig: "providerCluster.kubeconfig",
-      providerClusterId: "providerCluster.clusterId",
-      providerAuthUrl: "providerCluster.authUrl",
-    },
-    secretOutputs: ["consumerKubeconfig", "providerKubeconfig", "provider", "access"],
-    access: peeringAccess,
     imports: {
       object: PEERING_IMPORT_OBJECT,
       run: async (pair, consumerKubeconfig, label, urn) =>
         plainImport(await importPeering({ pair, consumerKubeconfig, label, urn })),
     },
   },
-  "liqo:index:Tunnel": {
-    name: "Tunnel",
+  Tunnel: {
     code: plain(tunnel),
     changes: changesOver(tunnelChanges),
-    from: {
-      consumerKubeconfig: "peering.consumer.kubeconfig",
-      consumerClusterId: "peering.consumer.clusterId",
-      providerClusterId: "peering.providerClusterId",
-      providerClusterName: "peering.providerClusterName",
-      tenantNamespace: "peering.tenantNamespace",
-    },
-    secretOutputs: ["consumerKubeconfig"],
     imports: {
       object: TUNNEL_IMPORT_OBJECT,
       run: async (pair, consumerKubeconfig, label) =>
         plainImport(await importTunnel({ pair, consumerKubeconfig, label })),
     },
   },
-  "liqo:index:NamespaceOffloading": {
-    name: "NamespaceOffloading",
+  NamespaceOffloading: {
     code: plain(namespaceOffloading),
     changes: changesOver(namespaceOffloadingChanges),
-    from: {
-      consumerKubeconfig: "consumer.kubeconfig",
-      consumerClusterId: "consumer.clusterId",
-      virtualNodes: "peerings.*.virtualNodeName",
-    },
-    secretOutputs: ["consumerKubeconfig"],
     imports: {
       object: OFFLOADING_IMPORT_OBJECT,
       run: async (namespace, consumerKubeconfig, label, urn) =>
@@ -179,6 +124,23 @@ export const KINDS: Readonly<Record<string, Kind>> = {
     },
   },
 };
+
+/** A served resource: its declaration (names, mapping, secrets, access) joined with its behaviour. */
+function kindOfDeclaration(declaration: ResourceDeclaration): Kind {
+  const access = declaration.access;
+  return {
+    name: declaration.name,
+    ...BEHAVIOUR[declaration.name]!,
+    from: drawnInputsOf(declaration),
+    secretOutputs: secretStateOf(declaration, accessTypesOf(RESOURCES)),
+    ...(access ? { access: (outputs: Properties) => compact(accessFromState(declaration, outputs) ?? {}) } : {}),
+  };
+}
+
+/** The served resources, by type token. */
+export const KINDS: Readonly<Record<string, Kind>> = Object.fromEntries(
+  RESOURCES.map((declaration) => [typeTokenOf(declaration), kindOfDeclaration(declaration)]),
+);
 
 /** The resource of type token `type`; an error naming it and the ones served otherwise. */
 export function kindOf(type: string): Kind {

@@ -5,7 +5,7 @@
 # Install it with: pulumi plugin install resource liqo <version> --file <archive>
 #
 # The archive holds, at its root: the executable pulumi-resource-liqo (a shell script that starts
-# dist/plugin/main.js on Node), the built provider (dist/plugin, dist/core, dist/vendor),
+# dist/plugin/main.js on Node), the built provider (dist/plugin, dist/core, dist/declarations, dist/vendor),
 # package.json, schema.json and the production dependencies (node_modules, exactly the non-dev
 # entries of package-lock.json, copied from this checkout's node_modules: no registry is asked).
 set -euo pipefail
@@ -26,7 +26,7 @@ stage="$(mktemp -d "${TMPDIR:-/tmp}/pulumi-resource-liqo.XXXXXX")"
 trap 'rm -rf "$stage"' EXIT
 step "plugin: staging pulumi-resource-liqo v$version"
 mkdir -p "$stage/dist"
-cp -r dist/plugin dist/core dist/vendor "$stage/dist/"
+cp -r dist/plugin dist/core dist/declarations dist/vendor "$stage/dist/"
 find "$stage/dist" \( -name '*.d.ts' -o -name '*.map' \) -delete
 cp package.json schema.json "$stage/"
 # The production dependencies as the lock file lays them out (nested ones included).

@@ -9,7 +9,7 @@ import { abandonedVirtualNodes, type NamespaceOffloading, type OutgoingPeering }
 import { listTunnelEndpoints } from "../../core/network-fabric/endpoints.js";
 import { listOffloading } from "../../core/offloading/objects.js";
 import { ownPodRange, peerAddressView } from "../../core/offloading/reflection.js";
-import { listOutgoingPeerings } from "../../core/peering/outgoing.js";
+import { listOutgoingPeerings } from "../../core/virtual-node/outgoing-peering.js";
 import { recentPeeringIdentity } from "../heartbeat.js";
 import type { Reporter } from "../reporter.js";
 import { advanceNamespaceOffloading, type ConsumerPeerings } from "./consumer-namespaces.js";

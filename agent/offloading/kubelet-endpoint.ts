@@ -17,7 +17,7 @@ import * as https from "node:https";
 import type { Duplex } from "node:stream";
 import type { TLSSocket } from "node:tls";
 import { NAMESPACE_OFFLOADING_NAME, type OutgoingPeering } from "../../core/api/index.js";
-import { listOutgoingPeerings } from "../../core/peering/outgoing.js";
+import { listOutgoingPeerings } from "../../core/virtual-node/outgoing-peering.js";
 import { forgeCertificateAuthority, forgeServingCertificate } from "../../core/pki/x509.js";
 import { readNamespaceOffloading } from "../../core/offloading/namespace-offloading.js";
 import { readOptional, serverOf } from "../../core/kube/client.js";

@@ -38,9 +38,9 @@ import {
   forgeRemoteNamespace,
   forgeRemoteNamespaceBinding,
   isRemoteNamespaceOf,
-  REMOTE_NAMESPACE_LABEL,
   refuseRemoteNamespace,
 } from "../../core/offloading/namespaces.js";
+import { REMOTE_NAMESPACE_LABEL } from "../../core/api/names.js";
 import { listOffloading, setOffloadingFinalizer, writeOffloadingStatus } from "../../core/offloading/objects.js";
 import { refusePodSpec, type Refusal } from "../../core/offloading/pod-policy.js";
 import {

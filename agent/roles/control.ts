@@ -31,7 +31,7 @@ import { RetryNow, wakeOnChanges } from "../watch.js";
 import { collection, numberFromEnv } from "./common.js";
 import { internalIpOf } from "../../core/kube/nodes.js";
 import { VIRTUAL_NODE_LABEL } from "../../core/virtual-node/node.js";
-import { REMOTE_NAMESPACE_LABEL } from "../../core/offloading/namespaces.js";
+import { REMOTE_NAMESPACE_LABEL } from "../../core/api/names.js";
 
 /**
  * Pauses between passes when nothing wakes a loop. Watches wake the offer answering and the in-band

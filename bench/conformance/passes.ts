@@ -20,7 +20,7 @@ import { deleteTunnel } from "../../core/network-fabric/tunnel-delete.js";
 import { TUNNEL_DEFAULTS } from "../../core/network-fabric/tunnel-plan.js";
 import { offloadSelectedNamespaces, withdrawSelectedNamespaces } from "../../core/offloading/offloading-selector.js";
 import { createPeering, deletePeering, type PeeringRecord } from "../../core/peering/peering.js";
-import { progressTo } from "../../core/peering/progress.js";
+import { progressTo } from "../../core/operation/progress.js";
 import { clusterOf, type ClusterState } from "../../local-cluster/lab.js";
 import { coreOf, setCordoned } from "../../local-cluster/pods.js";
 import { withLab } from "../../harness/labs.js";

@@ -27,6 +27,11 @@ export const MANAGED_BY = "pulumi-liqo";
 export const TOKEN_LABEL = `${API_GROUP}/peering-token`;
 /** Label naming the remote cluster an object belongs to. */
 export const REMOTE_CLUSTER_LABEL = `${API_GROUP}/remote-cluster-id`;
+/**
+ * Label on a namespace the provider's agent made for a consumer's offloaded namespace: the
+ * offloading makes and finds them by it, and the install's guard of them binds to it.
+ */
+export const REMOTE_NAMESPACE_LABEL = `${API_GROUP}/remote-namespace`;
 
 /** Namespace on a provider that holds everything of one consumer (its tenant namespace). */
 export function tenantNamespace(consumerClusterId: string): string {

@@ -28,8 +28,8 @@ import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf }
 import { statusOf } from "../kube/errors.js";
 import { deleteNamespaceAndPods } from "../kube/namespaces.js";
 import { poll, type PollOptions } from "../wait/poll.js";
-import { removeAllPlacements } from "../offloading/pod-placement.js";
-import { deleteRemoteNamespaceGuard } from "../offloading/remote-namespace-guard.js";
+import { removeAllPlacements } from "./leftover-placements.js";
+import { deleteRemoteNamespaceGuard } from "./remote-namespace-guard.js";
 
 /** Step name used in errors and waits of this module. */
 const STEP = "cluster install";

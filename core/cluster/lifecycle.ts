@@ -5,7 +5,7 @@
 import type * as k8s from "@kubernetes/client-node";
 import { describeOwner } from "../api/names.js";
 import { loadKubeconfig, probeApiServer, serverOf } from "../kube/client.js";
-import { getPeeringsUsing } from "../peering/outgoing.js";
+import { getPeeringsUsing } from "./peerings-using.js";
 import { waitForProjectKindsCounted } from "../authentication/tenant-quota.js";
 import { waitForAgent } from "./agent.js";
 import {
@@ -19,7 +19,7 @@ import {
 } from "./cidr-detection.js";
 import { getNetworkFacts } from "./cidr-facts.js";
 import { deleteAgentClusterRbac, ensureAgentDeployment, readAgentDeployment } from "./agent-deployment.js";
-import { ensureRemoteNamespaceGuard } from "../offloading/remote-namespace-guard.js";
+import { ensureRemoteNamespaceGuard } from "./remote-namespace-guard.js";
 import { waitForAgentRollout } from "./agent-rollout.js";
 import {
   checkInstallOwner,

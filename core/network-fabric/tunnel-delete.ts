@@ -6,8 +6,8 @@
 import type * as k8s from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE } from "../api/index.js";
 import { probeApiServer, serverOf } from "../kube/client.js";
-import type { Progress } from "../peering/progress.js";
-import { describeUnreachable, providerUnreachableError, type UnreachableProvider } from "../peering/unreachable.js";
+import type { Progress } from "../operation/progress.js";
+import { describeUnreachable, providerUnreachableError, type UnreachableProvider } from "../operation/unreachable.js";
 import { startDeadline, type Deadline } from "../wait/deadline.js";
 import { poll } from "../wait/poll.js";
 import { deleteTunnelEndpoint, gatewayKeySecretName, getTunnelEndpoint } from "./endpoints.js";

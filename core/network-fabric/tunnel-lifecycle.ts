@@ -8,8 +8,9 @@ import { SYSTEM_NAMESPACE } from "../api/index.js";
 import type { OutgoingPeering, TunnelEndpoint } from "../api/index.js";
 import { getClusterIdentity, type ClusterIdentity } from "../cluster/install.js";
 import { loadKubeconfig, serverOf } from "../kube/client.js";
-import { getIdentityKubeconfig, getOutgoingPeering } from "../peering/outgoing.js";
-import type { Progress } from "../peering/progress.js";
+import { getIdentityKubeconfig } from "../authentication/stored-identity.js";
+import { getOutgoingPeering } from "../virtual-node/outgoing-peering.js";
+import type { Progress } from "../operation/progress.js";
 import { getTunnelEndpoint } from "./endpoints.js";
 import {
   driftOf,

@@ -17,8 +17,8 @@
 import type * as k8s from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE, type InBandPorts, type TunnelEndpoint, type TunnelRemote } from "../api/index.js";
 import { serverOf } from "../kube/client.js";
-import type { Progress } from "../peering/progress.js";
-import { describeRevokedIdentity } from "../peering/revoked.js";
+import type { Progress } from "../operation/progress.js";
+import { describeRevokedIdentity } from "../authentication/revoked.js";
 import { startDeadline, type Deadline } from "../wait/deadline.js";
 import { poll } from "../wait/poll.js";
 import { applyTunnelEndpoint, getTunnelEndpoint, type EndpointRef } from "./endpoints.js";

@@ -19,8 +19,8 @@ import {
 import { forgeReflectorBinding, REFLECTOR_ROLE } from "../cluster/agent-rbac.js";
 import { getClusterIdentity, type ClusterIdentity } from "../cluster/install.js";
 import { deleteOptional, describeFailure, ensureObject, isNotFound, readOptional, serverOf } from "../kube/client.js";
-import type { Progress } from "../peering/progress.js";
-import { describeUnreachable, providerUnreachableError } from "../peering/unreachable.js";
+import type { Progress } from "../operation/progress.js";
+import { describeUnreachable, providerUnreachableError } from "../operation/unreachable.js";
 import { poll, WaitTimeoutError } from "../wait/poll.js";
 import { placePods, readPodOffloading, stopPlacingPods } from "./pod-placement.js";
 import {

@@ -3,12 +3,15 @@
  * the Namespace and RoleBinding the provider's agent makes for one.
  */
 import type { V1Namespace, V1RoleBinding } from "@kubernetes/client-node";
-import { API_GROUP, consumerUserName, MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL } from "../api/names.js";
+import {
+  consumerUserName,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  REMOTE_CLUSTER_LABEL,
+  REMOTE_NAMESPACE_LABEL,
+} from "../api/names.js";
 import { REMOTE_NAMESPACE_ROLE } from "../cluster/agent-rbac.js";
 import type { Refusal } from "./pod-policy.js";
-
-/** Label on a namespace the provider's agent made for a consumer's offloaded namespace. */
-export const REMOTE_NAMESPACE_LABEL = `${API_GROUP}/remote-namespace`;
 
 /** Prefixes of names that belong to the provider's own system, never to a consumer. */
 const RESERVED_PREFIXES = ["kube-", "pulumi-liqo-", "openshift-"];

@@ -27,8 +27,8 @@ import {
   type SelectedNamespaceReport,
 } from "../api/offloading.js";
 import { describeFailure, ensureObject, readOptional, serverOf } from "../kube/client.js";
-import type { Progress } from "../peering/progress.js";
-import { describeUnreachable, providerUnreachableError } from "../peering/unreachable.js";
+import type { Progress } from "../operation/progress.js";
+import { describeUnreachable, providerUnreachableError } from "../operation/unreachable.js";
 import { poll, WaitTimeoutError } from "../wait/poll.js";
 import { withdrawNamespace, type LeftOnProvider, type WithdrawOptions } from "./namespace-offloading.js";
 import { placePods, stopPlacingPods, type PlacementScope } from "./pod-placement.js";

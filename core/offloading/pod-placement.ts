@@ -243,48 +243,8 @@ export async function stopPlacingPods(kc: k8s.KubeConfig, scope: PlacementScope,
   }
 }
 
-/** The kinds of the pod-placement objects, the binding first (the order to remove them in). */
+/**
+ * The kinds of the pod-placement objects, the binding first (the order to remove them in); a
+ * cluster's uninstall sweeps the same kinds (../cluster/leftover-placements.ts).
+ */
 const PLACEMENT_KINDS = ["MutatingAdmissionPolicyBinding", "MutatingAdmissionPolicy"] as const;
-
-/**
- * Every pod-placement policy and binding of the project, whatever namespace they place; none on a
- * cluster without the API.
- */
-export async function listPlacements(
-  kc: k8s.KubeConfig,
-  step: string,
-): Promise<{ readonly kind: (typeof PLACEMENT_KINDS)[number]; readonly name: string }[]> {
-  const client = k8s.KubernetesObjectApi.makeApiClient(kc);
-  const found = [];
-  for (const kind of PLACEMENT_KINDS) {
-    // (namespace, pretty, exact, exportt, fieldSelector) unset: cluster-scoped, by label.
-    const listed = await readOptional(() =>
-      client.list(
-        ADMISSION_API,
-        kind,
-        undefined,
-        undefined,
-        undefined,
-        undefined,
-        undefined,
-        `${MANAGED_BY_LABEL}=${MANAGED_BY}`,
-      ),
-    ).catch(describeFailure(`${step}: listing the project's ${kind}s`, serverOf(kc)));
-    found.push(...(listed?.items ?? []).map((object) => ({ kind, name: object.metadata!.name! })));
-  }
-  return found;
-}
-
-/**
- * Removes every pod-placement policy and binding of the project: the uninstall of a cluster whose
- * offloadings were not all withdrawn (under `remote`, a pod placed for virtual nodes that are gone
- * would stay Pending).
- */
-export async function removeAllPlacements(kc: k8s.KubeConfig, step: string): Promise<void> {
-  const client = k8s.KubernetesObjectApi.makeApiClient(kc);
-  for (const { kind, name } of await listPlacements(kc, step)) {
-    await deleteOptional(() => client.delete({ apiVersion: ADMISSION_API, kind, metadata: { name } })).catch(
-      describeFailure(`${step}: deleting ${kind} ${name}`, serverOf(kc)),
-    );
-  }
-}

@@ -1,7 +1,7 @@
 /**
  * The providers a namespace offloading needs, and one short look at each before an operation that
  * would otherwise wait out its deadline on one that is gone (as a peering's delete looks first:
- * ../peering/unreachable.ts). Out-of-band, the look is one TLS handshake with the provider's API
+ * ../operation/unreachable.ts). Out-of-band, the look is one TLS handshake with the provider's API
  * server at the address the peering's identity names; in-band that address lies inside the tunnel,
  * out of pulumi's reach, so the consumer's agent's last report of it is the look.
  */
@@ -9,8 +9,9 @@ import type * as k8s from "@kubernetes/client-node";
 import type { OutgoingPeering } from "../api/crds.js";
 import type { RemoteNamespaceReport } from "../api/offloading.js";
 import { loadKubeconfig, probeApiServer, serverOf } from "../kube/client.js";
-import { getIdentityKubeconfig, listOutgoingPeerings } from "../peering/outgoing.js";
-import type { UnreachableProvider } from "../peering/unreachable.js";
+import { getIdentityKubeconfig } from "../authentication/stored-identity.js";
+import { listOutgoingPeerings } from "../virtual-node/outgoing-peering.js";
+import type { UnreachableProvider } from "../operation/unreachable.js";
 import { REFLECTED_LABEL } from "./reflection.js";
 
 /** A provider of an offloading that could not be reached, and where the offloading stands on it. */

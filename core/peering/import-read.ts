@@ -12,7 +12,8 @@ import { describeKubeError } from "../kube/errors.js";
 import { getResourceOffer, getResourceRequest } from "../negotiation/request.js";
 import { askedOfVirtualNode, nodeReadiness } from "../virtual-node/node.js";
 import { readPeeringClaim } from "./claim.js";
-import { getIdentityKubeconfig, getOutgoingPeering, identityExpiryOf } from "./outgoing.js";
+import { getIdentityKubeconfig, identityExpiryOf } from "../authentication/stored-identity.js";
+import { getOutgoingPeering } from "../virtual-node/outgoing-peering.js";
 
 /** What the provider shows the consumer's identity of its request and offer. */
 export interface NegotiationFound {

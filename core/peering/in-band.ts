@@ -50,15 +50,14 @@ import { startDeadline, type Deadline } from "../wait/deadline.js";
 import { poll } from "../wait/poll.js";
 import { claimPeering } from "./claim.js";
 import { defaultVirtualNodeName, type PeeringRecord } from "./peering-plan.js";
+import { deleteConsumerRecords } from "./consumer-records.js";
 import {
-  deleteConsumerRecords,
   ensureOutgoingPeering,
-  getIdentityKubeconfig,
   getOutgoingPeering,
-  identitySecretName,
   writeOutgoingPeeringStatus,
-} from "./outgoing.js";
-import { withinStep, type Progress } from "./progress.js";
+} from "../virtual-node/outgoing-peering.js";
+import { getIdentityKubeconfig, identitySecretName } from "../authentication/stored-identity.js";
+import { withinStep, type Progress } from "../operation/progress.js";
 
 /** Name the provider's API server certificate is verified under inside the tunnel: every API server's certificate carries it. */
 export const API_SERVER_TLS_NAME = "kubernetes.default";

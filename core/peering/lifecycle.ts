@@ -8,7 +8,7 @@ import type { TunnelRecord } from "../network-fabric/tunnel.js";
 import { withTunnelDefaults, type TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
 import { claimPeering, releasePeeringClaim } from "./claim.js";
 import { createInBandPeering, deleteInBandPeering, readInBandPeering, type InBandPeeringRequest } from "./in-band.js";
-import { getIdentityExpiresAt } from "./outgoing.js";
+import { getIdentityExpiresAt } from "../authentication/stored-identity.js";
 import {
   createPeering,
   deletePeering,
@@ -20,7 +20,7 @@ import {
 } from "./peering.js";
 import type { ProviderHandover } from "./handover.js";
 import { isInBand, type PeeringState } from "./peering-plan.js";
-import type { Progress } from "./progress.js";
+import type { Progress } from "../operation/progress.js";
 
 export { isRefusedBeforeChange } from "./claim.js";
 

@@ -43,21 +43,20 @@ import {
   resizeVirtualNode,
   waitForNodeReady,
 } from "../virtual-node/node.js";
+import { deleteConsumerRecords } from "./consumer-records.js";
 import {
-  deleteConsumerRecords,
   ensureIdentitySecret,
-  ensureOutgoingPeering,
   getIdentityKubeconfig,
-  getOutgoingPeering,
   heldCertificateOf,
   identitySecretName,
-} from "./outgoing.js";
+} from "../authentication/stored-identity.js";
+import { ensureOutgoingPeering, getOutgoingPeering } from "../virtual-node/outgoing-peering.js";
 import type { ProviderHandover } from "./handover.js";
-import type { Progress } from "./progress.js";
+import type { Progress } from "../operation/progress.js";
 import { drainVirtualNode } from "../virtual-node/drain.js";
-import { describeRevokedIdentity } from "./revoked.js";
+import { describeRevokedIdentity } from "../authentication/revoked.js";
 import { defaultVirtualNodeName, type PeeringRecord } from "./peering-plan.js";
-import { describeUnreachable, providerUnreachableError, type UnreachableProvider } from "./unreachable.js";
+import { describeUnreachable, providerUnreachableError, type UnreachableProvider } from "../operation/unreachable.js";
 import { parseAuthUrl, probeAuthService } from "../authentication/auth-client.js";
 import { TENANT_ROLE } from "../authentication/tenant.js";
 import { startDeadline, type Deadline } from "../wait/deadline.js";

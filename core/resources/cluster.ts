@@ -2,6 +2,7 @@
  * The `Cluster` resource's dynamic provider: translates inputs into the install steps and their
  * results into outputs. No protocol logic and no Kubernetes call of its own.
  */
+import { CLUSTER } from "../../declarations/cluster.js";
 import type * as pulumi from "@pulumi/pulumi";
 import type { InstallFound } from "../cluster/lifecycle.js";
 import {
@@ -13,7 +14,7 @@ import {
 } from "../cluster/install-plan.js";
 import { isClusterId } from "../api/names.js";
 import { serverOfText } from "../kube/kubeconfig-text.js";
-import { changesOf, inPlace, urnOf, type DiffRules, type FoundChanges } from "./diff-rules.js";
+import { changesOf, urnOf, type FoundChanges, declaredRules } from "./diff-rules.js";
 import { onFirstNeed } from "./steps.js";
 import { explainedDiff, logToEngine } from "./engine-log.js";
 import {
@@ -146,52 +147,16 @@ async function install(inputs: ClusterInputs, takenFrom?: string): Promise<{ id:
  * What each input's change does to a cluster's install, and why: nothing replaces it (the cluster
  * ID is made once and peerings are named after it); update runs the idempotent install again.
  */
-export const CLUSTER_DIFF = {
-  name: inPlace(
-    "the cluster's identity record takes the new name; its cluster ID stays, so its peerings and their virtual nodes stay",
-  ),
-  kubeconfig: inPlace(
-    "only how pulumi reaches the cluster; install runs again through it and keeps the cluster ID it finds",
-  ),
-  podCidr: {
-    ...inPlace(
-      "the cluster's identity records it and its gateway announces it; a peer routes to it once that peer's tunnel converges again",
-    ),
-    // Left out, it is detected at install: the outputs hold what was detected, which is no change.
-    changed: (olds, news) => news.podCidr !== undefined && news.podCidr !== olds.podCidr,
-  },
-  serviceCidr: {
-    ...inPlace("the cluster's identity records it; its gateway never lets a peer's range be seen under it"),
-    changed: (olds, news) => news.serviceCidr !== undefined && news.serviceCidr !== olds.serviceCidr,
-  },
-  externalCidr: inPlace(
-    "the cluster's identity records it and its gateway announces it; a peer routes to it once that peer's tunnel converges again",
-  ),
-  authService: inPlace(
-    "authUrl follows; the auth service's certificate is made anew (with a new CA) only if it does not cover the new address, " +
-      "and a deployed agent listens on the new port",
-  ),
-  gateway: inPlace(
-    "the gatewayEndpoint output follows, and a deployed gateway's Service (or host port) is applied again; " +
-      "a tunnel's own inputs say where its gateway serves",
-  ),
-  agent: inPlace(
-    "a new image rolls the control agent, the gateway and the route agent in place (peerings stay; the gateway's keys are in Secrets), " +
-      "a new exposure reapplies the auth service's Service (without an image, the agent running is only checked)",
-  ),
-  timeoutSeconds: inPlace("only the deadline of later operations; install runs again as it is"),
-  force: inPlace("only whether a later delete uninstalls while peerings use the cluster; install runs again as it is"),
-  apiServerUrl: {
-    ...inPlace(
-      "the cluster's identity records the new URL; identities its auth service issues from then on point at it",
-    ),
-    // Outputs hold the resolved URL: compare what the inputs resolve to, not the inputs as given.
-    changed: (olds, news) => resolvedApiServerUrl(news) !== olds.apiServerUrl,
-  },
-} as const satisfies DiffRules<ClusterOutputs, ClusterInputs>;
+export const CLUSTER_DIFF = declaredRules<ClusterOutputs, ClusterInputs>(CLUSTER, {
+  // Left out, it is detected at install: the outputs hold what was detected, which is no change.
+  podCidr: (olds, news) => news.podCidr !== undefined && news.podCidr !== olds.podCidr,
+  serviceCidr: (olds, news) => news.serviceCidr !== undefined && news.serviceCidr !== olds.serviceCidr,
+  // Outputs hold the resolved URL: compare what the inputs resolve to, not the inputs as given.
+  apiServerUrl: (olds, news) => resolvedApiServerUrl(news) !== olds.apiServerUrl,
+});
 
 /** What changed between a cluster's state and its new inputs. */
-export function clusterChanges(olds: ClusterOutputs, news: ClusterInputs): FoundChanges<keyof typeof CLUSTER_DIFF> {
+export function clusterChanges(olds: ClusterOutputs, news: ClusterInputs): FoundChanges<string> {
   return changesOf(CLUSTER_DIFF, olds, news);
 }
 
@@ -275,7 +240,7 @@ export async function importCluster(asked: ClusterImport): Promise<Imported<Clus
 }
 
 /** The `Cluster` dynamic provider's operations. */
-export const provider: pulumi.dynamic.ResourceProvider<ClusterInputs, ClusterOutputs> = {
+export const pulumiProvider: pulumi.dynamic.ResourceProvider<ClusterInputs, ClusterOutputs> = {
   check,
   async diff(id, olds, news) {
     return explainedDiff("Cluster", CLUSTER_DIFF, id, news, clusterChanges(olds, news), false);
@@ -307,3 +272,9 @@ export const provider: pulumi.dynamic.ResourceProvider<ClusterInputs, ClusterOut
       });
   },
 };
+
+/**
+ * {@link pulumiProvider} under the name that stacks made before it was renamed serialized into their
+ * state (`require(...).provider`): their refresh and destroy still find it.
+ */
+export const provider = pulumiProvider;

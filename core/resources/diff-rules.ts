@@ -4,6 +4,8 @@
  * would be wrong) how a change is found. The same table drives the diff and what a preview says
  * about it, so the two cannot drift apart. Pure: no I/O.
  */
+import type { ResourceDeclaration } from "../../declarations/index.js";
+import { changeEffectsOf } from "../../declarations/derived.js";
 import { URN_INPUT } from "./hidden-inputs.js";
 import { changedProperties, isUnknown } from "./inputs.js";
 
@@ -26,26 +28,37 @@ export interface DiffRule<Olds, News> {
   readonly changed?: (olds: Olds, news: News) => boolean;
 }
 
-/** The rule of an input whose change updates the resource in place, for `reason`. */
-export function inPlace(reason: string): DiffRule<object, object> {
-  return { effect: "updates in place", reason };
-}
+/** How the code finds one change, where "the top-level input of the rule's name differs" is wrong. */
+export type ChangeTest<Olds, News> = (olds: Olds, news: News) => boolean;
 
-/** The rule of an input whose change replaces the resource, for `reason`. */
-export function replaces(reason: string): DiffRule<object, object> {
-  return { effect: "replaces", reason };
+/**
+ * The test of the `status` that `pulumi refresh` recorded: anything but `healthy` (the one healthy
+ * status, or a test of it) is drift, which the next `pulumi up` repairs through update (the
+ * declaration's `repairedByUpdate` says why).
+ */
+export function isDrift(
+  healthy: string | ((status: string) => boolean),
+): ChangeTest<{ readonly status?: string }, object> {
+  const isHealthy = typeof healthy === "string" ? (status: string) => status === healthy : healthy;
+  return (olds) => olds.status !== undefined && !isHealthy(olds.status);
 }
 
 /**
- * The rule of the `status` that `pulumi refresh` recorded: anything but `healthy` (the one healthy
- * status, or a test of it) is drift, which the next `pulumi up` repairs through update, for `reason`.
+ * A resource's rules: each change its declaration tells apart, with what it does and why, and the
+ * code's own test where `tests` gives one. A test of a change the declaration does not know is a
+ * mistake in the code, refused at load.
  */
-export function driftRepair(
-  healthy: string | ((status: string) => boolean),
-  reason: string,
-): DiffRule<{ readonly status?: string }, object> {
-  const isHealthy = typeof healthy === "string" ? (status: string) => status === healthy : healthy;
-  return { ...inPlace(reason), changed: (olds) => olds.status !== undefined && !isHealthy(olds.status) };
+export function declaredRules<Olds, News>(
+  declaration: ResourceDeclaration,
+  tests: Readonly<Record<string, ChangeTest<Olds, News>>> = {},
+): DiffRules<Olds, News> {
+  const effects = changeEffectsOf(declaration);
+  const unknown = Object.keys(tests).filter((key) => !(key in effects));
+  if (unknown.length > 0)
+    throw new Error(`${declaration.name}'s diff tests ${unknown.join(", ")}, which its declaration lacks`);
+  return Object.fromEntries(
+    Object.entries(effects).map(([key, effect]) => [key, tests[key] ? { ...effect, changed: tests[key] } : effect]),
+  );
 }
 
 /** A resource's rules, by the name a preview gives the input. */

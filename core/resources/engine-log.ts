@@ -15,7 +15,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { liveStatus, type Progress } from "../peering/progress.js";
+import { liveStatus, type Progress } from "../operation/progress.js";
 import { explainChanges, labelOf, urnOf, type FoundChanges } from "./diff-rules.js";
 
 /** How long a diff waits for the engine to take a message. */

@@ -5,6 +5,7 @@
  * and the agent's reports into outputs. Which peerings the namespaces use, and which labels select
  * them, change in place; another namespace, naming or consumer is another offloading.
  */
+import { NAMESPACE_OFFLOADING } from "../../declarations/namespace-offloading.js";
 import type * as pulumi from "@pulumi/pulumi";
 import {
   POD_OFFLOADING_POLICIES,
@@ -18,17 +19,8 @@ import {
 import { selectorFaults } from "../offloading/namespace-selector.js";
 import { remoteNamespaceName } from "../offloading/reflection.js";
 import { DEFAULT_TIMEOUT_SECONDS } from "../wait/deadline.js";
-import {
-  changesOf,
-  driftRepair,
-  inPlace,
-  labelOf,
-  replaces,
-  urnOf,
-  type DiffRules,
-  type FoundChanges,
-} from "./diff-rules.js";
-import { forcedDeleteReport } from "../peering/unreachable.js";
+import { changesOf, labelOf, urnOf, type FoundChanges, declaredRules, isDrift } from "./diff-rules.js";
+import { forcedDeleteReport } from "../operation/unreachable.js";
 import { explainedDiff, logToEngine, showingSteps } from "./engine-log.js";
 import { checkKubeconfig, checkOneOf, checkSeconds, Failures, isUnknown } from "./inputs.js";
 import { partialFailure } from "./partial.js";
@@ -103,42 +95,18 @@ const kubeconfigOf = (inputs: NamespaceOffloadingInputs) =>
  * the namespace and the naming, so a change of any of them is another offloading (its pods are
  * drained first); the set of peerings and the rest change in place.
  */
-export const NAMESPACE_OFFLOADING_DIFF = {
-  namespace: replaces(
-    "another namespace is another offloading: the old one's pods and remote namespaces are removed first",
-  ),
-  namespaceSelector: inPlace(
-    "namespaces that match from then on are offloaded, those that no longer match have their pods and remote namespaces removed",
-  ),
-  naming: replaces(
-    "the remote namespace's name changes: the old remote namespaces (and the pods in them) are removed, new ones are made",
-  ),
-  consumerClusterId: replaces("another consumer cluster is another offloading"),
-  virtualNodes: inPlace(
-    "the namespace is offloaded to the providers of the new set of peerings; those left out have their pods and remote namespace removed",
-  ),
-  consumerKubeconfig: inPlace("only how pulumi reaches the consumer cluster, which its cluster ID identifies"),
-  timeoutSeconds: inPlace("only the deadline of later operations"),
-  podOffloading: inPlace(
-    "pods created from then on are placed by the new policy; pods already running stay where they are",
-  ),
-  serviceAccountTokens: inPlace(
-    "pods offloaded from then on get the new kind of token; pods already running keep theirs until they are replaced",
-  ),
-  force: inPlace(
-    "only what a later delete does when a provider cannot be reached; update records it and contacts no cluster",
-  ),
-  status: driftRepair(
-    "Ready",
-    "the last create stopped half-way, or pulumi refresh found a remote namespace missing: update writes the offloading again and waits for every provider",
-  ),
-} as const satisfies DiffRules<NamespaceOffloadingOutputs, NamespaceOffloadingInputs>;
+export const NAMESPACE_OFFLOADING_DIFF = declaredRules<NamespaceOffloadingOutputs, NamespaceOffloadingInputs>(
+  NAMESPACE_OFFLOADING,
+  {
+    status: isDrift("Ready"),
+  },
+);
 
 /** What changed between an offloading's state and its new inputs. */
 export function namespaceOffloadingChanges(
   olds: NamespaceOffloadingOutputs,
   news: NamespaceOffloadingInputs,
-): FoundChanges<keyof typeof NAMESPACE_OFFLOADING_DIFF> {
+): FoundChanges<string> {
   // The peerings' virtual node names are unknown in preview while they update: not a change here.
   return changesOf(NAMESPACE_OFFLOADING_DIFF, olds, news, { unknownIsUnchanged: true });
 }
@@ -147,7 +115,7 @@ export function namespaceOffloadingChanges(
  * Whether an update only records its inputs: turning `force` on, alone or with the drift a refresh
  * recorded (a provider gone), is the way out when a provider is gone, so it must not need one. Pure.
  */
-export function recordsOnly(changes: FoundChanges<keyof typeof NAMESPACE_OFFLOADING_DIFF>): boolean {
+export function recordsOnly(changes: FoundChanges<string>): boolean {
   return changes.changed.includes("force") && changes.changed.every((key) => key === "force" || key === "status");
 }
 
@@ -216,7 +184,7 @@ const idOf = (outputs: NamespaceOffloadingOutputs): string =>
   outputs.selectorName ? `selector/${outputs.selectorName}` : outputs.namespace!;
 
 /** The `NamespaceOffloading` dynamic provider's operations. */
-export const provider: pulumi.dynamic.ResourceProvider<NamespaceOffloadingInputs, NamespaceOffloadingOutputs> = {
+export const pulumiProvider: pulumi.dynamic.ResourceProvider<NamespaceOffloadingInputs, NamespaceOffloadingOutputs> = {
   async check(_olds, news) {
     const failures = new Failures();
     checkKubeconfig(failures, "consumerKubeconfig", news.consumerKubeconfig);
@@ -304,3 +272,9 @@ export const provider: pulumi.dynamic.ResourceProvider<NamespaceOffloadingInputs
       await logToEngine(forcedDeleteReport(owner, label, provider.providerName, left, remedy), urnOf(props));
   },
 };
+
+/**
+ * {@link pulumiProvider} under the name that stacks made before it was renamed serialized into their
+ * state (`require(...).provider`): their refresh and destroy still find it.
+ */
+export const provider = pulumiProvider;

@@ -3,8 +3,9 @@
  * accepts, of which the cluster keeps only a hash. Replacing it (a new `rotation` value or expiry)
  * makes the old token useless for new peerings; existing peerings keep their identities.
  */
+import { PEERING_TOKEN } from "../../declarations/peering-token.js";
 import type * as pulumi from "@pulumi/pulumi";
-import { changesOf, inPlace, replaces, type DiffRules, type FoundChanges } from "./diff-rules.js";
+import { changesOf, type FoundChanges, declaredRules } from "./diff-rules.js";
 import { onFirstNeed } from "./steps.js";
 import { explainedDiff } from "./engine-log.js";
 import { checkKubeconfig, checkSeconds, Failures } from "./inputs.js";
@@ -40,39 +41,20 @@ export interface PeeringTokenOutputs extends PeeringTokenInputs {
 
 const owner = "PeeringToken";
 
-/** Why the provider's handover passes through without touching the token. */
-const HANDOVER =
-  "passed through to the outputs a consumer takes; the token and its record on the cluster stay as they are";
-
 /**
  * What each input's change does to a token, and why: a token is fixed when it is made (its
  * record on the cluster holds only its hash and expiry), so a new one replaces it; the rest is
  * handed through.
  */
-export const PEERING_TOKEN_DIFF = {
-  expiresInSeconds: replaces(
-    "the expiry is written into the token's record on the cluster when the token is made: a new token with the new expiry is " +
-      "made and the old one revoked (existing peerings keep their identities)",
-  ),
-  rotation: replaces(
-    "a new token is made and the old one revoked: it stops working for new peerings, existing peerings keep their identities",
-  ),
-  kubeconfig: inPlace("only how pulumi reaches the provider cluster; the token stays as it is"),
-  clusterId: inPlace(HANDOVER),
-  authUrl: inPlace(HANDOVER),
-  authCaCert: inPlace(HANDOVER),
-} as const satisfies DiffRules<PeeringTokenOutputs, PeeringTokenInputs>;
+export const PEERING_TOKEN_DIFF = declaredRules<PeeringTokenOutputs, PeeringTokenInputs>(PEERING_TOKEN, {});
 
 /** What changed between a token's state and its new inputs. */
-export function peeringTokenChanges(
-  olds: PeeringTokenOutputs,
-  news: PeeringTokenInputs,
-): FoundChanges<keyof typeof PEERING_TOKEN_DIFF> {
+export function peeringTokenChanges(olds: PeeringTokenOutputs, news: PeeringTokenInputs): FoundChanges<string> {
   return changesOf(PEERING_TOKEN_DIFF, olds, news);
 }
 
 /** The `PeeringToken` dynamic provider's operations. */
-export const provider: pulumi.dynamic.ResourceProvider<PeeringTokenInputs, PeeringTokenOutputs> = {
+export const pulumiProvider: pulumi.dynamic.ResourceProvider<PeeringTokenInputs, PeeringTokenOutputs> = {
   async check(_olds, news) {
     const failures = new Failures();
     checkKubeconfig(failures, "kubeconfig", news.kubeconfig);
@@ -120,3 +102,9 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringTokenInputs, Peeri
     await tokens().revokePeeringToken(kubeconfigOf(props), id);
   },
 };
+
+/**
+ * {@link pulumiProvider} under the name that stacks made before it was renamed serialized into their
+ * state (`require(...).provider`): their refresh and destroy still find it.
+ */
+export const provider = pulumiProvider;

@@ -4,6 +4,7 @@
  * outputs. A changed resource request is renegotiated in place; a rotated token changes nothing
  * (the identity is already issued); in-band, changed tunnel settings re-converge in place.
  */
+import { PEERING } from "../../declarations/peering.js";
 import type * as pulumi from "@pulumi/pulumi";
 import type * as k8s from "@kubernetes/client-node";
 import type { OfferedResources, ResourceAsk } from "../api/index.js";
@@ -22,22 +23,12 @@ import {
   recordOf,
   statusAfterRead,
 } from "../peering/peering-plan.js";
-import type { Progress } from "../peering/progress.js";
+import type { Progress } from "../operation/progress.js";
 import type { ProviderHandover } from "../peering/handover.js";
 import { DEFAULT_TIMEOUT_SECONDS } from "../wait/deadline.js";
-import { forcedDeleteReport } from "../peering/unreachable.js";
+import { forcedDeleteReport } from "../operation/unreachable.js";
 import { ownUrnOf, takenFromOf } from "./hidden-inputs.js";
-import {
-  changesOf,
-  driftRepair,
-  inPlace,
-  inputChanged,
-  labelOf,
-  replaces,
-  urnOf,
-  type DiffRules,
-  type FoundChanges,
-} from "./diff-rules.js";
+import { changesOf, inputChanged, labelOf, urnOf, type FoundChanges, declaredRules, isDrift } from "./diff-rules.js";
 import { onFirstNeed } from "./steps.js";
 import { explainedDiff, logToEngine, showingSteps } from "./engine-log.js";
 import { deleteFailure, readOrFail } from "./read-failure.js";
@@ -219,100 +210,38 @@ function checkHandover(failures: Failures, news: PeeringInputs): ProviderHandove
     : handover;
 }
 
-/** Why a peering cannot change provider in place. */
-const ANOTHER_PROVIDER =
-  "the consumer's identity is issued by that provider and stored under its cluster ID, and the virtual node stands for it: another provider is another peering";
-/** Why the provider's auth service endpoint changes nothing but the record. */
-const AUTH_ENDPOINT =
-  "recorded for delete, which revokes the identity at the provider's auth service; the identity already issued talks to the " +
-  "provider's API server, so nothing else changes";
-/** Why an input that only says how pulumi reaches a cluster changes nothing there. */
-const reachOnly = (side: string): string =>
-  `only how pulumi reaches the ${side} cluster, which its cluster ID identifies`;
-
 /**
  * What each input's change does to a peering, and why: the parties, the approach and the node's
  * name replace it (delete first: the new one would take the same names); the rest is converged in
  * place. The token is left out on purpose: a rotated token must not touch a peering that exists.
  */
-export const PEERING_DIFF = {
-  consumerClusterId: {
-    ...replaces(
-      "the consumer's identity, its tenant namespace on the provider and its resource request are all named after the consumer's cluster ID",
-    ),
-    // Unknown in preview whenever the consumer's Cluster updates (its id is an output the engine does not
-    // carry over): an update keeps the id, which lives in the cluster; the real run re-diffs with the value.
-    changed: inputChanged("consumerClusterId", { unknownIsUnchanged: true }),
-  },
-  approach: {
-    ...replaces(
-      "out-of-band and in-band peerings authenticate differently (pulumi with the handed-over token, or the consumer's agent " +
-        "inside the tunnel) and keep different records: the peering is undone one way and made the other",
-    ),
-    // State written before the approach existed holds none: that was out-of-band.
-    changed: (olds, news) => (olds.approach ?? "out-of-band") !== (news.approach ?? "out-of-band"),
-  },
-  providerClusterId: {
-    ...replaces(ANOTHER_PROVIDER),
-    changed: (olds, news) =>
-      isInBand(news) && inputChanged("providerClusterId", { unknownIsUnchanged: true })(olds, news),
-  },
-  "provider.clusterId": {
-    ...replaces(ANOTHER_PROVIDER),
-    // Unknown in preview when the token is being replaced: the real run re-diffs with values.
-    changed: (olds, news) =>
-      !isInBand(news) &&
-      !isUnknown(news.provider) &&
-      !isUnknown(news.provider?.clusterId) &&
-      olds.provider?.clusterId !== news.provider?.clusterId,
-  },
-  virtualNodeName: {
-    ...replaces("a Kubernetes Node cannot be renamed: the peering is made again with a virtual node of the new name"),
-    // Outputs hold the resolved node name: a default that resolves to the same name is no change.
-    // A create that failed half-way resolved none: its outputs hold the name as it was given.
-    changed: (olds, news) =>
-      isIncomplete(olds)
-        ? news.virtualNodeName !== olds.virtualNodeName
-        : (news.virtualNodeName ?? defaultVirtualNodeName(olds.providerClusterName ?? "")) !== olds.virtualNodeName,
-  },
-  resources: inPlace(
-    "renegotiated: the provider's agent answers the changed request with a new offer and the virtual node is resized to it; the identity stays",
-  ),
-  labels: inPlace(
-    "in-band, the virtual node's labels are patched; out-of-band they are only recorded, and the node keeps those it was created with",
-  ),
-  taints: inPlace(
-    "in-band, the virtual node's taints are patched; out-of-band they are only recorded, and the node keeps those it was created with",
-  ),
-  timeoutSeconds: inPlace(
-    "only the deadline of later operations (in-band, update converges the peering again as it is)",
-  ),
-  force: inPlace("only what a later out-of-band delete does when the provider cannot be reached"),
-  consumerKubeconfig: inPlace(reachOnly("consumer")),
-  tunnel: inPlace(
-    "in-band, the tunnel converges first (both TunnelEndpoints rewritten, the gateways keeping their keys), then the rest of the peering is checked again",
-  ),
-  providerKubeconfig: inPlace(reachOnly("provider")),
-  providerAuthUrl: inPlace(
-    "in-band, the consumer's agent is told the auth service's port inside the tunnel, which it uses only to authenticate again; the identity stays",
-  ),
-  "provider.authUrl": {
-    ...inPlace(AUTH_ENDPOINT),
-    changed: (olds, news) => olds.provider?.authUrl !== news.provider?.authUrl,
-  },
-  "provider.authCaCert": {
-    ...inPlace(AUTH_ENDPOINT),
-    changed: (olds, news) => olds.provider?.authCaCert !== news.provider?.authCaCert,
-  },
-  status: driftRepair(
-    isReady,
-    "the last create stopped half-way, or pulumi refresh found the peering broken (its identity revoked, its node gone): " +
-      "update runs the peering's steps again (each is idempotent, authentication included), which finishes or repairs it",
-  ),
-} as const satisfies DiffRules<PeeringOutputs, PeeringInputs>;
+export const PEERING_DIFF = declaredRules<PeeringOutputs, PeeringInputs>(PEERING, {
+  // Unknown in preview whenever the consumer's Cluster updates (its id is an output the engine does not
+  // carry over): an update keeps the id, which lives in the cluster; the real run re-diffs with the value.
+  consumerClusterId: inputChanged("consumerClusterId", { unknownIsUnchanged: true }),
+  // State written before the approach existed holds none: that was out-of-band.
+  approach: (olds, news) => (olds.approach ?? "out-of-band") !== (news.approach ?? "out-of-band"),
+  providerClusterId: (olds, news) =>
+    isInBand(news) && inputChanged("providerClusterId", { unknownIsUnchanged: true })(olds, news),
+  // Unknown in preview when the token is being replaced: the real run re-diffs with values.
+  "provider.clusterId": (olds, news) =>
+    !isInBand(news) &&
+    !isUnknown(news.provider) &&
+    !isUnknown(news.provider?.clusterId) &&
+    olds.provider?.clusterId !== news.provider?.clusterId,
+  // Outputs hold the resolved node name: a default that resolves to the same name is no change.
+  // A create that failed half-way resolved none: its outputs hold the name as it was given.
+  virtualNodeName: (olds, news) =>
+    isIncomplete(olds)
+      ? news.virtualNodeName !== olds.virtualNodeName
+      : (news.virtualNodeName ?? defaultVirtualNodeName(olds.providerClusterName ?? "")) !== olds.virtualNodeName,
+  "provider.authUrl": (olds, news) => olds.provider?.authUrl !== news.provider?.authUrl,
+  "provider.authCaCert": (olds, news) => olds.provider?.authCaCert !== news.provider?.authCaCert,
+  status: isDrift(isReady),
+});
 
 /** What changed between a peering's state and its new inputs. */
-export function peeringChanges(olds: PeeringOutputs, news: PeeringInputs): FoundChanges<keyof typeof PEERING_DIFF> {
+export function peeringChanges(olds: PeeringOutputs, news: PeeringInputs): FoundChanges<string> {
   // In-band, the clusters' outputs are unknown in preview whenever a Cluster updates: not a change here.
   return changesOf(PEERING_DIFF, olds, news, { unknownIsUnchanged: isInBand(news) });
 }
@@ -322,7 +251,7 @@ const PEERING_LEFT_REMEDY =
   "When the provider is back, its admin removes them by deleting that namespace and those CSRs";
 
 /** The `Peering` dynamic provider's operations. */
-export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOutputs> = {
+export const pulumiProvider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOutputs> = {
   async check(_olds, news) {
     const failures = new Failures();
     checkKubeconfig(failures, "consumerKubeconfig", news.consumerKubeconfig);
@@ -402,3 +331,9 @@ export const provider: pulumi.dynamic.ResourceProvider<PeeringInputs, PeeringOut
       );
   },
 };
+
+/**
+ * {@link pulumiProvider} under the name that stacks made before it was renamed serialized into their
+ * state (`require(...).provider`): their refresh and destroy still find it.
+ */
+export const provider = pulumiProvider;

@@ -5,20 +5,12 @@
  * address, MTU, keepalive) change in place; another pair of clusters is another tunnel.
  * No key is ever an input or an output but the gateways' public keys.
  */
+import { TUNNEL } from "../../declarations/tunnel.js";
 import type * as pulumi from "@pulumi/pulumi";
 import type { TunnelEnd } from "../network-fabric/tunnel-end.js";
 import type { TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
-import { forcedDeleteReport } from "../peering/unreachable.js";
-import {
-  changesOf,
-  driftRepair,
-  inPlace,
-  labelOf,
-  replaces,
-  urnOf,
-  type DiffRules,
-  type FoundChanges,
-} from "./diff-rules.js";
+import { forcedDeleteReport } from "../operation/unreachable.js";
+import { changesOf, labelOf, urnOf, type FoundChanges, declaredRules, isDrift } from "./diff-rules.js";
 import { onFirstNeed } from "./steps.js";
 import { explainedDiff, logToEngine, showingSteps } from "./engine-log.js";
 import { DEFAULT_TIMEOUT_SECONDS } from "../wait/deadline.js";
@@ -71,48 +63,17 @@ async function converge(inputs: TunnelInputs): Promise<TunnelOutputs> {
   }
 }
 
-/** Why the clusters a tunnel joins cannot change under it. */
-const ANOTHER_PAIR =
-  "a tunnel joins one pair of clusters: each side's TunnelEndpoint is named after the other's cluster ID, and the tunnel's link addresses derive from both IDs";
-
 /**
  * What each input's change does to a tunnel, and why: another pair of clusters is another tunnel;
  * everything else converges in place (update is create again, every step idempotent), the
  * gateways keeping their keys.
  */
-export const TUNNEL_DIFF = {
-  consumerClusterId: replaces(ANOTHER_PAIR),
-  providerClusterId: replaces(ANOTHER_PAIR),
-  server: inPlace(
-    "the other gateway listens and this one dials; both TunnelEndpoints are rewritten and the gateways keep their keys",
-  ),
-  serverAddress: inPlace("the dialing gateway is told the new address; both gateways keep their keys"),
-  port: inPlace(
-    "the serving gateway listens on the new port and the other dials it there; both gateways keep their keys",
-  ),
-  mtu: inPlace("both tunnel interfaces take the new MTU; the gateways keep their keys"),
-  keepaliveSeconds: inPlace("the dialing gateway's keepalive interval changes; the gateways keep their keys"),
-  behindNat: inPlace(
-    "it only decides which side may serve (checked at preview); the gateways' settings do not depend on it, so update checks the tunnel again as it is",
-  ),
-  timeoutSeconds: inPlace(
-    "only the deadline of later operations; update checks the tunnel again (handshake and probe) as it is",
-  ),
-  consumerKubeconfig: inPlace(
-    "only how pulumi reaches the consumer cluster, which its cluster ID identifies; update checks the tunnel again through it",
-  ),
-  tenantNamespace: inPlace("the provider's TunnelEndpoint is written in the peering's tenant namespace, which moved"),
-  force: inPlace(
-    "only what a later delete does when the provider cannot be reached; update records it and contacts neither cluster",
-  ),
-  status: driftRepair(
-    "Connected",
-    "the last create stopped half-way, or pulumi refresh found the tunnel broken: update converges both gateways again, which finishes or repairs it",
-  ),
-} as const satisfies DiffRules<TunnelOutputs, TunnelInputs>;
+export const TUNNEL_DIFF = declaredRules<TunnelOutputs, TunnelInputs>(TUNNEL, {
+  status: isDrift("Connected"),
+});
 
 /** What changed between a tunnel's state and its new inputs. */
-export function tunnelChanges(olds: TunnelOutputs, news: TunnelInputs): FoundChanges<keyof typeof TUNNEL_DIFF> {
+export function tunnelChanges(olds: TunnelOutputs, news: TunnelInputs): FoundChanges<string> {
   // The peering's outputs are unknown in preview whenever the peering updates: not a change here.
   return changesOf(TUNNEL_DIFF, olds, news, { unknownIsUnchanged: true });
 }
@@ -132,7 +93,7 @@ const LEFT_REMEDY =
   "When the provider is back, deleting that TunnelEndpoint there (or the consumer's tenant namespace, which holds it) makes its gateway take the rest down";
 
 /** The `Tunnel` dynamic provider's operations. */
-export const provider: pulumi.dynamic.ResourceProvider<TunnelInputs, TunnelOutputs> = {
+export const pulumiProvider: pulumi.dynamic.ResourceProvider<TunnelInputs, TunnelOutputs> = {
   async check(_olds, news) {
     const failures = new Failures();
     checkKubeconfig(failures, "consumerKubeconfig", news.consumerKubeconfig);
@@ -178,3 +139,9 @@ export const provider: pulumi.dynamic.ResourceProvider<TunnelInputs, TunnelOutpu
     }
   },
 };
+
+/**
+ * {@link pulumiProvider} under the name that stacks made before it was renamed serialized into their
+ * state (`require(...).provider`): their refresh and destroy still find it.
+ */
+export const provider = pulumiProvider;

@@ -16,47 +16,56 @@ namespace Pulumi.Liqo
     public partial class Cluster : global::Pulumi.CustomResource
     {
         /// <summary>
-        /// How other resources reach this cluster (served by the plugin; its kubeconfig is secret): give it as a PeeringToken's cluster, a Peering's consumer or providerCluster, a NamespaceOffloading's consumer.
+        /// How other resources reach this cluster (its kubeconfig is secret): what a program of the provider plugin gives as a PeeringToken's cluster, a Peering's consumer or providerCluster, a NamespaceOffloading's consumer; this package's TypeScript resources take the Cluster itself.
         /// </summary>
         [Output("access")]
         public Output<Outputs.ClusterAccess?> Access { get; private set; } = null!;
 
+        /// <summary>
+        /// API server URL as consumers reach it.
+        /// </summary>
         [Output("apiServerUrl")]
         public Output<string> ApiServerUrl { get; private set; } = null!;
 
         /// <summary>
-        /// PEM of the auth service's CA.
+        /// PEM of the CA that signed the auth service's certificate.
         /// </summary>
         [Output("authCaCert")]
         public Output<string> AuthCaCert { get; private set; } = null!;
 
         /// <summary>
-        /// The auth service's URL.
+        /// URL of the cluster's auth service.
         /// </summary>
         [Output("authUrl")]
         public Output<string> AuthUrl { get; private set; } = null!;
 
         /// <summary>
-        /// Stable id of the cluster.
+        /// Stable id of the cluster, made once at install.
         /// </summary>
         [Output("clusterId")]
         public Output<string> ClusterId { get; private set; } = null!;
 
         /// <summary>
-        /// Where each CIDR the inputs left out was read; empty when both were given.
+        /// Where each CIDR the inputs left out was read, e.g. `{ podCidr: "kube-controller-manager's --cluster-cidr", serviceCidr: "ServiceCIDR kubernetes" }`; empty when both were given.
         /// </summary>
         [Output("detectedFrom")]
         public Output<Outputs.DetectedFrom> DetectedFrom { get; private set; } = null!;
 
         /// <summary>
-        /// host:port of the gateway.
+        /// `host:port` of the WireGuard gateway.
         /// </summary>
         [Output("gatewayEndpoint")]
         public Output<string> GatewayEndpoint { get; private set; } = null!;
 
+        /// <summary>
+        /// The kubeconfig (secret).
+        /// </summary>
         [Output("kubeconfig")]
         public Output<string> Kubeconfig { get; private set; } = null!;
 
+        /// <summary>
+        /// The cluster's name.
+        /// </summary>
         [Output("name")]
         public Output<string> Name { get; private set; } = null!;
 
@@ -122,37 +131,37 @@ namespace Pulumi.Liqo
     public sealed class ClusterArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// Deploy the agent from an image.
+        /// Where the agent comes from. With an `image`, `Cluster` deploys it (the control agent, the gateway and the route agent, each with its own ServiceAccount and least-privilege RBAC, and Services exposing the auth service and the gateway) and waits for them to roll out; without one, an agent must already run in the cluster (a local cluster started with `--host-agent`), and `Cluster` verifies it.
         /// </summary>
         [Input("agent")]
         public Input<Inputs.AgentArgs>? Agent { get; set; }
 
         /// <summary>
-        /// URL consumers reach the API server at, if not the kubeconfig's.
+        /// API server URL as consumers reach it, when it differs from the kubeconfig's (NAT, a load balancer). Default: the kubeconfig's server.
         /// </summary>
         [Input("apiServerUrl")]
         public Input<string>? ApiServerUrl { get; set; }
 
         /// <summary>
-        /// How the auth service is reached.
+        /// How the auth service is reached. Default: the API server's host, port 8443.
         /// </summary>
         [Input("authService")]
         public Input<Inputs.EndpointArgs>? AuthService { get; set; }
 
         /// <summary>
-        /// The cluster's external CIDR, announced to peers.
+        /// The cluster's external CIDR, if it exposes addresses beyond its pods (e.g. node or load balancer addresses) to peers: its gateway announces it, and peers route it into the tunnel, remapped where it overlaps their own ranges. Default: none.
         /// </summary>
         [Input("externalCidr")]
         public Input<string>? ExternalCidr { get; set; }
 
         /// <summary>
-        /// Uninstall on delete even while peerings use the cluster.
+        /// Uninstall on delete even while peerings still use the cluster. Default: false.
         /// </summary>
         [Input("force")]
         public Input<bool>? Force { get; set; }
 
         /// <summary>
-        /// How the gateway is reached.
+        /// How the WireGuard gateway is reached, and exposed when deployed. Default: the API server's host, UDP port 51820.
         /// </summary>
         [Input("gateway")]
         public Input<Inputs.GatewayArgs>? Gateway { get; set; }
@@ -161,7 +170,7 @@ namespace Pulumi.Liqo
         private Input<string>? _kubeconfig;
 
         /// <summary>
-        /// Admin-level kubeconfig of the cluster.
+        /// Kubeconfig with rights to install the project's namespace, CRDs and RBAC. Kept as a Pulumi secret; never logged.
         /// </summary>
         public Input<string>? Kubeconfig
         {
@@ -174,25 +183,25 @@ namespace Pulumi.Liqo
         }
 
         /// <summary>
-        /// DNS label; virtual nodes for this cluster are named liqo-&lt;name&gt;.
+        /// The cluster's name: a DNS label of at most 32 characters. Virtual nodes standing for this cluster are named after it (`liqo-&lt;name&gt;`).
         /// </summary>
         [Input("name", required: true)]
         public Input<string> Name { get; set; } = null!;
 
         /// <summary>
-        /// The cluster's pod CIDR. Default: detected (the controller manager's --cluster-cidr, else the smallest block holding every node's spec.podCIDRs); preview or create fails naming it when it cannot be.
+        /// The cluster's pod CIDR, which its gateway announces to peers. Left out, it is read from the cluster: the controller manager's `--cluster-cidr` where it runs as a pod, else the smallest block holding every node's `spec.podCIDRs`. Preview (or create, when the cluster cannot be read at preview) fails naming this input when neither is there: EKS with the VPC CNI gives nodes no pod CIDR, and there it is the VPC's CIDR. Default: detected. Example: "10.244.0.0/16".
         /// </summary>
         [Input("podCidr")]
         public Input<string>? PodCidr { get; set; }
 
         /// <summary>
-        /// The cluster's service CIDR. Default: detected (the default ServiceCIDR object, else the API server's --service-cluster-ip-range); preview or create fails naming it when it cannot be.
+        /// The cluster's service CIDR. Left out, it is read from the cluster: its default `ServiceCIDR` object (Kubernetes 1.33 and later), else the API server's `--service-cluster-ip-range` where it runs as a pod; preview or create fails naming this input when neither is there. Default: detected. Example: "10.96.0.0/12".
         /// </summary>
         [Input("serviceCidr")]
         public Input<string>? ServiceCidr { get; set; }
 
         /// <summary>
-        /// Deadline of install and agent check. Default 300.
+        /// How long install and the agent check may take, in seconds. Default: 300.
         /// </summary>
         [Input("timeoutSeconds")]
         public Input<int>? TimeoutSeconds { get; set; }

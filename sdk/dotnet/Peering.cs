@@ -16,16 +16,19 @@ namespace Pulumi.Liqo
     public partial class Peering : global::Pulumi.CustomResource
     {
         /// <summary>
-        /// How a Tunnel or a NamespaceOffloading uses this peering (served by the plugin): give it as a Tunnel's peering or among a NamespaceOffloading's peerings.
+        /// How a Tunnel or a NamespaceOffloading uses this peering (its consumer's kubeconfig is secret): what a program of the provider plugin gives as a Tunnel's peering or among a NamespaceOffloading's peerings; this package's TypeScript resources take the Peering itself.
         /// </summary>
         [Output("access")]
         public Output<Outputs.PeeringAccess?> Access { get; private set; } = null!;
 
+        /// <summary>
+        /// The consumer's cluster id.
+        /// </summary>
         [Output("consumerClusterId")]
         public Output<string> ConsumerClusterId { get; private set; } = null!;
 
         /// <summary>
-        /// When the identity the consumer holds on the provider expires (RFC 3339), as the last create, update or refresh read it; the consumer's agent renews it at two thirds of its lifetime, so a refresh shows the renewed date.
+        /// When the identity the consumer holds on the provider expires (RFC 3339), as the last create, update or refresh read it. The consumer's agent renews it at two thirds of its lifetime, so a `pulumi refresh` shows the renewed date. Example: "2026-12-23T10:04:05.000Z".
         /// </summary>
         [Output("identityExpiresAt")]
         public Output<string?> IdentityExpiresAt { get; private set; } = null!;
@@ -36,14 +39,20 @@ namespace Pulumi.Liqo
         [Output("offer")]
         public Output<Outputs.Offer> Offer { get; private set; } = null!;
 
+        /// <summary>
+        /// The provider's cluster id.
+        /// </summary>
         [Output("providerClusterId")]
         public Output<string> ProviderClusterId { get; private set; } = null!;
 
+        /// <summary>
+        /// The provider's name.
+        /// </summary>
         [Output("providerClusterName")]
         public Output<string> ProviderClusterName { get; private set; } = null!;
 
         /// <summary>
-        /// Ready, or what the last refresh found wrong.
+        /// `Ready`, or what the last refresh found wrong.
         /// </summary>
         [Output("status")]
         public Output<string> Status { get; private set; } = null!;
@@ -60,6 +69,9 @@ namespace Pulumi.Liqo
         [Output("tunnelStatus")]
         public Output<Outputs.TunnelStatus?> TunnelStatus { get; private set; } = null!;
 
+        /// <summary>
+        /// The virtual node in the consumer.
+        /// </summary>
         [Output("virtualNodeName")]
         public Output<string> VirtualNodeName { get; private set; } = null!;
 
@@ -109,19 +121,19 @@ namespace Pulumi.Liqo
     public sealed class PeeringArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// Default out-of-band.
+        /// `out-of-band` (default): the consumer reaches the provider's auth service and API server directly, with what the provider handed over. `in-band`: only the gateways reach each other; the tunnel is built first (with both clusters' kubeconfigs), and the consumer's agent authenticates and negotiates through it. Changing it replaces the peering.
         /// </summary>
         [Input("approach")]
         public Input<string>? Approach { get; set; }
 
         /// <summary>
-        /// The consumer cluster: its Cluster's access output (the TypeScript SDK takes the Cluster).
+        /// The consumer cluster (this side).
         /// </summary>
         [Input("consumer", required: true)]
         public Input<Inputs.ClusterAccessArgs> Consumer { get; set; } = null!;
 
         /// <summary>
-        /// On delete with the provider unreachable, clean the consumer side anyway.
+        /// On delete with the provider unreachable, clean the consumer side anyway. Default: false.
         /// </summary>
         [Input("force")]
         public Input<bool>? Force { get; set; }
@@ -155,13 +167,13 @@ namespace Pulumi.Liqo
         }
 
         /// <summary>
-        /// In-band: the provider cluster: its Cluster's access output (the TypeScript SDK takes the Cluster).
+        /// In-band: the provider cluster, managed in the same program or imported with its kubeconfig.
         /// </summary>
         [Input("providerCluster")]
         public Input<Inputs.ClusterAccessArgs>? ProviderCluster { get; set; }
 
         /// <summary>
-        /// What to ask for; a change is renegotiated in place.
+        /// What to ask for. A change is renegotiated in place.
         /// </summary>
         [Input("resources", required: true)]
         public Input<Inputs.ResourceRequestArgs> Resources { get; set; } = null!;
@@ -179,19 +191,19 @@ namespace Pulumi.Liqo
         }
 
         /// <summary>
-        /// Deadline of each operation. Default 300.
+        /// Deadline of each operation (create, update, delete), in seconds. Default: 300.
         /// </summary>
         [Input("timeoutSeconds")]
         public Input<int>? TimeoutSeconds { get; set; }
 
         /// <summary>
-        /// In-band: the tunnel, built first.
+        /// In-band: the tunnel. (Out-of-band, add a `Tunnel` resource instead.)
         /// </summary>
         [Input("tunnel")]
         public Input<Inputs.TunnelSettingsArgs>? Tunnel { get; set; }
 
         /// <summary>
-        /// Name of the virtual node.
+        /// Name of the virtual node. Changing it replaces the peering. Default: `liqo-&lt;provider name&gt;`.
         /// </summary>
         [Input("virtualNodeName")]
         public Input<string>? VirtualNodeName { get; set; }

@@ -15,23 +15,32 @@ namespace Pulumi.Liqo
     [LiqoResourceType("liqo:index:PeeringToken")]
     public partial class PeeringToken : global::Pulumi.CustomResource
     {
+        /// <summary>
+        /// PEM of the CA of the provider's auth service.
+        /// </summary>
         [Output("authCaCert")]
         public Output<string> AuthCaCert { get; private set; } = null!;
 
+        /// <summary>
+        /// The provider's auth service URL.
+        /// </summary>
         [Output("authUrl")]
         public Output<string> AuthUrl { get; private set; } = null!;
 
+        /// <summary>
+        /// The provider's cluster id.
+        /// </summary>
         [Output("clusterId")]
         public Output<string> ClusterId { get; private set; } = null!;
 
         /// <summary>
-        /// When it stops being accepted, RFC 3339.
+        /// When the token expires (RFC 3339), if it does.
         /// </summary>
         [Output("expiresAt")]
         public Output<string?> ExpiresAt { get; private set; } = null!;
 
         /// <summary>
-        /// The token.
+        /// The token (secret).
         /// </summary>
         [Output("token")]
         public Output<string> Token { get; private set; } = null!;
@@ -92,19 +101,19 @@ namespace Pulumi.Liqo
     public sealed class PeeringTokenArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// The provider cluster: its Cluster's access output (the TypeScript SDK takes the Cluster).
+        /// The provider cluster whose auth service accepts the token.
         /// </summary>
         [Input("cluster", required: true)]
         public Input<Inputs.ClusterAccessArgs> Cluster { get; set; } = null!;
 
         /// <summary>
-        /// Lifetime; a change replaces the token.
+        /// Seconds after which the token is refused for new peerings. Default: never.
         /// </summary>
         [Input("expiresInSeconds")]
         public Input<int>? ExpiresInSeconds { get; set; }
 
         /// <summary>
-        /// Change it to replace the token.
+        /// Any text; changing it replaces the token (rotation). The old token stops working for new peerings; peerings made with it keep working. Example: "2026-11".
         /// </summary>
         [Input("rotation")]
         public Input<string>? Rotation { get; set; }

@@ -15,14 +15,20 @@ namespace Pulumi.Liqo
     [LiqoResourceType("liqo:index:Tunnel")]
     public partial class Tunnel : global::Pulumi.CustomResource
     {
+        /// <summary>
+        /// The consumer's gateway.
+        /// </summary>
         [Output("consumer")]
         public Output<Outputs.TunnelEnd> Consumer { get; private set; } = null!;
 
+        /// <summary>
+        /// The provider's gateway.
+        /// </summary>
         [Output("provider")]
         public Output<Outputs.TunnelEnd> Provider { get; private set; } = null!;
 
         /// <summary>
-        /// Connected, or what the last refresh found wrong.
+        /// `Connected`, or what the last refresh found wrong.
         /// </summary>
         [Output("status")]
         public Output<string> Status { get; private set; } = null!;
@@ -76,7 +82,7 @@ namespace Pulumi.Liqo
         private InputList<string>? _behindNat;
 
         /// <summary>
-        /// Sides behind NAT; both is refused.
+        /// Sides behind NAT. Both is refused (nothing could reach either gateway); the server must not be one. Default: [].
         /// </summary>
         public InputList<string> BehindNat
         {
@@ -85,49 +91,49 @@ namespace Pulumi.Liqo
         }
 
         /// <summary>
-        /// On delete with the provider unreachable, remove the consumer's side anyway and list what stays on the provider.
+        /// On delete with the provider unreachable (found in one connection attempt of a few seconds), remove the consumer's side anyway (its TunnelEndpoint, which its gateway takes down) and list what stays on the provider. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting either cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
         /// </summary>
         [Input("force")]
         public Input<bool>? Force { get; set; }
 
         /// <summary>
-        /// The client's keepalive. Default 25.
+        /// Seconds between the client's keepalives (keeps a NAT mapping open); 0 sends none. Default: 25.
         /// </summary>
         [Input("keepaliveSeconds")]
         public Input<int>? KeepaliveSeconds { get; set; }
 
         /// <summary>
-        /// MTU of both interfaces. Default 1420.
+        /// MTU of both tunnel interfaces (one value, so the ends cannot disagree). Changes in place. Default: 1420.
         /// </summary>
         [Input("mtu")]
         public Input<int>? Mtu { get; set; }
 
         /// <summary>
-        /// The peering it serves: its Peering's access output (the TypeScript SDK takes the Peering).
+        /// The out-of-band peering the tunnel serves: the provider's side is reached with the identity it issued. (An in-band peering builds its tunnel itself, first.)
         /// </summary>
         [Input("peering", required: true)]
         public Input<Inputs.PeeringAccessArgs> Peering { get; set; } = null!;
 
         /// <summary>
-        /// UDP port. Default 51820.
+        /// UDP port the gateways listen on. Changes in place. Default: 51820.
         /// </summary>
         [Input("port")]
         public Input<int>? Port { get; set; }
 
         /// <summary>
-        /// Whose gateway listens. Default provider.
+        /// Which side's gateway listens: the reachable one when the other is behind NAT. Default: "provider".
         /// </summary>
         [Input("server")]
         public Input<string>? Server { get; set; }
 
         /// <summary>
-        /// Address at which the serving gateway is reached.
+        /// Address (IP or DNS name) at which the serving side's gateway is reached. Example: "203.0.113.7".
         /// </summary>
         [Input("serverAddress", required: true)]
         public Input<string> ServerAddress { get; set; } = null!;
 
         /// <summary>
-        /// Deadline of each operation. Default 300.
+        /// Deadline of each operation (create, update, delete), in seconds. Default: 300.
         /// </summary>
         [Input("timeoutSeconds")]
         public Input<int>? TimeoutSeconds { get; set; }

@@ -35,8 +35,8 @@ describe("the packed package", () => {
         const paths = files.map((f) => f.path);
         expect(paths).toEqual(
           expect.arrayContaining([
-            "dist/sdk/index.js",
-            "dist/sdk/index.d.ts",
+            "dist/sdk/nodejs/index.js",
+            "dist/sdk/nodejs/index.d.ts",
             "dist/core/resources/tunnel.js",
             "dist/agent/main.js",
             "dist/host/processes.js",

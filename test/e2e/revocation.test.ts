@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { HEARTBEAT_INTERVAL_MS } from "../../agent/heartbeat.js";
 import { clusterOf, setProfile, type LabState } from "../../local-cluster/lab.js";
-import { IDENTITY_REVOKED, IDENTITY_REVOKED_REASON } from "../../core/peering/revoked.js";
+import { IDENTITY_REVOKED, IDENTITY_REVOKED_REASON } from "../../core/authentication/revoked.js";
 import { PEERING_DIFF } from "../../core/resources/peering.js";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";

@@ -25,9 +25,9 @@ import { AGENT_NAME, COMPONENT_LABEL } from "../../core/cluster/agent-components
 import { forgeClusterId } from "../../core/cluster/install.js";
 import { loadKubeconfig } from "../../core/kube/client.js";
 import { getResourceOffer } from "../../core/negotiation/request.js";
-import { getIdentityKubeconfig, heldCertificateOf } from "../../core/peering/outgoing.js";
+import { getIdentityKubeconfig, heldCertificateOf } from "../../core/authentication/stored-identity.js";
 import { createPeering, deletePeering, type PeeringRecord } from "../../core/peering/peering.js";
-import { progressTo } from "../../core/peering/progress.js";
+import { progressTo } from "../../core/operation/progress.js";
 import { forgeCertificateAuthority, forgeClientCertificate } from "../../core/pki/x509.js";
 import { poll } from "../../core/wait/poll.js";
 import { clusterOf, type LabState } from "../../local-cluster/lab.js";

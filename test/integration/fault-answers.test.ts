@@ -24,14 +24,14 @@ import {
 } from "../../core/network-fabric/tunnel-plan.js";
 import { releasePeeringClaim } from "../../core/peering/claim.js";
 import {
-  provider as peering,
+  pulumiProvider as peering,
   peeringChanges,
   type PeeringInputs,
   type PeeringOutputs,
 } from "../../core/resources/peering.js";
-import { getIdentityKubeconfig } from "../../core/peering/outgoing.js";
+import { getIdentityKubeconfig } from "../../core/authentication/stored-identity.js";
 import { createPeering } from "../../core/peering/peering.js";
-import { progressTo } from "../../core/peering/progress.js";
+import { progressTo } from "../../core/operation/progress.js";
 import { poll } from "../../core/wait/poll.js";
 import { VIRTUAL_NODE_LABEL } from "../../core/virtual-node/node.js";
 import { installForPeering, uninstallClusters, type InstalledCluster } from "../../harness/install.js";

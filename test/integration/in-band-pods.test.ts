@@ -30,7 +30,7 @@ import {
   type TunnelSettings,
 } from "../../core/network-fabric/tunnel-plan.js";
 import { createInBandPeering, deleteInBandPeering, providerTunnelIp } from "../../core/peering/in-band.js";
-import { getIdentityKubeconfig } from "../../core/peering/outgoing.js";
+import { getIdentityKubeconfig } from "../../core/authentication/stored-identity.js";
 import { nodeReadiness } from "../../core/virtual-node/node.js";
 import { poll } from "../../core/wait/poll.js";
 import { runIn } from "../../host/exec.js";

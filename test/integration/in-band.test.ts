@@ -16,9 +16,10 @@ import {
   providerTunnelIp,
   readInBandPeering,
 } from "../../core/peering/in-band.js";
-import { getIdentityKubeconfig, getOutgoingPeering } from "../../core/peering/outgoing.js";
+import { getIdentityKubeconfig } from "../../core/authentication/stored-identity.js";
+import { getOutgoingPeering } from "../../core/virtual-node/outgoing-peering.js";
 import { createPeering } from "../../core/peering/peering.js";
-import { progressTo } from "../../core/peering/progress.js";
+import { progressTo } from "../../core/operation/progress.js";
 import { TUNNEL_DEFAULTS, type TunnelSettings } from "../../core/network-fabric/tunnel-plan.js";
 import { AUTH_SERVICE_PORT } from "../../local-cluster/control-plane.js";
 import { addPodAddress, clusterOf, type LabState } from "../../local-cluster/lab.js";

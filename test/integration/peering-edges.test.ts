@@ -10,8 +10,8 @@ import { clusterOf, setProfile, type LabState } from "../../local-cluster/lab.js
 import { ensurePeeringTokenSecret, forgePeeringToken, revokePeeringToken } from "../../core/authentication/tokens.js";
 import { deleteOptional, PROBE_TIMEOUT_MS } from "../../core/kube/client.js";
 import { createPeering, deletePeering, type PeeringRecord } from "../../core/peering/peering.js";
-import { progressTo } from "../../core/peering/progress.js";
-import { provider as clusterResource, type ClusterOutputs } from "../../core/resources/cluster.js";
+import { progressTo } from "../../core/operation/progress.js";
+import { pulumiProvider as clusterResource, type ClusterOutputs } from "../../core/resources/cluster.js";
 import { poll } from "../../core/wait/poll.js";
 import { getFreeCapacity } from "../../agent/offer-answering.js";
 import { imageReference } from "../../local-cluster/node-images.js";

@@ -25,9 +25,10 @@ import {
 } from "../../core/authentication/tokens.js";
 import { loadKubeconfig } from "../../core/kube/client.js";
 import { statusOf } from "../../core/kube/errors.js";
-import { getIdentityKubeconfig, identitySecretName, listOutgoingPeerings } from "../../core/peering/outgoing.js";
+import { getIdentityKubeconfig, identitySecretName } from "../../core/authentication/stored-identity.js";
+import { listOutgoingPeerings } from "../../core/virtual-node/outgoing-peering.js";
 import { createPeering, deletePeering, readPeering, type PeeringRecord } from "../../core/peering/peering.js";
-import { progressTo } from "../../core/peering/progress.js";
+import { progressTo } from "../../core/operation/progress.js";
 import { NODE_LEASE_NAMESPACE, VIRTUAL_NODE_LABEL, nodeReadiness } from "../../core/virtual-node/node.js";
 import { poll } from "../../core/wait/poll.js";
 import { clusterOf, type LabState } from "../../local-cluster/lab.js";

@@ -8,7 +8,7 @@ import * as k8s from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE, tenantNamespace } from "../../core/api/index.js";
 import { ensurePeeringTokenSecret, forgePeeringToken, revokePeeringToken } from "../../core/authentication/tokens.js";
 import { createPeering, deletePeering, readPeering, updatePeeringResources } from "../../core/peering/peering.js";
-import { progressTo } from "../../core/peering/progress.js";
+import { progressTo } from "../../core/operation/progress.js";
 import { VIRTUAL_NODE_LABEL, VIRTUAL_NODE_TAINT } from "../../core/virtual-node/node.js";
 import { poll } from "../../core/wait/poll.js";
 import { clusterOf } from "../../local-cluster/lab.js";

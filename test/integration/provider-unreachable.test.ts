@@ -12,7 +12,7 @@ import { PROVIDER_UNREACHABLE_AFTER_MS, PROVIDER_UNREACHABLE_REASON } from "../.
 import { clusterOf, type ClusterState } from "../../local-cluster/lab.js";
 import { API_SERVER_PORT } from "../../local-cluster/control-plane.js";
 import { createPeering, deletePeering, type PeeringRecord } from "../../core/peering/peering.js";
-import { progressTo } from "../../core/peering/progress.js";
+import { progressTo } from "../../core/operation/progress.js";
 import { NODE_LEASE_NAMESPACE } from "../../core/virtual-node/node.js";
 import { sharedLab } from "../../harness/labs.js";
 import { firewallRule } from "../support/firewall.js";

@@ -4,7 +4,11 @@
  * read and delete: refresh reports it as it is (never `Connected`), delete without `force` fails at
  * once naming why and changes nothing, and with `force` removes the consumer's side.
  */
-import { provider as tunnelResource, type TunnelInputs, type TunnelOutputs } from "../../core/resources/tunnel.js";
+import {
+  pulumiProvider as tunnelResource,
+  type TunnelInputs,
+  type TunnelOutputs,
+} from "../../core/resources/tunnel.js";
 import { deletePeering } from "../../core/peering/peering.js";
 import { getTunnelEndpoint } from "../../core/network-fabric/endpoints.js";
 import { endpointRefOf } from "../../core/network-fabric/tunnel.js";

@@ -14,7 +14,7 @@ import { API_GROUP, MANAGED_BY, MANAGED_BY_LABEL, SYSTEM_NAMESPACE } from "../..
 import { runIn } from "../../host/exec.js";
 import { namespacePids } from "../../host/namespaces.js";
 import { PEER_RULE_TABLES } from "../../core/network-fabric/gateway-nat.js";
-import { listPlacements } from "../../core/offloading/pod-placement.js";
+import { listPlacements } from "../../core/cluster/leftover-placements.js";
 import { loadKubeconfigFile } from "../../core/kube/client.js";
 
 /** Names of every object of this project in the cluster of `kubeconfigPath`. */

@@ -6,7 +6,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { revokeIdentity, type RevokeIdentityResult } from "../../core/authentication/identity.js";
 import { loadKubeconfig } from "../../core/kube/client.js";
-import { getIdentityKubeconfig } from "../../core/peering/outgoing.js";
+import { getIdentityKubeconfig } from "../../core/authentication/stored-identity.js";
 import { poll } from "../../core/wait/poll.js";
 import type { AuthServiceAt } from "../../harness/peering-pair.js";
 

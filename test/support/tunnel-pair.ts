@@ -7,7 +7,7 @@ import { ensurePeeringTokenSecret, forgePeeringToken } from "../../core/authenti
 import type { TunnelSides } from "../../core/network-fabric/tunnel.js";
 import { deleteTunnel } from "../../core/network-fabric/tunnel-delete.js";
 import { createPeering, deletePeering, type PeeringRecord } from "../../core/peering/peering.js";
-import { progressTo } from "../../core/peering/progress.js";
+import { progressTo } from "../../core/operation/progress.js";
 import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
 import { installForPeering, type InstalledCluster } from "../../harness/install.js";
 import { allOrFirstFailure } from "../../harness/settle.js";

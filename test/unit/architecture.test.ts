@@ -2,7 +2,8 @@
  * Which way the imports run (STYLE.md, "Which way the imports run"): the product (`sdk/`,
  * `core/`, `agent/`, and `host/` below them) never imports the test bed (`local-cluster/`,
  * `harness/`), the benchmark or the tests; the steps and the agent never import the Pulumi SDK;
- * `bench/` never imports `test/`; and no module imports itself through others. Read from the
+ * `bench/` never imports `test/`; inside `core/`, its folders import in one order too
+ * ({@link CORE_ORDER}); and no module imports itself through others. Read from the
  * sources' import specifiers (TypeScript's own scanner, so `import type`, `export … from` and
  * `require` count too), no build needed. The package's surface is held here as well: it exports
  * and ships only the product.
@@ -17,7 +18,9 @@ const REPO = join(__dirname, "..", "..");
 const FOLDERS = [
   "sdk",
   "plugin",
+  "codegen",
   "core",
+  "declarations",
   "host",
   "agent",
   "local-cluster",
@@ -40,25 +43,101 @@ interface Violation {
 
 /** A folder may not import the folders listed for it: the arrows point down only. */
 const FORBIDDEN: Readonly<Record<Folder, readonly Folder[]>> = {
-  host: ["sdk", "plugin", "core", "agent", "local-cluster", "harness", "test", "bench", "image"],
-  core: ["sdk", "plugin", "host", "agent", "local-cluster", "harness", "test", "bench", "image"],
+  // Each resource declared once, as data: everything reads it, it reads nothing of the product.
+  declarations: [
+    "sdk",
+    "plugin",
+    "codegen",
+    "core",
+    "host",
+    "agent",
+    "local-cluster",
+    "harness",
+    "test",
+    "bench",
+    "image",
+  ],
+  host: [
+    "sdk",
+    "plugin",
+    "codegen",
+    "core",
+    "declarations",
+    "agent",
+    "local-cluster",
+    "harness",
+    "test",
+    "bench",
+    "image",
+  ],
+  // The shims read the declarations (what each change does, and why); nothing above them.
+  core: ["sdk", "plugin", "codegen", "host", "agent", "local-cluster", "harness", "test", "bench", "image"],
   // The SDK loads core/resources (its dynamic providers), nothing that runs in a cluster or a test.
-  sdk: ["plugin", "host", "agent", "local-cluster", "harness", "test", "bench", "image"],
+  sdk: ["plugin", "codegen", "host", "agent", "local-cluster", "harness", "test", "bench", "image"],
   // The provider plugin: the other front door on core/resources, beside the SDK's.
-  plugin: ["sdk", "host", "agent", "local-cluster", "harness", "test", "bench", "image"],
-  agent: ["sdk", "plugin", "local-cluster", "harness", "test", "bench", "image"],
+  plugin: ["sdk", "codegen", "host", "agent", "local-cluster", "harness", "test", "bench", "image"],
+  // The generator writes the doors from the declarations; it runs none of them.
+  codegen: ["sdk", "plugin", "core", "host", "agent", "local-cluster", "harness", "test", "bench", "image"],
+  agent: ["sdk", "plugin", "codegen", "local-cluster", "harness", "test", "bench", "image"],
   // The image build bundles the agent by its path (esbuild), importing nothing of the product.
-  image: ["sdk", "plugin", "core", "host", "agent", "local-cluster", "harness", "test", "bench"],
-  "local-cluster": ["sdk", "plugin", "harness", "test", "bench"],
+  image: [
+    "sdk",
+    "plugin",
+    "codegen",
+    "core",
+    "declarations",
+    "host",
+    "agent",
+    "local-cluster",
+    "harness",
+    "test",
+    "bench",
+  ],
+  "local-cluster": ["sdk", "plugin", "codegen", "harness", "test", "bench"],
   harness: ["test", "bench"],
   bench: ["test"],
   test: [],
 };
 
+/**
+ * core/'s folders, lowest first: a file imports from its own folder and from those before it, never
+ * from one after it. The helpers come first, then the tasks, each after what it reads, then the
+ * protocol that strings them together, then what runs on peerings, and the shims on top.
+ */
+const CORE_ORDER = [
+  "api", // the project's API group, CRDs and names: types and pure values, importing nothing
+  "net", // CIDR values, pure
+  "pki", // x509 CAs and certificates, on node:crypto alone
+  "wait", // the one polling wait and the one deadline of an operation
+  "kube", // clients, kubeconfigs, API errors, quotas: the Kubernetes helpers, which wait with wait/
+  "operation", // what every task's operation says in the same words: its progress, a provider out of reach
+  "authentication", // tokens, CSR policy, the identities issued and the one a consumer stores: helpers only
+  "negotiation", // requests, offers, quantities: helpers only
+  "virtual-node", // the virtual node and the OutgoingPeering recorded with it, which every later task reads
+  "cluster", // the install (agent, quota, guard, uninstall): every task after it reads its identity and roles
+  "network-fabric", // tunnels between installed clusters, through the identity a consumer stores
+  "peering", // the protocol, stringing authentication, negotiation, virtual node and (in-band) tunnel in order
+  "offloading", // pods through the virtual nodes that peerings made; no peering step needs it
+  "resources", // the Pulumi shims over the steps: the top, which nothing in core/ imports
+] as const;
+type CoreFolder = (typeof CORE_ORDER)[number];
+
+/** The folder of core/ a file is in (`core/kube/client.ts`: `kube`), if it is one of {@link CORE_ORDER}. */
+function coreFolderOf(file: string): CoreFolder | undefined {
+  const [top, folder, ...inside] = file.split("/");
+  return top === "core" && inside.length > 0 && (CORE_ORDER as readonly string[]).includes(folder ?? "")
+    ? (folder as CoreFolder)
+    : undefined;
+}
+
 /** The Pulumi SDK, which only the SDK, the plugin and the per-resource shims (the Pulumi layer) may load. */
 const PULUMI_SDK = /^@pulumi\/pulumi(\/|$)/;
 const mayNotLoadPulumi = (file: string, folder: Folder | undefined): boolean =>
-  folder === "agent" || folder === "host" || (folder === "core" && !file.startsWith("core/resources/"));
+  folder === "agent" ||
+  folder === "host" ||
+  folder === "declarations" ||
+  folder === "codegen" ||
+  (folder === "core" && !file.startsWith("core/resources/"));
 
 /** The top-level folder of a repository-relative path, if it is one of {@link FOLDERS}. */
 function folderOf(file: string): Folder | undefined {
@@ -75,7 +154,7 @@ function resolveSpecifier(from: string, specifier: string, files: ReadonlySet<st
   const self = /^pulumi-liqo(?:\/(.*))?$/.exec(specifier);
   const target = self
     ? self[1] === undefined
-      ? "sdk/index.ts"
+      ? "sdk/nodejs/index.ts"
       : `${self[1].replace(/\.js$/, "")}.ts`
     : specifier.startsWith(".")
       ? posix.resolve("/", posix.dirname(from), specifier).slice(1).replace(/\.js$/, ".ts")
@@ -96,6 +175,23 @@ function findViolations(sources: Sources): Violation[] {
       const to = target && folderOf(target);
       if (from && to && FORBIDDEN[from].includes(to))
         found.push({ file, specifier, rule: `${from}/ must not import ${to}/` });
+    }
+  }
+  return found;
+}
+
+/** Every import from one folder of core/ into a folder after it in {@link CORE_ORDER}. Pure. */
+function findUpwardCoreImports(sources: Sources): Violation[] {
+  const files = new Set(sources.keys());
+  const found: Violation[] = [];
+  for (const [file, specifiers] of sources) {
+    const from = coreFolderOf(file);
+    if (!from) continue;
+    for (const specifier of specifiers) {
+      const target = resolveSpecifier(file, specifier, files);
+      const to = target && coreFolderOf(target);
+      if (to && CORE_ORDER.indexOf(to) > CORE_ORDER.indexOf(from))
+        found.push({ file, specifier, rule: `core/${from}/ must not import core/${to}/` });
     }
   }
   return found;
@@ -215,10 +311,24 @@ describe("the checks themselves", () => {
     const sources = new Map([
       ["bench/main.ts", ["../test/support/labs.js", "pulumi-liqo"]],
       ["test/support/labs.ts", []],
-      ["sdk/index.ts", []],
+      ["sdk/nodejs/index.ts", []],
     ]);
 
     expect(findViolations(sources).map((v) => v.rule)).toEqual(["bench/ must not import test/"]);
+  });
+
+  test("GIVEN a core/ folder importing one after it and one before it WHEN checked THEN only the upward import is reported, naming both folders", () => {
+    const sources = new Map([
+      ["core/network-fabric/tunnel.ts", ["../peering/peering-plan.js", "../kube/client.js", "./tunnel-plan.js"]],
+      ["core/network-fabric/tunnel-plan.ts", []],
+      ["core/peering/in-band.ts", ["../network-fabric/tunnel.js", "./peering-plan.js"]],
+      ["core/peering/peering-plan.ts", []],
+      ["core/kube/client.ts", []],
+    ]);
+
+    expect(findUpwardCoreImports(sources).map(describeViolation)).toEqual([
+      'core/network-fabric/tunnel.ts imports "../peering/peering-plan.js": core/network-fabric/ must not import core/peering/',
+    ]);
   });
 
   test("GIVEN three files in an import ring WHEN checked THEN the ring is reported in import order; a known edge breaks it", () => {
@@ -240,6 +350,16 @@ describe("the repository", () => {
   test("GIVEN every compiled source WHEN read THEN the product, the test bed, the benchmark and the tests import only downward", () => {
     expect(sources.size).toBeGreaterThan(100);
     expect(findViolations(sources).map(describeViolation)).toEqual([]);
+  });
+
+  test("GIVEN core/'s folders WHEN listed THEN each has its place in the order, and the order names no other", () => {
+    const folders = readdirSync(join(REPO, "core"));
+
+    expect(folders.sort()).toEqual([...CORE_ORDER].sort());
+  });
+
+  test("GIVEN core/'s sources WHEN read THEN every import between two of its folders points down the order", () => {
+    expect(findUpwardCoreImports(sources).map(describeViolation)).toEqual([]);
   });
 
   test("GIVEN every compiled source WHEN read THEN no file imports itself through others", () => {

@@ -16,19 +16,19 @@ namespace Pulumi.Liqo.Inputs
     public sealed class AgentArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// How its auth service is exposed. Default LoadBalancer.
+        /// How the auth service is exposed. Default: "LoadBalancer".
         /// </summary>
         [Input("exposure")]
         public Input<string>? Exposure { get; set; }
 
         /// <summary>
-        /// Deploy the agent from this image (the archive `npm run image` builds, pushed to a registry the cluster pulls from; local clusters have `pulumi-liqo.local/agent:&lt;version&gt;` loaded). Changing it rolls the agent's pods in place. Without it, an agent must already run in the cluster: when the cluster has neither the agent's Deployment nor a fresh agent Lease, the install fails within about 15 s, naming this input.
+        /// The agent image: the archive `npm run image` builds (`pulumi-liqo.local/agent:&lt;version&gt;`), pushed to a registry the cluster pulls from. One image, three roles: the control agent (a Deployment), the gateway (a Deployment of one hostNetwork pod) and the route agent (a DaemonSet). A new image rolls them in place; peerings stay and the gateway keeps its keys. Without it, an agent must already run in the cluster: when the cluster has neither the agent's Deployment nor a fresh agent Lease, the install fails within about 15 s naming this input (what it made stays recorded; `pulumi up` with the image set finishes it). Default: none: no agent is deployed. Example: "registry.example.com/pulumi-liqo/agent:0.1.0".
         /// </summary>
         [Input("image")]
         public Input<string>? Image { get; set; }
 
         /// <summary>
-        /// With exposure NodePort: the node port of the auth service's Service, which authUrl then names. Default: one the cluster picks.
+        /// With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Default: one the cluster picks.
         /// </summary>
         [Input("nodePort")]
         public Input<int>? NodePort { get; set; }

@@ -43,7 +43,7 @@ namespace Pulumi.Liqo.Inputs
         private Input<string>? _kubeconfig;
 
         /// <summary>
-        /// Kubeconfig with rights on the cluster (secret).
+        /// The kubeconfig (secret).
         /// </summary>
         public Input<string>? Kubeconfig
         {

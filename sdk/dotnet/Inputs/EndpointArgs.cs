@@ -16,7 +16,7 @@ namespace Pulumi.Liqo.Inputs
     public sealed class EndpointArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// IP or DNS name.
+        /// Address (IP or DNS name) others reach the endpoint at. Default: the API server URL's host.
         /// </summary>
         [Input("address")]
         public Input<string>? Address { get; set; }

@@ -22,13 +22,13 @@ namespace Pulumi.Liqo.Inputs
         public Input<string>? Address { get; set; }
 
         /// <summary>
-        /// How a deployed gateway is exposed: a LoadBalancer or NodePort Service (UDP), or the port of its node (hostPort, no Service). Default LoadBalancer.
+        /// How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Default: "LoadBalancer".
         /// </summary>
         [Input("exposure")]
         public Input<string>? Exposure { get; set; }
 
         /// <summary>
-        /// With exposure NodePort: the node port of the gateway's Service, which gatewayEndpoint then names. Default: one the cluster picks.
+        /// With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Default: one the cluster picks.
         /// </summary>
         [Input("nodePort")]
         public Input<int>? NodePort { get; set; }

@@ -19,7 +19,7 @@ namespace Pulumi.Liqo.Inputs
         private InputList<Inputs.LabelRequirementArgs>? _matchExpressions;
 
         /// <summary>
-        /// Requirements on a namespace's labels.
+        /// Requirements on a namespace's labels: `In` and `NotIn` a list of `values`, `Exists`, `DoesNotExist`.
         /// </summary>
         public InputList<Inputs.LabelRequirementArgs> MatchExpressions
         {

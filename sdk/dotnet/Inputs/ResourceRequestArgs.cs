@@ -16,13 +16,13 @@ namespace Pulumi.Liqo.Inputs
     public sealed class ResourceRequestArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// Fixed CPU, e.g. 2 or 500m.
+        /// Fixed CPU. Example: "2" or "500m".
         /// </summary>
         [Input("cpu")]
         public Input<string>? Cpu { get; set; }
 
         /// <summary>
-        /// Fixed memory, e.g. 4Gi.
+        /// Fixed memory. Example: "4Gi".
         /// </summary>
         [Input("memory")]
         public Input<string>? Memory { get; set; }
@@ -34,7 +34,7 @@ namespace Pulumi.Liqo.Inputs
         public Input<int>? Pods { get; set; }
 
         /// <summary>
-        /// Percentage (1-100) of the provider's free allocatable capacity.
+        /// Percentage (1-100) of the provider's free allocatable capacity. Excludes the fixed amounts.
         /// </summary>
         [Input("sharePercent")]
         public Input<int>? SharePercent { get; set; }

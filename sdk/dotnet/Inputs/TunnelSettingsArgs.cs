@@ -19,7 +19,7 @@ namespace Pulumi.Liqo.Inputs
         private InputList<string>? _behindNat;
 
         /// <summary>
-        /// Sides behind NAT; both is refused.
+        /// Sides behind NAT. Both is refused (nothing could reach either gateway); the server must not be one. Default: [].
         /// </summary>
         public InputList<string> BehindNat
         {
@@ -28,31 +28,31 @@ namespace Pulumi.Liqo.Inputs
         }
 
         /// <summary>
-        /// The client's keepalive; 0 sends none. Default 25.
+        /// Seconds between the client's keepalives (keeps a NAT mapping open); 0 sends none. Default: 25.
         /// </summary>
         [Input("keepaliveSeconds")]
         public Input<int>? KeepaliveSeconds { get; set; }
 
         /// <summary>
-        /// MTU of both tunnel interfaces. Default 1420.
+        /// MTU of both tunnel interfaces (one value, so the ends cannot disagree). Changes in place. Default: 1420.
         /// </summary>
         [Input("mtu")]
         public Input<int>? Mtu { get; set; }
 
         /// <summary>
-        /// UDP port of both gateways. Default 51820.
+        /// UDP port the gateways listen on. Changes in place. Default: 51820.
         /// </summary>
         [Input("port")]
         public Input<int>? Port { get; set; }
 
         /// <summary>
-        /// Whose gateway listens: the reachable one. Default provider.
+        /// Which side's gateway listens: the reachable one when the other is behind NAT. Default: "provider".
         /// </summary>
         [Input("server")]
         public Input<string>? Server { get; set; }
 
         /// <summary>
-        /// Address at which the serving gateway is reached.
+        /// Address (IP or DNS name) at which the serving side's gateway is reached. Example: "203.0.113.7".
         /// </summary>
         [Input("serverAddress", required: true)]
         public Input<string> ServerAddress { get; set; } = null!;

@@ -33,7 +33,7 @@ namespace Pulumi.Liqo.Outputs
         /// </summary>
         public readonly string ClusterId;
         /// <summary>
-        /// Kubeconfig with rights on the cluster (secret).
+        /// The kubeconfig (secret).
         /// </summary>
         public readonly string Kubeconfig;
 

@@ -21,7 +21,7 @@ namespace Pulumi.Liqo.Outputs
         /// </summary>
         public readonly string? Message;
         /// <summary>
-        /// Ready, Pending, Refused, Missing (the remote namespace is gone on the provider), Unreachable (the consumer's agent cannot reach the provider and backs off) or Error.
+        /// `Ready`, `Pending`, `Refused`, `Missing` (the remote namespace is gone on the provider), `Unreachable` (the consumer's agent cannot reach the provider and backs off) or `Error`.
         /// </summary>
         public readonly string Phase;
         /// <summary>

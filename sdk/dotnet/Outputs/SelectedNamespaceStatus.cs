@@ -25,7 +25,7 @@ namespace Pulumi.Liqo.Outputs
         /// </summary>
         public readonly string Namespace;
         /// <summary>
-        /// Ready, Pending, Withdrawing, Refused or Conflict.
+        /// `Ready`, `Pending`, `Withdrawing` (it no longer matches), `Refused` (a provider said no) or `Conflict` (offloaded by another resource already, and left as it is).
         /// </summary>
         public readonly string Phase;
         /// <summary>

@@ -16,21 +16,24 @@ import (
 type Cluster struct {
 	pulumi.CustomResourceState
 
-	// How other resources reach this cluster (served by the plugin; its kubeconfig is secret): give it as a PeeringToken's cluster, a Peering's consumer or providerCluster, a NamespaceOffloading's consumer.
-	Access       ClusterAccessPtrOutput `pulumi:"access"`
-	ApiServerUrl pulumi.StringOutput    `pulumi:"apiServerUrl"`
-	// PEM of the auth service's CA.
+	// How other resources reach this cluster (its kubeconfig is secret): what a program of the provider plugin gives as a PeeringToken's cluster, a Peering's consumer or providerCluster, a NamespaceOffloading's consumer; this package's TypeScript resources take the Cluster itself.
+	Access ClusterAccessPtrOutput `pulumi:"access"`
+	// API server URL as consumers reach it.
+	ApiServerUrl pulumi.StringOutput `pulumi:"apiServerUrl"`
+	// PEM of the CA that signed the auth service's certificate.
 	AuthCaCert pulumi.StringOutput `pulumi:"authCaCert"`
-	// The auth service's URL.
+	// URL of the cluster's auth service.
 	AuthUrl pulumi.StringOutput `pulumi:"authUrl"`
-	// Stable id of the cluster.
+	// Stable id of the cluster, made once at install.
 	ClusterId pulumi.StringOutput `pulumi:"clusterId"`
-	// Where each CIDR the inputs left out was read; empty when both were given.
+	// Where each CIDR the inputs left out was read, e.g. `{ podCidr: "kube-controller-manager's --cluster-cidr", serviceCidr: "ServiceCIDR kubernetes" }`; empty when both were given.
 	DetectedFrom DetectedFromOutput `pulumi:"detectedFrom"`
-	// host:port of the gateway.
+	// `host:port` of the WireGuard gateway.
 	GatewayEndpoint pulumi.StringOutput `pulumi:"gatewayEndpoint"`
-	Kubeconfig      pulumi.StringOutput `pulumi:"kubeconfig"`
-	Name            pulumi.StringOutput `pulumi:"name"`
+	// The kubeconfig (secret).
+	Kubeconfig pulumi.StringOutput `pulumi:"kubeconfig"`
+	// The cluster's name.
+	Name pulumi.StringOutput `pulumi:"name"`
 	// Pod CIDR: the input, or what was detected.
 	PodCidr pulumi.StringOutput `pulumi:"podCidr"`
 	// Service CIDR: the input, or what was detected.
@@ -90,53 +93,53 @@ func (ClusterState) ElementType() reflect.Type {
 }
 
 type clusterArgs struct {
-	// Deploy the agent from an image.
+	// Where the agent comes from. With an `image`, `Cluster` deploys it (the control agent, the gateway and the route agent, each with its own ServiceAccount and least-privilege RBAC, and Services exposing the auth service and the gateway) and waits for them to roll out; without one, an agent must already run in the cluster (a local cluster started with `--host-agent`), and `Cluster` verifies it.
 	Agent *Agent `pulumi:"agent"`
-	// URL consumers reach the API server at, if not the kubeconfig's.
+	// API server URL as consumers reach it, when it differs from the kubeconfig's (NAT, a load balancer). Default: the kubeconfig's server.
 	ApiServerUrl *string `pulumi:"apiServerUrl"`
-	// How the auth service is reached.
+	// How the auth service is reached. Default: the API server's host, port 8443.
 	AuthService *Endpoint `pulumi:"authService"`
-	// The cluster's external CIDR, announced to peers.
+	// The cluster's external CIDR, if it exposes addresses beyond its pods (e.g. node or load balancer addresses) to peers: its gateway announces it, and peers route it into the tunnel, remapped where it overlaps their own ranges. Default: none.
 	ExternalCidr *string `pulumi:"externalCidr"`
-	// Uninstall on delete even while peerings use the cluster.
+	// Uninstall on delete even while peerings still use the cluster. Default: false.
 	Force *bool `pulumi:"force"`
-	// How the gateway is reached.
+	// How the WireGuard gateway is reached, and exposed when deployed. Default: the API server's host, UDP port 51820.
 	Gateway *Gateway `pulumi:"gateway"`
-	// Admin-level kubeconfig of the cluster.
+	// Kubeconfig with rights to install the project's namespace, CRDs and RBAC. Kept as a Pulumi secret; never logged.
 	Kubeconfig string `pulumi:"kubeconfig"`
-	// DNS label; virtual nodes for this cluster are named liqo-<name>.
+	// The cluster's name: a DNS label of at most 32 characters. Virtual nodes standing for this cluster are named after it (`liqo-<name>`).
 	Name string `pulumi:"name"`
-	// The cluster's pod CIDR. Default: detected (the controller manager's --cluster-cidr, else the smallest block holding every node's spec.podCIDRs); preview or create fails naming it when it cannot be.
+	// The cluster's pod CIDR, which its gateway announces to peers. Left out, it is read from the cluster: the controller manager's `--cluster-cidr` where it runs as a pod, else the smallest block holding every node's `spec.podCIDRs`. Preview (or create, when the cluster cannot be read at preview) fails naming this input when neither is there: EKS with the VPC CNI gives nodes no pod CIDR, and there it is the VPC's CIDR. Default: detected. Example: "10.244.0.0/16".
 	PodCidr *string `pulumi:"podCidr"`
-	// The cluster's service CIDR. Default: detected (the default ServiceCIDR object, else the API server's --service-cluster-ip-range); preview or create fails naming it when it cannot be.
+	// The cluster's service CIDR. Left out, it is read from the cluster: its default `ServiceCIDR` object (Kubernetes 1.33 and later), else the API server's `--service-cluster-ip-range` where it runs as a pod; preview or create fails naming this input when neither is there. Default: detected. Example: "10.96.0.0/12".
 	ServiceCidr *string `pulumi:"serviceCidr"`
-	// Deadline of install and agent check. Default 300.
+	// How long install and the agent check may take, in seconds. Default: 300.
 	TimeoutSeconds *int `pulumi:"timeoutSeconds"`
 }
 
 // The set of arguments for constructing a Cluster resource.
 type ClusterArgs struct {
-	// Deploy the agent from an image.
+	// Where the agent comes from. With an `image`, `Cluster` deploys it (the control agent, the gateway and the route agent, each with its own ServiceAccount and least-privilege RBAC, and Services exposing the auth service and the gateway) and waits for them to roll out; without one, an agent must already run in the cluster (a local cluster started with `--host-agent`), and `Cluster` verifies it.
 	Agent AgentPtrInput
-	// URL consumers reach the API server at, if not the kubeconfig's.
+	// API server URL as consumers reach it, when it differs from the kubeconfig's (NAT, a load balancer). Default: the kubeconfig's server.
 	ApiServerUrl pulumi.StringPtrInput
-	// How the auth service is reached.
+	// How the auth service is reached. Default: the API server's host, port 8443.
 	AuthService EndpointPtrInput
-	// The cluster's external CIDR, announced to peers.
+	// The cluster's external CIDR, if it exposes addresses beyond its pods (e.g. node or load balancer addresses) to peers: its gateway announces it, and peers route it into the tunnel, remapped where it overlaps their own ranges. Default: none.
 	ExternalCidr pulumi.StringPtrInput
-	// Uninstall on delete even while peerings use the cluster.
+	// Uninstall on delete even while peerings still use the cluster. Default: false.
 	Force pulumi.BoolPtrInput
-	// How the gateway is reached.
+	// How the WireGuard gateway is reached, and exposed when deployed. Default: the API server's host, UDP port 51820.
 	Gateway GatewayPtrInput
-	// Admin-level kubeconfig of the cluster.
+	// Kubeconfig with rights to install the project's namespace, CRDs and RBAC. Kept as a Pulumi secret; never logged.
 	Kubeconfig pulumi.StringInput
-	// DNS label; virtual nodes for this cluster are named liqo-<name>.
+	// The cluster's name: a DNS label of at most 32 characters. Virtual nodes standing for this cluster are named after it (`liqo-<name>`).
 	Name pulumi.StringInput
-	// The cluster's pod CIDR. Default: detected (the controller manager's --cluster-cidr, else the smallest block holding every node's spec.podCIDRs); preview or create fails naming it when it cannot be.
+	// The cluster's pod CIDR, which its gateway announces to peers. Left out, it is read from the cluster: the controller manager's `--cluster-cidr` where it runs as a pod, else the smallest block holding every node's `spec.podCIDRs`. Preview (or create, when the cluster cannot be read at preview) fails naming this input when neither is there: EKS with the VPC CNI gives nodes no pod CIDR, and there it is the VPC's CIDR. Default: detected. Example: "10.244.0.0/16".
 	PodCidr pulumi.StringPtrInput
-	// The cluster's service CIDR. Default: detected (the default ServiceCIDR object, else the API server's --service-cluster-ip-range); preview or create fails naming it when it cannot be.
+	// The cluster's service CIDR. Left out, it is read from the cluster: its default `ServiceCIDR` object (Kubernetes 1.33 and later), else the API server's `--service-cluster-ip-range` where it runs as a pod; preview or create fails naming this input when neither is there. Default: detected. Example: "10.96.0.0/12".
 	ServiceCidr pulumi.StringPtrInput
-	// Deadline of install and agent check. Default 300.
+	// How long install and the agent check may take, in seconds. Default: 300.
 	TimeoutSeconds pulumi.IntPtrInput
 }
 
@@ -177,44 +180,47 @@ func (o ClusterOutput) ToClusterOutputWithContext(ctx context.Context) ClusterOu
 	return o
 }
 
-// How other resources reach this cluster (served by the plugin; its kubeconfig is secret): give it as a PeeringToken's cluster, a Peering's consumer or providerCluster, a NamespaceOffloading's consumer.
+// How other resources reach this cluster (its kubeconfig is secret): what a program of the provider plugin gives as a PeeringToken's cluster, a Peering's consumer or providerCluster, a NamespaceOffloading's consumer; this package's TypeScript resources take the Cluster itself.
 func (o ClusterOutput) Access() ClusterAccessPtrOutput {
 	return o.ApplyT(func(v *Cluster) ClusterAccessPtrOutput { return v.Access }).(ClusterAccessPtrOutput)
 }
 
+// API server URL as consumers reach it.
 func (o ClusterOutput) ApiServerUrl() pulumi.StringOutput {
 	return o.ApplyT(func(v *Cluster) pulumi.StringOutput { return v.ApiServerUrl }).(pulumi.StringOutput)
 }
 
-// PEM of the auth service's CA.
+// PEM of the CA that signed the auth service's certificate.
 func (o ClusterOutput) AuthCaCert() pulumi.StringOutput {
 	return o.ApplyT(func(v *Cluster) pulumi.StringOutput { return v.AuthCaCert }).(pulumi.StringOutput)
 }
 
-// The auth service's URL.
+// URL of the cluster's auth service.
 func (o ClusterOutput) AuthUrl() pulumi.StringOutput {
 	return o.ApplyT(func(v *Cluster) pulumi.StringOutput { return v.AuthUrl }).(pulumi.StringOutput)
 }
 
-// Stable id of the cluster.
+// Stable id of the cluster, made once at install.
 func (o ClusterOutput) ClusterId() pulumi.StringOutput {
 	return o.ApplyT(func(v *Cluster) pulumi.StringOutput { return v.ClusterId }).(pulumi.StringOutput)
 }
 
-// Where each CIDR the inputs left out was read; empty when both were given.
+// Where each CIDR the inputs left out was read, e.g. `{ podCidr: "kube-controller-manager's --cluster-cidr", serviceCidr: "ServiceCIDR kubernetes" }`; empty when both were given.
 func (o ClusterOutput) DetectedFrom() DetectedFromOutput {
 	return o.ApplyT(func(v *Cluster) DetectedFromOutput { return v.DetectedFrom }).(DetectedFromOutput)
 }
 
-// host:port of the gateway.
+// `host:port` of the WireGuard gateway.
 func (o ClusterOutput) GatewayEndpoint() pulumi.StringOutput {
 	return o.ApplyT(func(v *Cluster) pulumi.StringOutput { return v.GatewayEndpoint }).(pulumi.StringOutput)
 }
 
+// The kubeconfig (secret).
 func (o ClusterOutput) Kubeconfig() pulumi.StringOutput {
 	return o.ApplyT(func(v *Cluster) pulumi.StringOutput { return v.Kubeconfig }).(pulumi.StringOutput)
 }
 
+// The cluster's name.
 func (o ClusterOutput) Name() pulumi.StringOutput {
 	return o.ApplyT(func(v *Cluster) pulumi.StringOutput { return v.Name }).(pulumi.StringOutput)
 }

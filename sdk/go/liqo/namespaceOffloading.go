@@ -16,13 +16,13 @@ import (
 type NamespaceOffloading struct {
 	pulumi.CustomResourceState
 
-	// The namespace's name on every provider; empty with namespaceSelector.
+	// The namespace's name on every provider; empty with `namespaceSelector`.
 	RemoteNamespace pulumi.StringOutput `pulumi:"remoteNamespace"`
-	// What each provider answered.
+	// One entry per peering: what its provider answered (with `namespace`).
 	Remotes RemoteNamespaceStatusArrayOutput `pulumi:"remotes"`
-	// With namespaceSelector: one entry per namespace it offloads, or withdraws.
+	// With `namespaceSelector`: one entry per namespace it offloads, or withdraws, as of the last create, update or refresh.
 	SelectedNamespaces SelectedNamespaceStatusArrayOutput `pulumi:"selectedNamespaces"`
-	// Ready, or what the last refresh found wrong.
+	// `Ready`, or what the last refresh found wrong (a remote namespace gone, a provider out of reach).
 	Status pulumi.StringOutput `pulumi:"status"`
 }
 
@@ -72,45 +72,45 @@ func (NamespaceOffloadingState) ElementType() reflect.Type {
 }
 
 type namespaceOffloadingArgs struct {
-	// The consumer cluster: its Cluster's access output (the TypeScript SDK takes the Cluster).
+	// The consumer cluster, the one of every peering in `peerings`.
 	Consumer ClusterAccess `pulumi:"consumer"`
-	// On delete with a provider unreachable, remove the consumer's side anyway and list what stays on the provider.
+	// On delete with a provider unreachable (found in one connection attempt of a few seconds), remove the consumer's side anyway: the NamespaceOffloading, and the namespace's pods on that provider's virtual node (removed at once, as no kubelet will), and list what stays on the provider (the remote namespace, the ConfigMaps and Secrets reflected into it, the pods). Without it, such a delete (or an update) fails at once and changes nothing. Changing it updates in place without contacting any cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
 	Force *bool `pulumi:"force"`
-	// The consumer namespace; it must exist. Exactly one of namespace and namespaceSelector.
+	// The consumer namespace to offload. It must exist; the offloading does not own it. Changing it replaces the offloading. Give exactly one of `namespace` and `namespaceSelector`.
 	Namespace *string `pulumi:"namespace"`
-	// Offloads every namespace whose labels match, those made or labelled later included (the consumer's agent offloads them, and withdraws one that stops matching, with no pulumi up).
+	// Offloads every namespace whose labels match (a Kubernetes label selector: `matchLabels` and/or `matchExpressions`), including namespaces made or labelled later: the consumer's agent offloads them as they appear, and withdraws a namespace that stops matching, with no `pulumi up`. `kube-*` namespaces and the project's own are never selected. A change updates in place.
 	NamespaceSelector *NamespaceSelector `pulumi:"namespaceSelector"`
-	// Remote name: suffixed with the consumer's cluster id (default), or the same.
+	// How the namespace is named on the providers: `suffixed` (default) adds `-<consumer cluster id>`, so that two consumers' namespaces of one name never collide; `same` keeps the name, and a provider refuses it when the name is already taken there. Changing it replaces the offloading. Default: "suffixed".
 	Naming *string `pulumi:"naming"`
-	// Peerings of the consumer whose virtual nodes the namespace's pods may use: their access outputs (the TypeScript SDK takes the Peerings).
+	// The peerings (of `consumer`) whose virtual nodes the namespace's pods may be scheduled on; the namespace is made on each of their providers. A change updates in place: a peering left out has the namespace's pods and remote namespace removed.
 	Peerings []PeeringAccess `pulumi:"peerings"`
-	// Where the namespace's pods may run, added to each pod at admission: local-and-remote (default), remote (virtual nodes only) or local (the consumer's nodes only).
+	// Where the namespace's pods may run, applied by the consumer's API server to every pod created in the namespace, so workloads need no edit: `local-and-remote` (they tolerate the virtual nodes' taint; the scheduler picks real or virtual nodes), `remote` (virtual nodes only) or `local` (the consumer's own nodes only; the namespace is still made on the providers). A change updates in place and applies to pods created from then on. Default: "local-and-remote".
 	PodOffloading *string `pulumi:"podOffloading"`
-	// The token an offloaded pod that mounts one gets: consumer (default), a token of its service account in the consumer's cluster with kubernetes.default leading to the consumer's API server through the tunnel; or none. Never one of the provider's.
+	// The token an offloaded pod that mounts its service account's token gets: `consumer`, a token of that account in the consumer's cluster (asked for by the consumer's agent, bound to the pod, kept fresh), with `kubernetes.default` leading to the consumer's API server through the tunnel, so in-cluster clients work on the consumer as they would at home; or `none`, no token at all. Never one of the provider's. A provider's administrator can read such a token while the pod lives and act with its rights on the consumer: choose `none` for a provider you do not trust that far. A change applies to pods offloaded from then on. Default: "consumer".
 	ServiceAccountTokens *string `pulumi:"serviceAccountTokens"`
-	// Deadline of each operation. Default 300.
+	// Deadline of each operation (create, update, delete), in seconds. Default: 300.
 	TimeoutSeconds *int `pulumi:"timeoutSeconds"`
 }
 
 // The set of arguments for constructing a NamespaceOffloading resource.
 type NamespaceOffloadingArgs struct {
-	// The consumer cluster: its Cluster's access output (the TypeScript SDK takes the Cluster).
+	// The consumer cluster, the one of every peering in `peerings`.
 	Consumer ClusterAccessInput
-	// On delete with a provider unreachable, remove the consumer's side anyway and list what stays on the provider.
+	// On delete with a provider unreachable (found in one connection attempt of a few seconds), remove the consumer's side anyway: the NamespaceOffloading, and the namespace's pods on that provider's virtual node (removed at once, as no kubelet will), and list what stays on the provider (the remote namespace, the ConfigMaps and Secrets reflected into it, the pods). Without it, such a delete (or an update) fails at once and changes nothing. Changing it updates in place without contacting any cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
 	Force pulumi.BoolPtrInput
-	// The consumer namespace; it must exist. Exactly one of namespace and namespaceSelector.
+	// The consumer namespace to offload. It must exist; the offloading does not own it. Changing it replaces the offloading. Give exactly one of `namespace` and `namespaceSelector`.
 	Namespace pulumi.StringPtrInput
-	// Offloads every namespace whose labels match, those made or labelled later included (the consumer's agent offloads them, and withdraws one that stops matching, with no pulumi up).
+	// Offloads every namespace whose labels match (a Kubernetes label selector: `matchLabels` and/or `matchExpressions`), including namespaces made or labelled later: the consumer's agent offloads them as they appear, and withdraws a namespace that stops matching, with no `pulumi up`. `kube-*` namespaces and the project's own are never selected. A change updates in place.
 	NamespaceSelector NamespaceSelectorPtrInput
-	// Remote name: suffixed with the consumer's cluster id (default), or the same.
+	// How the namespace is named on the providers: `suffixed` (default) adds `-<consumer cluster id>`, so that two consumers' namespaces of one name never collide; `same` keeps the name, and a provider refuses it when the name is already taken there. Changing it replaces the offloading. Default: "suffixed".
 	Naming pulumi.StringPtrInput
-	// Peerings of the consumer whose virtual nodes the namespace's pods may use: their access outputs (the TypeScript SDK takes the Peerings).
+	// The peerings (of `consumer`) whose virtual nodes the namespace's pods may be scheduled on; the namespace is made on each of their providers. A change updates in place: a peering left out has the namespace's pods and remote namespace removed.
 	Peerings PeeringAccessArrayInput
-	// Where the namespace's pods may run, added to each pod at admission: local-and-remote (default), remote (virtual nodes only) or local (the consumer's nodes only).
+	// Where the namespace's pods may run, applied by the consumer's API server to every pod created in the namespace, so workloads need no edit: `local-and-remote` (they tolerate the virtual nodes' taint; the scheduler picks real or virtual nodes), `remote` (virtual nodes only) or `local` (the consumer's own nodes only; the namespace is still made on the providers). A change updates in place and applies to pods created from then on. Default: "local-and-remote".
 	PodOffloading pulumi.StringPtrInput
-	// The token an offloaded pod that mounts one gets: consumer (default), a token of its service account in the consumer's cluster with kubernetes.default leading to the consumer's API server through the tunnel; or none. Never one of the provider's.
+	// The token an offloaded pod that mounts its service account's token gets: `consumer`, a token of that account in the consumer's cluster (asked for by the consumer's agent, bound to the pod, kept fresh), with `kubernetes.default` leading to the consumer's API server through the tunnel, so in-cluster clients work on the consumer as they would at home; or `none`, no token at all. Never one of the provider's. A provider's administrator can read such a token while the pod lives and act with its rights on the consumer: choose `none` for a provider you do not trust that far. A change applies to pods offloaded from then on. Default: "consumer".
 	ServiceAccountTokens pulumi.StringPtrInput
-	// Deadline of each operation. Default 300.
+	// Deadline of each operation (create, update, delete), in seconds. Default: 300.
 	TimeoutSeconds pulumi.IntPtrInput
 }
 
@@ -151,22 +151,22 @@ func (o NamespaceOffloadingOutput) ToNamespaceOffloadingOutputWithContext(ctx co
 	return o
 }
 
-// The namespace's name on every provider; empty with namespaceSelector.
+// The namespace's name on every provider; empty with `namespaceSelector`.
 func (o NamespaceOffloadingOutput) RemoteNamespace() pulumi.StringOutput {
 	return o.ApplyT(func(v *NamespaceOffloading) pulumi.StringOutput { return v.RemoteNamespace }).(pulumi.StringOutput)
 }
 
-// What each provider answered.
+// One entry per peering: what its provider answered (with `namespace`).
 func (o NamespaceOffloadingOutput) Remotes() RemoteNamespaceStatusArrayOutput {
 	return o.ApplyT(func(v *NamespaceOffloading) RemoteNamespaceStatusArrayOutput { return v.Remotes }).(RemoteNamespaceStatusArrayOutput)
 }
 
-// With namespaceSelector: one entry per namespace it offloads, or withdraws.
+// With `namespaceSelector`: one entry per namespace it offloads, or withdraws, as of the last create, update or refresh.
 func (o NamespaceOffloadingOutput) SelectedNamespaces() SelectedNamespaceStatusArrayOutput {
 	return o.ApplyT(func(v *NamespaceOffloading) SelectedNamespaceStatusArrayOutput { return v.SelectedNamespaces }).(SelectedNamespaceStatusArrayOutput)
 }
 
-// Ready, or what the last refresh found wrong.
+// `Ready`, or what the last refresh found wrong (a remote namespace gone, a provider out of reach).
 func (o NamespaceOffloadingOutput) Status() pulumi.StringOutput {
 	return o.ApplyT(func(v *NamespaceOffloading) pulumi.StringOutput { return v.Status }).(pulumi.StringOutput)
 }

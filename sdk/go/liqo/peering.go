@@ -16,22 +16,26 @@ import (
 type Peering struct {
 	pulumi.CustomResourceState
 
-	// How a Tunnel or a NamespaceOffloading uses this peering (served by the plugin): give it as a Tunnel's peering or among a NamespaceOffloading's peerings.
-	Access            PeeringAccessPtrOutput `pulumi:"access"`
-	ConsumerClusterId pulumi.StringOutput    `pulumi:"consumerClusterId"`
-	// When the identity the consumer holds on the provider expires (RFC 3339), as the last create, update or refresh read it; the consumer's agent renews it at two thirds of its lifetime, so a refresh shows the renewed date.
+	// How a Tunnel or a NamespaceOffloading uses this peering (its consumer's kubeconfig is secret): what a program of the provider plugin gives as a Tunnel's peering or among a NamespaceOffloading's peerings; this package's TypeScript resources take the Peering itself.
+	Access PeeringAccessPtrOutput `pulumi:"access"`
+	// The consumer's cluster id.
+	ConsumerClusterId pulumi.StringOutput `pulumi:"consumerClusterId"`
+	// When the identity the consumer holds on the provider expires (RFC 3339), as the last create, update or refresh read it. The consumer's agent renews it at two thirds of its lifetime, so a `pulumi refresh` shows the renewed date. Example: "2026-12-23T10:04:05.000Z".
 	IdentityExpiresAt pulumi.StringPtrOutput `pulumi:"identityExpiresAt"`
 	// The accepted offer.
-	Offer               OfferOutput         `pulumi:"offer"`
-	ProviderClusterId   pulumi.StringOutput `pulumi:"providerClusterId"`
+	Offer OfferOutput `pulumi:"offer"`
+	// The provider's cluster id.
+	ProviderClusterId pulumi.StringOutput `pulumi:"providerClusterId"`
+	// The provider's name.
 	ProviderClusterName pulumi.StringOutput `pulumi:"providerClusterName"`
-	// Ready, or what the last refresh found wrong.
+	// `Ready`, or what the last refresh found wrong.
 	Status pulumi.StringOutput `pulumi:"status"`
 	// The consumer's tenant namespace on the provider.
 	TenantNamespace pulumi.StringOutput `pulumi:"tenantNamespace"`
 	// In-band: both gateways' reports.
-	TunnelStatus    TunnelStatusPtrOutput `pulumi:"tunnelStatus"`
-	VirtualNodeName pulumi.StringOutput   `pulumi:"virtualNodeName"`
+	TunnelStatus TunnelStatusPtrOutput `pulumi:"tunnelStatus"`
+	// The virtual node in the consumer.
+	VirtualNodeName pulumi.StringOutput `pulumi:"virtualNodeName"`
 }
 
 // NewPeering registers a new resource with the given unique name, arguments, and options.
@@ -83,53 +87,53 @@ func (PeeringState) ElementType() reflect.Type {
 }
 
 type peeringArgs struct {
-	// Default out-of-band.
+	// `out-of-band` (default): the consumer reaches the provider's auth service and API server directly, with what the provider handed over. `in-band`: only the gateways reach each other; the tunnel is built first (with both clusters' kubeconfigs), and the consumer's agent authenticates and negotiates through it. Changing it replaces the peering.
 	Approach *string `pulumi:"approach"`
-	// The consumer cluster: its Cluster's access output (the TypeScript SDK takes the Cluster).
+	// The consumer cluster (this side).
 	Consumer ClusterAccess `pulumi:"consumer"`
-	// On delete with the provider unreachable, clean the consumer side anyway.
+	// On delete with the provider unreachable, clean the consumer side anyway. Default: false.
 	Force *bool `pulumi:"force"`
 	// Extra labels for the virtual node.
 	Labels map[string]string `pulumi:"labels"`
 	// Out-of-band: what the provider handed over.
 	Provider *ProviderHandover `pulumi:"provider"`
-	// In-band: the provider cluster: its Cluster's access output (the TypeScript SDK takes the Cluster).
+	// In-band: the provider cluster, managed in the same program or imported with its kubeconfig.
 	ProviderCluster *ClusterAccess `pulumi:"providerCluster"`
-	// What to ask for; a change is renegotiated in place.
+	// What to ask for. A change is renegotiated in place.
 	Resources ResourceRequest `pulumi:"resources"`
 	// Extra taints for the virtual node.
 	Taints []Taint `pulumi:"taints"`
-	// Deadline of each operation. Default 300.
+	// Deadline of each operation (create, update, delete), in seconds. Default: 300.
 	TimeoutSeconds *int `pulumi:"timeoutSeconds"`
-	// In-band: the tunnel, built first.
+	// In-band: the tunnel. (Out-of-band, add a `Tunnel` resource instead.)
 	Tunnel *TunnelSettings `pulumi:"tunnel"`
-	// Name of the virtual node.
+	// Name of the virtual node. Changing it replaces the peering. Default: `liqo-<provider name>`.
 	VirtualNodeName *string `pulumi:"virtualNodeName"`
 }
 
 // The set of arguments for constructing a Peering resource.
 type PeeringArgs struct {
-	// Default out-of-band.
+	// `out-of-band` (default): the consumer reaches the provider's auth service and API server directly, with what the provider handed over. `in-band`: only the gateways reach each other; the tunnel is built first (with both clusters' kubeconfigs), and the consumer's agent authenticates and negotiates through it. Changing it replaces the peering.
 	Approach pulumi.StringPtrInput
-	// The consumer cluster: its Cluster's access output (the TypeScript SDK takes the Cluster).
+	// The consumer cluster (this side).
 	Consumer ClusterAccessInput
-	// On delete with the provider unreachable, clean the consumer side anyway.
+	// On delete with the provider unreachable, clean the consumer side anyway. Default: false.
 	Force pulumi.BoolPtrInput
 	// Extra labels for the virtual node.
 	Labels pulumi.StringMapInput
 	// Out-of-band: what the provider handed over.
 	Provider ProviderHandoverPtrInput
-	// In-band: the provider cluster: its Cluster's access output (the TypeScript SDK takes the Cluster).
+	// In-band: the provider cluster, managed in the same program or imported with its kubeconfig.
 	ProviderCluster ClusterAccessPtrInput
-	// What to ask for; a change is renegotiated in place.
+	// What to ask for. A change is renegotiated in place.
 	Resources ResourceRequestInput
 	// Extra taints for the virtual node.
 	Taints TaintArrayInput
-	// Deadline of each operation. Default 300.
+	// Deadline of each operation (create, update, delete), in seconds. Default: 300.
 	TimeoutSeconds pulumi.IntPtrInput
-	// In-band: the tunnel, built first.
+	// In-band: the tunnel. (Out-of-band, add a `Tunnel` resource instead.)
 	Tunnel TunnelSettingsPtrInput
-	// Name of the virtual node.
+	// Name of the virtual node. Changing it replaces the peering. Default: `liqo-<provider name>`.
 	VirtualNodeName pulumi.StringPtrInput
 }
 
@@ -170,16 +174,17 @@ func (o PeeringOutput) ToPeeringOutputWithContext(ctx context.Context) PeeringOu
 	return o
 }
 
-// How a Tunnel or a NamespaceOffloading uses this peering (served by the plugin): give it as a Tunnel's peering or among a NamespaceOffloading's peerings.
+// How a Tunnel or a NamespaceOffloading uses this peering (its consumer's kubeconfig is secret): what a program of the provider plugin gives as a Tunnel's peering or among a NamespaceOffloading's peerings; this package's TypeScript resources take the Peering itself.
 func (o PeeringOutput) Access() PeeringAccessPtrOutput {
 	return o.ApplyT(func(v *Peering) PeeringAccessPtrOutput { return v.Access }).(PeeringAccessPtrOutput)
 }
 
+// The consumer's cluster id.
 func (o PeeringOutput) ConsumerClusterId() pulumi.StringOutput {
 	return o.ApplyT(func(v *Peering) pulumi.StringOutput { return v.ConsumerClusterId }).(pulumi.StringOutput)
 }
 
-// When the identity the consumer holds on the provider expires (RFC 3339), as the last create, update or refresh read it; the consumer's agent renews it at two thirds of its lifetime, so a refresh shows the renewed date.
+// When the identity the consumer holds on the provider expires (RFC 3339), as the last create, update or refresh read it. The consumer's agent renews it at two thirds of its lifetime, so a `pulumi refresh` shows the renewed date. Example: "2026-12-23T10:04:05.000Z".
 func (o PeeringOutput) IdentityExpiresAt() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Peering) pulumi.StringPtrOutput { return v.IdentityExpiresAt }).(pulumi.StringPtrOutput)
 }
@@ -189,15 +194,17 @@ func (o PeeringOutput) Offer() OfferOutput {
 	return o.ApplyT(func(v *Peering) OfferOutput { return v.Offer }).(OfferOutput)
 }
 
+// The provider's cluster id.
 func (o PeeringOutput) ProviderClusterId() pulumi.StringOutput {
 	return o.ApplyT(func(v *Peering) pulumi.StringOutput { return v.ProviderClusterId }).(pulumi.StringOutput)
 }
 
+// The provider's name.
 func (o PeeringOutput) ProviderClusterName() pulumi.StringOutput {
 	return o.ApplyT(func(v *Peering) pulumi.StringOutput { return v.ProviderClusterName }).(pulumi.StringOutput)
 }
 
-// Ready, or what the last refresh found wrong.
+// `Ready`, or what the last refresh found wrong.
 func (o PeeringOutput) Status() pulumi.StringOutput {
 	return o.ApplyT(func(v *Peering) pulumi.StringOutput { return v.Status }).(pulumi.StringOutput)
 }
@@ -212,6 +219,7 @@ func (o PeeringOutput) TunnelStatus() TunnelStatusPtrOutput {
 	return o.ApplyT(func(v *Peering) TunnelStatusPtrOutput { return v.TunnelStatus }).(TunnelStatusPtrOutput)
 }
 
+// The virtual node in the consumer.
 func (o PeeringOutput) VirtualNodeName() pulumi.StringOutput {
 	return o.ApplyT(func(v *Peering) pulumi.StringOutput { return v.VirtualNodeName }).(pulumi.StringOutput)
 }

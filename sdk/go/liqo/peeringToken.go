@@ -16,12 +16,15 @@ import (
 type PeeringToken struct {
 	pulumi.CustomResourceState
 
+	// PEM of the CA of the provider's auth service.
 	AuthCaCert pulumi.StringOutput `pulumi:"authCaCert"`
-	AuthUrl    pulumi.StringOutput `pulumi:"authUrl"`
-	ClusterId  pulumi.StringOutput `pulumi:"clusterId"`
-	// When it stops being accepted, RFC 3339.
+	// The provider's auth service URL.
+	AuthUrl pulumi.StringOutput `pulumi:"authUrl"`
+	// The provider's cluster id.
+	ClusterId pulumi.StringOutput `pulumi:"clusterId"`
+	// When the token expires (RFC 3339), if it does.
 	ExpiresAt pulumi.StringPtrOutput `pulumi:"expiresAt"`
-	// The token.
+	// The token (secret).
 	Token pulumi.StringOutput `pulumi:"token"`
 	// Public id of the token.
 	TokenId pulumi.StringOutput `pulumi:"tokenId"`
@@ -74,21 +77,21 @@ func (PeeringTokenState) ElementType() reflect.Type {
 }
 
 type peeringTokenArgs struct {
-	// The provider cluster: its Cluster's access output (the TypeScript SDK takes the Cluster).
+	// The provider cluster whose auth service accepts the token.
 	Cluster ClusterAccess `pulumi:"cluster"`
-	// Lifetime; a change replaces the token.
+	// Seconds after which the token is refused for new peerings. Default: never.
 	ExpiresInSeconds *int `pulumi:"expiresInSeconds"`
-	// Change it to replace the token.
+	// Any text; changing it replaces the token (rotation). The old token stops working for new peerings; peerings made with it keep working. Example: "2026-11".
 	Rotation *string `pulumi:"rotation"`
 }
 
 // The set of arguments for constructing a PeeringToken resource.
 type PeeringTokenArgs struct {
-	// The provider cluster: its Cluster's access output (the TypeScript SDK takes the Cluster).
+	// The provider cluster whose auth service accepts the token.
 	Cluster ClusterAccessInput
-	// Lifetime; a change replaces the token.
+	// Seconds after which the token is refused for new peerings. Default: never.
 	ExpiresInSeconds pulumi.IntPtrInput
-	// Change it to replace the token.
+	// Any text; changing it replaces the token (rotation). The old token stops working for new peerings; peerings made with it keep working. Example: "2026-11".
 	Rotation pulumi.StringPtrInput
 }
 
@@ -129,24 +132,27 @@ func (o PeeringTokenOutput) ToPeeringTokenOutputWithContext(ctx context.Context)
 	return o
 }
 
+// PEM of the CA of the provider's auth service.
 func (o PeeringTokenOutput) AuthCaCert() pulumi.StringOutput {
 	return o.ApplyT(func(v *PeeringToken) pulumi.StringOutput { return v.AuthCaCert }).(pulumi.StringOutput)
 }
 
+// The provider's auth service URL.
 func (o PeeringTokenOutput) AuthUrl() pulumi.StringOutput {
 	return o.ApplyT(func(v *PeeringToken) pulumi.StringOutput { return v.AuthUrl }).(pulumi.StringOutput)
 }
 
+// The provider's cluster id.
 func (o PeeringTokenOutput) ClusterId() pulumi.StringOutput {
 	return o.ApplyT(func(v *PeeringToken) pulumi.StringOutput { return v.ClusterId }).(pulumi.StringOutput)
 }
 
-// When it stops being accepted, RFC 3339.
+// When the token expires (RFC 3339), if it does.
 func (o PeeringTokenOutput) ExpiresAt() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *PeeringToken) pulumi.StringPtrOutput { return v.ExpiresAt }).(pulumi.StringPtrOutput)
 }
 
-// The token.
+// The token (secret).
 func (o PeeringTokenOutput) Token() pulumi.StringOutput {
 	return o.ApplyT(func(v *PeeringToken) pulumi.StringOutput { return v.Token }).(pulumi.StringOutput)
 }

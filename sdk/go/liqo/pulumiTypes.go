@@ -15,11 +15,11 @@ var _ = internal.GetEnvOrDefault
 
 // The agent's deployment: with an image, `Cluster` deploys the control agent, the gateway and the route agent from it.
 type Agent struct {
-	// How its auth service is exposed. Default LoadBalancer.
+	// How the auth service is exposed. Default: "LoadBalancer".
 	Exposure *string `pulumi:"exposure"`
-	// Deploy the agent from this image (the archive `npm run image` builds, pushed to a registry the cluster pulls from; local clusters have `pulumi-liqo.local/agent:<version>` loaded). Changing it rolls the agent's pods in place. Without it, an agent must already run in the cluster: when the cluster has neither the agent's Deployment nor a fresh agent Lease, the install fails within about 15 s, naming this input.
+	// The agent image: the archive `npm run image` builds (`pulumi-liqo.local/agent:<version>`), pushed to a registry the cluster pulls from. One image, three roles: the control agent (a Deployment), the gateway (a Deployment of one hostNetwork pod) and the route agent (a DaemonSet). A new image rolls them in place; peerings stay and the gateway keeps its keys. Without it, an agent must already run in the cluster: when the cluster has neither the agent's Deployment nor a fresh agent Lease, the install fails within about 15 s naming this input (what it made stays recorded; `pulumi up` with the image set finishes it). Default: none: no agent is deployed. Example: "registry.example.com/pulumi-liqo/agent:0.1.0".
 	Image *string `pulumi:"image"`
-	// With exposure NodePort: the node port of the auth service's Service, which authUrl then names. Default: one the cluster picks.
+	// With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Default: one the cluster picks.
 	NodePort *int `pulumi:"nodePort"`
 }
 
@@ -36,11 +36,11 @@ type AgentInput interface {
 
 // The agent's deployment: with an image, `Cluster` deploys the control agent, the gateway and the route agent from it.
 type AgentArgs struct {
-	// How its auth service is exposed. Default LoadBalancer.
+	// How the auth service is exposed. Default: "LoadBalancer".
 	Exposure pulumi.StringPtrInput `pulumi:"exposure"`
-	// Deploy the agent from this image (the archive `npm run image` builds, pushed to a registry the cluster pulls from; local clusters have `pulumi-liqo.local/agent:<version>` loaded). Changing it rolls the agent's pods in place. Without it, an agent must already run in the cluster: when the cluster has neither the agent's Deployment nor a fresh agent Lease, the install fails within about 15 s, naming this input.
+	// The agent image: the archive `npm run image` builds (`pulumi-liqo.local/agent:<version>`), pushed to a registry the cluster pulls from. One image, three roles: the control agent (a Deployment), the gateway (a Deployment of one hostNetwork pod) and the route agent (a DaemonSet). A new image rolls them in place; peerings stay and the gateway keeps its keys. Without it, an agent must already run in the cluster: when the cluster has neither the agent's Deployment nor a fresh agent Lease, the install fails within about 15 s naming this input (what it made stays recorded; `pulumi up` with the image set finishes it). Default: none: no agent is deployed. Example: "registry.example.com/pulumi-liqo/agent:0.1.0".
 	Image pulumi.StringPtrInput `pulumi:"image"`
-	// With exposure NodePort: the node port of the auth service's Service, which authUrl then names. Default: one the cluster picks.
+	// With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Default: one the cluster picks.
 	NodePort pulumi.IntPtrInput `pulumi:"nodePort"`
 }
 
@@ -122,17 +122,17 @@ func (o AgentOutput) ToAgentPtrOutputWithContext(ctx context.Context) AgentPtrOu
 	}).(AgentPtrOutput)
 }
 
-// How its auth service is exposed. Default LoadBalancer.
+// How the auth service is exposed. Default: "LoadBalancer".
 func (o AgentOutput) Exposure() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Agent) *string { return v.Exposure }).(pulumi.StringPtrOutput)
 }
 
-// Deploy the agent from this image (the archive `npm run image` builds, pushed to a registry the cluster pulls from; local clusters have `pulumi-liqo.local/agent:<version>` loaded). Changing it rolls the agent's pods in place. Without it, an agent must already run in the cluster: when the cluster has neither the agent's Deployment nor a fresh agent Lease, the install fails within about 15 s, naming this input.
+// The agent image: the archive `npm run image` builds (`pulumi-liqo.local/agent:<version>`), pushed to a registry the cluster pulls from. One image, three roles: the control agent (a Deployment), the gateway (a Deployment of one hostNetwork pod) and the route agent (a DaemonSet). A new image rolls them in place; peerings stay and the gateway keeps its keys. Without it, an agent must already run in the cluster: when the cluster has neither the agent's Deployment nor a fresh agent Lease, the install fails within about 15 s naming this input (what it made stays recorded; `pulumi up` with the image set finishes it). Default: none: no agent is deployed. Example: "registry.example.com/pulumi-liqo/agent:0.1.0".
 func (o AgentOutput) Image() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Agent) *string { return v.Image }).(pulumi.StringPtrOutput)
 }
 
-// With exposure NodePort: the node port of the auth service's Service, which authUrl then names. Default: one the cluster picks.
+// With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Default: one the cluster picks.
 func (o AgentOutput) NodePort() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v Agent) *int { return v.NodePort }).(pulumi.IntPtrOutput)
 }
@@ -161,7 +161,7 @@ func (o AgentPtrOutput) Elem() AgentOutput {
 	}).(AgentOutput)
 }
 
-// How its auth service is exposed. Default LoadBalancer.
+// How the auth service is exposed. Default: "LoadBalancer".
 func (o AgentPtrOutput) Exposure() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Agent) *string {
 		if v == nil {
@@ -171,7 +171,7 @@ func (o AgentPtrOutput) Exposure() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// Deploy the agent from this image (the archive `npm run image` builds, pushed to a registry the cluster pulls from; local clusters have `pulumi-liqo.local/agent:<version>` loaded). Changing it rolls the agent's pods in place. Without it, an agent must already run in the cluster: when the cluster has neither the agent's Deployment nor a fresh agent Lease, the install fails within about 15 s, naming this input.
+// The agent image: the archive `npm run image` builds (`pulumi-liqo.local/agent:<version>`), pushed to a registry the cluster pulls from. One image, three roles: the control agent (a Deployment), the gateway (a Deployment of one hostNetwork pod) and the route agent (a DaemonSet). A new image rolls them in place; peerings stay and the gateway keeps its keys. Without it, an agent must already run in the cluster: when the cluster has neither the agent's Deployment nor a fresh agent Lease, the install fails within about 15 s naming this input (what it made stays recorded; `pulumi up` with the image set finishes it). Default: none: no agent is deployed. Example: "registry.example.com/pulumi-liqo/agent:0.1.0".
 func (o AgentPtrOutput) Image() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Agent) *string {
 		if v == nil {
@@ -181,7 +181,7 @@ func (o AgentPtrOutput) Image() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// With exposure NodePort: the node port of the auth service's Service, which authUrl then names. Default: one the cluster picks.
+// With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Default: one the cluster picks.
 func (o AgentPtrOutput) NodePort() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *Agent) *int {
 		if v == nil {
@@ -201,7 +201,7 @@ type ClusterAccess struct {
 	AuthUrl *string `pulumi:"authUrl"`
 	// The cluster's id.
 	ClusterId string `pulumi:"clusterId"`
-	// Kubeconfig with rights on the cluster (secret).
+	// The kubeconfig (secret).
 	Kubeconfig string `pulumi:"kubeconfig"`
 }
 
@@ -226,7 +226,7 @@ type ClusterAccessArgs struct {
 	AuthUrl pulumi.StringPtrInput `pulumi:"authUrl"`
 	// The cluster's id.
 	ClusterId pulumi.StringInput `pulumi:"clusterId"`
-	// Kubeconfig with rights on the cluster (secret).
+	// The kubeconfig (secret).
 	Kubeconfig pulumi.StringInput `pulumi:"kubeconfig"`
 }
 
@@ -328,7 +328,7 @@ func (o ClusterAccessOutput) ClusterId() pulumi.StringOutput {
 	return o.ApplyT(func(v ClusterAccess) string { return v.ClusterId }).(pulumi.StringOutput)
 }
 
-// Kubeconfig with rights on the cluster (secret).
+// The kubeconfig (secret).
 func (o ClusterAccessOutput) Kubeconfig() pulumi.StringOutput {
 	return o.ApplyT(func(v ClusterAccess) string { return v.Kubeconfig }).(pulumi.StringOutput)
 }
@@ -397,7 +397,7 @@ func (o ClusterAccessPtrOutput) ClusterId() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// Kubeconfig with rights on the cluster (secret).
+// The kubeconfig (secret).
 func (o ClusterAccessPtrOutput) Kubeconfig() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ClusterAccess) *string {
 		if v == nil {
@@ -442,7 +442,7 @@ func (o DetectedFromOutput) ServiceCidr() pulumi.StringPtrOutput {
 
 // How a cluster's service is reached.
 type Endpoint struct {
-	// IP or DNS name.
+	// Address (IP or DNS name) others reach the endpoint at. Default: the API server URL's host.
 	Address *string `pulumi:"address"`
 	// Port.
 	Port *int `pulumi:"port"`
@@ -461,7 +461,7 @@ type EndpointInput interface {
 
 // How a cluster's service is reached.
 type EndpointArgs struct {
-	// IP or DNS name.
+	// Address (IP or DNS name) others reach the endpoint at. Default: the API server URL's host.
 	Address pulumi.StringPtrInput `pulumi:"address"`
 	// Port.
 	Port pulumi.IntPtrInput `pulumi:"port"`
@@ -545,7 +545,7 @@ func (o EndpointOutput) ToEndpointPtrOutputWithContext(ctx context.Context) Endp
 	}).(EndpointPtrOutput)
 }
 
-// IP or DNS name.
+// Address (IP or DNS name) others reach the endpoint at. Default: the API server URL's host.
 func (o EndpointOutput) Address() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Endpoint) *string { return v.Address }).(pulumi.StringPtrOutput)
 }
@@ -579,7 +579,7 @@ func (o EndpointPtrOutput) Elem() EndpointOutput {
 	}).(EndpointOutput)
 }
 
-// IP or DNS name.
+// Address (IP or DNS name) others reach the endpoint at. Default: the API server URL's host.
 func (o EndpointPtrOutput) Address() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Endpoint) *string {
 		if v == nil {
@@ -603,9 +603,9 @@ func (o EndpointPtrOutput) Port() pulumi.IntPtrOutput {
 type Gateway struct {
 	// IP or DNS name.
 	Address *string `pulumi:"address"`
-	// How a deployed gateway is exposed: a LoadBalancer or NodePort Service (UDP), or the port of its node (hostPort, no Service). Default LoadBalancer.
+	// How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Default: "LoadBalancer".
 	Exposure *string `pulumi:"exposure"`
-	// With exposure NodePort: the node port of the gateway's Service, which gatewayEndpoint then names. Default: one the cluster picks.
+	// With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Default: one the cluster picks.
 	NodePort *int `pulumi:"nodePort"`
 	// UDP port the gateway serves on, on its node (a Tunnel's port must be it). Default 51820.
 	Port *int `pulumi:"port"`
@@ -626,9 +626,9 @@ type GatewayInput interface {
 type GatewayArgs struct {
 	// IP or DNS name.
 	Address pulumi.StringPtrInput `pulumi:"address"`
-	// How a deployed gateway is exposed: a LoadBalancer or NodePort Service (UDP), or the port of its node (hostPort, no Service). Default LoadBalancer.
+	// How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Default: "LoadBalancer".
 	Exposure pulumi.StringPtrInput `pulumi:"exposure"`
-	// With exposure NodePort: the node port of the gateway's Service, which gatewayEndpoint then names. Default: one the cluster picks.
+	// With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Default: one the cluster picks.
 	NodePort pulumi.IntPtrInput `pulumi:"nodePort"`
 	// UDP port the gateway serves on, on its node (a Tunnel's port must be it). Default 51820.
 	Port pulumi.IntPtrInput `pulumi:"port"`
@@ -717,12 +717,12 @@ func (o GatewayOutput) Address() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Gateway) *string { return v.Address }).(pulumi.StringPtrOutput)
 }
 
-// How a deployed gateway is exposed: a LoadBalancer or NodePort Service (UDP), or the port of its node (hostPort, no Service). Default LoadBalancer.
+// How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Default: "LoadBalancer".
 func (o GatewayOutput) Exposure() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Gateway) *string { return v.Exposure }).(pulumi.StringPtrOutput)
 }
 
-// With exposure NodePort: the node port of the gateway's Service, which gatewayEndpoint then names. Default: one the cluster picks.
+// With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Default: one the cluster picks.
 func (o GatewayOutput) NodePort() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v Gateway) *int { return v.NodePort }).(pulumi.IntPtrOutput)
 }
@@ -766,7 +766,7 @@ func (o GatewayPtrOutput) Address() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// How a deployed gateway is exposed: a LoadBalancer or NodePort Service (UDP), or the port of its node (hostPort, no Service). Default LoadBalancer.
+// How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Default: "LoadBalancer".
 func (o GatewayPtrOutput) Exposure() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Gateway) *string {
 		if v == nil {
@@ -776,7 +776,7 @@ func (o GatewayPtrOutput) Exposure() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// With exposure NodePort: the node port of the gateway's Service, which gatewayEndpoint then names. Default: one the cluster picks.
+// With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Default: one the cluster picks.
 func (o GatewayPtrOutput) NodePort() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *Gateway) *int {
 		if v == nil {
@@ -916,7 +916,7 @@ func (o LabelRequirementArrayOutput) Index(i pulumi.IntInput) LabelRequirementOu
 
 // A Kubernetes label selector of namespaces: all of matchLabels and matchExpressions must hold.
 type NamespaceSelector struct {
-	// Requirements on a namespace's labels.
+	// Requirements on a namespace's labels: `In` and `NotIn` a list of `values`, `Exists`, `DoesNotExist`.
 	MatchExpressions []LabelRequirement `pulumi:"matchExpressions"`
 	// Labels a namespace must carry, with these values.
 	MatchLabels map[string]string `pulumi:"matchLabels"`
@@ -935,7 +935,7 @@ type NamespaceSelectorInput interface {
 
 // A Kubernetes label selector of namespaces: all of matchLabels and matchExpressions must hold.
 type NamespaceSelectorArgs struct {
-	// Requirements on a namespace's labels.
+	// Requirements on a namespace's labels: `In` and `NotIn` a list of `values`, `Exists`, `DoesNotExist`.
 	MatchExpressions LabelRequirementArrayInput `pulumi:"matchExpressions"`
 	// Labels a namespace must carry, with these values.
 	MatchLabels pulumi.StringMapInput `pulumi:"matchLabels"`
@@ -1019,7 +1019,7 @@ func (o NamespaceSelectorOutput) ToNamespaceSelectorPtrOutputWithContext(ctx con
 	}).(NamespaceSelectorPtrOutput)
 }
 
-// Requirements on a namespace's labels.
+// Requirements on a namespace's labels: `In` and `NotIn` a list of `values`, `Exists`, `DoesNotExist`.
 func (o NamespaceSelectorOutput) MatchExpressions() LabelRequirementArrayOutput {
 	return o.ApplyT(func(v NamespaceSelector) []LabelRequirement { return v.MatchExpressions }).(LabelRequirementArrayOutput)
 }
@@ -1053,7 +1053,7 @@ func (o NamespaceSelectorPtrOutput) Elem() NamespaceSelectorOutput {
 	}).(NamespaceSelectorOutput)
 }
 
-// Requirements on a namespace's labels.
+// Requirements on a namespace's labels: `In` and `NotIn` a list of `values`, `Exists`, `DoesNotExist`.
 func (o NamespaceSelectorPtrOutput) MatchExpressions() LabelRequirementArrayOutput {
 	return o.ApplyT(func(v *NamespaceSelector) []LabelRequirement {
 		if v == nil {
@@ -1518,7 +1518,7 @@ func (o ProviderHandoverPtrOutput) Token() pulumi.StringPtrOutput {
 type RemoteNamespaceStatus struct {
 	// Why, when not Ready.
 	Message *string `pulumi:"message"`
-	// Ready, Pending, Refused, Missing (the remote namespace is gone on the provider), Unreachable (the consumer's agent cannot reach the provider and backs off) or Error.
+	// `Ready`, `Pending`, `Refused`, `Missing` (the remote namespace is gone on the provider), `Unreachable` (the consumer's agent cannot reach the provider and backs off) or `Error`.
 	Phase string `pulumi:"phase"`
 	// That peering's provider.
 	ProviderClusterId *string `pulumi:"providerClusterId"`
@@ -1548,7 +1548,7 @@ func (o RemoteNamespaceStatusOutput) Message() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v RemoteNamespaceStatus) *string { return v.Message }).(pulumi.StringPtrOutput)
 }
 
-// Ready, Pending, Refused, Missing (the remote namespace is gone on the provider), Unreachable (the consumer's agent cannot reach the provider and backs off) or Error.
+// `Ready`, `Pending`, `Refused`, `Missing` (the remote namespace is gone on the provider), `Unreachable` (the consumer's agent cannot reach the provider and backs off) or `Error`.
 func (o RemoteNamespaceStatusOutput) Phase() pulumi.StringOutput {
 	return o.ApplyT(func(v RemoteNamespaceStatus) string { return v.Phase }).(pulumi.StringOutput)
 }
@@ -1590,13 +1590,13 @@ func (o RemoteNamespaceStatusArrayOutput) Index(i pulumi.IntInput) RemoteNamespa
 
 // Resources asked of the provider: a share of its free capacity, or fixed amounts.
 type ResourceRequest struct {
-	// Fixed CPU, e.g. 2 or 500m.
+	// Fixed CPU. Example: "2" or "500m".
 	Cpu *string `pulumi:"cpu"`
-	// Fixed memory, e.g. 4Gi.
+	// Fixed memory. Example: "4Gi".
 	Memory *string `pulumi:"memory"`
 	// Fixed pod count.
 	Pods *int `pulumi:"pods"`
-	// Percentage (1-100) of the provider's free allocatable capacity.
+	// Percentage (1-100) of the provider's free allocatable capacity. Excludes the fixed amounts.
 	SharePercent *int `pulumi:"sharePercent"`
 }
 
@@ -1613,13 +1613,13 @@ type ResourceRequestInput interface {
 
 // Resources asked of the provider: a share of its free capacity, or fixed amounts.
 type ResourceRequestArgs struct {
-	// Fixed CPU, e.g. 2 or 500m.
+	// Fixed CPU. Example: "2" or "500m".
 	Cpu pulumi.StringPtrInput `pulumi:"cpu"`
-	// Fixed memory, e.g. 4Gi.
+	// Fixed memory. Example: "4Gi".
 	Memory pulumi.StringPtrInput `pulumi:"memory"`
 	// Fixed pod count.
 	Pods pulumi.IntPtrInput `pulumi:"pods"`
-	// Percentage (1-100) of the provider's free allocatable capacity.
+	// Percentage (1-100) of the provider's free allocatable capacity. Excludes the fixed amounts.
 	SharePercent pulumi.IntPtrInput `pulumi:"sharePercent"`
 }
 
@@ -1650,12 +1650,12 @@ func (o ResourceRequestOutput) ToResourceRequestOutputWithContext(ctx context.Co
 	return o
 }
 
-// Fixed CPU, e.g. 2 or 500m.
+// Fixed CPU. Example: "2" or "500m".
 func (o ResourceRequestOutput) Cpu() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v ResourceRequest) *string { return v.Cpu }).(pulumi.StringPtrOutput)
 }
 
-// Fixed memory, e.g. 4Gi.
+// Fixed memory. Example: "4Gi".
 func (o ResourceRequestOutput) Memory() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v ResourceRequest) *string { return v.Memory }).(pulumi.StringPtrOutput)
 }
@@ -1665,7 +1665,7 @@ func (o ResourceRequestOutput) Pods() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v ResourceRequest) *int { return v.Pods }).(pulumi.IntPtrOutput)
 }
 
-// Percentage (1-100) of the provider's free allocatable capacity.
+// Percentage (1-100) of the provider's free allocatable capacity. Excludes the fixed amounts.
 func (o ResourceRequestOutput) SharePercent() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v ResourceRequest) *int { return v.SharePercent }).(pulumi.IntPtrOutput)
 }
@@ -1676,7 +1676,7 @@ type SelectedNamespaceStatus struct {
 	Message *string `pulumi:"message"`
 	// The consumer namespace.
 	Namespace string `pulumi:"namespace"`
-	// Ready, Pending, Withdrawing, Refused or Conflict.
+	// `Ready`, `Pending`, `Withdrawing` (it no longer matches), `Refused` (a provider said no) or `Conflict` (offloaded by another resource already, and left as it is).
 	Phase string `pulumi:"phase"`
 	// Its name on the providers.
 	RemoteNamespace string `pulumi:"remoteNamespace"`
@@ -1707,7 +1707,7 @@ func (o SelectedNamespaceStatusOutput) Namespace() pulumi.StringOutput {
 	return o.ApplyT(func(v SelectedNamespaceStatus) string { return v.Namespace }).(pulumi.StringOutput)
 }
 
-// Ready, Pending, Withdrawing, Refused or Conflict.
+// `Ready`, `Pending`, `Withdrawing` (it no longer matches), `Refused` (a provider said no) or `Conflict` (offloaded by another resource already, and left as it is).
 func (o SelectedNamespaceStatusOutput) Phase() pulumi.StringOutput {
 	return o.ApplyT(func(v SelectedNamespaceStatus) string { return v.Phase }).(pulumi.StringOutput)
 }
@@ -2044,17 +2044,17 @@ func (o TunnelEndPtrOutput) RttMs() pulumi.Float64PtrOutput {
 
 // How a tunnel is set up.
 type TunnelSettings struct {
-	// Sides behind NAT; both is refused.
+	// Sides behind NAT. Both is refused (nothing could reach either gateway); the server must not be one. Default: [].
 	BehindNat []string `pulumi:"behindNat"`
-	// The client's keepalive; 0 sends none. Default 25.
+	// Seconds between the client's keepalives (keeps a NAT mapping open); 0 sends none. Default: 25.
 	KeepaliveSeconds *int `pulumi:"keepaliveSeconds"`
-	// MTU of both tunnel interfaces. Default 1420.
+	// MTU of both tunnel interfaces (one value, so the ends cannot disagree). Changes in place. Default: 1420.
 	Mtu *int `pulumi:"mtu"`
-	// UDP port of both gateways. Default 51820.
+	// UDP port the gateways listen on. Changes in place. Default: 51820.
 	Port *int `pulumi:"port"`
-	// Whose gateway listens: the reachable one. Default provider.
+	// Which side's gateway listens: the reachable one when the other is behind NAT. Default: "provider".
 	Server *string `pulumi:"server"`
-	// Address at which the serving gateway is reached.
+	// Address (IP or DNS name) at which the serving side's gateway is reached. Example: "203.0.113.7".
 	ServerAddress string `pulumi:"serverAddress"`
 }
 
@@ -2071,17 +2071,17 @@ type TunnelSettingsInput interface {
 
 // How a tunnel is set up.
 type TunnelSettingsArgs struct {
-	// Sides behind NAT; both is refused.
+	// Sides behind NAT. Both is refused (nothing could reach either gateway); the server must not be one. Default: [].
 	BehindNat pulumi.StringArrayInput `pulumi:"behindNat"`
-	// The client's keepalive; 0 sends none. Default 25.
+	// Seconds between the client's keepalives (keeps a NAT mapping open); 0 sends none. Default: 25.
 	KeepaliveSeconds pulumi.IntPtrInput `pulumi:"keepaliveSeconds"`
-	// MTU of both tunnel interfaces. Default 1420.
+	// MTU of both tunnel interfaces (one value, so the ends cannot disagree). Changes in place. Default: 1420.
 	Mtu pulumi.IntPtrInput `pulumi:"mtu"`
-	// UDP port of both gateways. Default 51820.
+	// UDP port the gateways listen on. Changes in place. Default: 51820.
 	Port pulumi.IntPtrInput `pulumi:"port"`
-	// Whose gateway listens: the reachable one. Default provider.
+	// Which side's gateway listens: the reachable one when the other is behind NAT. Default: "provider".
 	Server pulumi.StringPtrInput `pulumi:"server"`
-	// Address at which the serving gateway is reached.
+	// Address (IP or DNS name) at which the serving side's gateway is reached. Example: "203.0.113.7".
 	ServerAddress pulumi.StringInput `pulumi:"serverAddress"`
 }
 
@@ -2163,32 +2163,32 @@ func (o TunnelSettingsOutput) ToTunnelSettingsPtrOutputWithContext(ctx context.C
 	}).(TunnelSettingsPtrOutput)
 }
 
-// Sides behind NAT; both is refused.
+// Sides behind NAT. Both is refused (nothing could reach either gateway); the server must not be one. Default: [].
 func (o TunnelSettingsOutput) BehindNat() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v TunnelSettings) []string { return v.BehindNat }).(pulumi.StringArrayOutput)
 }
 
-// The client's keepalive; 0 sends none. Default 25.
+// Seconds between the client's keepalives (keeps a NAT mapping open); 0 sends none. Default: 25.
 func (o TunnelSettingsOutput) KeepaliveSeconds() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v TunnelSettings) *int { return v.KeepaliveSeconds }).(pulumi.IntPtrOutput)
 }
 
-// MTU of both tunnel interfaces. Default 1420.
+// MTU of both tunnel interfaces (one value, so the ends cannot disagree). Changes in place. Default: 1420.
 func (o TunnelSettingsOutput) Mtu() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v TunnelSettings) *int { return v.Mtu }).(pulumi.IntPtrOutput)
 }
 
-// UDP port of both gateways. Default 51820.
+// UDP port the gateways listen on. Changes in place. Default: 51820.
 func (o TunnelSettingsOutput) Port() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v TunnelSettings) *int { return v.Port }).(pulumi.IntPtrOutput)
 }
 
-// Whose gateway listens: the reachable one. Default provider.
+// Which side's gateway listens: the reachable one when the other is behind NAT. Default: "provider".
 func (o TunnelSettingsOutput) Server() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v TunnelSettings) *string { return v.Server }).(pulumi.StringPtrOutput)
 }
 
-// Address at which the serving gateway is reached.
+// Address (IP or DNS name) at which the serving side's gateway is reached. Example: "203.0.113.7".
 func (o TunnelSettingsOutput) ServerAddress() pulumi.StringOutput {
 	return o.ApplyT(func(v TunnelSettings) string { return v.ServerAddress }).(pulumi.StringOutput)
 }
@@ -2217,7 +2217,7 @@ func (o TunnelSettingsPtrOutput) Elem() TunnelSettingsOutput {
 	}).(TunnelSettingsOutput)
 }
 
-// Sides behind NAT; both is refused.
+// Sides behind NAT. Both is refused (nothing could reach either gateway); the server must not be one. Default: [].
 func (o TunnelSettingsPtrOutput) BehindNat() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *TunnelSettings) []string {
 		if v == nil {
@@ -2227,7 +2227,7 @@ func (o TunnelSettingsPtrOutput) BehindNat() pulumi.StringArrayOutput {
 	}).(pulumi.StringArrayOutput)
 }
 
-// The client's keepalive; 0 sends none. Default 25.
+// Seconds between the client's keepalives (keeps a NAT mapping open); 0 sends none. Default: 25.
 func (o TunnelSettingsPtrOutput) KeepaliveSeconds() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *TunnelSettings) *int {
 		if v == nil {
@@ -2237,7 +2237,7 @@ func (o TunnelSettingsPtrOutput) KeepaliveSeconds() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
-// MTU of both tunnel interfaces. Default 1420.
+// MTU of both tunnel interfaces (one value, so the ends cannot disagree). Changes in place. Default: 1420.
 func (o TunnelSettingsPtrOutput) Mtu() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *TunnelSettings) *int {
 		if v == nil {
@@ -2247,7 +2247,7 @@ func (o TunnelSettingsPtrOutput) Mtu() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
-// UDP port of both gateways. Default 51820.
+// UDP port the gateways listen on. Changes in place. Default: 51820.
 func (o TunnelSettingsPtrOutput) Port() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *TunnelSettings) *int {
 		if v == nil {
@@ -2257,7 +2257,7 @@ func (o TunnelSettingsPtrOutput) Port() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
-// Whose gateway listens: the reachable one. Default provider.
+// Which side's gateway listens: the reachable one when the other is behind NAT. Default: "provider".
 func (o TunnelSettingsPtrOutput) Server() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *TunnelSettings) *string {
 		if v == nil {
@@ -2267,7 +2267,7 @@ func (o TunnelSettingsPtrOutput) Server() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// Address at which the serving gateway is reached.
+// Address (IP or DNS name) at which the serving side's gateway is reached. Example: "203.0.113.7".
 func (o TunnelSettingsPtrOutput) ServerAddress() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *TunnelSettings) *string {
 		if v == nil {

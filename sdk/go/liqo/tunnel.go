@@ -16,9 +16,11 @@ import (
 type Tunnel struct {
 	pulumi.CustomResourceState
 
+	// The consumer's gateway.
 	Consumer TunnelEndOutput `pulumi:"consumer"`
+	// The provider's gateway.
 	Provider TunnelEndOutput `pulumi:"provider"`
-	// Connected, or what the last refresh found wrong.
+	// `Connected`, or what the last refresh found wrong.
 	Status pulumi.StringOutput `pulumi:"status"`
 }
 
@@ -68,45 +70,45 @@ func (TunnelState) ElementType() reflect.Type {
 }
 
 type tunnelArgs struct {
-	// Sides behind NAT; both is refused.
+	// Sides behind NAT. Both is refused (nothing could reach either gateway); the server must not be one. Default: [].
 	BehindNat []string `pulumi:"behindNat"`
-	// On delete with the provider unreachable, remove the consumer's side anyway and list what stays on the provider.
+	// On delete with the provider unreachable (found in one connection attempt of a few seconds), remove the consumer's side anyway (its TunnelEndpoint, which its gateway takes down) and list what stays on the provider. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting either cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
 	Force *bool `pulumi:"force"`
-	// The client's keepalive. Default 25.
+	// Seconds between the client's keepalives (keeps a NAT mapping open); 0 sends none. Default: 25.
 	KeepaliveSeconds *int `pulumi:"keepaliveSeconds"`
-	// MTU of both interfaces. Default 1420.
+	// MTU of both tunnel interfaces (one value, so the ends cannot disagree). Changes in place. Default: 1420.
 	Mtu *int `pulumi:"mtu"`
-	// The peering it serves: its Peering's access output (the TypeScript SDK takes the Peering).
+	// The out-of-band peering the tunnel serves: the provider's side is reached with the identity it issued. (An in-band peering builds its tunnel itself, first.)
 	Peering PeeringAccess `pulumi:"peering"`
-	// UDP port. Default 51820.
+	// UDP port the gateways listen on. Changes in place. Default: 51820.
 	Port *int `pulumi:"port"`
-	// Whose gateway listens. Default provider.
+	// Which side's gateway listens: the reachable one when the other is behind NAT. Default: "provider".
 	Server *string `pulumi:"server"`
-	// Address at which the serving gateway is reached.
+	// Address (IP or DNS name) at which the serving side's gateway is reached. Example: "203.0.113.7".
 	ServerAddress string `pulumi:"serverAddress"`
-	// Deadline of each operation. Default 300.
+	// Deadline of each operation (create, update, delete), in seconds. Default: 300.
 	TimeoutSeconds *int `pulumi:"timeoutSeconds"`
 }
 
 // The set of arguments for constructing a Tunnel resource.
 type TunnelArgs struct {
-	// Sides behind NAT; both is refused.
+	// Sides behind NAT. Both is refused (nothing could reach either gateway); the server must not be one. Default: [].
 	BehindNat pulumi.StringArrayInput
-	// On delete with the provider unreachable, remove the consumer's side anyway and list what stays on the provider.
+	// On delete with the provider unreachable (found in one connection attempt of a few seconds), remove the consumer's side anyway (its TunnelEndpoint, which its gateway takes down) and list what stays on the provider. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting either cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
 	Force pulumi.BoolPtrInput
-	// The client's keepalive. Default 25.
+	// Seconds between the client's keepalives (keeps a NAT mapping open); 0 sends none. Default: 25.
 	KeepaliveSeconds pulumi.IntPtrInput
-	// MTU of both interfaces. Default 1420.
+	// MTU of both tunnel interfaces (one value, so the ends cannot disagree). Changes in place. Default: 1420.
 	Mtu pulumi.IntPtrInput
-	// The peering it serves: its Peering's access output (the TypeScript SDK takes the Peering).
+	// The out-of-band peering the tunnel serves: the provider's side is reached with the identity it issued. (An in-band peering builds its tunnel itself, first.)
 	Peering PeeringAccessInput
-	// UDP port. Default 51820.
+	// UDP port the gateways listen on. Changes in place. Default: 51820.
 	Port pulumi.IntPtrInput
-	// Whose gateway listens. Default provider.
+	// Which side's gateway listens: the reachable one when the other is behind NAT. Default: "provider".
 	Server pulumi.StringPtrInput
-	// Address at which the serving gateway is reached.
+	// Address (IP or DNS name) at which the serving side's gateway is reached. Example: "203.0.113.7".
 	ServerAddress pulumi.StringInput
-	// Deadline of each operation. Default 300.
+	// Deadline of each operation (create, update, delete), in seconds. Default: 300.
 	TimeoutSeconds pulumi.IntPtrInput
 }
 
@@ -147,15 +149,17 @@ func (o TunnelOutput) ToTunnelOutputWithContext(ctx context.Context) TunnelOutpu
 	return o
 }
 
+// The consumer's gateway.
 func (o TunnelOutput) Consumer() TunnelEndOutput {
 	return o.ApplyT(func(v *Tunnel) TunnelEndOutput { return v.Consumer }).(TunnelEndOutput)
 }
 
+// The provider's gateway.
 func (o TunnelOutput) Provider() TunnelEndOutput {
 	return o.ApplyT(func(v *Tunnel) TunnelEndOutput { return v.Provider }).(TunnelEndOutput)
 }
 
-// Connected, or what the last refresh found wrong.
+// `Connected`, or what the last refresh found wrong.
 func (o TunnelOutput) Status() pulumi.StringOutput {
 	return o.ApplyT(func(v *Tunnel) pulumi.StringOutput { return v.Status }).(pulumi.StringOutput)
 }

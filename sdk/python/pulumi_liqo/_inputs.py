@@ -45,15 +45,15 @@ class AgentArgsDict(TypedDict):
     """
     exposure: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    How its auth service is exposed. Default LoadBalancer.
+    How the auth service is exposed. Default: "LoadBalancer".
     """
     image: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Deploy the agent from this image (the archive `npm run image` builds, pushed to a registry the cluster pulls from; local clusters have `pulumi-liqo.local/agent:<version>` loaded). Changing it rolls the agent's pods in place. Without it, an agent must already run in the cluster: when the cluster has neither the agent's Deployment nor a fresh agent Lease, the install fails within about 15 s, naming this input.
+    The agent image: the archive `npm run image` builds (`pulumi-liqo.local/agent:<version>`), pushed to a registry the cluster pulls from. One image, three roles: the control agent (a Deployment), the gateway (a Deployment of one hostNetwork pod) and the route agent (a DaemonSet). A new image rolls them in place; peerings stay and the gateway keeps its keys. Without it, an agent must already run in the cluster: when the cluster has neither the agent's Deployment nor a fresh agent Lease, the install fails within about 15 s naming this input (what it made stays recorded; `pulumi up` with the image set finishes it). Default: none: no agent is deployed. Example: "registry.example.com/pulumi-liqo/agent:0.1.0".
     """
     node_port: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
-    With exposure NodePort: the node port of the auth service's Service, which authUrl then names. Default: one the cluster picks.
+    With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Default: one the cluster picks.
     """
 
 @pulumi.input_type
@@ -65,9 +65,9 @@ class AgentArgs:
         """
         The agent's deployment: with an image, `Cluster` deploys the control agent, the gateway and the route agent from it.
 
-        :param pulumi.Input[_builtins.str] exposure: How its auth service is exposed. Default LoadBalancer.
-        :param pulumi.Input[_builtins.str] image: Deploy the agent from this image (the archive `npm run image` builds, pushed to a registry the cluster pulls from; local clusters have `pulumi-liqo.local/agent:<version>` loaded). Changing it rolls the agent's pods in place. Without it, an agent must already run in the cluster: when the cluster has neither the agent's Deployment nor a fresh agent Lease, the install fails within about 15 s, naming this input.
-        :param pulumi.Input[_builtins.int] node_port: With exposure NodePort: the node port of the auth service's Service, which authUrl then names. Default: one the cluster picks.
+        :param pulumi.Input[_builtins.str] exposure: How the auth service is exposed. Default: "LoadBalancer".
+        :param pulumi.Input[_builtins.str] image: The agent image: the archive `npm run image` builds (`pulumi-liqo.local/agent:<version>`), pushed to a registry the cluster pulls from. One image, three roles: the control agent (a Deployment), the gateway (a Deployment of one hostNetwork pod) and the route agent (a DaemonSet). A new image rolls them in place; peerings stay and the gateway keeps its keys. Without it, an agent must already run in the cluster: when the cluster has neither the agent's Deployment nor a fresh agent Lease, the install fails within about 15 s naming this input (what it made stays recorded; `pulumi up` with the image set finishes it). Default: none: no agent is deployed. Example: "registry.example.com/pulumi-liqo/agent:0.1.0".
+        :param pulumi.Input[_builtins.int] node_port: With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Default: one the cluster picks.
         """
         if exposure is not None:
             pulumi.set(__self__, "exposure", exposure)
@@ -80,7 +80,7 @@ class AgentArgs:
     @pulumi.getter
     def exposure(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        How its auth service is exposed. Default LoadBalancer.
+        How the auth service is exposed. Default: "LoadBalancer".
         """
         return pulumi.get(self, "exposure")
 
@@ -92,7 +92,7 @@ class AgentArgs:
     @pulumi.getter
     def image(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Deploy the agent from this image (the archive `npm run image` builds, pushed to a registry the cluster pulls from; local clusters have `pulumi-liqo.local/agent:<version>` loaded). Changing it rolls the agent's pods in place. Without it, an agent must already run in the cluster: when the cluster has neither the agent's Deployment nor a fresh agent Lease, the install fails within about 15 s, naming this input.
+        The agent image: the archive `npm run image` builds (`pulumi-liqo.local/agent:<version>`), pushed to a registry the cluster pulls from. One image, three roles: the control agent (a Deployment), the gateway (a Deployment of one hostNetwork pod) and the route agent (a DaemonSet). A new image rolls them in place; peerings stay and the gateway keeps its keys. Without it, an agent must already run in the cluster: when the cluster has neither the agent's Deployment nor a fresh agent Lease, the install fails within about 15 s naming this input (what it made stays recorded; `pulumi up` with the image set finishes it). Default: none: no agent is deployed. Example: "registry.example.com/pulumi-liqo/agent:0.1.0".
         """
         return pulumi.get(self, "image")
 
@@ -104,7 +104,7 @@ class AgentArgs:
     @pulumi.getter(name="nodePort")
     def node_port(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        With exposure NodePort: the node port of the auth service's Service, which authUrl then names. Default: one the cluster picks.
+        With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Default: one the cluster picks.
         """
         return pulumi.get(self, "node_port")
 
@@ -123,7 +123,7 @@ class ClusterAccessArgsDict(TypedDict):
     """
     kubeconfig: pulumi.Input[_builtins.str]
     """
-    Kubeconfig with rights on the cluster (secret).
+    The kubeconfig (secret).
     """
     api_server_url: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
@@ -150,7 +150,7 @@ class ClusterAccessArgs:
         How another resource reaches a cluster: a Cluster's access output. Resources that act on a cluster (PeeringToken, Peering, NamespaceOffloading) take it.
 
         :param pulumi.Input[_builtins.str] cluster_id: The cluster's id.
-        :param pulumi.Input[_builtins.str] kubeconfig: Kubeconfig with rights on the cluster (secret).
+        :param pulumi.Input[_builtins.str] kubeconfig: The kubeconfig (secret).
         :param pulumi.Input[_builtins.str] api_server_url: API server URL as consumers reach it.
         :param pulumi.Input[_builtins.str] auth_ca_cert: PEM of the CA that signed the auth service's certificate.
         :param pulumi.Input[_builtins.str] auth_url: URL of the cluster's auth service.
@@ -180,7 +180,7 @@ class ClusterAccessArgs:
     @pulumi.getter
     def kubeconfig(self) -> pulumi.Input[_builtins.str]:
         """
-        Kubeconfig with rights on the cluster (secret).
+        The kubeconfig (secret).
         """
         return pulumi.get(self, "kubeconfig")
 
@@ -231,7 +231,7 @@ class EndpointArgsDict(TypedDict):
     """
     address: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    IP or DNS name.
+    Address (IP or DNS name) others reach the endpoint at. Default: the API server URL's host.
     """
     port: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
@@ -246,7 +246,7 @@ class EndpointArgs:
         """
         How a cluster's service is reached.
 
-        :param pulumi.Input[_builtins.str] address: IP or DNS name.
+        :param pulumi.Input[_builtins.str] address: Address (IP or DNS name) others reach the endpoint at. Default: the API server URL's host.
         :param pulumi.Input[_builtins.int] port: Port.
         """
         if address is not None:
@@ -258,7 +258,7 @@ class EndpointArgs:
     @pulumi.getter
     def address(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        IP or DNS name.
+        Address (IP or DNS name) others reach the endpoint at. Default: the API server URL's host.
         """
         return pulumi.get(self, "address")
 
@@ -289,11 +289,11 @@ class GatewayArgsDict(TypedDict):
     """
     exposure: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    How a deployed gateway is exposed: a LoadBalancer or NodePort Service (UDP), or the port of its node (hostPort, no Service). Default LoadBalancer.
+    How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Default: "LoadBalancer".
     """
     node_port: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
-    With exposure NodePort: the node port of the gateway's Service, which gatewayEndpoint then names. Default: one the cluster picks.
+    With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Default: one the cluster picks.
     """
     port: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
@@ -311,8 +311,8 @@ class GatewayArgs:
         How the WireGuard gateway is reached, and how a deployed gateway is exposed.
 
         :param pulumi.Input[_builtins.str] address: IP or DNS name.
-        :param pulumi.Input[_builtins.str] exposure: How a deployed gateway is exposed: a LoadBalancer or NodePort Service (UDP), or the port of its node (hostPort, no Service). Default LoadBalancer.
-        :param pulumi.Input[_builtins.int] node_port: With exposure NodePort: the node port of the gateway's Service, which gatewayEndpoint then names. Default: one the cluster picks.
+        :param pulumi.Input[_builtins.str] exposure: How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Default: "LoadBalancer".
+        :param pulumi.Input[_builtins.int] node_port: With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Default: one the cluster picks.
         :param pulumi.Input[_builtins.int] port: UDP port the gateway serves on, on its node (a Tunnel's port must be it). Default 51820.
         """
         if address is not None:
@@ -340,7 +340,7 @@ class GatewayArgs:
     @pulumi.getter
     def exposure(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        How a deployed gateway is exposed: a LoadBalancer or NodePort Service (UDP), or the port of its node (hostPort, no Service). Default LoadBalancer.
+        How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Default: "LoadBalancer".
         """
         return pulumi.get(self, "exposure")
 
@@ -352,7 +352,7 @@ class GatewayArgs:
     @pulumi.getter(name="nodePort")
     def node_port(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        With exposure NodePort: the node port of the gateway's Service, which gatewayEndpoint then names. Default: one the cluster picks.
+        With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Default: one the cluster picks.
         """
         return pulumi.get(self, "node_port")
 
@@ -451,7 +451,7 @@ class NamespaceSelectorArgsDict(TypedDict):
     """
     match_expressions: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['LabelRequirementArgsDict']]]]]
     """
-    Requirements on a namespace's labels.
+    Requirements on a namespace's labels: `In` and `NotIn` a list of `values`, `Exists`, `DoesNotExist`.
     """
     match_labels: NotRequired[pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]]
     """
@@ -466,7 +466,7 @@ class NamespaceSelectorArgs:
         """
         A Kubernetes label selector of namespaces: all of matchLabels and matchExpressions must hold.
 
-        :param pulumi.Input[Sequence[pulumi.Input['LabelRequirementArgs']]] match_expressions: Requirements on a namespace's labels.
+        :param pulumi.Input[Sequence[pulumi.Input['LabelRequirementArgs']]] match_expressions: Requirements on a namespace's labels: `In` and `NotIn` a list of `values`, `Exists`, `DoesNotExist`.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] match_labels: Labels a namespace must carry, with these values.
         """
         if match_expressions is not None:
@@ -478,7 +478,7 @@ class NamespaceSelectorArgs:
     @pulumi.getter(name="matchExpressions")
     def match_expressions(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['LabelRequirementArgs']]]]:
         """
-        Requirements on a namespace's labels.
+        Requirements on a namespace's labels: `In` and `NotIn` a list of `values`, `Exists`, `DoesNotExist`.
         """
         return pulumi.get(self, "match_expressions")
 
@@ -704,11 +704,11 @@ class ResourceRequestArgsDict(TypedDict):
     """
     cpu: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Fixed CPU, e.g. 2 or 500m.
+    Fixed CPU. Example: "2" or "500m".
     """
     memory: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Fixed memory, e.g. 4Gi.
+    Fixed memory. Example: "4Gi".
     """
     pods: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
@@ -716,7 +716,7 @@ class ResourceRequestArgsDict(TypedDict):
     """
     share_percent: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
-    Percentage (1-100) of the provider's free allocatable capacity.
+    Percentage (1-100) of the provider's free allocatable capacity. Excludes the fixed amounts.
     """
 
 @pulumi.input_type
@@ -729,10 +729,10 @@ class ResourceRequestArgs:
         """
         Resources asked of the provider: a share of its free capacity, or fixed amounts.
 
-        :param pulumi.Input[_builtins.str] cpu: Fixed CPU, e.g. 2 or 500m.
-        :param pulumi.Input[_builtins.str] memory: Fixed memory, e.g. 4Gi.
+        :param pulumi.Input[_builtins.str] cpu: Fixed CPU. Example: "2" or "500m".
+        :param pulumi.Input[_builtins.str] memory: Fixed memory. Example: "4Gi".
         :param pulumi.Input[_builtins.int] pods: Fixed pod count.
-        :param pulumi.Input[_builtins.int] share_percent: Percentage (1-100) of the provider's free allocatable capacity.
+        :param pulumi.Input[_builtins.int] share_percent: Percentage (1-100) of the provider's free allocatable capacity. Excludes the fixed amounts.
         """
         if cpu is not None:
             pulumi.set(__self__, "cpu", cpu)
@@ -747,7 +747,7 @@ class ResourceRequestArgs:
     @pulumi.getter
     def cpu(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Fixed CPU, e.g. 2 or 500m.
+        Fixed CPU. Example: "2" or "500m".
         """
         return pulumi.get(self, "cpu")
 
@@ -759,7 +759,7 @@ class ResourceRequestArgs:
     @pulumi.getter
     def memory(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Fixed memory, e.g. 4Gi.
+        Fixed memory. Example: "4Gi".
         """
         return pulumi.get(self, "memory")
 
@@ -783,7 +783,7 @@ class ResourceRequestArgs:
     @pulumi.getter(name="sharePercent")
     def share_percent(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        Percentage (1-100) of the provider's free allocatable capacity.
+        Percentage (1-100) of the provider's free allocatable capacity. Excludes the fixed amounts.
         """
         return pulumi.get(self, "share_percent")
 
@@ -848,27 +848,27 @@ class TunnelSettingsArgsDict(TypedDict):
     """
     server_address: pulumi.Input[_builtins.str]
     """
-    Address at which the serving gateway is reached.
+    Address (IP or DNS name) at which the serving side's gateway is reached. Example: "203.0.113.7".
     """
     behind_nat: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
     """
-    Sides behind NAT; both is refused.
+    Sides behind NAT. Both is refused (nothing could reach either gateway); the server must not be one. Default: [].
     """
     keepalive_seconds: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
-    The client's keepalive; 0 sends none. Default 25.
+    Seconds between the client's keepalives (keeps a NAT mapping open); 0 sends none. Default: 25.
     """
     mtu: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
-    MTU of both tunnel interfaces. Default 1420.
+    MTU of both tunnel interfaces (one value, so the ends cannot disagree). Changes in place. Default: 1420.
     """
     port: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
-    UDP port of both gateways. Default 51820.
+    UDP port the gateways listen on. Changes in place. Default: 51820.
     """
     server: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Whose gateway listens: the reachable one. Default provider.
+    Which side's gateway listens: the reachable one when the other is behind NAT. Default: "provider".
     """
 
 @pulumi.input_type
@@ -883,12 +883,12 @@ class TunnelSettingsArgs:
         """
         How a tunnel is set up.
 
-        :param pulumi.Input[_builtins.str] server_address: Address at which the serving gateway is reached.
-        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] behind_nat: Sides behind NAT; both is refused.
-        :param pulumi.Input[_builtins.int] keepalive_seconds: The client's keepalive; 0 sends none. Default 25.
-        :param pulumi.Input[_builtins.int] mtu: MTU of both tunnel interfaces. Default 1420.
-        :param pulumi.Input[_builtins.int] port: UDP port of both gateways. Default 51820.
-        :param pulumi.Input[_builtins.str] server: Whose gateway listens: the reachable one. Default provider.
+        :param pulumi.Input[_builtins.str] server_address: Address (IP or DNS name) at which the serving side's gateway is reached. Example: "203.0.113.7".
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] behind_nat: Sides behind NAT. Both is refused (nothing could reach either gateway); the server must not be one. Default: [].
+        :param pulumi.Input[_builtins.int] keepalive_seconds: Seconds between the client's keepalives (keeps a NAT mapping open); 0 sends none. Default: 25.
+        :param pulumi.Input[_builtins.int] mtu: MTU of both tunnel interfaces (one value, so the ends cannot disagree). Changes in place. Default: 1420.
+        :param pulumi.Input[_builtins.int] port: UDP port the gateways listen on. Changes in place. Default: 51820.
+        :param pulumi.Input[_builtins.str] server: Which side's gateway listens: the reachable one when the other is behind NAT. Default: "provider".
         """
         pulumi.set(__self__, "server_address", server_address)
         if behind_nat is not None:
@@ -906,7 +906,7 @@ class TunnelSettingsArgs:
     @pulumi.getter(name="serverAddress")
     def server_address(self) -> pulumi.Input[_builtins.str]:
         """
-        Address at which the serving gateway is reached.
+        Address (IP or DNS name) at which the serving side's gateway is reached. Example: "203.0.113.7".
         """
         return pulumi.get(self, "server_address")
 
@@ -918,7 +918,7 @@ class TunnelSettingsArgs:
     @pulumi.getter(name="behindNat")
     def behind_nat(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
         """
-        Sides behind NAT; both is refused.
+        Sides behind NAT. Both is refused (nothing could reach either gateway); the server must not be one. Default: [].
         """
         return pulumi.get(self, "behind_nat")
 
@@ -930,7 +930,7 @@ class TunnelSettingsArgs:
     @pulumi.getter(name="keepaliveSeconds")
     def keepalive_seconds(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        The client's keepalive; 0 sends none. Default 25.
+        Seconds between the client's keepalives (keeps a NAT mapping open); 0 sends none. Default: 25.
         """
         return pulumi.get(self, "keepalive_seconds")
 
@@ -942,7 +942,7 @@ class TunnelSettingsArgs:
     @pulumi.getter
     def mtu(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        MTU of both tunnel interfaces. Default 1420.
+        MTU of both tunnel interfaces (one value, so the ends cannot disagree). Changes in place. Default: 1420.
         """
         return pulumi.get(self, "mtu")
 
@@ -954,7 +954,7 @@ class TunnelSettingsArgs:
     @pulumi.getter
     def port(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        UDP port of both gateways. Default 51820.
+        UDP port the gateways listen on. Changes in place. Default: 51820.
         """
         return pulumi.get(self, "port")
 
@@ -966,7 +966,7 @@ class TunnelSettingsArgs:
     @pulumi.getter
     def server(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Whose gateway listens: the reachable one. Default provider.
+        Which side's gateway listens: the reachable one when the other is behind NAT. Default: "provider".
         """
         return pulumi.get(self, "server")
 

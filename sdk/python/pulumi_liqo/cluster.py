@@ -35,17 +35,17 @@ class ClusterArgs:
         """
         The set of arguments for constructing a Cluster resource.
 
-        :param pulumi.Input[_builtins.str] kubeconfig: Admin-level kubeconfig of the cluster.
-        :param pulumi.Input[_builtins.str] name: DNS label; virtual nodes for this cluster are named liqo-<name>.
-        :param pulumi.Input['AgentArgs'] agent: Deploy the agent from an image.
-        :param pulumi.Input[_builtins.str] api_server_url: URL consumers reach the API server at, if not the kubeconfig's.
-        :param pulumi.Input['EndpointArgs'] auth_service: How the auth service is reached.
-        :param pulumi.Input[_builtins.str] external_cidr: The cluster's external CIDR, announced to peers.
-        :param pulumi.Input[_builtins.bool] force: Uninstall on delete even while peerings use the cluster.
-        :param pulumi.Input['GatewayArgs'] gateway: How the gateway is reached.
-        :param pulumi.Input[_builtins.str] pod_cidr: The cluster's pod CIDR. Default: detected (the controller manager's --cluster-cidr, else the smallest block holding every node's spec.podCIDRs); preview or create fails naming it when it cannot be.
-        :param pulumi.Input[_builtins.str] service_cidr: The cluster's service CIDR. Default: detected (the default ServiceCIDR object, else the API server's --service-cluster-ip-range); preview or create fails naming it when it cannot be.
-        :param pulumi.Input[_builtins.int] timeout_seconds: Deadline of install and agent check. Default 300.
+        :param pulumi.Input[_builtins.str] kubeconfig: Kubeconfig with rights to install the project's namespace, CRDs and RBAC. Kept as a Pulumi secret; never logged.
+        :param pulumi.Input[_builtins.str] name: The cluster's name: a DNS label of at most 32 characters. Virtual nodes standing for this cluster are named after it (`liqo-<name>`).
+        :param pulumi.Input['AgentArgs'] agent: Where the agent comes from. With an `image`, `Cluster` deploys it (the control agent, the gateway and the route agent, each with its own ServiceAccount and least-privilege RBAC, and Services exposing the auth service and the gateway) and waits for them to roll out; without one, an agent must already run in the cluster (a local cluster started with `--host-agent`), and `Cluster` verifies it.
+        :param pulumi.Input[_builtins.str] api_server_url: API server URL as consumers reach it, when it differs from the kubeconfig's (NAT, a load balancer). Default: the kubeconfig's server.
+        :param pulumi.Input['EndpointArgs'] auth_service: How the auth service is reached. Default: the API server's host, port 8443.
+        :param pulumi.Input[_builtins.str] external_cidr: The cluster's external CIDR, if it exposes addresses beyond its pods (e.g. node or load balancer addresses) to peers: its gateway announces it, and peers route it into the tunnel, remapped where it overlaps their own ranges. Default: none.
+        :param pulumi.Input[_builtins.bool] force: Uninstall on delete even while peerings still use the cluster. Default: false.
+        :param pulumi.Input['GatewayArgs'] gateway: How the WireGuard gateway is reached, and exposed when deployed. Default: the API server's host, UDP port 51820.
+        :param pulumi.Input[_builtins.str] pod_cidr: The cluster's pod CIDR, which its gateway announces to peers. Left out, it is read from the cluster: the controller manager's `--cluster-cidr` where it runs as a pod, else the smallest block holding every node's `spec.podCIDRs`. Preview (or create, when the cluster cannot be read at preview) fails naming this input when neither is there: EKS with the VPC CNI gives nodes no pod CIDR, and there it is the VPC's CIDR. Default: detected. Example: "10.244.0.0/16".
+        :param pulumi.Input[_builtins.str] service_cidr: The cluster's service CIDR. Left out, it is read from the cluster: its default `ServiceCIDR` object (Kubernetes 1.33 and later), else the API server's `--service-cluster-ip-range` where it runs as a pod; preview or create fails naming this input when neither is there. Default: detected. Example: "10.96.0.0/12".
+        :param pulumi.Input[_builtins.int] timeout_seconds: How long install and the agent check may take, in seconds. Default: 300.
         """
         pulumi.set(__self__, "kubeconfig", kubeconfig)
         pulumi.set(__self__, "name", name)
@@ -72,7 +72,7 @@ class ClusterArgs:
     @pulumi.getter
     def kubeconfig(self) -> pulumi.Input[_builtins.str]:
         """
-        Admin-level kubeconfig of the cluster.
+        Kubeconfig with rights to install the project's namespace, CRDs and RBAC. Kept as a Pulumi secret; never logged.
         """
         return pulumi.get(self, "kubeconfig")
 
@@ -84,7 +84,7 @@ class ClusterArgs:
     @pulumi.getter
     def name(self) -> pulumi.Input[_builtins.str]:
         """
-        DNS label; virtual nodes for this cluster are named liqo-<name>.
+        The cluster's name: a DNS label of at most 32 characters. Virtual nodes standing for this cluster are named after it (`liqo-<name>`).
         """
         return pulumi.get(self, "name")
 
@@ -96,7 +96,7 @@ class ClusterArgs:
     @pulumi.getter
     def agent(self) -> pulumi.Input[Optional['AgentArgs']]:
         """
-        Deploy the agent from an image.
+        Where the agent comes from. With an `image`, `Cluster` deploys it (the control agent, the gateway and the route agent, each with its own ServiceAccount and least-privilege RBAC, and Services exposing the auth service and the gateway) and waits for them to roll out; without one, an agent must already run in the cluster (a local cluster started with `--host-agent`), and `Cluster` verifies it.
         """
         return pulumi.get(self, "agent")
 
@@ -108,7 +108,7 @@ class ClusterArgs:
     @pulumi.getter(name="apiServerUrl")
     def api_server_url(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        URL consumers reach the API server at, if not the kubeconfig's.
+        API server URL as consumers reach it, when it differs from the kubeconfig's (NAT, a load balancer). Default: the kubeconfig's server.
         """
         return pulumi.get(self, "api_server_url")
 
@@ -120,7 +120,7 @@ class ClusterArgs:
     @pulumi.getter(name="authService")
     def auth_service(self) -> pulumi.Input[Optional['EndpointArgs']]:
         """
-        How the auth service is reached.
+        How the auth service is reached. Default: the API server's host, port 8443.
         """
         return pulumi.get(self, "auth_service")
 
@@ -132,7 +132,7 @@ class ClusterArgs:
     @pulumi.getter(name="externalCidr")
     def external_cidr(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        The cluster's external CIDR, announced to peers.
+        The cluster's external CIDR, if it exposes addresses beyond its pods (e.g. node or load balancer addresses) to peers: its gateway announces it, and peers route it into the tunnel, remapped where it overlaps their own ranges. Default: none.
         """
         return pulumi.get(self, "external_cidr")
 
@@ -144,7 +144,7 @@ class ClusterArgs:
     @pulumi.getter
     def force(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        Uninstall on delete even while peerings use the cluster.
+        Uninstall on delete even while peerings still use the cluster. Default: false.
         """
         return pulumi.get(self, "force")
 
@@ -156,7 +156,7 @@ class ClusterArgs:
     @pulumi.getter
     def gateway(self) -> pulumi.Input[Optional['GatewayArgs']]:
         """
-        How the gateway is reached.
+        How the WireGuard gateway is reached, and exposed when deployed. Default: the API server's host, UDP port 51820.
         """
         return pulumi.get(self, "gateway")
 
@@ -168,7 +168,7 @@ class ClusterArgs:
     @pulumi.getter(name="podCidr")
     def pod_cidr(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        The cluster's pod CIDR. Default: detected (the controller manager's --cluster-cidr, else the smallest block holding every node's spec.podCIDRs); preview or create fails naming it when it cannot be.
+        The cluster's pod CIDR, which its gateway announces to peers. Left out, it is read from the cluster: the controller manager's `--cluster-cidr` where it runs as a pod, else the smallest block holding every node's `spec.podCIDRs`. Preview (or create, when the cluster cannot be read at preview) fails naming this input when neither is there: EKS with the VPC CNI gives nodes no pod CIDR, and there it is the VPC's CIDR. Default: detected. Example: "10.244.0.0/16".
         """
         return pulumi.get(self, "pod_cidr")
 
@@ -180,7 +180,7 @@ class ClusterArgs:
     @pulumi.getter(name="serviceCidr")
     def service_cidr(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        The cluster's service CIDR. Default: detected (the default ServiceCIDR object, else the API server's --service-cluster-ip-range); preview or create fails naming it when it cannot be.
+        The cluster's service CIDR. Left out, it is read from the cluster: its default `ServiceCIDR` object (Kubernetes 1.33 and later), else the API server's `--service-cluster-ip-range` where it runs as a pod; preview or create fails naming this input when neither is there. Default: detected. Example: "10.96.0.0/12".
         """
         return pulumi.get(self, "service_cidr")
 
@@ -192,7 +192,7 @@ class ClusterArgs:
     @pulumi.getter(name="timeoutSeconds")
     def timeout_seconds(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        Deadline of install and agent check. Default 300.
+        How long install and the agent check may take, in seconds. Default: 300.
         """
         return pulumi.get(self, "timeout_seconds")
 
@@ -224,17 +224,17 @@ class Cluster(pulumi.CustomResource):
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
-        :param pulumi.Input[Union['AgentArgs', 'AgentArgsDict']] agent: Deploy the agent from an image.
-        :param pulumi.Input[_builtins.str] api_server_url: URL consumers reach the API server at, if not the kubeconfig's.
-        :param pulumi.Input[Union['EndpointArgs', 'EndpointArgsDict']] auth_service: How the auth service is reached.
-        :param pulumi.Input[_builtins.str] external_cidr: The cluster's external CIDR, announced to peers.
-        :param pulumi.Input[_builtins.bool] force: Uninstall on delete even while peerings use the cluster.
-        :param pulumi.Input[Union['GatewayArgs', 'GatewayArgsDict']] gateway: How the gateway is reached.
-        :param pulumi.Input[_builtins.str] kubeconfig: Admin-level kubeconfig of the cluster.
-        :param pulumi.Input[_builtins.str] name: DNS label; virtual nodes for this cluster are named liqo-<name>.
-        :param pulumi.Input[_builtins.str] pod_cidr: The cluster's pod CIDR. Default: detected (the controller manager's --cluster-cidr, else the smallest block holding every node's spec.podCIDRs); preview or create fails naming it when it cannot be.
-        :param pulumi.Input[_builtins.str] service_cidr: The cluster's service CIDR. Default: detected (the default ServiceCIDR object, else the API server's --service-cluster-ip-range); preview or create fails naming it when it cannot be.
-        :param pulumi.Input[_builtins.int] timeout_seconds: Deadline of install and agent check. Default 300.
+        :param pulumi.Input[Union['AgentArgs', 'AgentArgsDict']] agent: Where the agent comes from. With an `image`, `Cluster` deploys it (the control agent, the gateway and the route agent, each with its own ServiceAccount and least-privilege RBAC, and Services exposing the auth service and the gateway) and waits for them to roll out; without one, an agent must already run in the cluster (a local cluster started with `--host-agent`), and `Cluster` verifies it.
+        :param pulumi.Input[_builtins.str] api_server_url: API server URL as consumers reach it, when it differs from the kubeconfig's (NAT, a load balancer). Default: the kubeconfig's server.
+        :param pulumi.Input[Union['EndpointArgs', 'EndpointArgsDict']] auth_service: How the auth service is reached. Default: the API server's host, port 8443.
+        :param pulumi.Input[_builtins.str] external_cidr: The cluster's external CIDR, if it exposes addresses beyond its pods (e.g. node or load balancer addresses) to peers: its gateway announces it, and peers route it into the tunnel, remapped where it overlaps their own ranges. Default: none.
+        :param pulumi.Input[_builtins.bool] force: Uninstall on delete even while peerings still use the cluster. Default: false.
+        :param pulumi.Input[Union['GatewayArgs', 'GatewayArgsDict']] gateway: How the WireGuard gateway is reached, and exposed when deployed. Default: the API server's host, UDP port 51820.
+        :param pulumi.Input[_builtins.str] kubeconfig: Kubeconfig with rights to install the project's namespace, CRDs and RBAC. Kept as a Pulumi secret; never logged.
+        :param pulumi.Input[_builtins.str] name: The cluster's name: a DNS label of at most 32 characters. Virtual nodes standing for this cluster are named after it (`liqo-<name>`).
+        :param pulumi.Input[_builtins.str] pod_cidr: The cluster's pod CIDR, which its gateway announces to peers. Left out, it is read from the cluster: the controller manager's `--cluster-cidr` where it runs as a pod, else the smallest block holding every node's `spec.podCIDRs`. Preview (or create, when the cluster cannot be read at preview) fails naming this input when neither is there: EKS with the VPC CNI gives nodes no pod CIDR, and there it is the VPC's CIDR. Default: detected. Example: "10.244.0.0/16".
+        :param pulumi.Input[_builtins.str] service_cidr: The cluster's service CIDR. Left out, it is read from the cluster: its default `ServiceCIDR` object (Kubernetes 1.33 and later), else the API server's `--service-cluster-ip-range` where it runs as a pod; preview or create fails naming this input when neither is there. Default: detected. Example: "10.96.0.0/12".
+        :param pulumi.Input[_builtins.int] timeout_seconds: How long install and the agent check may take, in seconds. Default: 300.
         """
         ...
     @overload
@@ -342,20 +342,23 @@ class Cluster(pulumi.CustomResource):
     @pulumi.getter
     def access(self) -> pulumi.Output[Optional['outputs.ClusterAccess']]:
         """
-        How other resources reach this cluster (served by the plugin; its kubeconfig is secret): give it as a PeeringToken's cluster, a Peering's consumer or providerCluster, a NamespaceOffloading's consumer.
+        How other resources reach this cluster (its kubeconfig is secret): what a program of the provider plugin gives as a PeeringToken's cluster, a Peering's consumer or providerCluster, a NamespaceOffloading's consumer; this package's TypeScript resources take the Cluster itself.
         """
         return pulumi.get(self, "access")
 
     @_builtins.property
     @pulumi.getter(name="apiServerUrl")
     def api_server_url(self) -> pulumi.Output[_builtins.str]:
+        """
+        API server URL as consumers reach it.
+        """
         return pulumi.get(self, "api_server_url")
 
     @_builtins.property
     @pulumi.getter(name="authCaCert")
     def auth_ca_cert(self) -> pulumi.Output[_builtins.str]:
         """
-        PEM of the auth service's CA.
+        PEM of the CA that signed the auth service's certificate.
         """
         return pulumi.get(self, "auth_ca_cert")
 
@@ -363,7 +366,7 @@ class Cluster(pulumi.CustomResource):
     @pulumi.getter(name="authUrl")
     def auth_url(self) -> pulumi.Output[_builtins.str]:
         """
-        The auth service's URL.
+        URL of the cluster's auth service.
         """
         return pulumi.get(self, "auth_url")
 
@@ -371,7 +374,7 @@ class Cluster(pulumi.CustomResource):
     @pulumi.getter(name="clusterId")
     def cluster_id(self) -> pulumi.Output[_builtins.str]:
         """
-        Stable id of the cluster.
+        Stable id of the cluster, made once at install.
         """
         return pulumi.get(self, "cluster_id")
 
@@ -379,7 +382,7 @@ class Cluster(pulumi.CustomResource):
     @pulumi.getter(name="detectedFrom")
     def detected_from(self) -> pulumi.Output['outputs.DetectedFrom']:
         """
-        Where each CIDR the inputs left out was read; empty when both were given.
+        Where each CIDR the inputs left out was read, e.g. `{ podCidr: "kube-controller-manager's --cluster-cidr", serviceCidr: "ServiceCIDR kubernetes" }`; empty when both were given.
         """
         return pulumi.get(self, "detected_from")
 
@@ -387,18 +390,24 @@ class Cluster(pulumi.CustomResource):
     @pulumi.getter(name="gatewayEndpoint")
     def gateway_endpoint(self) -> pulumi.Output[_builtins.str]:
         """
-        host:port of the gateway.
+        `host:port` of the WireGuard gateway.
         """
         return pulumi.get(self, "gateway_endpoint")
 
     @_builtins.property
     @pulumi.getter
     def kubeconfig(self) -> pulumi.Output[_builtins.str]:
+        """
+        The kubeconfig (secret).
+        """
         return pulumi.get(self, "kubeconfig")
 
     @_builtins.property
     @pulumi.getter
     def name(self) -> pulumi.Output[_builtins.str]:
+        """
+        The cluster's name.
+        """
         return pulumi.get(self, "name")
 
     @_builtins.property

@@ -33,15 +33,15 @@ class NamespaceOffloadingArgs:
         """
         The set of arguments for constructing a NamespaceOffloading resource.
 
-        :param pulumi.Input['ClusterAccessArgs'] consumer: The consumer cluster: its Cluster's access output (the TypeScript SDK takes the Cluster).
-        :param pulumi.Input[Sequence[pulumi.Input['PeeringAccessArgs']]] peerings: Peerings of the consumer whose virtual nodes the namespace's pods may use: their access outputs (the TypeScript SDK takes the Peerings).
-        :param pulumi.Input[_builtins.bool] force: On delete with a provider unreachable, remove the consumer's side anyway and list what stays on the provider.
-        :param pulumi.Input[_builtins.str] namespace: The consumer namespace; it must exist. Exactly one of namespace and namespaceSelector.
-        :param pulumi.Input['NamespaceSelectorArgs'] namespace_selector: Offloads every namespace whose labels match, those made or labelled later included (the consumer's agent offloads them, and withdraws one that stops matching, with no pulumi up).
-        :param pulumi.Input[_builtins.str] naming: Remote name: suffixed with the consumer's cluster id (default), or the same.
-        :param pulumi.Input[_builtins.str] pod_offloading: Where the namespace's pods may run, added to each pod at admission: local-and-remote (default), remote (virtual nodes only) or local (the consumer's nodes only).
-        :param pulumi.Input[_builtins.str] service_account_tokens: The token an offloaded pod that mounts one gets: consumer (default), a token of its service account in the consumer's cluster with kubernetes.default leading to the consumer's API server through the tunnel; or none. Never one of the provider's.
-        :param pulumi.Input[_builtins.int] timeout_seconds: Deadline of each operation. Default 300.
+        :param pulumi.Input['ClusterAccessArgs'] consumer: The consumer cluster, the one of every peering in `peerings`.
+        :param pulumi.Input[Sequence[pulumi.Input['PeeringAccessArgs']]] peerings: The peerings (of `consumer`) whose virtual nodes the namespace's pods may be scheduled on; the namespace is made on each of their providers. A change updates in place: a peering left out has the namespace's pods and remote namespace removed.
+        :param pulumi.Input[_builtins.bool] force: On delete with a provider unreachable (found in one connection attempt of a few seconds), remove the consumer's side anyway: the NamespaceOffloading, and the namespace's pods on that provider's virtual node (removed at once, as no kubelet will), and list what stays on the provider (the remote namespace, the ConfigMaps and Secrets reflected into it, the pods). Without it, such a delete (or an update) fails at once and changes nothing. Changing it updates in place without contacting any cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
+        :param pulumi.Input[_builtins.str] namespace: The consumer namespace to offload. It must exist; the offloading does not own it. Changing it replaces the offloading. Give exactly one of `namespace` and `namespaceSelector`.
+        :param pulumi.Input['NamespaceSelectorArgs'] namespace_selector: Offloads every namespace whose labels match (a Kubernetes label selector: `matchLabels` and/or `matchExpressions`), including namespaces made or labelled later: the consumer's agent offloads them as they appear, and withdraws a namespace that stops matching, with no `pulumi up`. `kube-*` namespaces and the project's own are never selected. A change updates in place.
+        :param pulumi.Input[_builtins.str] naming: How the namespace is named on the providers: `suffixed` (default) adds `-<consumer cluster id>`, so that two consumers' namespaces of one name never collide; `same` keeps the name, and a provider refuses it when the name is already taken there. Changing it replaces the offloading. Default: "suffixed".
+        :param pulumi.Input[_builtins.str] pod_offloading: Where the namespace's pods may run, applied by the consumer's API server to every pod created in the namespace, so workloads need no edit: `local-and-remote` (they tolerate the virtual nodes' taint; the scheduler picks real or virtual nodes), `remote` (virtual nodes only) or `local` (the consumer's own nodes only; the namespace is still made on the providers). A change updates in place and applies to pods created from then on. Default: "local-and-remote".
+        :param pulumi.Input[_builtins.str] service_account_tokens: The token an offloaded pod that mounts its service account's token gets: `consumer`, a token of that account in the consumer's cluster (asked for by the consumer's agent, bound to the pod, kept fresh), with `kubernetes.default` leading to the consumer's API server through the tunnel, so in-cluster clients work on the consumer as they would at home; or `none`, no token at all. Never one of the provider's. A provider's administrator can read such a token while the pod lives and act with its rights on the consumer: choose `none` for a provider you do not trust that far. A change applies to pods offloaded from then on. Default: "consumer".
+        :param pulumi.Input[_builtins.int] timeout_seconds: Deadline of each operation (create, update, delete), in seconds. Default: 300.
         """
         pulumi.set(__self__, "consumer", consumer)
         pulumi.set(__self__, "peerings", peerings)
@@ -64,7 +64,7 @@ class NamespaceOffloadingArgs:
     @pulumi.getter
     def consumer(self) -> pulumi.Input['ClusterAccessArgs']:
         """
-        The consumer cluster: its Cluster's access output (the TypeScript SDK takes the Cluster).
+        The consumer cluster, the one of every peering in `peerings`.
         """
         return pulumi.get(self, "consumer")
 
@@ -76,7 +76,7 @@ class NamespaceOffloadingArgs:
     @pulumi.getter
     def peerings(self) -> pulumi.Input[Sequence[pulumi.Input['PeeringAccessArgs']]]:
         """
-        Peerings of the consumer whose virtual nodes the namespace's pods may use: their access outputs (the TypeScript SDK takes the Peerings).
+        The peerings (of `consumer`) whose virtual nodes the namespace's pods may be scheduled on; the namespace is made on each of their providers. A change updates in place: a peering left out has the namespace's pods and remote namespace removed.
         """
         return pulumi.get(self, "peerings")
 
@@ -88,7 +88,7 @@ class NamespaceOffloadingArgs:
     @pulumi.getter
     def force(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        On delete with a provider unreachable, remove the consumer's side anyway and list what stays on the provider.
+        On delete with a provider unreachable (found in one connection attempt of a few seconds), remove the consumer's side anyway: the NamespaceOffloading, and the namespace's pods on that provider's virtual node (removed at once, as no kubelet will), and list what stays on the provider (the remote namespace, the ConfigMaps and Secrets reflected into it, the pods). Without it, such a delete (or an update) fails at once and changes nothing. Changing it updates in place without contacting any cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
         """
         return pulumi.get(self, "force")
 
@@ -100,7 +100,7 @@ class NamespaceOffloadingArgs:
     @pulumi.getter
     def namespace(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        The consumer namespace; it must exist. Exactly one of namespace and namespaceSelector.
+        The consumer namespace to offload. It must exist; the offloading does not own it. Changing it replaces the offloading. Give exactly one of `namespace` and `namespaceSelector`.
         """
         return pulumi.get(self, "namespace")
 
@@ -112,7 +112,7 @@ class NamespaceOffloadingArgs:
     @pulumi.getter(name="namespaceSelector")
     def namespace_selector(self) -> pulumi.Input[Optional['NamespaceSelectorArgs']]:
         """
-        Offloads every namespace whose labels match, those made or labelled later included (the consumer's agent offloads them, and withdraws one that stops matching, with no pulumi up).
+        Offloads every namespace whose labels match (a Kubernetes label selector: `matchLabels` and/or `matchExpressions`), including namespaces made or labelled later: the consumer's agent offloads them as they appear, and withdraws a namespace that stops matching, with no `pulumi up`. `kube-*` namespaces and the project's own are never selected. A change updates in place.
         """
         return pulumi.get(self, "namespace_selector")
 
@@ -124,7 +124,7 @@ class NamespaceOffloadingArgs:
     @pulumi.getter
     def naming(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Remote name: suffixed with the consumer's cluster id (default), or the same.
+        How the namespace is named on the providers: `suffixed` (default) adds `-<consumer cluster id>`, so that two consumers' namespaces of one name never collide; `same` keeps the name, and a provider refuses it when the name is already taken there. Changing it replaces the offloading. Default: "suffixed".
         """
         return pulumi.get(self, "naming")
 
@@ -136,7 +136,7 @@ class NamespaceOffloadingArgs:
     @pulumi.getter(name="podOffloading")
     def pod_offloading(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Where the namespace's pods may run, added to each pod at admission: local-and-remote (default), remote (virtual nodes only) or local (the consumer's nodes only).
+        Where the namespace's pods may run, applied by the consumer's API server to every pod created in the namespace, so workloads need no edit: `local-and-remote` (they tolerate the virtual nodes' taint; the scheduler picks real or virtual nodes), `remote` (virtual nodes only) or `local` (the consumer's own nodes only; the namespace is still made on the providers). A change updates in place and applies to pods created from then on. Default: "local-and-remote".
         """
         return pulumi.get(self, "pod_offloading")
 
@@ -148,7 +148,7 @@ class NamespaceOffloadingArgs:
     @pulumi.getter(name="serviceAccountTokens")
     def service_account_tokens(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        The token an offloaded pod that mounts one gets: consumer (default), a token of its service account in the consumer's cluster with kubernetes.default leading to the consumer's API server through the tunnel; or none. Never one of the provider's.
+        The token an offloaded pod that mounts its service account's token gets: `consumer`, a token of that account in the consumer's cluster (asked for by the consumer's agent, bound to the pod, kept fresh), with `kubernetes.default` leading to the consumer's API server through the tunnel, so in-cluster clients work on the consumer as they would at home; or `none`, no token at all. Never one of the provider's. A provider's administrator can read such a token while the pod lives and act with its rights on the consumer: choose `none` for a provider you do not trust that far. A change applies to pods offloaded from then on. Default: "consumer".
         """
         return pulumi.get(self, "service_account_tokens")
 
@@ -160,7 +160,7 @@ class NamespaceOffloadingArgs:
     @pulumi.getter(name="timeoutSeconds")
     def timeout_seconds(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        Deadline of each operation. Default 300.
+        Deadline of each operation (create, update, delete), in seconds. Default: 300.
         """
         return pulumi.get(self, "timeout_seconds")
 
@@ -190,15 +190,15 @@ class NamespaceOffloading(pulumi.CustomResource):
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
-        :param pulumi.Input[Union['ClusterAccessArgs', 'ClusterAccessArgsDict']] consumer: The consumer cluster: its Cluster's access output (the TypeScript SDK takes the Cluster).
-        :param pulumi.Input[_builtins.bool] force: On delete with a provider unreachable, remove the consumer's side anyway and list what stays on the provider.
-        :param pulumi.Input[_builtins.str] namespace: The consumer namespace; it must exist. Exactly one of namespace and namespaceSelector.
-        :param pulumi.Input[Union['NamespaceSelectorArgs', 'NamespaceSelectorArgsDict']] namespace_selector: Offloads every namespace whose labels match, those made or labelled later included (the consumer's agent offloads them, and withdraws one that stops matching, with no pulumi up).
-        :param pulumi.Input[_builtins.str] naming: Remote name: suffixed with the consumer's cluster id (default), or the same.
-        :param pulumi.Input[Sequence[pulumi.Input[Union['PeeringAccessArgs', 'PeeringAccessArgsDict']]]] peerings: Peerings of the consumer whose virtual nodes the namespace's pods may use: their access outputs (the TypeScript SDK takes the Peerings).
-        :param pulumi.Input[_builtins.str] pod_offloading: Where the namespace's pods may run, added to each pod at admission: local-and-remote (default), remote (virtual nodes only) or local (the consumer's nodes only).
-        :param pulumi.Input[_builtins.str] service_account_tokens: The token an offloaded pod that mounts one gets: consumer (default), a token of its service account in the consumer's cluster with kubernetes.default leading to the consumer's API server through the tunnel; or none. Never one of the provider's.
-        :param pulumi.Input[_builtins.int] timeout_seconds: Deadline of each operation. Default 300.
+        :param pulumi.Input[Union['ClusterAccessArgs', 'ClusterAccessArgsDict']] consumer: The consumer cluster, the one of every peering in `peerings`.
+        :param pulumi.Input[_builtins.bool] force: On delete with a provider unreachable (found in one connection attempt of a few seconds), remove the consumer's side anyway: the NamespaceOffloading, and the namespace's pods on that provider's virtual node (removed at once, as no kubelet will), and list what stays on the provider (the remote namespace, the ConfigMaps and Secrets reflected into it, the pods). Without it, such a delete (or an update) fails at once and changes nothing. Changing it updates in place without contacting any cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
+        :param pulumi.Input[_builtins.str] namespace: The consumer namespace to offload. It must exist; the offloading does not own it. Changing it replaces the offloading. Give exactly one of `namespace` and `namespaceSelector`.
+        :param pulumi.Input[Union['NamespaceSelectorArgs', 'NamespaceSelectorArgsDict']] namespace_selector: Offloads every namespace whose labels match (a Kubernetes label selector: `matchLabels` and/or `matchExpressions`), including namespaces made or labelled later: the consumer's agent offloads them as they appear, and withdraws a namespace that stops matching, with no `pulumi up`. `kube-*` namespaces and the project's own are never selected. A change updates in place.
+        :param pulumi.Input[_builtins.str] naming: How the namespace is named on the providers: `suffixed` (default) adds `-<consumer cluster id>`, so that two consumers' namespaces of one name never collide; `same` keeps the name, and a provider refuses it when the name is already taken there. Changing it replaces the offloading. Default: "suffixed".
+        :param pulumi.Input[Sequence[pulumi.Input[Union['PeeringAccessArgs', 'PeeringAccessArgsDict']]]] peerings: The peerings (of `consumer`) whose virtual nodes the namespace's pods may be scheduled on; the namespace is made on each of their providers. A change updates in place: a peering left out has the namespace's pods and remote namespace removed.
+        :param pulumi.Input[_builtins.str] pod_offloading: Where the namespace's pods may run, applied by the consumer's API server to every pod created in the namespace, so workloads need no edit: `local-and-remote` (they tolerate the virtual nodes' taint; the scheduler picks real or virtual nodes), `remote` (virtual nodes only) or `local` (the consumer's own nodes only; the namespace is still made on the providers). A change updates in place and applies to pods created from then on. Default: "local-and-remote".
+        :param pulumi.Input[_builtins.str] service_account_tokens: The token an offloaded pod that mounts its service account's token gets: `consumer`, a token of that account in the consumer's cluster (asked for by the consumer's agent, bound to the pod, kept fresh), with `kubernetes.default` leading to the consumer's API server through the tunnel, so in-cluster clients work on the consumer as they would at home; or `none`, no token at all. Never one of the provider's. A provider's administrator can read such a token while the pod lives and act with its rights on the consumer: choose `none` for a provider you do not trust that far. A change applies to pods offloaded from then on. Default: "consumer".
+        :param pulumi.Input[_builtins.int] timeout_seconds: Deadline of each operation (create, update, delete), in seconds. Default: 300.
         """
         ...
     @overload
@@ -291,7 +291,7 @@ class NamespaceOffloading(pulumi.CustomResource):
     @pulumi.getter(name="remoteNamespace")
     def remote_namespace(self) -> pulumi.Output[_builtins.str]:
         """
-        The namespace's name on every provider; empty with namespaceSelector.
+        The namespace's name on every provider; empty with `namespaceSelector`.
         """
         return pulumi.get(self, "remote_namespace")
 
@@ -299,7 +299,7 @@ class NamespaceOffloading(pulumi.CustomResource):
     @pulumi.getter
     def remotes(self) -> pulumi.Output[Sequence['outputs.RemoteNamespaceStatus']]:
         """
-        What each provider answered.
+        One entry per peering: what its provider answered (with `namespace`).
         """
         return pulumi.get(self, "remotes")
 
@@ -307,7 +307,7 @@ class NamespaceOffloading(pulumi.CustomResource):
     @pulumi.getter(name="selectedNamespaces")
     def selected_namespaces(self) -> pulumi.Output[Optional[Sequence['outputs.SelectedNamespaceStatus']]]:
         """
-        With namespaceSelector: one entry per namespace it offloads, or withdraws.
+        With `namespaceSelector`: one entry per namespace it offloads, or withdraws, as of the last create, update or refresh.
         """
         return pulumi.get(self, "selected_namespaces")
 
@@ -315,7 +315,7 @@ class NamespaceOffloading(pulumi.CustomResource):
     @pulumi.getter
     def status(self) -> pulumi.Output[_builtins.str]:
         """
-        Ready, or what the last refresh found wrong.
+        `Ready`, or what the last refresh found wrong (a remote namespace gone, a provider out of reach).
         """
         return pulumi.get(self, "status")
 

@@ -64,7 +64,7 @@ class ClusterAccess(dict):
         How another resource reaches a cluster: a Cluster's access output. Resources that act on a cluster (PeeringToken, Peering, NamespaceOffloading) take it.
 
         :param _builtins.str cluster_id: The cluster's id.
-        :param _builtins.str kubeconfig: Kubeconfig with rights on the cluster (secret).
+        :param _builtins.str kubeconfig: The kubeconfig (secret).
         :param _builtins.str api_server_url: API server URL as consumers reach it.
         :param _builtins.str auth_ca_cert: PEM of the CA that signed the auth service's certificate.
         :param _builtins.str auth_url: URL of the cluster's auth service.
@@ -90,7 +90,7 @@ class ClusterAccess(dict):
     @pulumi.getter
     def kubeconfig(self) -> _builtins.str:
         """
-        Kubeconfig with rights on the cluster (secret).
+        The kubeconfig (secret).
         """
         return pulumi.get(self, "kubeconfig")
 
@@ -331,7 +331,7 @@ class RemoteNamespaceStatus(dict):
         """
         What one provider answered for an offloaded namespace.
 
-        :param _builtins.str phase: Ready, Pending, Refused, Missing (the remote namespace is gone on the provider), Unreachable (the consumer's agent cannot reach the provider and backs off) or Error.
+        :param _builtins.str phase: `Ready`, `Pending`, `Refused`, `Missing` (the remote namespace is gone on the provider), `Unreachable` (the consumer's agent cannot reach the provider and backs off) or `Error`.
         :param _builtins.str remote_namespace: The namespace on that provider.
         :param _builtins.str virtual_node: The virtual node of the peering.
         :param _builtins.str message: Why, when not Ready.
@@ -349,7 +349,7 @@ class RemoteNamespaceStatus(dict):
     @pulumi.getter
     def phase(self) -> _builtins.str:
         """
-        Ready, Pending, Refused, Missing (the remote namespace is gone on the provider), Unreachable (the consumer's agent cannot reach the provider and backs off) or Error.
+        `Ready`, `Pending`, `Refused`, `Missing` (the remote namespace is gone on the provider), `Unreachable` (the consumer's agent cannot reach the provider and backs off) or `Error`.
         """
         return pulumi.get(self, "phase")
 
@@ -417,7 +417,7 @@ class SelectedNamespaceStatus(dict):
         How far one namespace a selector picked got.
 
         :param _builtins.str namespace: The consumer namespace.
-        :param _builtins.str phase: Ready, Pending, Withdrawing, Refused or Conflict.
+        :param _builtins.str phase: `Ready`, `Pending`, `Withdrawing` (it no longer matches), `Refused` (a provider said no) or `Conflict` (offloaded by another resource already, and left as it is).
         :param _builtins.str remote_namespace: Its name on the providers.
         :param _builtins.str message: Why, when not Ready.
         """
@@ -439,7 +439,7 @@ class SelectedNamespaceStatus(dict):
     @pulumi.getter
     def phase(self) -> _builtins.str:
         """
-        Ready, Pending, Withdrawing, Refused or Conflict.
+        `Ready`, `Pending`, `Withdrawing` (it no longer matches), `Refused` (a provider said no) or `Conflict` (offloaded by another resource already, and left as it is).
         """
         return pulumi.get(self, "phase")
 

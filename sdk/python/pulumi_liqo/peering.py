@@ -35,17 +35,17 @@ class PeeringArgs:
         """
         The set of arguments for constructing a Peering resource.
 
-        :param pulumi.Input['ClusterAccessArgs'] consumer: The consumer cluster: its Cluster's access output (the TypeScript SDK takes the Cluster).
-        :param pulumi.Input['ResourceRequestArgs'] resources: What to ask for; a change is renegotiated in place.
-        :param pulumi.Input[_builtins.str] approach: Default out-of-band.
-        :param pulumi.Input[_builtins.bool] force: On delete with the provider unreachable, clean the consumer side anyway.
+        :param pulumi.Input['ClusterAccessArgs'] consumer: The consumer cluster (this side).
+        :param pulumi.Input['ResourceRequestArgs'] resources: What to ask for. A change is renegotiated in place.
+        :param pulumi.Input[_builtins.str] approach: `out-of-band` (default): the consumer reaches the provider's auth service and API server directly, with what the provider handed over. `in-band`: only the gateways reach each other; the tunnel is built first (with both clusters' kubeconfigs), and the consumer's agent authenticates and negotiates through it. Changing it replaces the peering.
+        :param pulumi.Input[_builtins.bool] force: On delete with the provider unreachable, clean the consumer side anyway. Default: false.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] labels: Extra labels for the virtual node.
         :param pulumi.Input['ProviderHandoverArgs'] provider: Out-of-band: what the provider handed over.
-        :param pulumi.Input['ClusterAccessArgs'] provider_cluster: In-band: the provider cluster: its Cluster's access output (the TypeScript SDK takes the Cluster).
+        :param pulumi.Input['ClusterAccessArgs'] provider_cluster: In-band: the provider cluster, managed in the same program or imported with its kubeconfig.
         :param pulumi.Input[Sequence[pulumi.Input['TaintArgs']]] taints: Extra taints for the virtual node.
-        :param pulumi.Input[_builtins.int] timeout_seconds: Deadline of each operation. Default 300.
-        :param pulumi.Input['TunnelSettingsArgs'] tunnel: In-band: the tunnel, built first.
-        :param pulumi.Input[_builtins.str] virtual_node_name: Name of the virtual node.
+        :param pulumi.Input[_builtins.int] timeout_seconds: Deadline of each operation (create, update, delete), in seconds. Default: 300.
+        :param pulumi.Input['TunnelSettingsArgs'] tunnel: In-band: the tunnel. (Out-of-band, add a `Tunnel` resource instead.)
+        :param pulumi.Input[_builtins.str] virtual_node_name: Name of the virtual node. Changing it replaces the peering. Default: `liqo-<provider name>`.
         """
         pulumi.set(__self__, "consumer", consumer)
         pulumi.set(__self__, "resources", resources)
@@ -72,7 +72,7 @@ class PeeringArgs:
     @pulumi.getter
     def consumer(self) -> pulumi.Input['ClusterAccessArgs']:
         """
-        The consumer cluster: its Cluster's access output (the TypeScript SDK takes the Cluster).
+        The consumer cluster (this side).
         """
         return pulumi.get(self, "consumer")
 
@@ -84,7 +84,7 @@ class PeeringArgs:
     @pulumi.getter
     def resources(self) -> pulumi.Input['ResourceRequestArgs']:
         """
-        What to ask for; a change is renegotiated in place.
+        What to ask for. A change is renegotiated in place.
         """
         return pulumi.get(self, "resources")
 
@@ -96,7 +96,7 @@ class PeeringArgs:
     @pulumi.getter
     def approach(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Default out-of-band.
+        `out-of-band` (default): the consumer reaches the provider's auth service and API server directly, with what the provider handed over. `in-band`: only the gateways reach each other; the tunnel is built first (with both clusters' kubeconfigs), and the consumer's agent authenticates and negotiates through it. Changing it replaces the peering.
         """
         return pulumi.get(self, "approach")
 
@@ -108,7 +108,7 @@ class PeeringArgs:
     @pulumi.getter
     def force(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        On delete with the provider unreachable, clean the consumer side anyway.
+        On delete with the provider unreachable, clean the consumer side anyway. Default: false.
         """
         return pulumi.get(self, "force")
 
@@ -144,7 +144,7 @@ class PeeringArgs:
     @pulumi.getter(name="providerCluster")
     def provider_cluster(self) -> pulumi.Input[Optional['ClusterAccessArgs']]:
         """
-        In-band: the provider cluster: its Cluster's access output (the TypeScript SDK takes the Cluster).
+        In-band: the provider cluster, managed in the same program or imported with its kubeconfig.
         """
         return pulumi.get(self, "provider_cluster")
 
@@ -168,7 +168,7 @@ class PeeringArgs:
     @pulumi.getter(name="timeoutSeconds")
     def timeout_seconds(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        Deadline of each operation. Default 300.
+        Deadline of each operation (create, update, delete), in seconds. Default: 300.
         """
         return pulumi.get(self, "timeout_seconds")
 
@@ -180,7 +180,7 @@ class PeeringArgs:
     @pulumi.getter
     def tunnel(self) -> pulumi.Input[Optional['TunnelSettingsArgs']]:
         """
-        In-band: the tunnel, built first.
+        In-band: the tunnel. (Out-of-band, add a `Tunnel` resource instead.)
         """
         return pulumi.get(self, "tunnel")
 
@@ -192,7 +192,7 @@ class PeeringArgs:
     @pulumi.getter(name="virtualNodeName")
     def virtual_node_name(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Name of the virtual node.
+        Name of the virtual node. Changing it replaces the peering. Default: `liqo-<provider name>`.
         """
         return pulumi.get(self, "virtual_node_name")
 
@@ -224,17 +224,17 @@ class Peering(pulumi.CustomResource):
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
-        :param pulumi.Input[_builtins.str] approach: Default out-of-band.
-        :param pulumi.Input[Union['ClusterAccessArgs', 'ClusterAccessArgsDict']] consumer: The consumer cluster: its Cluster's access output (the TypeScript SDK takes the Cluster).
-        :param pulumi.Input[_builtins.bool] force: On delete with the provider unreachable, clean the consumer side anyway.
+        :param pulumi.Input[_builtins.str] approach: `out-of-band` (default): the consumer reaches the provider's auth service and API server directly, with what the provider handed over. `in-band`: only the gateways reach each other; the tunnel is built first (with both clusters' kubeconfigs), and the consumer's agent authenticates and negotiates through it. Changing it replaces the peering.
+        :param pulumi.Input[Union['ClusterAccessArgs', 'ClusterAccessArgsDict']] consumer: The consumer cluster (this side).
+        :param pulumi.Input[_builtins.bool] force: On delete with the provider unreachable, clean the consumer side anyway. Default: false.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] labels: Extra labels for the virtual node.
         :param pulumi.Input[Union['ProviderHandoverArgs', 'ProviderHandoverArgsDict']] provider: Out-of-band: what the provider handed over.
-        :param pulumi.Input[Union['ClusterAccessArgs', 'ClusterAccessArgsDict']] provider_cluster: In-band: the provider cluster: its Cluster's access output (the TypeScript SDK takes the Cluster).
-        :param pulumi.Input[Union['ResourceRequestArgs', 'ResourceRequestArgsDict']] resources: What to ask for; a change is renegotiated in place.
+        :param pulumi.Input[Union['ClusterAccessArgs', 'ClusterAccessArgsDict']] provider_cluster: In-band: the provider cluster, managed in the same program or imported with its kubeconfig.
+        :param pulumi.Input[Union['ResourceRequestArgs', 'ResourceRequestArgsDict']] resources: What to ask for. A change is renegotiated in place.
         :param pulumi.Input[Sequence[pulumi.Input[Union['TaintArgs', 'TaintArgsDict']]]] taints: Extra taints for the virtual node.
-        :param pulumi.Input[_builtins.int] timeout_seconds: Deadline of each operation. Default 300.
-        :param pulumi.Input[Union['TunnelSettingsArgs', 'TunnelSettingsArgsDict']] tunnel: In-band: the tunnel, built first.
-        :param pulumi.Input[_builtins.str] virtual_node_name: Name of the virtual node.
+        :param pulumi.Input[_builtins.int] timeout_seconds: Deadline of each operation (create, update, delete), in seconds. Default: 300.
+        :param pulumi.Input[Union['TunnelSettingsArgs', 'TunnelSettingsArgsDict']] tunnel: In-band: the tunnel. (Out-of-band, add a `Tunnel` resource instead.)
+        :param pulumi.Input[_builtins.str] virtual_node_name: Name of the virtual node. Changing it replaces the peering. Default: `liqo-<provider name>`.
         """
         ...
     @overload
@@ -342,20 +342,23 @@ class Peering(pulumi.CustomResource):
     @pulumi.getter
     def access(self) -> pulumi.Output[Optional['outputs.PeeringAccess']]:
         """
-        How a Tunnel or a NamespaceOffloading uses this peering (served by the plugin): give it as a Tunnel's peering or among a NamespaceOffloading's peerings.
+        How a Tunnel or a NamespaceOffloading uses this peering (its consumer's kubeconfig is secret): what a program of the provider plugin gives as a Tunnel's peering or among a NamespaceOffloading's peerings; this package's TypeScript resources take the Peering itself.
         """
         return pulumi.get(self, "access")
 
     @_builtins.property
     @pulumi.getter(name="consumerClusterId")
     def consumer_cluster_id(self) -> pulumi.Output[_builtins.str]:
+        """
+        The consumer's cluster id.
+        """
         return pulumi.get(self, "consumer_cluster_id")
 
     @_builtins.property
     @pulumi.getter(name="identityExpiresAt")
     def identity_expires_at(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        When the identity the consumer holds on the provider expires (RFC 3339), as the last create, update or refresh read it; the consumer's agent renews it at two thirds of its lifetime, so a refresh shows the renewed date.
+        When the identity the consumer holds on the provider expires (RFC 3339), as the last create, update or refresh read it. The consumer's agent renews it at two thirds of its lifetime, so a `pulumi refresh` shows the renewed date. Example: "2026-12-23T10:04:05.000Z".
         """
         return pulumi.get(self, "identity_expires_at")
 
@@ -370,18 +373,24 @@ class Peering(pulumi.CustomResource):
     @_builtins.property
     @pulumi.getter(name="providerClusterId")
     def provider_cluster_id(self) -> pulumi.Output[_builtins.str]:
+        """
+        The provider's cluster id.
+        """
         return pulumi.get(self, "provider_cluster_id")
 
     @_builtins.property
     @pulumi.getter(name="providerClusterName")
     def provider_cluster_name(self) -> pulumi.Output[_builtins.str]:
+        """
+        The provider's name.
+        """
         return pulumi.get(self, "provider_cluster_name")
 
     @_builtins.property
     @pulumi.getter
     def status(self) -> pulumi.Output[_builtins.str]:
         """
-        Ready, or what the last refresh found wrong.
+        `Ready`, or what the last refresh found wrong.
         """
         return pulumi.get(self, "status")
 
@@ -404,5 +413,8 @@ class Peering(pulumi.CustomResource):
     @_builtins.property
     @pulumi.getter(name="virtualNodeName")
     def virtual_node_name(self) -> pulumi.Output[_builtins.str]:
+        """
+        The virtual node in the consumer.
+        """
         return pulumi.get(self, "virtual_node_name")
 

@@ -26,9 +26,9 @@ class PeeringTokenArgs:
         """
         The set of arguments for constructing a PeeringToken resource.
 
-        :param pulumi.Input['ClusterAccessArgs'] cluster: The provider cluster: its Cluster's access output (the TypeScript SDK takes the Cluster).
-        :param pulumi.Input[_builtins.int] expires_in_seconds: Lifetime; a change replaces the token.
-        :param pulumi.Input[_builtins.str] rotation: Change it to replace the token.
+        :param pulumi.Input['ClusterAccessArgs'] cluster: The provider cluster whose auth service accepts the token.
+        :param pulumi.Input[_builtins.int] expires_in_seconds: Seconds after which the token is refused for new peerings. Default: never.
+        :param pulumi.Input[_builtins.str] rotation: Any text; changing it replaces the token (rotation). The old token stops working for new peerings; peerings made with it keep working. Example: "2026-11".
         """
         pulumi.set(__self__, "cluster", cluster)
         if expires_in_seconds is not None:
@@ -40,7 +40,7 @@ class PeeringTokenArgs:
     @pulumi.getter
     def cluster(self) -> pulumi.Input['ClusterAccessArgs']:
         """
-        The provider cluster: its Cluster's access output (the TypeScript SDK takes the Cluster).
+        The provider cluster whose auth service accepts the token.
         """
         return pulumi.get(self, "cluster")
 
@@ -52,7 +52,7 @@ class PeeringTokenArgs:
     @pulumi.getter(name="expiresInSeconds")
     def expires_in_seconds(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        Lifetime; a change replaces the token.
+        Seconds after which the token is refused for new peerings. Default: never.
         """
         return pulumi.get(self, "expires_in_seconds")
 
@@ -64,7 +64,7 @@ class PeeringTokenArgs:
     @pulumi.getter
     def rotation(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Change it to replace the token.
+        Any text; changing it replaces the token (rotation). The old token stops working for new peerings; peerings made with it keep working. Example: "2026-11".
         """
         return pulumi.get(self, "rotation")
 
@@ -88,9 +88,9 @@ class PeeringToken(pulumi.CustomResource):
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
-        :param pulumi.Input[Union['ClusterAccessArgs', 'ClusterAccessArgsDict']] cluster: The provider cluster: its Cluster's access output (the TypeScript SDK takes the Cluster).
-        :param pulumi.Input[_builtins.int] expires_in_seconds: Lifetime; a change replaces the token.
-        :param pulumi.Input[_builtins.str] rotation: Change it to replace the token.
+        :param pulumi.Input[Union['ClusterAccessArgs', 'ClusterAccessArgsDict']] cluster: The provider cluster whose auth service accepts the token.
+        :param pulumi.Input[_builtins.int] expires_in_seconds: Seconds after which the token is refused for new peerings. Default: never.
+        :param pulumi.Input[_builtins.str] rotation: Any text; changing it replaces the token (rotation). The old token stops working for new peerings; peerings made with it keep working. Example: "2026-11".
         """
         ...
     @overload
@@ -174,23 +174,32 @@ class PeeringToken(pulumi.CustomResource):
     @_builtins.property
     @pulumi.getter(name="authCaCert")
     def auth_ca_cert(self) -> pulumi.Output[_builtins.str]:
+        """
+        PEM of the CA of the provider's auth service.
+        """
         return pulumi.get(self, "auth_ca_cert")
 
     @_builtins.property
     @pulumi.getter(name="authUrl")
     def auth_url(self) -> pulumi.Output[_builtins.str]:
+        """
+        The provider's auth service URL.
+        """
         return pulumi.get(self, "auth_url")
 
     @_builtins.property
     @pulumi.getter(name="clusterId")
     def cluster_id(self) -> pulumi.Output[_builtins.str]:
+        """
+        The provider's cluster id.
+        """
         return pulumi.get(self, "cluster_id")
 
     @_builtins.property
     @pulumi.getter(name="expiresAt")
     def expires_at(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        When it stops being accepted, RFC 3339.
+        When the token expires (RFC 3339), if it does.
         """
         return pulumi.get(self, "expires_at")
 
@@ -198,7 +207,7 @@ class PeeringToken(pulumi.CustomResource):
     @pulumi.getter
     def token(self) -> pulumi.Output[_builtins.str]:
         """
-        The token.
+        The token (secret).
         """
         return pulumi.get(self, "token")
 

@@ -33,15 +33,15 @@ class TunnelArgs:
         """
         The set of arguments for constructing a Tunnel resource.
 
-        :param pulumi.Input['PeeringAccessArgs'] peering: The peering it serves: its Peering's access output (the TypeScript SDK takes the Peering).
-        :param pulumi.Input[_builtins.str] server_address: Address at which the serving gateway is reached.
-        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] behind_nat: Sides behind NAT; both is refused.
-        :param pulumi.Input[_builtins.bool] force: On delete with the provider unreachable, remove the consumer's side anyway and list what stays on the provider.
-        :param pulumi.Input[_builtins.int] keepalive_seconds: The client's keepalive. Default 25.
-        :param pulumi.Input[_builtins.int] mtu: MTU of both interfaces. Default 1420.
-        :param pulumi.Input[_builtins.int] port: UDP port. Default 51820.
-        :param pulumi.Input[_builtins.str] server: Whose gateway listens. Default provider.
-        :param pulumi.Input[_builtins.int] timeout_seconds: Deadline of each operation. Default 300.
+        :param pulumi.Input['PeeringAccessArgs'] peering: The out-of-band peering the tunnel serves: the provider's side is reached with the identity it issued. (An in-band peering builds its tunnel itself, first.)
+        :param pulumi.Input[_builtins.str] server_address: Address (IP or DNS name) at which the serving side's gateway is reached. Example: "203.0.113.7".
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] behind_nat: Sides behind NAT. Both is refused (nothing could reach either gateway); the server must not be one. Default: [].
+        :param pulumi.Input[_builtins.bool] force: On delete with the provider unreachable (found in one connection attempt of a few seconds), remove the consumer's side anyway (its TunnelEndpoint, which its gateway takes down) and list what stays on the provider. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting either cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
+        :param pulumi.Input[_builtins.int] keepalive_seconds: Seconds between the client's keepalives (keeps a NAT mapping open); 0 sends none. Default: 25.
+        :param pulumi.Input[_builtins.int] mtu: MTU of both tunnel interfaces (one value, so the ends cannot disagree). Changes in place. Default: 1420.
+        :param pulumi.Input[_builtins.int] port: UDP port the gateways listen on. Changes in place. Default: 51820.
+        :param pulumi.Input[_builtins.str] server: Which side's gateway listens: the reachable one when the other is behind NAT. Default: "provider".
+        :param pulumi.Input[_builtins.int] timeout_seconds: Deadline of each operation (create, update, delete), in seconds. Default: 300.
         """
         pulumi.set(__self__, "peering", peering)
         pulumi.set(__self__, "server_address", server_address)
@@ -64,7 +64,7 @@ class TunnelArgs:
     @pulumi.getter
     def peering(self) -> pulumi.Input['PeeringAccessArgs']:
         """
-        The peering it serves: its Peering's access output (the TypeScript SDK takes the Peering).
+        The out-of-band peering the tunnel serves: the provider's side is reached with the identity it issued. (An in-band peering builds its tunnel itself, first.)
         """
         return pulumi.get(self, "peering")
 
@@ -76,7 +76,7 @@ class TunnelArgs:
     @pulumi.getter(name="serverAddress")
     def server_address(self) -> pulumi.Input[_builtins.str]:
         """
-        Address at which the serving gateway is reached.
+        Address (IP or DNS name) at which the serving side's gateway is reached. Example: "203.0.113.7".
         """
         return pulumi.get(self, "server_address")
 
@@ -88,7 +88,7 @@ class TunnelArgs:
     @pulumi.getter(name="behindNat")
     def behind_nat(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
         """
-        Sides behind NAT; both is refused.
+        Sides behind NAT. Both is refused (nothing could reach either gateway); the server must not be one. Default: [].
         """
         return pulumi.get(self, "behind_nat")
 
@@ -100,7 +100,7 @@ class TunnelArgs:
     @pulumi.getter
     def force(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        On delete with the provider unreachable, remove the consumer's side anyway and list what stays on the provider.
+        On delete with the provider unreachable (found in one connection attempt of a few seconds), remove the consumer's side anyway (its TunnelEndpoint, which its gateway takes down) and list what stays on the provider. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting either cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
         """
         return pulumi.get(self, "force")
 
@@ -112,7 +112,7 @@ class TunnelArgs:
     @pulumi.getter(name="keepaliveSeconds")
     def keepalive_seconds(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        The client's keepalive. Default 25.
+        Seconds between the client's keepalives (keeps a NAT mapping open); 0 sends none. Default: 25.
         """
         return pulumi.get(self, "keepalive_seconds")
 
@@ -124,7 +124,7 @@ class TunnelArgs:
     @pulumi.getter
     def mtu(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        MTU of both interfaces. Default 1420.
+        MTU of both tunnel interfaces (one value, so the ends cannot disagree). Changes in place. Default: 1420.
         """
         return pulumi.get(self, "mtu")
 
@@ -136,7 +136,7 @@ class TunnelArgs:
     @pulumi.getter
     def port(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        UDP port. Default 51820.
+        UDP port the gateways listen on. Changes in place. Default: 51820.
         """
         return pulumi.get(self, "port")
 
@@ -148,7 +148,7 @@ class TunnelArgs:
     @pulumi.getter
     def server(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Whose gateway listens. Default provider.
+        Which side's gateway listens: the reachable one when the other is behind NAT. Default: "provider".
         """
         return pulumi.get(self, "server")
 
@@ -160,7 +160,7 @@ class TunnelArgs:
     @pulumi.getter(name="timeoutSeconds")
     def timeout_seconds(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        Deadline of each operation. Default 300.
+        Deadline of each operation (create, update, delete), in seconds. Default: 300.
         """
         return pulumi.get(self, "timeout_seconds")
 
@@ -190,15 +190,15 @@ class Tunnel(pulumi.CustomResource):
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
-        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] behind_nat: Sides behind NAT; both is refused.
-        :param pulumi.Input[_builtins.bool] force: On delete with the provider unreachable, remove the consumer's side anyway and list what stays on the provider.
-        :param pulumi.Input[_builtins.int] keepalive_seconds: The client's keepalive. Default 25.
-        :param pulumi.Input[_builtins.int] mtu: MTU of both interfaces. Default 1420.
-        :param pulumi.Input[Union['PeeringAccessArgs', 'PeeringAccessArgsDict']] peering: The peering it serves: its Peering's access output (the TypeScript SDK takes the Peering).
-        :param pulumi.Input[_builtins.int] port: UDP port. Default 51820.
-        :param pulumi.Input[_builtins.str] server: Whose gateway listens. Default provider.
-        :param pulumi.Input[_builtins.str] server_address: Address at which the serving gateway is reached.
-        :param pulumi.Input[_builtins.int] timeout_seconds: Deadline of each operation. Default 300.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] behind_nat: Sides behind NAT. Both is refused (nothing could reach either gateway); the server must not be one. Default: [].
+        :param pulumi.Input[_builtins.bool] force: On delete with the provider unreachable (found in one connection attempt of a few seconds), remove the consumer's side anyway (its TunnelEndpoint, which its gateway takes down) and list what stays on the provider. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting either cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
+        :param pulumi.Input[_builtins.int] keepalive_seconds: Seconds between the client's keepalives (keeps a NAT mapping open); 0 sends none. Default: 25.
+        :param pulumi.Input[_builtins.int] mtu: MTU of both tunnel interfaces (one value, so the ends cannot disagree). Changes in place. Default: 1420.
+        :param pulumi.Input[Union['PeeringAccessArgs', 'PeeringAccessArgsDict']] peering: The out-of-band peering the tunnel serves: the provider's side is reached with the identity it issued. (An in-band peering builds its tunnel itself, first.)
+        :param pulumi.Input[_builtins.int] port: UDP port the gateways listen on. Changes in place. Default: 51820.
+        :param pulumi.Input[_builtins.str] server: Which side's gateway listens: the reachable one when the other is behind NAT. Default: "provider".
+        :param pulumi.Input[_builtins.str] server_address: Address (IP or DNS name) at which the serving side's gateway is reached. Example: "203.0.113.7".
+        :param pulumi.Input[_builtins.int] timeout_seconds: Deadline of each operation (create, update, delete), in seconds. Default: 300.
         """
         ...
     @overload
@@ -288,18 +288,24 @@ class Tunnel(pulumi.CustomResource):
     @_builtins.property
     @pulumi.getter
     def consumer(self) -> pulumi.Output['outputs.TunnelEnd']:
+        """
+        The consumer's gateway.
+        """
         return pulumi.get(self, "consumer")
 
     @_builtins.property
     @pulumi.getter
     def provider(self) -> pulumi.Output['outputs.TunnelEnd']:
+        """
+        The provider's gateway.
+        """
         return pulumi.get(self, "provider")
 
     @_builtins.property
     @pulumi.getter
     def status(self) -> pulumi.Output[_builtins.str]:
         """
-        Connected, or what the last refresh found wrong.
+        `Connected`, or what the last refresh found wrong.
         """
         return pulumi.get(self, "status")
 

@@ -5,7 +5,7 @@ import {
   PROVIDER_UNREACHABLE_AFTER_MS,
   PROVIDER_UNREACHABLE_REASON,
 } from "../../../agent/readiness.js";
-import { IDENTITY_REVOKED_REASON } from "../../../core/peering/revoked.js";
+import { IDENTITY_REVOKED_REASON } from "../../../core/authentication/revoked.js";
 import { PEERING_ACTIVE } from "../../../core/virtual-node/node.js";
 
 const now = Date.parse("2026-01-21T00:00:00Z");

@@ -213,34 +213,38 @@ interface SdkDocs {
 
 /** Every resource's SDK docs, read with the TypeScript compiler (inherited Args properties included). */
 function readSdkDocs(): Map<ResourceName, SdkDocs> {
-  const files = NAMES.map((n) => join(REPO, "sdk", RESOURCES[n].sdk));
+  // Each resource's Args and declared outputs are generated (sdk/nodejs/generated/), its class is written.
+  const sourcesOf = (n: ResourceName): string[] =>
+    [RESOURCES[n].sdk, `generated/${RESOURCES[n].sdk}`].map((file) => join(REPO, "sdk", "nodejs", file));
+  const files = NAMES.flatMap(sourcesOf);
   const program = sdkProgram(files);
   const checker = program.getTypeChecker();
   const docOf = (symbol: ts.Symbol): string => ts.displayPartsToString(symbol.getDocumentationComment(checker));
   const result = new Map<ResourceName, SdkDocs>();
   for (const name of NAMES) {
     const docs: SdkDocs = { inputs: new Map(), outputs: new Map(), inputDefaults: new Map() };
-    ts.forEachChild(program.getSourceFile(join(REPO, "sdk", RESOURCES[name].sdk))!, (node) => {
-      if (ts.isInterfaceDeclaration(node) && node.name.text === RESOURCES[name].args) {
-        for (const p of checker.getPropertiesOfType(checker.getTypeAtLocation(node))) {
-          docs.inputs.set(p.name, docOf(p));
-          const fallback = p
-            .getJsDocTags(checker)
-            .find((t) => t.name === "default")
-            ?.text?.map((part) => part.text)
-            .join("")
-            .trim();
-          // Only a literal is held to the page; a default in words ("never", "none") is the row's own.
-          if (fallback && /^(-?\d+|true|false|"[^"]*"|`[^`]*`)$/.test(fallback))
-            docs.inputDefaults.set(p.name, plain(fallback));
+    for (const file of sourcesOf(name))
+      ts.forEachChild(program.getSourceFile(file)!, (node) => {
+        if (ts.isInterfaceDeclaration(node) && node.name.text === RESOURCES[name].args) {
+          for (const p of checker.getPropertiesOfType(checker.getTypeAtLocation(node))) {
+            docs.inputs.set(p.name, docOf(p));
+            const fallback = p
+              .getJsDocTags(checker)
+              .find((t) => t.name === "default")
+              ?.text?.map((part) => part.text)
+              .join("")
+              .trim();
+            // Only a literal is held to the page; a default in words ("never", "none") is the row's own.
+            if (fallback && /^(-?\d+|true|false|"[^"]*"|`[^`]*`)$/.test(fallback))
+              docs.inputDefaults.set(p.name, plain(fallback));
+          }
         }
-      }
-      if (ts.isClassDeclaration(node) && node.name?.text === name) {
-        for (const member of declaredOutputs(node)) {
-          docs.outputs.set((member.name as ts.Identifier).text, docOf(checker.getSymbolAtLocation(member.name)!));
+        if (ts.isClassDeclaration(node) && (node.name?.text === name || node.name?.text === `${name}Resource`)) {
+          for (const member of declaredOutputs(node)) {
+            docs.outputs.set((member.name as ts.Identifier).text, docOf(checker.getSymbolAtLocation(member.name)!));
+          }
         }
-      }
-    });
+      });
     result.set(name, docs);
   }
   return result;
@@ -280,10 +284,7 @@ describe("reference pages", () => {
   });
 
   test("GIVEN the Cluster's page with a default changed WHEN checked THEN the SDK's @default is named", () => {
-    const page = pageText("Cluster").replace(
-      "rollout and agent check, in seconds; default 300",
-      "in seconds; default 600",
-    );
+    const page = pageText("Cluster").replace(/(\| `timeoutSeconds` \|[^|]*)default 300/, "$1default 600");
     expect(pageProblems("Cluster", page, sdk.get("Cluster")!)).toEqual([
       'input timeoutSeconds: the SDK\'s @default is 300, and its row does not say "default 300"',
     ]);

@@ -4,7 +4,7 @@ import {
   offloadingLeftRemedy,
   type UnreachableOffloadingProvider,
 } from "../../../../core/offloading/provider-reach.js";
-import { providerUnreachableError } from "../../../../core/peering/unreachable.js";
+import { providerUnreachableError } from "../../../../core/operation/unreachable.js";
 
 const gone: UnreachableOffloadingProvider = {
   step: "offloading",

@@ -1,9 +1,9 @@
-import { provider as cluster } from "../../../../core/resources/cluster.js";
+import { pulumiProvider as cluster } from "../../../../core/resources/cluster.js";
 import { UNKNOWN } from "../../../../core/resources/inputs.js";
-import { provider as peering, type PeeringInputs } from "../../../../core/resources/peering.js";
+import { pulumiProvider as peering, type PeeringInputs } from "../../../../core/resources/peering.js";
 import type { ClusterInputs } from "../../../../core/resources/cluster.js";
 import { forgeKubeconfig } from "../../../../core/kube/kubeconfig.js";
-import { provider as tunnel, type TunnelInputs } from "../../../../core/resources/tunnel.js";
+import { pulumiProvider as tunnel, type TunnelInputs } from "../../../../core/resources/tunnel.js";
 
 /** The inputs the failures name: each reason starts with its input's name (no failure carries a property). */
 function inputsNamed(failures: readonly { property: string; reason: string }[] | undefined): string[] {

@@ -3,7 +3,7 @@ import { forgeKubeconfig } from "../../../../core/kube/kubeconfig.js";
 import { INCOMPLETE } from "../../../../core/resources/partial.js";
 import {
   peeringChanges,
-  provider as peering,
+  pulumiProvider as peering,
   type PeeringInputs,
   type PeeringOutputs,
 } from "../../../../core/resources/peering.js";

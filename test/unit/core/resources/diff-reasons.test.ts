@@ -9,7 +9,7 @@ import { forgeKubeconfig } from "../../../../core/kube/kubeconfig.js";
 import {
   CLUSTER_DIFF,
   clusterChanges,
-  provider as cluster,
+  pulumiProvider as cluster,
   type ClusterInputs,
   type ClusterOutputs,
 } from "../../../../core/resources/cluster.js";
@@ -19,19 +19,19 @@ import { UNKNOWN } from "../../../../core/resources/inputs.js";
 import {
   PEERING_DIFF,
   peeringChanges,
-  provider as peering,
+  pulumiProvider as peering,
   type PeeringInputs,
   type PeeringOutputs,
 } from "../../../../core/resources/peering.js";
 import {
   PEERING_TOKEN_DIFF,
   peeringTokenChanges,
-  provider as peeringToken,
+  pulumiProvider as peeringToken,
   type PeeringTokenInputs,
   type PeeringTokenOutputs,
 } from "../../../../core/resources/peering-token.js";
 import {
-  provider as tunnel,
+  pulumiProvider as tunnel,
   TUNNEL_DIFF,
   tunnelChanges,
   type TunnelInputs,

@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { forgeKubeconfig } from "../../../../core/kube/kubeconfig.js";
 
-const DIST = join(dirname(require.resolve("pulumi-liqo/package.json")), "dist", "provider");
+const DIST = join(dirname(require.resolve("pulumi-liqo/package.json")), "dist", "core");
 
 /** The consumer's kubeconfig, as the Peering and the Tunnel take it. */
 const kubeconfig = forgeKubeconfig({
@@ -92,7 +92,7 @@ function previewIn(name: keyof typeof SHIMS, steps: string): Seen {
       .map((path) => /node_modules\\/((?:@[^/]+\\/)?[^/]+)/.exec(path)?.[1]).filter(Boolean))].sort();
     const { olds, news, changed } = ${JSON.stringify(SHIMS[name])};
     (async () => {
-      const { provider } = require(${JSON.stringify(join(DIST, "resources", `${name}.js`))});
+      const { pulumiProvider: provider } = require(${JSON.stringify(join(DIST, "resources", `${name}.js`))});
       const checked = await provider.check(olds, news);
       const unchanged = await provider.diff("id", olds, checked.inputs);
       const diffed = await provider.diff("id", olds, changed);
@@ -135,7 +135,7 @@ describe("a resource shim's first step", () => {
     const bundle = join(DIST, "..", "vendor", "kubernetes-client.cjs");
     const script = `
       const { olds } = ${JSON.stringify(SHIMS.peering)};
-      const { provider } = require(${JSON.stringify(join(DIST, "resources", "peering.js"))});
+      const { pulumiProvider: provider } = require(${JSON.stringify(join(DIST, "resources", "peering.js"))});
       // The read fails (no cluster behind this kubeconfig); what it loaded on the way is what counts.
       provider.read("id", olds).catch(() => undefined).finally(() => {
         const loaded = Object.keys(require.cache);

@@ -5,7 +5,7 @@
 import { forgeKubeconfig } from "../../../../core/kube/kubeconfig.js";
 import {
   namespaceOffloadingChanges,
-  provider as offloading,
+  pulumiProvider as offloading,
   recordsOnly,
   type NamespaceOffloadingInputs,
   type NamespaceOffloadingOutputs,

@@ -4,11 +4,11 @@
  * any form, whatever is wrong with them. A token pasted with its line's end is trimmed.
  */
 import { generateKeyPairSync } from "node:crypto";
-import { provider as cluster, type ClusterInputs } from "../../../../core/resources/cluster.js";
+import { pulumiProvider as cluster, type ClusterInputs } from "../../../../core/resources/cluster.js";
 import { UNKNOWN } from "../../../../core/resources/inputs.js";
-import { provider as peeringToken, type PeeringTokenInputs } from "../../../../core/resources/peering-token.js";
-import { provider as peering, type PeeringInputs } from "../../../../core/resources/peering.js";
-import { provider as tunnel, type TunnelInputs } from "../../../../core/resources/tunnel.js";
+import { pulumiProvider as peeringToken, type PeeringTokenInputs } from "../../../../core/resources/peering-token.js";
+import { pulumiProvider as peering, type PeeringInputs } from "../../../../core/resources/peering.js";
+import { pulumiProvider as tunnel, type TunnelInputs } from "../../../../core/resources/tunnel.js";
 
 const keyPem = generateKeyPairSync("ec", { namedCurve: "prime256v1" })
   .privateKey.export({ type: "pkcs8", format: "pem" })

@@ -1,0 +1,25 @@
+/**
+ * The peerings that still use a cluster, while which a `Cluster`'s delete does not uninstall it
+ * (lifecycle.ts): read from the cluster's own records, so that no peer needs to answer.
+ */
+import * as k8s from "@kubernetes/client-node";
+import { MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL } from "../api/index.js";
+import { listOutgoingPeerings } from "../virtual-node/outgoing-peering.js";
+
+/**
+ * What still uses a cluster in peerings: its outgoing peerings (as consumer) and the tenant
+ * namespaces of its consumers (as provider). Empty when the cluster can be uninstalled.
+ */
+export async function getPeeringsUsing(kc: k8s.KubeConfig): Promise<string[]> {
+  const outgoing = (await listOutgoingPeerings(kc)).map(
+    (p) => `outgoing peering to ${p.spec.providerClusterName} (${p.spec.providerClusterId})`,
+  );
+  const namespaces = await kc
+    .makeApiClient(k8s.CoreV1Api)
+    .listNamespace({ labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY},${REMOTE_CLUSTER_LABEL}` });
+  const incoming = namespaces.items.map(
+    (ns) =>
+      `incoming peering from consumer ${ns.metadata?.labels?.[REMOTE_CLUSTER_LABEL]} (namespace ${ns.metadata?.name})`,
+  );
+  return [...outgoing, ...incoming];
+}

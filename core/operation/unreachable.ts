@@ -1,0 +1,55 @@
+/**
+ * A provider out of reach when a peering's, a tunnel's or a namespace offloading's delete needs
+ * it: found by one short probe (core/kube/client.ts `probeApiServer`), never by waiting out the
+ * operation's deadline. Without `force` the delete stops at once, changing nothing, and says what
+ * was tried, where, why, and the way out; with `force` the consumer's side goes and what stays on
+ * the provider is listed. The three deletes say it in the same words, so it sits below their tasks
+ * (core/operation/).
+ */
+
+/** The resources that take `force` for a provider that is gone. */
+export type ForcibleResource = "Tunnel" | "Peering" | "NamespaceOffloading";
+
+/** Where the provider was tried and why it did not answer. */
+export interface UnreachableProvider {
+  /** The step that needed it, e.g. `network fabric` or `unpeer`. */
+  readonly step: string;
+  /** The provider's cluster name. */
+  readonly providerName: string;
+  /** What did not answer, e.g. `API server https://172.29.1.10:6443`. */
+  readonly endpoint: string;
+  /** Why, as the connection classifier says it (`connection refused (…)`). */
+  readonly cause: string;
+}
+
+/** `provider a is unreachable: API server https://…:6443: connection refused (…)`. */
+export function describeUnreachable(found: UnreachableProvider): string {
+  return `provider ${found.providerName} is unreachable: ${found.endpoint}: ${found.cause}`;
+}
+
+/**
+ * The error of a delete (or an offloading's update) that found one provider or more out of reach
+ * without `force`: nothing was changed. `resource` names where `force` is set (the resource at hand).
+ */
+export function providerUnreachableError(
+  found: UnreachableProvider | readonly [UnreachableProvider, ...UnreachableProvider[]],
+  resource: ForcibleResource,
+): Error {
+  const all: readonly UnreachableProvider[] = Array.isArray(found) ? found : [found as UnreachableProvider];
+  return new Error(
+    `${all[0]!.step}: ${all.map(describeUnreachable).join("; ")}. Nothing was changed. If the provider is gone for good, set force: true on the ${resource} ` +
+      `(and on the other resources of this peering) and run pulumi up, which does not need the provider, then pulumi destroy again: ` +
+      `the consumer's side is removed and what stays on the provider is listed`,
+  );
+}
+
+/** What a forced delete of resource `kind` `label` tells the user: what it left on the provider, and how that goes. */
+export function forcedDeleteReport(
+  kind: ForcibleResource,
+  label: string,
+  providerName: string,
+  left: readonly string[],
+  remedy: string,
+): string {
+  return `${kind} "${label}": forced delete removed the consumer's side; left on provider ${providerName}: ${left.join("; ")}. ${remedy}`;
+}
