@@ -11,8 +11,11 @@ export const TYPES: Readonly<Record<string, TypeDeclaration>> = {
     fields: {
       address: {
         type: string(),
-        description: "Address (IP or DNS name) others reach the endpoint at.",
-        default: "the API server URL's host",
+        description:
+          "Address (IP or DNS name) others reach the endpoint at. Given, it wins over what the cluster " +
+          "answers; left out with a deployed agent under `LoadBalancer` exposure, it is the address the " +
+          "cluster's load balancer gives the endpoint's Service, read back at install.",
+        default: "the load balancer's address under `LoadBalancer` exposure, else the API server URL's host",
       },
       port: {
         type: integer,
@@ -26,7 +29,11 @@ export const TYPES: Readonly<Record<string, TypeDeclaration>> = {
     fields: {
       address: {
         type: string(),
-        description: "IP or DNS name.",
+        description:
+          "IP or DNS name peers dial. Given, it wins over what the cluster answers; left out with a " +
+          "deployed gateway under `LoadBalancer` exposure, it is the address the cluster's load balancer " +
+          "gives the gateway's Service, read back at install.",
+        default: "the load balancer's address under `LoadBalancer` exposure, else the API server URL's host",
       },
       port: {
         type: integer,
@@ -38,7 +45,9 @@ export const TYPES: Readonly<Record<string, TypeDeclaration>> = {
           "How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` " +
           "Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no " +
           "Service (peers then dial that node's address). The gateway runs on its node's network, so " +
-          "`port` is the port it serves on there; a `Tunnel`'s `port` must be the same.",
+          "`port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Under " +
+          "`LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`) and " +
+          "fails within `timeoutSeconds` naming the Service when the cluster gives none.",
         default: '"LoadBalancer"',
       },
       nodePort: {
@@ -69,7 +78,11 @@ export const TYPES: Readonly<Record<string, TypeDeclaration>> = {
       },
       exposure: {
         type: string("LoadBalancer", "NodePort"),
-        description: "How the auth service is exposed.",
+        description:
+          "How the auth service is exposed. Under `LoadBalancer`, install waits for the Service's address " +
+          "(`status.loadBalancer.ingress`: an IP or a host name), which `authUrl` then names and the " +
+          "auth service's certificate covers, and fails within `timeoutSeconds` naming the Service when " +
+          "the cluster gives none (a cluster without a load-balancer implementation: use `NodePort`).",
         default: '"LoadBalancer"',
       },
       nodePort: {

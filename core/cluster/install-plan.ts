@@ -75,6 +75,14 @@ export interface ClusterEndpoints {
   readonly gatewayEndpoint: string;
 }
 
+/** Hosts the cluster's load balancers gave the agent's Services (load-balancer.ts reads them back). */
+export interface ExposedHosts {
+  /** The auth service's Service's load-balancer address. */
+  readonly auth?: string;
+  /** The gateway's Service's load-balancer address. */
+  readonly gateway?: string;
+}
+
 /** The port peers reach: a fixed node port of a `NodePort` Service, else the endpoint's own port. */
 function reachedAt(
   exposed: { readonly exposure?: string; readonly nodePort?: number } | undefined,
@@ -84,24 +92,32 @@ function reachedAt(
 }
 
 /**
- * The endpoints `asked` resolves to, the kubeconfig pointing at `kubeconfigServer`: the API
- * server's host unless an address is given, the default ports unless a port is (or a fixed node port,
- * under `NodePort` exposure).
+ * The endpoints `asked` resolves to, the kubeconfig pointing at `kubeconfigServer`: an address given
+ * by hand, else the one a load balancer gave the endpoint's Service (`exposed`, read back under
+ * `LoadBalancer` exposure, on the Service's own port), else the API server's host; the default ports
+ * unless a port is given (or a fixed node port, under `NodePort` exposure).
  */
 export function clusterEndpointsOf(
   asked: Pick<ClusterInstallRequest, "apiServerUrl" | "authService" | "gateway" | "agent">,
   kubeconfigServer: string,
+  exposed: ExposedHosts = {},
 ): ClusterEndpoints {
   const apiServerUrl = asked.apiServerUrl ?? kubeconfigServer;
   const host = new URL(apiServerUrl).hostname;
-  const authHost = asked.authService?.address ?? host;
+  const authHost = asked.authService?.address ?? exposed.auth ?? host;
+  const authPort = asked.authService?.port ?? DEFAULT_AUTH_PORT;
+  const gatewayPort = asked.gateway?.port ?? DEFAULT_GATEWAY_PORT;
+  const gatewayHost = asked.gateway?.address ?? exposed.gateway ?? host;
   return {
     apiServerUrl,
     authHost,
-    authUrl: `https://${authHost}:${reachedAt(asked.agent, asked.authService?.port ?? DEFAULT_AUTH_PORT)}`,
-    gatewayEndpoint: `${asked.gateway?.address ?? host}:${reachedAt(asked.gateway, asked.gateway?.port ?? DEFAULT_GATEWAY_PORT)}`,
+    authUrl: `https://${hostInUrl(authHost)}:${exposed.auth ? authPort : reachedAt(asked.agent, authPort)}`,
+    gatewayEndpoint: `${hostInUrl(gatewayHost)}:${exposed.gateway ? gatewayPort : reachedAt(asked.gateway, gatewayPort)}`,
   };
 }
+
+/** `host` as a URL's or an endpoint's host part: an IPv6 address in brackets. */
+const hostInUrl = (host: string): string => (host.includes(":") && !host.startsWith("[") ? `[${host}]` : host);
 
 /** How the agent is deployed from `image`, as the request asks: default ports, and `LoadBalancer` Services unless told. */
 export function agentDeploymentOf(

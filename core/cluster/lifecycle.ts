@@ -3,7 +3,7 @@
  * step is idempotent, so an install that stopped half-way is finished by running it again.
  */
 import type * as k8s from "@kubernetes/client-node";
-import { describeOwner } from "../api/names.js";
+import { describeOwner, SYSTEM_NAMESPACE } from "../api/names.js";
 import { loadKubeconfig, probeApiServer, serverOf } from "../kube/client.js";
 import { getPeeringsUsing } from "./peerings-using.js";
 import { waitForProjectKindsCounted } from "../authentication/tenant-quota.js";
@@ -20,7 +20,11 @@ import {
 import { getNetworkFacts } from "./cidr-facts.js";
 import { deleteAgentClusterRbac, ensureAgentDeployment, readAgentDeployment } from "./agent-deployment.js";
 import { ensureRemoteNamespaceGuard } from "./remote-namespace-guard.js";
+import type { Progress } from "../operation/progress.js";
+import { startDeadline } from "../wait/deadline.js";
 import { waitForAgentRollout } from "./agent-rollout.js";
+import { servicesToReadBack } from "./exposure-plan.js";
+import { waitForExposedHosts } from "./load-balancer.js";
 import {
   checkInstallOwner,
   ensureAuthServiceTls,
@@ -99,13 +103,19 @@ export async function previewUndetectedCidrs(
 }
 
 /** Installs (or converges) the cluster `request` names; throws an {@link InstallStopped} once its identity stands. */
-export async function installCluster(request: ClusterInstallRequest): Promise<InstalledCluster> {
+export async function installCluster(
+  request: ClusterInstallRequest,
+  progress: Progress = { step: () => undefined },
+): Promise<InstalledCluster> {
   const kc = loadKubeconfig(request.kubeconfig, request.kubeconfigInput);
   const endpoints = clusterEndpointsOf(request, serverOf(kc));
   const caPem = Buffer.from(kc.getCurrentCluster()!.caData ?? "", "base64").toString("utf8");
   const timeoutMs = request.timeoutMs;
   // Before anything is written: another Cluster resource's install is not this one's to adopt, and
   // a CIDR that can be neither given nor detected stops the install with nothing made.
+  const readBack = servicesToReadBack(request);
+  const steps = readBack.length > 0 ? 3 : 2;
+  progress.step(1, steps, `cluster: installing the project's objects in ${serverOf(kc)}`);
   await checkInstallOwner(kc, request.owner, request.takenFrom);
   const cidrs = await resolveClusterCidrs(kc, request.name, request);
   await ensureSystemNamespace(kc);
@@ -121,20 +131,37 @@ export async function installCluster(request: ClusterInstallRequest): Promise<In
     ...(request.owner ? { owner: request.owner } : {}),
     ...(request.takenFrom ? { takenFrom: request.takenFrom } : {}),
   });
-  const made = { ...endpoints, ...cidrs, clusterId };
+  // A create stopped before the load balancers answered records no endpoint it only guessed.
+  const unread = {
+    ...(readBack.some((service) => service.endpoint === "auth") ? { authUrl: "" } : {}),
+    ...(readBack.some((service) => service.endpoint === "gateway") ? { gatewayEndpoint: "" } : {}),
+  };
+  const made = { ...endpoints, ...unread, ...cidrs, clusterId };
   try {
-    const { caPem: authCaCert, certPem } = await ensureAuthServiceTls(kc, { hosts: [endpoints.authHost] });
     // With an image, the agent is deployed here and rolled out; without one, an agent must already run
-    // (`--host-agent` labs), and the wait stops within seconds when the cluster shows none.
-    if (request.agent?.image) {
-      await ensureAgentDeployment(kc, agentDeploymentOf(request, request.agent.image));
-      await waitForAgentRollout(kc, timeoutMs);
+    // (`--host-agent` labs), and the wait stops within seconds when the cluster shows none. Under
+    // `LoadBalancer` exposure the endpoints are where the load balancers put the agent's Services,
+    // read back before the auth service's certificate is made for that address (the agent reads
+    // its certificate from the API, and waits for it).
+    const image = request.agent?.image;
+    if (image && readBack.length > 0) {
+      await ensureAgentDeployment(kc, agentDeploymentOf(request, image));
+      const services = readBack.map((service) => `${SYSTEM_NAMESPACE}/${service.name}`).join(" and ");
+      progress.step(2, steps, `cluster: waiting for the load balancer's address of Service ${services}`);
     }
+    const reached =
+      readBack.length > 0
+        ? clusterEndpointsOf(request, serverOf(kc), await waitForExposedHosts(kc, readBack, startDeadline(timeoutMs)))
+        : endpoints;
+    const { caPem: authCaCert, certPem } = await ensureAuthServiceTls(kc, { hosts: [reached.authHost] });
+    if (image && readBack.length === 0) await ensureAgentDeployment(kc, agentDeploymentOf(request, image));
+    progress.step(steps, steps, `cluster: waiting for the agent to serve in ${serverOf(kc)}`);
+    if (image) await waitForAgentRollout(kc, timeoutMs);
     await waitForAgent(kc, certPem, { timeoutMs, mustAlreadyRun: !request.agent?.image });
     // Once this quota is counted the quota controller knows the project's kinds, so each tenant's
     // quota is counted as soon as the auth service makes it (see tenant-quota.ts).
     await waitForProjectKindsCounted(kc, "cluster install", timeoutMs);
-    return { ...made, authCaCert };
+    return { ...made, ...reached, authCaCert };
   } catch (error) {
     throw Object.assign(error instanceof Error ? error : new Error(String(error)), { made });
   }

@@ -2,6 +2,7 @@
  * The `Cluster` resource's dynamic provider: translates inputs into the install steps and their
  * results into outputs. No protocol logic and no Kubernetes call of its own.
  */
+import { exposedHostsOf, servicesToReadBack } from "../cluster/exposure-plan.js";
 import { CLUSTER } from "../../declarations/cluster.js";
 import type * as pulumi from "@pulumi/pulumi";
 import type { InstallFound } from "../cluster/lifecycle.js";
@@ -16,7 +17,7 @@ import { isClusterId } from "../api/names.js";
 import { serverOfText } from "../kube/kubeconfig-text.js";
 import { changesOf, urnOf, type FoundChanges, declaredRules } from "./diff-rules.js";
 import { onFirstNeed } from "./steps.js";
-import { explainedDiff, logToEngine } from "./engine-log.js";
+import { explainedDiff, logToEngine, showingSteps } from "./engine-log.js";
 import {
   checkAgentDeployment,
   checkCidr,
@@ -132,7 +133,11 @@ async function install(inputs: ClusterInputs, takenFrom?: string): Promise<{ id:
   };
   const tasks = lifecycle();
   try {
-    const { authHost: _host, clusterId, ...outs } = await tasks.installCluster(request);
+    const {
+      authHost: _host,
+      clusterId,
+      ...outs
+    } = await showingSteps(inputs, (progress) => tasks.installCluster(request, progress));
     return { id: clusterId, outs: { ...inputs, ...outs, clusterId } };
   } catch (error) {
     const made = tasks.madeBefore(error);
@@ -210,7 +215,9 @@ export function importedCluster(
     ...(identity.apiServerUrl !== kubeconfigServer ? { apiServerUrl: identity.apiServerUrl } : {}),
     ...askedOfDeployment(found.deployed),
   };
-  const { authHost: _host, ...endpoints } = clusterEndpointsOf(inputs, kubeconfigServer);
+  // Under LoadBalancer exposure the endpoints are where the load balancers put the agent's Services.
+  const exposed = exposedHostsOf(servicesToReadBack(inputs), found.deployed);
+  const { authHost: _host, ...endpoints } = clusterEndpointsOf(inputs, kubeconfigServer, exposed);
   return {
     id: identity.clusterId,
     inputs,

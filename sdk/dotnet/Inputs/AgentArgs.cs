@@ -16,7 +16,7 @@ namespace Pulumi.Liqo.Inputs
     public sealed class AgentArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// How the auth service is exposed. Default: "LoadBalancer".
+        /// How the auth service is exposed. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`: an IP or a host name), which `authUrl` then names and the auth service's certificate covers, and fails within `timeoutSeconds` naming the Service when the cluster gives none (a cluster without a load-balancer implementation: use `NodePort`). Default: "LoadBalancer".
         /// </summary>
         [Input("exposure")]
         public Input<string>? Exposure { get; set; }

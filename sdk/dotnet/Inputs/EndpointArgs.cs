@@ -16,7 +16,7 @@ namespace Pulumi.Liqo.Inputs
     public sealed class EndpointArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// Address (IP or DNS name) others reach the endpoint at. Default: the API server URL's host.
+        /// Address (IP or DNS name) others reach the endpoint at. Given, it wins over what the cluster answers; left out with a deployed agent under `LoadBalancer` exposure, it is the address the cluster's load balancer gives the endpoint's Service, read back at install. Default: the load balancer's address under `LoadBalancer` exposure, else the API server URL's host.
         /// </summary>
         [Input("address")]
         public Input<string>? Address { get; set; }

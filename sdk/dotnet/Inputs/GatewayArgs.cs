@@ -16,13 +16,13 @@ namespace Pulumi.Liqo.Inputs
     public sealed class GatewayArgs : global::Pulumi.ResourceArgs
     {
         /// <summary>
-        /// IP or DNS name.
+        /// IP or DNS name peers dial. Given, it wins over what the cluster answers; left out with a deployed gateway under `LoadBalancer` exposure, it is the address the cluster's load balancer gives the gateway's Service, read back at install. Default: the load balancer's address under `LoadBalancer` exposure, else the API server URL's host.
         /// </summary>
         [Input("address")]
         public Input<string>? Address { get; set; }
 
         /// <summary>
-        /// How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Default: "LoadBalancer".
+        /// How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`) and fails within `timeoutSeconds` naming the Service when the cluster gives none. Default: "LoadBalancer".
         /// </summary>
         [Input("exposure")]
         public Input<string>? Exposure { get; set; }

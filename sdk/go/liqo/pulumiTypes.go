@@ -15,7 +15,7 @@ var _ = internal.GetEnvOrDefault
 
 // The agent's deployment: with an image, `Cluster` deploys the control agent, the gateway and the route agent from it.
 type Agent struct {
-	// How the auth service is exposed. Default: "LoadBalancer".
+	// How the auth service is exposed. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`: an IP or a host name), which `authUrl` then names and the auth service's certificate covers, and fails within `timeoutSeconds` naming the Service when the cluster gives none (a cluster without a load-balancer implementation: use `NodePort`). Default: "LoadBalancer".
 	Exposure *string `pulumi:"exposure"`
 	// The agent image: the archive `npm run image` builds (`pulumi-liqo.local/agent:<version>`), pushed to a registry the cluster pulls from. One image, three roles: the control agent (a Deployment), the gateway (a Deployment of one hostNetwork pod) and the route agent (a DaemonSet). A new image rolls them in place; peerings stay and the gateway keeps its keys. Without it, an agent must already run in the cluster: when the cluster has neither the agent's Deployment nor a fresh agent Lease, the install fails within about 15 s naming this input (what it made stays recorded; `pulumi up` with the image set finishes it). Default: none: no agent is deployed. Example: "registry.example.com/pulumi-liqo/agent:0.1.0".
 	Image *string `pulumi:"image"`
@@ -36,7 +36,7 @@ type AgentInput interface {
 
 // The agent's deployment: with an image, `Cluster` deploys the control agent, the gateway and the route agent from it.
 type AgentArgs struct {
-	// How the auth service is exposed. Default: "LoadBalancer".
+	// How the auth service is exposed. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`: an IP or a host name), which `authUrl` then names and the auth service's certificate covers, and fails within `timeoutSeconds` naming the Service when the cluster gives none (a cluster without a load-balancer implementation: use `NodePort`). Default: "LoadBalancer".
 	Exposure pulumi.StringPtrInput `pulumi:"exposure"`
 	// The agent image: the archive `npm run image` builds (`pulumi-liqo.local/agent:<version>`), pushed to a registry the cluster pulls from. One image, three roles: the control agent (a Deployment), the gateway (a Deployment of one hostNetwork pod) and the route agent (a DaemonSet). A new image rolls them in place; peerings stay and the gateway keeps its keys. Without it, an agent must already run in the cluster: when the cluster has neither the agent's Deployment nor a fresh agent Lease, the install fails within about 15 s naming this input (what it made stays recorded; `pulumi up` with the image set finishes it). Default: none: no agent is deployed. Example: "registry.example.com/pulumi-liqo/agent:0.1.0".
 	Image pulumi.StringPtrInput `pulumi:"image"`
@@ -122,7 +122,7 @@ func (o AgentOutput) ToAgentPtrOutputWithContext(ctx context.Context) AgentPtrOu
 	}).(AgentPtrOutput)
 }
 
-// How the auth service is exposed. Default: "LoadBalancer".
+// How the auth service is exposed. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`: an IP or a host name), which `authUrl` then names and the auth service's certificate covers, and fails within `timeoutSeconds` naming the Service when the cluster gives none (a cluster without a load-balancer implementation: use `NodePort`). Default: "LoadBalancer".
 func (o AgentOutput) Exposure() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Agent) *string { return v.Exposure }).(pulumi.StringPtrOutput)
 }
@@ -161,7 +161,7 @@ func (o AgentPtrOutput) Elem() AgentOutput {
 	}).(AgentOutput)
 }
 
-// How the auth service is exposed. Default: "LoadBalancer".
+// How the auth service is exposed. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`: an IP or a host name), which `authUrl` then names and the auth service's certificate covers, and fails within `timeoutSeconds` naming the Service when the cluster gives none (a cluster without a load-balancer implementation: use `NodePort`). Default: "LoadBalancer".
 func (o AgentPtrOutput) Exposure() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Agent) *string {
 		if v == nil {
@@ -442,7 +442,7 @@ func (o DetectedFromOutput) ServiceCidr() pulumi.StringPtrOutput {
 
 // How a cluster's service is reached.
 type Endpoint struct {
-	// Address (IP or DNS name) others reach the endpoint at. Default: the API server URL's host.
+	// Address (IP or DNS name) others reach the endpoint at. Given, it wins over what the cluster answers; left out with a deployed agent under `LoadBalancer` exposure, it is the address the cluster's load balancer gives the endpoint's Service, read back at install. Default: the load balancer's address under `LoadBalancer` exposure, else the API server URL's host.
 	Address *string `pulumi:"address"`
 	// Port.
 	Port *int `pulumi:"port"`
@@ -461,7 +461,7 @@ type EndpointInput interface {
 
 // How a cluster's service is reached.
 type EndpointArgs struct {
-	// Address (IP or DNS name) others reach the endpoint at. Default: the API server URL's host.
+	// Address (IP or DNS name) others reach the endpoint at. Given, it wins over what the cluster answers; left out with a deployed agent under `LoadBalancer` exposure, it is the address the cluster's load balancer gives the endpoint's Service, read back at install. Default: the load balancer's address under `LoadBalancer` exposure, else the API server URL's host.
 	Address pulumi.StringPtrInput `pulumi:"address"`
 	// Port.
 	Port pulumi.IntPtrInput `pulumi:"port"`
@@ -545,7 +545,7 @@ func (o EndpointOutput) ToEndpointPtrOutputWithContext(ctx context.Context) Endp
 	}).(EndpointPtrOutput)
 }
 
-// Address (IP or DNS name) others reach the endpoint at. Default: the API server URL's host.
+// Address (IP or DNS name) others reach the endpoint at. Given, it wins over what the cluster answers; left out with a deployed agent under `LoadBalancer` exposure, it is the address the cluster's load balancer gives the endpoint's Service, read back at install. Default: the load balancer's address under `LoadBalancer` exposure, else the API server URL's host.
 func (o EndpointOutput) Address() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Endpoint) *string { return v.Address }).(pulumi.StringPtrOutput)
 }
@@ -579,7 +579,7 @@ func (o EndpointPtrOutput) Elem() EndpointOutput {
 	}).(EndpointOutput)
 }
 
-// Address (IP or DNS name) others reach the endpoint at. Default: the API server URL's host.
+// Address (IP or DNS name) others reach the endpoint at. Given, it wins over what the cluster answers; left out with a deployed agent under `LoadBalancer` exposure, it is the address the cluster's load balancer gives the endpoint's Service, read back at install. Default: the load balancer's address under `LoadBalancer` exposure, else the API server URL's host.
 func (o EndpointPtrOutput) Address() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Endpoint) *string {
 		if v == nil {
@@ -601,9 +601,9 @@ func (o EndpointPtrOutput) Port() pulumi.IntPtrOutput {
 
 // How the WireGuard gateway is reached, and how a deployed gateway is exposed.
 type Gateway struct {
-	// IP or DNS name.
+	// IP or DNS name peers dial. Given, it wins over what the cluster answers; left out with a deployed gateway under `LoadBalancer` exposure, it is the address the cluster's load balancer gives the gateway's Service, read back at install. Default: the load balancer's address under `LoadBalancer` exposure, else the API server URL's host.
 	Address *string `pulumi:"address"`
-	// How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Default: "LoadBalancer".
+	// How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`) and fails within `timeoutSeconds` naming the Service when the cluster gives none. Default: "LoadBalancer".
 	Exposure *string `pulumi:"exposure"`
 	// With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Default: one the cluster picks.
 	NodePort *int `pulumi:"nodePort"`
@@ -624,9 +624,9 @@ type GatewayInput interface {
 
 // How the WireGuard gateway is reached, and how a deployed gateway is exposed.
 type GatewayArgs struct {
-	// IP or DNS name.
+	// IP or DNS name peers dial. Given, it wins over what the cluster answers; left out with a deployed gateway under `LoadBalancer` exposure, it is the address the cluster's load balancer gives the gateway's Service, read back at install. Default: the load balancer's address under `LoadBalancer` exposure, else the API server URL's host.
 	Address pulumi.StringPtrInput `pulumi:"address"`
-	// How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Default: "LoadBalancer".
+	// How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`) and fails within `timeoutSeconds` naming the Service when the cluster gives none. Default: "LoadBalancer".
 	Exposure pulumi.StringPtrInput `pulumi:"exposure"`
 	// With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Default: one the cluster picks.
 	NodePort pulumi.IntPtrInput `pulumi:"nodePort"`
@@ -712,12 +712,12 @@ func (o GatewayOutput) ToGatewayPtrOutputWithContext(ctx context.Context) Gatewa
 	}).(GatewayPtrOutput)
 }
 
-// IP or DNS name.
+// IP or DNS name peers dial. Given, it wins over what the cluster answers; left out with a deployed gateway under `LoadBalancer` exposure, it is the address the cluster's load balancer gives the gateway's Service, read back at install. Default: the load balancer's address under `LoadBalancer` exposure, else the API server URL's host.
 func (o GatewayOutput) Address() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Gateway) *string { return v.Address }).(pulumi.StringPtrOutput)
 }
 
-// How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Default: "LoadBalancer".
+// How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`) and fails within `timeoutSeconds` naming the Service when the cluster gives none. Default: "LoadBalancer".
 func (o GatewayOutput) Exposure() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Gateway) *string { return v.Exposure }).(pulumi.StringPtrOutput)
 }
@@ -756,7 +756,7 @@ func (o GatewayPtrOutput) Elem() GatewayOutput {
 	}).(GatewayOutput)
 }
 
-// IP or DNS name.
+// IP or DNS name peers dial. Given, it wins over what the cluster answers; left out with a deployed gateway under `LoadBalancer` exposure, it is the address the cluster's load balancer gives the gateway's Service, read back at install. Default: the load balancer's address under `LoadBalancer` exposure, else the API server URL's host.
 func (o GatewayPtrOutput) Address() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Gateway) *string {
 		if v == nil {
@@ -766,7 +766,7 @@ func (o GatewayPtrOutput) Address() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Default: "LoadBalancer".
+// How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`) and fails within `timeoutSeconds` naming the Service when the cluster gives none. Default: "LoadBalancer".
 func (o GatewayPtrOutput) Exposure() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Gateway) *string {
 		if v == nil {

@@ -4,8 +4,10 @@ import type * as pulumi from "@pulumi/pulumi";
 /** How a cluster's service is reached. */
 export interface EndpointArgs {
   /**
-   * Address (IP or DNS name) others reach the endpoint at.
-   * @default the API server URL's host
+   * Address (IP or DNS name) others reach the endpoint at. Given, it wins over what the cluster
+   * answers; left out with a deployed agent under `LoadBalancer` exposure, it is the address the
+   * cluster's load balancer gives the endpoint's Service, read back at install.
+   * @default the load balancer's address under `LoadBalancer` exposure, else the API server URL's host
    */
   readonly address?: pulumi.Input<string>;
   /** Port. */
@@ -14,7 +16,12 @@ export interface EndpointArgs {
 
 /** How the WireGuard gateway is reached, and how a deployed gateway is exposed. */
 export interface GatewayArgs {
-  /** IP or DNS name. */
+  /**
+   * IP or DNS name peers dial. Given, it wins over what the cluster answers; left out with a
+   * deployed gateway under `LoadBalancer` exposure, it is the address the cluster's load balancer
+   * gives the gateway's Service, read back at install.
+   * @default the load balancer's address under `LoadBalancer` exposure, else the API server URL's host
+   */
   readonly address?: pulumi.Input<string>;
   /** UDP port the gateway serves on, on its node (a Tunnel's port must be it). Default 51820. */
   readonly port?: pulumi.Input<number>;
@@ -22,7 +29,9 @@ export interface GatewayArgs {
    * How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service
    * (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers
    * then dial that node's address). The gateway runs on its node's network, so `port` is the port
-   * it serves on there; a `Tunnel`'s `port` must be the same.
+   * it serves on there; a `Tunnel`'s `port` must be the same. Under `LoadBalancer`, install waits
+   * for the Service's address (`status.loadBalancer.ingress`) and fails within `timeoutSeconds`
+   * naming the Service when the cluster gives none.
    * @default "LoadBalancer"
    */
   readonly exposure?: pulumi.Input<"LoadBalancer" | "NodePort" | "hostPort">;
@@ -52,7 +61,10 @@ export interface AgentArgs {
    */
   readonly image?: pulumi.Input<string>;
   /**
-   * How the auth service is exposed.
+   * How the auth service is exposed. Under `LoadBalancer`, install waits for the Service's address
+   * (`status.loadBalancer.ingress`: an IP or a host name), which `authUrl` then names and the auth
+   * service's certificate covers, and fails within `timeoutSeconds` naming the Service when the
+   * cluster gives none (a cluster without a load-balancer implementation: use `NodePort`).
    * @default "LoadBalancer"
    */
   readonly exposure?: pulumi.Input<"LoadBalancer" | "NodePort">;

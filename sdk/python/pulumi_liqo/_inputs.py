@@ -45,7 +45,7 @@ class AgentArgsDict(TypedDict):
     """
     exposure: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    How the auth service is exposed. Default: "LoadBalancer".
+    How the auth service is exposed. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`: an IP or a host name), which `authUrl` then names and the auth service's certificate covers, and fails within `timeoutSeconds` naming the Service when the cluster gives none (a cluster without a load-balancer implementation: use `NodePort`). Default: "LoadBalancer".
     """
     image: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
@@ -65,7 +65,7 @@ class AgentArgs:
         """
         The agent's deployment: with an image, `Cluster` deploys the control agent, the gateway and the route agent from it.
 
-        :param pulumi.Input[_builtins.str] exposure: How the auth service is exposed. Default: "LoadBalancer".
+        :param pulumi.Input[_builtins.str] exposure: How the auth service is exposed. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`: an IP or a host name), which `authUrl` then names and the auth service's certificate covers, and fails within `timeoutSeconds` naming the Service when the cluster gives none (a cluster without a load-balancer implementation: use `NodePort`). Default: "LoadBalancer".
         :param pulumi.Input[_builtins.str] image: The agent image: the archive `npm run image` builds (`pulumi-liqo.local/agent:<version>`), pushed to a registry the cluster pulls from. One image, three roles: the control agent (a Deployment), the gateway (a Deployment of one hostNetwork pod) and the route agent (a DaemonSet). A new image rolls them in place; peerings stay and the gateway keeps its keys. Without it, an agent must already run in the cluster: when the cluster has neither the agent's Deployment nor a fresh agent Lease, the install fails within about 15 s naming this input (what it made stays recorded; `pulumi up` with the image set finishes it). Default: none: no agent is deployed. Example: "registry.example.com/pulumi-liqo/agent:0.1.0".
         :param pulumi.Input[_builtins.int] node_port: With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Default: one the cluster picks.
         """
@@ -80,7 +80,7 @@ class AgentArgs:
     @pulumi.getter
     def exposure(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        How the auth service is exposed. Default: "LoadBalancer".
+        How the auth service is exposed. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`: an IP or a host name), which `authUrl` then names and the auth service's certificate covers, and fails within `timeoutSeconds` naming the Service when the cluster gives none (a cluster without a load-balancer implementation: use `NodePort`). Default: "LoadBalancer".
         """
         return pulumi.get(self, "exposure")
 
@@ -231,7 +231,7 @@ class EndpointArgsDict(TypedDict):
     """
     address: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Address (IP or DNS name) others reach the endpoint at. Default: the API server URL's host.
+    Address (IP or DNS name) others reach the endpoint at. Given, it wins over what the cluster answers; left out with a deployed agent under `LoadBalancer` exposure, it is the address the cluster's load balancer gives the endpoint's Service, read back at install. Default: the load balancer's address under `LoadBalancer` exposure, else the API server URL's host.
     """
     port: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
@@ -246,7 +246,7 @@ class EndpointArgs:
         """
         How a cluster's service is reached.
 
-        :param pulumi.Input[_builtins.str] address: Address (IP or DNS name) others reach the endpoint at. Default: the API server URL's host.
+        :param pulumi.Input[_builtins.str] address: Address (IP or DNS name) others reach the endpoint at. Given, it wins over what the cluster answers; left out with a deployed agent under `LoadBalancer` exposure, it is the address the cluster's load balancer gives the endpoint's Service, read back at install. Default: the load balancer's address under `LoadBalancer` exposure, else the API server URL's host.
         :param pulumi.Input[_builtins.int] port: Port.
         """
         if address is not None:
@@ -258,7 +258,7 @@ class EndpointArgs:
     @pulumi.getter
     def address(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Address (IP or DNS name) others reach the endpoint at. Default: the API server URL's host.
+        Address (IP or DNS name) others reach the endpoint at. Given, it wins over what the cluster answers; left out with a deployed agent under `LoadBalancer` exposure, it is the address the cluster's load balancer gives the endpoint's Service, read back at install. Default: the load balancer's address under `LoadBalancer` exposure, else the API server URL's host.
         """
         return pulumi.get(self, "address")
 
@@ -285,11 +285,11 @@ class GatewayArgsDict(TypedDict):
     """
     address: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    IP or DNS name.
+    IP or DNS name peers dial. Given, it wins over what the cluster answers; left out with a deployed gateway under `LoadBalancer` exposure, it is the address the cluster's load balancer gives the gateway's Service, read back at install. Default: the load balancer's address under `LoadBalancer` exposure, else the API server URL's host.
     """
     exposure: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Default: "LoadBalancer".
+    How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`) and fails within `timeoutSeconds` naming the Service when the cluster gives none. Default: "LoadBalancer".
     """
     node_port: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
@@ -310,8 +310,8 @@ class GatewayArgs:
         """
         How the WireGuard gateway is reached, and how a deployed gateway is exposed.
 
-        :param pulumi.Input[_builtins.str] address: IP or DNS name.
-        :param pulumi.Input[_builtins.str] exposure: How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Default: "LoadBalancer".
+        :param pulumi.Input[_builtins.str] address: IP or DNS name peers dial. Given, it wins over what the cluster answers; left out with a deployed gateway under `LoadBalancer` exposure, it is the address the cluster's load balancer gives the gateway's Service, read back at install. Default: the load balancer's address under `LoadBalancer` exposure, else the API server URL's host.
+        :param pulumi.Input[_builtins.str] exposure: How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`) and fails within `timeoutSeconds` naming the Service when the cluster gives none. Default: "LoadBalancer".
         :param pulumi.Input[_builtins.int] node_port: With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Default: one the cluster picks.
         :param pulumi.Input[_builtins.int] port: UDP port the gateway serves on, on its node (a Tunnel's port must be it). Default 51820.
         """
@@ -328,7 +328,7 @@ class GatewayArgs:
     @pulumi.getter
     def address(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        IP or DNS name.
+        IP or DNS name peers dial. Given, it wins over what the cluster answers; left out with a deployed gateway under `LoadBalancer` exposure, it is the address the cluster's load balancer gives the gateway's Service, read back at install. Default: the load balancer's address under `LoadBalancer` exposure, else the API server URL's host.
         """
         return pulumi.get(self, "address")
 
@@ -340,7 +340,7 @@ class GatewayArgs:
     @pulumi.getter
     def exposure(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Default: "LoadBalancer".
+        How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`) and fails within `timeoutSeconds` naming the Service when the cluster gives none. Default: "LoadBalancer".
         """
         return pulumi.get(self, "exposure")
 

@@ -1,0 +1,90 @@
+/**
+ * A `Cluster` left at the default exposure (`LoadBalancer`) on a cluster whose load balancers never
+ * answer (the lab has no load-balancer implementation): through its resource's own create, the
+ * install waits for the Service's address and fails within its deadline naming the Service, what
+ * is missing and the cluster; it is recorded as created-but-failed with no endpoint it only
+ * guessed, and the next `pulumi up` (an update, here with NodePort exposure) finishes it; uninstall
+ * leaves nothing.
+ */
+import * as k8s from "@kubernetes/client-node";
+import { readFileSync } from "node:fs";
+import { SYSTEM_NAMESPACE } from "../../core/api/index.js";
+import { AGENT_NAME } from "../../core/cluster/agent-components.js";
+import { DEFAULT_AGENT_IMAGE } from "../../core/cluster/agent-image.js";
+import { DEFAULT_GATEWAY_PORT } from "../../core/cluster/install-plan.js";
+import type { PartialFailure } from "../../core/resources/partial.js";
+import { pulumiProvider as cluster, type ClusterInputs, type ClusterOutputs } from "../../core/resources/cluster.js";
+import { AUTH_SERVICE_PORT } from "../../local-cluster/control-plane.js";
+import { clusterOf } from "../../local-cluster/lab.js";
+import { adminConfig, uninstallClusters } from "../../harness/install.js";
+import { sharedLab } from "../../harness/labs.js";
+import { projectTraces } from "../support/leaks.js";
+
+/** The create's own deadline: the wait for the load balancer gets all of it. */
+const TIMEOUT_SECONDS = 20;
+/** The test's bound: the failed create, then an update that rolls the agent out on node ports. */
+const TEST_BOUND_MS = 5 * 60_000;
+
+describe("a Cluster whose load balancer never answers", () => {
+  test(
+    "GIVEN the shared lab's cluster a, which has no load balancer, and a Cluster at the default exposure WHEN created " +
+      "THEN it fails within its deadline naming the Service and the missing address, recorded without guessed endpoints; " +
+      "an update with NodePort exposure finishes it",
+    async () => {
+      const a = clusterOf(await sharedLab(), "a");
+      const kubeconfig = readFileSync(a.kubeconfig, "utf8");
+      const inputs: ClusterInputs = {
+        name: a.name,
+        kubeconfig,
+        apiServerUrl: a.apiServerUrl,
+        agent: { image: DEFAULT_AGENT_IMAGE },
+        timeoutSeconds: TIMEOUT_SECONDS,
+      };
+      try {
+        const started = Date.now();
+        const failure = (await cluster.create!(inputs).then(
+          () => undefined,
+          (error: unknown) => error,
+        )) as PartialFailure | undefined;
+        const took = Date.now() - started;
+
+        expect(failure).toBeDefined();
+        expect(failure!.message).toContain(
+          `waiting for a load-balancer address for Service ${SYSTEM_NAMESPACE}/${AGENT_NAME} at ${a.apiServerUrl}`,
+        );
+        expect(failure!.message).toContain("no address in status.loadBalancer.ingress (EXTERNAL-IP <pending>)");
+        expect(failure!.message).not.toContain(
+          kubeconfig.split("\n").find((line) => line.includes("client-key-data"))!,
+        );
+        // Within the deadline, give or take one look at the Service and the install's writes before it.
+        expect(took).toBeLessThan((TIMEOUT_SECONDS + 60) * 1000);
+        expect(failure!.properties).toMatchObject({ clusterId: failure!.id, authUrl: "", gatewayEndpoint: "" });
+        const service = await adminConfig(a)
+          .makeApiClient(k8s.CoreV1Api)
+          .readNamespacedService({ name: AGENT_NAME, namespace: SYSTEM_NAMESPACE });
+        expect(service.spec?.type).toBe("LoadBalancer");
+
+        // The next `pulumi up` runs update from what was recorded: here the Services go on the lab's node ports.
+        const onNodePorts: ClusterInputs = {
+          ...inputs,
+          agent: { image: DEFAULT_AGENT_IMAGE, exposure: "NodePort", nodePort: AUTH_SERVICE_PORT },
+          gateway: { exposure: "NodePort", nodePort: DEFAULT_GATEWAY_PORT },
+          timeoutSeconds: 180,
+        };
+        const { outs } = await cluster.update!(
+          failure!.id,
+          failure!.properties as unknown as ClusterOutputs,
+          onNodePorts,
+        );
+        expect(outs).toMatchObject({
+          clusterId: failure!.id,
+          authUrl: `https://${new URL(a.apiServerUrl).hostname}:${AUTH_SERVICE_PORT}`,
+        });
+      } finally {
+        await uninstallClusters([a]);
+      }
+      expect(await projectTraces(a.kubeconfig)).toEqual([]);
+    },
+    TEST_BOUND_MS,
+  );
+});
