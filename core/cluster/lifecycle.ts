@@ -114,8 +114,6 @@ export async function installCluster(
   // Before anything is written: another Cluster resource's install is not this one's to adopt, and
   // a CIDR that can be neither given nor detected stops the install with nothing made.
   const readBack = servicesToReadBack(request);
-  const steps = readBack.length > 0 ? 3 : 2;
-  progress.step(1, steps, `cluster: installing the project's objects in ${serverOf(kc)}`);
   await checkInstallOwner(kc, request.owner, request.takenFrom);
   const cidrs = await resolveClusterCidrs(kc, request.name, request);
   await ensureSystemNamespace(kc);
@@ -147,7 +145,9 @@ export async function installCluster(
     if (image && readBack.length > 0) {
       await ensureAgentDeployment(kc, agentDeploymentOf(request, image));
       const services = readBack.map((service) => `${SYSTEM_NAMESPACE}/${service.name}`).join(" and ");
-      progress.step(2, steps, `cluster: waiting for the load balancer's address of Service ${services}`);
+      // The row shows the waits on the cluster's load balancers, which answer or not outside the
+      // project's control; an install on addresses it was given runs quietly, as it always has.
+      progress.step(1, 2, `cluster: waiting for the load balancer's address of Service ${services}`);
     }
     const reached =
       readBack.length > 0
@@ -155,7 +155,7 @@ export async function installCluster(
         : endpoints;
     const { caPem: authCaCert, certPem } = await ensureAuthServiceTls(kc, { hosts: [reached.authHost] });
     if (image && readBack.length === 0) await ensureAgentDeployment(kc, agentDeploymentOf(request, image));
-    progress.step(steps, steps, `cluster: waiting for the agent to serve in ${serverOf(kc)}`);
+    if (readBack.length > 0) progress.step(2, 2, `cluster: waiting for the agent to serve in ${serverOf(kc)}`);
     if (image) await waitForAgentRollout(kc, timeoutMs);
     await waitForAgent(kc, certPem, { timeoutMs, mustAlreadyRun: !request.agent?.image });
     // Once this quota is counted the quota controller knows the project's kinds, so each tenant's
