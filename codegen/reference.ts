@@ -10,23 +10,14 @@ import {
   type ChangeEffect,
   type InputDeclaration,
   type PropertyDeclaration,
-  type PropertyType,
   type ResourceDeclaration,
 } from "../declarations/index.js";
-import { accessTypesOf, servedOutputsOf } from "../declarations/derived.js";
+import { accessTypesOf, namedTypeOf, servedOutputsOf, takenResourceOf } from "../declarations/derived.js";
 
 /** A Markdown table of `header` and `rows`, each cell kept on one line. */
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
   const cell = (text: string): string => text.replace(/\s+/g, " ").replace(/\|/g, "\\|").trim();
   return [header, header.map(() => "---"), ...rows].map((row) => `| ${row.map(cell).join(" | ")} |`);
-}
-
-/** The named type `type` refers to (an access type for a resource; through lists and maps), if any. */
-function namedType(type: PropertyType, accessTypes: Readonly<Record<string, string>>): string | undefined {
-  if (type.kind === "object") return type.type;
-  if (type.kind === "resource") return accessTypes[type.resource];
-  if (type.kind === "list" || type.kind === "map") return namedType(type.of, accessTypes);
-  return undefined;
 }
 
 /** A property's meaning: its description, its type, whether it is a secret, its default. */
@@ -35,13 +26,12 @@ function meaning(
   accessTypes: Readonly<Record<string, string>>,
   where: TypePages,
 ): string {
-  const type = namedType(property.type, accessTypes);
+  const type = namedTypeOf(property.type, accessTypes);
   const link =
     type === undefined || where.here.has(type) || !where.pages.has(type)
       ? ""
       : ` ([fields](${where.pages.get(type)}#type-${type.toLowerCase()}))`;
-  const isResource =
-    property.type.kind === "resource" || (property.type.kind === "list" && property.type.of.kind === "resource");
+  const isResource = takenResourceOf(property.type) !== undefined;
   const remarks = [
     type === undefined
       ? ""

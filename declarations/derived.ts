@@ -43,11 +43,19 @@ export function drawnInputsOf(declaration: ResourceDeclaration): Readonly<Record
   return drawn;
 }
 
-/** The named type an input of type `type` takes its fields from (an access type for a resource), if any. */
-function objectTypeOf(type: PropertyType, accessTypes: Readonly<Record<string, string>>): string | undefined {
+/** The resource a property of type `type` takes (`Cluster`, `Peering`; through lists and maps), if any. */
+export function takenResourceOf(type: PropertyType): string | undefined {
+  if (type.kind === "resource") return type.resource;
+  if (type.kind === "list" || type.kind === "map") return takenResourceOf(type.of);
+  return undefined;
+}
+
+/** The named type a property of type `type` takes its fields from (an access type for a resource), if any. */
+export function namedTypeOf(type: PropertyType, accessTypes: Readonly<Record<string, string>>): string | undefined {
   if (type.kind === "object") return type.type;
-  if (type.kind === "resource") return accessTypes[type.resource];
-  if (type.kind === "list" || type.kind === "map") return objectTypeOf(type.of, accessTypes);
+  const taken = takenResourceOf(type);
+  if (taken !== undefined) return accessTypes[taken];
+  if (type.kind === "list" || type.kind === "map") return namedTypeOf(type.of, accessTypes);
   return undefined;
 }
 
@@ -84,7 +92,7 @@ export function secretStateOf(
   const secret = new Set<string>();
   for (const [name, input] of Object.entries(declaration.inputs)) {
     if (input.secret) secret.add(name);
-    const type = objectTypeOf(input.type, accessTypes);
+    const type = namedTypeOf(input.type, accessTypes);
     for (const [code, path] of Object.entries(input.passes ?? {})) if (fieldIsSecret(type, path)) secret.add(code);
   }
   for (const [name, output] of Object.entries(declaration.outputs)) if (output.secret) secret.add(name);

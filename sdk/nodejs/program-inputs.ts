@@ -7,6 +7,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { ResourceDeclaration } from "../../declarations/index.js";
 import { RESOURCES } from "../../declarations/index.js";
+import { takenResourceOf } from "../../declarations/derived.js";
 import { ownUrn } from "./own-urn.js";
 
 /** The value at dotted `path` of a resource object of this program (`consumer.kubeconfig`). */
@@ -36,13 +37,6 @@ function passedInputs(
   return inputs;
 }
 
-/** The resource a resource-typed input takes (`Cluster`, `Peering`). */
-function takenResource(type: ResourceDeclaration["inputs"][string]["type"]): string | undefined {
-  if (type.kind === "resource") return type.resource;
-  if (type.kind === "list" || type.kind === "map") return takenResource(type.of);
-  return undefined;
-}
-
 /**
  * The inputs resource `name` of `declaration` hands its code, from `args` (with its own URN, for
  * the code's messages and the objects it owns).
@@ -56,7 +50,7 @@ export function programInputsOf(
   const given = args as Record<string, unknown>;
   const inputs: Record<string, pulumi.Input<unknown>> = {};
   for (const [key, input] of Object.entries(declaration.inputs)) {
-    const taken = takenResource(input.type);
+    const taken = takenResourceOf(input.type);
     if (taken && input.passes) {
       Object.assign(inputs, given[key] === undefined ? {} : passedInputs(input.passes, taken, given[key]));
       continue;
