@@ -124,13 +124,14 @@ export async function benchGatewayMove(runs: number, log: Log, labs: LabRunner =
           // From the node b's gateway is not on: its traffic crosses a route agent's route too.
           const bGateway = (await runningGateway(b)).node;
           const fromNode = bGateway === `${b.name}-n1` ? 2 : 1;
-          const flowStart = Date.now();
           const flow = podtoolFlow(b, fromNode, seen, FLOW_SECONDS);
+          await flow.started;
+          const flowStart = Date.now();
           await delay(LEAD_MS);
           await coreOf(cluster).deleteNamespacedPod({ name: old.name, namespace: SYSTEM_NAMESPACE });
           const deletedAt = Date.now();
           const move = await watchMove(cluster, old.name, ifname, deletedAt);
-          const report = await flow;
+          const report = await flow.report;
           const to = (await runningGateway(cluster)).node;
           moves.push({ side, from: old.node, to, ...move, report, deleteAtMs: deletedAt - flowStart });
           log(`gateway-move: run ${run}, ${side}'s gateway pod deleted: ${JSON.stringify(moves.at(-1))}`);

@@ -4,6 +4,7 @@
  * node chores of a cluster's admin (cordon, a further image name).
  */
 import * as k8s from "@kubernetes/client-node";
+import { spawn } from "node:child_process";
 import { run, type CommandError } from "../host/exec.js";
 import { statusOf } from "../core/kube/errors.js";
 import { poll } from "../core/wait/poll.js";
@@ -140,27 +141,43 @@ export interface FlowReport {
   readonly tcp: string;
 }
 
+/** A `podtool flow` under way: when its connection is up, and its report at its end. */
+export interface RunningFlow {
+  /** Resolves once the flow's TCP connection is open and its echoes are being sent. */
+  readonly started: Promise<void>;
+  /** Its report, some `seconds` after it started. */
+  readonly report: Promise<FlowReport>;
+}
+
 /**
  * `podtool flow <host> <seconds>` in the podtool pod on node `index`: a flow in flight (an ICMP
- * echo every 200 ms, an idle TCP connection to the host's port 8081 written at the end). Resolves
- * its report when it ends, some `seconds` later; rejects when it could not start (no TCP connection).
+ * echo every 200 ms, an idle TCP connection to the host's port 8081 written at the end). Both of
+ * its promises reject when it could not start (no TCP connection); whoever breaks the path waits
+ * for {@link RunningFlow.started}, since how long an exec takes to start depends on the machine's load.
  */
-export async function podtoolFlow(
-  cluster: ClusterState,
-  index: number,
-  host: string,
-  seconds: number,
-): Promise<FlowReport> {
-  const out = await kubectl(cluster, [
-    "exec",
-    podName(cluster, index),
-    "--",
-    "/podtool",
-    "flow",
-    host,
-    String(seconds),
-  ]).catch((error: CommandError) => {
-    throw new Error(`podtool flow ${host} from ${podName(cluster, index)} failed: ${error.stderr.trim()}`);
+export function podtoolFlow(cluster: ClusterState, index: number, host: string, seconds: number): RunningFlow {
+  const pod = podName(cluster, index);
+  const child = spawn(
+    "kubectl",
+    ["--kubeconfig", cluster.kubeconfig, "exec", pod, "--", "/podtool", "flow", host, String(seconds)],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let stdout = "";
+  let stderr = "";
+  let markStarted: () => void = () => {};
+  const started = new Promise<void>((resolve) => (markStarted = resolve));
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    stdout += chunk;
+    if (/^started$/m.test(stdout)) markStarted();
   });
-  return JSON.parse(out.trim().split("\n").pop()!) as FlowReport;
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const report = new Promise<FlowReport>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code) => {
+      if (code !== 0)
+        return reject(new Error(`podtool flow ${host} from ${pod} failed (exit ${code}): ${stderr.trim()}`));
+      resolve(JSON.parse(stdout.trim().split("\n").pop()!) as FlowReport);
+    });
+  });
+  return { started: Promise.race([started, report.then(() => undefined)]), report };
 }

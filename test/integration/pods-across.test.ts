@@ -59,8 +59,8 @@ const POD_CIDR = "10.150.0.0/16";
 /** The namespace of b offloaded to a. */
 const OFFLOADED = "shop";
 /**
- * How long each flow in flight runs, and how long it runs before its gateway is deleted or drained:
- * long enough to see it resume after the longest gap expectFlowsSurvive allows.
+ * How long each flow in flight runs, and how long it runs once started before its gateway is deleted or
+ * drained: long enough to see it resume after the longest gap expectFlowsSurvive allows.
  */
 const FLOW_SECONDS = 40;
 const FLOW_LEAD_MS = 3_000;
@@ -226,12 +226,11 @@ describe("agent, gateway and route agents as pods (private lab: a and b, two nod
         // b's gateway pod (the tunnel's client) deleted while flows run from b's pods on both nodes to
         // the offloaded pod (pings every 200 ms, an idle TCP connection): its Deployment makes
         // another, and both flows resume once the tunnel is back, the connection included.
-        const duringDelete = Promise.allSettled(
-          NODES.map((from) => podtoolFlow(b, from, shown!.status!.podIP!, FLOW_SECONDS)),
-        );
+        const duringDelete = NODES.map((from) => podtoolFlow(b, from, shown!.status!.podIP!, FLOW_SECONDS));
+        await Promise.all(duringDelete.map((flow) => flow.started));
         await delay(FLOW_LEAD_MS);
         await coreOf(b).deleteNamespacedPod({ name: bGateway.name, namespace: SYSTEM_NAMESPACE });
-        await expectFlowsSurvive(await duringDelete, [a, b]);
+        await expectFlowsSurvive(await Promise.allSettled(duringDelete.map((flow) => flow.report)), [a, b]);
 
         // b attacks a's route agents, which route every node's traffic for what a TunnelEndpoint's
         // status names: with its own identity on a, it may not write that status (not as the
@@ -262,15 +261,14 @@ describe("agent, gateway and route agents as pods (private lab: a and b, two nod
         // A stranger sends junk to the server's port all along, from the host: its flow is as new
         // as b's, and the gateway dials it too, in turn; the tunnel and the flows come back anyway.
         const key = (await gatewayWireguard(a, tunnel.provider.interfaceName)).publicKey;
-        const duringDrain = Promise.allSettled(
-          NODES.map((from) => podtoolFlow(b, from, seenFromB(from), FLOW_SECONDS)),
-        );
+        const duringDrain = NODES.map((from) => podtoolFlow(b, from, seenFromB(from), FLOW_SECONDS));
         const stranger = createSocket("udp4");
         const junk = setInterval(
           () => stranger.send(Buffer.alloc(148, 0x01), settings.port, settings.serverAddress),
           100,
         );
         try {
+          await Promise.all(duringDrain.map((flow) => flow.started));
           await delay(FLOW_LEAD_MS);
           await setCordoned(coreOf(a), [gateway.node], true);
           await coreOf(a).createNamespacedPodEviction({
@@ -279,7 +277,7 @@ describe("agent, gateway and route agents as pods (private lab: a and b, two nod
             body: { metadata: { name: gateway.name, namespace: SYSTEM_NAMESPACE } },
           });
           expect((await runningGateway(a, gateway.name)).node).toBe(`${a.name}-n2`);
-          await expectFlowsSurvive(await duringDrain, [a, b]);
+          await expectFlowsSurvive(await Promise.allSettled(duringDrain.map((flow) => flow.report)), [a, b]);
         } finally {
           clearInterval(junk);
           stranger.close();

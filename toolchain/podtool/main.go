@@ -10,7 +10,8 @@
 //	podtool ping HOST             one ICMP echo over a raw socket, prints the rtt; exit 0 or 1
 //	podtool flow HOST SECONDS     a flow in flight: an ICMP echo every 200 ms and a TCP connection to
 //	                              HOST:8081 opened at once, left idle, and sent a line at the end;
-//	                              prints one JSON line (see flowReport); exit 0 when it ran
+//	                              prints "started" once the connection is up, then one JSON line
+//	                              (see flowReport); exit 0 when it ran
 //	podtool api [--server HOST:PORT] PATH [BODY]       the pod's API server, through the `kubernetes` Service, as its
 //	                              ServiceAccount: GET PATH (POST BODY); prints status and body; exit 0 on 2xx
 //	podtool exit CODE MESSAGE     writes MESSAGE to /dev/termination-log (the kubelet's termination
@@ -337,6 +338,8 @@ func flow(host string, duration time.Duration) {
 		fail(fmt.Sprintf("podtool flow %s: raw socket (needs CAP_NET_RAW): %v", host, err))
 	}
 	defer syscall.Close(fd)
+	// Whoever breaks the path waits for this line, not for a guess at how long an exec takes to start.
+	fmt.Println("started")
 	_ = syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &syscall.Timeval{Usec: 100_000})
 	var to syscall.SockaddrInet4
 	copy(to.Addr[:], addr.IP.To4())
