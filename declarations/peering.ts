@@ -90,7 +90,9 @@ export const PEERING = declareResource({
     },
     tunnel: {
       type: object("TunnelSettings"),
-      description: "In-band: the tunnel. (Out-of-band, add a `Tunnel` resource instead.)",
+      description:
+        "In-band: the tunnel, built first; left out, every setting takes its default (the provider " +
+        "serves, dialed where its gateway says it is reached). (Out-of-band, add a `Tunnel` resource instead.)",
       change: inPlace(
         "in-band, the tunnel converges first (both TunnelEndpoints rewritten, the gateways keeping " +
           "their keys), then the rest of the peering is checked again",

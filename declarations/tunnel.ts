@@ -10,6 +10,7 @@ import {
   resource,
   string,
 } from "./vocabulary.js";
+import { SERVER_ADDRESS } from "./types.js";
 
 /** Why another pair of clusters is another tunnel. */
 const ANOTHER_PAIR =
@@ -53,10 +54,7 @@ export const TUNNEL = declareResource({
       ),
     },
     serverAddress: {
-      type: string(),
-      description: "Address (IP or DNS name) at which the serving side's gateway is reached.",
-      required: true,
-      example: '"203.0.113.7"',
+      ...SERVER_ADDRESS,
       change: inPlace("the dialing gateway is told the new address; both gateways keep their keys"),
     },
     port: {

@@ -4,6 +4,17 @@
 import { type TypeDeclaration, integer, listOf, mapOf, number, object, string } from "./vocabulary.js";
 
 /** Every named object type, by its name in the schema (`liqo:index:<name>`). */
+/** A tunnel's `serverAddress`, the same in a `Tunnel` and an in-band `Peering`'s `tunnel`. */
+export const SERVER_ADDRESS = {
+  type: string(),
+  description:
+    "Address (IP or DNS name) at which the serving side's gateway is reached, on the tunnel's `port`. " +
+    "Left out, the dialing side dials the endpoint the serving gateway announces, once it has checked it. " +
+    "Give it when the other side reaches that gateway at another address (behind NAT, through a VPN).",
+  default: "the serving side's `Cluster`'s `gatewayEndpoint` (read back from its load balancer)",
+  example: '"203.0.113.7"',
+} as const;
+
 export const TYPES: Readonly<Record<string, TypeDeclaration>> = {
   Endpoint: {
     description: "How a cluster's service is reached.",
@@ -194,12 +205,7 @@ export const TYPES: Readonly<Record<string, TypeDeclaration>> = {
         description: "Which side's gateway listens: the reachable one when the other is behind NAT.",
         default: '"provider"',
       },
-      serverAddress: {
-        type: string(),
-        description: "Address (IP or DNS name) at which the serving side's gateway is reached.",
-        required: true,
-        example: '"203.0.113.7"',
-      },
+      serverAddress: SERVER_ADDRESS,
       port: {
         type: integer,
         description: "UDP port the gateways listen on. Changes in place.",

@@ -582,6 +582,8 @@ export class TunnelGateway {
     const base: TunnelEndpointStatus = {
       observedGeneration: endpoint.metadata.generation!,
       publicKey,
+      // Where the client dials when its Tunnel gives no address: the endpoint this cluster's install read back.
+      ...(spec.role === "server" && identity.gatewayEndpoint ? { endpoint: identity.gatewayEndpoint } : {}),
       podCidr: identity.podCidr!,
       ...(identity.externalCidr ? { externalCidr: identity.externalCidr } : {}),
       interfaceName: ifname,

@@ -221,6 +221,12 @@ export interface TunnelEndpointStatus {
   observedGeneration?: number;
   /** This gateway's WireGuard public key. */
   publicKey?: string;
+  /**
+   * `host:port` where peers reach this gateway, when it serves: its cluster's gateway endpoint as
+   * the install recorded it (read back from the load balancer). The client dials it when its
+   * Tunnel gives no server address, once the client's side has read it (it comes from the other cluster).
+   */
+  endpoint?: string;
   /** This cluster's real pod CIDR. */
   podCidr?: string;
   /** This cluster's real external CIDR, when it has one. */
@@ -344,6 +350,7 @@ export function forgeCustomResourceDefinitions(): V1CustomResourceDefinition[] {
         message: str,
         observedGeneration: int,
         publicKey: str,
+        endpoint: str,
         podCidr: str,
         externalCidr: str,
         remotePodCidrAsSeen: str,

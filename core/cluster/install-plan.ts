@@ -8,6 +8,7 @@ import type { AgentDeploymentSpec, DeployedAgent } from "./agent-deployment.js";
 export type { DeployedAgent } from "./agent-deployment.js";
 import type { ServiceExposure } from "./agent-workloads.js";
 import { mayTake } from "../api/names.js";
+import { joinHostPort } from "../net/endpoint.js";
 
 /** Default port of the auth service. */
 export const DEFAULT_AUTH_PORT = 8443;
@@ -111,13 +112,10 @@ export function clusterEndpointsOf(
   return {
     apiServerUrl,
     authHost,
-    authUrl: `https://${hostInUrl(authHost)}:${exposed.auth ? authPort : reachedAt(asked.agent, authPort)}`,
-    gatewayEndpoint: `${hostInUrl(gatewayHost)}:${exposed.gateway ? gatewayPort : reachedAt(asked.gateway, gatewayPort)}`,
+    authUrl: `https://${joinHostPort(authHost, exposed.auth ? authPort : reachedAt(asked.agent, authPort))}`,
+    gatewayEndpoint: joinHostPort(gatewayHost, exposed.gateway ? gatewayPort : reachedAt(asked.gateway, gatewayPort)),
   };
 }
-
-/** `host` as a URL's or an endpoint's host part: an IPv6 address in brackets. */
-const hostInUrl = (host: string): string => (host.includes(":") && !host.startsWith("[") ? `[${host}]` : host);
 
 /** How the agent is deployed from `image`, as the request asks: default ports, and `LoadBalancer` Services unless told. */
 export function agentDeploymentOf(

@@ -102,6 +102,11 @@ export interface ClusterIdentity {
   readonly serviceCidr?: string;
   /** The cluster's external CIDR, which its gateway announces to peers beside the pod CIDR. */
   readonly externalCidr?: string;
+  /**
+   * `host:port` where peers reach the cluster's gateway, which it announces when it serves a
+   * tunnel; absent on clusters installed before it was recorded.
+   */
+  readonly gatewayEndpoint?: string;
 }
 
 /** Input of {@link ensureClusterIdentity}: everything of the identity but the generated id. */
@@ -121,6 +126,8 @@ export interface ClusterIdentityArgs {
   readonly serviceCidr?: string;
   /** The cluster's external CIDR, if any. @example "10.220.0.0/24" */
   readonly externalCidr?: string;
+  /** Where peers reach the cluster's gateway, once known (unset: the one recorded stays). @example "203.0.113.7:51820" */
+  readonly gatewayEndpoint?: string;
   /**
    * URN of the `Cluster` resource that installs it. Recorded with the identity: another `Cluster`
    * resource on the same cluster is refused while this one's install is there.
@@ -164,6 +171,7 @@ function identityConfigMap(clusterId: string, args: ClusterIdentityArgs): k8s.V1
       ...(args.podCidr ? { podCidr: args.podCidr } : {}),
       ...(args.serviceCidr ? { serviceCidr: args.serviceCidr } : {}),
       ...(args.externalCidr ? { externalCidr: args.externalCidr } : {}),
+      ...(args.gatewayEndpoint ? { gatewayEndpoint: args.gatewayEndpoint } : {}),
     },
   };
 }
@@ -203,7 +211,10 @@ export async function ensureClusterIdentity(
       clusterId = isClusterId(theirs) ? theirs : fresh;
     }
   }
-  await ensureObject(kc, identityConfigMap(clusterId, args)).catch(
+  // An endpoint not known yet (its load balancer is asked again) keeps the one recorded meanwhile.
+  const recorded = existing?.data?.["gatewayEndpoint"];
+  const kept = args.gatewayEndpoint === undefined && recorded ? { ...args, gatewayEndpoint: recorded } : args;
+  await ensureObject(kc, identityConfigMap(clusterId, kept)).catch(
     describeFailure(`${STEP}: applying ConfigMap ${SYSTEM_NAMESPACE}/${CLUSTER_IDENTITY_CONFIGMAP}`, endpoint),
   );
   return { clusterId };
@@ -261,7 +272,8 @@ export async function checkInstallOwner(
 export async function getClusterIdentity(kc: k8s.KubeConfig): Promise<ClusterIdentity | undefined> {
   const cm = await readIdentityConfigMap(kc);
   const data = cm?.data ?? {};
-  const { clusterId, clusterName, apiServerUrl, apiServerCa, podCidr, serviceCidr, externalCidr } = data;
+  const { clusterId, clusterName, apiServerUrl, apiServerCa, podCidr, serviceCidr, externalCidr, gatewayEndpoint } =
+    data;
   if (!isClusterId(clusterId) || clusterName === undefined || !apiServerUrl || !apiServerCa) return undefined;
   return {
     clusterId,
@@ -271,6 +283,7 @@ export async function getClusterIdentity(kc: k8s.KubeConfig): Promise<ClusterIde
     ...(podCidr ? { podCidr } : {}),
     ...(serviceCidr ? { serviceCidr } : {}),
     ...(externalCidr ? { externalCidr } : {}),
+    ...(gatewayEndpoint ? { gatewayEndpoint } : {}),
   };
 }
 

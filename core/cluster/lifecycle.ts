@@ -119,7 +119,8 @@ export async function installCluster(
   await ensureSystemNamespace(kc);
   await ensureCustomResourceDefinitions(kc, { timeoutMs });
   await ensureRemoteNamespaceGuard(kc, "cluster install");
-  const { clusterId } = await ensureClusterIdentity(kc, {
+  const gatewayReadBack = readBack.some((service) => service.endpoint === "gateway");
+  const identity = {
     clusterName: request.name,
     apiServerUrl: endpoints.apiServerUrl,
     apiServerCaPem: caPem,
@@ -128,11 +129,17 @@ export async function installCluster(
     ...(request.externalCidr ? { externalCidr: request.externalCidr } : {}),
     ...(request.owner ? { owner: request.owner } : {}),
     ...(request.takenFrom ? { takenFrom: request.takenFrom } : {}),
+  };
+  // The gateway announces the endpoint recorded here when it serves a tunnel: one only guessed
+  // before its load balancer answered is not recorded (nor announced) until it is read back.
+  const { clusterId } = await ensureClusterIdentity(kc, {
+    ...identity,
+    ...(gatewayReadBack ? {} : { gatewayEndpoint: endpoints.gatewayEndpoint }),
   });
   // A create stopped before the load balancers answered records no endpoint it only guessed.
   const unread = {
     ...(readBack.some((service) => service.endpoint === "auth") ? { authUrl: "" } : {}),
-    ...(readBack.some((service) => service.endpoint === "gateway") ? { gatewayEndpoint: "" } : {}),
+    ...(gatewayReadBack ? { gatewayEndpoint: "" } : {}),
   };
   const made = { ...endpoints, ...unread, ...cidrs, clusterId };
   try {
@@ -153,6 +160,7 @@ export async function installCluster(
       readBack.length > 0
         ? clusterEndpointsOf(request, serverOf(kc), await waitForExposedHosts(kc, readBack, startDeadline(timeoutMs)))
         : endpoints;
+    if (gatewayReadBack) await ensureClusterIdentity(kc, { ...identity, gatewayEndpoint: reached.gatewayEndpoint });
     const { caPem: authCaCert, certPem } = await ensureAuthServiceTls(kc, { hosts: [reached.authHost] });
     if (image && readBack.length === 0) await ensureAgentDeployment(kc, agentDeploymentOf(request, image));
     if (readBack.length > 0) progress.step(2, 2, `cluster: waiting for the agent to serve in ${serverOf(kc)}`);

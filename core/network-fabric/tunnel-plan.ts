@@ -13,6 +13,7 @@ import {
   type TunnelRole,
 } from "../api/index.js";
 import { Cidr } from "../net/cidr.js";
+import { joinHostPort, readAnnouncedEndpoint } from "../net/endpoint.js";
 import type { PeeringSide } from "./tunnel-end.js";
 
 export type { PeeringSide } from "./tunnel-end.js";
@@ -21,8 +22,11 @@ export type { PeeringSide } from "./tunnel-end.js";
 export interface TunnelSettings {
   /** Which side's gateway listens: the reachable one. */
   readonly server: PeeringSide;
-  /** Address (IP or DNS name) at which the other side reaches the server's gateway. */
-  readonly serverAddress: string;
+  /**
+   * Address (IP or DNS name) at which the other side reaches the server's gateway, on `port`.
+   * Unset: where the server's gateway announces it is reached (its cluster's gateway endpoint).
+   */
+  readonly serverAddress?: string;
   /** UDP port the gateways listen on. */
   readonly port: number;
   /** MTU of both tunnel interfaces. */
@@ -36,14 +40,14 @@ export interface TunnelSettings {
 /** Defaults of the settings: port 51820 (WireGuard's own), MTU 1420 (1500 minus WireGuard's 80 bytes), keepalive 25 s. */
 export const TUNNEL_DEFAULTS = { port: 51820, mtu: 1420, keepaliveSeconds: 25 } as const;
 
-/** Settings as a user gives them: only the server address is required. */
-export type TunnelSettingsInput = Partial<TunnelSettings> & Pick<TunnelSettings, "serverAddress">;
+/** Settings as a user gives them: each may be left to its default. */
+export type TunnelSettingsInput = Partial<TunnelSettings>;
 
 /** The settings with their defaults filled in: the provider serves, on 51820, MTU 1420, keepalive 25 s, nobody behind NAT. */
 export function withTunnelDefaults(input: TunnelSettingsInput): TunnelSettings {
   return {
     server: input.server ?? "provider",
-    serverAddress: input.serverAddress,
+    ...(input.serverAddress !== undefined ? { serverAddress: input.serverAddress } : {}),
     port: input.port ?? TUNNEL_DEFAULTS.port,
     mtu: input.mtu ?? TUNNEL_DEFAULTS.mtu,
     keepaliveSeconds: input.keepaliveSeconds ?? TUNNEL_DEFAULTS.keepaliveSeconds,
@@ -142,20 +146,42 @@ export interface TunnelParty {
 }
 
 /**
+ * The endpoint the client dials: the server address given, on the tunnel's port; else the one the
+ * server's gateway announced (`announced`, from the other cluster, read by readAnnouncedEndpoint).
+ * Says why there is none when neither is there.
+ */
+export function dialedEndpoint(
+  settings: Pick<TunnelSettings, "serverAddress" | "port">,
+  announced: unknown,
+): { endpoint: string } | { missing: string } {
+  if (settings.serverAddress !== undefined) return { endpoint: joinHostPort(settings.serverAddress, settings.port) };
+  if (announced === undefined || announced === "")
+    return { missing: "its gateway announces no endpoint where it is reached" };
+  const read = readAnnouncedEndpoint(announced);
+  return "endpoint" in read
+    ? { endpoint: joinHostPort(read.endpoint.host, read.endpoint.port) }
+    : { missing: `the endpoint its gateway announces is refused: ${read.refused}` };
+}
+
+/**
  * The spec of `side`'s `TunnelEndpoint`: the settings, and what is known of the other side so
  * far (`remote`, which the steps fill in as the other gateway answers). The endpoint to dial is
- * given only to the client, and only the server's. `inBandPorts`: what this side's gateway serves
- * the peer's agent on its tunnel address (the provider's side of an in-band peering).
+ * given only to the client, and only the server's: the server address given, else the endpoint
+ * the server announced (in `remote`, once it passed {@link dialedEndpoint}). `inBandPorts`: what
+ * this side's gateway serves the peer's agent on its tunnel address (the provider's side of an
+ * in-band peering).
  */
 export function forgeTunnelEndpointSpec(
   side: PeeringSide,
   parties: Readonly<Record<PeeringSide, TunnelParty>>,
   settings: TunnelSettings,
-  remote: Omit<TunnelRemote, "endpoint">,
+  remote: TunnelRemote,
   inBandPorts?: InBandPorts,
 ): TunnelEndpointSpec {
   const peer = parties[otherSide(side)];
   const role = roleOf(side, settings);
+  const dial = dialedEndpoint(settings, remote.endpoint);
+  const { endpoint: _announced, ...announced } = remote;
   return {
     remoteClusterId: peer.clusterId,
     remoteClusterName: peer.clusterName,
@@ -165,8 +191,8 @@ export function forgeTunnelEndpointSpec(
     keepaliveSeconds: role === "client" ? settings.keepaliveSeconds : 0,
     linkCidr: tunnelLinkCidr(parties.consumer.clusterId, parties.provider.clusterId).toString(),
     remote: {
-      ...Object.fromEntries(Object.entries(remote).filter(([, v]) => v !== undefined)),
-      ...(role === "client" ? { endpoint: joinHostPort(settings.serverAddress, settings.port) } : {}),
+      ...Object.fromEntries(Object.entries(announced).filter(([, v]) => v !== undefined)),
+      ...(role === "client" && "endpoint" in dial ? { endpoint: dial.endpoint } : {}),
     },
     ...(inBandPorts ? { inBandPorts } : {}),
     // The consumer's gateway serves its API server to the pods it offloads (their kubernetes.default).
@@ -196,11 +222,6 @@ export function settingsOfEndpoints(
     mtu: specs[server].mtu,
     keepaliveSeconds: client.keepaliveSeconds,
   };
-}
-
-/** `host:port`, with brackets around an IPv6 host. */
-export function joinHostPort(host: string, port: number): string {
-  return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
 /** What a gateway's status says about the spec it was given, in one word and a reason. */

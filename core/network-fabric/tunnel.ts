@@ -24,6 +24,7 @@ import { poll } from "../wait/poll.js";
 import { applyTunnelEndpoint, getTunnelEndpoint, type EndpointRef } from "./endpoints.js";
 import type { TunnelEnd } from "./tunnel-end.js";
 import {
+  dialedEndpoint,
   endpointReadiness,
   forgeTunnelEndpointSpec,
   otherSide,
@@ -70,10 +71,14 @@ export function providerEndpointNamespace(approach: "out-of-band" | "in-band", t
 export const describeSide = (sides: TunnelParties, side: PeeringSide): string =>
   `${side} ${sides[side].party.clusterName}`;
 
-/** What a side's gateway last announced, for the other side's spec (possibly of an older generation). */
-function announced(endpoint: TunnelEndpoint | undefined): Omit<TunnelRemote, "endpoint"> {
+/**
+ * What a side's gateway last announced, for the other side's spec (possibly of an older
+ * generation). Its endpoint is dialed only once dialedEndpoint has read it.
+ */
+function announced(endpoint: TunnelEndpoint | undefined): TunnelRemote {
   const status = endpoint?.status;
   return {
+    ...(status?.endpoint !== undefined ? { endpoint: status.endpoint } : {}),
     ...(status?.publicKey ? { publicKey: status.publicKey } : {}),
     ...(status?.podCidr ? { podCidr: status.podCidr } : {}),
     ...(status?.externalCidr ? { externalCidr: status.externalCidr } : {}),
@@ -111,7 +116,7 @@ async function applySide(
   sides: TunnelSides,
   side: PeeringSide,
   settings: TunnelSettings,
-  remote: Omit<TunnelRemote, "endpoint">,
+  remote: TunnelRemote,
 ): Promise<void> {
   const parties = { consumer: sides.consumer.party, provider: sides.provider.party };
   await applyTunnelEndpoint(
@@ -122,11 +127,34 @@ async function applySide(
   );
 }
 
-function viewOf(endpoint: TunnelEndpoint, settings: TunnelSettings, side: PeeringSide): TunnelEnd {
+/**
+ * Where the client dials the server, once the server's gateway has answered: the address given, or
+ * the endpoint the server announced. Fails, naming the server and what to set, when there is none
+ * or the one announced is refused (it comes from the other cluster, and is dialed from this one).
+ */
+function dialedFrom(sides: TunnelSides, settings: TunnelSettings, server: TunnelEndpoint): string {
+  const dial = dialedEndpoint(settings, server.status?.endpoint);
+  if ("endpoint" in dial) return dial.endpoint;
+  const ref = endpointRefOf(sides, settings.server);
+  throw new Error(
+    `${STEP}: the Tunnel's serverAddress is not set, and the ${describeSide(sides, settings.server)} cannot be dialed where ` +
+      `it says: ${dial.missing} (TunnelEndpoint ${ref.namespace}/${ref.name} at ${serverOf(sides[settings.server].kc)}). ` +
+      `Its cluster's install records where its gateway is reached (the Cluster's gatewayEndpoint, read back from its ` +
+      `load balancer); a cluster installed by an earlier release records none until its Cluster is updated. Set serverAddress to dial an address of your own`,
+  );
+}
+
+/** `side`'s gateway as its status shows it; the server's endpoint is where the client dials it (`dialed`). */
+function viewOf(
+  endpoint: TunnelEndpoint,
+  settings: TunnelSettings,
+  side: PeeringSide,
+  dialed: string | undefined,
+): TunnelEnd {
   const status = endpoint.status!;
   return {
     publicKey: status.publicKey!,
-    ...(settings.server === side ? { endpoint: `${settings.serverAddress}:${settings.port}` } : {}),
+    ...(settings.server === side && dialed ? { endpoint: dialed } : {}),
     podCidr: status.podCidr!,
     remotePodCidrAsSeen: status.remotePodCidrAsSeen ?? "",
     ...(status.externalCidr ? { externalCidr: status.externalCidr } : {}),
@@ -149,10 +177,16 @@ export async function ensureTunnel(
     consumer: await getTunnelEndpoint(sides.consumer.kc, endpointRefOf(sides, "consumer"), STEP),
     provider: await getTunnelEndpoint(sides.provider.kc, endpointRefOf(sides, "provider"), STEP),
   };
+  // A server that already announces an endpoint the client must not dial stops the converge before
+  // anything is written: the client keeps dialing where it did.
+  if (settings.serverAddress === undefined && existing[settings.server]?.status?.endpoint !== undefined)
+    dialedFrom(sides, settings, existing[settings.server]!);
 
   progress.step(1, 4, `${STEP}: asking the gateway of ${describeSide(sides, "consumer")} for its key and pod CIDR`);
   await applySide(sides, "consumer", settings, announced(existing.provider));
   const consumer = await waitForGateway(sides, "consumer", false, deadline);
+  // A consumer that serves has announced where it is reached by now; the provider dials there.
+  if (settings.server === "consumer") dialedFrom(sides, settings, consumer);
 
   progress.step(
     2,
@@ -161,6 +195,7 @@ export async function ensureTunnel(
   );
   await applySide(sides, "provider", settings, announced(consumer));
   const provider = await waitForGateway(sides, "provider", false, deadline);
+  const dialed = dialedFrom(sides, settings, settings.server === "provider" ? provider : consumer);
 
   progress.step(
     3,
@@ -172,13 +207,16 @@ export async function ensureTunnel(
   progress.step(
     4,
     4,
-    `${STEP}: waiting for the handshake and a probe across the tunnel (${settings.server} serves at ${settings.serverAddress}:${settings.port})`,
+    `${STEP}: waiting for the handshake and a probe across the tunnel (${settings.server} serves at ${dialed})`,
   );
   const [consumerUp, providerUp] = await Promise.all([
     waitForGateway(sides, "consumer", true, deadline),
     waitForGateway(sides, "provider", true, deadline),
   ]);
-  return { consumer: viewOf(consumerUp, settings, "consumer"), provider: viewOf(providerUp, settings, "provider") };
+  return {
+    consumer: viewOf(consumerUp, settings, "consumer", dialed),
+    provider: viewOf(providerUp, settings, "provider", dialed),
+  };
 }
 
 /** What `readTunnel` finds. */
@@ -277,14 +315,15 @@ export function driftOf(
   if (!endpoints.consumer && !endpoints.provider) return { problems: ["both TunnelEndpoints are gone"], gone: true };
   const problems = tunnelProblems(sides, endpoints, Date.now());
   const both = endpoints.consumer?.status?.publicKey && endpoints.provider?.status?.publicKey;
+  const dialed = endpoints[otherSide(settings.server)]?.spec.remote.endpoint;
   return {
     problems,
     gone: false,
     ...(both
       ? {
           record: {
-            consumer: viewOf(endpoints.consumer!, settings, "consumer"),
-            provider: viewOf(endpoints.provider!, settings, "provider"),
+            consumer: viewOf(endpoints.consumer!, settings, "consumer", dialed),
+            provider: viewOf(endpoints.provider!, settings, "provider", dialed),
           },
         }
       : {}),

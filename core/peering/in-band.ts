@@ -14,6 +14,7 @@
  * Delete undoes them, the provider's side directly with its kubeconfig (the tenant and its RBAC),
  * then the consumer's node and records, then the tunnel. Every step is idempotent.
  */
+import { joinHostPort } from "../net/endpoint.js";
 import { drainVirtualNode } from "../virtual-node/drain.js";
 import * as k8s from "@kubernetes/client-node";
 import {
@@ -241,7 +242,7 @@ export async function createInBandPeering(
     1,
     4,
     `network fabric: tunnel between the gateways of ${p.me.clusterName} and ${p.them.clusterName} (${request.tunnel.server} ` +
-      `serves at ${request.tunnel.serverAddress}:${request.tunnel.port})`,
+      `serves${request.tunnel.serverAddress === undefined ? "" : ` at ${joinHostPort(request.tunnel.serverAddress, request.tunnel.port)}`})`,
   );
   const apiPort = Number(new URL(p.them.apiServerUrl).port || "443");
   // The provider's gateway serves its API server and auth service on its tunnel address, at the

@@ -98,7 +98,7 @@ export async function readPeeringState(reach: PeeringReach, record: PeeringRecor
           reach.consumerKubeconfig,
           reach.providerKubeconfig!,
           record,
-          withTunnelDefaults(reach.tunnel!),
+          withTunnelDefaults(reach.tunnel ?? {}),
         )
       : readPeering(reach.consumerKubeconfig, record),
     identityExpiryOf(reach.consumerKubeconfig, record.providerClusterId),

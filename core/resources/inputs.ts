@@ -197,10 +197,10 @@ export function checkTunnelSettings(
 ): void {
   const known = <T>(value: T): T | undefined => (isUnknown(value) ? undefined : value);
   const address = known(settings?.serverAddress);
-  if (!isUnknown(settings?.serverAddress) && (typeof address !== "string" || address.trim() === "")) {
+  if (address !== undefined && (typeof address !== "string" || address.trim() === "")) {
     failures.add(
       `${prefix}serverAddress`,
-      "give the address (IP or DNS name) at which the serving side's gateway is reached",
+      "give the address (IP or DNS name) at which the serving side's gateway is reached, or leave it out to dial where that gateway says it is reached",
     );
   }
   const behindNat = known(settings?.behindNat);

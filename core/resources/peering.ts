@@ -120,7 +120,7 @@ function requestOf(inputs: PeeringInputs): PeerRequest {
         consumerKubeconfig: inputs.consumerKubeconfig,
         providerKubeconfig: inputs.providerKubeconfig!,
         authPort: authPortOf(inputs.providerAuthUrl),
-        tunnel: inputs.tunnel!,
+        tunnel: inputs.tunnel ?? {},
         ...askOf(inputs),
       }
     : {
@@ -172,14 +172,7 @@ function checkInBand(failures: Failures, news: PeeringInputs): void {
       "provider",
       "in-band, the provider is reached with its own kubeconfig (providerCluster): leave the token handover out",
     );
-  if (news.tunnel === undefined) {
-    failures.add(
-      "tunnel",
-      "in-band, the tunnel is built first: give at least tunnel.serverAddress (where the serving side's gateway is reached)",
-    );
-  } else if (!isUnknown(news.tunnel)) {
-    checkTunnelSettings(failures, "tunnel.", news.tunnel);
-  }
+  if (news.tunnel !== undefined && !isUnknown(news.tunnel)) checkTunnelSettings(failures, "tunnel.", news.tunnel);
 }
 
 /**

@@ -197,7 +197,7 @@ namespace Pulumi.Liqo
         public Input<int>? TimeoutSeconds { get; set; }
 
         /// <summary>
-        /// In-band: the tunnel. (Out-of-band, add a `Tunnel` resource instead.)
+        /// In-band: the tunnel, built first; left out, every setting takes its default (the provider serves, dialed where its gateway says it is reached). (Out-of-band, add a `Tunnel` resource instead.)
         /// </summary>
         [Input("tunnel")]
         public Input<Inputs.TunnelSettingsArgs>? Tunnel { get; set; }

@@ -5,9 +5,13 @@
  * ways, and the WireGuard counters show it); a port change re-converges in place; a killed
  * wireguard-go comes back by itself; delete leaves nothing on either side.
  */
+import * as k8s from "@kubernetes/client-node";
 import { runIn } from "../../host/exec.js";
+import { CLUSTER_IDENTITY_CONFIGMAP, SYSTEM_NAMESPACE, type TunnelEndpointSpec } from "../../core/api/index.js";
+import { getTunnelEndpoint } from "../../core/network-fabric/endpoints.js";
+import { adminConfig } from "../../harness/install.js";
 import { Cidr } from "../../core/net/cidr.js";
-import { ensureTunnel, readTunnel, type TunnelRecord } from "../../core/network-fabric/tunnel.js";
+import { endpointRefOf, ensureTunnel, readTunnel, type TunnelRecord } from "../../core/network-fabric/tunnel.js";
 import { deleteTunnel } from "../../core/network-fabric/tunnel-delete.js";
 import { TUNNEL_DEFAULTS, type TunnelSettings } from "../../core/network-fabric/tunnel-plan.js";
 import { poll } from "../../core/wait/poll.js";
@@ -18,7 +22,7 @@ import { wireguardOf } from "../support/project-pods.js";
 import { releaseSharedLab, sharedLab, withLab } from "../../harness/labs.js";
 import { tunnelTraces } from "../support/leaks.js";
 import { pingReplies } from "../support/probes.js";
-import { peerPair, quietProgress as progress, unpeerPair } from "../support/tunnel-pair.js";
+import { peerPair, quietProgress as progress, unpeerPair, type Pair } from "../support/tunnel-pair.js";
 import { expectTrafficThroughTunnel, podsOf, waitForTunnelUp } from "../support/tunnel-traffic.js";
 
 /** Each test's bound: tunnels built, changed, killed and rebuilt between the lab's clusters. */
@@ -30,6 +34,39 @@ const TEST_BOUND_MS = 8 * 60_000;
  * machine. The promise of docs/operations.md (5 s) is measured by `npm run bench` (bench/recovery.ts).
  */
 const WIREGUARD_RECOVERY_MS = 60_000;
+
+/**
+ * Records `endpoint` as where a's gateway is reached, in a's cluster identity (as a's admin may),
+ * and waits until a's gateway announces it in its TunnelEndpoint's status.
+ */
+async function announceGatewayEndpoint(pair: Pair, endpoint: string): Promise<void> {
+  await adminConfig(pair.a)
+    .makeApiClient(k8s.CoreV1Api)
+    .patchNamespacedConfigMap(
+      { name: CLUSTER_IDENTITY_CONFIGMAP, namespace: SYSTEM_NAMESPACE, body: { data: { gatewayEndpoint: endpoint } } },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    );
+  const ref = endpointRefOf(pair.sides, "provider");
+  await poll(
+    {
+      step: "test",
+      object: `TunnelEndpoint ${ref.namespace}/${ref.name} announcing ${endpoint}`,
+      endpoint: pair.a.apiServerUrl,
+    },
+    { timeoutMs: 30_000, intervalMs: 250 },
+    async () => {
+      const status = (await getTunnelEndpoint(pair.sides.provider.kc, ref, "test"))?.status;
+      return status?.endpoint === endpoint
+        ? { done: true, value: undefined }
+        : { done: false, state: `announces ${status?.endpoint ?? "nothing"}` };
+    },
+  );
+}
+
+/** The spec of `side`'s TunnelEndpoint as it stands. */
+async function endpointSpec(pair: Pair, side: "consumer" | "provider"): Promise<TunnelEndpointSpec> {
+  return (await getTunnelEndpoint(pair.sides[side].kc, endpointRefOf(pair.sides, side), "test"))!.spec;
+}
 
 describe("tunnel steps on real clusters", () => {
   test(
@@ -98,6 +135,26 @@ describe("tunnel steps on real clusters", () => {
         }
         // Its status catches up within a gateway pass or two.
         await waitForTunnelUp(pair, { ...settings, port: 51822 }, 30_000);
+
+        // No server address: b dials where a's gateway says it is reached, the endpoint a's install
+        // recorded (here written by a's admin, as an install that read its load balancer does).
+        const { serverAddress: _given, ...unaddressed } = { ...settings, port: 51822 };
+        const announced = `${pair.a.publicAddress}:51822`;
+        await announceGatewayEndpoint(pair, announced);
+        const dialing = await ensureTunnel(pair.sides, unaddressed, 60_000, progress);
+        expect(dialing.provider.endpoint).toBe(announced);
+        expect((await endpointSpec(pair, "consumer")).remote.endpoint).toBe(announced);
+        await expectTrafficThroughTunnel(pair, dialing, 30);
+
+        // a's side announces an address b must not dial (its own loopback): the converge fails
+        // naming a, what is refused and the way out, and b's gateway keeps dialing where it did.
+        await announceGatewayEndpoint(pair, "127.0.0.1:51822");
+        await expect(ensureTunnel(pair.sides, unaddressed, 60_000, progress)).rejects.toThrow(
+          /the provider a cannot be dialed where it says: the endpoint its gateway announces is refused: it is a loopback address .*Set serverAddress/,
+        );
+        expect((await endpointSpec(pair, "consumer")).remote.endpoint).toBe(announced);
+        await expectTrafficThroughTunnel(pair, dialing, 30);
+        await announceGatewayEndpoint(pair, announced);
 
         await deleteTunnel(pair.sides, { force: false, timeoutMs: 60_000 }, progress);
         expect(await tunnelTraces(pair.a, [moved.provider.interfaceName])).toEqual([]);

@@ -52,10 +52,10 @@ namespace Pulumi.Liqo.Inputs
         public Input<string>? Server { get; set; }
 
         /// <summary>
-        /// Address (IP or DNS name) at which the serving side's gateway is reached. Example: "203.0.113.7".
+        /// Address (IP or DNS name) at which the serving side's gateway is reached, on the tunnel's `port`. Left out, the dialing side dials the endpoint the serving gateway announces, once it has checked it. Give it when the other side reaches that gateway at another address (behind NAT, through a VPN). Default: the serving side's `Cluster`'s `gatewayEndpoint` (read back from its load balancer). Example: "203.0.113.7".
         /// </summary>
-        [Input("serverAddress", required: true)]
-        public Input<string> ServerAddress { get; set; } = null!;
+        [Input("serverAddress")]
+        public Input<string>? ServerAddress { get; set; }
 
         public TunnelSettingsArgs()
         {

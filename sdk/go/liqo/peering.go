@@ -105,7 +105,7 @@ type peeringArgs struct {
 	Taints []Taint `pulumi:"taints"`
 	// Deadline of each operation (create, update, delete), in seconds. Default: 300.
 	TimeoutSeconds *int `pulumi:"timeoutSeconds"`
-	// In-band: the tunnel. (Out-of-band, add a `Tunnel` resource instead.)
+	// In-band: the tunnel, built first; left out, every setting takes its default (the provider serves, dialed where its gateway says it is reached). (Out-of-band, add a `Tunnel` resource instead.)
 	Tunnel *TunnelSettings `pulumi:"tunnel"`
 	// Name of the virtual node. Changing it replaces the peering. Default: `liqo-<provider name>`.
 	VirtualNodeName *string `pulumi:"virtualNodeName"`
@@ -131,7 +131,7 @@ type PeeringArgs struct {
 	Taints TaintArrayInput
 	// Deadline of each operation (create, update, delete), in seconds. Default: 300.
 	TimeoutSeconds pulumi.IntPtrInput
-	// In-band: the tunnel. (Out-of-band, add a `Tunnel` resource instead.)
+	// In-band: the tunnel, built first; left out, every setting takes its default (the provider serves, dialed where its gateway says it is reached). (Out-of-band, add a `Tunnel` resource instead.)
 	Tunnel TunnelSettingsPtrInput
 	// Name of the virtual node. Changing it replaces the peering. Default: `liqo-<provider name>`.
 	VirtualNodeName pulumi.StringPtrInput

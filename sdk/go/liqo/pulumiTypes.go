@@ -2054,8 +2054,8 @@ type TunnelSettings struct {
 	Port *int `pulumi:"port"`
 	// Which side's gateway listens: the reachable one when the other is behind NAT. Default: "provider".
 	Server *string `pulumi:"server"`
-	// Address (IP or DNS name) at which the serving side's gateway is reached. Example: "203.0.113.7".
-	ServerAddress string `pulumi:"serverAddress"`
+	// Address (IP or DNS name) at which the serving side's gateway is reached, on the tunnel's `port`. Left out, the dialing side dials the endpoint the serving gateway announces, once it has checked it. Give it when the other side reaches that gateway at another address (behind NAT, through a VPN). Default: the serving side's `Cluster`'s `gatewayEndpoint` (read back from its load balancer). Example: "203.0.113.7".
+	ServerAddress *string `pulumi:"serverAddress"`
 }
 
 // TunnelSettingsInput is an input type that accepts TunnelSettingsArgs and TunnelSettingsOutput values.
@@ -2081,8 +2081,8 @@ type TunnelSettingsArgs struct {
 	Port pulumi.IntPtrInput `pulumi:"port"`
 	// Which side's gateway listens: the reachable one when the other is behind NAT. Default: "provider".
 	Server pulumi.StringPtrInput `pulumi:"server"`
-	// Address (IP or DNS name) at which the serving side's gateway is reached. Example: "203.0.113.7".
-	ServerAddress pulumi.StringInput `pulumi:"serverAddress"`
+	// Address (IP or DNS name) at which the serving side's gateway is reached, on the tunnel's `port`. Left out, the dialing side dials the endpoint the serving gateway announces, once it has checked it. Give it when the other side reaches that gateway at another address (behind NAT, through a VPN). Default: the serving side's `Cluster`'s `gatewayEndpoint` (read back from its load balancer). Example: "203.0.113.7".
+	ServerAddress pulumi.StringPtrInput `pulumi:"serverAddress"`
 }
 
 func (TunnelSettingsArgs) ElementType() reflect.Type {
@@ -2188,9 +2188,9 @@ func (o TunnelSettingsOutput) Server() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v TunnelSettings) *string { return v.Server }).(pulumi.StringPtrOutput)
 }
 
-// Address (IP or DNS name) at which the serving side's gateway is reached. Example: "203.0.113.7".
-func (o TunnelSettingsOutput) ServerAddress() pulumi.StringOutput {
-	return o.ApplyT(func(v TunnelSettings) string { return v.ServerAddress }).(pulumi.StringOutput)
+// Address (IP or DNS name) at which the serving side's gateway is reached, on the tunnel's `port`. Left out, the dialing side dials the endpoint the serving gateway announces, once it has checked it. Give it when the other side reaches that gateway at another address (behind NAT, through a VPN). Default: the serving side's `Cluster`'s `gatewayEndpoint` (read back from its load balancer). Example: "203.0.113.7".
+func (o TunnelSettingsOutput) ServerAddress() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v TunnelSettings) *string { return v.ServerAddress }).(pulumi.StringPtrOutput)
 }
 
 type TunnelSettingsPtrOutput struct{ *pulumi.OutputState }
@@ -2267,13 +2267,13 @@ func (o TunnelSettingsPtrOutput) Server() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// Address (IP or DNS name) at which the serving side's gateway is reached. Example: "203.0.113.7".
+// Address (IP or DNS name) at which the serving side's gateway is reached, on the tunnel's `port`. Left out, the dialing side dials the endpoint the serving gateway announces, once it has checked it. Give it when the other side reaches that gateway at another address (behind NAT, through a VPN). Default: the serving side's `Cluster`'s `gatewayEndpoint` (read back from its load balancer). Example: "203.0.113.7".
 func (o TunnelSettingsPtrOutput) ServerAddress() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *TunnelSettings) *string {
 		if v == nil {
 			return nil
 		}
-		return &v.ServerAddress
+		return v.ServerAddress
 	}).(pulumi.StringPtrOutput)
 }
 

@@ -34,9 +34,6 @@ func NewTunnel(ctx *pulumi.Context,
 	if args.Peering == nil {
 		return nil, errors.New("invalid value for required argument 'Peering'")
 	}
-	if args.ServerAddress == nil {
-		return nil, errors.New("invalid value for required argument 'ServerAddress'")
-	}
 	opts = internal.PkgResourceDefaultOpts(opts)
 	var resource Tunnel
 	err := ctx.RegisterResource("liqo:index:Tunnel", name, args, &resource, opts...)
@@ -84,8 +81,8 @@ type tunnelArgs struct {
 	Port *int `pulumi:"port"`
 	// Which side's gateway listens: the reachable one when the other is behind NAT. Default: "provider".
 	Server *string `pulumi:"server"`
-	// Address (IP or DNS name) at which the serving side's gateway is reached. Example: "203.0.113.7".
-	ServerAddress string `pulumi:"serverAddress"`
+	// Address (IP or DNS name) at which the serving side's gateway is reached, on the tunnel's `port`. Left out, the dialing side dials the endpoint the serving gateway announces, once it has checked it. Give it when the other side reaches that gateway at another address (behind NAT, through a VPN). Default: the serving side's `Cluster`'s `gatewayEndpoint` (read back from its load balancer). Example: "203.0.113.7".
+	ServerAddress *string `pulumi:"serverAddress"`
 	// Deadline of each operation (create, update, delete), in seconds. Default: 300.
 	TimeoutSeconds *int `pulumi:"timeoutSeconds"`
 }
@@ -106,8 +103,8 @@ type TunnelArgs struct {
 	Port pulumi.IntPtrInput
 	// Which side's gateway listens: the reachable one when the other is behind NAT. Default: "provider".
 	Server pulumi.StringPtrInput
-	// Address (IP or DNS name) at which the serving side's gateway is reached. Example: "203.0.113.7".
-	ServerAddress pulumi.StringInput
+	// Address (IP or DNS name) at which the serving side's gateway is reached, on the tunnel's `port`. Left out, the dialing side dials the endpoint the serving gateway announces, once it has checked it. Give it when the other side reaches that gateway at another address (behind NAT, through a VPN). Default: the serving side's `Cluster`'s `gatewayEndpoint` (read back from its load balancer). Example: "203.0.113.7".
+	ServerAddress pulumi.StringPtrInput
 	// Deadline of each operation (create, update, delete), in seconds. Default: 300.
 	TimeoutSeconds pulumi.IntPtrInput
 }

@@ -21,7 +21,11 @@ export interface PeeringArgs {
   readonly provider?: pulumi.Input<ProviderHandoverArgs>;
   /** In-band: the provider cluster, managed in the same program or imported with its kubeconfig. */
   readonly providerCluster?: Cluster;
-  /** In-band: the tunnel. (Out-of-band, add a `Tunnel` resource instead.) */
+  /**
+   * In-band: the tunnel, built first; left out, every setting takes its default (the provider
+   * serves, dialed where its gateway says it is reached). (Out-of-band, add a `Tunnel` resource
+   * instead.)
+   */
   readonly tunnel?: pulumi.Input<TunnelSettingsArgs>;
   /** What to ask for. A change is renegotiated in place. */
   readonly resources: pulumi.Input<ResourceRequestArgs>;

@@ -19,10 +19,14 @@ export interface TunnelArgs {
    */
   readonly server?: pulumi.Input<"consumer" | "provider">;
   /**
-   * Address (IP or DNS name) at which the serving side's gateway is reached.
+   * Address (IP or DNS name) at which the serving side's gateway is reached, on the tunnel's
+   * `port`. Left out, the dialing side dials the endpoint the serving gateway announces, once it
+   * has checked it. Give it when the other side reaches that gateway at another address (behind
+   * NAT, through a VPN).
+   * @default the serving side's `Cluster`'s `gatewayEndpoint` (read back from its load balancer)
    * @example "203.0.113.7"
    */
-  readonly serverAddress: pulumi.Input<string>;
+  readonly serverAddress?: pulumi.Input<string>;
   /**
    * UDP port the gateways listen on. Changes in place.
    * @default 51820

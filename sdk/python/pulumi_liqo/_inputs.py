@@ -846,10 +846,6 @@ class TunnelSettingsArgsDict(TypedDict):
     """
     How a tunnel is set up.
     """
-    server_address: pulumi.Input[_builtins.str]
-    """
-    Address (IP or DNS name) at which the serving side's gateway is reached. Example: "203.0.113.7".
-    """
     behind_nat: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
     """
     Sides behind NAT. Both is refused (nothing could reach either gateway); the server must not be one. Default: [].
@@ -870,27 +866,30 @@ class TunnelSettingsArgsDict(TypedDict):
     """
     Which side's gateway listens: the reachable one when the other is behind NAT. Default: "provider".
     """
+    server_address: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Address (IP or DNS name) at which the serving side's gateway is reached, on the tunnel's `port`. Left out, the dialing side dials the endpoint the serving gateway announces, once it has checked it. Give it when the other side reaches that gateway at another address (behind NAT, through a VPN). Default: the serving side's `Cluster`'s `gatewayEndpoint` (read back from its load balancer). Example: "203.0.113.7".
+    """
 
 @pulumi.input_type
 class TunnelSettingsArgs:
     def __init__(__self__, *,
-                 server_address: pulumi.Input[_builtins.str],
                  behind_nat: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  keepalive_seconds: pulumi.Input[Optional[_builtins.int]] = None,
                  mtu: pulumi.Input[Optional[_builtins.int]] = None,
                  port: pulumi.Input[Optional[_builtins.int]] = None,
-                 server: pulumi.Input[Optional[_builtins.str]] = None):
+                 server: pulumi.Input[Optional[_builtins.str]] = None,
+                 server_address: pulumi.Input[Optional[_builtins.str]] = None):
         """
         How a tunnel is set up.
 
-        :param pulumi.Input[_builtins.str] server_address: Address (IP or DNS name) at which the serving side's gateway is reached. Example: "203.0.113.7".
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] behind_nat: Sides behind NAT. Both is refused (nothing could reach either gateway); the server must not be one. Default: [].
         :param pulumi.Input[_builtins.int] keepalive_seconds: Seconds between the client's keepalives (keeps a NAT mapping open); 0 sends none. Default: 25.
         :param pulumi.Input[_builtins.int] mtu: MTU of both tunnel interfaces (one value, so the ends cannot disagree). Changes in place. Default: 1420.
         :param pulumi.Input[_builtins.int] port: UDP port the gateways listen on. Changes in place. Default: 51820.
         :param pulumi.Input[_builtins.str] server: Which side's gateway listens: the reachable one when the other is behind NAT. Default: "provider".
+        :param pulumi.Input[_builtins.str] server_address: Address (IP or DNS name) at which the serving side's gateway is reached, on the tunnel's `port`. Left out, the dialing side dials the endpoint the serving gateway announces, once it has checked it. Give it when the other side reaches that gateway at another address (behind NAT, through a VPN). Default: the serving side's `Cluster`'s `gatewayEndpoint` (read back from its load balancer). Example: "203.0.113.7".
         """
-        pulumi.set(__self__, "server_address", server_address)
         if behind_nat is not None:
             pulumi.set(__self__, "behind_nat", behind_nat)
         if keepalive_seconds is not None:
@@ -901,18 +900,8 @@ class TunnelSettingsArgs:
             pulumi.set(__self__, "port", port)
         if server is not None:
             pulumi.set(__self__, "server", server)
-
-    @_builtins.property
-    @pulumi.getter(name="serverAddress")
-    def server_address(self) -> pulumi.Input[_builtins.str]:
-        """
-        Address (IP or DNS name) at which the serving side's gateway is reached. Example: "203.0.113.7".
-        """
-        return pulumi.get(self, "server_address")
-
-    @server_address.setter
-    def server_address(self, value: pulumi.Input[_builtins.str]):
-        pulumi.set(self, "server_address", value)
+        if server_address is not None:
+            pulumi.set(__self__, "server_address", server_address)
 
     @_builtins.property
     @pulumi.getter(name="behindNat")
@@ -973,5 +962,17 @@ class TunnelSettingsArgs:
     @server.setter
     def server(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "server", value)
+
+    @_builtins.property
+    @pulumi.getter(name="serverAddress")
+    def server_address(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Address (IP or DNS name) at which the serving side's gateway is reached, on the tunnel's `port`. Left out, the dialing side dials the endpoint the serving gateway announces, once it has checked it. Give it when the other side reaches that gateway at another address (behind NAT, through a VPN). Default: the serving side's `Cluster`'s `gatewayEndpoint` (read back from its load balancer). Example: "203.0.113.7".
+        """
+        return pulumi.get(self, "server_address")
+
+    @server_address.setter
+    def server_address(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "server_address", value)
 
 

@@ -44,7 +44,7 @@ class PeeringArgs:
         :param pulumi.Input['ClusterAccessArgs'] provider_cluster: In-band: the provider cluster, managed in the same program or imported with its kubeconfig.
         :param pulumi.Input[Sequence[pulumi.Input['TaintArgs']]] taints: Extra taints for the virtual node.
         :param pulumi.Input[_builtins.int] timeout_seconds: Deadline of each operation (create, update, delete), in seconds. Default: 300.
-        :param pulumi.Input['TunnelSettingsArgs'] tunnel: In-band: the tunnel. (Out-of-band, add a `Tunnel` resource instead.)
+        :param pulumi.Input['TunnelSettingsArgs'] tunnel: In-band: the tunnel, built first; left out, every setting takes its default (the provider serves, dialed where its gateway says it is reached). (Out-of-band, add a `Tunnel` resource instead.)
         :param pulumi.Input[_builtins.str] virtual_node_name: Name of the virtual node. Changing it replaces the peering. Default: `liqo-<provider name>`.
         """
         pulumi.set(__self__, "consumer", consumer)
@@ -180,7 +180,7 @@ class PeeringArgs:
     @pulumi.getter
     def tunnel(self) -> pulumi.Input[Optional['TunnelSettingsArgs']]:
         """
-        In-band: the tunnel. (Out-of-band, add a `Tunnel` resource instead.)
+        In-band: the tunnel, built first; left out, every setting takes its default (the provider serves, dialed where its gateway says it is reached). (Out-of-band, add a `Tunnel` resource instead.)
         """
         return pulumi.get(self, "tunnel")
 
@@ -233,7 +233,7 @@ class Peering(pulumi.CustomResource):
         :param pulumi.Input[Union['ResourceRequestArgs', 'ResourceRequestArgsDict']] resources: What to ask for. A change is renegotiated in place.
         :param pulumi.Input[Sequence[pulumi.Input[Union['TaintArgs', 'TaintArgsDict']]]] taints: Extra taints for the virtual node.
         :param pulumi.Input[_builtins.int] timeout_seconds: Deadline of each operation (create, update, delete), in seconds. Default: 300.
-        :param pulumi.Input[Union['TunnelSettingsArgs', 'TunnelSettingsArgsDict']] tunnel: In-band: the tunnel. (Out-of-band, add a `Tunnel` resource instead.)
+        :param pulumi.Input[Union['TunnelSettingsArgs', 'TunnelSettingsArgsDict']] tunnel: In-band: the tunnel, built first; left out, every setting takes its default (the provider serves, dialed where its gateway says it is reached). (Out-of-band, add a `Tunnel` resource instead.)
         :param pulumi.Input[_builtins.str] virtual_node_name: Name of the virtual node. Changing it replaces the peering. Default: `liqo-<provider name>`.
         """
         ...

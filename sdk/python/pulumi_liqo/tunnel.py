@@ -22,29 +22,28 @@ __all__ = ['TunnelArgs', 'Tunnel']
 class TunnelArgs:
     def __init__(__self__, *,
                  peering: pulumi.Input['PeeringAccessArgs'],
-                 server_address: pulumi.Input[_builtins.str],
                  behind_nat: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  force: pulumi.Input[Optional[_builtins.bool]] = None,
                  keepalive_seconds: pulumi.Input[Optional[_builtins.int]] = None,
                  mtu: pulumi.Input[Optional[_builtins.int]] = None,
                  port: pulumi.Input[Optional[_builtins.int]] = None,
                  server: pulumi.Input[Optional[_builtins.str]] = None,
+                 server_address: pulumi.Input[Optional[_builtins.str]] = None,
                  timeout_seconds: pulumi.Input[Optional[_builtins.int]] = None):
         """
         The set of arguments for constructing a Tunnel resource.
 
         :param pulumi.Input['PeeringAccessArgs'] peering: The out-of-band peering the tunnel serves: the provider's side is reached with the identity it issued. (An in-band peering builds its tunnel itself, first.)
-        :param pulumi.Input[_builtins.str] server_address: Address (IP or DNS name) at which the serving side's gateway is reached. Example: "203.0.113.7".
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] behind_nat: Sides behind NAT. Both is refused (nothing could reach either gateway); the server must not be one. Default: [].
         :param pulumi.Input[_builtins.bool] force: On delete with the provider unreachable (found in one connection attempt of a few seconds), remove the consumer's side anyway (its TunnelEndpoint, which its gateway takes down) and list what stays on the provider. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting either cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
         :param pulumi.Input[_builtins.int] keepalive_seconds: Seconds between the client's keepalives (keeps a NAT mapping open); 0 sends none. Default: 25.
         :param pulumi.Input[_builtins.int] mtu: MTU of both tunnel interfaces (one value, so the ends cannot disagree). Changes in place. Default: 1420.
         :param pulumi.Input[_builtins.int] port: UDP port the gateways listen on. Changes in place. Default: 51820.
         :param pulumi.Input[_builtins.str] server: Which side's gateway listens: the reachable one when the other is behind NAT. Default: "provider".
+        :param pulumi.Input[_builtins.str] server_address: Address (IP or DNS name) at which the serving side's gateway is reached, on the tunnel's `port`. Left out, the dialing side dials the endpoint the serving gateway announces, once it has checked it. Give it when the other side reaches that gateway at another address (behind NAT, through a VPN). Default: the serving side's `Cluster`'s `gatewayEndpoint` (read back from its load balancer). Example: "203.0.113.7".
         :param pulumi.Input[_builtins.int] timeout_seconds: Deadline of each operation (create, update, delete), in seconds. Default: 300.
         """
         pulumi.set(__self__, "peering", peering)
-        pulumi.set(__self__, "server_address", server_address)
         if behind_nat is not None:
             pulumi.set(__self__, "behind_nat", behind_nat)
         if force is not None:
@@ -57,6 +56,8 @@ class TunnelArgs:
             pulumi.set(__self__, "port", port)
         if server is not None:
             pulumi.set(__self__, "server", server)
+        if server_address is not None:
+            pulumi.set(__self__, "server_address", server_address)
         if timeout_seconds is not None:
             pulumi.set(__self__, "timeout_seconds", timeout_seconds)
 
@@ -71,18 +72,6 @@ class TunnelArgs:
     @peering.setter
     def peering(self, value: pulumi.Input['PeeringAccessArgs']):
         pulumi.set(self, "peering", value)
-
-    @_builtins.property
-    @pulumi.getter(name="serverAddress")
-    def server_address(self) -> pulumi.Input[_builtins.str]:
-        """
-        Address (IP or DNS name) at which the serving side's gateway is reached. Example: "203.0.113.7".
-        """
-        return pulumi.get(self, "server_address")
-
-    @server_address.setter
-    def server_address(self, value: pulumi.Input[_builtins.str]):
-        pulumi.set(self, "server_address", value)
 
     @_builtins.property
     @pulumi.getter(name="behindNat")
@@ -157,6 +146,18 @@ class TunnelArgs:
         pulumi.set(self, "server", value)
 
     @_builtins.property
+    @pulumi.getter(name="serverAddress")
+    def server_address(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Address (IP or DNS name) at which the serving side's gateway is reached, on the tunnel's `port`. Left out, the dialing side dials the endpoint the serving gateway announces, once it has checked it. Give it when the other side reaches that gateway at another address (behind NAT, through a VPN). Default: the serving side's `Cluster`'s `gatewayEndpoint` (read back from its load balancer). Example: "203.0.113.7".
+        """
+        return pulumi.get(self, "server_address")
+
+    @server_address.setter
+    def server_address(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "server_address", value)
+
+    @_builtins.property
     @pulumi.getter(name="timeoutSeconds")
     def timeout_seconds(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
@@ -197,7 +198,7 @@ class Tunnel(pulumi.CustomResource):
         :param pulumi.Input[Union['PeeringAccessArgs', 'PeeringAccessArgsDict']] peering: The out-of-band peering the tunnel serves: the provider's side is reached with the identity it issued. (An in-band peering builds its tunnel itself, first.)
         :param pulumi.Input[_builtins.int] port: UDP port the gateways listen on. Changes in place. Default: 51820.
         :param pulumi.Input[_builtins.str] server: Which side's gateway listens: the reachable one when the other is behind NAT. Default: "provider".
-        :param pulumi.Input[_builtins.str] server_address: Address (IP or DNS name) at which the serving side's gateway is reached. Example: "203.0.113.7".
+        :param pulumi.Input[_builtins.str] server_address: Address (IP or DNS name) at which the serving side's gateway is reached, on the tunnel's `port`. Left out, the dialing side dials the endpoint the serving gateway announces, once it has checked it. Give it when the other side reaches that gateway at another address (behind NAT, through a VPN). Default: the serving side's `Cluster`'s `gatewayEndpoint` (read back from its load balancer). Example: "203.0.113.7".
         :param pulumi.Input[_builtins.int] timeout_seconds: Deadline of each operation (create, update, delete), in seconds. Default: 300.
         """
         ...
@@ -251,8 +252,6 @@ class Tunnel(pulumi.CustomResource):
             __props__.__dict__["peering"] = peering
             __props__.__dict__["port"] = port
             __props__.__dict__["server"] = server
-            if server_address is None and not opts.urn:
-                raise TypeError("Missing required property 'server_address'")
             __props__.__dict__["server_address"] = server_address
             __props__.__dict__["timeout_seconds"] = timeout_seconds
             __props__.__dict__["consumer"] = None

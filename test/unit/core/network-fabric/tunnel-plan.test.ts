@@ -1,9 +1,10 @@
 /** Tunnel decisions: settings problems, the link block, roles and the specs each gateway gets. */
 import { Cidr } from "../../../../core/net/cidr.js";
+import { joinHostPort } from "../../../../core/net/endpoint.js";
 import {
+  dialedEndpoint,
   endpointReadiness,
   forgeTunnelEndpointSpec,
-  joinHostPort,
   TUNNEL_DEFAULTS,
   tunnelAddress,
   tunnelLinkCidr,
@@ -115,6 +116,30 @@ describe("tunnel endpoint specs", () => {
 
   test("GIVEN an IPv6 server address WHEN joined with the port THEN it is bracketed", () => {
     expect(joinHostPort("2001:db8::1", 51820)).toBe("[2001:db8::1]:51820");
+  });
+
+  test("GIVEN no server address WHEN the server announced an endpoint THEN the client dials it, and the server's own spec carries none", () => {
+    const unset = { ...settings, serverAddress: undefined };
+    const announced = { publicKey: "k", endpoint: "lb.example.com:31820" };
+    expect(forgeTunnelEndpointSpec("consumer", parties, unset, announced).remote).toEqual(announced);
+    expect(forgeTunnelEndpointSpec("consumer", parties, settings, announced).remote.endpoint).toBe(
+      joinHostPort(settings.serverAddress!, settings.port),
+    );
+    expect(forgeTunnelEndpointSpec("provider", parties, unset, announced).remote).toEqual({ publicKey: "k" });
+  });
+
+  test("GIVEN no server address and nothing usable announced WHEN forged THEN the client dials nowhere, and dialedEndpoint says why", () => {
+    const unset = { ...settings, serverAddress: undefined };
+    expect(
+      "endpoint" in forgeTunnelEndpointSpec("consumer", parties, unset, { endpoint: "127.0.0.1:51820" }).remote,
+    ).toBe(false);
+    expect(dialedEndpoint(unset, undefined)).toEqual({
+      missing: "its gateway announces no endpoint where it is reached",
+    });
+    expect(dialedEndpoint(unset, "10.0.0.1:0")).toEqual({
+      missing: "the endpoint its gateway announces is refused: its port is not 1-65535",
+    });
+    expect(dialedEndpoint(unset, "[2001:db8::7]:51820")).toEqual({ endpoint: "[2001:db8::7]:51820" });
   });
 });
 

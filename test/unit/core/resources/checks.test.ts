@@ -181,9 +181,11 @@ describe("Tunnel check and diff", () => {
     ).toEqual([]);
   });
 
-  test("GIVEN no server address and a bad port WHEN checked THEN both are named", async () => {
+  test("GIVEN an empty server address and a bad port WHEN checked THEN both are named; none at all is the default", async () => {
     const { failures } = await tunnel.check!(goodTunnel, { ...goodTunnel, serverAddress: " ", port: 0 });
     expect(inputsNamed(failures)).toEqual(["serverAddress", "port"]);
+    const { serverAddress: _given, ...unaddressed } = goodTunnel;
+    expect((await tunnel.check!(goodTunnel, unaddressed)).failures).toEqual([]);
   });
 
   test("GIVEN a new port WHEN diffed THEN it changes in place; another provider replaces; unknown peering outputs in preview change nothing", async () => {
@@ -216,8 +218,12 @@ describe("Peering check, in-band", () => {
     expect((await peering.check!(inBand, inBand)).failures).toEqual([]);
   });
 
-  test("GIVEN no tunnel, a token handover and both sides behind NAT WHEN checked THEN each is named", async () => {
-    expect(inputsNamed((await peering.check!(inBand, { ...inBand, tunnel: undefined })).failures)).toEqual(["tunnel"]);
+  test("GIVEN no tunnel, an empty server address, a handover and both sides behind NAT WHEN checked THEN each but the absent tunnel is named", async () => {
+    // Left out, the tunnel takes its defaults: the provider serves where its gateway says it is reached.
+    expect((await peering.check!(inBand, { ...inBand, tunnel: undefined })).failures).toEqual([]);
+    expect(inputsNamed((await peering.check!(inBand, { ...inBand, tunnel: { serverAddress: " " } })).failures)).toEqual(
+      ["tunnel.serverAddress"],
+    );
     expect(inputsNamed((await peering.check!(inBand, { ...inBand, provider: goodPeering.provider })).failures)).toEqual(
       ["provider"],
     );
