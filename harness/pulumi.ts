@@ -272,9 +272,14 @@ export async function plannedSteps(workspace: PulumiWorkspace): Promise<string[]
 
 /**
  * Sets the config the one-stack examples read from a lab: `<name>Kubeconfig`, `<name>PodCidr`,
- * `<name>ServiceCidr` of every cluster, and `aGatewayAddress` (where cluster a's gateway serves).
+ * `<name>ServiceCidr` of every cluster, and `aGatewayAddress` (where cluster a's gateway serves)
+ * unless `gatewayAddress` is false (a program that may leave it out dials where a's gateway says).
  */
-export async function configureForLab(workspace: PulumiWorkspace, lab: LabState): Promise<void> {
+export async function configureForLab(
+  workspace: PulumiWorkspace,
+  lab: LabState,
+  { gatewayAddress = true }: { readonly gatewayAddress?: boolean } = {},
+): Promise<void> {
   const settings: [string, string][] = lab.clusters.flatMap((cluster): [string, string][] => [
     [`${cluster.name}Kubeconfig`, cluster.kubeconfig],
     [`${cluster.name}PodCidr`, cluster.podCidr],
@@ -282,7 +287,7 @@ export async function configureForLab(workspace: PulumiWorkspace, lab: LabState)
   ]);
   await setConfig(workspace, [
     ...settings,
-    ["aGatewayAddress", clusterOf(lab, "a").publicAddress],
+    ...(gatewayAddress ? [["aGatewayAddress", clusterOf(lab, "a").publicAddress] as [string, string]] : []),
     ...agentImageConfig(lab.clusters),
   ]);
 }

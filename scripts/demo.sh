@@ -26,7 +26,6 @@ mkdir -p "$LIQO_CACHE/demo-state"
 cd "$REPO_ROOT/examples/local-peering"
 npm install --no-audit --no-fund --loglevel=error
 labs="${LIQO_LAB_ROOT:-/tmp/pulumi-liqo-labs}/demo"
-a_address=$(cd "$REPO_ROOT" && node dist/local-cluster/cli.js address a)
 agent_image=$(cd "$REPO_ROOT" && node dist/local-cluster/cli.js agent-image)
 configure_stack() {
   # A stack file left beside a state that is gone (a cleared cache) holds the salt of another passphrase.
@@ -38,7 +37,8 @@ configure_stack() {
   pulumi config set aServiceCidr 10.200.0.0/16
   pulumi config set bPodCidr 10.101.0.0/16
   pulumi config set bServiceCidr 10.201.0.0/16
-  pulumi config set aGatewayAddress "$a_address"
+  # No aGatewayAddress: b's gateway dials where a's gateway says it is reached (a's gatewayEndpoint).
+  pulumi config rm aGatewayAddress >/dev/null 2>&1 || true
   pulumi config set agentImage "$agent_image"
   pulumi config set offloadNamespace shop
   pulumi config set podOffloading remote

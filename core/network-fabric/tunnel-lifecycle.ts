@@ -156,7 +156,10 @@ export async function readTunnelForImport(
   const endpoints = { consumer: consumerEnd, provider: providerEnd };
   const settings =
     consumerEnd && providerEnd
-      ? settingsOfEndpoints({ consumer: consumerEnd.spec, provider: providerEnd.spec })
+      ? settingsOfEndpoints(
+          { consumer: consumerEnd.spec, provider: providerEnd.spec },
+          { consumer: consumerEnd.status?.endpoint, provider: providerEnd.status?.endpoint },
+        )
       : undefined;
   const drift = settings ? driftOf(sides, endpoints, { ...settings, behindNat: [] }) : undefined;
   return {

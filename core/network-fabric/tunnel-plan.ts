@@ -203,11 +203,13 @@ export function forgeTunnelEndpointSpec(
 /**
  * The settings both sides' `TunnelEndpoint` specs were forged with (the other way from
  * {@link forgeTunnelEndpointSpec}), for an import; `behindNat` leaves no trace in them and is left
- * out. Undefined when the specs are not one tunnel's: no single server, or a client that dials no
- * `host:port`.
+ * out. A client dialing just what the server announces (`announced`, each side's status) had no
+ * server address given. Undefined when the specs are not one tunnel's: no single server, or a
+ * client that dials no `host:port`.
  */
 export function settingsOfEndpoints(
   specs: Readonly<Record<PeeringSide, TunnelEndpointSpec>>,
+  announced: Readonly<Partial<Record<PeeringSide, string>>> = {},
 ): Omit<TunnelSettings, "behindNat"> | undefined {
   const servers = (["consumer", "provider"] as const).filter((side) => specs[side].role === "server");
   if (servers.length !== 1) return undefined;
@@ -215,9 +217,11 @@ export function settingsOfEndpoints(
   const client = specs[otherSide(server)];
   const dialed = /^(?:\[(?<v6>[^\]]+)\]|(?<host>[^:]+)):(?<port>\d+)$/.exec(client.remote.endpoint ?? "")?.groups;
   if (!dialed) return undefined;
+  const asAnnounced = dialedEndpoint({ port: specs[server].listenPort }, announced[server]);
+  const defaulted = "endpoint" in asAnnounced && asAnnounced.endpoint === client.remote.endpoint;
   return {
     server,
-    serverAddress: dialed["v6"] ?? dialed["host"]!,
+    ...(defaulted ? {} : { serverAddress: dialed["v6"] ?? dialed["host"]! }),
     port: specs[server].listenPort,
     mtu: specs[server].mtu,
     keepaliveSeconds: client.keepaliveSeconds,

@@ -71,7 +71,7 @@ export function importedTunnel(asked: TunnelImport, found: TunnelFound): Importe
     providerClusterId: pair.providerClusterId,
     providerClusterName: outgoing.spec.providerClusterName,
     tenantNamespace: outgoing.spec.tenantNamespace,
-    serverAddress: settings.serverAddress,
+    ...(settings.serverAddress !== undefined ? { serverAddress: settings.serverAddress } : {}),
     ...(settings.server !== "provider" ? { server: settings.server } : {}),
     ...(settings.port !== TUNNEL_DEFAULTS.port ? { port: settings.port } : {}),
     ...(settings.mtu !== TUNNEL_DEFAULTS.mtu ? { mtu: settings.mtu } : {}),

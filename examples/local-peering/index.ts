@@ -33,10 +33,13 @@ const peering = new Peering("b-to-a", {
   timeoutSeconds: 120,
 });
 
-// The network fabric: a WireGuard tunnel between the gateways, the provider's serving.
+// The network fabric: a WireGuard tunnel between the gateways, the provider's serving. With no
+// serverAddress, the consumer's side dials where a's gateway says it is reached (a's Cluster's
+// gatewayEndpoint), once it has checked that endpoint; `aGatewayAddress` dials an address of your own.
+const serverAddress = config.get("aGatewayAddress");
 const tunnel = new Tunnel("b-to-a-tunnel", {
   peering,
-  serverAddress: config.require("aGatewayAddress"),
+  ...(serverAddress ? { serverAddress } : {}),
   port: config.getNumber("tunnelPort") ?? 51820,
   timeoutSeconds: 120,
 });

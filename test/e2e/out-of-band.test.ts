@@ -26,6 +26,7 @@ import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
 import { projectTraces, tunnelTraces } from "../support/leaks.js";
 import {
   configureForLab,
+  setConfig,
   descendantsOf,
   failureSummary,
   isAlive,
@@ -149,7 +150,8 @@ describe("out-of-band peering through the pulumi CLI", () => {
       const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
       const workspace = await PulumiWorkspace.create(PROGRAM);
       try {
-        await configureForLab(workspace, lab);
+        // As the README's program: no server address, so b dials where a's gateway says it is reached.
+        await configureForLab(workspace, lab, { gatewayAddress: false });
         expect((await plannedSteps(workspace)).sort()).toEqual([
           "create a",
           "create a-token",
@@ -316,13 +318,19 @@ describe("out-of-band peering through the pulumi CLI", () => {
         }
 
         // A new gateway port updates the tunnel in place, and the preview says why without quoting a secret; traffic flows again.
-        await workspace.ok(["config", "set", "tunnelPort", "51823"]);
+        // a's gateway then listens on its node at that port, off its Service's: b is given the node's address.
+        await setConfig(workspace, [
+          ["tunnelPort", "51823"],
+          ["aGatewayAddress", a.publicAddress],
+        ]);
         const move = await previewOf(workspace);
         expect(move.steps).toEqual(["update b-to-a-tunnel"]);
         expect(move.explanations).toEqual([
           {
             urn: expect.stringMatching(/::pulumi-nodejs:dynamic\/liqo:Tunnel::b-to-a-tunnel$/),
-            message: `Tunnel "b-to-a-tunnel": port changes → updates in place: ${TUNNEL_DIFF.port.reason}`,
+            message:
+              `Tunnel "b-to-a-tunnel": serverAddress changes → updates in place: ${TUNNEL_DIFF.serverAddress.reason}\n` +
+              `Tunnel "b-to-a-tunnel": port changes → updates in place: ${TUNNEL_DIFF.port.reason}`,
           },
         ]);
         for (const secret of [token, "client-key-data", "PRIVATE KEY", readFileSync(b.kubeconfig, "utf8")])

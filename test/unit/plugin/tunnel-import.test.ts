@@ -33,6 +33,18 @@ describe("a tunnel's settings read back from its TunnelEndpoints", () => {
     expect(settingsOfEndpoints(specsOf(input))).toEqual(settings);
   });
 
+  test("GIVEN a client dialing what the server announces WHEN read back THEN no server address was given, unless it dials elsewhere", () => {
+    const announced = "lb.example.com:31820";
+    const specs = {
+      ...specsOf({}),
+      consumer: forgeTunnelEndpointSpec("consumer", parties, withTunnelDefaults({}), { endpoint: announced }),
+    };
+    const { behindNat: _untraced, ...settings } = withTunnelDefaults({});
+    expect(settingsOfEndpoints(specs, { provider: announced })).toEqual(settings);
+    const given = specsOf({ serverAddress: "172.29.1.10" });
+    expect(settingsOfEndpoints(given, { provider: announced })).toMatchObject({ serverAddress: "172.29.1.10" });
+  });
+
   test("GIVEN two servers, or a client that dials nothing WHEN read back THEN they are no tunnel's", () => {
     const specs = specsOf({ serverAddress: "172.29.1.10" });
     expect(settingsOfEndpoints({ ...specs, consumer: { ...specs.consumer, role: "server" } })).toBeUndefined();
