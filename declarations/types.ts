@@ -15,6 +15,36 @@ export const SERVER_ADDRESS = {
   example: '"203.0.113.7"',
 } as const;
 
+/** How a Service of the agent's (`service`: whose) meets a cloud's load balancer: the same fields in `agent` and `gateway`. */
+const loadBalancerFields = (service: string) =>
+  ({
+    annotations: {
+      type: mapOf(string()),
+      description:
+        `Annotations of ${service}'s Service: how a cloud configures its load balancer (a network load ` +
+        "balancer for UDP, an internal one, its scheme). Applied in place; one this input no longer " +
+        "lists is removed from the Service.",
+      example: '{ "service.beta.kubernetes.io/aws-load-balancer-type": "nlb" }',
+    },
+    loadBalancerClass: {
+      type: string(),
+      description:
+        `Under \`LoadBalancer\` exposure: which load-balancer implementation serves ${service}'s Service ` +
+        "(`spec.loadBalancerClass`, a domain-prefixed name), where a cluster has several. A Service " +
+        "cannot change its class: a change deletes the Service and makes it again, and its new " +
+        "address is read back.",
+      default: "the cluster's default implementation",
+    },
+    loadBalancerSourceRanges: {
+      type: listOf(string()),
+      description:
+        `Under \`LoadBalancer\` exposure: the CIDRs ${service}'s load balancer lets in ` +
+        "(`spec.loadBalancerSourceRanges`); a cloud drops the rest before they reach the cluster.",
+      default: "everyone",
+      example: '["203.0.113.0/24"]',
+    },
+  }) as const;
+
 export const TYPES: Readonly<Record<string, TypeDeclaration>> = {
   Endpoint: {
     description: "How a cluster's service is reached.",
@@ -67,6 +97,7 @@ export const TYPES: Readonly<Record<string, TypeDeclaration>> = {
           'With `exposure: "NodePort"`: the node port the gateway\'s Service takes, which `gatewayEndpoint` then names.',
         default: "one the cluster picks",
       },
+      ...loadBalancerFields("the gateway"),
     },
   },
   Agent: {
@@ -102,6 +133,7 @@ export const TYPES: Readonly<Record<string, TypeDeclaration>> = {
           'With `exposure: "NodePort"`: the node port the auth service\'s Service takes, which `authUrl` then names.',
         default: "one the cluster picks",
       },
+      ...loadBalancerFields("the auth service"),
     },
   },
   ProviderHandover: {

@@ -8,6 +8,8 @@ import * as k8s from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE } from "../api/names.js";
 import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../kube/client.js";
 import { AGENT_NAME, GATEWAY_NAME } from "./agent-components.js";
+import { mustRecreateService } from "./exposure-plan.js";
+import { poll } from "../wait/poll.js";
 import { forgeAgentRbac, RBAC_COMPONENTS, UNBOUND_CLUSTER_ROLES } from "./agent-rbac.js";
 import {
   forgeAuthService,
@@ -38,6 +40,9 @@ export interface AgentDeploymentSpec {
   readonly gateway: { readonly port: number; readonly exposure: GatewayExposure };
 }
 
+/** How long a Service whose class changes may take to go: a cloud removes its load balancer first. */
+const SERVICE_GONE_TIMEOUT_MS = 120_000;
+
 /** Every object of the agent's deployment, in apply order: RBAC, then workloads, then Services. */
 export function forgeAgentDeployment(spec: AgentDeploymentSpec): k8s.KubernetesObject[] {
   const gatewayService = forgeGatewayService(spec.gateway.port, spec.gateway.exposure);
@@ -53,7 +58,27 @@ export function forgeAgentDeployment(spec: AgentDeploymentSpec): k8s.KubernetesO
 
 /** Applies the agent's deployment (server-side apply: a second run converges; a new image rolls the pods in place). */
 export async function ensureAgentDeployment(kc: k8s.KubeConfig, spec: AgentDeploymentSpec): Promise<void> {
+  const core = kc.makeApiClient(k8s.CoreV1Api);
   for (const object of forgeAgentDeployment(spec)) {
+    if (object.kind === "Service") {
+      const at = { name: object.metadata!.name!, namespace: SYSTEM_NAMESPACE };
+      const step = `cluster: replacing the agent's Service ${at.namespace}/${at.name} for its new load-balancer class`;
+      const existing = await readOptional(() => core.readNamespacedService(at)).catch(
+        describeFailure(step, serverOf(kc)),
+      );
+      if (mustRecreateService(existing, object as k8s.V1Service)) {
+        await deleteOptional(() => core.deleteNamespacedService(at)).catch(describeFailure(step, serverOf(kc)));
+        // A cloud's controller holds the Service (a finalizer) until its load balancer is gone.
+        await poll(
+          { step, object: `Service ${at.namespace}/${at.name} gone`, endpoint: serverOf(kc) },
+          { timeoutMs: SERVICE_GONE_TIMEOUT_MS, intervalMs: 500 },
+          async () =>
+            (await readOptional(() => core.readNamespacedService(at)))
+              ? { done: false, state: "still terminating" }
+              : { done: true, value: undefined },
+        );
+      }
+    }
     await ensureObject(kc, object).catch(
       describeFailure(`cluster: applying the agent's ${object.kind} ${object.metadata?.name}`, serverOf(kc)),
     );

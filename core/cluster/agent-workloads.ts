@@ -10,6 +10,7 @@
  *            NET_RAW only, the TUN device, root; one replica, Recreate
  *   route    hostNetwork (its routes are the node's), NET_ADMIN only, root, on every node
  */
+import type { LoadBalancerSettings } from "./exposure-plan.js";
 import { KUBELET_PORT } from "./agent-components.js";
 import type * as k8s from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE } from "../api/index.js";
@@ -22,6 +23,8 @@ export interface ServiceExposure {
   readonly type: "LoadBalancer" | "NodePort";
   /** The node port to take. @default one the cluster picks */
   readonly nodePort?: number;
+  /** The Service's annotations, and under `LoadBalancer` its class and source ranges. */
+  readonly loadBalancer?: LoadBalancerSettings;
 }
 
 /** How the gateway is exposed: a Service, or the port on its node (no Service). */
@@ -236,12 +239,16 @@ function forgeService(
   },
   exposure: ServiceExposure,
 ): k8s.V1Service {
+  const { annotations, loadBalancerClass, loadBalancerSourceRanges } = exposure.loadBalancer ?? {};
+  const balanced = exposure.type === "LoadBalancer";
   return {
     apiVersion: "v1",
     kind: "Service",
-    metadata: meta(name),
+    metadata: { ...meta(name), ...(annotations ? { annotations: { ...annotations } } : {}) },
     spec: {
       type: exposure.type,
+      ...(balanced && loadBalancerClass ? { loadBalancerClass } : {}),
+      ...(balanced && loadBalancerSourceRanges ? { loadBalancerSourceRanges: [...loadBalancerSourceRanges] } : {}),
       selector: { [COMPONENT_LABEL]: name },
       ports: [
         {

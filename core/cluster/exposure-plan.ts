@@ -5,6 +5,7 @@
  * and what an ingress says. Pure: no I/O, light to load (an import's read runs it).
  */
 import type * as k8s from "@kubernetes/client-node";
+import { isIP } from "node:net";
 import { AGENT_NAME, GATEWAY_NAME } from "./agent-components.js";
 import type { ClusterInstallRequest, ExposedHosts } from "./install-plan.js";
 
@@ -65,4 +66,73 @@ export function exposedHostsOf(
     if ("address" in found) hosts[service.endpoint] = found.address;
   }
   return hosts;
+}
+
+/**
+ * How a Service of the agent's meets a cloud's load balancer: the annotations that configure it
+ * (a UDP network load balancer, an internal one), which implementation serves it, and who may reach it.
+ */
+export interface LoadBalancerSettings {
+  /** The Service's annotations. */
+  readonly annotations?: Readonly<Record<string, string>>;
+  /** `spec.loadBalancerClass`: the implementation that serves it, where a cluster has several. */
+  readonly loadBalancerClass?: string;
+  /** `spec.loadBalancerSourceRanges`: the CIDRs the load balancer lets in. */
+  readonly loadBalancerSourceRanges?: readonly string[];
+}
+
+/** A Kubernetes qualified name: an optional DNS-subdomain prefix and `/`, then a name of 63 characters at most. */
+const QUALIFIED_NAME =
+  /^(?:(?=[a-z0-9.-]{1,253}\/)[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*\/)?(?=.{1,63}$)[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+
+/** Whether `text` is an IPv4 or IPv6 CIDR (`address/prefix`). */
+function isCidr(text: string): boolean {
+  const [address, prefix, extra] = text.split("/");
+  if (extra !== undefined || address === undefined || prefix === undefined || !/^\d{1,3}$/.test(prefix)) return false;
+  const family = isIP(address);
+  return family !== 0 && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * What is wrong with `settings` for a Service exposed as `exposure`, each problem naming its field:
+ * what the API server would refuse at apply, said at preview instead. A class and source ranges
+ * are a load balancer's: a `NodePort` Service takes neither.
+ */
+export function loadBalancerSettingsProblems(
+  settings: LoadBalancerSettings,
+  exposure: string,
+): { readonly field: keyof LoadBalancerSettings; readonly reason: string }[] {
+  const problems: { field: keyof LoadBalancerSettings; reason: string }[] = [];
+  for (const [key, value] of Object.entries(settings.annotations ?? {})) {
+    if (!QUALIFIED_NAME.test(key))
+      problems.push({
+        field: "annotations",
+        reason: `${JSON.stringify(key)} is not an annotation key (an optional DNS prefix and "/", then a name of 63 characters at most)`,
+      });
+    else if (typeof value !== "string")
+      problems.push({ field: "annotations", reason: `the value of ${JSON.stringify(key)} is not text` });
+  }
+  const { loadBalancerClass: lbClass, loadBalancerSourceRanges: ranges } = settings;
+  if (lbClass !== undefined && !(QUALIFIED_NAME.test(lbClass) && lbClass.includes("/")))
+    problems.push({
+      field: "loadBalancerClass",
+      reason: `${JSON.stringify(lbClass)} is not a load-balancer class (a domain-prefixed name, e.g. "example.com/internal")`,
+    });
+  for (const range of ranges ?? [])
+    if (typeof range !== "string" || !isCidr(range))
+      problems.push({ field: "loadBalancerSourceRanges", reason: `${JSON.stringify(range)} is not a CIDR` });
+  if (exposure !== "LoadBalancer")
+    for (const field of ["loadBalancerClass", "loadBalancerSourceRanges"] as const)
+      if (settings[field] !== undefined)
+        problems.push({ field, reason: `a ${exposure} Service has no load balancer to take it` });
+  return problems;
+}
+
+/**
+ * Whether the Service `existing` must be deleted before `wanted` is applied: the API server lets no
+ * Service change its load-balancer class, so another class (or none) is another Service, whose
+ * address is then read back anew.
+ */
+export function mustRecreateService(existing: k8s.V1Service | undefined, wanted: k8s.V1Service): boolean {
+  return existing !== undefined && (existing.spec?.loadBalancerClass ?? "") !== (wanted.spec?.loadBalancerClass ?? "");
 }

@@ -7,6 +7,7 @@ import type { AgentDeploymentSpec, DeployedAgent } from "./agent-deployment.js";
 
 export type { DeployedAgent } from "./agent-deployment.js";
 import type { ServiceExposure } from "./agent-workloads.js";
+import type { LoadBalancerSettings } from "./exposure-plan.js";
 import { mayTake } from "../api/names.js";
 import { joinHostPort } from "../net/endpoint.js";
 
@@ -22,7 +23,7 @@ export interface EndpointAsked {
 }
 
 /** How a deployed agent is asked for: its image, and how its auth service's Service is exposed. */
-export interface AgentAsked {
+export interface AgentAsked extends LoadBalancerSettings {
   readonly image?: string;
   /** @default "LoadBalancer" */
   readonly exposure?: "LoadBalancer" | "NodePort";
@@ -31,7 +32,7 @@ export interface AgentAsked {
 }
 
 /** Where the gateway is reached, and how a deployed one is exposed. */
-export interface GatewayAsked extends EndpointAsked {
+export interface GatewayAsked extends EndpointAsked, LoadBalancerSettings {
   /** A Service (`LoadBalancer`, `NodePort`) or the port of the gateway's node (`hostPort`). @default "LoadBalancer" */
   readonly exposure?: "LoadBalancer" | "NodePort" | "hostPort";
   /** With `NodePort`: the node port to take (and that peers reach). @default one the cluster picks */
@@ -123,20 +124,27 @@ export function agentDeploymentOf(
   image: string,
 ): AgentDeploymentSpec {
   const { agent, gateway } = request;
-  const exposure = (type: "LoadBalancer" | "NodePort", nodePort: number | undefined): ServiceExposure => ({
-    type,
-    ...(type === "NodePort" && nodePort !== undefined ? { nodePort } : {}),
-  });
+  const exposure = (
+    type: "LoadBalancer" | "NodePort",
+    asked: (LoadBalancerSettings & { readonly nodePort?: number }) | undefined,
+  ): ServiceExposure => {
+    const loadBalancer = loadBalancerSettingsOf(asked);
+    return {
+      type,
+      ...(type === "NodePort" && asked?.nodePort !== undefined ? { nodePort: asked.nodePort } : {}),
+      ...(loadBalancer ? { loadBalancer } : {}),
+    };
+  };
   const gatewayType = gateway?.exposure ?? "LoadBalancer";
   return {
     image,
     auth: {
       port: request.authService?.port ?? DEFAULT_AUTH_PORT,
-      exposure: exposure(agent?.exposure ?? "LoadBalancer", agent?.nodePort),
+      exposure: exposure(agent?.exposure ?? "LoadBalancer", agent),
     },
     gateway: {
       port: gateway?.port ?? DEFAULT_GATEWAY_PORT,
-      exposure: gatewayType === "hostPort" ? { type: "hostPort" } : exposure(gatewayType, gateway?.nodePort),
+      exposure: gatewayType === "hostPort" ? { type: "hostPort" } : exposure(gatewayType, gateway),
     },
   };
 }
@@ -169,8 +177,34 @@ export function removalOf(facts: {
 const containerPortOf = (deployment: k8s.V1Deployment | undefined, name: string): k8s.V1ContainerPort | undefined =>
   deployment?.spec?.template.spec?.containers[0]?.ports?.find((port) => port.name === name);
 
-/** How a Service is exposed, as `Cluster`'s inputs say it: the default (`LoadBalancer`) left out. */
-function exposureOf(service: k8s.V1Service | undefined): { exposure?: "NodePort"; nodePort?: number } {
+/** The load-balancer settings among `asked`, or undefined when it gives none. */
+function loadBalancerSettingsOf(asked: LoadBalancerSettings | undefined): LoadBalancerSettings | undefined {
+  const { annotations, loadBalancerClass, loadBalancerSourceRanges } = asked ?? {};
+  const settings = {
+    ...(annotations ? { annotations } : {}),
+    ...(loadBalancerClass ? { loadBalancerClass } : {}),
+    ...(loadBalancerSourceRanges ? { loadBalancerSourceRanges } : {}),
+  };
+  return Object.keys(settings).length > 0 ? settings : undefined;
+}
+
+/**
+ * How a Service is exposed, as `Cluster`'s inputs say it: the default (`LoadBalancer`) left out;
+ * its class and source ranges read back, its annotations not (a cloud's controllers add their own).
+ */
+function exposureOf(service: k8s.V1Service | undefined): {
+  exposure?: "NodePort";
+  nodePort?: number;
+  loadBalancerClass?: string;
+  loadBalancerSourceRanges?: string[];
+} {
+  if (service?.spec?.type === "LoadBalancer") {
+    const { loadBalancerClass, loadBalancerSourceRanges } = service.spec;
+    return {
+      ...(loadBalancerClass ? { loadBalancerClass } : {}),
+      ...(loadBalancerSourceRanges?.length ? { loadBalancerSourceRanges } : {}),
+    };
+  }
   if (service?.spec?.type !== "NodePort") return {};
   const nodePort = service.spec.ports?.[0]?.nodePort;
   return { exposure: "NodePort", ...(nodePort !== undefined ? { nodePort } : {}) };

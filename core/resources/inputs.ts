@@ -14,6 +14,7 @@ import { tunnelSettingsProblems, type TunnelSettingsInput } from "../network-fab
 import { Cidr } from "../net/cidr.js";
 import { parseCpuMillis, parseMemoryBytes } from "../negotiation/quantity.js";
 import type { ResourceAsk } from "../api/index.js";
+import { loadBalancerSettingsProblems, type LoadBalancerSettings } from "../cluster/exposure-plan.js";
 
 /** One check failure, as the engine takes it. */
 export interface CheckFailure {
@@ -109,6 +110,13 @@ export function checkAgentDeployment(failures: Failures, agent: unknown, gateway
     if (exposure !== undefined && !isUnknown(exposure) && !allowed.includes(exposure))
       failures.add(`${input}.exposure`, `${JSON.stringify(exposure)} is not one of ${allowed.join(", ")}`);
     checkPort(failures, `${input}.nodePort`, nodePort);
+    const settings = value as LoadBalancerSettings | undefined;
+    if (
+      settings &&
+      ![exposure, settings.annotations, settings.loadBalancerClass, settings.loadBalancerSourceRanges].some(isUnknown)
+    )
+      for (const problem of loadBalancerSettingsProblems(settings, (exposure as string | undefined) ?? "LoadBalancer"))
+        failures.add(`${input}.${problem.field}`, problem.reason);
     if (nodePort !== undefined && !isUnknown(exposure) && exposure !== "NodePort")
       failures.add(
         `${input}.nodePort`,

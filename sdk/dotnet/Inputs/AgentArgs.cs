@@ -15,6 +15,18 @@ namespace Pulumi.Liqo.Inputs
     /// </summary>
     public sealed class AgentArgs : global::Pulumi.ResourceArgs
     {
+        [Input("annotations")]
+        private InputMap<string>? _annotations;
+
+        /// <summary>
+        /// Annotations of the auth service's Service: how a cloud configures its load balancer (a network load balancer for UDP, an internal one, its scheme). Applied in place; one this input no longer lists is removed from the Service. Example: { "service.beta.kubernetes.io/aws-load-balancer-type": "nlb" }.
+        /// </summary>
+        public InputMap<string> Annotations
+        {
+            get => _annotations ?? (_annotations = new InputMap<string>());
+            set => _annotations = value;
+        }
+
         /// <summary>
         /// How the auth service is exposed. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`: an IP or a host name), which `authUrl` then names and the auth service's certificate covers, and fails within `timeoutSeconds` naming the Service when the cluster gives none (a cluster without a load-balancer implementation: use `NodePort`). Default: "LoadBalancer".
         /// </summary>
@@ -26,6 +38,24 @@ namespace Pulumi.Liqo.Inputs
         /// </summary>
         [Input("image")]
         public Input<string>? Image { get; set; }
+
+        /// <summary>
+        /// Under `LoadBalancer` exposure: which load-balancer implementation serves the auth service's Service (`spec.loadBalancerClass`, a domain-prefixed name), where a cluster has several. A Service cannot change its class: a change deletes the Service and makes it again, and its new address is read back. Default: the cluster's default implementation.
+        /// </summary>
+        [Input("loadBalancerClass")]
+        public Input<string>? LoadBalancerClass { get; set; }
+
+        [Input("loadBalancerSourceRanges")]
+        private InputList<string>? _loadBalancerSourceRanges;
+
+        /// <summary>
+        /// Under `LoadBalancer` exposure: the CIDRs the auth service's load balancer lets in (`spec.loadBalancerSourceRanges`); a cloud drops the rest before they reach the cluster. Default: everyone. Example: ["203.0.113.0/24"].
+        /// </summary>
+        public InputList<string> LoadBalancerSourceRanges
+        {
+            get => _loadBalancerSourceRanges ?? (_loadBalancerSourceRanges = new InputList<string>());
+            set => _loadBalancerSourceRanges = value;
+        }
 
         /// <summary>
         /// With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Default: one the cluster picks.

@@ -21,11 +21,41 @@ namespace Pulumi.Liqo.Inputs
         [Input("address")]
         public Input<string>? Address { get; set; }
 
+        [Input("annotations")]
+        private InputMap<string>? _annotations;
+
+        /// <summary>
+        /// Annotations of the gateway's Service: how a cloud configures its load balancer (a network load balancer for UDP, an internal one, its scheme). Applied in place; one this input no longer lists is removed from the Service. Example: { "service.beta.kubernetes.io/aws-load-balancer-type": "nlb" }.
+        /// </summary>
+        public InputMap<string> Annotations
+        {
+            get => _annotations ?? (_annotations = new InputMap<string>());
+            set => _annotations = value;
+        }
+
         /// <summary>
         /// How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`) and fails within `timeoutSeconds` naming the Service when the cluster gives none. Default: "LoadBalancer".
         /// </summary>
         [Input("exposure")]
         public Input<string>? Exposure { get; set; }
+
+        /// <summary>
+        /// Under `LoadBalancer` exposure: which load-balancer implementation serves the gateway's Service (`spec.loadBalancerClass`, a domain-prefixed name), where a cluster has several. A Service cannot change its class: a change deletes the Service and makes it again, and its new address is read back. Default: the cluster's default implementation.
+        /// </summary>
+        [Input("loadBalancerClass")]
+        public Input<string>? LoadBalancerClass { get; set; }
+
+        [Input("loadBalancerSourceRanges")]
+        private InputList<string>? _loadBalancerSourceRanges;
+
+        /// <summary>
+        /// Under `LoadBalancer` exposure: the CIDRs the gateway's load balancer lets in (`spec.loadBalancerSourceRanges`); a cloud drops the rest before they reach the cluster. Default: everyone. Example: ["203.0.113.0/24"].
+        /// </summary>
+        public InputList<string> LoadBalancerSourceRanges
+        {
+            get => _loadBalancerSourceRanges ?? (_loadBalancerSourceRanges = new InputList<string>());
+            set => _loadBalancerSourceRanges = value;
+        }
 
         /// <summary>
         /// With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Default: one the cluster picks.

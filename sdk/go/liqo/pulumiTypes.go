@@ -15,10 +15,16 @@ var _ = internal.GetEnvOrDefault
 
 // The agent's deployment: with an image, `Cluster` deploys the control agent, the gateway and the route agent from it.
 type Agent struct {
+	// Annotations of the auth service's Service: how a cloud configures its load balancer (a network load balancer for UDP, an internal one, its scheme). Applied in place; one this input no longer lists is removed from the Service. Example: { "service.beta.kubernetes.io/aws-load-balancer-type": "nlb" }.
+	Annotations map[string]string `pulumi:"annotations"`
 	// How the auth service is exposed. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`: an IP or a host name), which `authUrl` then names and the auth service's certificate covers, and fails within `timeoutSeconds` naming the Service when the cluster gives none (a cluster without a load-balancer implementation: use `NodePort`). Default: "LoadBalancer".
 	Exposure *string `pulumi:"exposure"`
 	// The agent image: the archive `npm run image` builds (`pulumi-liqo.local/agent:<version>`), pushed to a registry the cluster pulls from. One image, three roles: the control agent (a Deployment), the gateway (a Deployment of one hostNetwork pod) and the route agent (a DaemonSet). A new image rolls them in place; peerings stay and the gateway keeps its keys. Without it, an agent must already run in the cluster: when the cluster has neither the agent's Deployment nor a fresh agent Lease, the install fails within about 15 s naming this input (what it made stays recorded; `pulumi up` with the image set finishes it). Default: none: no agent is deployed. Example: "registry.example.com/pulumi-liqo/agent:0.1.0".
 	Image *string `pulumi:"image"`
+	// Under `LoadBalancer` exposure: which load-balancer implementation serves the auth service's Service (`spec.loadBalancerClass`, a domain-prefixed name), where a cluster has several. A Service cannot change its class: a change deletes the Service and makes it again, and its new address is read back. Default: the cluster's default implementation.
+	LoadBalancerClass *string `pulumi:"loadBalancerClass"`
+	// Under `LoadBalancer` exposure: the CIDRs the auth service's load balancer lets in (`spec.loadBalancerSourceRanges`); a cloud drops the rest before they reach the cluster. Default: everyone. Example: ["203.0.113.0/24"].
+	LoadBalancerSourceRanges []string `pulumi:"loadBalancerSourceRanges"`
 	// With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Default: one the cluster picks.
 	NodePort *int `pulumi:"nodePort"`
 }
@@ -36,10 +42,16 @@ type AgentInput interface {
 
 // The agent's deployment: with an image, `Cluster` deploys the control agent, the gateway and the route agent from it.
 type AgentArgs struct {
+	// Annotations of the auth service's Service: how a cloud configures its load balancer (a network load balancer for UDP, an internal one, its scheme). Applied in place; one this input no longer lists is removed from the Service. Example: { "service.beta.kubernetes.io/aws-load-balancer-type": "nlb" }.
+	Annotations pulumi.StringMapInput `pulumi:"annotations"`
 	// How the auth service is exposed. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`: an IP or a host name), which `authUrl` then names and the auth service's certificate covers, and fails within `timeoutSeconds` naming the Service when the cluster gives none (a cluster without a load-balancer implementation: use `NodePort`). Default: "LoadBalancer".
 	Exposure pulumi.StringPtrInput `pulumi:"exposure"`
 	// The agent image: the archive `npm run image` builds (`pulumi-liqo.local/agent:<version>`), pushed to a registry the cluster pulls from. One image, three roles: the control agent (a Deployment), the gateway (a Deployment of one hostNetwork pod) and the route agent (a DaemonSet). A new image rolls them in place; peerings stay and the gateway keeps its keys. Without it, an agent must already run in the cluster: when the cluster has neither the agent's Deployment nor a fresh agent Lease, the install fails within about 15 s naming this input (what it made stays recorded; `pulumi up` with the image set finishes it). Default: none: no agent is deployed. Example: "registry.example.com/pulumi-liqo/agent:0.1.0".
 	Image pulumi.StringPtrInput `pulumi:"image"`
+	// Under `LoadBalancer` exposure: which load-balancer implementation serves the auth service's Service (`spec.loadBalancerClass`, a domain-prefixed name), where a cluster has several. A Service cannot change its class: a change deletes the Service and makes it again, and its new address is read back. Default: the cluster's default implementation.
+	LoadBalancerClass pulumi.StringPtrInput `pulumi:"loadBalancerClass"`
+	// Under `LoadBalancer` exposure: the CIDRs the auth service's load balancer lets in (`spec.loadBalancerSourceRanges`); a cloud drops the rest before they reach the cluster. Default: everyone. Example: ["203.0.113.0/24"].
+	LoadBalancerSourceRanges pulumi.StringArrayInput `pulumi:"loadBalancerSourceRanges"`
 	// With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Default: one the cluster picks.
 	NodePort pulumi.IntPtrInput `pulumi:"nodePort"`
 }
@@ -122,6 +134,11 @@ func (o AgentOutput) ToAgentPtrOutputWithContext(ctx context.Context) AgentPtrOu
 	}).(AgentPtrOutput)
 }
 
+// Annotations of the auth service's Service: how a cloud configures its load balancer (a network load balancer for UDP, an internal one, its scheme). Applied in place; one this input no longer lists is removed from the Service. Example: { "service.beta.kubernetes.io/aws-load-balancer-type": "nlb" }.
+func (o AgentOutput) Annotations() pulumi.StringMapOutput {
+	return o.ApplyT(func(v Agent) map[string]string { return v.Annotations }).(pulumi.StringMapOutput)
+}
+
 // How the auth service is exposed. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`: an IP or a host name), which `authUrl` then names and the auth service's certificate covers, and fails within `timeoutSeconds` naming the Service when the cluster gives none (a cluster without a load-balancer implementation: use `NodePort`). Default: "LoadBalancer".
 func (o AgentOutput) Exposure() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Agent) *string { return v.Exposure }).(pulumi.StringPtrOutput)
@@ -130,6 +147,16 @@ func (o AgentOutput) Exposure() pulumi.StringPtrOutput {
 // The agent image: the archive `npm run image` builds (`pulumi-liqo.local/agent:<version>`), pushed to a registry the cluster pulls from. One image, three roles: the control agent (a Deployment), the gateway (a Deployment of one hostNetwork pod) and the route agent (a DaemonSet). A new image rolls them in place; peerings stay and the gateway keeps its keys. Without it, an agent must already run in the cluster: when the cluster has neither the agent's Deployment nor a fresh agent Lease, the install fails within about 15 s naming this input (what it made stays recorded; `pulumi up` with the image set finishes it). Default: none: no agent is deployed. Example: "registry.example.com/pulumi-liqo/agent:0.1.0".
 func (o AgentOutput) Image() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Agent) *string { return v.Image }).(pulumi.StringPtrOutput)
+}
+
+// Under `LoadBalancer` exposure: which load-balancer implementation serves the auth service's Service (`spec.loadBalancerClass`, a domain-prefixed name), where a cluster has several. A Service cannot change its class: a change deletes the Service and makes it again, and its new address is read back. Default: the cluster's default implementation.
+func (o AgentOutput) LoadBalancerClass() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Agent) *string { return v.LoadBalancerClass }).(pulumi.StringPtrOutput)
+}
+
+// Under `LoadBalancer` exposure: the CIDRs the auth service's load balancer lets in (`spec.loadBalancerSourceRanges`); a cloud drops the rest before they reach the cluster. Default: everyone. Example: ["203.0.113.0/24"].
+func (o AgentOutput) LoadBalancerSourceRanges() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v Agent) []string { return v.LoadBalancerSourceRanges }).(pulumi.StringArrayOutput)
 }
 
 // With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Default: one the cluster picks.
@@ -161,6 +188,16 @@ func (o AgentPtrOutput) Elem() AgentOutput {
 	}).(AgentOutput)
 }
 
+// Annotations of the auth service's Service: how a cloud configures its load balancer (a network load balancer for UDP, an internal one, its scheme). Applied in place; one this input no longer lists is removed from the Service. Example: { "service.beta.kubernetes.io/aws-load-balancer-type": "nlb" }.
+func (o AgentPtrOutput) Annotations() pulumi.StringMapOutput {
+	return o.ApplyT(func(v *Agent) map[string]string {
+		if v == nil {
+			return nil
+		}
+		return v.Annotations
+	}).(pulumi.StringMapOutput)
+}
+
 // How the auth service is exposed. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`: an IP or a host name), which `authUrl` then names and the auth service's certificate covers, and fails within `timeoutSeconds` naming the Service when the cluster gives none (a cluster without a load-balancer implementation: use `NodePort`). Default: "LoadBalancer".
 func (o AgentPtrOutput) Exposure() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Agent) *string {
@@ -179,6 +216,26 @@ func (o AgentPtrOutput) Image() pulumi.StringPtrOutput {
 		}
 		return v.Image
 	}).(pulumi.StringPtrOutput)
+}
+
+// Under `LoadBalancer` exposure: which load-balancer implementation serves the auth service's Service (`spec.loadBalancerClass`, a domain-prefixed name), where a cluster has several. A Service cannot change its class: a change deletes the Service and makes it again, and its new address is read back. Default: the cluster's default implementation.
+func (o AgentPtrOutput) LoadBalancerClass() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Agent) *string {
+		if v == nil {
+			return nil
+		}
+		return v.LoadBalancerClass
+	}).(pulumi.StringPtrOutput)
+}
+
+// Under `LoadBalancer` exposure: the CIDRs the auth service's load balancer lets in (`spec.loadBalancerSourceRanges`); a cloud drops the rest before they reach the cluster. Default: everyone. Example: ["203.0.113.0/24"].
+func (o AgentPtrOutput) LoadBalancerSourceRanges() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *Agent) []string {
+		if v == nil {
+			return nil
+		}
+		return v.LoadBalancerSourceRanges
+	}).(pulumi.StringArrayOutput)
 }
 
 // With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Default: one the cluster picks.
@@ -603,8 +660,14 @@ func (o EndpointPtrOutput) Port() pulumi.IntPtrOutput {
 type Gateway struct {
 	// IP or DNS name peers dial. Given, it wins over what the cluster answers; left out with a deployed gateway under `LoadBalancer` exposure, it is the address the cluster's load balancer gives the gateway's Service, read back at install. Default: the load balancer's address under `LoadBalancer` exposure, else the API server URL's host.
 	Address *string `pulumi:"address"`
+	// Annotations of the gateway's Service: how a cloud configures its load balancer (a network load balancer for UDP, an internal one, its scheme). Applied in place; one this input no longer lists is removed from the Service. Example: { "service.beta.kubernetes.io/aws-load-balancer-type": "nlb" }.
+	Annotations map[string]string `pulumi:"annotations"`
 	// How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`) and fails within `timeoutSeconds` naming the Service when the cluster gives none. Default: "LoadBalancer".
 	Exposure *string `pulumi:"exposure"`
+	// Under `LoadBalancer` exposure: which load-balancer implementation serves the gateway's Service (`spec.loadBalancerClass`, a domain-prefixed name), where a cluster has several. A Service cannot change its class: a change deletes the Service and makes it again, and its new address is read back. Default: the cluster's default implementation.
+	LoadBalancerClass *string `pulumi:"loadBalancerClass"`
+	// Under `LoadBalancer` exposure: the CIDRs the gateway's load balancer lets in (`spec.loadBalancerSourceRanges`); a cloud drops the rest before they reach the cluster. Default: everyone. Example: ["203.0.113.0/24"].
+	LoadBalancerSourceRanges []string `pulumi:"loadBalancerSourceRanges"`
 	// With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Default: one the cluster picks.
 	NodePort *int `pulumi:"nodePort"`
 	// UDP port the gateway serves on, on its node (a Tunnel's port must be it). Default 51820.
@@ -626,8 +689,14 @@ type GatewayInput interface {
 type GatewayArgs struct {
 	// IP or DNS name peers dial. Given, it wins over what the cluster answers; left out with a deployed gateway under `LoadBalancer` exposure, it is the address the cluster's load balancer gives the gateway's Service, read back at install. Default: the load balancer's address under `LoadBalancer` exposure, else the API server URL's host.
 	Address pulumi.StringPtrInput `pulumi:"address"`
+	// Annotations of the gateway's Service: how a cloud configures its load balancer (a network load balancer for UDP, an internal one, its scheme). Applied in place; one this input no longer lists is removed from the Service. Example: { "service.beta.kubernetes.io/aws-load-balancer-type": "nlb" }.
+	Annotations pulumi.StringMapInput `pulumi:"annotations"`
 	// How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`) and fails within `timeoutSeconds` naming the Service when the cluster gives none. Default: "LoadBalancer".
 	Exposure pulumi.StringPtrInput `pulumi:"exposure"`
+	// Under `LoadBalancer` exposure: which load-balancer implementation serves the gateway's Service (`spec.loadBalancerClass`, a domain-prefixed name), where a cluster has several. A Service cannot change its class: a change deletes the Service and makes it again, and its new address is read back. Default: the cluster's default implementation.
+	LoadBalancerClass pulumi.StringPtrInput `pulumi:"loadBalancerClass"`
+	// Under `LoadBalancer` exposure: the CIDRs the gateway's load balancer lets in (`spec.loadBalancerSourceRanges`); a cloud drops the rest before they reach the cluster. Default: everyone. Example: ["203.0.113.0/24"].
+	LoadBalancerSourceRanges pulumi.StringArrayInput `pulumi:"loadBalancerSourceRanges"`
 	// With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Default: one the cluster picks.
 	NodePort pulumi.IntPtrInput `pulumi:"nodePort"`
 	// UDP port the gateway serves on, on its node (a Tunnel's port must be it). Default 51820.
@@ -717,9 +786,24 @@ func (o GatewayOutput) Address() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Gateway) *string { return v.Address }).(pulumi.StringPtrOutput)
 }
 
+// Annotations of the gateway's Service: how a cloud configures its load balancer (a network load balancer for UDP, an internal one, its scheme). Applied in place; one this input no longer lists is removed from the Service. Example: { "service.beta.kubernetes.io/aws-load-balancer-type": "nlb" }.
+func (o GatewayOutput) Annotations() pulumi.StringMapOutput {
+	return o.ApplyT(func(v Gateway) map[string]string { return v.Annotations }).(pulumi.StringMapOutput)
+}
+
 // How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`) and fails within `timeoutSeconds` naming the Service when the cluster gives none. Default: "LoadBalancer".
 func (o GatewayOutput) Exposure() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Gateway) *string { return v.Exposure }).(pulumi.StringPtrOutput)
+}
+
+// Under `LoadBalancer` exposure: which load-balancer implementation serves the gateway's Service (`spec.loadBalancerClass`, a domain-prefixed name), where a cluster has several. A Service cannot change its class: a change deletes the Service and makes it again, and its new address is read back. Default: the cluster's default implementation.
+func (o GatewayOutput) LoadBalancerClass() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Gateway) *string { return v.LoadBalancerClass }).(pulumi.StringPtrOutput)
+}
+
+// Under `LoadBalancer` exposure: the CIDRs the gateway's load balancer lets in (`spec.loadBalancerSourceRanges`); a cloud drops the rest before they reach the cluster. Default: everyone. Example: ["203.0.113.0/24"].
+func (o GatewayOutput) LoadBalancerSourceRanges() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v Gateway) []string { return v.LoadBalancerSourceRanges }).(pulumi.StringArrayOutput)
 }
 
 // With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Default: one the cluster picks.
@@ -766,6 +850,16 @@ func (o GatewayPtrOutput) Address() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// Annotations of the gateway's Service: how a cloud configures its load balancer (a network load balancer for UDP, an internal one, its scheme). Applied in place; one this input no longer lists is removed from the Service. Example: { "service.beta.kubernetes.io/aws-load-balancer-type": "nlb" }.
+func (o GatewayPtrOutput) Annotations() pulumi.StringMapOutput {
+	return o.ApplyT(func(v *Gateway) map[string]string {
+		if v == nil {
+			return nil
+		}
+		return v.Annotations
+	}).(pulumi.StringMapOutput)
+}
+
 // How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`) and fails within `timeoutSeconds` naming the Service when the cluster gives none. Default: "LoadBalancer".
 func (o GatewayPtrOutput) Exposure() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Gateway) *string {
@@ -774,6 +868,26 @@ func (o GatewayPtrOutput) Exposure() pulumi.StringPtrOutput {
 		}
 		return v.Exposure
 	}).(pulumi.StringPtrOutput)
+}
+
+// Under `LoadBalancer` exposure: which load-balancer implementation serves the gateway's Service (`spec.loadBalancerClass`, a domain-prefixed name), where a cluster has several. A Service cannot change its class: a change deletes the Service and makes it again, and its new address is read back. Default: the cluster's default implementation.
+func (o GatewayPtrOutput) LoadBalancerClass() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Gateway) *string {
+		if v == nil {
+			return nil
+		}
+		return v.LoadBalancerClass
+	}).(pulumi.StringPtrOutput)
+}
+
+// Under `LoadBalancer` exposure: the CIDRs the gateway's load balancer lets in (`spec.loadBalancerSourceRanges`); a cloud drops the rest before they reach the cluster. Default: everyone. Example: ["203.0.113.0/24"].
+func (o GatewayPtrOutput) LoadBalancerSourceRanges() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *Gateway) []string {
+		if v == nil {
+			return nil
+		}
+		return v.LoadBalancerSourceRanges
+	}).(pulumi.StringArrayOutput)
 }
 
 // With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Default: one the cluster picks.

@@ -41,6 +41,28 @@ export interface GatewayArgs {
    * @default one the cluster picks
    */
   readonly nodePort?: pulumi.Input<number>;
+  /**
+   * Annotations of the gateway's Service: how a cloud configures its load balancer (a network load
+   * balancer for UDP, an internal one, its scheme). Applied in place; one this input no longer
+   * lists is removed from the Service.
+   * @example { "service.beta.kubernetes.io/aws-load-balancer-type": "nlb" }
+   */
+  readonly annotations?: pulumi.Input<Record<string, pulumi.Input<string>>>;
+  /**
+   * Under `LoadBalancer` exposure: which load-balancer implementation serves the gateway's Service
+   * (`spec.loadBalancerClass`, a domain-prefixed name), where a cluster has several. A Service
+   * cannot change its class: a change deletes the Service and makes it again, and its new address
+   * is read back.
+   * @default the cluster's default implementation
+   */
+  readonly loadBalancerClass?: pulumi.Input<string>;
+  /**
+   * Under `LoadBalancer` exposure: the CIDRs the gateway's load balancer lets in
+   * (`spec.loadBalancerSourceRanges`); a cloud drops the rest before they reach the cluster.
+   * @default everyone
+   * @example ["203.0.113.0/24"]
+   */
+  readonly loadBalancerSourceRanges?: pulumi.Input<pulumi.Input<string>[]>;
 }
 
 /**
@@ -74,6 +96,28 @@ export interface AgentArgs {
    * @default one the cluster picks
    */
   readonly nodePort?: pulumi.Input<number>;
+  /**
+   * Annotations of the auth service's Service: how a cloud configures its load balancer (a network
+   * load balancer for UDP, an internal one, its scheme). Applied in place; one this input no
+   * longer lists is removed from the Service.
+   * @example { "service.beta.kubernetes.io/aws-load-balancer-type": "nlb" }
+   */
+  readonly annotations?: pulumi.Input<Record<string, pulumi.Input<string>>>;
+  /**
+   * Under `LoadBalancer` exposure: which load-balancer implementation serves the auth service's
+   * Service (`spec.loadBalancerClass`, a domain-prefixed name), where a cluster has several. A
+   * Service cannot change its class: a change deletes the Service and makes it again, and its new
+   * address is read back.
+   * @default the cluster's default implementation
+   */
+  readonly loadBalancerClass?: pulumi.Input<string>;
+  /**
+   * Under `LoadBalancer` exposure: the CIDRs the auth service's load balancer lets in
+   * (`spec.loadBalancerSourceRanges`); a cloud drops the rest before they reach the cluster.
+   * @default everyone
+   * @example ["203.0.113.0/24"]
+   */
+  readonly loadBalancerSourceRanges?: pulumi.Input<pulumi.Input<string>[]>;
 }
 
 /** What a provider hands to a consumer: its PeeringToken's outputs. */

@@ -43,6 +43,10 @@ class AgentArgsDict(TypedDict):
     """
     The agent's deployment: with an image, `Cluster` deploys the control agent, the gateway and the route agent from it.
     """
+    annotations: NotRequired[pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]]
+    """
+    Annotations of the auth service's Service: how a cloud configures its load balancer (a network load balancer for UDP, an internal one, its scheme). Applied in place; one this input no longer lists is removed from the Service. Example: { "service.beta.kubernetes.io/aws-load-balancer-type": "nlb" }.
+    """
     exposure: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
     How the auth service is exposed. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`: an IP or a host name), which `authUrl` then names and the auth service's certificate covers, and fails within `timeoutSeconds` naming the Service when the cluster gives none (a cluster without a load-balancer implementation: use `NodePort`). Default: "LoadBalancer".
@@ -50,6 +54,14 @@ class AgentArgsDict(TypedDict):
     image: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
     The agent image: the archive `npm run image` builds (`pulumi-liqo.local/agent:<version>`), pushed to a registry the cluster pulls from. One image, three roles: the control agent (a Deployment), the gateway (a Deployment of one hostNetwork pod) and the route agent (a DaemonSet). A new image rolls them in place; peerings stay and the gateway keeps its keys. Without it, an agent must already run in the cluster: when the cluster has neither the agent's Deployment nor a fresh agent Lease, the install fails within about 15 s naming this input (what it made stays recorded; `pulumi up` with the image set finishes it). Default: none: no agent is deployed. Example: "registry.example.com/pulumi-liqo/agent:0.1.0".
+    """
+    load_balancer_class: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Under `LoadBalancer` exposure: which load-balancer implementation serves the auth service's Service (`spec.loadBalancerClass`, a domain-prefixed name), where a cluster has several. A Service cannot change its class: a change deletes the Service and makes it again, and its new address is read back. Default: the cluster's default implementation.
+    """
+    load_balancer_source_ranges: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    """
+    Under `LoadBalancer` exposure: the CIDRs the auth service's load balancer lets in (`spec.loadBalancerSourceRanges`); a cloud drops the rest before they reach the cluster. Default: everyone. Example: ["203.0.113.0/24"].
     """
     node_port: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
@@ -59,22 +71,46 @@ class AgentArgsDict(TypedDict):
 @pulumi.input_type
 class AgentArgs:
     def __init__(__self__, *,
+                 annotations: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  exposure: pulumi.Input[Optional[_builtins.str]] = None,
                  image: pulumi.Input[Optional[_builtins.str]] = None,
+                 load_balancer_class: pulumi.Input[Optional[_builtins.str]] = None,
+                 load_balancer_source_ranges: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  node_port: pulumi.Input[Optional[_builtins.int]] = None):
         """
         The agent's deployment: with an image, `Cluster` deploys the control agent, the gateway and the route agent from it.
 
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] annotations: Annotations of the auth service's Service: how a cloud configures its load balancer (a network load balancer for UDP, an internal one, its scheme). Applied in place; one this input no longer lists is removed from the Service. Example: { "service.beta.kubernetes.io/aws-load-balancer-type": "nlb" }.
         :param pulumi.Input[_builtins.str] exposure: How the auth service is exposed. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`: an IP or a host name), which `authUrl` then names and the auth service's certificate covers, and fails within `timeoutSeconds` naming the Service when the cluster gives none (a cluster without a load-balancer implementation: use `NodePort`). Default: "LoadBalancer".
         :param pulumi.Input[_builtins.str] image: The agent image: the archive `npm run image` builds (`pulumi-liqo.local/agent:<version>`), pushed to a registry the cluster pulls from. One image, three roles: the control agent (a Deployment), the gateway (a Deployment of one hostNetwork pod) and the route agent (a DaemonSet). A new image rolls them in place; peerings stay and the gateway keeps its keys. Without it, an agent must already run in the cluster: when the cluster has neither the agent's Deployment nor a fresh agent Lease, the install fails within about 15 s naming this input (what it made stays recorded; `pulumi up` with the image set finishes it). Default: none: no agent is deployed. Example: "registry.example.com/pulumi-liqo/agent:0.1.0".
+        :param pulumi.Input[_builtins.str] load_balancer_class: Under `LoadBalancer` exposure: which load-balancer implementation serves the auth service's Service (`spec.loadBalancerClass`, a domain-prefixed name), where a cluster has several. A Service cannot change its class: a change deletes the Service and makes it again, and its new address is read back. Default: the cluster's default implementation.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] load_balancer_source_ranges: Under `LoadBalancer` exposure: the CIDRs the auth service's load balancer lets in (`spec.loadBalancerSourceRanges`); a cloud drops the rest before they reach the cluster. Default: everyone. Example: ["203.0.113.0/24"].
         :param pulumi.Input[_builtins.int] node_port: With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Default: one the cluster picks.
         """
+        if annotations is not None:
+            pulumi.set(__self__, "annotations", annotations)
         if exposure is not None:
             pulumi.set(__self__, "exposure", exposure)
         if image is not None:
             pulumi.set(__self__, "image", image)
+        if load_balancer_class is not None:
+            pulumi.set(__self__, "load_balancer_class", load_balancer_class)
+        if load_balancer_source_ranges is not None:
+            pulumi.set(__self__, "load_balancer_source_ranges", load_balancer_source_ranges)
         if node_port is not None:
             pulumi.set(__self__, "node_port", node_port)
+
+    @_builtins.property
+    @pulumi.getter
+    def annotations(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
+        """
+        Annotations of the auth service's Service: how a cloud configures its load balancer (a network load balancer for UDP, an internal one, its scheme). Applied in place; one this input no longer lists is removed from the Service. Example: { "service.beta.kubernetes.io/aws-load-balancer-type": "nlb" }.
+        """
+        return pulumi.get(self, "annotations")
+
+    @annotations.setter
+    def annotations(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "annotations", value)
 
     @_builtins.property
     @pulumi.getter
@@ -99,6 +135,30 @@ class AgentArgs:
     @image.setter
     def image(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "image", value)
+
+    @_builtins.property
+    @pulumi.getter(name="loadBalancerClass")
+    def load_balancer_class(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Under `LoadBalancer` exposure: which load-balancer implementation serves the auth service's Service (`spec.loadBalancerClass`, a domain-prefixed name), where a cluster has several. A Service cannot change its class: a change deletes the Service and makes it again, and its new address is read back. Default: the cluster's default implementation.
+        """
+        return pulumi.get(self, "load_balancer_class")
+
+    @load_balancer_class.setter
+    def load_balancer_class(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "load_balancer_class", value)
+
+    @_builtins.property
+    @pulumi.getter(name="loadBalancerSourceRanges")
+    def load_balancer_source_ranges(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        Under `LoadBalancer` exposure: the CIDRs the auth service's load balancer lets in (`spec.loadBalancerSourceRanges`); a cloud drops the rest before they reach the cluster. Default: everyone. Example: ["203.0.113.0/24"].
+        """
+        return pulumi.get(self, "load_balancer_source_ranges")
+
+    @load_balancer_source_ranges.setter
+    def load_balancer_source_ranges(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "load_balancer_source_ranges", value)
 
     @_builtins.property
     @pulumi.getter(name="nodePort")
@@ -287,9 +347,21 @@ class GatewayArgsDict(TypedDict):
     """
     IP or DNS name peers dial. Given, it wins over what the cluster answers; left out with a deployed gateway under `LoadBalancer` exposure, it is the address the cluster's load balancer gives the gateway's Service, read back at install. Default: the load balancer's address under `LoadBalancer` exposure, else the API server URL's host.
     """
+    annotations: NotRequired[pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]]
+    """
+    Annotations of the gateway's Service: how a cloud configures its load balancer (a network load balancer for UDP, an internal one, its scheme). Applied in place; one this input no longer lists is removed from the Service. Example: { "service.beta.kubernetes.io/aws-load-balancer-type": "nlb" }.
+    """
     exposure: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
     How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`) and fails within `timeoutSeconds` naming the Service when the cluster gives none. Default: "LoadBalancer".
+    """
+    load_balancer_class: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Under `LoadBalancer` exposure: which load-balancer implementation serves the gateway's Service (`spec.loadBalancerClass`, a domain-prefixed name), where a cluster has several. A Service cannot change its class: a change deletes the Service and makes it again, and its new address is read back. Default: the cluster's default implementation.
+    """
+    load_balancer_source_ranges: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    """
+    Under `LoadBalancer` exposure: the CIDRs the gateway's load balancer lets in (`spec.loadBalancerSourceRanges`); a cloud drops the rest before they reach the cluster. Default: everyone. Example: ["203.0.113.0/24"].
     """
     node_port: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
@@ -304,21 +376,33 @@ class GatewayArgsDict(TypedDict):
 class GatewayArgs:
     def __init__(__self__, *,
                  address: pulumi.Input[Optional[_builtins.str]] = None,
+                 annotations: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  exposure: pulumi.Input[Optional[_builtins.str]] = None,
+                 load_balancer_class: pulumi.Input[Optional[_builtins.str]] = None,
+                 load_balancer_source_ranges: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  node_port: pulumi.Input[Optional[_builtins.int]] = None,
                  port: pulumi.Input[Optional[_builtins.int]] = None):
         """
         How the WireGuard gateway is reached, and how a deployed gateway is exposed.
 
         :param pulumi.Input[_builtins.str] address: IP or DNS name peers dial. Given, it wins over what the cluster answers; left out with a deployed gateway under `LoadBalancer` exposure, it is the address the cluster's load balancer gives the gateway's Service, read back at install. Default: the load balancer's address under `LoadBalancer` exposure, else the API server URL's host.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] annotations: Annotations of the gateway's Service: how a cloud configures its load balancer (a network load balancer for UDP, an internal one, its scheme). Applied in place; one this input no longer lists is removed from the Service. Example: { "service.beta.kubernetes.io/aws-load-balancer-type": "nlb" }.
         :param pulumi.Input[_builtins.str] exposure: How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`) and fails within `timeoutSeconds` naming the Service when the cluster gives none. Default: "LoadBalancer".
+        :param pulumi.Input[_builtins.str] load_balancer_class: Under `LoadBalancer` exposure: which load-balancer implementation serves the gateway's Service (`spec.loadBalancerClass`, a domain-prefixed name), where a cluster has several. A Service cannot change its class: a change deletes the Service and makes it again, and its new address is read back. Default: the cluster's default implementation.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] load_balancer_source_ranges: Under `LoadBalancer` exposure: the CIDRs the gateway's load balancer lets in (`spec.loadBalancerSourceRanges`); a cloud drops the rest before they reach the cluster. Default: everyone. Example: ["203.0.113.0/24"].
         :param pulumi.Input[_builtins.int] node_port: With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Default: one the cluster picks.
         :param pulumi.Input[_builtins.int] port: UDP port the gateway serves on, on its node (a Tunnel's port must be it). Default 51820.
         """
         if address is not None:
             pulumi.set(__self__, "address", address)
+        if annotations is not None:
+            pulumi.set(__self__, "annotations", annotations)
         if exposure is not None:
             pulumi.set(__self__, "exposure", exposure)
+        if load_balancer_class is not None:
+            pulumi.set(__self__, "load_balancer_class", load_balancer_class)
+        if load_balancer_source_ranges is not None:
+            pulumi.set(__self__, "load_balancer_source_ranges", load_balancer_source_ranges)
         if node_port is not None:
             pulumi.set(__self__, "node_port", node_port)
         if port is not None:
@@ -338,6 +422,18 @@ class GatewayArgs:
 
     @_builtins.property
     @pulumi.getter
+    def annotations(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
+        """
+        Annotations of the gateway's Service: how a cloud configures its load balancer (a network load balancer for UDP, an internal one, its scheme). Applied in place; one this input no longer lists is removed from the Service. Example: { "service.beta.kubernetes.io/aws-load-balancer-type": "nlb" }.
+        """
+        return pulumi.get(self, "annotations")
+
+    @annotations.setter
+    def annotations(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "annotations", value)
+
+    @_builtins.property
+    @pulumi.getter
     def exposure(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
         How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`) and fails within `timeoutSeconds` naming the Service when the cluster gives none. Default: "LoadBalancer".
@@ -347,6 +443,30 @@ class GatewayArgs:
     @exposure.setter
     def exposure(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "exposure", value)
+
+    @_builtins.property
+    @pulumi.getter(name="loadBalancerClass")
+    def load_balancer_class(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Under `LoadBalancer` exposure: which load-balancer implementation serves the gateway's Service (`spec.loadBalancerClass`, a domain-prefixed name), where a cluster has several. A Service cannot change its class: a change deletes the Service and makes it again, and its new address is read back. Default: the cluster's default implementation.
+        """
+        return pulumi.get(self, "load_balancer_class")
+
+    @load_balancer_class.setter
+    def load_balancer_class(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "load_balancer_class", value)
+
+    @_builtins.property
+    @pulumi.getter(name="loadBalancerSourceRanges")
+    def load_balancer_source_ranges(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        Under `LoadBalancer` exposure: the CIDRs the gateway's load balancer lets in (`spec.loadBalancerSourceRanges`); a cloud drops the rest before they reach the cluster. Default: everyone. Example: ["203.0.113.0/24"].
+        """
+        return pulumi.get(self, "load_balancer_source_ranges")
+
+    @load_balancer_source_ranges.setter
+    def load_balancer_source_ranges(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "load_balancer_source_ranges", value)
 
     @_builtins.property
     @pulumi.getter(name="nodePort")

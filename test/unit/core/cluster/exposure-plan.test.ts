@@ -1,7 +1,14 @@
 /** Which of the agent's Services an install reads back, and what a Service's load-balancer status says (exposure-plan.ts). */
 import type * as k8s from "@kubernetes/client-node";
-import { exposedHostsOf, loadBalancerAddressOf, servicesToReadBack } from "../../../../core/cluster/exposure-plan.js";
-import { clusterEndpointsOf } from "../../../../core/cluster/install-plan.js";
+import {
+  exposedHostsOf,
+  loadBalancerAddressOf,
+  loadBalancerSettingsProblems,
+  mustRecreateService,
+  servicesToReadBack,
+} from "../../../../core/cluster/exposure-plan.js";
+import { agentDeploymentOf, askedOfDeployment, clusterEndpointsOf } from "../../../../core/cluster/install-plan.js";
+import { forgeAgentDeployment } from "../../../../core/cluster/agent-deployment.js";
 
 const service = (type: string, ingress?: k8s.V1LoadBalancerIngress[]): k8s.V1Service => ({
   spec: { type },
@@ -79,5 +86,64 @@ describe("clusterEndpointsOf with load-balancer addresses", () => {
       { auth: "203.0.113.7" },
     );
     expect(endpoints.authUrl).toBe("https://peer.example.com:8443");
+  });
+});
+
+describe("a cloud's load-balancer settings on the agent's Services", () => {
+  const nlb = { "service.beta.kubernetes.io/aws-load-balancer-type": "nlb" };
+  const asked = {
+    agent: { image: "agent:1", annotations: nlb, loadBalancerClass: "example.com/internal" },
+    gateway: { loadBalancerSourceRanges: ["203.0.113.0/24", "2001:db8::/32"] },
+  };
+  const services = (request: Parameters<typeof agentDeploymentOf>[0]) =>
+    forgeAgentDeployment(agentDeploymentOf(request, "agent:1")).filter(
+      (object): object is k8s.V1Service => object.kind === "Service",
+    );
+
+  test("GIVEN annotations, a class and source ranges WHEN forged THEN each Service carries its own, and an import reads class and ranges back", () => {
+    const [auth, gateway] = services(asked);
+    expect(auth!.metadata!.annotations).toEqual(nlb);
+    expect(auth!.spec).toMatchObject({ type: "LoadBalancer", loadBalancerClass: "example.com/internal" });
+    expect(auth!.spec!.loadBalancerSourceRanges).toBeUndefined();
+    expect(gateway!.metadata!.annotations).toBeUndefined();
+    expect(gateway!.spec!.loadBalancerSourceRanges).toEqual(["203.0.113.0/24", "2001:db8::/32"]);
+    const objects = forgeAgentDeployment(agentDeploymentOf(asked, "agent:1"));
+    const [control, gatewayPods] = objects.filter((object) => object.kind === "Deployment") as k8s.V1Deployment[];
+    const read = askedOfDeployment({ control, gateway: gatewayPods, authService: auth!, gatewayService: gateway! });
+    expect(read).toEqual({
+      agent: { image: "agent:1", loadBalancerClass: "example.com/internal" },
+      gateway: { loadBalancerSourceRanges: ["203.0.113.0/24", "2001:db8::/32"] },
+    });
+  });
+
+  test("GIVEN a NodePort Service WHEN forged THEN it carries the annotations and no class or ranges", () => {
+    const [auth] = services({ agent: { ...asked.agent, exposure: "NodePort" } });
+    expect(auth!.metadata!.annotations).toEqual(nlb);
+    expect(auth!.spec!.loadBalancerClass).toBeUndefined();
+  });
+
+  test.each([
+    [{ annotations: { "bad key!": "x" } }, "LoadBalancer", "annotations"],
+    [{ loadBalancerClass: "internal" }, "LoadBalancer", "loadBalancerClass"],
+    [{ loadBalancerSourceRanges: ["203.0.113.0"] }, "LoadBalancer", "loadBalancerSourceRanges"],
+    [{ loadBalancerSourceRanges: ["10.0.0.0/33"] }, "LoadBalancer", "loadBalancerSourceRanges"],
+    [{ loadBalancerClass: "example.com/x" }, "NodePort", "loadBalancerClass"],
+    [{ loadBalancerSourceRanges: ["10.0.0.0/8"] }, "hostPort", "loadBalancerSourceRanges"],
+  ] as const)("GIVEN %j under %s WHEN checked THEN %s is named", (settings, exposure, field) => {
+    expect(loadBalancerSettingsProblems(settings, exposure).map((problem) => problem.field)).toEqual([field]);
+  });
+
+  test("GIVEN good settings WHEN checked THEN nothing is said", () => {
+    expect(loadBalancerSettingsProblems({ ...asked.agent, ...asked.gateway }, "LoadBalancer")).toEqual([]);
+    expect(loadBalancerSettingsProblems({ annotations: nlb }, "NodePort")).toEqual([]);
+  });
+
+  test("GIVEN a Service whose class changes WHEN applied again THEN it is made anew; the same class, or a first apply, is not", () => {
+    const [classed] = services(asked);
+    const [plain] = services({ agent: { image: "agent:1" } });
+    expect(mustRecreateService(plain, classed!)).toBe(true);
+    expect(mustRecreateService(classed, plain!)).toBe(true);
+    expect(mustRecreateService(classed, classed!)).toBe(false);
+    expect(mustRecreateService(undefined, classed!)).toBe(false);
   });
 });

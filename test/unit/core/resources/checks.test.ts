@@ -85,6 +85,18 @@ describe("Cluster check", () => {
     expect((await cluster.check!(goodCluster, good)).failures).toEqual([]);
   });
 
+  test("GIVEN a load-balancer class on a NodePort Service and a source range that is no CIDR WHEN checked THEN preview names both", async () => {
+    const bad = {
+      ...goodCluster,
+      agent: { image: "pulumi-liqo.local/agent:0.1.0", exposure: "NodePort", loadBalancerClass: "example.com/lb" },
+      gateway: { loadBalancerSourceRanges: ["everyone"], annotations: { "example.com/scheme": "internal" } },
+    } as ClusterInputs;
+    expect((await cluster.check!(goodCluster, bad)).failures!.map((f) => f.reason)).toEqual([
+      "agent.loadBalancerClass: a NodePort Service has no load balancer to take it",
+      'gateway.loadBalancerSourceRanges: "everyone" is not a CIDR',
+    ]);
+  });
+
   test("GIVEN unknown inputs during preview WHEN checked THEN they are not judged", async () => {
     const unknown = { ...goodCluster, kubeconfig: UNKNOWN, podCidr: UNKNOWN } as ClusterInputs;
     expect((await cluster.check!(goodCluster, unknown)).failures).toEqual([]);
