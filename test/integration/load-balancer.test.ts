@@ -9,7 +9,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { readFileSync } from "node:fs";
 import { SYSTEM_NAMESPACE } from "../../core/api/index.js";
-import { AGENT_NAME } from "../../core/cluster/agent-components.js";
+import { AGENT_NAME, GATEWAY_NAME } from "../../core/cluster/agent-components.js";
 import { DEFAULT_AGENT_IMAGE } from "../../core/cluster/agent-image.js";
 import { DEFAULT_GATEWAY_PORT } from "../../core/cluster/install-plan.js";
 import type { PartialFailure } from "../../core/resources/partial.js";
@@ -37,7 +37,9 @@ describe("a Cluster whose load balancer never answers", () => {
         name: a.name,
         kubeconfig,
         apiServerUrl: a.apiServerUrl,
-        agent: { image: DEFAULT_AGENT_IMAGE },
+        // What a cloud's Services are configured with; this cluster's API server must take them as given.
+        agent: { image: DEFAULT_AGENT_IMAGE, annotations: { "example.com/scheme": "internal" } },
+        gateway: { loadBalancerClass: "example.com/udp", loadBalancerSourceRanges: ["172.29.0.0/16"] },
         timeoutSeconds: TIMEOUT_SECONDS,
       };
       try {
@@ -59,10 +61,15 @@ describe("a Cluster whose load balancer never answers", () => {
         // Within the deadline, give or take one look at the Service and the install's writes before it.
         expect(took).toBeLessThan((TIMEOUT_SECONDS + 60) * 1000);
         expect(failure!.properties).toMatchObject({ clusterId: failure!.id, authUrl: "", gatewayEndpoint: "" });
-        const service = await adminConfig(a)
-          .makeApiClient(k8s.CoreV1Api)
-          .readNamespacedService({ name: AGENT_NAME, namespace: SYSTEM_NAMESPACE });
+        const core = adminConfig(a).makeApiClient(k8s.CoreV1Api);
+        const service = await core.readNamespacedService({ name: AGENT_NAME, namespace: SYSTEM_NAMESPACE });
         expect(service.spec?.type).toBe("LoadBalancer");
+        expect(service.metadata?.annotations).toMatchObject({ "example.com/scheme": "internal" });
+        const gatewayService = await core.readNamespacedService({ name: GATEWAY_NAME, namespace: SYSTEM_NAMESPACE });
+        expect(gatewayService.spec).toMatchObject({
+          loadBalancerClass: "example.com/udp",
+          loadBalancerSourceRanges: ["172.29.0.0/16"],
+        });
 
         // The next `pulumi up` runs update from what was recorded: here the Services go on the lab's node ports.
         const onNodePorts: ClusterInputs = {
@@ -80,6 +87,11 @@ describe("a Cluster whose load balancer never answers", () => {
           clusterId: failure!.id,
           authUrl: `https://${new URL(a.apiServerUrl).hostname}:${AUTH_SERVICE_PORT}`,
         });
+        // The gateway's Service lost its class: the API server changes no class, so it was made anew.
+        const remade = await core.readNamespacedService({ name: GATEWAY_NAME, namespace: SYSTEM_NAMESPACE });
+        expect(remade.metadata?.uid).not.toBe(gatewayService.metadata?.uid);
+        expect(remade.spec).toMatchObject({ type: "NodePort" });
+        expect(remade.spec?.loadBalancerClass).toBeUndefined();
       } finally {
         await uninstallClusters([a]);
       }
