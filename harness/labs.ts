@@ -38,12 +38,19 @@ const quiet = (): void => undefined;
  */
 const LAB_START_LOCK = join(TEST_LAB_ROOT, ".locks", "lab-start");
 
-/** Starts (or finds healthy) lab `name` of `clusters`, one start at a time machine-wide. */
+/**
+ * Starts (or finds healthy) lab `name` of `clusters`, one start at a time machine-wide. Without a
+ * load balancer unless `options` ask for one: the suite's clusters expose the agent on node ports
+ * (and load-balancer.test.ts needs a cluster whose load balancer never answers), so a load balancer
+ * would only add to every lab's start and idle load; lab-load-balancer.test.ts asks for MetalLB.
+ */
 function startLab(
   clusters: readonly ClusterRequest[],
   options: LabOptions & { readonly name: string },
 ): Promise<LabState> {
-  return withFileLock(LAB_START_LOCK, () => upLab(clusters, { log: quiet, ...options, root: TEST_LAB_ROOT }));
+  return withFileLock(LAB_START_LOCK, () =>
+    upLab(clusters, { log: quiet, loadBalancer: "none", ...options, root: TEST_LAB_ROOT }),
+  );
 }
 
 /** This test run's id (the Jest process, set by test/global-setup.js), or this process. */

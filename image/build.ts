@@ -1,10 +1,10 @@
 /**
- * `npm run image`: builds the agent, podtool, pause and coredns images into OCI archives, and says what
+ * `npm run image`: builds the agent, podtool, pause, coredns and MetalLB images into OCI archives, and says what
  * each weighs and what takes the room. Inputs are the toolchain's files and this machine's tools;
  * the same inputs give the same archives, byte for byte.
  */
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -13,12 +13,12 @@ import { build } from "esbuild";
 import { agentImage, type NamedImage } from "./agent-image.js";
 import { findOnPath } from "./host-files.js";
 import { writeImageArchive, type ImageArchive } from "./oci-archive.js";
-import { corednsImage, pauseImage, podtoolImage } from "./podtool-images.js";
+import { corednsImage, metallbImage, pauseImage, podtoolImage } from "./podtool-images.js";
 
 const run = promisify(execFile);
 
 /** The images `npm run image` builds. */
-export const IMAGE_NAMES = ["agent", "podtool", "pause", "coredns"] as const;
+export const IMAGE_NAMES = ["agent", "podtool", "pause", "coredns", "metallb-controller", "metallb-speaker"] as const;
 
 /** One of IMAGE_NAMES. */
 export type ImageName = (typeof IMAGE_NAMES)[number];
@@ -103,10 +103,52 @@ async function agentSpec(work: string, notes: string[]): Promise<NamedImage> {
   return agentImage({ version: packageVersion(), node: await nodeBinary(work, notes), bundle, wireguardGo });
 }
 
+/**
+ * Where the toolchain built MetalLB (scripts/toolchain.sh `build_metallb`): `bin/controller`,
+ * `bin/speaker` and the module's `config/`. Found by $LIQO_METALLB_HOME, which scripts/env.sh sets,
+ * not on PATH, where commands named `controller` and `speaker` would mislead.
+ */
+export function metallbHome(): string {
+  const home = process.env["LIQO_METALLB_HOME"];
+  if (!home || !existsSync(join(home, "bin", "speaker")))
+    throw new Error(
+      `no MetalLB ${home ? `at ${home}` : "(LIQO_METALLB_HOME is not set)"}: the toolchain builds it (scripts/toolchain.sh, then . scripts/env.sh)`,
+    );
+  return home;
+}
+
 function podtoolBinary(options: BuildOptions): string {
   return (
     options.podtool ?? process.env.LIQO_PODTOOL ?? findOnPath("podtool", "the toolchain builds it; or set LIQO_PODTOOL")
   );
+}
+
+/** What image `name` is made of: its spec and its layers' names. */
+async function imageSpec(name: ImageName, work: string, notes: string[], options: BuildOptions): Promise<NamedImage> {
+  const version = packageVersion();
+  switch (name) {
+    case "agent":
+      return agentSpec(work, notes);
+    case "podtool":
+    case "pause":
+      return {
+        spec: (name === "podtool" ? podtoolImage : pauseImage)(podtoolBinary(options), version),
+        layerNames: ["podtool (static)"],
+      };
+    case "coredns":
+      return {
+        spec: corednsImage(findOnPath("coredns", "the toolchain builds it: . scripts/env.sh"), version),
+        layerNames: ["coredns (static)"],
+      };
+    case "metallb-controller":
+    case "metallb-speaker": {
+      const component = name === "metallb-controller" ? "controller" : "speaker";
+      return {
+        spec: metallbImage(component, join(metallbHome(), "bin", component), version),
+        layerNames: [`${name} (static)`],
+      };
+    }
+  }
 }
 
 /** Builds the images `options` ask for into `options.outDir`, one after the other. */
@@ -117,21 +159,7 @@ export async function buildImages(options: BuildOptions): Promise<BuiltImage[]> 
     const built: BuiltImage[] = [];
     for (const name of options.only ?? IMAGE_NAMES) {
       const notes: string[] = [];
-      const image: NamedImage =
-        name === "agent"
-          ? await agentSpec(work, notes)
-          : name === "coredns"
-            ? {
-                spec: corednsImage(
-                  findOnPath("coredns", "the toolchain builds it: . scripts/env.sh"),
-                  packageVersion(),
-                ),
-                layerNames: ["coredns (static)"],
-              }
-            : {
-                spec: (name === "podtool" ? podtoolImage : pauseImage)(podtoolBinary(options), packageVersion()),
-                layerNames: ["podtool (static)"],
-              };
+      const image = await imageSpec(name, work, notes, options);
       const file = join(options.outDir, `${name}.oci.tar`);
       const archive = await writeImageArchive(file, image.spec);
       built.push({ ...archive, name, file, layerNames: image.layerNames, notes });

@@ -1,8 +1,9 @@
 /**
  * The local clusters' own images besides the agent's, each one static binary and nothing else:
  * podtool (test pods; `serve` by default, `tcp` and `ping` as commands) and pause (containerd's
- * sandbox image: `podtool pause` sleeps until SIGTERM), both from toolchain/podtool/main.go, and
- * coredns (cluster DNS, toolchain/coredns/main.go).
+ * sandbox image: `podtool pause` sleeps until SIGTERM), both from toolchain/podtool/main.go,
+ * coredns (cluster DNS, toolchain/coredns/main.go), and MetalLB's controller and speaker (the load
+ * balancer, built by the toolchain from MetalLB's module).
  */
 import type { ImageSpec } from "./oci-archive.js";
 import { projectImageReference } from "./reference.js";
@@ -35,5 +36,25 @@ export function corednsImage(binary: string, version: string): ImageSpec {
     reference: projectImageReference("coredns", version),
     layers: [[{ path: "/coredns", type: "file", content: binary, mode: 0o755 }]],
     config: { entrypoint: ["/coredns"] },
+  };
+}
+
+/** MetalLB's two commands, each in an image of its own as upstream ships them. */
+export const METALLB_COMPONENTS = ["controller", "speaker"] as const;
+
+/**
+ * A MetalLB image: the toolchain's static `component` binary, entrypoint /<component>, like
+ * upstream's (`quay.io/metallb/<component>`, on distroless). The user is the pod's to say: the
+ * controller runs as 65534, the speaker as root with only NET_RAW, as MetalLB's manifests run them.
+ */
+export function metallbImage(
+  component: (typeof METALLB_COMPONENTS)[number],
+  binary: string,
+  version: string,
+): ImageSpec {
+  return {
+    reference: projectImageReference(`metallb-${component}`, version),
+    layers: [[{ path: `/${component}`, type: "file", content: binary, mode: 0o755 }]],
+    config: { entrypoint: [`/${component}`] },
   };
 }

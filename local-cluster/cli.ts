@@ -3,6 +3,7 @@
  *
  *   up NAME... [--lab L] [--nodes N] [--host-agent] [--profile open|gateway-only|nat] [--behind-nat NAME]...
  *              [--pod-cidr NAME=CIDR]... [--service-cidr NAME=CIDR]... [--forward tcp:PORT]...
+ *              [--load-balancer metallb|none]
  *   status [--lab L]
  *   profile open|gateway-only [--lab L]
  *   pod-address CLUSTER ADDRESS [--lab L]
@@ -34,11 +35,14 @@ import {
   type LabState,
 } from "./lab.js";
 import { parseComponent, restartComponents } from "./restart.js";
+import { LOAD_BALANCERS, type LoadBalancerKind } from "./plan.js";
 import { COMPONENTS } from "./supervisor.js";
+import { LAB_INTERFACE } from "./load-balancer.js";
 
 const USAGE = `usage: npm run clusters -- <command> [options]
   up NAME... [--lab L] [--nodes N] [--host-agent] [--profile ${PROFILES.join("|")}] [--behind-nat NAME]...
              [--pod-cidr NAME=CIDR]... [--service-cidr NAME=CIDR]... [--forward tcp:PORT]...
+             [--load-balancer ${LOAD_BALANCERS.join("|")}]
   status [--lab L]
   profile open|gateway-only [--lab L]
   pod-address CLUSTER ADDRESS [--lab L]
@@ -55,7 +59,10 @@ const USAGE = `usage: npm run clusters -- <command> [options]
   down [--lab L | --all]
 \`up\` runs no agent: a Cluster deploys it as pods, from the image it loads into every node, as in
 any cluster. --host-agent runs it as a host process in each cluster's namespace instead (for tests
-that drive the agent process itself). The lab defaults to "demo"; state lives in $LIQO_LAB_ROOT (default /tmp/pulumi-liqo-labs).`;
+that drive the agent process itself). Each cluster gets a load balancer (MetalLB in L2 mode): a
+Service of type LoadBalancer gets an address of the cluster's own range of the lab subnet, which
+\`status\` shows; --load-balancer none leaves such Services pending.
+The lab defaults to "demo"; state lives in $LIQO_LAB_ROOT (default /tmp/pulumi-liqo-labs).`;
 
 function pairs(values: readonly string[] | undefined, flag: string): Map<string, string> {
   const map = new Map<string, string>();
@@ -103,6 +110,10 @@ function show(state: LabState): void {
     );
     for (const node of cluster.nodes ?? [])
       console.log(`     node ${node.name}: ${node.address}, pods ${node.podCidr}, netns ${node.netns}`);
+    if (cluster.loadBalancerAddresses)
+      console.log(
+        `     load balancer: MetalLB (L2), addresses ${cluster.loadBalancerAddresses} on ${LAB_INTERFACE} of ${cluster.nodes[0]?.name}`,
+      );
     console.log(`     export KUBECONFIG=${cluster.kubeconfig}`);
   }
 }
@@ -127,6 +138,7 @@ async function main(argv: string[]): Promise<void> {
       forward: { type: "string", multiple: true },
       nodes: { type: "string" },
       "host-agent": { type: "boolean" },
+      "load-balancer": { type: "string" },
       node: { type: "string" },
       all: { type: "boolean" },
       help: { type: "boolean", short: "h" },
@@ -146,6 +158,9 @@ async function main(argv: string[]): Promise<void> {
       const serviceCidrs = pairs(values["service-cidr"], "--service-cidr");
       const requests = args.map((name) => ({ name, podCidr: podCidrs.get(name), serviceCidr: serviceCidrs.get(name) }));
       const natForwards = forwards(values.forward);
+      const loadBalancer = values["load-balancer"] as LoadBalancerKind | undefined;
+      if (loadBalancer !== undefined && !LOAD_BALANCERS.includes(loadBalancer))
+        throw new Error(`--load-balancer ${loadBalancer}: expected one of ${LOAD_BALANCERS.join(", ")}`);
       if (values.nodes !== undefined && !/^\d+$/.test(values.nodes))
         throw new Error(`--nodes ${values.nodes}: expected a whole number of worker nodes per cluster`);
       const state = await upLab(requests, {
@@ -156,6 +171,7 @@ async function main(argv: string[]): Promise<void> {
         ...(profile ? { profile } : {}),
         ...(values["behind-nat"] ? { behindNat: values["behind-nat"] } : {}),
         ...(natForwards ? { natForwards } : {}),
+        ...(loadBalancer ? { loadBalancer } : {}),
       });
       show(state);
       return;

@@ -56,15 +56,19 @@ import {
   type ProcessRecord,
 } from "../host/processes.js";
 import { poll } from "../core/wait/poll.js";
-import { planLab, type ClusterRequest, type PlannedCluster } from "./plan.js";
+import { planLab, type ClusterRequest, type LoadBalancerKind, type PlannedCluster } from "./plan.js";
 import { importImages, nodeBinaries, startNodeProcesses, teardownNode, waitForNodes, writeNodeFiles } from "./node.js";
 import { createNodeNetwork } from "./node-network.js";
 import { raiseHostLimits } from "./host-limits.js";
 import { nodeImages } from "./node-images.js";
 import { clusterDnsAddress, deployClusterDns } from "./cluster-dns.js";
+import { deployLoadBalancer } from "./load-balancer.js";
 
 export type { ClusterRequest } from "./plan.js";
 export type { ClusterState, LabState } from "./state.js";
+
+/** The load balancer a lab's clusters get unless told otherwise. */
+export const DEFAULT_LOAD_BALANCER: LoadBalancerKind = "metallb";
 
 /** Where lab state lives unless told otherwise. */
 export const DEFAULT_LAB_ROOT = process.env["LIQO_LAB_ROOT"] ?? "/tmp/pulumi-liqo-labs";
@@ -103,6 +107,12 @@ export interface LabOptions {
   readonly agentEnvironment?: Readonly<Record<string, string>>;
   /** Worker nodes per cluster (node 1 in the cluster's namespace, beside the control plane). @default 1 */
   readonly nodes?: number;
+  /**
+   * The clusters' load balancer: `metallb` (MetalLB in L2 mode, each cluster with its own range of
+   * the lab subnet, load-balancer.ts), or `none` (Services of type LoadBalancer stay pending).
+   * @default DEFAULT_LOAD_BALANCER
+   */
+  readonly loadBalancer?: LoadBalancerKind;
   /** How long each cluster may take to become ready. @default 180000 */
   readonly readyTimeoutMs?: number;
   /** Receives progress lines. @default writes to stderr */
@@ -191,12 +201,14 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
   const root = options.root ?? DEFAULT_LAB_ROOT;
   const log = options.log ?? defaultLog;
   refuseHostAgentOptionsWithout(options);
+  const loadBalancer = options.loadBalancer ?? DEFAULT_LOAD_BALANCER;
   const existing = readLab(name, root);
   if (
     existing &&
     isHealthy(existing) &&
     sameClusters(existing, requests, options.nodes ?? 1) &&
-    (existing.hostAgent ?? true) === (options.hostAgent ?? false)
+    (existing.hostAgent ?? true) === (options.hostAgent ?? false) &&
+    (existing.loadBalancer ?? "none") === loadBalancer
   ) {
     log(`[lab ${name}] already up: ${existing.clusters.map((c) => c.name).join(", ")}`);
     return ensureSupervisors(existing, log);
@@ -208,7 +220,7 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
   // Before anything exists: a missing binary or image, or a limit too low, is said now, not half-way.
   raiseHostLimits(log);
   const binaries = nodeBinaries();
-  const images = await nodeImages(log, options.hostAgent === true ? "if-built" : "needed");
+  const images = await nodeImages(log, options.hostAgent === true ? "if-built" : "needed", loadBalancer);
   // From choosing a free subnet until the bridge holds it (where usedSubnetIndexes sees it), no
   // other lab of this machine may choose one: labs start side by side (Jest workers, other runs).
   const subnetLock = await lockFile(SUBNET_LOCK);
@@ -221,6 +233,7 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
       gatewayPorts: options.gatewayPorts ?? { from: 51820, to: 51839 },
       usedSubnetIndexes: await usedSubnetIndexes(root, name),
       nodes: options.nodes ?? 1,
+      loadBalancer,
     });
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     state = {
@@ -305,6 +318,19 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
     await waitForControllers(spec, deadProcess(state, cluster), timeoutMs).catch(withLogs(cluster));
     await waitForNodes(cluster, deadProcess(state, cluster), timeoutMs).catch(withLogs(cluster));
     await deployClusterDns(cluster.kubeconfig, cluster.serviceCidr, images.coredns);
+    if (cluster.loadBalancerAddresses) {
+      const announcingNode = cluster.nodes[0]!.name;
+      await deployLoadBalancer(
+        cluster.kubeconfig,
+        { name: cluster.name, loadBalancerAddresses: cluster.loadBalancerAddresses, announcingNode },
+        images.metallb,
+      );
+      log(
+        `[lab ${name}] cluster ${cluster.name}: load balancer MetalLB (L2), addresses ${cluster.loadBalancerAddresses} ` +
+          `announced by ${announcingNode}`,
+      );
+    } else if (loadBalancer === "metallb")
+      log(`[lab ${name}] cluster ${cluster.name}: no load balancer (behind NAT: no interface on the lab subnet)`);
     if (state.hostAgent !== false) startAgent(spec, record(cluster), options.agentEnvironment);
     log(
       `[lab ${name}] cluster ${cluster.name}: ready at ${cluster.apiServerUrl} (kubeconfig ${cluster.kubeconfig}); ` +

@@ -1,16 +1,18 @@
 /**
  * The images every worker node gets at `up`: the pause image (containerd's sandbox image), the
- * podtool image (test pods), the coredns image (cluster DNS) and the agent's, as `npm run image`
- * writes them to `dist/image/`.
+ * podtool image (test pods), the coredns image (cluster DNS), MetalLB's two (the load balancer, when
+ * the lab has it) and the agent's, as `npm run image` writes them to `dist/image/`.
  * Nodes have no registry to pull from: each is imported into each node's containerd.
  */
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { tmpdir } from "node:os";
 import { withFileLock } from "../host/file-lock.js";
-import { buildImages, packageVersion, REPO_ROOT, type ImageName } from "../image/build.js";
+import { buildImages, metallbHome, packageVersion, REPO_ROOT, type ImageName } from "../image/build.js";
 import { projectImageReference } from "../image/reference.js";
 import { commandPath } from "./commands.js";
+import type { MetallbImages } from "./load-balancer.js";
+import type { LoadBalancerKind } from "./plan.js";
 
 /** The images a node is given, by reference, and the archive files to import. */
 export interface NodeImages {
@@ -22,6 +24,8 @@ export interface NodeImages {
   readonly coredns: string;
   /** The agent image's reference. */
   readonly agent: string;
+  /** MetalLB's controller and speaker images. */
+  readonly metallb: MetallbImages;
   /** The archives to import into every node, those that exist. */
   readonly archives: readonly string[];
 }
@@ -33,6 +37,8 @@ export function imageReference(name: ImageName): string {
 
 /** Where `npm run image` writes image `name`'s archive. */
 export const imageArchive = (name: ImageName): string => join(REPO_ROOT, "dist", "image", `${name}.oci.tar`);
+
+const METALLB_IMAGES = ["metallb-controller", "metallb-speaker"] as const;
 
 /** The folders whose sources go into the agent's bundle (agent/main.ts imports no other). */
 const AGENT_SOURCES = ["agent", "core", "declarations", "host"];
@@ -48,11 +54,13 @@ function newestUnder(dir: string): number {
 }
 
 /**
- * What makes an archive out of date: for pause and podtool, the podtool binary; for coredns, its
- * binary; for the agent, its sources and the locked dependencies (bundled into it).
+ * What makes an archive out of date: for pause and podtool, the podtool binary; for coredns and
+ * MetalLB's, their binary; for the agent, its sources and the locked dependencies (bundled into it).
  */
 function inputsChangedAt(name: ImageName): number {
   if (name === "coredns") return statSync(commandPath("coredns")).mtimeMs;
+  if (name === "metallb-controller" || name === "metallb-speaker")
+    return statSync(join(metallbHome(), "bin", name.slice("metallb-".length))).mtimeMs;
   if (name !== "agent") return statSync(commandPath("podtool")).mtimeMs;
   const files = ["package.json", "package-lock.json"].map((f) => join(REPO_ROOT, f)).filter((f) => existsSync(f));
   return Math.max(
@@ -65,18 +73,24 @@ const stale = (name: ImageName): boolean =>
   !existsSync(imageArchive(name)) || statSync(imageArchive(name)).mtimeMs < inputsChangedAt(name);
 
 /**
- * The images for the nodes, and the archives to import. The pause, podtool and coredns archives are
- * (re)built when missing or older than their binary (one static binary each: quick). The
- * agent's is built too, when older than its sources, if `agent` says the lab needs it (its agents
- * run as pods); otherwise it is imported when `npm run image` has built it. One build at a time on
- * this machine: labs come up side by side, and they share `dist/image/`.
+ * The images for the nodes, and the archives to import. The pause, podtool and coredns archives, and
+ * MetalLB's when `loadBalancer` is `metallb`, are (re)built when missing or older than their binary
+ * (one static binary each: quick). The agent's is built too, when older than its sources, if `agent`
+ * says the lab needs it (its agents run as pods); otherwise it is imported when `npm run image` has
+ * built it. One build at a time on this machine: labs come up side by side, and they share
+ * `dist/image/`.
  */
-export async function nodeImages(log: (line: string) => void, agent: "needed" | "if-built"): Promise<NodeImages> {
+export async function nodeImages(
+  log: (line: string) => void,
+  agent: "needed" | "if-built",
+  loadBalancer: LoadBalancerKind,
+): Promise<NodeImages> {
+  const metallb = loadBalancer === "metallb" ? METALLB_IMAGES : [];
   const lock = join(tmpdir(), `pulumi-liqo-images-${REPO_ROOT.replaceAll("/", "_")}.lock`);
   await withFileLock(lock, async () => {
-    const names = (["pause", "podtool", "coredns", ...(agent === "needed" ? ["agent" as const] : [])] as const).filter(
-      stale,
-    );
+    const names = (
+      ["pause", "podtool", "coredns", ...metallb, ...(agent === "needed" ? ["agent" as const] : [])] as const
+    ).filter(stale);
     if (names.length === 0) return;
     const started = Date.now();
     const built = await buildImages({ outDir: dirname(imageArchive("agent")), only: names });
@@ -92,10 +106,12 @@ export async function nodeImages(log: (line: string) => void, agent: "needed" | 
     podtool: imageReference("podtool"),
     coredns: imageReference("coredns"),
     agent: imageReference("agent"),
+    metallb: { controller: imageReference("metallb-controller"), speaker: imageReference("metallb-speaker") },
     archives: [
       imageArchive("pause"),
       imageArchive("podtool"),
       imageArchive("coredns"),
+      ...metallb.map(imageArchive),
       ...(withAgent ? [imageArchive("agent")] : []),
     ],
   };

@@ -10,6 +10,27 @@ import { NODE_LAN_CIDR, planNodes, type PlannedNode } from "./node-plan.js";
 /** The port every local API server listens on. */
 export const API_SERVER_PORT = 6443;
 
+/** The load balancers a lab can give its clusters: MetalLB in L2 mode, or none (Services of type LoadBalancer stay pending). */
+export const LOAD_BALANCERS = ["metallb", "none"] as const;
+
+/** One of {@link LOAD_BALANCERS}. */
+export type LoadBalancerKind = (typeof LOAD_BALANCERS)[number];
+
+/**
+ * Where the clusters' load-balancer ranges start in the lab subnet, and how many addresses each
+ * takes: cluster i has `.(64+4i)` to `.(67+4i)`, above the clusters' own addresses (`.10` up to
+ * `.49` for the most clusters a lab has) and the host's (`.1`), the last at `.223`. Four: the agent's
+ * two Services (auth service, gateway) and two more.
+ */
+export const LOAD_BALANCER_RANGE_START = 64;
+export const LOAD_BALANCER_RANGE_SIZE = 4;
+
+/** Cluster `index`'s load-balancer addresses in the lab subnet `labSubnet`, as MetalLB writes a range (`first-last`). */
+export function loadBalancerRange(labSubnet: Cidr, index: number): string {
+  const first = LOAD_BALANCER_RANGE_START + LOAD_BALANCER_RANGE_SIZE * index;
+  return `${labSubnet.nth(first)}-${labSubnet.nth(first + LOAD_BALANCER_RANGE_SIZE - 1)}`;
+}
+
 /** One cluster asked of a lab. */
 export interface ClusterRequest {
   /** Cluster name: a lowercase letter, then up to 11 lowercase letters, digits or dashes. */
@@ -56,6 +77,12 @@ export interface PlannedCluster {
   readonly nodes: readonly PlannedNode[];
   /** `false` when its nodes carry no `spec.podCIDR` ({@link ClusterRequest.nodePodCidrs}). @default true */
   readonly nodePodCidrs?: boolean;
+  /**
+   * The addresses its load balancer gives Services of type LoadBalancer (`first-last`, on the lab
+   * subnet, announced on its lab interface): absent when the lab has none, and for a cluster behind
+   * NAT, which has no interface on the lab subnet.
+   */
+  readonly loadBalancerAddresses?: string;
 }
 
 /** Every decision about a lab, before anything exists. */
@@ -74,6 +101,8 @@ export interface LabPlan {
   readonly gatewayPorts: PortRange;
   /** Ports NAT routers forward. */
   readonly natForwards: readonly PortForward[];
+  /** The clusters' load balancer; absent in states written before labs had one, which had none. */
+  readonly loadBalancer?: LoadBalancerKind;
   /** The clusters. */
   readonly clusters: readonly PlannedCluster[];
 }
@@ -92,6 +121,8 @@ export interface PlanSettings {
   readonly usedSubnetIndexes: readonly number[];
   /** Worker nodes per cluster. @default 1 */
   readonly nodes?: number;
+  /** The clusters' load balancer. @default "none" */
+  readonly loadBalancer?: LoadBalancerKind;
 }
 
 /** Thrown by {@link planLab} with every problem found, not only the first. */
@@ -193,6 +224,9 @@ export function planLab(
       dir: clusterDir,
       nodes: planned.nodes,
       ...(request.nodePodCidrs === false ? { nodePodCidrs: false } : {}),
+      ...(settings.loadBalancer === "metallb" && !natted
+        ? { loadBalancerAddresses: loadBalancerRange(labSubnet, index) }
+        : {}),
     };
   });
   if (problems.length > 0) throw new LabPlanError(problems);
@@ -204,6 +238,7 @@ export function planLab(
     profile: settings.profile,
     gatewayPorts: settings.gatewayPorts,
     natForwards: settings.natForwards,
+    loadBalancer: settings.loadBalancer ?? "none",
     clusters: clusters as PlannedCluster[],
   };
 }

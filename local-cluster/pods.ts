@@ -106,7 +106,7 @@ export async function runPodtool(cluster: ClusterState, index: number): Promise<
 export function podtoolFrom(
   cluster: ClusterState,
   index: number,
-  command: "tcp" | "ping",
+  command: "tcp" | "udp" | "ping",
   target: string,
   timeoutMs = 30_000,
 ): Promise<string> {

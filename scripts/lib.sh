@@ -12,6 +12,10 @@ NODE_HOME="$LIQO_CACHE/node-$NODE_VERSION"
 PODTOOL_HOME="$LIQO_CACHE/podtool-$(sha256sum "$REPO_ROOT/toolchain/podtool/main.go" | cut -c1-12)"
 # CoreDNS with the plugins toolchain/coredns/main.go names: keyed by version and that file's hash.
 COREDNS_HOME="$LIQO_CACHE/coredns-$COREDNS_VERSION-$(sha256sum "$REPO_ROOT/toolchain/coredns/main.go" | cut -c1-8)"
+# MetalLB's controller and speaker, and the module's CRDs and RBAC (local-cluster/load-balancer.ts):
+# found by this variable, not on PATH, where commands named "controller" and "speaker" would mislead.
+METALLB_HOME="$LIQO_CACHE/metallb-$METALLB_VERSION"
+export LIQO_METALLB_HOME="$METALLB_HOME"
 
 # The project's Go language host and SDK generator (toolchain/pulumi-language-go), built against
 # PULUMI_VERSION: keyed by that version and its sources' hash (every file, in a stable order), so

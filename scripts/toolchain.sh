@@ -172,6 +172,26 @@ build_etcd() { build_main "$1" etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION"; }
 # plugins toolchain/coredns/main.go names, static.
 build_coredns() { build_main "$1" coredns github.com/coredns/coredns "$COREDNS_VERSION"; }
 
+# metallb: the local clusters' load balancer (local-cluster/load-balancer.ts). A wrapper module
+# requiring go.universe.tf/metallb builds its two commands, the packages its own Dockerfiles build
+# (./controller and ./speaker), static and at the lowest priority (the caller's GOFLAGS kept, so
+# GOFLAGS=-p=1 holds on a shared machine); the version is compiled in (its internal/version).
+# Beside them go the module's own manifests the lab applies, copied from the module, not written
+# again: its CRDs (config/crd, the bases its kustomization lists) and its RBAC (config/rbac).
+build_metallb() {
+  local out=$1 dir
+  mkdir -p "$out/src" "$out/config"
+  printf 'module pulumi-liqo.local/toolchain/metallb\n\ngo 1.26.0\n\nrequire go.universe.tf/metallb v%s\n' "$METALLB_VERSION" >"$out/src/go.mod"
+  (cd "$out/src" && run_logged "metallb v$METALLB_VERSION" "$out/build.log" \
+    env CGO_ENABLED=0 GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=mod" nice -n 19 go build -trimpath -o "$out/bin/" -ldflags "-s -w" \
+      go.universe.tf/metallb/controller go.universe.tf/metallb/speaker)
+  dir=$(cd "$out/src" && GOFLAGS=-mod=mod go list -m -f '{{.Dir}}' go.universe.tf/metallb)
+  [ -d "$dir/config/crd/bases" ] && [ -f "$dir/config/rbac/role.yaml" ] ||
+    die "metallb v$METALLB_VERSION: no config/crd/bases or config/rbac in $dir"
+  cp -r "$dir/config/crd" "$dir/config/rbac" "$out/config/"
+  chmod -R u+w "$out/config"
+}
+
 # podtool: the test images' program (toolchain/podtool/main.go, standard library only), static.
 build_podtool() {
   local out=$1
@@ -237,6 +257,7 @@ build_once "$LIQO_CACHE/etcd-$ETCD_VERSION" "etcd $ETCD_VERSION" build_etcd
 build_once "$LIQO_CACHE/wireguard-go-$WIREGUARD_GO_VERSION" "wireguard-go $WIREGUARD_GO_VERSION" build_wireguard_go
 build_once "$PODTOOL_HOME" "podtool" build_podtool
 build_once "$COREDNS_HOME" "coredns $COREDNS_VERSION" build_coredns
+build_once "$METALLB_HOME" "metallb $METALLB_VERSION" build_metallb
 install_npm_packages
 build_pulumi
 build_once "$LIQO_CACHE/pulumi-language-yaml-$PULUMI_YAML_VERSION" "pulumi-language-yaml $PULUMI_YAML_VERSION" build_pulumi_yaml

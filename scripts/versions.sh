@@ -25,6 +25,14 @@ CNI_PLUGINS_DEBIAN_VERSION=1.1.1+ds1-3+b5
 ETCD_VERSION=3.6.16
 # CoreDNS, the local clusters' DNS: the version kubeadm 1.36 pins (its constants.CoreDNSVersion).
 COREDNS_VERSION=1.14.2
+# MetalLB, the local clusters' load balancer (L2 mode: a speaker answers ARP for a Service's address
+# on the lab bridge; local-cluster/load-balancer.ts), built from the Go module proxy
+# (go.universe.tf/metallb). 0.15.2, not the newest release 0.16.2 (REAL-CLUSTERS.md's): 0.16.2
+# requires github.com/metallb/frr-k8s v0.0.27, whose zip the proxy refuses here (403 "This module
+# version is not available"; so are v0.0.24 and v0.0.28 on), and with the newest one it serves,
+# v0.0.26, 0.16.2 does not compile (its frrk8s package uses AsPathPrependPrefixes, new in v0.0.27;
+# seen 2026-11-28). 0.15.2's whole module graph is served; its go.mod has no replace directive.
+METALLB_VERSION=0.15.2
 # wireguard-go has no release tags on the module proxy; this is the newest pseudo-version.
 WIREGUARD_GO_VERSION=v0.0.0-20260522210424-ecfc5a8d5446
 # Debian packages the clusters and tunnels need, each as package:command-it-provides (installed

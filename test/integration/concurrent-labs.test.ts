@@ -53,11 +53,15 @@ describe("labs started at once", () => {
     "GIVEN two `clusters up` of different labs started at the same moment THEN they get distinct subnets and both work",
     async () => {
       await twoLabsAtOnce(async (name) => {
-        const up = await execa(process.execPath, [join(DIST, "local-cluster", "cli.js"), "up", "solo", "--lab", name], {
-          env: { ...process.env, LIQO_LAB_ROOT: TEST_LAB_ROOT },
-          reject: false,
-          stdin: "ignore",
-        });
+        const up = await execa(
+          process.execPath,
+          [join(DIST, "local-cluster", "cli.js"), "up", "solo", "--lab", name, "--load-balancer", "none"],
+          {
+            env: { ...process.env, LIQO_LAB_ROOT: TEST_LAB_ROOT },
+            reject: false,
+            stdin: "ignore",
+          },
+        );
         expect({ lab: name, exitCode: up.exitCode }).toEqual({ lab: name, exitCode: 0 });
         return readLab(name, TEST_LAB_ROOT)!;
       });
@@ -72,7 +76,9 @@ describe("labs started at once", () => {
       // either has recorded one, unless the choice is locked: a race the two processes above hit
       // only when their start-up times happen to line up. (Without the lock both took 172.29.1.0/24
       // and timed out on "certificate signature failure".)
-      await twoLabsAtOnce((name) => upLab([{ name: "solo" }], { name, root: TEST_LAB_ROOT, log: () => undefined }));
+      await twoLabsAtOnce((name) =>
+        upLab([{ name: "solo" }], { name, root: TEST_LAB_ROOT, log: () => undefined, loadBalancer: "none" }),
+      );
     },
     TEST_BOUND_MS,
   );

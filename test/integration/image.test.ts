@@ -162,7 +162,9 @@ describe("the project's images", () => {
     async () => {
       const version = JSON.parse(await readFile(join(__dirname, "..", "..", "package.json"), "utf8")).version;
       expect(first.map((image) => image.reference)).toEqual(
-        ["agent", "podtool", "pause", "coredns"].map((name) => `pulumi-liqo.local/${name}:${version}`),
+        ["agent", "podtool", "pause", "coredns", "metallb-controller", "metallb-speaker"].map(
+          (name) => `pulumi-liqo.local/${name}:${version}`,
+        ),
       );
       for (const [i, image] of first.entries()) {
         const [a, b] = await Promise.all([readFile(image.file), readFile(second[i]!.file)]);
@@ -246,6 +248,10 @@ describe("the project's images", () => {
       expect(pause.config.config).toMatchObject({ Entrypoint: ["/podtool", "pause"], User: "65535:65535" });
       const coredns = await unpackRootfs(first[3]!.file, join(work, "coredns"));
       expect(coredns.config.config).toMatchObject({ Entrypoint: ["/coredns"] });
+      for (const [i, component] of ["controller", "speaker"].entries()) {
+        const metallb = await unpackRootfs(first[4 + i]!.file, join(work, `metallb-${component}`));
+        expect(metallb.config.config).toMatchObject({ Entrypoint: [`/${component}`] });
+      }
 
       const port = await freePort();
       const server = spawn("/usr/sbin/chroot", [podtool.rootfs, "/podtool", "serve", "--tcp", `127.0.0.1:${port}`], {

@@ -37,7 +37,7 @@ describe("lab teardown", () => {
       const name = uniqueLabName();
       const hostRulesBefore = await hostRules();
       const cli = join(__dirname, "..", "..", "dist", "local-cluster", "cli.js");
-      const child = spawn(process.execPath, [cli, "up", "solo", "--lab", name], {
+      const child = spawn(process.execPath, [cli, "up", "solo", "--lab", name, "--load-balancer", "none"], {
         env: { ...process.env, LIQO_LAB_ROOT: TEST_LAB_ROOT },
         stdio: "ignore",
       });
@@ -59,7 +59,12 @@ describe("lab teardown", () => {
         expect(seen.some(isRunning)).toBe(true);
 
         const lines: string[] = [];
-        const lab = await upLab([{ name: "solo" }], { name, root: TEST_LAB_ROOT, log: (l) => lines.push(l) });
+        const lab = await upLab([{ name: "solo" }], {
+          name,
+          root: TEST_LAB_ROOT,
+          log: (l) => lines.push(l),
+          loadBalancer: "none",
+        });
         expect(lines.join("\n")).toMatch(/removed leftovers of a previous run: .*kube-apiserver/);
         expect(seen.some(isRunning)).toBe(false);
         seen.push(...lab.clusters[0]!.processes);
@@ -81,9 +86,19 @@ describe("lab teardown", () => {
       const name = uniqueLabName();
       const seen: ProcessRecord[] = [];
       try {
-        const first = await upLab([{ name: "solo" }], { name, root: TEST_LAB_ROOT, log: () => undefined });
+        const first = await upLab([{ name: "solo" }], {
+          name,
+          root: TEST_LAB_ROOT,
+          log: () => undefined,
+          loadBalancer: "none",
+        });
         const lines: string[] = [];
-        const second = await upLab([{ name: "solo" }], { name, root: TEST_LAB_ROOT, log: (l) => lines.push(l) });
+        const second = await upLab([{ name: "solo" }], {
+          name,
+          root: TEST_LAB_ROOT,
+          log: (l) => lines.push(l),
+          loadBalancer: "none",
+        });
         expect(second.clusters[0]!.processes.map((p) => p.pid)).toEqual(first.clusters[0]!.processes.map((p) => p.pid));
         expect(lines).toEqual([`[lab ${name}] already up: solo`]);
         expect(readFileSync(second.clusters[0]!.kubeconfig, "utf8")).toContain(second.clusters[0]!.apiServerUrl);
@@ -112,7 +127,12 @@ describe("lab teardown", () => {
       const served: string[] = [];
       const seen: ProcessRecord[] = [];
       try {
-        const lab = await upLab([{ name: "a" }, { name: "b" }], { name, root: TEST_LAB_ROOT, log: () => undefined });
+        const lab = await upLab([{ name: "a" }, { name: "b" }], {
+          name,
+          root: TEST_LAB_ROOT,
+          log: () => undefined,
+          loadBalancer: "none",
+        });
         seen.push(...lab.clusters.flatMap((c) => c.processes));
         const pair = await peerPair(lab);
         const settings = {

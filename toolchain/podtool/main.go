@@ -4,9 +4,12 @@
 // builds offline and links statically with CGO_ENABLED=0.
 //
 //	podtool pause                 sleeps until SIGTERM or SIGINT (says when it is ready for them)
-//	podtool serve [--tcp :8080]   answers each TCP connection with "podtool <hostname> <local addr>";
-//	                              and echoes every line of each connection on TCP 8081
+//	podtool serve [--tcp :8080]   answers each TCP connection with "podtool <hostname> <local addr>",
+//	                              and each UDP datagram to the same address with "podtool <hostname>
+//	                              heard <datagram>"; and echoes every line of each connection on TCP 8081
 //	podtool tcp HOST:PORT         connects, prints what it got; exit 0 on an answer, 1 otherwise
+//	podtool udp HOST:PORT         sends one datagram, prints the answer; exit 0 on an answer within 3 s,
+//	                              1 otherwise
 //	podtool ping HOST             one ICMP echo over a raw socket, prints the rtt; exit 0 or 1
 //	podtool flow HOST SECONDS     a flow in flight: an ICMP echo every 200 ms and a TCP connection to
 //	                              HOST:8081 opened at once, left idle, and sent a line at the end;
@@ -40,7 +43,7 @@ import (
 	"time"
 )
 
-const usage = "usage: podtool pause | serve [--tcp :8080] | tcp HOST:PORT | ping HOST | flow HOST SECONDS | api [--server HOST:PORT] PATH [BODY] | exit CODE MESSAGE | heard"
+const usage = "usage: podtool pause | serve [--tcp :8080] | tcp HOST:PORT | udp HOST:PORT | ping HOST | flow HOST SECONDS | api [--server HOST:PORT] PATH [BODY] | exit CODE MESSAGE | heard"
 
 func main() {
 	if len(os.Args) < 2 {
@@ -62,6 +65,11 @@ func main() {
 			fail(usage)
 		}
 		tcp(os.Args[2])
+	case "udp":
+		if len(os.Args) != 3 {
+			fail(usage)
+		}
+		udp(os.Args[2])
 	case "ping":
 		if len(os.Args) != 3 {
 			fail(usage)
@@ -140,6 +148,7 @@ func serve(listen string) {
 	}
 	fmt.Printf("podtool %s listening on %s\n", hostname, listener.Addr())
 	go echo(":8081")
+	go answerDatagrams(listen, hostname)
 	go func() {
 		signals := make(chan os.Signal, 1)
 		signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
@@ -172,6 +181,42 @@ func tcp(target string) {
 		fail(fmt.Sprintf("podtool tcp %s: connected, then %v", target, err))
 	}
 	fmt.Printf("connected to %s from %s: %q\n", target, conn.LocalAddr(), line)
+}
+
+// answerDatagrams answers every UDP datagram to `listen` with "podtool <hostname> heard <datagram>",
+// sent back to its sender.
+func answerDatagrams(listen string, hostname string) {
+	conn, err := net.ListenPacket("udp", listen)
+	if err != nil {
+		fail(fmt.Sprintf("podtool serve: udp: %v", err))
+	}
+	buffer := make([]byte, 2048)
+	for {
+		n, from, err := conn.ReadFrom(buffer)
+		if err != nil {
+			fail(fmt.Sprintf("podtool serve: udp: %v", err))
+		}
+		fmt.Printf("datagram from %s\n", from)
+		_, _ = conn.WriteTo([]byte(fmt.Sprintf("podtool %s heard %s\n", hostname, buffer[:n])), from)
+	}
+}
+
+func udp(target string) {
+	conn, err := net.Dial("udp", target)
+	if err != nil {
+		fail(fmt.Sprintf("podtool udp %s: %v", target, err))
+	}
+	defer conn.Close()
+	if _, err := fmt.Fprintf(conn, "a datagram from %s", conn.LocalAddr()); err != nil {
+		fail(fmt.Sprintf("podtool udp %s: %v", target, err))
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(3 * time.Second))
+	buffer := make([]byte, 2048)
+	n, err := conn.Read(buffer)
+	if err != nil {
+		fail(fmt.Sprintf("podtool udp %s: sent, then %v", target, err))
+	}
+	fmt.Printf("answer from %s to %s: %q\n", target, conn.LocalAddr(), buffer[:n])
 }
 
 func checksum(b []byte) uint16 {

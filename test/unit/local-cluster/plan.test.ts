@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { Cidr } from "../../../core/net/cidr.js";
 import {
   LabPlanError,
+  LOAD_BALANCER_RANGE_SIZE,
   planLab,
   type ClusterRequest,
   type LabPlan,
@@ -246,6 +247,53 @@ describe("planLab: NAT", () => {
       expect(plan.clusters.every((c) => c.routerNetns === undefined && c.address === c.publicAddress)).toBe(true);
     },
   );
+});
+
+describe("planLab: load balancer", () => {
+  test("GIVEN no load balancer asked WHEN planned THEN the lab has none and no cluster a range", () => {
+    const plan = planLab("t1", DIR, named("a", "b"), settings());
+    expect(plan.loadBalancer).toBe("none");
+    expect(plan.clusters.map((c) => c.loadBalancerAddresses)).toEqual([undefined, undefined]);
+  });
+
+  test("GIVEN metallb WHEN planned THEN cluster i gets .(64+4i) to .(67+4i) of the lab subnet", () => {
+    const plan = planLab("t1", DIR, named("a", "b"), settings({ loadBalancer: "metallb", usedSubnetIndexes: [1] }));
+    expect(plan.loadBalancer).toBe("metallb");
+    expect(plan.clusters.map((c) => c.loadBalancerAddresses)).toEqual([
+      "172.29.2.64-172.29.2.67",
+      "172.29.2.68-172.29.2.71",
+    ]);
+  });
+
+  test("GIVEN metallb and the most clusters WHEN planned THEN the ranges are disjoint, in the lab subnet, and hold no cluster's or the host's address", () => {
+    const plan = planLab(
+      "t1",
+      DIR,
+      Array.from({ length: 40 }, (_, i) => ({ name: `c${i}` })),
+      settings({ loadBalancer: "metallb" }),
+    );
+    const subnet = labSubnetOf(plan);
+    const taken = new Set([plan.hostAddress, ...plan.clusters.map((c) => c.publicAddress)]);
+    const seen = new Set<string>();
+    for (const cluster of plan.clusters) {
+      const [first, last] = cluster.loadBalancerAddresses!.split("-") as [string, string];
+      const from = Number(first.split(".")[3]);
+      const to = Number(last.split(".")[3]);
+      expect(to - from + 1).toBe(LOAD_BALANCER_RANGE_SIZE);
+      for (let octet = from; octet <= to; octet++) {
+        const address = subnet.nth(octet);
+        expect(subnet.contains(address)).toBe(true);
+        expect(taken.has(address) || seen.has(address)).toBe(false);
+        seen.add(address);
+      }
+      expect(to).toBeLessThan(255);
+    }
+  });
+
+  test("GIVEN metallb and a cluster behind NAT WHEN planned THEN it gets no range (no interface on the lab subnet), the others keep theirs", () => {
+    const plan = planLab("t1", DIR, named("a", "b"), settings({ loadBalancer: "metallb", profile: "nat" }));
+    expect(plan.clusters.map((c) => c.loadBalancerAddresses)).toEqual(["172.29.1.64-172.29.1.67", undefined]);
+  });
 });
 
 describe("planLab: validation", () => {
