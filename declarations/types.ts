@@ -94,7 +94,8 @@ export const TYPES: Readonly<Record<string, TypeDeclaration>> = {
       nodePort: {
         type: integer,
         description:
-          'With `exposure: "NodePort"`: the node port the gateway\'s Service takes, which `gatewayEndpoint` then names.',
+          'With `exposure: "NodePort"`: the node port the gateway\'s Service takes, which `gatewayEndpoint` then names. ' +
+          "Left out, the one the cluster picks, read back at install, at a Ready node's external address (else the API server's host).",
         default: "one the cluster picks",
       },
       ...loadBalancerFields("the gateway"),
@@ -130,7 +131,8 @@ export const TYPES: Readonly<Record<string, TypeDeclaration>> = {
       nodePort: {
         type: integer,
         description:
-          'With `exposure: "NodePort"`: the node port the auth service\'s Service takes, which `authUrl` then names.',
+          'With `exposure: "NodePort"`: the node port the auth service\'s Service takes, which `authUrl` then names. ' +
+          "Left out, the one the cluster picks, read back at install, at a Ready node's external address (else the API server's host).",
         default: "one the cluster picks",
       },
       ...loadBalancerFields("the auth service"),

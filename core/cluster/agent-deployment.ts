@@ -8,7 +8,6 @@ import * as k8s from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE } from "../api/names.js";
 import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../kube/client.js";
 import { AGENT_NAME, GATEWAY_NAME } from "./agent-components.js";
-import { mustRecreateService } from "./exposure-plan.js";
 import { poll } from "../wait/poll.js";
 import { forgeAgentRbac, RBAC_COMPONENTS, UNBOUND_CLUSTER_ROLES } from "./agent-rbac.js";
 import {
@@ -17,6 +16,7 @@ import {
   forgeGatewayDeployment,
   forgeGatewayService,
   forgeRouteDaemonSet,
+  mustRecreateService,
   type GatewayExposure,
   type ServiceExposure,
 } from "./agent-workloads.js";

@@ -10,12 +10,24 @@
  *            NET_RAW only, the TUN device, root; one replica, Recreate
  *   route    hostNetwork (its routes are the node's), NET_ADMIN only, root, on every node
  */
-import type { LoadBalancerSettings } from "./exposure-plan.js";
 import { KUBELET_PORT } from "./agent-components.js";
 import type * as k8s from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE } from "../api/index.js";
 import { VIRTUAL_NODE_LABEL } from "../virtual-node/node.js";
 import { AGENT_NAME, COMPONENT_LABEL, componentLabels, GATEWAY_NAME, ROUTE_NAME } from "./agent-components.js";
+
+/**
+ * How a Service of the agent's meets a cloud's load balancer: the annotations that configure it
+ * (a UDP network load balancer, an internal one), which implementation serves it, and who may reach it.
+ */
+export interface LoadBalancerSettings {
+  /** The Service's annotations. */
+  readonly annotations?: Readonly<Record<string, string>>;
+  /** `spec.loadBalancerClass`: the implementation that serves it, where a cluster has several. */
+  readonly loadBalancerClass?: string;
+  /** `spec.loadBalancerSourceRanges`: the CIDRs the load balancer lets in. */
+  readonly loadBalancerSourceRanges?: readonly string[];
+}
 
 /** How a Service is exposed outside the cluster, with its node port when one is fixed. */
 export interface ServiceExposure {
@@ -272,4 +284,13 @@ export function forgeAuthService(authPort: number, exposure: ServiceExposure): k
 export function forgeGatewayService(port: number, exposure: GatewayExposure): k8s.V1Service | undefined {
   if (exposure.type === "hostPort") return undefined;
   return forgeService(GATEWAY_NAME, { name: "wireguard", port, protocol: "UDP", targetPort: port }, exposure);
+}
+
+/**
+ * Whether the Service `existing` must be deleted before `wanted` is applied: the API server lets no
+ * Service change its load-balancer class, so another class (or none) is another Service, whose
+ * address is then read back anew.
+ */
+export function mustRecreateService(existing: k8s.V1Service | undefined, wanted: k8s.V1Service): boolean {
+  return existing !== undefined && (existing.spec?.loadBalancerClass ?? "") !== (wanted.spec?.loadBalancerClass ?? "");
 }

@@ -8,13 +8,21 @@ import type * as k8s from "@kubernetes/client-node";
 import { isIP } from "node:net";
 import { AGENT_NAME, GATEWAY_NAME } from "./agent-components.js";
 import type { ClusterInstallRequest, ExposedHosts } from "./install-plan.js";
+import type { LoadBalancerSettings } from "./agent-workloads.js";
 
-/** One Service whose load-balancer address the install reads back. */
+export type { LoadBalancerSettings } from "./agent-workloads.js";
+
+/** One Service whose address or port the install reads back. */
 export interface AwaitedService {
   /** Which endpoint it serves. */
-  readonly endpoint: keyof ExposedHosts;
+  readonly endpoint: "auth" | "gateway";
   /** The Service's name, in the system namespace. */
   readonly name: string;
+  /**
+   * What is read: the address its load balancer gives it (`LoadBalancer`), or the node port the
+   * cluster picked for it (`NodePort` with none fixed).
+   */
+  readonly reads: "address" | "nodePort";
 }
 
 /**
@@ -26,14 +34,40 @@ export function servicesToReadBack(
   request: Pick<ClusterInstallRequest, "agent" | "authService" | "gateway">,
 ): AwaitedService[] {
   if (!request.agent?.image) return [];
+  const readOf = (
+    exposed: { readonly exposure?: string; readonly nodePort?: number } | undefined,
+    address: string | undefined,
+  ): AwaitedService["reads"] | undefined => {
+    const exposure = exposed?.exposure ?? "LoadBalancer";
+    if (exposure === "LoadBalancer") return address ? undefined : "address";
+    return exposure === "NodePort" && exposed?.nodePort === undefined ? "nodePort" : undefined;
+  };
+  const auth = readOf(request.agent, request.authService?.address);
+  const gateway = readOf(request.gateway, request.gateway?.address);
   return [
-    ...((request.agent.exposure ?? "LoadBalancer") === "LoadBalancer" && !request.authService?.address
-      ? [{ endpoint: "auth" as const, name: AGENT_NAME }]
-      : []),
-    ...((request.gateway?.exposure ?? "LoadBalancer") === "LoadBalancer" && !request.gateway?.address
-      ? [{ endpoint: "gateway" as const, name: GATEWAY_NAME }]
-      : []),
+    ...(auth ? [{ endpoint: "auth" as const, name: AGENT_NAME, reads: auth }] : []),
+    ...(gateway ? [{ endpoint: "gateway" as const, name: GATEWAY_NAME, reads: gateway }] : []),
   ];
+}
+
+/** The node port the cluster gave `service`, or what is missing. */
+export function nodePortOf(
+  service: k8s.V1Service | undefined,
+): { readonly port: number } | { readonly missing: string } {
+  if (!service) return { missing: "the Service does not exist" };
+  const port = service.spec?.ports?.[0]?.nodePort;
+  return port ? { port } : { missing: `no node port in spec.ports (the Service is of type ${service.spec?.type})` };
+}
+
+/**
+ * Where peers reach a node port: a Ready node's external address, when a node has one; else
+ * undefined, and the API server's host stands for the nodes (as on clusters whose nodes have only
+ * private addresses, which peers reach through the same network as the API server).
+ */
+export function nodeAddressOf(nodes: readonly k8s.V1Node[]): string | undefined {
+  const ready = nodes.filter((node) => node.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
+  return ready.flatMap((node) => node.status?.addresses ?? []).find((address) => address.type === "ExternalIP")
+    ?.address;
 }
 
 /**
@@ -60,25 +94,18 @@ export function exposedHostsOf(
   services: readonly AwaitedService[],
   deployed: { readonly authService?: k8s.V1Service; readonly gatewayService?: k8s.V1Service },
 ): ExposedHosts {
-  const hosts: Record<string, string> = {};
+  const exposed: Partial<Record<keyof ExposedHosts, string | number>> = {};
   for (const service of services) {
-    const found = loadBalancerAddressOf(service.endpoint === "auth" ? deployed.authService : deployed.gatewayService);
-    if ("address" in found) hosts[service.endpoint] = found.address;
+    const held = service.endpoint === "auth" ? deployed.authService : deployed.gatewayService;
+    if (service.reads === "nodePort") {
+      const found = nodePortOf(held);
+      if ("port" in found) exposed[`${service.endpoint}Port`] = found.port;
+    } else {
+      const found = loadBalancerAddressOf(held);
+      if ("address" in found) exposed[service.endpoint] = found.address;
+    }
   }
-  return hosts;
-}
-
-/**
- * How a Service of the agent's meets a cloud's load balancer: the annotations that configure it
- * (a UDP network load balancer, an internal one), which implementation serves it, and who may reach it.
- */
-export interface LoadBalancerSettings {
-  /** The Service's annotations. */
-  readonly annotations?: Readonly<Record<string, string>>;
-  /** `spec.loadBalancerClass`: the implementation that serves it, where a cluster has several. */
-  readonly loadBalancerClass?: string;
-  /** `spec.loadBalancerSourceRanges`: the CIDRs the load balancer lets in. */
-  readonly loadBalancerSourceRanges?: readonly string[];
+  return exposed as ExposedHosts;
 }
 
 /** A Kubernetes qualified name: an optional DNS-subdomain prefix and `/`, then a name of 63 characters at most. */
@@ -126,13 +153,4 @@ export function loadBalancerSettingsProblems(
       if (settings[field] !== undefined)
         problems.push({ field, reason: `a ${exposure} Service has no load balancer to take it` });
   return problems;
-}
-
-/**
- * Whether the Service `existing` must be deleted before `wanted` is applied: the API server lets no
- * Service change its load-balancer class, so another class (or none) is another Service, whose
- * address is then read back anew.
- */
-export function mustRecreateService(existing: k8s.V1Service | undefined, wanted: k8s.V1Service): boolean {
-  return existing !== undefined && (existing.spec?.loadBalancerClass ?? "") !== (wanted.spec?.loadBalancerClass ?? "");
 }

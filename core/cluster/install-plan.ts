@@ -6,8 +6,7 @@ import type * as k8s from "@kubernetes/client-node";
 import type { AgentDeploymentSpec, DeployedAgent } from "./agent-deployment.js";
 
 export type { DeployedAgent } from "./agent-deployment.js";
-import type { ServiceExposure } from "./agent-workloads.js";
-import type { LoadBalancerSettings } from "./exposure-plan.js";
+import type { LoadBalancerSettings, ServiceExposure } from "./agent-workloads.js";
 import { mayTake } from "../api/names.js";
 import { joinHostPort } from "../net/endpoint.js";
 
@@ -77,12 +76,19 @@ export interface ClusterEndpoints {
   readonly gatewayEndpoint: string;
 }
 
-/** Hosts the cluster's load balancers gave the agent's Services (load-balancer.ts reads them back). */
+/**
+ * What the cluster gave the agent's Services (load-balancer.ts reads them back): the addresses of
+ * their load balancers, or the node ports it picked and the address of a node.
+ */
 export interface ExposedHosts {
-  /** The auth service's Service's load-balancer address. */
+  /** The auth service's address: its load balancer's, or a node's. */
   readonly auth?: string;
-  /** The gateway's Service's load-balancer address. */
+  /** The gateway's address: its load balancer's, or a node's. */
   readonly gateway?: string;
+  /** The node port the cluster picked for the auth service's Service. */
+  readonly authPort?: number;
+  /** The node port the cluster picked for the gateway's Service. */
+  readonly gatewayPort?: number;
 }
 
 /** The port peers reach: a fixed node port of a `NodePort` Service, else the endpoint's own port. */
@@ -95,9 +101,10 @@ function reachedAt(
 
 /**
  * The endpoints `asked` resolves to, the kubeconfig pointing at `kubeconfigServer`: an address given
- * by hand, else the one a load balancer gave the endpoint's Service (`exposed`, read back under
- * `LoadBalancer` exposure, on the Service's own port), else the API server's host; the default ports
- * unless a port is given (or a fixed node port, under `NodePort` exposure).
+ * by hand, else the one the cluster gave the endpoint's Service (`exposed`, read back: its load
+ * balancer's under `LoadBalancer` exposure, on the Service's own port; a node's external address
+ * under `NodePort`), else the API server's host; on the default ports unless a port is given, or a
+ * node port (fixed, or the one the cluster picked, read back) under `NodePort` exposure.
  */
 export function clusterEndpointsOf(
   asked: Pick<ClusterInstallRequest, "apiServerUrl" | "authService" | "gateway" | "agent">,
@@ -113,8 +120,11 @@ export function clusterEndpointsOf(
   return {
     apiServerUrl,
     authHost,
-    authUrl: `https://${joinHostPort(authHost, exposed.auth ? authPort : reachedAt(asked.agent, authPort))}`,
-    gatewayEndpoint: joinHostPort(gatewayHost, exposed.gateway ? gatewayPort : reachedAt(asked.gateway, gatewayPort)),
+    authUrl: `https://${joinHostPort(authHost, exposed.authPort ?? (exposed.auth ? authPort : reachedAt(asked.agent, authPort)))}`,
+    gatewayEndpoint: joinHostPort(
+      gatewayHost,
+      exposed.gatewayPort ?? (exposed.gateway ? gatewayPort : reachedAt(asked.gateway, gatewayPort)),
+    ),
   };
 }
 

@@ -145,13 +145,15 @@ export async function installCluster(
   try {
     // With an image, the agent is deployed here and rolled out; without one, an agent must already run
     // (`--host-agent` labs), and the wait stops within seconds when the cluster shows none. Under
-    // `LoadBalancer` exposure the endpoints are where the load balancers put the agent's Services,
-    // read back before the auth service's certificate is made for that address (the agent reads
-    // its certificate from the API, and waits for it).
+    // `LoadBalancer` exposure the endpoints are where the load balancers put the agent's Services
+    // (under `NodePort` with no port fixed, on the ports the cluster picked), read back before the
+    // auth service's certificate is made for that address (the agent reads its certificate from
+    // the API, and waits for it).
     const image = request.agent?.image;
-    if (image && readBack.length > 0) {
-      await ensureAgentDeployment(kc, agentDeploymentOf(request, image));
-      const services = readBack.map((service) => `${SYSTEM_NAMESPACE}/${service.name}`).join(" and ");
+    const balanced = readBack.filter((service) => service.reads === "address");
+    if (image && readBack.length > 0) await ensureAgentDeployment(kc, agentDeploymentOf(request, image));
+    if (balanced.length > 0) {
+      const services = balanced.map((service) => `${SYSTEM_NAMESPACE}/${service.name}`).join(" and ");
       // The row shows the waits on the cluster's load balancers, which answer or not outside the
       // project's control; an install on addresses it was given runs quietly, as it always has.
       progress.step(1, 2, `cluster: waiting for the load balancer's address of Service ${services}`);
@@ -163,7 +165,7 @@ export async function installCluster(
     if (gatewayReadBack) await ensureClusterIdentity(kc, { ...identity, gatewayEndpoint: reached.gatewayEndpoint });
     const { caPem: authCaCert, certPem } = await ensureAuthServiceTls(kc, { hosts: [reached.authHost] });
     if (image && readBack.length === 0) await ensureAgentDeployment(kc, agentDeploymentOf(request, image));
-    if (readBack.length > 0) progress.step(2, 2, `cluster: waiting for the agent to serve in ${serverOf(kc)}`);
+    if (balanced.length > 0) progress.step(2, 2, `cluster: waiting for the agent to serve in ${serverOf(kc)}`);
     if (image) await waitForAgentRollout(kc, timeoutMs);
     await waitForAgent(kc, certPem, { timeoutMs, mustAlreadyRun: !request.agent?.image });
     // Once this quota is counted the quota controller knows the project's kinds, so each tenant's

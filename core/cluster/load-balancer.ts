@@ -9,12 +9,13 @@ import { SYSTEM_NAMESPACE } from "../api/index.js";
 import { readOptional, serverOf } from "../kube/client.js";
 import type { Deadline } from "../wait/deadline.js";
 import { poll } from "../wait/poll.js";
-import { loadBalancerAddressOf, type AwaitedService } from "./exposure-plan.js";
+import { loadBalancerAddressOf, nodeAddressOf, nodePortOf, type AwaitedService } from "./exposure-plan.js";
 import type { ExposedHosts } from "./install-plan.js";
 
 /**
- * Waits, within `deadline`, until each of `services` has a load-balancer address, and hands them
- * back; a timeout names the Service, what is missing and the cluster (core/wait's error).
+ * Waits, within `deadline`, until each of `services` has what is read of it (its load balancer's
+ * address, or its node port and, for its host, a node's external address), and hands them back; a
+ * timeout names the Service, what is missing and the cluster (core/wait's error).
  */
 export async function waitForExposedHosts(
   kc: k8s.KubeConfig,
@@ -22,22 +23,24 @@ export async function waitForExposedHosts(
   deadline: Deadline,
 ): Promise<ExposedHosts> {
   const core = kc.makeApiClient(k8s.CoreV1Api);
-  const hosts: Record<string, string> = {};
+  const exposed: Partial<Record<keyof ExposedHosts, string | number>> = {};
+  const read = (name: string) => readOptional(() => core.readNamespacedService({ name, namespace: SYSTEM_NAMESPACE }));
   for (const service of services) {
-    hosts[service.endpoint] = await poll(
-      {
-        step: "cluster",
-        object: `a load-balancer address for Service ${SYSTEM_NAMESPACE}/${service.name}`,
-        endpoint: serverOf(kc),
-      },
+    const what = service.reads === "nodePort" ? "a node port" : "a load-balancer address";
+    const found = await poll(
+      { step: "cluster", object: `${what} for Service ${SYSTEM_NAMESPACE}/${service.name}`, endpoint: serverOf(kc) },
       { timeoutMs: deadline.left(), intervalMs: 1000, signal: deadline.signal },
       async () => {
-        const found = loadBalancerAddressOf(
-          await readOptional(() => core.readNamespacedService({ name: service.name, namespace: SYSTEM_NAMESPACE })),
-        );
-        return "address" in found ? { done: true, value: found.address } : { done: false, state: found.missing };
+        const held = await read(service.name);
+        const seen = service.reads === "nodePort" ? nodePortOf(held) : loadBalancerAddressOf(held);
+        return "missing" in seen ? { done: false, state: seen.missing } : { done: true, value: seen };
       },
     );
+    if ("port" in found) {
+      exposed[`${service.endpoint}Port`] = found.port;
+      const node = nodeAddressOf((await core.listNode()).items);
+      if (node) exposed[service.endpoint] = node;
+    } else exposed[service.endpoint] = found.address;
   }
-  return hosts;
+  return exposed as ExposedHosts;
 }

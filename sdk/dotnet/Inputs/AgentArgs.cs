@@ -58,7 +58,7 @@ namespace Pulumi.Liqo.Inputs
         }
 
         /// <summary>
-        /// With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Default: one the cluster picks.
+        /// With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Left out, the one the cluster picks, read back at install, at a Ready node's external address (else the API server's host). Default: one the cluster picks.
         /// </summary>
         [Input("nodePort")]
         public Input<int>? NodePort { get; set; }

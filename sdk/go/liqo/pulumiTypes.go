@@ -25,7 +25,7 @@ type Agent struct {
 	LoadBalancerClass *string `pulumi:"loadBalancerClass"`
 	// Under `LoadBalancer` exposure: the CIDRs the auth service's load balancer lets in (`spec.loadBalancerSourceRanges`); a cloud drops the rest before they reach the cluster. Default: everyone. Example: ["203.0.113.0/24"].
 	LoadBalancerSourceRanges []string `pulumi:"loadBalancerSourceRanges"`
-	// With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Default: one the cluster picks.
+	// With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Left out, the one the cluster picks, read back at install, at a Ready node's external address (else the API server's host). Default: one the cluster picks.
 	NodePort *int `pulumi:"nodePort"`
 }
 
@@ -52,7 +52,7 @@ type AgentArgs struct {
 	LoadBalancerClass pulumi.StringPtrInput `pulumi:"loadBalancerClass"`
 	// Under `LoadBalancer` exposure: the CIDRs the auth service's load balancer lets in (`spec.loadBalancerSourceRanges`); a cloud drops the rest before they reach the cluster. Default: everyone. Example: ["203.0.113.0/24"].
 	LoadBalancerSourceRanges pulumi.StringArrayInput `pulumi:"loadBalancerSourceRanges"`
-	// With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Default: one the cluster picks.
+	// With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Left out, the one the cluster picks, read back at install, at a Ready node's external address (else the API server's host). Default: one the cluster picks.
 	NodePort pulumi.IntPtrInput `pulumi:"nodePort"`
 }
 
@@ -159,7 +159,7 @@ func (o AgentOutput) LoadBalancerSourceRanges() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v Agent) []string { return v.LoadBalancerSourceRanges }).(pulumi.StringArrayOutput)
 }
 
-// With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Default: one the cluster picks.
+// With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Left out, the one the cluster picks, read back at install, at a Ready node's external address (else the API server's host). Default: one the cluster picks.
 func (o AgentOutput) NodePort() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v Agent) *int { return v.NodePort }).(pulumi.IntPtrOutput)
 }
@@ -238,7 +238,7 @@ func (o AgentPtrOutput) LoadBalancerSourceRanges() pulumi.StringArrayOutput {
 	}).(pulumi.StringArrayOutput)
 }
 
-// With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Default: one the cluster picks.
+// With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Left out, the one the cluster picks, read back at install, at a Ready node's external address (else the API server's host). Default: one the cluster picks.
 func (o AgentPtrOutput) NodePort() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *Agent) *int {
 		if v == nil {
@@ -668,7 +668,7 @@ type Gateway struct {
 	LoadBalancerClass *string `pulumi:"loadBalancerClass"`
 	// Under `LoadBalancer` exposure: the CIDRs the gateway's load balancer lets in (`spec.loadBalancerSourceRanges`); a cloud drops the rest before they reach the cluster. Default: everyone. Example: ["203.0.113.0/24"].
 	LoadBalancerSourceRanges []string `pulumi:"loadBalancerSourceRanges"`
-	// With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Default: one the cluster picks.
+	// With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Left out, the one the cluster picks, read back at install, at a Ready node's external address (else the API server's host). Default: one the cluster picks.
 	NodePort *int `pulumi:"nodePort"`
 	// UDP port the gateway serves on, on its node (a Tunnel's port must be it). Default 51820.
 	Port *int `pulumi:"port"`
@@ -697,7 +697,7 @@ type GatewayArgs struct {
 	LoadBalancerClass pulumi.StringPtrInput `pulumi:"loadBalancerClass"`
 	// Under `LoadBalancer` exposure: the CIDRs the gateway's load balancer lets in (`spec.loadBalancerSourceRanges`); a cloud drops the rest before they reach the cluster. Default: everyone. Example: ["203.0.113.0/24"].
 	LoadBalancerSourceRanges pulumi.StringArrayInput `pulumi:"loadBalancerSourceRanges"`
-	// With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Default: one the cluster picks.
+	// With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Left out, the one the cluster picks, read back at install, at a Ready node's external address (else the API server's host). Default: one the cluster picks.
 	NodePort pulumi.IntPtrInput `pulumi:"nodePort"`
 	// UDP port the gateway serves on, on its node (a Tunnel's port must be it). Default 51820.
 	Port pulumi.IntPtrInput `pulumi:"port"`
@@ -806,7 +806,7 @@ func (o GatewayOutput) LoadBalancerSourceRanges() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v Gateway) []string { return v.LoadBalancerSourceRanges }).(pulumi.StringArrayOutput)
 }
 
-// With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Default: one the cluster picks.
+// With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Left out, the one the cluster picks, read back at install, at a Ready node's external address (else the API server's host). Default: one the cluster picks.
 func (o GatewayOutput) NodePort() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v Gateway) *int { return v.NodePort }).(pulumi.IntPtrOutput)
 }
@@ -890,7 +890,7 @@ func (o GatewayPtrOutput) LoadBalancerSourceRanges() pulumi.StringArrayOutput {
 	}).(pulumi.StringArrayOutput)
 }
 
-// With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Default: one the cluster picks.
+// With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Left out, the one the cluster picks, read back at install, at a Ready node's external address (else the API server's host). Default: one the cluster picks.
 func (o GatewayPtrOutput) NodePort() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *Gateway) *int {
 		if v == nil {

@@ -37,7 +37,8 @@ export interface GatewayArgs {
   readonly exposure?: pulumi.Input<"LoadBalancer" | "NodePort" | "hostPort">;
   /**
    * With `exposure: "NodePort"`: the node port the gateway's Service takes, which
-   * `gatewayEndpoint` then names.
+   * `gatewayEndpoint` then names. Left out, the one the cluster picks, read back at install, at a
+   * Ready node's external address (else the API server's host).
    * @default one the cluster picks
    */
   readonly nodePort?: pulumi.Input<number>;
@@ -92,7 +93,8 @@ export interface AgentArgs {
   readonly exposure?: pulumi.Input<"LoadBalancer" | "NodePort">;
   /**
    * With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl`
-   * then names.
+   * then names. Left out, the one the cluster picks, read back at install, at a Ready node's
+   * external address (else the API server's host).
    * @default one the cluster picks
    */
   readonly nodePort?: pulumi.Input<number>;

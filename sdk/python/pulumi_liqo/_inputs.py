@@ -65,7 +65,7 @@ class AgentArgsDict(TypedDict):
     """
     node_port: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
-    With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Default: one the cluster picks.
+    With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Left out, the one the cluster picks, read back at install, at a Ready node's external address (else the API server's host). Default: one the cluster picks.
     """
 
 @pulumi.input_type
@@ -85,7 +85,7 @@ class AgentArgs:
         :param pulumi.Input[_builtins.str] image: The agent image: the archive `npm run image` builds (`pulumi-liqo.local/agent:<version>`), pushed to a registry the cluster pulls from. One image, three roles: the control agent (a Deployment), the gateway (a Deployment of one hostNetwork pod) and the route agent (a DaemonSet). A new image rolls them in place; peerings stay and the gateway keeps its keys. Without it, an agent must already run in the cluster: when the cluster has neither the agent's Deployment nor a fresh agent Lease, the install fails within about 15 s naming this input (what it made stays recorded; `pulumi up` with the image set finishes it). Default: none: no agent is deployed. Example: "registry.example.com/pulumi-liqo/agent:0.1.0".
         :param pulumi.Input[_builtins.str] load_balancer_class: Under `LoadBalancer` exposure: which load-balancer implementation serves the auth service's Service (`spec.loadBalancerClass`, a domain-prefixed name), where a cluster has several. A Service cannot change its class: a change deletes the Service and makes it again, and its new address is read back. Default: the cluster's default implementation.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] load_balancer_source_ranges: Under `LoadBalancer` exposure: the CIDRs the auth service's load balancer lets in (`spec.loadBalancerSourceRanges`); a cloud drops the rest before they reach the cluster. Default: everyone. Example: ["203.0.113.0/24"].
-        :param pulumi.Input[_builtins.int] node_port: With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Default: one the cluster picks.
+        :param pulumi.Input[_builtins.int] node_port: With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Left out, the one the cluster picks, read back at install, at a Ready node's external address (else the API server's host). Default: one the cluster picks.
         """
         if annotations is not None:
             pulumi.set(__self__, "annotations", annotations)
@@ -164,7 +164,7 @@ class AgentArgs:
     @pulumi.getter(name="nodePort")
     def node_port(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Default: one the cluster picks.
+        With `exposure: "NodePort"`: the node port the auth service's Service takes, which `authUrl` then names. Left out, the one the cluster picks, read back at install, at a Ready node's external address (else the API server's host). Default: one the cluster picks.
         """
         return pulumi.get(self, "node_port")
 
@@ -365,7 +365,7 @@ class GatewayArgsDict(TypedDict):
     """
     node_port: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
-    With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Default: one the cluster picks.
+    With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Left out, the one the cluster picks, read back at install, at a Ready node's external address (else the API server's host). Default: one the cluster picks.
     """
     port: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
@@ -390,7 +390,7 @@ class GatewayArgs:
         :param pulumi.Input[_builtins.str] exposure: How a deployed gateway is exposed to the other gateway: a `LoadBalancer` or `NodePort` Service (UDP), or `hostPort`: the port of the node the gateway pod runs on, with no Service (peers then dial that node's address). The gateway runs on its node's network, so `port` is the port it serves on there; a `Tunnel`'s `port` must be the same. Under `LoadBalancer`, install waits for the Service's address (`status.loadBalancer.ingress`) and fails within `timeoutSeconds` naming the Service when the cluster gives none. Default: "LoadBalancer".
         :param pulumi.Input[_builtins.str] load_balancer_class: Under `LoadBalancer` exposure: which load-balancer implementation serves the gateway's Service (`spec.loadBalancerClass`, a domain-prefixed name), where a cluster has several. A Service cannot change its class: a change deletes the Service and makes it again, and its new address is read back. Default: the cluster's default implementation.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] load_balancer_source_ranges: Under `LoadBalancer` exposure: the CIDRs the gateway's load balancer lets in (`spec.loadBalancerSourceRanges`); a cloud drops the rest before they reach the cluster. Default: everyone. Example: ["203.0.113.0/24"].
-        :param pulumi.Input[_builtins.int] node_port: With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Default: one the cluster picks.
+        :param pulumi.Input[_builtins.int] node_port: With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Left out, the one the cluster picks, read back at install, at a Ready node's external address (else the API server's host). Default: one the cluster picks.
         :param pulumi.Input[_builtins.int] port: UDP port the gateway serves on, on its node (a Tunnel's port must be it). Default 51820.
         """
         if address is not None:
@@ -472,7 +472,7 @@ class GatewayArgs:
     @pulumi.getter(name="nodePort")
     def node_port(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Default: one the cluster picks.
+        With `exposure: "NodePort"`: the node port the gateway's Service takes, which `gatewayEndpoint` then names. Left out, the one the cluster picks, read back at install, at a Ready node's external address (else the API server's host). Default: one the cluster picks.
         """
         return pulumi.get(self, "node_port")
 

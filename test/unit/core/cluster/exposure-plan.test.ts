@@ -4,11 +4,13 @@ import {
   exposedHostsOf,
   loadBalancerAddressOf,
   loadBalancerSettingsProblems,
-  mustRecreateService,
+  nodeAddressOf,
+  nodePortOf,
   servicesToReadBack,
 } from "../../../../core/cluster/exposure-plan.js";
 import { agentDeploymentOf, askedOfDeployment, clusterEndpointsOf } from "../../../../core/cluster/install-plan.js";
 import { forgeAgentDeployment } from "../../../../core/cluster/agent-deployment.js";
+import { mustRecreateService } from "../../../../core/cluster/agent-workloads.js";
 
 const service = (type: string, ingress?: k8s.V1LoadBalancerIngress[]): k8s.V1Service => ({
   spec: { type },
@@ -18,19 +20,60 @@ const service = (type: string, ingress?: k8s.V1LoadBalancerIngress[]): k8s.V1Ser
 describe("servicesToReadBack", () => {
   test("GIVEN an image and no exposure WHEN planned THEN both Services are read back (LoadBalancer is the default)", () => {
     expect(servicesToReadBack({ agent: { image: "agent:1" } })).toEqual([
-      { endpoint: "auth", name: "pulumi-liqo-agent" },
-      { endpoint: "gateway", name: "pulumi-liqo-gateway" },
+      { endpoint: "auth", name: "pulumi-liqo-agent", reads: "address" },
+      { endpoint: "gateway", name: "pulumi-liqo-gateway", reads: "address" },
     ]);
   });
 
-  test("GIVEN addresses given by hand, NodePort or hostPort, or no image WHEN planned THEN those endpoints are not read back", () => {
+  test("GIVEN addresses given by hand, fixed node ports or hostPort, or no image WHEN planned THEN those endpoints are not read back", () => {
     expect(servicesToReadBack({ agent: { image: "agent:1" }, authService: { address: "auth.example.com" } })).toEqual([
-      { endpoint: "gateway", name: "pulumi-liqo-gateway" },
+      { endpoint: "gateway", name: "pulumi-liqo-gateway", reads: "address" },
     ]);
     expect(
-      servicesToReadBack({ agent: { image: "agent:1", exposure: "NodePort" }, gateway: { exposure: "hostPort" } }),
+      servicesToReadBack({
+        agent: { image: "agent:1", exposure: "NodePort", nodePort: 8443 },
+        gateway: { exposure: "hostPort" },
+      }),
     ).toEqual([]);
     expect(servicesToReadBack({ agent: { exposure: "LoadBalancer" } })).toEqual([]);
+  });
+
+  test("GIVEN NodePort with no port fixed WHEN planned THEN its node port is read back, an address given by hand or not", () => {
+    expect(
+      servicesToReadBack({
+        agent: { image: "agent:1", exposure: "NodePort" },
+        gateway: { exposure: "NodePort", address: "gw.example.com" },
+      }),
+    ).toEqual([
+      { endpoint: "auth", name: "pulumi-liqo-agent", reads: "nodePort" },
+      { endpoint: "gateway", name: "pulumi-liqo-gateway", reads: "nodePort" },
+    ]);
+  });
+
+  test("GIVEN node ports and nodes WHEN read THEN the picked port, and a Ready node's external address or none", () => {
+    expect(nodePortOf({ spec: { type: "NodePort", ports: [{ port: 8443, nodePort: 31443 }] } })).toEqual({
+      port: 31443,
+    });
+    expect(nodePortOf({ spec: { type: "ClusterIP", ports: [{ port: 8443 }] } })).toEqual({
+      missing: "no node port in spec.ports (the Service is of type ClusterIP)",
+    });
+    const node = (ready: string, addresses: k8s.V1NodeAddress[]): k8s.V1Node => ({
+      status: { conditions: [{ type: "Ready", status: ready }], addresses },
+    });
+    const internal = { type: "InternalIP", address: "10.0.0.5" };
+    expect(nodeAddressOf([node("True", [internal])])).toBeUndefined();
+    expect(
+      nodeAddressOf([
+        node("False", [{ type: "ExternalIP", address: "198.51.100.1" }]),
+        node("True", [internal, { type: "ExternalIP", address: "198.51.100.2" }]),
+      ]),
+    ).toBe("198.51.100.2");
+    expect(
+      clusterEndpointsOf({ agent: { exposure: "NodePort" } }, "https://10.0.0.1:6443", {
+        authPort: 31443,
+        gatewayPort: 30820,
+      }),
+    ).toMatchObject({ authUrl: "https://10.0.0.1:31443", gatewayEndpoint: "10.0.0.1:30820" });
   });
 });
 
