@@ -25,6 +25,8 @@ export async function waitForExposedHosts(
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const exposed: Partial<Record<keyof ExposedHosts, string | number>> = {};
   const read = (name: string) => readOptional(() => core.readNamespacedService({ name, namespace: SYSTEM_NAMESPACE }));
+  // Read once, and only when a node port is read back: both Services' ports are on the same nodes.
+  let nodeAddress: Promise<string | undefined> | undefined;
   for (const service of services) {
     const what = service.reads === "nodePort" ? "a node port" : "a load-balancer address";
     const found = await poll(
@@ -38,7 +40,8 @@ export async function waitForExposedHosts(
     );
     if ("port" in found) {
       exposed[`${service.endpoint}Port`] = found.port;
-      const node = nodeAddressOf((await core.listNode()).items);
+      nodeAddress ??= core.listNode().then((nodes) => nodeAddressOf(nodes.items));
+      const node = await nodeAddress;
       if (node) exposed[service.endpoint] = node;
     } else exposed[service.endpoint] = found.address;
   }

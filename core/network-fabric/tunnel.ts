@@ -186,7 +186,7 @@ export async function ensureTunnel(
   await applySide(sides, "consumer", settings, announced(existing.provider));
   const consumer = await waitForGateway(sides, "consumer", false, deadline);
   // A consumer that serves has announced where it is reached by now; the provider dials there.
-  if (settings.server === "consumer") dialedFrom(sides, settings, consumer);
+  const dialedConsumer = settings.server === "consumer" ? dialedFrom(sides, settings, consumer) : undefined;
 
   progress.step(
     2,
@@ -195,7 +195,7 @@ export async function ensureTunnel(
   );
   await applySide(sides, "provider", settings, announced(consumer));
   const provider = await waitForGateway(sides, "provider", false, deadline);
-  const dialed = dialedFrom(sides, settings, settings.server === "provider" ? provider : consumer);
+  const dialed = dialedConsumer ?? dialedFrom(sides, settings, provider);
 
   progress.step(
     3,
