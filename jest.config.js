@@ -3,16 +3,17 @@
 const { availableParallelism, totalmem } = require("node:os");
 
 /**
- * Workers from the machine, not a fixed number: one per core and one more, at most 3, and one per
- * 6 GiB of memory (a worker's shared lab, a private lab and a pulumi run take about that at their
- * peak). Most of a file's time is waiting: on 2 cores two workers left the CPU 30 % idle (a
- * clean-clone run of 32 min), three kept it 83 to 88 % busy at a load average of 8 to 11 and ran
- * the same files in 24 to 26 min. Four made every file slower (docs/performance.md).
- * LIQO_TEST_WORKERS overrides it.
+ * Workers from the machine, not a fixed number: one per core, at most 2, and one per 6 GiB of
+ * memory (a worker's shared lab, a private lab and a pulumi run take about that at their peak).
+ * Three workers ran the suite fastest when the machine was fast (24 min on 2 cores, docs/
+ * performance.md), but every lab a worker holds idles on timers (leases, status, resyncs) whose
+ * cost is per second, not per test: when the same machine ran three to four times slower, the
+ * third worker's clusters took the CPU the other files needed, and runs went from 24 to over 90
+ * minutes. Two bound the worst hour at the price of the best one. LIQO_TEST_WORKERS overrides it.
  */
 const workers =
   Number(process.env.LIQO_TEST_WORKERS) ||
-  Math.max(1, Math.min(3, availableParallelism() + 1, Math.floor(totalmem() / 6 / 2 ** 30)));
+  Math.max(1, Math.min(2, availableParallelism(), Math.floor(totalmem() / 6 / 2 ** 30)));
 
 /** @type {import('jest').Config} */
 module.exports = {

@@ -2,7 +2,10 @@
  * The provider plugin pulumi-resource-liqo through the real `pulumi` engine: packed as the archive
  * a pluginDownloadURL serves (scripts/plugin.sh, from the build), installed with `pulumi plugin
  * install`, and driven by a TypeScript program that knows the resources only by their type tokens
- * (test/e2e/programs/plugin). `pulumi import` of a Cluster goes the same way: made, taken out of the
+ * (test/e2e/programs/plugin): customTimeouts against an API server and an auth service that do not
+ * answer, and secrets kept out of what pulumi prints and stores. A peering's whole life through the
+ * plugin (preview, up, a no-change preview and refresh, a resize, destroy) is the YAML example's
+ * test (test/e2e/yaml-peering), which runs it once for both. `pulumi import` of a Cluster goes the same way: made, taken out of the
  * state, imported back by `<clusterId>@<kubeconfig file>` (a forged ID refused first), a preview with
  * no change, a destroy that leaves nothing.
  */
@@ -26,14 +29,14 @@ import {
 import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
 import { poll } from "../../core/wait/poll.js";
 import { firewallRule, type FirewallRule } from "../support/firewall.js";
-import { expectDestroyedClean, expectSecretsHidden, expectStackLife } from "../support/plugin-stack.js";
+import { expectDestroyedClean, expectSecretsHidden } from "../support/plugin-stack.js";
 
 const PROGRAM = join(__dirname, "programs", "plugin");
 
 /** A few pulumi commands on a resource that needs no cluster. */
 const TIMEOUT_TEST_BOUND_MS = 3 * 60_000;
-/** The pulumi commands of a peering's whole life on the shared lab, each with its own deadline. */
-const PEERING_TEST_BOUND_MS = 10 * 60_000;
+/** A Cluster's up, import and destroy on the shared lab, each command with its own deadline. */
+const IMPORT_TEST_BOUND_MS = 10 * 60_000;
 /** Two Peering creates against a silent provider (one outlasting the silence, one cut at 5 s), each command with its own deadline. */
 const SILENT_PROVIDER_TEST_BOUND_MS = 10 * 60_000;
 /**
@@ -180,47 +183,6 @@ describe("the provider plugin through the pulumi CLI", () => {
     }, SHARED_LAB_BOUND_MS);
 
     test(
-      "GIVEN clusters a and b WHEN preview, up, no-change preview and refresh, a resize, destroy through the plugin " +
-        "THEN each does what it says, secrets stay ciphertext, and nothing is left",
-      async () => {
-        const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
-        const workspace = await workspaceWithPlugin(PROGRAM, archive);
-        try {
-          await configureForLab(workspace, lab);
-          const plan = JSON.parse((await workspace.ok(["preview", "--json"])).stdout) as {
-            steps: { op: string; urn: string }[];
-          };
-          expect(
-            plan.steps
-              .filter((s) => !s.urn.includes("pulumi:pulumi:Stack"))
-              .map((s) => `${s.op} ${s.urn.split("::").slice(-2).join("::")}`)
-              .sort(),
-          ).toEqual([
-            "create liqo:index:Cluster::a",
-            "create liqo:index:Cluster::b",
-            "create liqo:index:Peering::b-to-a",
-            "create liqo:index:PeeringToken::a-token",
-          ]);
-
-          const up = await workspace.ok(["up", "--yes", "--skip-preview"]);
-          // Progress goes through the engine (a plugin's own output is hidden): the steps on the peering's row.
-          expect(up.stdout).toContain("[2/3] negotiation");
-          expect((await workspace.ok(["stack", "output", "peeringStatus"])).stdout.trim()).toBe("Ready");
-          expect((await workspace.ok(["stack", "output", "virtualNode"])).stdout.trim()).toBe("liqo-a");
-          const node = await adminConfig(b).makeApiClient(k8s.CoreV1Api).readNode({ name: "liqo-a" });
-          expect(node.status?.capacity).toEqual({ cpu: "2", memory: "4Gi", pods: "20" });
-
-          await expectStackLife(workspace, up, a, b);
-        } finally {
-          // Whatever a failed step left in the clusters goes with the stack.
-          await workspace.pulumi(["destroy", "--yes", "--skip-preview"]);
-          workspace.dispose();
-        }
-      },
-      PEERING_TEST_BOUND_MS,
-    );
-
-    test(
       "GIVEN a's auth service silent to the plugin WHEN up creates Peering b-to-a with customTimeouts create 3m and the " +
         "silence ends after 8 s THEN the create outlasts it and peers; WHEN up creates it again with create 5s THEN it " +
         "fails in about 5 s naming the wait it was cut in; no secret is printed, and destroy leaves nothing",
@@ -354,7 +316,7 @@ describe("the provider plugin through the pulumi CLI", () => {
           workspace.dispose();
         }
       },
-      PEERING_TEST_BOUND_MS,
+      IMPORT_TEST_BOUND_MS,
     );
   });
 });

@@ -112,6 +112,8 @@ describe("the YAML example through the provider plugin", () => {
         ]);
 
         const up = await workspace.ok(["up", "--yes", "--skip-preview"]);
+        // Progress goes through the engine (a plugin's own output is hidden): the steps on the peering's row.
+        expect(up.stdout).toContain("[2/3] negotiation");
         await expectPeeredAndOffloaded(workspace, a);
         await expectRefusedTokenReported(workspace, given.archive, a, b);
         await expectStackLife(workspace, up, a, b);
