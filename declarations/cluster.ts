@@ -1,5 +1,5 @@
 /** The declaration of `Cluster` (vocabulary.ts says its words). */
-import { boolean, declareResource, inPlace, integer, object, string } from "./vocabulary.js";
+import { boolean, declareResource, inPlace, integer, listOf, object, string } from "./vocabulary.js";
 
 export const CLUSTER = declareResource({
   name: "Cluster",
@@ -30,10 +30,11 @@ export const CLUSTER = declareResource({
       type: string(),
       description:
         "The cluster's pod CIDR, which its gateway announces to peers. Left out, it is read from " +
-        "the cluster: the controller manager's `--cluster-cidr` where it runs as a pod, else the " +
-        "smallest block holding every node's `spec.podCIDRs`. Preview (or create, when the cluster " +
-        "cannot be read at preview) fails naming this input when neither is there: EKS with the VPC " +
-        "CNI gives nodes no pod CIDR, and there it is the VPC's CIDR.",
+        "what the cluster declares: its CNI's pool (Flannel, Calico, Cilium), the controller " +
+        "manager's `--cluster-cidr` where it runs as a pod, kubeadm's `podSubnet`; only when none " +
+        "is there, the smallest block holding every node's `spec.podCIDRs`, with a warning. Preview " +
+        "(or create, when the cluster cannot be read at preview) fails naming this input when " +
+        "nothing is there: EKS with the VPC CNI gives nodes no pod CIDR, and there it is the VPC's CIDR.",
       default: "detected",
       example: '"10.244.0.0/16"',
       change: inPlace(
@@ -45,8 +46,8 @@ export const CLUSTER = declareResource({
       description:
         "The cluster's service CIDR. Left out, it is read from the cluster: its default " +
         "`ServiceCIDR` object (Kubernetes 1.33 and later), else the API server's " +
-        "`--service-cluster-ip-range` where it runs as a pod; preview or create fails naming this " +
-        "input when neither is there.",
+        "`--service-cluster-ip-range` where it runs as a pod, else kubeadm's `serviceSubnet`; " +
+        "preview or create fails naming this input when none is there.",
       default: "detected",
       example: '"10.96.0.0/12"',
       change: inPlace("the cluster's identity records it; its gateway never lets a peer's range be seen under it"),
@@ -171,6 +172,13 @@ export const CLUSTER = declareResource({
         "Where each CIDR the inputs left out was read, e.g. `{ podCidr: \"kube-controller-manager's " +
         '--cluster-cidr", serviceCidr: "ServiceCIDR kubernetes" }`; empty when both were given.',
       required: true,
+    },
+    nodesOutsidePodCidr: {
+      type: listOf(string()),
+      description:
+        "The nodes whose pod range podCidr does not hold, each as `name range` (e.g. `n3 10.245.0.0/24`), as of " +
+        "the last up or refresh: peerings do not route their pods. Empty when every node is inside; a refresh " +
+        "that finds one shows it as a change, and the row warns.",
     },
   },
   access: {

@@ -62,6 +62,7 @@ import { createNodeNetwork } from "./node-network.js";
 import { raiseHostLimits } from "./host-limits.js";
 import { nodeImages } from "./node-images.js";
 import { clusterDnsAddress, deployClusterDns } from "./cluster-dns.js";
+import { declareClusterConfig } from "./cluster-config.js";
 import { deployLoadBalancer } from "./load-balancer.js";
 
 export type { ClusterRequest } from "./plan.js";
@@ -318,6 +319,8 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
     await waitForControllers(spec, deadProcess(state, cluster), timeoutMs).catch(withLogs(cluster));
     await waitForNodes(cluster, deadProcess(state, cluster), timeoutMs).catch(withLogs(cluster));
     await deployClusterDns(cluster.kubeconfig, cluster.serviceCidr, images.coredns);
+    if (cluster.nodePodCidrs !== false)
+      await declareClusterConfig(cluster.kubeconfig, { podCidr: cluster.podCidr, serviceCidr: cluster.serviceCidr });
     if (cluster.loadBalancerAddresses) {
       const announcingNode = cluster.nodes[0]!.name;
       await deployLoadBalancer(

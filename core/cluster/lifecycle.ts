@@ -12,12 +12,16 @@ import {
   decideClusterCidrs,
   describeUndetected,
   needsDetection,
+  nodesOutside,
+  nodesOutsideWarning,
+  podCidrWarning,
   type ClusterCidrs,
   type GivenCidrs,
   type NetworkFacts,
   type UndetectedCidr,
 } from "./cidr-detection.js";
-import { getNetworkFacts } from "./cidr-facts.js";
+import { getNetworkFacts, getNodeRanges } from "./cidr-facts.js";
+import { NOTHING_DECLARED } from "./declared-networks.js";
 import { deleteAgentClusterRbac, ensureAgentDeployment, readAgentDeployment } from "./agent-deployment.js";
 import { ensureRemoteNamespaceGuard } from "./remote-namespace-guard.js";
 import type { Progress } from "../operation/progress.js";
@@ -51,11 +55,13 @@ export interface InstalledCluster extends ClusterEndpoints, ClusterCidrs {
   readonly clusterId: string;
   /** PEM of the CA of the auth service's serving certificate. */
   readonly authCaCert: string;
+  /** The nodes, as `name range`, whose pod range is outside the pod CIDR (their pods are not routed across peerings). */
+  readonly nodesOutsidePodCidr: readonly string[];
 }
 
 /** An install that stopped after the cluster's identity was made: `made` is what stands (no auth CA yet). */
 export interface InstallStopped extends Error {
-  readonly made: Omit<InstalledCluster, "authCaCert">;
+  readonly made: Omit<InstalledCluster, "authCaCert" | "nodesOutsidePodCidr">;
 }
 
 /** What an install that stopped half-way made, or undefined when `error` is not such a stop. */
@@ -77,7 +83,13 @@ export async function resolveClusterCidrs(
   if (!decision.ok) throw new Error(describeUndetected(`${cluster} (${serverOf(kc)})`, decision.undetected));
   return decision.cidrs;
 }
-const NO_FACTS: NetworkFacts = { controllerManagers: [], apiServers: [], serviceCidrs: [], nodes: [] };
+const NO_FACTS: NetworkFacts = {
+  controllerManagers: [],
+  apiServers: [],
+  serviceCidrs: [],
+  nodes: [],
+  declared: NOTHING_DECLARED,
+};
 
 /**
  * At preview: which of the CIDRs left out the cluster cannot show, for `check` to report. A cluster
@@ -171,19 +183,38 @@ export async function installCluster(
     // Once this quota is counted the quota controller knows the project's kinds, so each tenant's
     // quota is counted as soon as the auth service makes it (see tenant-quota.ts).
     await waitForProjectKindsCounted(kc, "cluster install", timeoutMs);
-    return { ...made, ...reached, authCaCert };
+    const nodesOutsidePodCidr = nodesOutside(cidrs.podCidr, await getNodeRanges(kc));
+    return { ...made, ...reached, authCaCert, nodesOutsidePodCidr };
   } catch (error) {
     throw Object.assign(error instanceof Error ? error : new Error(String(error)), { made });
   }
+}
+
+/**
+ * What a `Cluster`'s row warns of after an install or a refresh: a pod CIDR guessed from the nodes,
+ * and nodes whose pod range it does not hold.
+ */
+export function cidrWarnings(
+  cluster: string,
+  found: Pick<InstalledCluster, "podCidr" | "nodesOutsidePodCidr"> & Partial<Pick<InstalledCluster, "detectedFrom">>,
+): string[] {
+  return [
+    podCidrWarning(cluster, found.detectedFrom),
+    nodesOutsideWarning(cluster, found.podCidr, found.nodesOutsidePodCidr),
+  ].filter((warning): warning is string => warning !== undefined);
 }
 
 /** The install's identity as the cluster holds it, or undefined when it is not installed. */
 export async function readInstall(
   kubeconfig: string,
   kubeconfigInput: string,
-): Promise<{ clusterId: string; apiServerUrl: string } | undefined> {
-  const identity = await getClusterIdentity(loadKubeconfig(kubeconfig, kubeconfigInput));
-  return identity && { clusterId: identity.clusterId, apiServerUrl: identity.apiServerUrl };
+): Promise<{ clusterId: string; apiServerUrl: string; nodesOutsidePodCidr: string[] } | undefined> {
+  const kc = loadKubeconfig(kubeconfig, kubeconfigInput);
+  const identity = await getClusterIdentity(kc);
+  if (!identity) return undefined;
+  // A node added since the install whose range the recorded pod CIDR does not hold: drift a refresh shows.
+  const nodesOutsidePodCidr = identity.podCidr ? nodesOutside(identity.podCidr, await getNodeRanges(kc)) : [];
+  return { clusterId: identity.clusterId, apiServerUrl: identity.apiServerUrl, nodesOutsidePodCidr };
 }
 
 /** What an import finds of an install: everything its `Cluster` resource's inputs and outputs come from. */

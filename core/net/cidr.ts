@@ -98,6 +98,11 @@ export class Cidr {
     return value >= this.network && value < this.network + this.size;
   }
 
+  /** Whether every address of `other` lies in this block. */
+  holds(other: Cidr): boolean {
+    return other.network >= this.network && other.network + other.size <= this.network + this.size;
+  }
+
   /** Whether the two blocks share any address. */
   overlaps(other: Cidr): boolean {
     return this.network < other.network + other.size && other.network < this.network + this.size;

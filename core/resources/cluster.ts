@@ -62,6 +62,8 @@ export interface ClusterOutputs extends ClusterInputs {
   readonly serviceCidr: string;
   /** Where each CIDR the inputs left out was read (absent for one given; state written before detection has none). */
   readonly detectedFrom?: { readonly podCidr?: string; readonly serviceCidr?: string };
+  /** Nodes (`name range`) whose pod range is outside podCidr, as of the last install or refresh (state written before has none). */
+  readonly nodesOutsidePodCidr?: readonly string[];
   readonly apiServerUrl: string;
   readonly authUrl: string;
   readonly authCaCert: string;
@@ -138,6 +140,7 @@ async function install(inputs: ClusterInputs, takenFrom?: string): Promise<{ id:
       clusterId,
       ...outs
     } = await showingSteps(inputs, (progress) => tasks.installCluster(request, progress));
+    await warnOnRow(inputs, tasks.cidrWarnings(inputs.name, outs));
     return { id: clusterId, outs: { ...inputs, ...outs, clusterId } };
   } catch (error) {
     const made = tasks.madeBefore(error);
@@ -146,6 +149,11 @@ async function install(inputs: ClusterInputs, takenFrom?: string): Promise<{ id:
     const { authHost: _host, ...outs } = made;
     throw partialFailure(error, made.clusterId, { ...inputs, ...outs, authCaCert: "" });
   }
+}
+
+/** Each of `warnings` on the resource's row (a provider plugin's stderr is hidden from users). */
+async function warnOnRow(resource: object, warnings: readonly string[]): Promise<void> {
+  for (const warning of warnings) await logToEngine(warning, urnOf(resource), { severity: "warning" });
 }
 
 /**
@@ -257,8 +265,11 @@ export const pulumiProvider: pulumi.dynamic.ResourceProvider<ClusterInputs, Clus
     return { outs: (await install(news, takenFromOf(olds))).outs };
   },
   async read(_id, props) {
-    const found = await lifecycle().readInstall(props!.kubeconfig, kubeconfigInput(props!));
-    return found ? { id: found.clusterId, props: { ...props!, ...found } } : { id: "", props: {} as ClusterOutputs };
+    const tasks = lifecycle();
+    const found = await tasks.readInstall(props!.kubeconfig, kubeconfigInput(props!));
+    if (!found) return { id: "", props: {} as ClusterOutputs };
+    await warnOnRow(props!, tasks.cidrWarnings(props!.name, { podCidr: props!.podCidr, ...found }));
+    return { id: found.clusterId, props: { ...props!, ...found } };
   },
   async delete(_id, props) {
     const owner = ownUrnOf(props);
@@ -272,11 +283,7 @@ export const pulumiProvider: pulumi.dynamic.ResourceProvider<ClusterInputs, Clus
       force: props.force ?? false,
       timeoutMs: timeoutMsOf(props),
     });
-    // A warning on the resource's row: a provider plugin's stderr is hidden from users.
-    if (forgotten)
-      await logToEngine(`Cluster "${props.name}" forgotten without uninstalling: ${forgotten}`, urnOf(props), {
-        severity: "warning",
-      });
+    if (forgotten) await warnOnRow(props, [`Cluster "${props.name}" forgotten without uninstalling: ${forgotten}`]);
   },
 };
 

@@ -70,6 +70,12 @@ namespace Pulumi.Liqo
         public Output<string> Name { get; private set; } = null!;
 
         /// <summary>
+        /// The nodes whose pod range podCidr does not hold, each as `name range` (e.g. `n3 10.245.0.0/24`), as of the last up or refresh: peerings do not route their pods. Empty when every node is inside; a refresh that finds one shows it as a change, and the row warns.
+        /// </summary>
+        [Output("nodesOutsidePodCidr")]
+        public Output<ImmutableArray<string>> NodesOutsidePodCidr { get; private set; } = null!;
+
+        /// <summary>
         /// Pod CIDR: the input, or what was detected.
         /// </summary>
         [Output("podCidr")]
@@ -189,13 +195,13 @@ namespace Pulumi.Liqo
         public Input<string> Name { get; set; } = null!;
 
         /// <summary>
-        /// The cluster's pod CIDR, which its gateway announces to peers. Left out, it is read from the cluster: the controller manager's `--cluster-cidr` where it runs as a pod, else the smallest block holding every node's `spec.podCIDRs`. Preview (or create, when the cluster cannot be read at preview) fails naming this input when neither is there: EKS with the VPC CNI gives nodes no pod CIDR, and there it is the VPC's CIDR. Default: detected. Example: "10.244.0.0/16".
+        /// The cluster's pod CIDR, which its gateway announces to peers. Left out, it is read from what the cluster declares: its CNI's pool (Flannel, Calico, Cilium), the controller manager's `--cluster-cidr` where it runs as a pod, kubeadm's `podSubnet`; only when none is there, the smallest block holding every node's `spec.podCIDRs`, with a warning. Preview (or create, when the cluster cannot be read at preview) fails naming this input when nothing is there: EKS with the VPC CNI gives nodes no pod CIDR, and there it is the VPC's CIDR. Default: detected. Example: "10.244.0.0/16".
         /// </summary>
         [Input("podCidr")]
         public Input<string>? PodCidr { get; set; }
 
         /// <summary>
-        /// The cluster's service CIDR. Left out, it is read from the cluster: its default `ServiceCIDR` object (Kubernetes 1.33 and later), else the API server's `--service-cluster-ip-range` where it runs as a pod; preview or create fails naming this input when neither is there. Default: detected. Example: "10.96.0.0/12".
+        /// The cluster's service CIDR. Left out, it is read from the cluster: its default `ServiceCIDR` object (Kubernetes 1.33 and later), else the API server's `--service-cluster-ip-range` where it runs as a pod, else kubeadm's `serviceSubnet`; preview or create fails naming this input when none is there. Default: detected. Example: "10.96.0.0/12".
         /// </summary>
         [Input("serviceCidr")]
         public Input<string>? ServiceCidr { get; set; }

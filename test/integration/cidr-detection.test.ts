@@ -1,9 +1,11 @@
 /**
- * A `Cluster` without `podCidr` and `serviceCidr`, through its resource's own check and create on
- * real clusters: on the shared lab it reads both (the nodes' spec.podCIDRs, the API server's
- * default ServiceCIDR), shows them and where they came from in its outputs, records them, and
- * peers. On a cluster whose nodes carry no pod CIDR (as EKS with the VPC CNI gives none), preview's
- * check and create both fail naming `podCidr`, and create writes nothing.
+ * A `Cluster` without `podCidr` and `serviceCidr`, through its resource's own check, create and read
+ * on real clusters: on the shared lab it reads both (the pod range the cluster declares in its
+ * kubeadm-config, as kubeadm-built clusters do, and the API server's default ServiceCIDR), shows
+ * them and where they came from in its outputs, records them, and peers; a node that joins with a
+ * range outside the pod CIDR is what a refresh then reports. On a cluster whose nodes carry no pod
+ * CIDR and that declares none (as EKS with the VPC CNI), preview's check and create both fail naming
+ * `podCidr`, and create writes nothing.
  */
 import * as k8s from "@kubernetes/client-node";
 import { readFileSync } from "node:fs";
@@ -24,6 +26,9 @@ import { projectTraces } from "../support/leaks.js";
 
 /** Each test's bound: a Cluster's check and create on the shared lab, or a private lab's start for a cluster without pod CIDRs. */
 const TEST_BOUND_MS = 5 * 60_000;
+
+/** A Node made through the API (no kubelet behind it): what a refresh sees of a node that joined. */
+const JOINED_NODE = "cidr-detection-joined";
 
 /** A Cluster's inputs for a lab cluster as the tests deploy it (agent pods on the lab's node ports), no CIDRs. */
 const inputsWithoutCidrs = (c: ClusterState): ClusterInputs => ({
@@ -51,19 +56,32 @@ describe("a Cluster's CIDRs detected", () => {
         const outs = (await cluster.create!(inputs)).outs!;
         authCaCert = outs.authCaCert;
 
-        // What the cluster shows: its nodes' ranges (read here, as a reader would) and its service range.
-        const nodes = (await adminConfig(a).makeApiClient(k8s.CoreV1Api).listNode()).items;
-        const nodeRanges = nodes.flatMap((n) => n.spec?.podCIDRs ?? []).map((r) => Cidr.parse(r));
-        expect(nodeRanges.length).toBeGreaterThan(0);
-        expect(outs.podCidr).toBe(Cidr.covering(nodeRanges).toString());
-        expect(Cidr.parse(a.podCidr).overlaps(Cidr.parse(outs.podCidr!))).toBe(true);
+        // What the cluster declares: the whole pod range its nodes' /24s are cut from, and its service range.
+        const core = adminConfig(a).makeApiClient(k8s.CoreV1Api);
+        expect(outs.podCidr).toBe(a.podCidr);
         expect(outs.serviceCidr).toBe(a.serviceCidr);
         expect(outs.detectedFrom).toEqual({
-          podCidr: expect.stringMatching(/^the smallest block holding the spec\.podCIDRs of \d+ node\(s\)/),
+          podCidr: "kubeadm's networking.podSubnet (kube-system/kubeadm-config)",
           serviceCidr: "ServiceCIDR kubernetes",
         });
+        expect(outs.nodesOutsidePodCidr).toEqual([]);
         const identity = await getClusterIdentity(adminConfig(a));
         expect([identity?.podCidr, identity?.serviceCidr]).toEqual([outs.podCidr, outs.serviceCidr]);
+
+        // A node that joins with a range outside it: a refresh (the resource's read) names it; once it is gone, none.
+        const outside = "192.0.2.0/24";
+        expect(Cidr.parse(outs.podCidr!).overlaps(Cidr.parse(outside))).toBe(false);
+        await core.createNode({
+          body: { metadata: { name: JOINED_NODE }, spec: { podCIDR: outside, podCIDRs: [outside] } },
+        });
+        try {
+          const refreshed = await cluster.read!(outs.clusterId, outs);
+          expect(refreshed.props?.nodesOutsidePodCidr).toEqual([`${JOINED_NODE} ${outside}`]);
+          expect(refreshed.props?.podCidr).toBe(outs.podCidr);
+        } finally {
+          await core.deleteNode({ name: JOINED_NODE });
+        }
+        expect((await cluster.read!(outs.clusterId, outs)).props?.nodesOutsidePodCidr).toEqual([]);
 
         // It peers as any cluster does: b consumes from it with a token and its outputs.
         const consumer = await installForPeering(b);
@@ -119,7 +137,7 @@ describe("a Cluster's CIDRs detected", () => {
         expect((await core.listNode()).items.map((n) => n.spec?.podCIDRs ?? [])).toEqual([[]]);
         const inputs = inputsWithoutCidrs(e);
         const named = new RegExp(
-          "^podCidr: could not be detected: none of its 1 node\\(s\\) has spec\\.podCIDRs .*EKS with the VPC CNI.*; " +
+          "^podCidr: could not be detected: none of its 1 node\\(s\\) has spec\\.podCIDRs, .*EKS with the VPC CNI.*; " +
             "set podCidr to the range pods take addresses from$",
         );
 

@@ -34,6 +34,8 @@ type Cluster struct {
 	Kubeconfig pulumi.StringOutput `pulumi:"kubeconfig"`
 	// The cluster's name.
 	Name pulumi.StringOutput `pulumi:"name"`
+	// The nodes whose pod range podCidr does not hold, each as `name range` (e.g. `n3 10.245.0.0/24`), as of the last up or refresh: peerings do not route their pods. Empty when every node is inside; a refresh that finds one shows it as a change, and the row warns.
+	NodesOutsidePodCidr pulumi.StringArrayOutput `pulumi:"nodesOutsidePodCidr"`
 	// Pod CIDR: the input, or what was detected.
 	PodCidr pulumi.StringOutput `pulumi:"podCidr"`
 	// Service CIDR: the input, or what was detected.
@@ -109,9 +111,9 @@ type clusterArgs struct {
 	Kubeconfig string `pulumi:"kubeconfig"`
 	// The cluster's name: a DNS label of at most 32 characters. Virtual nodes standing for this cluster are named after it (`liqo-<name>`).
 	Name string `pulumi:"name"`
-	// The cluster's pod CIDR, which its gateway announces to peers. Left out, it is read from the cluster: the controller manager's `--cluster-cidr` where it runs as a pod, else the smallest block holding every node's `spec.podCIDRs`. Preview (or create, when the cluster cannot be read at preview) fails naming this input when neither is there: EKS with the VPC CNI gives nodes no pod CIDR, and there it is the VPC's CIDR. Default: detected. Example: "10.244.0.0/16".
+	// The cluster's pod CIDR, which its gateway announces to peers. Left out, it is read from what the cluster declares: its CNI's pool (Flannel, Calico, Cilium), the controller manager's `--cluster-cidr` where it runs as a pod, kubeadm's `podSubnet`; only when none is there, the smallest block holding every node's `spec.podCIDRs`, with a warning. Preview (or create, when the cluster cannot be read at preview) fails naming this input when nothing is there: EKS with the VPC CNI gives nodes no pod CIDR, and there it is the VPC's CIDR. Default: detected. Example: "10.244.0.0/16".
 	PodCidr *string `pulumi:"podCidr"`
-	// The cluster's service CIDR. Left out, it is read from the cluster: its default `ServiceCIDR` object (Kubernetes 1.33 and later), else the API server's `--service-cluster-ip-range` where it runs as a pod; preview or create fails naming this input when neither is there. Default: detected. Example: "10.96.0.0/12".
+	// The cluster's service CIDR. Left out, it is read from the cluster: its default `ServiceCIDR` object (Kubernetes 1.33 and later), else the API server's `--service-cluster-ip-range` where it runs as a pod, else kubeadm's `serviceSubnet`; preview or create fails naming this input when none is there. Default: detected. Example: "10.96.0.0/12".
 	ServiceCidr *string `pulumi:"serviceCidr"`
 	// How long install and the agent check may take, in seconds. Default: 300.
 	TimeoutSeconds *int `pulumi:"timeoutSeconds"`
@@ -135,9 +137,9 @@ type ClusterArgs struct {
 	Kubeconfig pulumi.StringInput
 	// The cluster's name: a DNS label of at most 32 characters. Virtual nodes standing for this cluster are named after it (`liqo-<name>`).
 	Name pulumi.StringInput
-	// The cluster's pod CIDR, which its gateway announces to peers. Left out, it is read from the cluster: the controller manager's `--cluster-cidr` where it runs as a pod, else the smallest block holding every node's `spec.podCIDRs`. Preview (or create, when the cluster cannot be read at preview) fails naming this input when neither is there: EKS with the VPC CNI gives nodes no pod CIDR, and there it is the VPC's CIDR. Default: detected. Example: "10.244.0.0/16".
+	// The cluster's pod CIDR, which its gateway announces to peers. Left out, it is read from what the cluster declares: its CNI's pool (Flannel, Calico, Cilium), the controller manager's `--cluster-cidr` where it runs as a pod, kubeadm's `podSubnet`; only when none is there, the smallest block holding every node's `spec.podCIDRs`, with a warning. Preview (or create, when the cluster cannot be read at preview) fails naming this input when nothing is there: EKS with the VPC CNI gives nodes no pod CIDR, and there it is the VPC's CIDR. Default: detected. Example: "10.244.0.0/16".
 	PodCidr pulumi.StringPtrInput
-	// The cluster's service CIDR. Left out, it is read from the cluster: its default `ServiceCIDR` object (Kubernetes 1.33 and later), else the API server's `--service-cluster-ip-range` where it runs as a pod; preview or create fails naming this input when neither is there. Default: detected. Example: "10.96.0.0/12".
+	// The cluster's service CIDR. Left out, it is read from the cluster: its default `ServiceCIDR` object (Kubernetes 1.33 and later), else the API server's `--service-cluster-ip-range` where it runs as a pod, else kubeadm's `serviceSubnet`; preview or create fails naming this input when none is there. Default: detected. Example: "10.96.0.0/12".
 	ServiceCidr pulumi.StringPtrInput
 	// How long install and the agent check may take, in seconds. Default: 300.
 	TimeoutSeconds pulumi.IntPtrInput
@@ -223,6 +225,11 @@ func (o ClusterOutput) Kubeconfig() pulumi.StringOutput {
 // The cluster's name.
 func (o ClusterOutput) Name() pulumi.StringOutput {
 	return o.ApplyT(func(v *Cluster) pulumi.StringOutput { return v.Name }).(pulumi.StringOutput)
+}
+
+// The nodes whose pod range podCidr does not hold, each as `name range` (e.g. `n3 10.245.0.0/24`), as of the last up or refresh: peerings do not route their pods. Empty when every node is inside; a refresh that finds one shows it as a change, and the row warns.
+func (o ClusterOutput) NodesOutsidePodCidr() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *Cluster) pulumi.StringArrayOutput { return v.NodesOutsidePodCidr }).(pulumi.StringArrayOutput)
 }
 
 // Pod CIDR: the input, or what was detected.

@@ -18,11 +18,12 @@ export interface ClusterArgs {
    */
   readonly kubeconfig: pulumi.Input<string>;
   /**
-   * The cluster's pod CIDR, which its gateway announces to peers. Left out, it is read from the
-   * cluster: the controller manager's `--cluster-cidr` where it runs as a pod, else the smallest
-   * block holding every node's `spec.podCIDRs`. Preview (or create, when the cluster cannot be
-   * read at preview) fails naming this input when neither is there: EKS with the VPC CNI gives
-   * nodes no pod CIDR, and there it is the VPC's CIDR.
+   * The cluster's pod CIDR, which its gateway announces to peers. Left out, it is read from what
+   * the cluster declares: its CNI's pool (Flannel, Calico, Cilium), the controller manager's
+   * `--cluster-cidr` where it runs as a pod, kubeadm's `podSubnet`; only when none is there, the
+   * smallest block holding every node's `spec.podCIDRs`, with a warning. Preview (or create, when
+   * the cluster cannot be read at preview) fails naming this input when nothing is there: EKS with
+   * the VPC CNI gives nodes no pod CIDR, and there it is the VPC's CIDR.
    * @default detected
    * @example "10.244.0.0/16"
    */
@@ -30,7 +31,8 @@ export interface ClusterArgs {
   /**
    * The cluster's service CIDR. Left out, it is read from the cluster: its default `ServiceCIDR`
    * object (Kubernetes 1.33 and later), else the API server's `--service-cluster-ip-range` where
-   * it runs as a pod; preview or create fails naming this input when neither is there.
+   * it runs as a pod, else kubeadm's `serviceSubnet`; preview or create fails naming this input
+   * when none is there.
    * @default detected
    * @example "10.96.0.0/12"
    */
@@ -106,6 +108,12 @@ export abstract class ClusterResource extends pulumi.dynamic.Resource {
    * --cluster-cidr", serviceCidr: "ServiceCIDR kubernetes" }`; empty when both were given.
    */
   declare readonly detectedFrom: pulumi.Output<DetectedFrom>;
+  /**
+   * The nodes whose pod range podCidr does not hold, each as `name range` (e.g. `n3
+   * 10.245.0.0/24`), as of the last up or refresh: peerings do not route their pods. Empty when
+   * every node is inside; a refresh that finds one shows it as a change, and the row warns.
+   */
+  declare readonly nodesOutsidePodCidr: pulumi.Output<string[] | undefined>;
 
   protected constructor(name: string, args: ClusterArgs, opts?: pulumi.CustomResourceOptions) {
     super(

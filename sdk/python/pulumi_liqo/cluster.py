@@ -43,8 +43,8 @@ class ClusterArgs:
         :param pulumi.Input[_builtins.str] external_cidr: The cluster's external CIDR, if it exposes addresses beyond its pods (e.g. node or load balancer addresses) to peers: its gateway announces it, and peers route it into the tunnel, remapped where it overlaps their own ranges. Default: none.
         :param pulumi.Input[_builtins.bool] force: Uninstall on delete even while peerings still use the cluster. Default: false.
         :param pulumi.Input['GatewayArgs'] gateway: How the WireGuard gateway is reached, and exposed when deployed. Default: the API server's host, UDP port 51820.
-        :param pulumi.Input[_builtins.str] pod_cidr: The cluster's pod CIDR, which its gateway announces to peers. Left out, it is read from the cluster: the controller manager's `--cluster-cidr` where it runs as a pod, else the smallest block holding every node's `spec.podCIDRs`. Preview (or create, when the cluster cannot be read at preview) fails naming this input when neither is there: EKS with the VPC CNI gives nodes no pod CIDR, and there it is the VPC's CIDR. Default: detected. Example: "10.244.0.0/16".
-        :param pulumi.Input[_builtins.str] service_cidr: The cluster's service CIDR. Left out, it is read from the cluster: its default `ServiceCIDR` object (Kubernetes 1.33 and later), else the API server's `--service-cluster-ip-range` where it runs as a pod; preview or create fails naming this input when neither is there. Default: detected. Example: "10.96.0.0/12".
+        :param pulumi.Input[_builtins.str] pod_cidr: The cluster's pod CIDR, which its gateway announces to peers. Left out, it is read from what the cluster declares: its CNI's pool (Flannel, Calico, Cilium), the controller manager's `--cluster-cidr` where it runs as a pod, kubeadm's `podSubnet`; only when none is there, the smallest block holding every node's `spec.podCIDRs`, with a warning. Preview (or create, when the cluster cannot be read at preview) fails naming this input when nothing is there: EKS with the VPC CNI gives nodes no pod CIDR, and there it is the VPC's CIDR. Default: detected. Example: "10.244.0.0/16".
+        :param pulumi.Input[_builtins.str] service_cidr: The cluster's service CIDR. Left out, it is read from the cluster: its default `ServiceCIDR` object (Kubernetes 1.33 and later), else the API server's `--service-cluster-ip-range` where it runs as a pod, else kubeadm's `serviceSubnet`; preview or create fails naming this input when none is there. Default: detected. Example: "10.96.0.0/12".
         :param pulumi.Input[_builtins.int] timeout_seconds: How long install and the agent check may take, in seconds. Default: 300.
         """
         pulumi.set(__self__, "kubeconfig", kubeconfig)
@@ -168,7 +168,7 @@ class ClusterArgs:
     @pulumi.getter(name="podCidr")
     def pod_cidr(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        The cluster's pod CIDR, which its gateway announces to peers. Left out, it is read from the cluster: the controller manager's `--cluster-cidr` where it runs as a pod, else the smallest block holding every node's `spec.podCIDRs`. Preview (or create, when the cluster cannot be read at preview) fails naming this input when neither is there: EKS with the VPC CNI gives nodes no pod CIDR, and there it is the VPC's CIDR. Default: detected. Example: "10.244.0.0/16".
+        The cluster's pod CIDR, which its gateway announces to peers. Left out, it is read from what the cluster declares: its CNI's pool (Flannel, Calico, Cilium), the controller manager's `--cluster-cidr` where it runs as a pod, kubeadm's `podSubnet`; only when none is there, the smallest block holding every node's `spec.podCIDRs`, with a warning. Preview (or create, when the cluster cannot be read at preview) fails naming this input when nothing is there: EKS with the VPC CNI gives nodes no pod CIDR, and there it is the VPC's CIDR. Default: detected. Example: "10.244.0.0/16".
         """
         return pulumi.get(self, "pod_cidr")
 
@@ -180,7 +180,7 @@ class ClusterArgs:
     @pulumi.getter(name="serviceCidr")
     def service_cidr(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        The cluster's service CIDR. Left out, it is read from the cluster: its default `ServiceCIDR` object (Kubernetes 1.33 and later), else the API server's `--service-cluster-ip-range` where it runs as a pod; preview or create fails naming this input when neither is there. Default: detected. Example: "10.96.0.0/12".
+        The cluster's service CIDR. Left out, it is read from the cluster: its default `ServiceCIDR` object (Kubernetes 1.33 and later), else the API server's `--service-cluster-ip-range` where it runs as a pod, else kubeadm's `serviceSubnet`; preview or create fails naming this input when none is there. Default: detected. Example: "10.96.0.0/12".
         """
         return pulumi.get(self, "service_cidr")
 
@@ -232,8 +232,8 @@ class Cluster(pulumi.CustomResource):
         :param pulumi.Input[Union['GatewayArgs', 'GatewayArgsDict']] gateway: How the WireGuard gateway is reached, and exposed when deployed. Default: the API server's host, UDP port 51820.
         :param pulumi.Input[_builtins.str] kubeconfig: Kubeconfig with rights to install the project's namespace, CRDs and RBAC. Kept as a Pulumi secret; never logged.
         :param pulumi.Input[_builtins.str] name: The cluster's name: a DNS label of at most 32 characters. Virtual nodes standing for this cluster are named after it (`liqo-<name>`).
-        :param pulumi.Input[_builtins.str] pod_cidr: The cluster's pod CIDR, which its gateway announces to peers. Left out, it is read from the cluster: the controller manager's `--cluster-cidr` where it runs as a pod, else the smallest block holding every node's `spec.podCIDRs`. Preview (or create, when the cluster cannot be read at preview) fails naming this input when neither is there: EKS with the VPC CNI gives nodes no pod CIDR, and there it is the VPC's CIDR. Default: detected. Example: "10.244.0.0/16".
-        :param pulumi.Input[_builtins.str] service_cidr: The cluster's service CIDR. Left out, it is read from the cluster: its default `ServiceCIDR` object (Kubernetes 1.33 and later), else the API server's `--service-cluster-ip-range` where it runs as a pod; preview or create fails naming this input when neither is there. Default: detected. Example: "10.96.0.0/12".
+        :param pulumi.Input[_builtins.str] pod_cidr: The cluster's pod CIDR, which its gateway announces to peers. Left out, it is read from what the cluster declares: its CNI's pool (Flannel, Calico, Cilium), the controller manager's `--cluster-cidr` where it runs as a pod, kubeadm's `podSubnet`; only when none is there, the smallest block holding every node's `spec.podCIDRs`, with a warning. Preview (or create, when the cluster cannot be read at preview) fails naming this input when nothing is there: EKS with the VPC CNI gives nodes no pod CIDR, and there it is the VPC's CIDR. Default: detected. Example: "10.244.0.0/16".
+        :param pulumi.Input[_builtins.str] service_cidr: The cluster's service CIDR. Left out, it is read from the cluster: its default `ServiceCIDR` object (Kubernetes 1.33 and later), else the API server's `--service-cluster-ip-range` where it runs as a pod, else kubeadm's `serviceSubnet`; preview or create fails naming this input when none is there. Default: detected. Example: "10.96.0.0/12".
         :param pulumi.Input[_builtins.int] timeout_seconds: How long install and the agent check may take, in seconds. Default: 300.
         """
         ...
@@ -301,6 +301,7 @@ class Cluster(pulumi.CustomResource):
             __props__.__dict__["cluster_id"] = None
             __props__.__dict__["detected_from"] = None
             __props__.__dict__["gateway_endpoint"] = None
+            __props__.__dict__["nodes_outside_pod_cidr"] = None
         secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"])
         opts = pulumi.ResourceOptions.merge(opts, secret_opts)
         super(Cluster, __self__).__init__(
@@ -334,6 +335,7 @@ class Cluster(pulumi.CustomResource):
         __props__.__dict__["gateway_endpoint"] = None
         __props__.__dict__["kubeconfig"] = None
         __props__.__dict__["name"] = None
+        __props__.__dict__["nodes_outside_pod_cidr"] = None
         __props__.__dict__["pod_cidr"] = None
         __props__.__dict__["service_cidr"] = None
         return Cluster(resource_name, opts=opts, __props__=__props__)
@@ -409,6 +411,14 @@ class Cluster(pulumi.CustomResource):
         The cluster's name.
         """
         return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter(name="nodesOutsidePodCidr")
+    def nodes_outside_pod_cidr(self) -> pulumi.Output[Optional[Sequence[_builtins.str]]]:
+        """
+        The nodes whose pod range podCidr does not hold, each as `name range` (e.g. `n3 10.245.0.0/24`), as of the last up or refresh: peerings do not route their pods. Empty when every node is inside; a refresh that finds one shows it as a change, and the row warns.
+        """
+        return pulumi.get(self, "nodes_outside_pod_cidr")
 
     @_builtins.property
     @pulumi.getter(name="podCidr")

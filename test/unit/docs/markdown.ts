@@ -113,11 +113,20 @@ function splitRow(line: string): string[] {
   return cells;
 }
 
-/** Every Markdown file below `dir` (repository-relative paths), `node_modules` left out. */
+/**
+ * Every Markdown file below `dir` (repository-relative paths), `node_modules` left out: not entered
+ * at all, since an example's installed packages link back to the repository (a walk into them
+ * never ends).
+ */
 export function markdownFilesUnder(repo: string, dir: string): string[] {
-  return readdirSync(join(repo, dir), { withFileTypes: true, recursive: true })
-    .filter((entry) => entry.isFile() && entry.name.endsWith(".md"))
-    .map((entry) => join(entry.parentPath, entry.name).slice(repo.length + 1))
-    .filter((path) => !path.split("/").includes("node_modules"))
-    .sort();
+  const found: string[] = [];
+  const walk = (relative: string): void => {
+    for (const entry of readdirSync(join(repo, relative), { withFileTypes: true })) {
+      const path = join(relative, entry.name);
+      if (entry.isDirectory() && entry.name !== "node_modules") walk(path);
+      else if (entry.isFile() && entry.name.endsWith(".md")) found.push(path);
+    }
+  };
+  walk(dir);
+  return found.sort();
 }
