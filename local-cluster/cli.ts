@@ -35,14 +35,14 @@ import {
   type LabState,
 } from "./lab.js";
 import { parseComponent, restartComponents } from "./restart.js";
-import { LOAD_BALANCERS, type LoadBalancerKind } from "./plan.js";
+import { LOAD_BALANCERS, POD_SECURITY_LEVELS, type LoadBalancerKind, type PodSecurityLevel } from "./plan.js";
 import { COMPONENTS } from "./supervisor.js";
 import { LAB_INTERFACE } from "./load-balancer.js";
 
 const USAGE = `usage: npm run clusters -- <command> [options]
   up NAME... [--lab L] [--nodes N] [--host-agent] [--profile ${PROFILES.join("|")}] [--behind-nat NAME]...
              [--pod-cidr NAME=CIDR]... [--service-cidr NAME=CIDR]... [--forward tcp:PORT]...
-             [--load-balancer ${LOAD_BALANCERS.join("|")}]
+             [--load-balancer ${LOAD_BALANCERS.join("|")}] [--pod-security ${POD_SECURITY_LEVELS.join("|")}]
   status [--lab L]
   profile open|gateway-only [--lab L]
   pod-address CLUSTER ADDRESS [--lab L]
@@ -61,7 +61,9 @@ const USAGE = `usage: npm run clusters -- <command> [options]
 any cluster. --host-agent runs it as a host process in each cluster's namespace instead (for tests
 that drive the agent process itself). Each cluster gets a load balancer (MetalLB in L2 mode): a
 Service of type LoadBalancer gets an address of the cluster's own range of the lab subnet, which
-\`status\` shows; --load-balancer none leaves such Services pending.
+\`status\` shows; --load-balancer none leaves such Services pending. --pod-security makes every
+cluster's API server enforce that Pod Security Standard in each namespace that sets none
+(kube-system exempt), as hardened clusters do.
 The lab defaults to "demo"; state lives in $LIQO_LAB_ROOT (default /tmp/pulumi-liqo-labs).`;
 
 function pairs(values: readonly string[] | undefined, flag: string): Map<string, string> {
@@ -139,6 +141,7 @@ async function main(argv: string[]): Promise<void> {
       nodes: { type: "string" },
       "host-agent": { type: "boolean" },
       "load-balancer": { type: "string" },
+      "pod-security": { type: "string" },
       node: { type: "string" },
       all: { type: "boolean" },
       help: { type: "boolean", short: "h" },
@@ -156,7 +159,15 @@ async function main(argv: string[]): Promise<void> {
       if (args.length === 0) throw new Error("up: name at least one cluster, e.g. `up a b`");
       const podCidrs = pairs(values["pod-cidr"], "--pod-cidr");
       const serviceCidrs = pairs(values["service-cidr"], "--service-cidr");
-      const requests = args.map((name) => ({ name, podCidr: podCidrs.get(name), serviceCidr: serviceCidrs.get(name) }));
+      const podSecurity = values["pod-security"];
+      if (podSecurity !== undefined && !POD_SECURITY_LEVELS.includes(podSecurity as PodSecurityLevel))
+        throw new Error(`--pod-security ${podSecurity}: expected one of ${POD_SECURITY_LEVELS.join(", ")}`);
+      const requests = args.map((name) => ({
+        name,
+        podCidr: podCidrs.get(name),
+        serviceCidr: serviceCidrs.get(name),
+        ...(podSecurity ? { podSecurity: podSecurity as PodSecurityLevel } : {}),
+      }));
       const natForwards = forwards(values.forward);
       const loadBalancer = values["load-balancer"] as LoadBalancerKind | undefined;
       if (loadBalancer !== undefined && !LOAD_BALANCERS.includes(loadBalancer))

@@ -27,7 +27,7 @@ import {
 import { startInNamespace, type NamespaceEntry, type ProcessRecord } from "../host/processes.js";
 import { AGENT_NODE_FLAGS } from "../core/cluster/agent-deployment.js";
 
-import { API_SERVER_PORT } from "./plan.js";
+import { API_SERVER_PORT, type PodSecurityLevel } from "./plan.js";
 import { NODE_LAN_CIDR } from "./node-plan.js";
 import { loadKubeconfigFile } from "../core/kube/client.js";
 
@@ -63,6 +63,43 @@ export interface ControlPlaneSpec {
   readonly wireguardGo?: string;
   /** Whether the agent also runs the gateway in the cluster's namespace. @default true */
   readonly hostGateway?: boolean;
+  /** The Pod Security level the API server enforces by default (`kube-system` exempt); absent: none. */
+  readonly podSecurity?: PodSecurityLevel;
+}
+
+/**
+ * The API server's admission configuration when it enforces a Pod Security level by default, as a
+ * hardened cluster's does: every namespace without its own `pod-security.kubernetes.io/enforce`
+ * label gets `level`, and `kube-system` (the cluster's own DNS) is exempt, as managed clusters
+ * exempt it. Warnings and audit at the same level, so that what would be refused is said too.
+ */
+export function admissionConfiguration(level: PodSecurityLevel): string {
+  return `${JSON.stringify(
+    {
+      apiVersion: "apiserver.config.k8s.io/v1",
+      kind: "AdmissionConfiguration",
+      plugins: [
+        {
+          name: "PodSecurity",
+          configuration: {
+            apiVersion: "pod-security.admission.config.k8s.io/v1",
+            kind: "PodSecurityConfiguration",
+            defaults: {
+              enforce: level,
+              "enforce-version": "latest",
+              audit: level,
+              "audit-version": "latest",
+              warn: level,
+              "warn-version": "latest",
+            },
+            exemptions: { usernames: [], runtimeClasses: [], namespaces: ["kube-system"] },
+          },
+        },
+      ],
+    },
+    null,
+    2,
+  )}\n`;
 }
 
 /** How a process was started: what its supervisor runs again when it exits, as a unit's `ExecStart`. */
@@ -159,6 +196,7 @@ export function writeControlPlaneFiles(spec: ControlPlaneSpec): ControlPlaneFile
   kubeconfig("agent.kubeconfig", inside, { commonName: "pulumi-liqo-agent", organizations: ["system:masters"] });
   kubeconfig("controller-manager.kubeconfig", inside, { commonName: "system:kube-controller-manager" });
   kubeconfig("scheduler.kubeconfig", inside, { commonName: "system:kube-scheduler" });
+  if (spec.podSecurity) writeFileSync(join(spec.dir, "admission.json"), admissionConfiguration(spec.podSecurity));
   return controlPlaneFiles(spec.dir);
 }
 
@@ -224,6 +262,7 @@ export function startApiServer(spec: ControlPlaneSpec, onStarted: OnStarted): vo
     // the default range (30000-32767) holds neither.
     "--service-node-port-range=7000-52767",
     "--allow-privileged=true",
+    ...(spec.podSecurity ? [`--admission-control-config-file=${join(spec.dir, "admission.json")}`] : []),
     "--profiling=false",
     "--v=1",
   ]);

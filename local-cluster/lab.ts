@@ -175,6 +175,7 @@ export function controlPlaneSpec(
     nodeMonitorGracePeriodSeconds,
     ...(wireguardGo ? { wireguardGo } : {}),
     ...(hostGateway === false ? { hostGateway } : {}),
+    ...(cluster.podSecurity ? { podSecurity: cluster.podSecurity } : {}),
   };
 }
 
@@ -426,7 +427,8 @@ export function sameClusters(state: LabState, requests: readonly ClusterRequest[
         c.nodes?.length === nodes &&
         (!r.podCidr || r.podCidr === c.podCidr) &&
         (!r.serviceCidr || r.serviceCidr === c.serviceCidr) &&
-        (r.nodePodCidrs ?? true) === (c.nodePodCidrs ?? true)
+        (r.nodePodCidrs ?? true) === (c.nodePodCidrs ?? true) &&
+        r.podSecurity === c.podSecurity
       );
     })
   );

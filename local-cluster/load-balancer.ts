@@ -232,7 +232,13 @@ export async function deployLoadBalancer(
         `load balancer: applying ${object.kind} ${object.metadata?.name} on ${server}: ${(error as Error).message}`,
       );
     });
-  const namespace: k8s.V1Namespace = { apiVersion: "v1", kind: "Namespace", metadata: { name: METALLB_NAMESPACE } };
+  // Privileged, as MetalLB's own manifests label it: its speaker runs on the host's network, which
+  // a cluster enforcing a Pod Security level by default would refuse.
+  const namespace: k8s.V1Namespace = {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name: METALLB_NAMESPACE, labels: { "pod-security.kubernetes.io/enforce": "privileged" } },
+  };
   for (const object of [namespace, ...moduleManifests(metallbHome()), ...forgeMetallbWorkloads(images)])
     await apply(object);
   // A CRD just made is served a moment later: until then the API server does not know the kind.

@@ -45,7 +45,17 @@ export interface ClusterRequest {
    * addresses of the node's /24). @default true
    */
   readonly nodePodCidrs?: boolean;
+  /**
+   * The Pod Security level the API server enforces in every namespace that does not set its own
+   * (`kube-system` exempt), as hardened clusters do; absent: none enforced, Kubernetes' default.
+   */
+  readonly podSecurity?: PodSecurityLevel;
 }
+
+/** The Pod Security Standards a lab's API server may enforce by default. */
+export const POD_SECURITY_LEVELS = ["baseline", "restricted"] as const;
+/** One of {@link POD_SECURITY_LEVELS}. */
+export type PodSecurityLevel = (typeof POD_SECURITY_LEVELS)[number];
 
 /** Every name and address of one cluster. */
 export interface PlannedCluster {
@@ -77,6 +87,8 @@ export interface PlannedCluster {
   readonly nodes: readonly PlannedNode[];
   /** `false` when its nodes carry no `spec.podCIDR` ({@link ClusterRequest.nodePodCidrs}). @default true */
   readonly nodePodCidrs?: boolean;
+  /** The level enforced by default ({@link ClusterRequest.podSecurity}). */
+  readonly podSecurity?: PodSecurityLevel;
   /**
    * The addresses its load balancer gives Services of type LoadBalancer (`first-last`, on the lab
    * subnet, announced on its lab interface): absent when the lab has none, and for a cluster behind
@@ -224,6 +236,7 @@ export function planLab(
       dir: clusterDir,
       nodes: planned.nodes,
       ...(request.nodePodCidrs === false ? { nodePodCidrs: false } : {}),
+      ...(request.podSecurity ? { podSecurity: request.podSecurity } : {}),
       ...(settings.loadBalancer === "metallb" && !natted
         ? { loadBalancerAddresses: loadBalancerRange(labSubnet, index) }
         : {}),

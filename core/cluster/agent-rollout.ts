@@ -8,6 +8,13 @@
  *   DaemonSet   status.observedGeneration >= metadata.generation, updatedNumberScheduled ==
  *               desiredNumberScheduled, numberAvailable == desiredNumberScheduled
  *
+ * A workload whose pods the cluster refuses at admission (a Pod Security level, a policy) would
+ * never roll out: the wait stops early, with the refusal the API server gave (it names the pod and
+ * the policy), once the refusal has stood for {@link REFUSAL_STANDS_MS}: a Deployment's condition
+ * `ReplicaFailure`, a DaemonSet's latest `FailedCreate` event. Every workload is looked at for
+ * that while any is awaited (all were applied at once), so a refused gateway is said even while the
+ * control agent is still starting.
+ *
  * The judgement is pure (unit-tested on literal objects); the wait reads the object with the one
  * poll of core/wait, so its timeout names the step, the object, the endpoint and what it saw.
  */
@@ -51,22 +58,68 @@ export function daemonSetRollout(daemonSet: k8s.V1DaemonSet): RolloutState {
   return { done: false, state: `${updated}/${desired} nodes updated, ${available}/${desired} available` };
 }
 
+/**
+ * How long a refusal must stand before the wait gives up on it: one seen at once may be from before
+ * the install labelled the namespace, and the controller's next try then succeeds.
+ */
+export const REFUSAL_STANDS_MS = 20_000;
+
+/** How often a wait looks for refusals (a few reads each time), less often than at the rollout itself. */
+const REFUSAL_LOOK_EVERY_MS = 5_000;
+
+/** How recent a DaemonSet's FailedCreate event must be to count as a refusal that stands. */
+const RECENT_EVENT_MS = 60_000;
+
+/** The admission refusal a Deployment's ReplicaSet reports, or undefined. */
+export function deploymentRefusal(deployment: k8s.V1Deployment): string | undefined {
+  const failure = deployment.status?.conditions?.find((c) => c.type === "ReplicaFailure" && c.status === "True");
+  return failure?.message;
+}
+
+/** The latest of a workload's `FailedCreate` events newer than `now - RECENT_EVENT_MS`, or undefined. */
+export function latestRefusal(events: readonly k8s.CoreV1Event[], now: number): string | undefined {
+  const timeOf = (event: k8s.CoreV1Event): number =>
+    new Date(event.lastTimestamp ?? event.eventTime ?? event.firstTimestamp ?? 0).getTime();
+  const recent = events
+    .filter((event) => event.reason === "FailedCreate" && now - timeOf(event) <= RECENT_EVENT_MS)
+    .sort((x, y) => timeOf(y) - timeOf(x));
+  return recent[0]?.message;
+}
+
+/** What a refused workload's wait says: the API server's own words, and what the project asked for. */
+export function describeRefusal(refusal: string): string {
+  return (
+    `the cluster refuses its pods: ${refusal} (the project's namespace ${SYSTEM_NAMESPACE} asks Pod Security ` +
+    "level privileged, since the gateway and the route agent use the node's network and NET_ADMIN; a policy of " +
+    "the cluster does not allow what they need)"
+  );
+}
+
 /** What to wait for: each workload of the agent, how to read it, and how to judge it. */
 const WORKLOADS = [
   {
     object: `Deployment ${SYSTEM_NAMESPACE}/${AGENT_NAME}`,
     read: (apps: k8s.AppsV1Api) => apps.readNamespacedDeployment({ name: AGENT_NAME, namespace: SYSTEM_NAMESPACE }),
     judge: deploymentRollout,
+    refusal: async (_core: k8s.CoreV1Api, object: k8s.V1Deployment) => deploymentRefusal(object),
   },
   {
     object: `Deployment ${SYSTEM_NAMESPACE}/${GATEWAY_NAME}`,
     read: (apps: k8s.AppsV1Api) => apps.readNamespacedDeployment({ name: GATEWAY_NAME, namespace: SYSTEM_NAMESPACE }),
     judge: deploymentRollout,
+    refusal: async (_core: k8s.CoreV1Api, object: k8s.V1Deployment) => deploymentRefusal(object),
   },
   {
     object: `DaemonSet ${SYSTEM_NAMESPACE}/${ROUTE_NAME}`,
     read: (apps: k8s.AppsV1Api) => apps.readNamespacedDaemonSet({ name: ROUTE_NAME, namespace: SYSTEM_NAMESPACE }),
     judge: daemonSetRollout,
+    refusal: async (core: k8s.CoreV1Api) => {
+      const events = await core.listNamespacedEvent({
+        namespace: SYSTEM_NAMESPACE,
+        fieldSelector: `involvedObject.kind=DaemonSet,involvedObject.name=${ROUTE_NAME},reason=FailedCreate`,
+      });
+      return latestRefusal(events.items, Date.now());
+    },
   },
 ] as const;
 
@@ -76,16 +129,38 @@ const WORKLOADS = [
  */
 export async function waitForAgentRollout(kc: k8s.KubeConfig, timeoutMs: number): Promise<void> {
   const apps = kc.makeApiClient(k8s.AppsV1Api);
+  const core = kc.makeApiClient(k8s.CoreV1Api);
   const deadline = startDeadline(timeoutMs);
+  const refusedSince = new Map<string, number>();
+  let lookedAt = Date.now();
+  /** The refusal of any workload not rolled out yet that has stood long enough, as the wait's failure. */
+  const standingRefusal = async (): Promise<string | undefined> => {
+    for (const workload of WORKLOADS) {
+      const object = await readOptional(() => workload.read(apps));
+      const refusal =
+        object && !workload.judge(object as never).done ? await workload.refusal(core, object as never) : undefined;
+      if (refusal === undefined) {
+        refusedSince.delete(workload.object);
+        continue;
+      }
+      const since = refusedSince.get(workload.object) ?? Date.now();
+      refusedSince.set(workload.object, since);
+      if (Date.now() - since >= REFUSAL_STANDS_MS) return `${workload.object}: ${describeRefusal(refusal)}`;
+    }
+    return undefined;
+  };
   for (const workload of WORKLOADS) {
     await poll(
       { step: "cluster", object: `${workload.object} rolled out`, endpoint: serverOf(kc) },
       { timeoutMs: deadline.left(), intervalMs: 500, signal: deadline.signal },
       async () => {
         const object = await readOptional(() => workload.read(apps));
-        if (!object) return { done: false, state: "not found" };
-        const rollout = workload.judge(object as never);
-        return rollout.done ? { done: true, value: undefined } : rollout;
+        const rollout: RolloutState = object ? workload.judge(object as never) : { done: false, state: "not found" };
+        if (rollout.done) return { done: true, value: undefined };
+        if (Date.now() - lookedAt < REFUSAL_LOOK_EVERY_MS) return rollout;
+        lookedAt = Date.now();
+        const refused = await standingRefusal();
+        return refused === undefined ? rollout : { failed: true, reason: refused };
       },
     );
   }

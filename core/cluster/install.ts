@@ -52,9 +52,17 @@ export async function ensureSystemNamespace(kc: k8s.KubeConfig): Promise<void> {
   await ensureObject(kc, {
     apiVersion: "v1",
     kind: "Namespace",
-    metadata: { name: SYSTEM_NAMESPACE, labels: { ...MANAGED_LABELS } },
+    metadata: { name: SYSTEM_NAMESPACE, labels: { ...MANAGED_LABELS, ...SYSTEM_POD_SECURITY } },
   }).catch(describeFailure(`${STEP}: applying Namespace ${SYSTEM_NAMESPACE}`, serverOf(kc)));
 }
+
+/**
+ * The Pod Security level of the project's namespace: `privileged`, because the gateway and the
+ * route agent run on the node's network with NET_ADMIN (and the gateway with /dev/net/tun), which
+ * `baseline` forbids. Only this namespace says so; the tenants' namespaces and the namespaces that
+ * offloaded pods run in set no level, so a cluster that enforces one by default holds those pods to it.
+ */
+export const SYSTEM_POD_SECURITY = { "pod-security.kubernetes.io/enforce": "privileged" } as const;
 
 /**
  * Applies the project's CustomResourceDefinitions and waits until the API server serves each one

@@ -2,7 +2,9 @@
  * The agent's deployment for real clusters, applied to a local one: each component's ServiceAccount
  * (control, gateway, route) may do what it needs, and nothing broader; uninstall removes all of it.
  * (Local clusters run no kubelet yet, and the image is not there anyway: the pods never start
- * here, so the rollout wait is seen to time out with what it saw.)
+ * here, so the rollout wait is seen to time out with what it saw.) A cluster whose policy refuses what
+ * the gateway needs (a ValidatingAdmissionPolicy against pods on the host's network, as hardened
+ * clusters have) makes the wait fail early, naming the policy and the refused pod.
  */
 import * as k8s from "@kubernetes/client-node";
 import { API_GROUP, SYSTEM_NAMESPACE } from "../../core/api/index.js";
@@ -13,7 +15,8 @@ import {
   type AgentDeploymentSpec,
 } from "../../core/cluster/agent-deployment.js";
 import { GATEWAY_NAME, ROUTE_NAME } from "../../core/cluster/agent-components.js";
-import { waitForAgentRollout } from "../../core/cluster/agent-rollout.js";
+import { REFUSAL_STANDS_MS, waitForAgentRollout } from "../../core/cluster/agent-rollout.js";
+import { poll } from "../../core/wait/poll.js";
 import { ensureSystemNamespace, uninstallCluster } from "../../core/cluster/install.js";
 import { clusterOf } from "../../local-cluster/lab.js";
 import { adminConfig } from "../../harness/install.js";
@@ -27,6 +30,71 @@ const TEST_BOUND_MS = 4 * 60_000;
 const ROLLOUT_TIMEOUT_MS = 3000;
 
 const serviceAccountOf = (name: string): string => `system:serviceaccount:${SYSTEM_NAMESPACE}:${name}`;
+
+/** A cluster's policy against pods on the host's network in the project's namespace. */
+const NO_HOST_NETWORK = "test-no-host-network";
+
+/** Applies {@link NO_HOST_NETWORK} and its binding; resolves once the API server enforces it (a dry run is refused). */
+async function refuseHostNetwork(kc: k8s.KubeConfig): Promise<void> {
+  const admission = kc.makeApiClient(k8s.AdmissionregistrationV1Api);
+  await admission.createValidatingAdmissionPolicy({
+    body: {
+      metadata: { name: NO_HOST_NETWORK },
+      spec: {
+        failurePolicy: "Fail",
+        matchConstraints: {
+          resourceRules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"] }],
+        },
+        validations: [
+          {
+            expression: "!has(object.spec.hostNetwork) || !object.spec.hostNetwork",
+            message: "pods of this namespace may not use the host's network",
+          },
+        ],
+      },
+    },
+  });
+  await admission.createValidatingAdmissionPolicyBinding({
+    body: {
+      metadata: { name: NO_HOST_NETWORK },
+      spec: {
+        policyName: NO_HOST_NETWORK,
+        validationActions: ["Deny"],
+        matchResources: {
+          namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": SYSTEM_NAMESPACE } },
+        },
+      },
+    },
+  });
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  await poll(
+    { step: "test", object: `ValidatingAdmissionPolicy ${NO_HOST_NETWORK} enforced`, endpoint: "the shared lab" },
+    { timeoutMs: 30_000, intervalMs: 250 },
+    async () => {
+      const refused = await core
+        .createNamespacedPod({
+          namespace: SYSTEM_NAMESPACE,
+          dryRun: "All",
+          body: {
+            metadata: { name: "probe" },
+            spec: { hostNetwork: true, containers: [{ name: "c", image: "registry.invalid/probe" }] },
+          },
+        })
+        .then(
+          () => false,
+          () => true,
+        );
+      return refused ? { done: true, value: undefined } : { done: false, state: "a dry run is still admitted" };
+    },
+  );
+}
+
+/** Removes {@link NO_HOST_NETWORK} and its binding, if there. */
+async function allowHostNetwork(kc: k8s.KubeConfig): Promise<void> {
+  const admission = kc.makeApiClient(k8s.AdmissionregistrationV1Api);
+  await admission.deleteValidatingAdmissionPolicyBinding({ name: NO_HOST_NETWORK }).catch(() => undefined);
+  await admission.deleteValidatingAdmissionPolicy({ name: NO_HOST_NETWORK }).catch(() => undefined);
+}
 
 const spec: AgentDeploymentSpec = {
   image: "registry.invalid/pulumi-liqo-agent:test",
@@ -129,6 +197,39 @@ describe("agent deployment", () => {
         expect(await routeMay({ ...tunnelEndpoints, verb: "patch", namespace: SYSTEM_NAMESPACE })).toBe(false);
         expect(await routeMay({ resource: "secrets", verb: "get", namespace: SYSTEM_NAMESPACE })).toBe(false);
       } finally {
+        await uninstallCluster(kc);
+        await deleteAgentClusterRbac(kc);
+      }
+      expect(await projectTraces(cluster.kubeconfig)).toEqual([]);
+    },
+    TEST_BOUND_MS,
+  );
+
+  test(
+    "GIVEN a cluster whose policy refuses pods on the host's network WHEN the agent is deployed THEN the rollout wait " +
+      "fails early naming the workload, the refused pod and the policy; uninstall removes it all",
+    async () => {
+      const cluster = clusterOf(await sharedLab(), "a");
+      const kc = adminConfig(cluster);
+      try {
+        await refuseHostNetwork(kc);
+        await ensureSystemNamespace(kc);
+        await ensureAgentDeployment(kc, spec);
+        // The control agent (not on the host's network) is admitted but never starts here; the gateway is
+        // refused, which the wait says once the refusal has stood, long before its own deadline.
+        const started = performance.now();
+        await expect(waitForAgentRollout(kc, 120_000)).rejects.toThrow(
+          new RegExp(
+            `^cluster: Deployment ${SYSTEM_NAMESPACE}/${AGENT_NAME} rolled out at https://\\S+ failed: ` +
+              `Deployment ${SYSTEM_NAMESPACE}/${GATEWAY_NAME}: the cluster refuses its pods: .*pods "${GATEWAY_NAME}-\\S+" ` +
+              `is forbidden: ValidatingAdmissionPolicy '${NO_HOST_NETWORK}' with binding '${NO_HOST_NETWORK}' denied ` +
+              "request: pods of this namespace may not use the host's network.* \\(the project's namespace",
+          ),
+        );
+        expect(performance.now() - started).toBeGreaterThanOrEqual(REFUSAL_STANDS_MS);
+        expect(performance.now() - started).toBeLessThan(90_000);
+      } finally {
+        await allowHostNetwork(kc);
         await uninstallCluster(kc);
         await deleteAgentClusterRbac(kc);
       }

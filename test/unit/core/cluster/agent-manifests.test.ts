@@ -6,7 +6,13 @@ import {
 } from "../../../../core/cluster/agent-deployment.js";
 import { GATEWAY_NAME, ROUTE_NAME } from "../../../../core/cluster/agent-components.js";
 import { DEFAULT_AGENT_IMAGE } from "../../../../core/cluster/agent-image.js";
-import { daemonSetRollout, deploymentRollout } from "../../../../core/cluster/agent-rollout.js";
+import {
+  daemonSetRollout,
+  deploymentRefusal,
+  deploymentRollout,
+  describeRefusal,
+  latestRefusal,
+} from "../../../../core/cluster/agent-rollout.js";
 import { agentDeploymentOf, clusterEndpointsOf } from "../../../../core/cluster/install-plan.js";
 
 const spec: AgentDeploymentSpec = {
@@ -208,5 +214,56 @@ describe("agent rollout", () => {
     expect(daemonSetRollout(daemonSet({ ...base, updatedNumberScheduled: 2, numberAvailable: 2 }))).toEqual({
       done: true,
     });
+  });
+});
+
+describe("agent pods refused at admission", () => {
+  const REFUSED =
+    'pods "pulumi-liqo-gateway-7d9f" is forbidden: violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)';
+
+  test("GIVEN a Deployment whose ReplicaSet failed to create pods WHEN judged THEN its refusal is the condition's message", () => {
+    const refused: k8s.V1Deployment = {
+      status: {
+        conditions: [
+          { type: "Available", status: "False" },
+          { type: "ReplicaFailure", status: "True", reason: "FailedCreate", message: REFUSED },
+        ],
+      },
+    };
+    expect(deploymentRefusal(refused)).toBe(REFUSED);
+    expect(
+      deploymentRefusal({ status: { conditions: [{ type: "ReplicaFailure", status: "False" }] } }),
+    ).toBeUndefined();
+    expect(deploymentRefusal({})).toBeUndefined();
+  });
+
+  test("GIVEN a DaemonSet's FailedCreate events WHEN judged THEN the latest recent one is the refusal, an old one none", () => {
+    const now = Date.parse("2026-11-28T12:00:00Z");
+    const event = (message: string, at: string, reason = "FailedCreate"): k8s.CoreV1Event => ({
+      metadata: {},
+      involvedObject: {},
+      reason,
+      message,
+      lastTimestamp: new Date(at),
+    });
+    expect(
+      latestRefusal(
+        [
+          event("older", "2026-11-28T11:59:30Z"),
+          event("newest", "2026-11-28T11:59:50Z"),
+          event("not a refusal", "2026-11-28T11:59:55Z", "SuccessfulCreate"),
+        ],
+        now,
+      ),
+    ).toBe("newest");
+    expect(latestRefusal([event("from before", "2026-11-28T11:58:00Z")], now)).toBeUndefined();
+  });
+
+  test("GIVEN a refusal WHEN described THEN the API server's words come first, then what the project asks and why", () => {
+    expect(describeRefusal(REFUSED)).toBe(
+      `the cluster refuses its pods: ${REFUSED} (the project's namespace pulumi-liqo-system asks Pod Security level ` +
+        "privileged, since the gateway and the route agent use the node's network and NET_ADMIN; a policy of the " +
+        "cluster does not allow what they need)",
+    );
   });
 });
