@@ -35,7 +35,14 @@ import {
   type LabState,
 } from "./lab.js";
 import { parseComponent, restartComponents } from "./restart.js";
-import { LOAD_BALANCERS, POD_SECURITY_LEVELS, type LoadBalancerKind, type PodSecurityLevel } from "./plan.js";
+import {
+  KUBE_PROXY_MODES,
+  LOAD_BALANCERS,
+  POD_SECURITY_LEVELS,
+  type KubeProxyMode,
+  type LoadBalancerKind,
+  type PodSecurityLevel,
+} from "./plan.js";
 import { COMPONENTS } from "./supervisor.js";
 import { LAB_INTERFACE } from "./load-balancer.js";
 
@@ -43,6 +50,7 @@ const USAGE = `usage: npm run clusters -- <command> [options]
   up NAME... [--lab L] [--nodes N] [--host-agent] [--profile ${PROFILES.join("|")}] [--behind-nat NAME]...
              [--pod-cidr NAME=CIDR]... [--service-cidr NAME=CIDR]... [--forward tcp:PORT]...
              [--load-balancer ${LOAD_BALANCERS.join("|")}] [--pod-security ${POD_SECURITY_LEVELS.join("|")}]
+             [--kube-proxy ${KUBE_PROXY_MODES.join("|")}]
   status [--lab L]
   profile open|gateway-only [--lab L]
   pod-address CLUSTER ADDRESS [--lab L]
@@ -63,7 +71,8 @@ that drive the agent process itself). Each cluster gets a load balancer (MetalLB
 Service of type LoadBalancer gets an address of the cluster's own range of the lab subnet, which
 \`status\` shows; --load-balancer none leaves such Services pending. --pod-security makes every
 cluster's API server enforce that Pod Security Standard in each namespace that sets none
-(kube-system exempt), as hardened clusters do.
+(kube-system exempt), as hardened clusters do. --kube-proxy nftables runs every node's kube-proxy
+in nftables mode instead of iptables.
 The lab defaults to "demo"; state lives in $LIQO_LAB_ROOT (default /tmp/pulumi-liqo-labs).`;
 
 function pairs(values: readonly string[] | undefined, flag: string): Map<string, string> {
@@ -142,6 +151,7 @@ async function main(argv: string[]): Promise<void> {
       "host-agent": { type: "boolean" },
       "load-balancer": { type: "string" },
       "pod-security": { type: "string" },
+      "kube-proxy": { type: "string" },
       node: { type: "string" },
       all: { type: "boolean" },
       help: { type: "boolean", short: "h" },
@@ -162,11 +172,15 @@ async function main(argv: string[]): Promise<void> {
       const podSecurity = values["pod-security"];
       if (podSecurity !== undefined && !POD_SECURITY_LEVELS.includes(podSecurity as PodSecurityLevel))
         throw new Error(`--pod-security ${podSecurity}: expected one of ${POD_SECURITY_LEVELS.join(", ")}`);
+      const kubeProxyMode = values["kube-proxy"];
+      if (kubeProxyMode !== undefined && !KUBE_PROXY_MODES.includes(kubeProxyMode as KubeProxyMode))
+        throw new Error(`--kube-proxy ${kubeProxyMode}: expected one of ${KUBE_PROXY_MODES.join(", ")}`);
       const requests = args.map((name) => ({
         name,
         podCidr: podCidrs.get(name),
         serviceCidr: serviceCidrs.get(name),
         ...(podSecurity ? { podSecurity: podSecurity as PodSecurityLevel } : {}),
+        ...(kubeProxyMode ? { kubeProxyMode: kubeProxyMode as KubeProxyMode } : {}),
       }));
       const natForwards = forwards(values.forward);
       const loadBalancer = values["load-balancer"] as LoadBalancerKind | undefined;

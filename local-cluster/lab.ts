@@ -289,6 +289,7 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
         pauseImage: images.pause,
         caFile: controlPlaneFiles(cluster.dir).caCert,
         binaries,
+        ...(cluster.kubeProxyMode ? { kubeProxyMode: cluster.kubeProxyMode } : {}),
       });
       startNodeProcesses(node, binaries, ["containerd"], record(cluster));
     }
@@ -428,7 +429,8 @@ export function sameClusters(state: LabState, requests: readonly ClusterRequest[
         (!r.podCidr || r.podCidr === c.podCidr) &&
         (!r.serviceCidr || r.serviceCidr === c.serviceCidr) &&
         (r.nodePodCidrs ?? true) === (c.nodePodCidrs ?? true) &&
-        r.podSecurity === c.podSecurity
+        r.podSecurity === c.podSecurity &&
+        (r.kubeProxyMode ?? "iptables") === (c.kubeProxyMode ?? "iptables")
       );
     })
   );

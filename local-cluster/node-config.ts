@@ -8,6 +8,7 @@
 import { join } from "node:path";
 import { CLUSTER_DOMAIN } from "./cluster-dns.js";
 import { nodePaths, type PlannedNode } from "./node-plan.js";
+import type { KubeProxyMode } from "./plan.js";
 
 /** Where the node's binaries are (absolute paths: a restarted process must not depend on PATH). */
 export interface NodeBinaries {
@@ -33,6 +34,8 @@ export interface NodeConfigInputs {
   readonly caFile: string;
   /** Binaries. */
   readonly binaries: NodeBinaries;
+  /** How kube-proxy programs Services. @default "iptables" */
+  readonly kubeProxyMode?: KubeProxyMode;
 }
 
 const toml = (value: string | boolean | readonly string[]): string =>
@@ -206,13 +209,13 @@ export function kubeletArgs(node: PlannedNode): string[] {
   ];
 }
 
-/** kube-proxy's KubeProxyConfiguration (iptables mode). */
+/** kube-proxy's KubeProxyConfiguration, in the cluster's mode (iptables unless told). */
 export function kubeProxyConfig(inputs: NodeConfigInputs): string {
   const { node } = inputs;
   const config = {
     apiVersion: "kubeproxy.config.k8s.io/v1alpha1",
     kind: "KubeProxyConfiguration",
-    mode: "iptables",
+    mode: inputs.kubeProxyMode ?? "iptables",
     clientConnection: { kubeconfig: nodeFiles(node.dir).kubeProxyKubeconfig },
     hostnameOverride: node.name,
     clusterCIDR: inputs.clusterPodCidr,

@@ -50,7 +50,17 @@ export interface ClusterRequest {
    * (`kube-system` exempt), as hardened clusters do; absent: none enforced, Kubernetes' default.
    */
   readonly podSecurity?: PodSecurityLevel;
+  /**
+   * How each node's kube-proxy programs Services: `iptables`, or `nftables` (GA since 1.33, what
+   * newer clusters move to). @default "iptables"
+   */
+  readonly kubeProxyMode?: KubeProxyMode;
 }
+
+/** The modes a lab's kube-proxy may run in. */
+export const KUBE_PROXY_MODES = ["iptables", "nftables"] as const;
+/** One of {@link KUBE_PROXY_MODES}. */
+export type KubeProxyMode = (typeof KUBE_PROXY_MODES)[number];
 
 /** The Pod Security Standards a lab's API server may enforce by default. */
 export const POD_SECURITY_LEVELS = ["baseline", "restricted"] as const;
@@ -89,6 +99,8 @@ export interface PlannedCluster {
   readonly nodePodCidrs?: boolean;
   /** The level enforced by default ({@link ClusterRequest.podSecurity}). */
   readonly podSecurity?: PodSecurityLevel;
+  /** kube-proxy's mode ({@link ClusterRequest.kubeProxyMode}); absent: iptables. */
+  readonly kubeProxyMode?: KubeProxyMode;
   /**
    * The addresses its load balancer gives Services of type LoadBalancer (`first-last`, on the lab
    * subnet, announced on its lab interface): absent when the lab has none, and for a cluster behind
@@ -237,6 +249,9 @@ export function planLab(
       nodes: planned.nodes,
       ...(request.nodePodCidrs === false ? { nodePodCidrs: false } : {}),
       ...(request.podSecurity ? { podSecurity: request.podSecurity } : {}),
+      ...(request.kubeProxyMode && request.kubeProxyMode !== "iptables"
+        ? { kubeProxyMode: request.kubeProxyMode }
+        : {}),
       ...(settings.loadBalancer === "metallb" && !natted
         ? { loadBalancerAddresses: loadBalancerRange(labSubnet, index) }
         : {}),

@@ -1,14 +1,17 @@
 /**
  * The README's first program, as it is printed there (only its config given: the two kubeconfigs
  * and the agent image), through the real `pulumi` CLI on two local clusters as hardened clusters
- * are: their Services get load-balancer addresses (MetalLB, the local clusters' default) and their
- * API servers enforce Pod Security `baseline` in every namespace that sets no level. The default
+ * are: their Services get load-balancer addresses (MetalLB, the local clusters' default), their
+ * API servers enforce Pod Security `baseline` in every namespace that sets no level, and a's
+ * kube-proxy runs in `nftables` mode (b's in `iptables`), so a's gateway is reached through
+ * nftables' rules for its load-balancer address. The default
  * exposure, no server address and no CIDRs typed. Both Clusters are reached where their load
  * balancers put them, b's gateway dials a's at a's load-balancer address, pods of b reach pods of
  * a; only the project's own namespace asks `privileged` (the tenant's namespace runs at the
  * cluster's level), and destroy leaves nothing in either cluster.
  */
 import * as k8s from "@kubernetes/client-node";
+import { execa } from "execa";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,6 +19,7 @@ import { API_GROUP, API_VERSION, SYSTEM_NAMESPACE, type TunnelEndpoint } from ".
 import { tenantNamespace } from "../../core/api/names.js";
 import { AGENT_NAME, GATEWAY_NAME } from "../../core/cluster/agent-components.js";
 import { DEFAULT_AGENT_IMAGE } from "../../core/cluster/agent-image.js";
+import { poll } from "../../core/wait/poll.js";
 import { adminConfig } from "../../harness/install.js";
 import { withLab } from "../../harness/labs.js";
 import { PulumiWorkspace, setConfig } from "../../harness/pulumi.js";
@@ -68,12 +72,26 @@ describe("the README's first program", () => {
         const hardened = { podSecurity: "baseline" } as const;
         await withLab(
           [
-            { name: "a", ...hardened },
+            { name: "a", ...hardened, kubeProxyMode: "nftables" },
             { name: "b", ...hardened },
           ],
           { loadBalancer: "metallb" },
           async (lab) => {
             const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
+            // a's Services are nftables' (its node's table kube-proxy), b's iptables' (no such table).
+            const kubeProxyTable = (cluster: ClusterState) =>
+              execa("ip", ["netns", "exec", cluster.nodes[0]!.netns, "nft", "list", "table", "ip", "kube-proxy"], {
+                reject: false,
+              });
+            await poll(
+              { step: "test", object: "a's kube-proxy nftables table", endpoint: a.apiServerUrl },
+              { timeoutMs: 60_000, intervalMs: 500 },
+              async () =>
+                (await kubeProxyTable(a)).exitCode === 0
+                  ? { done: true, value: undefined }
+                  : { done: false, state: "no table ip kube-proxy yet" },
+            );
+            expect((await kubeProxyTable(b)).exitCode).not.toBe(0);
             // The level is enforced: a pod on the node's network is refused where no namespace says otherwise.
             await expect(
               adminConfig(a)

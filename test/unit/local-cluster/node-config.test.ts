@@ -104,6 +104,7 @@ describe("kubelet and kube-proxy", () => {
       clusterCIDR: "10.100.0.0/16",
       hostnameOverride: "a-n3",
     });
+    expect(JSON.parse(kubeProxyConfig({ ...inputs(3), kubeProxyMode: "nftables" })).mode).toBe("nftables");
   });
 });
 
