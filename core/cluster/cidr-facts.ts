@@ -33,7 +33,11 @@ async function commandLines(core: k8s.CoreV1Api, component: string): Promise<str
 }
 
 /** The data of ConfigMap `namespace/name`, or undefined when it is not there (or not readable). */
-async function configMapData(core: k8s.CoreV1Api, namespace: string, name: string) {
+async function configMapData(
+  core: k8s.CoreV1Api,
+  namespace: string,
+  name: string,
+): Promise<Record<string, string> | undefined> {
   const [found] = await shown(async () => [(await core.readNamespacedConfigMap({ name, namespace })).data ?? {}]);
   return found;
 }
