@@ -540,7 +540,11 @@ export class TunnelGateway {
   ): Promise<void> {
     const uid = endpoint.metadata.uid!;
     const { ifname } = target;
-    if (applied.connected && Date.now() - applied.observedAt < CONNECTED_PROBE_MS) return;
+    // A connected tunnel is looked at again only every CONNECTED_PROBE_MS, unless the endpoint this
+    // side announces changed (its install read a new load-balancer address): the peer dials it.
+    const announcing = endpoint.spec.role === "server" ? identity.gatewayEndpoint : undefined;
+    const announcedMoved = announcing !== undefined && announcing !== endpoint.status?.endpoint;
+    if (applied.connected && !announcedMoved && Date.now() - applied.observedAt < CONNECTED_PROBE_MS) return;
     // Before the probe, which then starts the handshake at once.
     if (endpoint.spec.role === "server" && !applied.connected) {
       const dialed = await this.dialClientWhereItSends(endpoint, ifname, applied.dialedWhileDown);
