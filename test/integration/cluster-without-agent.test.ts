@@ -43,6 +43,9 @@ describe("a Cluster without agent.image where no agent runs", () => {
         return { error, ms: performance.now() - started };
       };
       try {
+        // The shared lab may hold the install an earlier file left for the next one (its agent pods
+        // running): this test's GIVEN is a cluster with none, so it removes that first.
+        await uninstallCluster(cluster, { keepDefinitions: true });
         // Nothing at all: no Deployment, no Lease.
         const first = await failedInstall();
         expect(first.error.message).toMatch(
