@@ -44,13 +44,14 @@ import {
   type PodSecurityLevel,
 } from "./plan.js";
 import { COMPONENTS } from "./supervisor.js";
+import { labReleases, patchReleaseOf } from "./releases.js";
 import { LAB_INTERFACE } from "./load-balancer.js";
 
 const USAGE = `usage: npm run clusters -- <command> [options]
   up NAME... [--lab L] [--nodes N] [--host-agent] [--profile ${PROFILES.join("|")}] [--behind-nat NAME]...
              [--pod-cidr NAME=CIDR]... [--service-cidr NAME=CIDR]... [--forward tcp:PORT]...
              [--load-balancer ${LOAD_BALANCERS.join("|")}] [--pod-security ${POD_SECURITY_LEVELS.join("|")}]
-             [--kube-proxy ${KUBE_PROXY_MODES.join("|")}]
+             [--kube-proxy ${KUBE_PROXY_MODES.join("|")}] [--kubernetes [NAME=]MINOR]...
   status [--lab L]
   profile open|gateway-only [--lab L]
   pod-address CLUSTER ADDRESS [--lab L]
@@ -72,7 +73,9 @@ Service of type LoadBalancer gets an address of the cluster's own range of the l
 \`status\` shows; --load-balancer none leaves such Services pending. --pod-security makes every
 cluster's API server enforce that Pod Security Standard in each namespace that sets none
 (kube-system exempt), as hardened clusters do. --kube-proxy nftables runs every node's kube-proxy
-in nftables mode instead of iptables.
+in nftables mode instead of iptables. --kubernetes 1.37 runs every cluster's control plane and
+nodes on that supported release (a=1.37: only cluster a's) instead of the default; a release other
+than the default is built once by scripts/toolchain.sh kubernetes 1.37.
 The lab defaults to "demo"; state lives in $LIQO_LAB_ROOT (default /tmp/pulumi-liqo-labs).`;
 
 function pairs(values: readonly string[] | undefined, flag: string): Map<string, string> {
@@ -83,6 +86,24 @@ function pairs(values: readonly string[] | undefined, flag: string): Map<string,
     map.set(key, cidr);
   }
   return map;
+}
+
+/**
+ * The release each named cluster asks for: `--kubernetes MINOR` for all of them, `NAME=MINOR` for
+ * one (which wins); each checked against the supported releases.
+ */
+function clusterReleases(values: readonly string[] | undefined, clusters: readonly string[]): Map<string, string> {
+  const releases = new Map<string, string>();
+  const supported = labReleases();
+  for (const value of values ?? []) {
+    const [name, minor] = value.includes("=") ? value.split("=") : [undefined, value];
+    if (name !== undefined && !clusters.includes(name))
+      throw new Error(`--kubernetes ${value}: no cluster ${name} in this \`up\` (${clusters.join(", ")})`);
+    patchReleaseOf(minor ?? "", supported);
+    for (const cluster of name === undefined ? clusters : [name])
+      if (name !== undefined || !releases.has(cluster)) releases.set(cluster, minor!);
+  }
+  return releases;
 }
 
 function forwards(values: readonly string[] | undefined): PortForward[] | undefined {
@@ -152,6 +173,7 @@ async function main(argv: string[]): Promise<void> {
       "load-balancer": { type: "string" },
       "pod-security": { type: "string" },
       "kube-proxy": { type: "string" },
+      kubernetes: { type: "string", multiple: true },
       node: { type: "string" },
       all: { type: "boolean" },
       help: { type: "boolean", short: "h" },
@@ -175,12 +197,14 @@ async function main(argv: string[]): Promise<void> {
       const kubeProxyMode = values["kube-proxy"];
       if (kubeProxyMode !== undefined && !KUBE_PROXY_MODES.includes(kubeProxyMode as KubeProxyMode))
         throw new Error(`--kube-proxy ${kubeProxyMode}: expected one of ${KUBE_PROXY_MODES.join(", ")}`);
+      const releases = clusterReleases(values.kubernetes, args);
       const requests = args.map((name) => ({
         name,
         podCidr: podCidrs.get(name),
         serviceCidr: serviceCidrs.get(name),
         ...(podSecurity ? { podSecurity: podSecurity as PodSecurityLevel } : {}),
         ...(kubeProxyMode ? { kubeProxyMode: kubeProxyMode as KubeProxyMode } : {}),
+        ...(releases.has(name) ? { kubernetes: releases.get(name)! } : {}),
       }));
       const natForwards = forwards(values.forward);
       const loadBalancer = values["load-balancer"] as LoadBalancerKind | undefined;

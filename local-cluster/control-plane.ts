@@ -28,6 +28,7 @@ import { startInNamespace, type NamespaceEntry, type ProcessRecord } from "../ho
 import { AGENT_NODE_FLAGS } from "../core/cluster/agent-deployment.js";
 
 import { API_SERVER_PORT, type PodSecurityLevel } from "./plan.js";
+import { releaseCommands } from "./releases.js";
 import { NODE_LAN_CIDR } from "./node-plan.js";
 import { loadKubeconfigFile } from "../core/kube/client.js";
 
@@ -65,6 +66,8 @@ export interface ControlPlaneSpec {
   readonly hostGateway?: boolean;
   /** The Pod Security level the API server enforces by default (`kube-system` exempt); absent: none. */
   readonly podSecurity?: PodSecurityLevel;
+  /** The Kubernetes minor release it runs (local-cluster/releases.ts); absent: the default, on PATH. */
+  readonly kubernetes?: string;
 }
 
 /**
@@ -207,7 +210,14 @@ function starter(
 ): (name: string, args: string[], command?: string, environment?: Readonly<Record<string, string>>) => void {
   const logs = join(spec.dir, "logs");
   mkdirSync(logs, { recursive: true });
-  return (name, args, command = name, environment) =>
+  // A release other than the default runs from its own cache directory, not from PATH.
+  const release = spec.kubernetes === undefined ? undefined : releaseCommands(spec.kubernetes);
+  const ofRelease: Readonly<Record<string, string | undefined>> = {
+    "kube-apiserver": release?.apiServer,
+    "kube-controller-manager": release?.controllerManager,
+    "kube-scheduler": release?.scheduler,
+  };
+  return (name, args, command = ofRelease[name] ?? name, environment) =>
     onStarted(startInNamespace(spec.netns, name, command, args, join(logs, `${name}.log`), environment), {
       command,
       args,

@@ -58,6 +58,7 @@ import {
 import { poll } from "../core/wait/poll.js";
 import { planLab, type ClusterRequest, type LoadBalancerKind, type PlannedCluster } from "./plan.js";
 import { importImages, nodeBinaries, startNodeProcesses, teardownNode, waitForNodes, writeNodeFiles } from "./node.js";
+import { releaseCommands } from "./releases.js";
 import { createNodeNetwork } from "./node-network.js";
 import { raiseHostLimits } from "./host-limits.js";
 import { nodeImages } from "./node-images.js";
@@ -176,6 +177,7 @@ export function controlPlaneSpec(
     ...(wireguardGo ? { wireguardGo } : {}),
     ...(hostGateway === false ? { hostGateway } : {}),
     ...(cluster.podSecurity ? { podSecurity: cluster.podSecurity } : {}),
+    ...(cluster.kubernetes ? { kubernetes: cluster.kubernetes } : {}),
   };
 }
 
@@ -222,6 +224,13 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
   // Before anything exists: a missing binary or image, or a limit too low, is said now, not half-way.
   raiseHostLimits(log);
   const binaries = nodeBinaries();
+  /** Each cluster's node binaries: its release's kubelet and kube-proxy (checked here, before anything exists). */
+  const releaseBinaries = new Map(
+    requests.map((request) => {
+      const { kubelet, kubeProxy } = releaseCommands(request.kubernetes);
+      return [request.name, { ...binaries, kubelet, kubeProxy }] as const;
+    }),
+  );
   const images = await nodeImages(log, options.hostAgent === true ? "if-built" : "needed", loadBalancer);
   // From choosing a free subnet until the bridge holds it (where usedSubnetIndexes sees it), no
   // other lab of this machine may choose one: labs start side by side (Jest workers, other runs).
@@ -288,10 +297,10 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
         clusterDns: clusterDnsAddress(cluster.serviceCidr),
         pauseImage: images.pause,
         caFile: controlPlaneFiles(cluster.dir).caCert,
-        binaries,
+        binaries: releaseBinaries.get(cluster.name)!,
         ...(cluster.kubeProxyMode ? { kubeProxyMode: cluster.kubeProxyMode } : {}),
       });
-      startNodeProcesses(node, binaries, ["containerd"], record(cluster));
+      startNodeProcesses(node, releaseBinaries.get(cluster.name)!, ["containerd"], record(cluster));
     }
   }
   // The control planes boot in parallel; each is then awaited in turn.
@@ -314,7 +323,8 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
         `and the kubelet and kube-proxy of ${cluster.nodes.length} node(s)`,
     );
     startControllers(spec, record(cluster));
-    for (const node of cluster.nodes) startNodeProcesses(node, binaries, ["kubelet", "kube-proxy"], record(cluster));
+    for (const node of cluster.nodes)
+      startNodeProcesses(node, releaseBinaries.get(cluster.name)!, ["kubelet", "kube-proxy"], record(cluster));
   }
   for (const cluster of state.clusters) {
     const spec = controlPlaneSpec(state, cluster);
@@ -430,7 +440,8 @@ export function sameClusters(state: LabState, requests: readonly ClusterRequest[
         (!r.serviceCidr || r.serviceCidr === c.serviceCidr) &&
         (r.nodePodCidrs ?? true) === (c.nodePodCidrs ?? true) &&
         r.podSecurity === c.podSecurity &&
-        (r.kubeProxyMode ?? "iptables") === (c.kubeProxyMode ?? "iptables")
+        (r.kubeProxyMode ?? "iptables") === (c.kubeProxyMode ?? "iptables") &&
+        r.kubernetes === c.kubernetes
       );
     })
   );

@@ -55,6 +55,11 @@ export interface ClusterRequest {
    * newer clusters move to). @default "iptables"
    */
   readonly kubeProxyMode?: KubeProxyMode;
+  /**
+   * The Kubernetes minor release its control plane and nodes run, one of scripts/versions.sh's
+   * `KUBERNETES_RELEASES` (e.g. `1.37`); absent: the default release (`KUBERNETES_VERSION`).
+   */
+  readonly kubernetes?: string;
 }
 
 /** The modes a lab's kube-proxy may run in. */
@@ -101,6 +106,8 @@ export interface PlannedCluster {
   readonly podSecurity?: PodSecurityLevel;
   /** kube-proxy's mode ({@link ClusterRequest.kubeProxyMode}); absent: iptables. */
   readonly kubeProxyMode?: KubeProxyMode;
+  /** The Kubernetes minor release it runs ({@link ClusterRequest.kubernetes}); absent: the default. */
+  readonly kubernetes?: string;
   /**
    * The addresses its load balancer gives Services of type LoadBalancer (`first-last`, on the lab
    * subnet, announced on its lab interface): absent when the lab has none, and for a cluster behind
@@ -252,6 +259,7 @@ export function planLab(
       ...(request.kubeProxyMode && request.kubeProxyMode !== "iptables"
         ? { kubeProxyMode: request.kubeProxyMode }
         : {}),
+      ...(request.kubernetes ? { kubernetes: request.kubernetes } : {}),
       ...(settings.loadBalancer === "metallb" && !natted
         ? { loadBalancerAddresses: loadBalancerRange(labSubnet, index) }
         : {}),

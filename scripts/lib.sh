@@ -26,6 +26,18 @@ PULUMI_GO_HOME="$LIQO_CACHE/pulumi-language-go-$PULUMI_VERSION-$(cd "$REPO_ROOT"
 LIQO_E2E_HOME="$LIQO_CACHE/kubernetes-e2e-$KUBERNETES_VERSION"
 export LIQO_E2E_BIN_DIR="$LIQO_E2E_HOME/bin"
 
+# The supported Kubernetes releases, for the local clusters' `--kubernetes` (local-cluster/releases.ts).
+export LIQO_KUBERNETES_RELEASES="$KUBERNETES_RELEASES"
+
+# kubernetes_release MINOR: the pinned patch release of a supported minor release (1.37 → 1.37.2).
+kubernetes_release() {
+  local release
+  for release in $KUBERNETES_RELEASES; do
+    [ "${release%.*}" = "$1" ] && { printf '%s' "$release"; return 0; }
+  done
+  die "Kubernetes $1 is not a supported release; supported: ${KUBERNETES_RELEASES// /, }"
+}
+
 step() { printf '[toolchain] %s\n' "$*" >&2; }
 die() { printf '[toolchain] error: %s\n' "$*" >&2; exit 1; }
 

