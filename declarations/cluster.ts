@@ -180,6 +180,19 @@ export const CLUSTER = declareResource({
         "the last up or refresh: peerings do not route their pods. Empty when every node is inside; a refresh " +
         "that finds one shows it as a change, and the row warns.",
     },
+    kubernetesVersion: {
+      type: string(),
+      description:
+        "The Kubernetes version the cluster's API server reported at the last up, e.g. `v1.37.2`. An install on a " +
+        "release outside the supported ones (the last three minor releases) is refused, at preview when the cluster can be read.",
+    },
+    podPlacement: {
+      type: string("MutatingAdmissionPolicy", "MutatingWebhook"),
+      description:
+        "How the cluster's API server places the pods of its offloaded namespaces: by a MutatingAdmissionPolicy " +
+        "(Kubernetes 1.36 and later), or, where none is served (1.35), by a webhook its agent serves, whose pods " +
+        "must then run for pods of those namespaces to be created.",
+    },
   },
   access: {
     type: "ClusterAccess",

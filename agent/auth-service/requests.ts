@@ -7,11 +7,11 @@
  */
 import type * as k8s from "@kubernetes/client-node";
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
-import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
 import { IDENTITY_PATH, MAX_BODY_BYTES, RENEW_PATH, REVOKE_PATH } from "../../core/authentication/protocol.js";
 import { describeKubeError } from "../../core/kube/errors.js";
 import type { Reporter } from "../reporter.js";
+import { closeLingering, readBody } from "../http-body.js";
 import { parsePeeringToken } from "../../core/authentication/tokens.js";
 import { fail, refuse, type Answer } from "./answer.js";
 import { callerOf, sourceCaller, type Caller } from "./callers.js";
@@ -49,9 +49,6 @@ export interface RequestContext {
   clientCa(): string;
 }
 
-/** How long a connection answered 413 still takes (and drops) what its client sends, at most. */
-const LINGER_MS = 2_000;
-
 /** How long a revocation waits for the consumer's tenant namespace to be gone. */
 const TENANT_REMOVAL_TIMEOUT_MS = 60_000;
 
@@ -61,48 +58,6 @@ const ACTIONS: Readonly<Record<string, string>> = {
   [REVOKE_PATH]: "revoking the identity",
   [RENEW_PATH]: "renewing the identity",
 };
-
-/**
- * Reads a request body up to `limit` bytes; undefined when it is larger. Past the limit nothing
- * more is kept, and the connection is left open for the answer (see {@link closeLingering}).
- */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const take = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > limit) {
-        req.off("data", take);
-        resolve(undefined);
-        return;
-      }
-      chunks.push(chunk);
-    };
-    req.on("data", take);
-    req.on("end", () => resolve(Buffer.concat(chunks)));
-    req.on("error", reject);
-  });
-}
-
-/**
- * Makes the HTTP layer's close after the answer on `socket` a lingering one: this side ends (the
- * answer, then TLS close_notify and FIN) and drops whatever the client still sends until it ends
- * too, or for {@link LINGER_MS} at most: the staged close of RFC 9112 §9.6. Closed at once with the
- * client's bytes unread, the socket would make the kernel send a reset, which can destroy the
- * answer in the client's buffers before it is read: the client would see a connection reset
- * instead of the 413. (On loopback the answer won that race in every try measured; across a
- * network it need not.)
- */
-function closeLingering(socket: Socket): void {
-  socket.destroySoon = () => {
-    const timer = setTimeout(() => socket.destroy(), LINGER_MS).unref();
-    socket.once("close", () => clearTimeout(timer));
-    socket.once("end", () => socket.destroy());
-    socket.end();
-    socket.resume();
-  };
-}
 
 /** What the TLS layer saw of the client's certificate (revocation and renewal authenticate by it). */
 function peerOf(socket: TLSSocket): PeerCertificate {

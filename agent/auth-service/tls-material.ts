@@ -18,12 +18,16 @@ export interface TlsMaterial {
   readonly clientCa: string;
 }
 
-/** Reads the serving certificate and key; undefined while the Secret is not there yet. */
-async function readServingTls(kc: k8s.KubeConfig): Promise<{ cert: string; key: string } | undefined> {
+/**
+ * Reads a serving certificate and key from the TLS Secret `name` of the system namespace (the auth
+ * service's by default); undefined while the Secret is not there yet.
+ */
+export async function readServingTls(
+  kc: k8s.KubeConfig,
+  name: string = AUTH_TLS_SECRET,
+): Promise<{ cert: string; key: string } | undefined> {
   const core = kc.makeApiClient(k8s.CoreV1Api);
-  const secret = await readOptional(() =>
-    core.readNamespacedSecret({ name: AUTH_TLS_SECRET, namespace: SYSTEM_NAMESPACE }),
-  );
+  const secret = await readOptional(() => core.readNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE }));
   const decode = (key: string): string => Buffer.from(secret?.data?.[key] ?? "", "base64").toString("utf8");
   const [cert, key] = [decode("tls.crt"), decode("tls.key")];
   return cert && key ? { cert, key } : undefined;

@@ -18,6 +18,7 @@ import { IDENTITY_EXPIRATION_SECONDS } from "../../core/authentication/certifica
 import { startAuthService } from "../auth-service/index.js";
 import { announceKubeletEndpoint, beatOnce, HEARTBEAT_INTERVAL_MS } from "../heartbeat.js";
 import { startKubeletEndpoint } from "../offloading/kubelet-endpoint.js";
+import { startPlacementListener } from "../offloading/placement-listener.js";
 import { KUBELET_PORT } from "../../core/cluster/agent-components.js";
 import { advanceInBandPeerings } from "../in-band.js";
 import { renewAgentLease } from "../liveness.js";
@@ -115,6 +116,8 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
     await startKubeletEndpoint({ kc, address: podAddress, port: KUBELET_PORT, reporter, signal });
     announceKubeletEndpoint({ address: podAddress, port: KUBELET_PORT });
   }
+  // Where the API server serves no MutatingAdmissionPolicy, the install made this listener's Secret.
+  const placement = await startPlacementListener({ kc, reporter, signal });
   const watching = { signal, retryNow: new RetryNow(), reporter };
   const capacity = capacityEventFilters();
   let followsCapacity = false;
@@ -128,6 +131,7 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
       `/api/v1/namespaces/${SYSTEM_NAMESPACE}/secrets`,
       () => {
         void auth.refresh();
+        void placement.refresh();
         watching.retryNow.kick();
       },
       { signal, reporter },

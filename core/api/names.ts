@@ -19,6 +19,17 @@ export const AUTH_TLS_SECRET = "auth-service-tls";
 /** Lease in {@link SYSTEM_NAMESPACE} that the agent renews while it runs. */
 export const AGENT_LEASE = "agent";
 
+/**
+ * The Service in front of the agent's placement webhook, where the API server serves no
+ * MutatingAdmissionPolicy (core/offloading/placement-webhook.ts).
+ */
+export const PLACEMENT_SERVICE = "pulumi-liqo-placement";
+/** Secret in the system namespace: the listener's certificate and key, and the CA the API server checks it with. */
+export const PLACEMENT_TLS_SECRET = "placement-webhook-tls";
+/** The name the listener's certificate carries: the one the API server dials the Service by. */
+export const PLACEMENT_TLS_NAME = `${PLACEMENT_SERVICE}.${SYSTEM_NAMESPACE}.svc`;
+/** The agent pod's port the listener serves on (the Service's 443 forwards to it). */
+export const PLACEMENT_PORT = 9443;
 /** Label marking every object this project creates, so that cleanup and leak checks find them. */
 export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
 /** Value of {@link MANAGED_BY_LABEL}. */

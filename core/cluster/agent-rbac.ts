@@ -52,10 +52,11 @@ const CONTROL_CLUSTER_RULES: Rule[] = [
   { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "list", "watch", "create", "patch", "delete"] },
   // The object quotas of tenant and remote namespaces (what a consumer may store there).
   { apiGroups: [""], resources: ["resourcequotas"], verbs: ["get", "create", "patch"] },
-  // An offloading deleted by any path stops placing its namespace's pods first (pod-placement.ts).
+  // An offloading deleted by any path stops placing its namespace's pods first (pod-placement.ts):
+  // by the API server's admission policies, or on 1.35 by the agent's own webhook.
   {
     apiGroups: ["admissionregistration.k8s.io"],
-    resources: ["mutatingadmissionpolicies", "mutatingadmissionpolicybindings"],
+    resources: ["mutatingadmissionpolicies", "mutatingadmissionpolicybindings", "mutatingwebhookconfigurations"],
     verbs: ["delete"],
   },
   {

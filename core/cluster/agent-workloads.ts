@@ -15,6 +15,7 @@ import type * as k8s from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE } from "../api/index.js";
 import { VIRTUAL_NODE_LABEL } from "../virtual-node/node.js";
 import { AGENT_NAME, COMPONENT_LABEL, componentLabels, GATEWAY_NAME, ROUTE_NAME } from "./agent-components.js";
+import { PLACEMENT_PORT, PLACEMENT_SERVICE } from "../api/names.js";
 
 /**
  * How a Service of the agent's meets a cloud's load balancer: the annotations that configure it
@@ -293,4 +294,21 @@ export function forgeGatewayService(port: number, exposure: GatewayExposure): k8
  */
 export function mustRecreateService(existing: k8s.V1Service | undefined, wanted: k8s.V1Service): boolean {
   return existing !== undefined && (existing.spec?.loadBalancerClass ?? "") !== (wanted.spec?.loadBalancerClass ?? "");
+}
+
+/**
+ * The ClusterIP Service the API server calls the agent's placement webhook through, where it serves
+ * no MutatingAdmissionPolicy (../offloading/placement-webhook.ts): port 443, as webhooks are dialed.
+ */
+export function forgePlacementService(): k8s.V1Service {
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: meta(PLACEMENT_SERVICE),
+    spec: {
+      type: "ClusterIP",
+      selector: { [COMPONENT_LABEL]: AGENT_NAME },
+      ports: [{ name: "placement", port: 443, protocol: "TCP", targetPort: PLACEMENT_PORT as never }],
+    },
+  };
 }

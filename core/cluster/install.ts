@@ -30,6 +30,8 @@ import { deleteNamespaceAndPods } from "../kube/namespaces.js";
 import { poll, type PollOptions } from "../wait/poll.js";
 import { removeAllPlacements } from "./leftover-placements.js";
 import { deleteRemoteNamespaceGuard } from "./remote-namespace-guard.js";
+import { forgePlacementService } from "./agent-workloads.js";
+import { PLACEMENT_SERVICE, PLACEMENT_TLS_NAME, PLACEMENT_TLS_SECRET } from "../api/names.js";
 
 /** Step name used in errors and waits of this module. */
 const STEP = "cluster install";
@@ -353,39 +355,38 @@ export function servingCertificateCovers(certPem: string, hosts: readonly string
   return hosts.every((host) => names.has(isIP(host) ? `IP Address:${canonicalIp(host)}` : `dns:${host.toLowerCase()}`));
 }
 
-/** The auth service's TLS Secret, or undefined when there is none. */
-function readAuthTlsSecret(kc: k8s.KubeConfig): Promise<k8s.V1Secret | undefined> {
+/** Reads the Secret `name` of the system namespace, if there is one. */
+function readSystemSecret(kc: k8s.KubeConfig, name: string): Promise<k8s.V1Secret | undefined> {
   return readOptional(() =>
-    kc.makeApiClient(k8s.CoreV1Api).readNamespacedSecret({ name: AUTH_TLS_SECRET, namespace: SYSTEM_NAMESPACE }),
-  ).catch(describeFailure(`${STEP}: reading Secret ${SYSTEM_NAMESPACE}/${AUTH_TLS_SECRET}`, serverOf(kc)));
+    kc.makeApiClient(k8s.CoreV1Api).readNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE }),
+  ).catch(describeFailure(`${STEP}: reading Secret ${SYSTEM_NAMESPACE}/${name}`, serverOf(kc)));
 }
 
 /** The auth service's CA certificate (public: consumers are handed it), or undefined when there is none. Writes nothing. */
 export async function getAuthServiceCa(kc: k8s.KubeConfig): Promise<string | undefined> {
-  const ca = (await readAuthTlsSecret(kc))?.data?.["ca.crt"];
+  const ca = (await readSystemSecret(kc, AUTH_TLS_SECRET))?.data?.["ca.crt"];
   return ca ? Buffer.from(ca, "base64").toString("utf8") : undefined;
 }
 
 /**
- * Ensures the auth service's TLS Secret (`tls.crt`, `tls.key`, `ca.crt`). An existing Secret is kept
- * as long as its certificate covers the hosts: consumers hold its CA, so replacing it without need
- * would break the tokens already handed out. Otherwise a new CA and serving certificate are made
- * (the CA key is not kept: nothing else is ever signed with it).
+ * Ensures the TLS Secret `secret` of the system namespace (`tls.crt`, `tls.key`, `ca.crt`) serves
+ * `hosts`. An existing Secret is kept as long as its certificate covers them: its CA is handed out
+ * (to consumers, to the API server), so replacing it without need would break those who hold it.
+ * Otherwise a new CA (`caName`) and serving certificate are made; the CA key is not kept: nothing
+ * else is ever signed with it.
  */
-export async function ensureAuthServiceTls(
+async function ensureServingTlsSecret(
   kc: k8s.KubeConfig,
-  args: AuthServiceTlsArgs,
+  secret: string,
+  caName: string,
+  hosts: readonly string[],
 ): Promise<AuthServiceTlsResult> {
-  const endpoint = serverOf(kc);
-  if (args.hosts.length === 0)
-    throw new Error(`${STEP}: auth service TLS at ${endpoint}: no hosts given (need at least one IP or DNS name)`);
-  const existing = await readAuthTlsSecret(kc);
+  const existing = await readSystemSecret(kc, secret);
   const decode = (key: string): string => Buffer.from(existing?.data?.[key] ?? "", "base64").toString("utf8");
-  const hosts = [...args.hosts, AUTH_SERVICE_TLS_NAME];
   if (existing && decode("tls.key") && decode("ca.crt") && servingCertificateCovers(decode("tls.crt"), hosts)) {
     return { caPem: decode("ca.crt"), certPem: decode("tls.crt") };
   }
-  const ca = forgeCertificateAuthority("pulumi-liqo auth service CA");
+  const ca = forgeCertificateAuthority(caName);
   const dnsNames = hosts.filter((h) => !isIP(h)).map((h) => h.toLowerCase());
   const ips = hosts.filter((h) => isIP(h));
   const serving = forgeServingCertificate(ca, dnsNames[0] ?? ips[0]!, dnsNames, ips);
@@ -394,13 +395,39 @@ export async function ensureAuthServiceTls(
     apiVersion: "v1",
     kind: "Secret",
     type: "kubernetes.io/tls",
-    metadata: { name: AUTH_TLS_SECRET, namespace: SYSTEM_NAMESPACE, labels: { ...MANAGED_LABELS } },
+    metadata: { name: secret, namespace: SYSTEM_NAMESPACE, labels: { ...MANAGED_LABELS } },
     // `data`, not `stringData`: server-side apply tracks `stringData` poorly (it is write-only).
     data: { "tls.crt": b64(serving.cert), "tls.key": b64(serving.key), "ca.crt": b64(ca.cert) },
-  } as k8s.V1Secret).catch(
-    describeFailure(`${STEP}: applying Secret ${SYSTEM_NAMESPACE}/${AUTH_TLS_SECRET}`, endpoint),
-  );
+  } as k8s.V1Secret).catch(describeFailure(`${STEP}: applying Secret ${SYSTEM_NAMESPACE}/${secret}`, serverOf(kc)));
   return { caPem: ca.cert, certPem: serving.cert };
+}
+
+/**
+ * Ensures the auth service's TLS Secret for `hosts` (and {@link AUTH_SERVICE_TLS_NAME}); see
+ * ensureServingTlsSecret for when an existing one is kept.
+ */
+export async function ensureAuthServiceTls(
+  kc: k8s.KubeConfig,
+  args: AuthServiceTlsArgs,
+): Promise<AuthServiceTlsResult> {
+  if (args.hosts.length === 0)
+    throw new Error(`${STEP}: auth service TLS at ${serverOf(kc)}: no hosts given (need at least one IP or DNS name)`);
+  return ensureServingTlsSecret(kc, AUTH_TLS_SECRET, "pulumi-liqo auth service CA", [
+    ...args.hosts,
+    AUTH_SERVICE_TLS_NAME,
+  ]);
+}
+
+/**
+ * Where the API server serves no MutatingAdmissionPolicy: what the agent's placement webhook needs
+ * from the install (../offloading/placement-webhook.ts): its TLS Secret, for the name the API
+ * server dials, and the ClusterIP Service in front of the agent's listener.
+ */
+export async function ensurePlacementWebhook(kc: k8s.KubeConfig): Promise<void> {
+  await ensureServingTlsSecret(kc, PLACEMENT_TLS_SECRET, "pulumi-liqo placement webhook CA", [PLACEMENT_TLS_NAME]);
+  await ensureObject(kc, forgePlacementService()).catch(
+    describeFailure(`${STEP}: applying Service ${SYSTEM_NAMESPACE}/${PLACEMENT_SERVICE}`, serverOf(kc)),
+  );
 }
 
 /** How {@link uninstallCluster} removes, and how long it waits. */

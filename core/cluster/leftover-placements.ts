@@ -1,18 +1,35 @@
 /**
- * The pod placements a cluster's uninstall removes: the MutatingAdmissionPolicies and bindings
- * that offloadings write (../offloading/pod-placement.ts), which outlive a cluster uninstalled
+ * The pod placements a cluster's uninstall removes: the MutatingAdmissionPolicies and bindings, or
+ * the MutatingWebhookConfigurations, that offloadings write (../offloading/pod-placement.ts), which outlive a cluster uninstalled
  * before its offloadings were withdrawn. Found by the project's label alone, so that the install,
  * which every task reads and which therefore comes before the offloading, needs none of its code.
  */
 import * as k8s from "@kubernetes/client-node";
 import { MANAGED_BY, MANAGED_BY_LABEL } from "../api/names.js";
 import { deleteOptional, describeFailure, readOptional, serverOf } from "../kube/client.js";
+import { readServerVersion } from "../kube/server-version.js";
+import { placementMechanismFor, releaseOf } from "./kubernetes-release.js";
 
 /** The API version the admission policy objects are written in. */
 const ADMISSION_API = "admissionregistration.k8s.io/v1";
 
-/** The kinds of the pod-placement objects, the binding first (the order to remove them in). */
-const PLACEMENT_KINDS = ["MutatingAdmissionPolicyBinding", "MutatingAdmissionPolicy"] as const;
+/** The kinds of the pod-placement objects. */
+export type PlacementKind =
+  "MutatingAdmissionPolicyBinding" | "MutatingAdmissionPolicy" | "MutatingWebhookConfiguration";
+
+/**
+ * The kinds of pod-placement objects the API server of `kc` serves, each binding before its policy
+ * (the order to remove them in): the webhook configurations on every release (a cluster upgraded
+ * from 1.35 may still hold some), the admission policies from 1.36 on.
+ */
+export async function placementKindsServed(kc: k8s.KubeConfig, step: string): Promise<readonly PlacementKind[]> {
+  const version = await readServerVersion(kc).catch(
+    describeFailure(`${step}: reading the Kubernetes version`, serverOf(kc)),
+  );
+  return placementMechanismFor(releaseOf(version)) === "MutatingAdmissionPolicy"
+    ? ["MutatingAdmissionPolicyBinding", "MutatingAdmissionPolicy", "MutatingWebhookConfiguration"]
+    : ["MutatingWebhookConfiguration"];
+}
 
 /**
  * Every pod-placement policy and binding of the project, whatever namespace they place; none on a
@@ -21,10 +38,10 @@ const PLACEMENT_KINDS = ["MutatingAdmissionPolicyBinding", "MutatingAdmissionPol
 export async function listPlacements(
   kc: k8s.KubeConfig,
   step: string,
-): Promise<{ readonly kind: (typeof PLACEMENT_KINDS)[number]; readonly name: string }[]> {
+): Promise<{ readonly kind: PlacementKind; readonly name: string }[]> {
   const client = k8s.KubernetesObjectApi.makeApiClient(kc);
   const found = [];
-  for (const kind of PLACEMENT_KINDS) {
+  for (const kind of await placementKindsServed(kc, step)) {
     // (namespace, pretty, exact, exportt, fieldSelector) unset: cluster-scoped, by label.
     const listed = await readOptional(() =>
       client.list(

@@ -4,7 +4,15 @@
  */
 import type * as k8s from "@kubernetes/client-node";
 import { describeOwner, SYSTEM_NAMESPACE } from "../api/names.js";
-import { loadKubeconfig, probeApiServer, serverOf } from "../kube/client.js";
+import { describeFailure, loadKubeconfig, probeApiServer, serverOf } from "../kube/client.js";
+import { readServerVersion } from "../kube/server-version.js";
+import {
+  placementMechanismFor,
+  releaseOf,
+  releaseRefusal,
+  type KubernetesRelease,
+  type PlacementMechanism,
+} from "./kubernetes-release.js";
 import { getPeeringsUsing } from "./peerings-using.js";
 import { waitForProjectKindsCounted } from "../authentication/tenant-quota.js";
 import { waitForAgent } from "./agent.js";
@@ -18,7 +26,6 @@ import {
   type ClusterCidrs,
   type GivenCidrs,
   type NetworkFacts,
-  type UndetectedCidr,
 } from "./cidr-detection.js";
 import { getNetworkFacts, getNodeRanges } from "./cidr-facts.js";
 import { NOTHING_DECLARED } from "./declared-networks.js";
@@ -34,6 +41,7 @@ import {
   ensureAuthServiceTls,
   ensureClusterIdentity,
   ensureCustomResourceDefinitions,
+  ensurePlacementWebhook,
   ensureSystemNamespace,
   getAuthServiceCa,
   getClusterIdentity,
@@ -57,11 +65,15 @@ export interface InstalledCluster extends ClusterEndpoints, ClusterCidrs {
   readonly authCaCert: string;
   /** The nodes, as `name range`, whose pod range is outside the pod CIDR (their pods are not routed across peerings). */
   readonly nodesOutsidePodCidr: readonly string[];
+  /** The Kubernetes version the API server reports, e.g. `v1.37.2`. */
+  readonly kubernetesVersion: string;
+  /** How the API server places the pods of offloaded namespaces (by its release). */
+  readonly podPlacement: PlacementMechanism;
 }
 
 /** An install that stopped after the cluster's identity was made: `made` is what stands (no auth CA yet). */
 export interface InstallStopped extends Error {
-  readonly made: Omit<InstalledCluster, "authCaCert" | "nodesOutsidePodCidr">;
+  readonly made: Omit<InstalledCluster, "authCaCert" | "nodesOutsidePodCidr" | "kubernetesVersion" | "podPlacement">;
 }
 
 /** What an install that stopped half-way made, or undefined when `error` is not such a stop. */
@@ -91,19 +103,30 @@ const NO_FACTS: NetworkFacts = {
   declared: NOTHING_DECLARED,
 };
 
+/** An input `check` fails at preview, and why. */
+export interface PreviewRefusal {
+  /** The input's name, e.g. `kubeconfig` or `podCidr`. */
+  readonly input: string;
+  readonly reason: string;
+}
+
 /**
- * At preview: which of the CIDRs left out the cluster cannot show, for `check` to report. A cluster
- * that cannot be read now (not up yet, out of reach) says nothing here; create reads it again.
+ * At preview: what the cluster already shows would stop the install, for `check` to report against
+ * the input it concerns: a Kubernetes release outside the supported window (`kubeconfig`), and the
+ * CIDRs left out that the cluster cannot show. A cluster that cannot be read now (not up yet, out of
+ * reach) says nothing here; create reads it again.
  */
-export async function previewUndetectedCidrs(
+export async function previewRefusals(
   kubeconfig: string,
   kubeconfigInput: string,
   given: GivenCidrs,
-): Promise<readonly UndetectedCidr[]> {
-  if (!needsDetection(given)) return [];
+): Promise<readonly PreviewRefusal[]> {
   const kc = loadKubeconfig(kubeconfig, kubeconfigInput);
   // One short look first: a preview does not wait out a connection timeout for a cluster not up yet.
   if ((await probeApiServer(kc)) !== undefined) return [];
+  const release = await readServerVersion(kc).then(releaseRefusal, () => undefined);
+  if (release) return [{ input: "kubeconfig", reason: `the cluster at ${serverOf(kc)}: ${release}` }];
+  if (!needsDetection(given)) return [];
   let facts: NetworkFacts;
   try {
     facts = await getNetworkFacts(kc);
@@ -112,6 +135,20 @@ export async function previewUndetectedCidrs(
   }
   const decision = decideClusterCidrs(given, facts);
   return decision.ok ? [] : decision.undetected;
+}
+
+/**
+ * The cluster's Kubernetes release; stops an install, before it writes anything, on a cluster whose
+ * release is outside the window.
+ */
+async function checkKubernetesRelease(kc: k8s.KubeConfig, kubeconfigInput: string): Promise<KubernetesRelease> {
+  const endpoint = serverOf(kc);
+  const version = await readServerVersion(kc).catch(
+    describeFailure("cluster: reading the Kubernetes version", endpoint),
+  );
+  const refusal = releaseRefusal(version);
+  if (refusal) throw new Error(`cluster: ${kubeconfigInput} at ${endpoint}: ${refusal}`);
+  return releaseOf(version)!;
 }
 
 /** Installs (or converges) the cluster `request` names; throws an {@link InstallStopped} once its identity stands. */
@@ -126,9 +163,12 @@ export async function installCluster(
   // Before anything is written: another Cluster resource's install is not this one's to adopt, and
   // a CIDR that can be neither given nor detected stops the install with nothing made.
   const readBack = servicesToReadBack(request);
+  const release = await checkKubernetesRelease(kc, request.kubeconfigInput);
   await checkInstallOwner(kc, request.owner, request.takenFrom);
   const cidrs = await resolveClusterCidrs(kc, request.name, request);
   await ensureSystemNamespace(kc);
+  const podPlacement = placementMechanismFor(release);
+  if (podPlacement === "MutatingWebhook") await ensurePlacementWebhook(kc);
   await ensureCustomResourceDefinitions(kc, { timeoutMs });
   await ensureRemoteNamespaceGuard(kc, "cluster install");
   const gatewayReadBack = readBack.some((service) => service.endpoint === "gateway");
@@ -184,7 +224,7 @@ export async function installCluster(
     // quota is counted as soon as the auth service makes it (see tenant-quota.ts).
     await waitForProjectKindsCounted(kc, "cluster install", timeoutMs);
     const nodesOutsidePodCidr = nodesOutside(cidrs.podCidr, await getNodeRanges(kc));
-    return { ...made, ...reached, authCaCert, nodesOutsidePodCidr };
+    return { ...made, ...reached, authCaCert, nodesOutsidePodCidr, kubernetesVersion: release.text, podPlacement };
   } catch (error) {
     throw Object.assign(error instanceof Error ? error : new Error(String(error)), { made });
   }

@@ -8,7 +8,8 @@
  * it holds while the agent is down or restarting (a webhook down would either refuse every pod of
  * the namespace or let them through unplaced), it needs no serving certificate nor a path from the
  * API server to a pod, and what it does is readable in the object itself. Kubernetes serves it from
- * 1.36 on (`admissionregistration.k8s.io/v1`).
+ * 1.36 on (`admissionregistration.k8s.io/v1`); on 1.35 the same additions come from a webhook the
+ * agent serves (placement-webhook.ts), chosen by the API server's release (placementMechanismOf).
  *
  * The policies:
  * - `local-and-remote` (default): the toleration; the scheduler picks real or virtual nodes;
@@ -19,10 +20,14 @@
  * {@link placePods} and {@link stopPlacingPods} write them.
  */
 import * as k8s from "@kubernetes/client-node";
-import { API_GROUP, MANAGED_BY, MANAGED_BY_LABEL } from "../api/names.js";
+import { API_GROUP, MANAGED_BY, MANAGED_BY_LABEL, PLACEMENT_TLS_SECRET, SYSTEM_NAMESPACE } from "../api/names.js";
 import { SELECTED_BY_LABEL, type NamespaceLabelSelector, type PodOffloading } from "../api/offloading.js";
 import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../kube/client.js";
 import { poll } from "../wait/poll.js";
+import { readServerVersion } from "../kube/server-version.js";
+import { placementMechanismFor, releaseOf, type PlacementMechanism } from "../cluster/kubernetes-release.js";
+import { placementKindsServed } from "../cluster/leftover-placements.js";
+import { forgePlacementWebhook, POD_OFFLOADING_ANNOTATION } from "./placement-webhook.js";
 import { VIRTUAL_NODE_LABEL, VIRTUAL_NODE_TAINT } from "../virtual-node/node.js";
 
 /** The API version the admission policy objects are written in. */
@@ -116,7 +121,7 @@ export function forgePodPlacementPolicy(
     metadata: {
       name: podPlacementName(scope),
       labels: placementLabels(scope),
-      annotations: { [`${API_GROUP}/pod-offloading`]: policy },
+      annotations: { [POD_OFFLOADING_ANNOTATION]: policy },
     },
     spec: {
       matchConstraints: {
@@ -132,15 +137,19 @@ export function forgePodPlacementPolicy(
   } as k8s.KubernetesObject;
 }
 
+/** The namespaces whose pods `scope` places: its namespace alone, or those its selector picks. */
+function placedNamespaces(scope: PlacementScope): k8s.V1LabelSelector {
+  return "namespace" in scope
+    ? { matchLabels: { "kubernetes.io/metadata.name": scope.namespace } }
+    : {
+        ...(scope.namespaceSelector.matchLabels ? { matchLabels: scope.namespaceSelector.matchLabels } : {}),
+        matchExpressions: [...(scope.namespaceSelector.matchExpressions ?? []), ...NEVER_PLACED!],
+      };
+}
+
 /** The binding applying the policy of `scope` to its namespace alone, or to the namespaces its selector picks. */
 export function forgePodPlacementBinding(scope: PlacementScope): k8s.KubernetesObject {
-  const namespaceSelector =
-    "namespace" in scope
-      ? { matchLabels: { "kubernetes.io/metadata.name": scope.namespace } }
-      : {
-          ...(scope.namespaceSelector.matchLabels ? { matchLabels: scope.namespaceSelector.matchLabels } : {}),
-          matchExpressions: [...(scope.namespaceSelector.matchExpressions ?? []), ...NEVER_PLACED!],
-        };
+  const namespaceSelector = placedNamespaces(scope);
   return {
     apiVersion: ADMISSION_API,
     kind: "MutatingAdmissionPolicyBinding",
@@ -189,8 +198,23 @@ export async function placePods(
   probeNamespace = "namespace" in scope ? scope.namespace : undefined,
 ): Promise<void> {
   const endpoint = serverOf(kc);
-  const policyObject = forgePodPlacementPolicy(scope, policy);
-  if (policyObject) {
+  const mechanism = await placementMechanismOf(kc, step);
+  const policyObject = mechanism === "MutatingAdmissionPolicy" ? forgePodPlacementPolicy(scope, policy) : undefined;
+  if (mechanism === "MutatingWebhook" && policy !== "local") {
+    const webhook = forgePlacementWebhook(
+      podPlacementName(scope),
+      placementLabels(scope),
+      placedNamespaces(scope),
+      policy,
+      await readPlacementCa(kc, step),
+    );
+    await ensureObject(kc, webhook).catch(
+      describeFailure(
+        `${step}: applying MutatingWebhookConfiguration ${podPlacementName(scope)} (${describeScope(scope)})`,
+        endpoint,
+      ),
+    );
+  } else if (policyObject) {
     for (const object of [policyObject, forgePodPlacementBinding(scope)]) {
       await ensureObject(kc, object).catch(
         describeFailure(
@@ -224,27 +248,49 @@ export async function readPodOffloading(
 ): Promise<PodOffloading> {
   const client = k8s.KubernetesObjectApi.makeApiClient(kc);
   const name = podPlacementName(scope);
-  const policy = await readOptional(() =>
-    client.read({ apiVersion: ADMISSION_API, kind: "MutatingAdmissionPolicy", metadata: { name } }),
-  ).catch(describeFailure(`${step}: reading MutatingAdmissionPolicy ${name} (${describeScope(scope)})`, serverOf(kc)));
-  const recorded = policy?.metadata?.annotations?.[`${API_GROUP}/pod-offloading`];
+  const kind =
+    (await placementMechanismOf(kc, step)) === "MutatingAdmissionPolicy"
+      ? "MutatingAdmissionPolicy"
+      : "MutatingWebhookConfiguration";
+  const policy = await readOptional(() => client.read({ apiVersion: ADMISSION_API, kind, metadata: { name } })).catch(
+    describeFailure(`${step}: reading ${kind} ${name} (${describeScope(scope)})`, serverOf(kc)),
+  );
+  const recorded = policy?.metadata?.annotations?.[POD_OFFLOADING_ANNOTATION];
   return recorded === "remote" || recorded === "local-and-remote" ? recorded : "local";
+}
+
+/** How the API server of `kc` places pods (see {@link placementMechanismFor}). */
+export async function placementMechanismOf(kc: k8s.KubeConfig, step: string): Promise<PlacementMechanism> {
+  const version = await readServerVersion(kc).catch(
+    describeFailure(`${step}: reading the Kubernetes version`, serverOf(kc)),
+  );
+  return placementMechanismFor(releaseOf(version));
+}
+
+/** The CA the agent's placement listener is checked with, from the Secret the Cluster's install made. */
+async function readPlacementCa(kc: k8s.KubeConfig, step: string): Promise<string> {
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const secret = await readOptional(() =>
+    core.readNamespacedSecret({ name: PLACEMENT_TLS_SECRET, namespace: SYSTEM_NAMESPACE }),
+  ).catch(describeFailure(`${step}: reading Secret ${SYSTEM_NAMESPACE}/${PLACEMENT_TLS_SECRET}`, serverOf(kc)));
+  const ca = Buffer.from(secret?.data?.["ca.crt"] ?? "", "base64").toString("utf8");
+  if (!ca)
+    throw new Error(
+      `${step}: no Secret ${SYSTEM_NAMESPACE}/${PLACEMENT_TLS_SECRET} at ${serverOf(kc)}: this cluster's API server serves ` +
+        "no MutatingAdmissionPolicy, so its agent places offloaded pods by a webhook, which the Cluster's install sets up; " +
+        "run `pulumi up` for its Cluster with this release of pulumi-liqo first",
+    );
+  return ca;
 }
 
 /** Stops placing the pods of `scope` (binding first: from then on the policy applies to nothing). */
 export async function stopPlacingPods(kc: k8s.KubeConfig, scope: PlacementScope, step: string): Promise<void> {
   const client = k8s.KubernetesObjectApi.makeApiClient(kc);
   const endpoint = serverOf(kc);
-  for (const kind of PLACEMENT_KINDS) {
+  for (const kind of await placementKindsServed(kc, step)) {
     const name = podPlacementName(scope);
     await deleteOptional(() => client.delete({ apiVersion: ADMISSION_API, kind, metadata: { name } })).catch(
       describeFailure(`${step}: deleting ${kind} ${name} (${describeScope(scope)})`, endpoint),
     );
   }
 }
-
-/**
- * The kinds of the pod-placement objects, the binding first (the order to remove them in); a
- * cluster's uninstall sweeps the same kinds (../cluster/leftover-placements.ts).
- */
-const PLACEMENT_KINDS = ["MutatingAdmissionPolicyBinding", "MutatingAdmissionPolicy"] as const;

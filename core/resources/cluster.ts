@@ -64,6 +64,10 @@ export interface ClusterOutputs extends ClusterInputs {
   readonly detectedFrom?: { readonly podCidr?: string; readonly serviceCidr?: string };
   /** Nodes (`name range`) whose pod range is outside podCidr, as of the last install or refresh (state written before has none). */
   readonly nodesOutsidePodCidr?: readonly string[];
+  /** The version the API server reported at the last install (state written before has none). */
+  readonly kubernetesVersion?: string;
+  /** How the cluster places offloaded pods, by its release (state written before has none). */
+  readonly podPlacement?: string;
   readonly apiServerUrl: string;
   readonly authUrl: string;
   readonly authCaCert: string;
@@ -93,14 +97,10 @@ async function check(olds: ClusterInputs, inputs: ClusterInputs): Promise<pulumi
   if (failures.list.length === 0 && isCreate(olds) && !isUnknown(news["kubeconfig"])) {
     // At preview of a create: a CIDR left out that the cluster cannot show is said now, naming the
     // input. This reads the cluster (and loads the client) only then; an update's install reads it again.
-    for (const { input, reason } of await lifecycle().previewUndetectedCidrs(
-      inputs.kubeconfig,
-      kubeconfigInput(inputs),
-      {
-        ...(inputs.podCidr !== undefined ? { podCidr: inputs.podCidr } : {}),
-        ...(inputs.serviceCidr !== undefined ? { serviceCidr: inputs.serviceCidr } : {}),
-      },
-    ))
+    for (const { input, reason } of await lifecycle().previewRefusals(inputs.kubeconfig, kubeconfigInput(inputs), {
+      ...(inputs.podCidr !== undefined ? { podCidr: inputs.podCidr } : {}),
+      ...(inputs.serviceCidr !== undefined ? { serviceCidr: inputs.serviceCidr } : {}),
+    }))
       failures.add(input, reason);
   }
   return { inputs, failures: failures.list };

@@ -64,6 +64,12 @@ namespace Pulumi.Liqo
         public Output<string> Kubeconfig { get; private set; } = null!;
 
         /// <summary>
+        /// The Kubernetes version the cluster's API server reported at the last up, e.g. `v1.37.2`. An install on a release outside the supported ones (the last three minor releases) is refused, at preview when the cluster can be read.
+        /// </summary>
+        [Output("kubernetesVersion")]
+        public Output<string?> KubernetesVersion { get; private set; } = null!;
+
+        /// <summary>
         /// The cluster's name.
         /// </summary>
         [Output("name")]
@@ -80,6 +86,12 @@ namespace Pulumi.Liqo
         /// </summary>
         [Output("podCidr")]
         public Output<string> PodCidr { get; private set; } = null!;
+
+        /// <summary>
+        /// How the cluster's API server places the pods of its offloaded namespaces: by a MutatingAdmissionPolicy (Kubernetes 1.36 and later), or, where none is served (1.35), by a webhook its agent serves, whose pods must then run for pods of those namespaces to be created.
+        /// </summary>
+        [Output("podPlacement")]
+        public Output<string?> PodPlacement { get; private set; } = null!;
 
         /// <summary>
         /// Service CIDR: the input, or what was detected.

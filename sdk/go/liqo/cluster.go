@@ -32,12 +32,16 @@ type Cluster struct {
 	GatewayEndpoint pulumi.StringOutput `pulumi:"gatewayEndpoint"`
 	// The kubeconfig (secret).
 	Kubeconfig pulumi.StringOutput `pulumi:"kubeconfig"`
+	// The Kubernetes version the cluster's API server reported at the last up, e.g. `v1.37.2`. An install on a release outside the supported ones (the last three minor releases) is refused, at preview when the cluster can be read.
+	KubernetesVersion pulumi.StringPtrOutput `pulumi:"kubernetesVersion"`
 	// The cluster's name.
 	Name pulumi.StringOutput `pulumi:"name"`
 	// The nodes whose pod range podCidr does not hold, each as `name range` (e.g. `n3 10.245.0.0/24`), as of the last up or refresh: peerings do not route their pods. Empty when every node is inside; a refresh that finds one shows it as a change, and the row warns.
 	NodesOutsidePodCidr pulumi.StringArrayOutput `pulumi:"nodesOutsidePodCidr"`
 	// Pod CIDR: the input, or what was detected.
 	PodCidr pulumi.StringOutput `pulumi:"podCidr"`
+	// How the cluster's API server places the pods of its offloaded namespaces: by a MutatingAdmissionPolicy (Kubernetes 1.36 and later), or, where none is served (1.35), by a webhook its agent serves, whose pods must then run for pods of those namespaces to be created.
+	PodPlacement pulumi.StringPtrOutput `pulumi:"podPlacement"`
 	// Service CIDR: the input, or what was detected.
 	ServiceCidr pulumi.StringOutput `pulumi:"serviceCidr"`
 }
@@ -222,6 +226,11 @@ func (o ClusterOutput) Kubeconfig() pulumi.StringOutput {
 	return o.ApplyT(func(v *Cluster) pulumi.StringOutput { return v.Kubeconfig }).(pulumi.StringOutput)
 }
 
+// The Kubernetes version the cluster's API server reported at the last up, e.g. `v1.37.2`. An install on a release outside the supported ones (the last three minor releases) is refused, at preview when the cluster can be read.
+func (o ClusterOutput) KubernetesVersion() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Cluster) pulumi.StringPtrOutput { return v.KubernetesVersion }).(pulumi.StringPtrOutput)
+}
+
 // The cluster's name.
 func (o ClusterOutput) Name() pulumi.StringOutput {
 	return o.ApplyT(func(v *Cluster) pulumi.StringOutput { return v.Name }).(pulumi.StringOutput)
@@ -235,6 +244,11 @@ func (o ClusterOutput) NodesOutsidePodCidr() pulumi.StringArrayOutput {
 // Pod CIDR: the input, or what was detected.
 func (o ClusterOutput) PodCidr() pulumi.StringOutput {
 	return o.ApplyT(func(v *Cluster) pulumi.StringOutput { return v.PodCidr }).(pulumi.StringOutput)
+}
+
+// How the cluster's API server places the pods of its offloaded namespaces: by a MutatingAdmissionPolicy (Kubernetes 1.36 and later), or, where none is served (1.35), by a webhook its agent serves, whose pods must then run for pods of those namespaces to be created.
+func (o ClusterOutput) PodPlacement() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Cluster) pulumi.StringPtrOutput { return v.PodPlacement }).(pulumi.StringPtrOutput)
 }
 
 // Service CIDR: the input, or what was detected.

@@ -114,6 +114,18 @@ export abstract class ClusterResource extends pulumi.dynamic.Resource {
    * every node is inside; a refresh that finds one shows it as a change, and the row warns.
    */
   declare readonly nodesOutsidePodCidr: pulumi.Output<string[] | undefined>;
+  /**
+   * The Kubernetes version the cluster's API server reported at the last up, e.g. `v1.37.2`. An
+   * install on a release outside the supported ones (the last three minor releases) is refused, at
+   * preview when the cluster can be read.
+   */
+  declare readonly kubernetesVersion: pulumi.Output<string | undefined>;
+  /**
+   * How the cluster's API server places the pods of its offloaded namespaces: by a
+   * MutatingAdmissionPolicy (Kubernetes 1.36 and later), or, where none is served (1.35), by a
+   * webhook its agent serves, whose pods must then run for pods of those namespaces to be created.
+   */
+  declare readonly podPlacement: pulumi.Output<"MutatingAdmissionPolicy" | "MutatingWebhook" | undefined>;
 
   protected constructor(name: string, args: ClusterArgs, opts?: pulumi.CustomResourceOptions) {
     super(

@@ -301,7 +301,9 @@ class Cluster(pulumi.CustomResource):
             __props__.__dict__["cluster_id"] = None
             __props__.__dict__["detected_from"] = None
             __props__.__dict__["gateway_endpoint"] = None
+            __props__.__dict__["kubernetes_version"] = None
             __props__.__dict__["nodes_outside_pod_cidr"] = None
+            __props__.__dict__["pod_placement"] = None
         secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"])
         opts = pulumi.ResourceOptions.merge(opts, secret_opts)
         super(Cluster, __self__).__init__(
@@ -334,9 +336,11 @@ class Cluster(pulumi.CustomResource):
         __props__.__dict__["detected_from"] = None
         __props__.__dict__["gateway_endpoint"] = None
         __props__.__dict__["kubeconfig"] = None
+        __props__.__dict__["kubernetes_version"] = None
         __props__.__dict__["name"] = None
         __props__.__dict__["nodes_outside_pod_cidr"] = None
         __props__.__dict__["pod_cidr"] = None
+        __props__.__dict__["pod_placement"] = None
         __props__.__dict__["service_cidr"] = None
         return Cluster(resource_name, opts=opts, __props__=__props__)
 
@@ -405,6 +409,14 @@ class Cluster(pulumi.CustomResource):
         return pulumi.get(self, "kubeconfig")
 
     @_builtins.property
+    @pulumi.getter(name="kubernetesVersion")
+    def kubernetes_version(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The Kubernetes version the cluster's API server reported at the last up, e.g. `v1.37.2`. An install on a release outside the supported ones (the last three minor releases) is refused, at preview when the cluster can be read.
+        """
+        return pulumi.get(self, "kubernetes_version")
+
+    @_builtins.property
     @pulumi.getter
     def name(self) -> pulumi.Output[_builtins.str]:
         """
@@ -427,6 +439,14 @@ class Cluster(pulumi.CustomResource):
         Pod CIDR: the input, or what was detected.
         """
         return pulumi.get(self, "pod_cidr")
+
+    @_builtins.property
+    @pulumi.getter(name="podPlacement")
+    def pod_placement(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        How the cluster's API server places the pods of its offloaded namespaces: by a MutatingAdmissionPolicy (Kubernetes 1.36 and later), or, where none is served (1.35), by a webhook its agent serves, whose pods must then run for pods of those namespaces to be created.
+        """
+        return pulumi.get(self, "pod_placement")
 
     @_builtins.property
     @pulumi.getter(name="serviceCidr")
