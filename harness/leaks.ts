@@ -6,16 +6,16 @@
 import * as k8s from "@kubernetes/client-node";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { wireguardSocketPath } from "../../agent/gateway/index.js";
-import { bridgeName, namespacePrefix, type ClusterState } from "../../local-cluster/lab.js";
-import { run } from "../../host/exec.js";
-import { isRunning, type ProcessRecord } from "../../host/processes.js";
-import { API_GROUP, MANAGED_BY, MANAGED_BY_LABEL, SYSTEM_NAMESPACE } from "../../core/api/index.js";
-import { runIn } from "../../host/exec.js";
-import { namespacePids } from "../../host/namespaces.js";
-import { PEER_RULE_TABLES } from "../../core/network-fabric/gateway-nat.js";
-import { listPlacements } from "../../core/cluster/leftover-placements.js";
-import { loadKubeconfigFile } from "../../core/kube/client.js";
+import { wireguardSocketPath } from "../agent/gateway/index.js";
+import { bridgeName, namespacePrefix, type ClusterState } from "../local-cluster/lab.js";
+import { run } from "../host/exec.js";
+import { isRunning, type ProcessRecord } from "../host/processes.js";
+import { API_GROUP, MANAGED_BY, MANAGED_BY_LABEL, SYSTEM_NAMESPACE } from "../core/api/index.js";
+import { runIn } from "../host/exec.js";
+import { namespacePids } from "../host/namespaces.js";
+import { PEER_RULE_TABLES } from "../core/network-fabric/gateway-nat.js";
+import { listPlacements } from "../core/cluster/leftover-placements.js";
+import { loadKubeconfigFile } from "../core/kube/client.js";
 
 /** Names of every object of this project in the cluster of `kubeconfigPath`. */
 export async function projectTraces(kubeconfigPath: string): Promise<string[]> {

@@ -16,7 +16,7 @@ import { nodeReadiness } from "../../core/virtual-node/node.js";
 import { clusterOf, type LabState } from "../../local-cluster/lab.js";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
-import { projectTraces } from "../support/leaks.js";
+import { projectTraces } from "../../harness/leaks.js";
 import { configureForLab, PulumiWorkspace } from "../../harness/pulumi.js";
 
 /** Each test's bound: pulumi up and destroy of the stack with its duplicates, each command with its own deadline. */

@@ -18,7 +18,7 @@ import { configureForLab, PulumiWorkspace } from "../../harness/pulumi.js";
 import { clusterOf, type ClusterState } from "../../local-cluster/lab.js";
 import { CLUSTER_IDENTITY_CONFIGMAP, SYSTEM_NAMESPACE } from "../../core/api/names.js";
 import { peeringClaimName } from "../../core/peering/claim.js";
-import { projectTraces } from "../support/leaks.js";
+import { projectTraces } from "../../harness/leaks.js";
 import { pluginOnSharedLab } from "../support/plugin-stack.js";
 
 const TYPESCRIPT_EXAMPLE = join(__dirname, "..", "..", "examples", "local-peering");

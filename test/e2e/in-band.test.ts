@@ -10,7 +10,7 @@ import { Cidr } from "../../core/net/cidr.js";
 import { addPodAddress, clusterOf } from "../../local-cluster/lab.js";
 import { adminConfig } from "../../harness/install.js";
 import { withSharedLabProfile } from "../../harness/labs.js";
-import { projectTraces, tunnelTraces } from "../support/leaks.js";
+import { projectTraces, tunnelTraces } from "../../harness/leaks.js";
 import { pingReplies } from "../support/probes.js";
 import { IN_BAND_CREATE_STEPS } from "../support/in-band-steps.js";
 import { configureForLab, plannedSteps, PulumiWorkspace, stepsByRow } from "../../harness/pulumi.js";

@@ -11,7 +11,7 @@ import { VIRTUAL_NODE_LABEL } from "../../core/virtual-node/node.js";
 import { addPodAddress } from "../../local-cluster/lab.js";
 import { adminConfig } from "../../harness/install.js";
 import { withLab } from "../../harness/labs.js";
-import { projectTraces, tunnelTraces } from "../support/leaks.js";
+import { projectTraces, tunnelTraces } from "../../harness/leaks.js";
 import { pingReplies } from "../support/probes.js";
 import { configureMeshForLab, plannedSteps, PulumiWorkspace } from "../../harness/pulumi.js";
 

@@ -23,7 +23,7 @@ import { imageReference } from "../../local-cluster/node-images.js";
 import { DEFAULT_AGENT_IMAGE } from "../../core/cluster/agent-image.js";
 import { adminConfig, scaleAgent } from "../../harness/install.js";
 import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
-import { projectTraces, tunnelTraces } from "../support/leaks.js";
+import { projectTraces, tunnelTraces } from "../../harness/leaks.js";
 import {
   configureForLab,
   setConfig,

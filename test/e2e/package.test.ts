@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { clusterOf } from "../../local-cluster/lab.js";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab } from "../../harness/labs.js";
-import { projectTraces, tunnelTraces } from "../support/leaks.js";
+import { projectTraces, tunnelTraces } from "../../harness/leaks.js";
 import { configureForLab, PulumiWorkspace } from "../../harness/pulumi.js";
 
 /** Each test's bound: npm pack, its install into a fresh program, and that program's up and destroy. */

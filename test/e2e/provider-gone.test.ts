@@ -16,7 +16,7 @@ import { readOptional } from "../../core/kube/client.js";
 import { stopProcess } from "../../host/processes.js";
 import { adminConfig } from "../../harness/install.js";
 import { TEST_LAB_ROOT, withLab } from "../../harness/labs.js";
-import { projectTraces, tunnelTraces } from "../support/leaks.js";
+import { projectTraces, tunnelTraces } from "../../harness/leaks.js";
 import { configureForCluster, failureSummary, previewOf, PulumiWorkspace } from "../../harness/pulumi.js";
 
 const PROVIDER_PROGRAM = join(__dirname, "..", "..", "examples", "two-teams", "provider");

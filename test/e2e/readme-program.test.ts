@@ -26,7 +26,7 @@ import { PulumiWorkspace, setConfig } from "../../harness/pulumi.js";
 import { clusterOf, type ClusterState } from "../../local-cluster/lab.js";
 import { METALLB_NAMESPACE } from "../../local-cluster/load-balancer.js";
 import { imageReference } from "../../local-cluster/node-images.js";
-import { projectTraces, tunnelTraces } from "../support/leaks.js";
+import { projectTraces, tunnelTraces } from "../../harness/leaks.js";
 import { expectPodsTalk } from "../support/project-pods.js";
 
 const REPO = join(__dirname, "..", "..");

@@ -11,7 +11,7 @@ import { IDENTITY_REVOKED, IDENTITY_REVOKED_REASON } from "../../core/authentica
 import { PEERING_DIFF } from "../../core/resources/peering.js";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
-import { projectTraces } from "../support/leaks.js";
+import { projectTraces } from "../../harness/leaks.js";
 import { configureForLab, outputsOf, previewOf, PulumiWorkspace, stepsByRow } from "../../harness/pulumi.js";
 import { revokeHeldIdentity, waitForReadyStatus } from "../support/revoke.js";
 

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { clusterOf, type LabState } from "../../local-cluster/lab.js";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
-import { projectTraces } from "../support/leaks.js";
+import { projectTraces } from "../../harness/leaks.js";
 import { configureForLab, failureSummary, PulumiWorkspace, type PulumiResult } from "../../harness/pulumi.js";
 
 /** Each test's bound: previews and ups that must fail or pass, each with its own deadline. */

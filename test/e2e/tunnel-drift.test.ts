@@ -12,7 +12,7 @@ import { tunnelEndpointName } from "../../core/network-fabric/tunnel-plan.js";
 import { poll } from "../../core/wait/poll.js";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
-import { projectTraces, tunnelTraces } from "../support/leaks.js";
+import { projectTraces, tunnelTraces } from "../../harness/leaks.js";
 import { expectPodsTalk } from "../support/project-pods.js";
 import { configureForLab, outputsOf, plannedSteps, PulumiWorkspace } from "../../harness/pulumi.js";
 

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { clusterOf, type ClusterState } from "../../local-cluster/lab.js";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab } from "../../harness/labs.js";
-import { projectTraces } from "../support/leaks.js";
+import { projectTraces } from "../../harness/leaks.js";
 import { configureForCluster, PulumiWorkspace } from "../../harness/pulumi.js";
 
 /** Each test's bound: two teams' stacks up and destroyed against one provider. */

@@ -13,7 +13,7 @@ import { configureForLab, outputsOf, previewOf, setConfig, type PulumiWorkspace 
 import { clusterOf, type ClusterState } from "../../local-cluster/lab.js";
 import { forgePeeringToken, parsePeeringToken } from "../../core/authentication/tokens.js";
 import { readPeeringClaim } from "../../core/peering/claim.js";
-import { projectTraces } from "../support/leaks.js";
+import { projectTraces } from "../../harness/leaks.js";
 import {
   expectDestroyedClean,
   expectPeeredAndOffloaded,

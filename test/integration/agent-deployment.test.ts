@@ -21,7 +21,7 @@ import { ensureSystemNamespace, uninstallCluster } from "../../core/cluster/inst
 import { clusterOf } from "../../local-cluster/lab.js";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab } from "../../harness/labs.js";
-import { projectTraces } from "../support/leaks.js";
+import { projectTraces } from "../../harness/leaks.js";
 
 /** Each test's bound: the install's rollout of the agent's pods, the review of its rights and the uninstall. */
 const TEST_BOUND_MS = 4 * 60_000;

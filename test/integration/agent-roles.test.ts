@@ -27,7 +27,7 @@ import type { ClusterState } from "../../local-cluster/state.js";
 import { readWireguardStatus } from "../../agent/gateway/index.js";
 import { ROUTE_PROTO } from "../../agent/route/plan.js";
 import { TEST_LAB_ROOT, withLab } from "../../harness/labs.js";
-import { tunnelTraces } from "../support/leaks.js";
+import { tunnelTraces } from "../../harness/leaks.js";
 import { pingReplies } from "../support/probes.js";
 import { peerPair, quietProgress as progress, unpeerPair, type Pair } from "../support/tunnel-pair.js";
 import { expectTrafficThroughTunnel, podsOf, waitForTunnelUp } from "../support/tunnel-traffic.js";

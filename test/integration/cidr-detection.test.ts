@@ -22,7 +22,7 @@ import { AUTH_SERVICE_PORT } from "../../local-cluster/control-plane.js";
 import { clusterOf, type ClusterState } from "../../local-cluster/lab.js";
 import { adminConfig, installForPeering, uninstallClusters } from "../../harness/install.js";
 import { sharedLab, withLab } from "../../harness/labs.js";
-import { projectTraces } from "../support/leaks.js";
+import { projectTraces } from "../../harness/leaks.js";
 
 /** Each test's bound: a Cluster's check and create on the shared lab, or a private lab's start for a cluster without pod CIDRs. */
 const TEST_BOUND_MS = 5 * 60_000;

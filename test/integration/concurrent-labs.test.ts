@@ -10,7 +10,7 @@ import { downLab, readLab, upLab, type LabState } from "../../local-cluster/lab.
 import { adminConfig } from "../../harness/install.js";
 import { TEST_LAB_ROOT, forgetLab, sharedLabName, uniqueLabName } from "../../harness/labs.js";
 import type { ProcessRecord } from "../../host/processes.js";
-import { labTraces } from "../support/leaks.js";
+import { labTraces } from "../../harness/leaks.js";
 
 /** Each test's bound: two labs started at once, and their teardown. */
 const TEST_BOUND_MS = 6 * 60_000;

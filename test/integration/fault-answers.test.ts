@@ -37,7 +37,7 @@ import { VIRTUAL_NODE_LABEL } from "../../core/virtual-node/node.js";
 import { installForPeering, uninstallClusters, type InstalledCluster } from "../../harness/install.js";
 import { allOrFirstFailure } from "../../harness/settle.js";
 import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
-import { tunnelTraces } from "../support/leaks.js";
+import { tunnelTraces } from "../../harness/leaks.js";
 import { setCordoned } from "../../local-cluster/pods.js";
 
 /** Each test's bound: a peering against a provider in fault, each step with its own deadline. */

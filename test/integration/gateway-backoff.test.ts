@@ -16,7 +16,7 @@ import { findWireguardProcess } from "../../agent/gateway/index.js";
 import { AGENT_BACKOFF } from "../../agent/backoff.js";
 import { TEST_LAB_ROOT, withLab } from "../../harness/labs.js";
 import { installForPeering } from "../../harness/install.js";
-import { tunnelTraces } from "../support/leaks.js";
+import { tunnelTraces } from "../../harness/leaks.js";
 
 /** Each test's bound: a private lab's start and the gateway's capped backoff over several failed starts. */
 const TEST_BOUND_MS = 5 * 60_000;

@@ -34,7 +34,7 @@ import { NODE_LEASE_NAMESPACE, nodeReadiness } from "../../core/virtual-node/nod
 import { poll } from "../../core/wait/poll.js";
 import { withLab } from "../../harness/labs.js";
 import { firewallRule } from "../support/firewall.js";
-import { projectTraces } from "../support/leaks.js";
+import { projectTraces } from "../../harness/leaks.js";
 import { preparePeering, type PeeringPair } from "../../harness/peering-pair.js";
 import { waitForReadyStatus } from "../support/revoke.js";
 

@@ -39,7 +39,7 @@ import { AUTH_SERVICE_PORT } from "../../local-cluster/control-plane.js";
 import { coreOf, podName, podtoolFrom, runPodtool, setCordoned } from "../../local-cluster/pods.js";
 import { installWithAgentPods, uninstallClusters } from "../../harness/install.js";
 import { withLab } from "../../harness/labs.js";
-import { projectTraces } from "../support/leaks.js";
+import { projectTraces } from "../../harness/leaks.js";
 import { gatewayWireguard, projectRoutes, runningGateway } from "../../harness/gateway-pods.js";
 import { quietProgress } from "../support/tunnel-pair.js";
 

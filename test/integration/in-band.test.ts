@@ -26,7 +26,7 @@ import { addPodAddress, clusterOf, type LabState } from "../../local-cluster/lab
 import type { ClusterState } from "../../local-cluster/state.js";
 import { installForPeering, uninstallClusters } from "../../harness/install.js";
 import { withSharedLabProfile } from "../../harness/labs.js";
-import { tunnelTraces } from "../support/leaks.js";
+import { tunnelTraces } from "../../harness/leaks.js";
 import { pingReplies } from "../support/probes.js";
 import { IN_BAND_CREATE_STEPS } from "../support/in-band-steps.js";
 

@@ -10,7 +10,7 @@ import { downLab, listLabs, readLab, upLab } from "../../local-cluster/lab.js";
 import { isRunning, type ProcessRecord } from "../../host/processes.js";
 import { poll } from "../../core/wait/poll.js";
 import { LAB_LOCK_KINDS, labLockFile, retireSharedLab, TEST_LAB_ROOT, uniqueLabName } from "../../harness/labs.js";
-import { labTraces } from "../support/leaks.js";
+import { labTraces } from "../../harness/leaks.js";
 import { ensureTunnel } from "../../core/network-fabric/tunnel.js";
 import { TUNNEL_DEFAULTS } from "../../core/network-fabric/tunnel-plan.js";
 import { peerPair, quietProgress } from "../support/tunnel-pair.js";

@@ -18,7 +18,7 @@ import { AUTH_SERVICE_PORT } from "../../local-cluster/control-plane.js";
 import { clusterOf } from "../../local-cluster/lab.js";
 import { adminConfig, uninstallClusters } from "../../harness/install.js";
 import { sharedLab } from "../../harness/labs.js";
-import { projectTraces } from "../support/leaks.js";
+import { projectTraces } from "../../harness/leaks.js";
 
 /** The create's own deadline: the wait for the load balancer gets all of it. */
 const TIMEOUT_SECONDS = 20;

@@ -11,7 +11,7 @@ import { waitForApiServer, waitForControllers } from "../../local-cluster/contro
 import { isRunning, type ProcessRecord } from "../../host/processes.js";
 import { poll } from "../../core/wait/poll.js";
 import { TEST_LAB_ROOT, uniqueLabName, withLab } from "../../harness/labs.js";
-import { labTraces } from "../support/leaks.js";
+import { labTraces } from "../../harness/leaks.js";
 
 /** Each test's bound: a private lab's start and its supervisor restarting killed components. */
 const TEST_BOUND_MS = 6 * 60_000;

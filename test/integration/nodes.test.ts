@@ -13,7 +13,7 @@ import { holdLab, type HeldLab } from "../../harness/labs.js";
 import { clusterOf, downLab, readLab, type LabState } from "../../local-cluster/lab.js";
 import { Cidr } from "../../core/net/cidr.js";
 import { poll } from "../../core/wait/poll.js";
-import { labTraces } from "../support/leaks.js";
+import { labTraces } from "../../harness/leaks.js";
 import {
   coreOf as core,
   kubectl,

@@ -25,7 +25,7 @@ import { offloadNamespace, podtoolSpec } from "../../harness/offloading.js";
 import { releaseSharedLab, sharedLab } from "../../harness/labs.js";
 import { uninstallClusters } from "../../harness/install.js";
 import { firewallRule } from "../support/firewall.js";
-import { projectTraces } from "../support/leaks.js";
+import { projectTraces } from "../../harness/leaks.js";
 import { peerPair, quietProgress, unpeerPair, type Pair } from "../support/tunnel-pair.js";
 
 /** Each test's bound: a peering, an offloaded pod, and a withdrawal refused while the provider is gone. */

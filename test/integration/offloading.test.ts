@@ -55,7 +55,7 @@ import { tenantRequestName, type NamespaceOffloading } from "../../core/api/offl
 import { offloadNamespace as offloadingSteps, withdrawNamespace } from "../../core/offloading/namespace-offloading.js";
 import { placementOf } from "../../core/offloading/pod-placement.js";
 import { offloadSelectedNamespaces, withdrawSelectedNamespaces } from "../../core/offloading/offloading-selector.js";
-import { projectTraces } from "../support/leaks.js";
+import { projectTraces } from "../../harness/leaks.js";
 import { updatePeeringResources } from "../../core/peering/peering.js";
 import { poll } from "../../core/wait/poll.js";
 import { internalIpOf } from "../../core/kube/nodes.js";

@@ -35,7 +35,7 @@ import { nodeReadiness } from "../../core/virtual-node/node.js";
 import { installWithAgentPods, uninstallClusters } from "../../harness/install.js";
 import { holdLab, type HeldLab } from "../../harness/labs.js";
 import { expectBenchSectionFigures } from "../support/bench-section.js";
-import { projectTraces } from "../support/leaks.js";
+import { projectTraces } from "../../harness/leaks.js";
 import { gatewayWireguard, projectRoutes, runningGateway } from "../../harness/gateway-pods.js";
 import { expectFlowsSurvive, serviceToAddress } from "../support/project-pods.js";
 import {

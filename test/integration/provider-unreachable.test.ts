@@ -16,7 +16,7 @@ import { progressTo } from "../../core/operation/progress.js";
 import { NODE_LEASE_NAMESPACE } from "../../core/virtual-node/node.js";
 import { sharedLab } from "../../harness/labs.js";
 import { firewallRule } from "../support/firewall.js";
-import { projectTraces } from "../support/leaks.js";
+import { projectTraces } from "../../harness/leaks.js";
 import { preparePeering } from "../../harness/peering-pair.js";
 import { waitForReadyStatus } from "../support/revoke.js";
 

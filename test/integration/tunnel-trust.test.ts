@@ -24,7 +24,7 @@ import { TUNNEL_DEFAULTS, tunnelEndpointName, type TunnelSettings } from "../../
 import { poll } from "../../core/wait/poll.js";
 import { addPodAddress, type ClusterState, type LabState } from "../../local-cluster/lab.js";
 import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
-import { tunnelTraces } from "../support/leaks.js";
+import { tunnelTraces } from "../../harness/leaks.js";
 import { pingReplies } from "../support/probes.js";
 import { peerPair, quietProgress, unpeerPair, type Pair } from "../support/tunnel-pair.js";
 

@@ -14,7 +14,7 @@ import { getTunnelEndpoint } from "../../core/network-fabric/endpoints.js";
 import { endpointRefOf } from "../../core/network-fabric/tunnel.js";
 import { poll } from "../../core/wait/poll.js";
 import { sharedLab } from "../../harness/labs.js";
-import { tunnelTraces } from "../support/leaks.js";
+import { tunnelTraces } from "../../harness/leaks.js";
 import { peerPair, quietProgress, unpeerPair } from "../support/tunnel-pair.js";
 
 /** Each test's bound: a peering, its tunnel, an unpeer, and refresh of the tunnel left. */

@@ -20,7 +20,7 @@ import { addPodAddress as addAddressInNamespace } from "../../local-cluster/netn
 import { findWireguardProcess } from "../../agent/gateway/index.js";
 import { wireguardOf } from "../support/project-pods.js";
 import { releaseSharedLab, sharedLab, withLab } from "../../harness/labs.js";
-import { tunnelTraces } from "../support/leaks.js";
+import { tunnelTraces } from "../../harness/leaks.js";
 import { pingReplies } from "../support/probes.js";
 import { peerPair, quietProgress as progress, unpeerPair, type Pair } from "../support/tunnel-pair.js";
 import { expectTrafficThroughTunnel, podsOf, waitForTunnelUp } from "../support/tunnel-traffic.js";

@@ -12,7 +12,7 @@ import { packPlugin, PACK_BOUND_MS, workspaceWithPlugin } from "../../harness/pl
 import { previewOf, type PulumiResult, type PulumiWorkspace } from "../../harness/pulumi.js";
 import type { ClusterState, LabState } from "../../local-cluster/lab.js";
 import { PEERING_DIFF } from "../../core/resources/peering.js";
-import { projectTraces } from "./leaks.js";
+import { projectTraces } from "../../harness/leaks.js";
 
 /** The namespace of b the example programs offload (their default). */
 export const OFFLOADED = "shop";
