@@ -187,6 +187,8 @@ export class PulumiWorkspace {
 
 /** A row of a `--non-interactive` run: an operation's sign, the resource's type (`pkg:module:Name`) and name, then its status and info. */
 const ROW = /^\s*(?:[-+~<>=*!]{1,2}\s+)?(\S+:\S*:\S+) (\S+)(?: (.*))?$/;
+/** The engine's progress line at a line's start: `@ updating....`, `@ destroying..`. */
+const PROGRESS_DOTS = /^@ [a-z]+\.*/;
 /** A progress step, by its count(s) and task: `[1/4] network fabric`, `[1/4] (2/4) network fabric`. */
 const STEP = /\[\d+\/\d+\](?: \(\d+\/\d+\))? [^:]+/;
 
@@ -201,7 +203,9 @@ const STEP = /\[\d+\/\d+\](?: \(\d+\/\d+\))? [^:]+/;
  */
 export function stepsByRow(output: string): Record<string, string[]> {
   const rows: Record<string, string[]> = {};
-  for (const line of output.split("\n")) {
+  // The engine's progress dots (`@ updating....`) end without a line break when a row comes
+  // before the next dot: the row then follows them on the same line.
+  for (const line of output.split("\n").map((printed) => printed.replace(PROGRESS_DOTS, ""))) {
     const step = STEP.exec(line)?.[0];
     const row = ROW.exec(line);
     const key = row ? `${row[1]!.replace(/^pulumi-nodejs:dynamic\//, "")}::${row[2]}` : "";

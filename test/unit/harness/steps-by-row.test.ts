@@ -24,6 +24,17 @@ describe("stepsByRow", () => {
     });
   });
 
+  test("GIVEN a row printed right after the engine's progress dots, on their line WHEN read THEN it counts under its row", () => {
+    const output = [
+      " +  pulumi-nodejs:dynamic/liqo:Peering b-to-a creating (0s) [1/3] authentication: asking https://a:8443",
+      "@ updating.... +  pulumi-nodejs:dynamic/liqo:Peering b-to-a creating (1s) [2/3] negotiation: waiting for an offer from provider a",
+      " +  pulumi-nodejs:dynamic/liqo:Peering b-to-a created (3s) ",
+    ].join("\n");
+    expect(stepsByRow(output)).toEqual({
+      "liqo:Peering::b-to-a": ["[1/3] authentication", "[2/3] negotiation", ""],
+    });
+  });
+
   test("GIVEN a status never cleared, or an error after a step WHEN read THEN no clearing is seen", () => {
     const output = [
       " +  pulumi-nodejs:dynamic/liqo:Peering b-to-a creating (0s) ",
