@@ -8,7 +8,7 @@ import * as k8s from "@kubernetes/client-node";
 import { MANAGED_BY, MANAGED_BY_LABEL } from "../api/names.js";
 import { deleteOptional, describeFailure, readOptional, serverOf } from "../kube/client.js";
 import { readServerVersion } from "../kube/server-version.js";
-import { placementMechanismFor, releaseOf } from "./kubernetes-release.js";
+import { placementMechanismFor, releaseOf, type PlacementMechanism } from "./kubernetes-release.js";
 
 /** The API version the admission policy objects are written in. */
 const ADMISSION_API = "admissionregistration.k8s.io/v1";
@@ -17,16 +17,21 @@ const ADMISSION_API = "admissionregistration.k8s.io/v1";
 export type PlacementKind =
   "MutatingAdmissionPolicyBinding" | "MutatingAdmissionPolicy" | "MutatingWebhookConfiguration";
 
-/**
- * The kinds of pod-placement objects the API server of `kc` serves, each binding before its policy
- * (the order to remove them in): the webhook configurations on every release (a cluster upgraded
- * from 1.35 may still hold some), the admission policies from 1.36 on.
- */
-export async function placementKindsServed(kc: k8s.KubeConfig, step: string): Promise<readonly PlacementKind[]> {
+/** How the API server of `kc` places the pods of offloaded namespaces (see {@link placementMechanismFor}). */
+export async function placementMechanismOf(kc: k8s.KubeConfig, step: string): Promise<PlacementMechanism> {
   const version = await readServerVersion(kc).catch(
     describeFailure(`${step}: reading the Kubernetes version`, serverOf(kc)),
   );
-  return placementMechanismFor(releaseOf(version)) === "MutatingAdmissionPolicy"
+  return placementMechanismFor(releaseOf(version));
+}
+
+/**
+ * The kinds of pod-placement objects an API server placing pods by `mechanism` serves, each binding
+ * before its policy (the order to remove them in): the webhook configurations on every release (a
+ * cluster upgraded from 1.35 may still hold some), the admission policies from 1.36 on.
+ */
+export function placementKindsOf(mechanism: PlacementMechanism): readonly PlacementKind[] {
+  return mechanism === "MutatingAdmissionPolicy"
     ? ["MutatingAdmissionPolicyBinding", "MutatingAdmissionPolicy", "MutatingWebhookConfiguration"]
     : ["MutatingWebhookConfiguration"];
 }
@@ -41,7 +46,7 @@ export async function listPlacements(
 ): Promise<{ readonly kind: PlacementKind; readonly name: string }[]> {
   const client = k8s.KubernetesObjectApi.makeApiClient(kc);
   const found = [];
-  for (const kind of await placementKindsServed(kc, step)) {
+  for (const kind of placementKindsOf(await placementMechanismOf(kc, step))) {
     // (namespace, pretty, exact, exportt, fieldSelector) unset: cluster-scoped, by label.
     const listed = await readOptional(() =>
       client.list(

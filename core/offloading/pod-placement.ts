@@ -9,7 +9,7 @@
  * the namespace or let them through unplaced), it needs no serving certificate nor a path from the
  * API server to a pod, and what it does is readable in the object itself. Kubernetes serves it from
  * 1.36 on (`admissionregistration.k8s.io/v1`); on 1.35 the same additions come from a webhook the
- * agent serves (placement-webhook.ts), chosen by the API server's release (placementMechanismOf).
+ * agent serves (placement-webhook.ts), chosen by the API server's release (placementMechanismOf, ../cluster/leftover-placements.ts).
  *
  * The policies:
  * - `local-and-remote` (default): the toleration; the scheduler picks real or virtual nodes;
@@ -24,9 +24,8 @@ import { API_GROUP, MANAGED_BY, MANAGED_BY_LABEL, PLACEMENT_TLS_SECRET, SYSTEM_N
 import { SELECTED_BY_LABEL, type NamespaceLabelSelector, type PodOffloading } from "../api/offloading.js";
 import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../kube/client.js";
 import { poll } from "../wait/poll.js";
-import { readServerVersion } from "../kube/server-version.js";
-import { placementMechanismFor, releaseOf, type PlacementMechanism } from "../cluster/kubernetes-release.js";
-import { placementKindsServed } from "../cluster/leftover-placements.js";
+import type { PlacementMechanism } from "../cluster/kubernetes-release.js";
+import { placementKindsOf, placementMechanismOf, type PlacementKind } from "../cluster/leftover-placements.js";
 import { forgePlacementWebhook, POD_OFFLOADING_ANNOTATION } from "./placement-webhook.js";
 import { VIRTUAL_NODE_LABEL, VIRTUAL_NODE_TAINT } from "../virtual-node/node.js";
 
@@ -223,8 +222,10 @@ export async function placePods(
         ),
       );
     }
+    // A cluster upgraded from 1.35 may still call its agent for the same pods: the policy replaces that.
+    await deletePlacementObject(kc, scope, "MutatingWebhookConfiguration", step);
   } else {
-    await stopPlacingPods(kc, scope, step);
+    await stopPlacingPods(kc, scope, step, mechanism);
   }
   if (probeNamespace === undefined) return;
   const namespace = probeNamespace;
@@ -259,14 +260,6 @@ export async function readPodOffloading(
   return recorded === "remote" || recorded === "local-and-remote" ? recorded : "local";
 }
 
-/** How the API server of `kc` places pods (see {@link placementMechanismFor}). */
-export async function placementMechanismOf(kc: k8s.KubeConfig, step: string): Promise<PlacementMechanism> {
-  const version = await readServerVersion(kc).catch(
-    describeFailure(`${step}: reading the Kubernetes version`, serverOf(kc)),
-  );
-  return placementMechanismFor(releaseOf(version));
-}
-
 /** The CA the agent's placement listener is checked with, from the Secret the Cluster's install made. */
 async function readPlacementCa(kc: k8s.KubeConfig, step: string): Promise<string> {
   const core = kc.makeApiClient(k8s.CoreV1Api);
@@ -283,14 +276,29 @@ async function readPlacementCa(kc: k8s.KubeConfig, step: string): Promise<string
   return ca;
 }
 
-/** Stops placing the pods of `scope` (binding first: from then on the policy applies to nothing). */
-export async function stopPlacingPods(kc: k8s.KubeConfig, scope: PlacementScope, step: string): Promise<void> {
-  const client = k8s.KubernetesObjectApi.makeApiClient(kc);
-  const endpoint = serverOf(kc);
-  for (const kind of await placementKindsServed(kc, step)) {
-    const name = podPlacementName(scope);
-    await deleteOptional(() => client.delete({ apiVersion: ADMISSION_API, kind, metadata: { name } })).catch(
-      describeFailure(`${step}: deleting ${kind} ${name} (${describeScope(scope)})`, endpoint),
-    );
-  }
+/**
+ * Stops placing the pods of `scope` (binding first: from then on the policy applies to nothing),
+ * under `mechanism` when the caller read it already.
+ */
+export async function stopPlacingPods(
+  kc: k8s.KubeConfig,
+  scope: PlacementScope,
+  step: string,
+  mechanism?: PlacementMechanism,
+): Promise<void> {
+  for (const kind of placementKindsOf(mechanism ?? (await placementMechanismOf(kc, step))))
+    await deletePlacementObject(kc, scope, kind, step);
+}
+
+/** Deletes the placement object of `kind` that places the pods of `scope`, if there is one. */
+async function deletePlacementObject(
+  kc: k8s.KubeConfig,
+  scope: PlacementScope,
+  kind: PlacementKind,
+  step: string,
+): Promise<void> {
+  const name = podPlacementName(scope);
+  await deleteOptional(() =>
+    k8s.KubernetesObjectApi.makeApiClient(kc).delete({ apiVersion: ADMISSION_API, kind, metadata: { name } }),
+  ).catch(describeFailure(`${step}: deleting ${kind} ${name} (${describeScope(scope)})`, serverOf(kc)));
 }

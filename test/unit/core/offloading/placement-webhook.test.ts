@@ -10,6 +10,7 @@ import {
   policyOfPath,
 } from "../../../../core/offloading/placement-webhook.js";
 import { placementMechanismFor } from "../../../../core/cluster/kubernetes-release.js";
+import { placementKindsOf } from "../../../../core/cluster/leftover-placements.js";
 
 const TOLERATION = { key: "virtual-node.peering.pulumi-liqo.dev/not-allowed", operator: "Exists", effect: "NoExecute" };
 
@@ -43,6 +44,13 @@ describe("the placement webhook", () => {
     expect(placementMechanismFor({ major: 1, minor: 35, text: "v1.35.4" })).toBe("MutatingWebhook");
     expect(placementMechanismFor({ major: 1, minor: 36, text: "v1.36.3" })).toBe("MutatingAdmissionPolicy");
     expect(placementMechanismFor({ major: 1, minor: 37, text: "v1.37.2" })).toBe("MutatingAdmissionPolicy");
+    // What each removes: a 1.36 cluster upgraded from 1.35 may still hold webhook configurations.
+    expect(placementKindsOf("MutatingWebhook")).toEqual(["MutatingWebhookConfiguration"]);
+    expect(placementKindsOf("MutatingAdmissionPolicy")).toEqual([
+      "MutatingAdmissionPolicyBinding",
+      "MutatingAdmissionPolicy",
+      "MutatingWebhookConfiguration",
+    ]);
   });
 
   test("GIVEN pods with and without tolerations WHEN placed local-and-remote THEN the toleration is added once, theirs kept", () => {
