@@ -74,31 +74,49 @@ export function forgeSystemEntries(links: readonly { path: string; target: strin
   ];
 }
 
-/** The host tools of the gateway, each with where it goes in the image. */
-async function gatewayTools(): Promise<{ entries: ImageEntry[]; binaries: string[]; iptables: string }> {
+/**
+ * The host's iptables as an image carries it: the multi-call binary (which picks iptables,
+ * iptables-save or iptables-restore from its argv[0]) with its three names as symlinks, and the
+ * match and target modules it loads at run time. `files` are the host files whose shared
+ * libraries the image needs (the binary and the modules).
+ */
+export async function iptablesEntries(): Promise<{ entries: ImageEntry[]; files: string[] }> {
   const iptables = await hostIptables();
-  const tool = (name: string, imagePath: string): ImageEntry => ({
-    path: imagePath,
-    type: "file",
-    content: findOnPath(name, "install Debian's iproute2, wireguard-tools, nftables, procps and iputils-ping"),
-  });
   const multiName = iptables.multi.split("/").pop()!;
+  const libxtables = (await sharedLibraries([iptables.multi])).find((lib) => /\/libxtables\.so\.\d+$/.test(lib.path));
+  if (!libxtables) throw new Error("image: iptables does not load libxtables (ldd lists no libxtables.so)");
+  const modules = await xtablesModules(libxtables.path);
   const entries: ImageEntry[] = [
-    tool("ip", "/usr/sbin/ip"),
-    tool("wg", "/usr/bin/wg"),
-    tool("nft", "/usr/sbin/nft"),
-    tool("sysctl", "/usr/sbin/sysctl"),
-    tool("ping", "/usr/bin/ping"),
     { path: `/usr/sbin/${multiName}`, type: "file", content: iptables.multi },
-    // The multi-call binary picks iptables, iptables-save or iptables-restore from its argv[0].
     ...["iptables", "iptables-save", "iptables-restore"].map((name): ImageEntry => ({
       path: `/usr/sbin/${name}`,
       type: "symlink",
       target: multiName,
     })),
+    ...modules,
   ];
-  const binaries = entries.filter((e) => e.type === "file").map((e) => e.content as string);
-  return { entries, binaries, iptables: iptables.multi };
+  return { entries, files: entries.filter((e) => e.type === "file").map((e) => e.content as string) };
+}
+
+/** The host tools of the gateway, each with where it goes in the image, and the host files they load libraries for. */
+async function gatewayTools(): Promise<{ entries: ImageEntry[]; files: string[] }> {
+  const tool = (name: string, imagePath: string): ImageEntry => ({
+    path: imagePath,
+    type: "file",
+    content: findOnPath(name, "install Debian's iproute2, wireguard-tools, nftables, procps and iputils-ping"),
+  });
+  const iptables = await iptablesEntries();
+  const tools = [
+    tool("ip", "/usr/sbin/ip"),
+    tool("wg", "/usr/bin/wg"),
+    tool("nft", "/usr/sbin/nft"),
+    tool("sysctl", "/usr/sbin/sysctl"),
+    tool("ping", "/usr/bin/ping"),
+  ];
+  return {
+    entries: [...tools, ...iptables.entries],
+    files: [...tools.map((e) => e.content as string), ...iptables.files],
+  };
 }
 
 /**
@@ -137,11 +155,7 @@ export function libraryEntries(libraries: readonly HostFile[]): ImageEntry[] {
 /** The agent image's spec, with its layers named for the size report. */
 export async function agentImage(inputs: AgentImageInputs): Promise<NamedImage> {
   const tools = await gatewayTools();
-  const libxtables = (await sharedLibraries([tools.iptables])).find((lib) => /\/libxtables\.so\.\d+$/.test(lib.path));
-  if (!libxtables) throw new Error("image: iptables does not load libxtables (ldd lists no libxtables.so)");
-  const modules = await xtablesModules(libxtables.path);
-  const moduleFiles = modules.filter((m) => m.type === "file").map((m) => m.content as string);
-  const libraries = await sharedLibraries([inputs.node, inputs.wireguardGo, ...tools.binaries, ...moduleFiles]);
+  const libraries = await sharedLibraries([inputs.node, inputs.wireguardGo, ...tools.files]);
   const layers: NamedLayer[] = [
     {
       name: "libraries (+ /etc/passwd, /etc/group, /tmp)",
@@ -153,7 +167,6 @@ export async function agentImage(inputs: AgentImageInputs): Promise<NamedImage> 
       entries: [
         { path: AGENT_PATHS.wireguardGo, type: "file", content: inputs.wireguardGo, mode: 0o755 },
         ...tools.entries,
-        ...modules,
       ],
     },
     {

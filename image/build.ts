@@ -1,5 +1,5 @@
 /**
- * `npm run image`: builds the agent, podtool, pause, coredns and MetalLB images into OCI archives, and says what
+ * `npm run image`: builds the agent, podtool, pause, coredns, MetalLB and Flannel images into OCI archives, and says what
  * each weighs and what takes the room. Inputs are the toolchain's files and this machine's tools;
  * the same inputs give the same archives, byte for byte.
  */
@@ -13,12 +13,21 @@ import { build } from "esbuild";
 import { agentImage, type NamedImage } from "./agent-image.js";
 import { findOnPath } from "./host-files.js";
 import { writeImageArchive, type ImageArchive } from "./oci-archive.js";
+import { flannelImage } from "./flannel-image.js";
 import { corednsImage, metallbImage, pauseImage, podtoolImage } from "./podtool-images.js";
 
 const run = promisify(execFile);
 
 /** The images `npm run image` builds. */
-export const IMAGE_NAMES = ["agent", "podtool", "pause", "coredns", "metallb-controller", "metallb-speaker"] as const;
+export const IMAGE_NAMES = [
+  "agent",
+  "podtool",
+  "pause",
+  "coredns",
+  "metallb-controller",
+  "metallb-speaker",
+  "flannel",
+] as const;
 
 /** One of IMAGE_NAMES. */
 export type ImageName = (typeof IMAGE_NAMES)[number];
@@ -104,18 +113,30 @@ async function agentSpec(work: string, notes: string[]): Promise<NamedImage> {
 }
 
 /**
- * Where the toolchain built MetalLB (scripts/toolchain.sh `build_metallb`): `bin/controller`,
- * `bin/speaker` and the module's `config/`. Found by $LIQO_METALLB_HOME, which scripts/env.sh sets,
- * not on PATH, where commands named `controller` and `speaker` would mislead.
+ * The directory the toolchain built `what` into, named by environment variable `variable` (which
+ * scripts/env.sh sets), checked to hold `probe`; throws naming both and the command that builds it.
  */
-export function metallbHome(): string {
-  const home = process.env["LIQO_METALLB_HOME"];
-  if (!home || !existsSync(join(home, "bin", "speaker")))
+function toolchainHome(what: string, variable: string, probe: string): string {
+  const home = process.env[variable];
+  if (!home || !existsSync(join(home, probe)))
     throw new Error(
-      `no MetalLB ${home ? `at ${home}` : "(LIQO_METALLB_HOME is not set)"}: the toolchain builds it (scripts/toolchain.sh, then . scripts/env.sh)`,
+      `no ${what} ${home ? `at ${home}` : `(${variable} is not set)`}: the toolchain builds it (scripts/toolchain.sh, then . scripts/env.sh)`,
     );
   return home;
 }
+
+/**
+ * Where the toolchain built MetalLB (scripts/toolchain.sh `build_metallb`): `bin/controller`,
+ * `bin/speaker` and the module's `config/`. Found by $LIQO_METALLB_HOME, not on PATH, where
+ * commands named `controller` and `speaker` would mislead.
+ */
+export const metallbHome = (): string => toolchainHome("MetalLB", "LIQO_METALLB_HOME", join("bin", "speaker"));
+
+/**
+ * Where the toolchain built Flannel (scripts/toolchain.sh `build_flannel`): `bin/flanneld` and its
+ * CNI plugin in `cni/`. Found by $LIQO_FLANNEL_HOME.
+ */
+export const flannelHome = (): string => toolchainHome("Flannel", "LIQO_FLANNEL_HOME", join("bin", "flanneld"));
 
 function podtoolBinary(options: BuildOptions): string {
   return (
@@ -140,6 +161,8 @@ async function imageSpec(name: ImageName, work: string, notes: string[], options
         spec: corednsImage(findOnPath("coredns", "the toolchain builds it: . scripts/env.sh"), version),
         layerNames: ["coredns (static)"],
       };
+    case "flannel":
+      return flannelImage(join(flannelHome(), "bin", "flanneld"), version);
     case "metallb-controller":
     case "metallb-speaker": {
       const component = name === "metallb-controller" ? "controller" : "speaker";

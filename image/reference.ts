@@ -2,6 +2,6 @@
 
 /** The reference of the project's image `name` at `version`: `pulumi-liqo.local/<name>:<version>`. */
 export const projectImageReference = (
-  name: "agent" | "podtool" | "pause" | "coredns" | "metallb-controller" | "metallb-speaker",
+  name: "agent" | "podtool" | "pause" | "coredns" | "metallb-controller" | "metallb-speaker" | "flannel",
   version: string,
 ): string => `pulumi-liqo.local/${name}:${version}`;

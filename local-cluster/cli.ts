@@ -17,6 +17,7 @@
  *   restart CLUSTER [COMPONENT] [--lab L]
  *   down [--lab L | --all]
  */
+import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import { runIn } from "../host/exec.js";
 import { DEFAULT_AGENT_IMAGE } from "../core/cluster/agent-image.js";
@@ -39,6 +40,8 @@ import {
   KUBE_PROXY_MODES,
   LOAD_BALANCERS,
   POD_SECURITY_LEVELS,
+  CNIS,
+  type CniKind,
   type KubeProxyMode,
   type LoadBalancerKind,
   type PodSecurityLevel,
@@ -46,12 +49,13 @@ import {
 import { COMPONENTS } from "./supervisor.js";
 import { labReleases, patchReleaseOf } from "./releases.js";
 import { LAB_INTERFACE } from "./load-balancer.js";
+import { addNode } from "./add-node.js";
 
 const USAGE = `usage: npm run clusters -- <command> [options]
   up NAME... [--lab L] [--nodes N] [--host-agent] [--profile ${PROFILES.join("|")}] [--behind-nat NAME]...
              [--pod-cidr NAME=CIDR]... [--service-cidr NAME=CIDR]... [--forward tcp:PORT]...
              [--load-balancer ${LOAD_BALANCERS.join("|")}] [--pod-security ${POD_SECURITY_LEVELS.join("|")}]
-             [--kube-proxy ${KUBE_PROXY_MODES.join("|")}] [--kubernetes [NAME=]MINOR]...
+             [--kube-proxy ${KUBE_PROXY_MODES.join("|")}] [--kubernetes [NAME=]MINOR]... [--cni [NAME=]${CNIS.join("|")}]...
   status [--lab L]
   profile open|gateway-only [--lab L]
   pod-address CLUSTER ADDRESS [--lab L]
@@ -59,6 +63,7 @@ const USAGE = `usage: npm run clusters -- <command> [options]
   address CLUSTER [--lab L]             the address other clusters reach CLUSTER (and its gateway) at
   agent-image                           the agent image \`up\` loads into the nodes, which a Cluster deploys
   nodes [CLUSTER...] [--lab L]          nodes of the clusters, virtual ones included
+  add-node CLUSTER [--lab L]            one more worker node in the running cluster (as a node pool scales out)
   schedule-probe CLUSTER POD [--lab L]  a pod only a virtual node takes; prints where it is bound
   podtool CLUSTER [--node N] [--lab L]  runs an echo pod on node N (default 1); prints its address
   pod-call CLUSTER ADDRESS [--node N] [--lab L]
@@ -75,7 +80,9 @@ cluster's API server enforce that Pod Security Standard in each namespace that s
 (kube-system exempt), as hardened clusters do. --kube-proxy nftables runs every node's kube-proxy
 in nftables mode instead of iptables. --kubernetes 1.37 runs every cluster's control plane and
 nodes on that supported release (a=1.37: only cluster a's) instead of the default; a release other
-than the default is built once by scripts/toolchain.sh kubernetes 1.37.
+than the default is built once by scripts/toolchain.sh kubernetes 1.37. --cni flannel runs Flannel
+(VXLAN, as its own manifest deploys it) as every cluster's CNI (a=flannel: only cluster a's) instead
+of the bridge plugin with static routes.
 The lab defaults to "demo"; state lives in $LIQO_LAB_ROOT (default /tmp/pulumi-liqo-labs).`;
 
 function pairs(values: readonly string[] | undefined, flag: string): Map<string, string> {
@@ -89,21 +96,25 @@ function pairs(values: readonly string[] | undefined, flag: string): Map<string,
 }
 
 /**
- * The release each named cluster asks for: `--kubernetes MINOR` for all of them, `NAME=MINOR` for
- * one (which wins); each checked against the supported releases.
+ * The value each named cluster asks for of a per-cluster `flag`: `--flag VALUE` for all of them,
+ * `NAME=VALUE` for one (which wins); each value checked by `check`, which throws naming what it expects.
  */
-function clusterReleases(values: readonly string[] | undefined, clusters: readonly string[]): Map<string, string> {
-  const releases = new Map<string, string>();
-  const supported = labReleases();
+function perCluster(
+  flag: string,
+  values: readonly string[] | undefined,
+  clusters: readonly string[],
+  check: (value: string) => void,
+): Map<string, string> {
+  const chosen = new Map<string, string>();
   for (const value of values ?? []) {
-    const [name, minor] = value.includes("=") ? value.split("=") : [undefined, value];
+    const [name, setting] = value.includes("=") ? value.split("=") : [undefined, value];
     if (name !== undefined && !clusters.includes(name))
-      throw new Error(`--kubernetes ${value}: no cluster ${name} in this \`up\` (${clusters.join(", ")})`);
-    patchReleaseOf(minor ?? "", supported);
+      throw new Error(`${flag} ${value}: no cluster ${name} in this \`up\` (${clusters.join(", ")})`);
+    check(setting ?? "");
     for (const cluster of name === undefined ? clusters : [name])
-      if (name !== undefined || !releases.has(cluster)) releases.set(cluster, minor!);
+      if (name !== undefined || !chosen.has(cluster)) chosen.set(cluster, setting!);
   }
-  return releases;
+  return chosen;
 }
 
 function forwards(values: readonly string[] | undefined): PortForward[] | undefined {
@@ -174,6 +185,7 @@ async function main(argv: string[]): Promise<void> {
       "pod-security": { type: "string" },
       "kube-proxy": { type: "string" },
       kubernetes: { type: "string", multiple: true },
+      cni: { type: "string", multiple: true },
       node: { type: "string" },
       all: { type: "boolean" },
       help: { type: "boolean", short: "h" },
@@ -197,7 +209,11 @@ async function main(argv: string[]): Promise<void> {
       const kubeProxyMode = values["kube-proxy"];
       if (kubeProxyMode !== undefined && !KUBE_PROXY_MODES.includes(kubeProxyMode as KubeProxyMode))
         throw new Error(`--kube-proxy ${kubeProxyMode}: expected one of ${KUBE_PROXY_MODES.join(", ")}`);
-      const releases = clusterReleases(values.kubernetes, args);
+      const supported = labReleases();
+      const releases = perCluster("--kubernetes", values.kubernetes, args, (minor) => patchReleaseOf(minor, supported));
+      const cnis = perCluster("--cni", values.cni, args, (cni) => {
+        if (!CNIS.includes(cni as CniKind)) throw new Error(`--cni ${cni}: expected one of ${CNIS.join(", ")}`);
+      });
       const requests = args.map((name) => ({
         name,
         podCidr: podCidrs.get(name),
@@ -205,6 +221,7 @@ async function main(argv: string[]): Promise<void> {
         ...(podSecurity ? { podSecurity: podSecurity as PodSecurityLevel } : {}),
         ...(kubeProxyMode ? { kubeProxyMode: kubeProxyMode as KubeProxyMode } : {}),
         ...(releases.has(name) ? { kubernetes: releases.get(name)! } : {}),
+        ...(cnis.has(name) ? { cni: cnis.get(name) as CniKind } : {}),
       }));
       const natForwards = forwards(values.forward);
       const loadBalancer = values["load-balancer"] as LoadBalancerKind | undefined;
@@ -267,6 +284,13 @@ async function main(argv: string[]): Promise<void> {
       const [cluster] = args;
       if (!cluster) throw new Error("address: expected CLUSTER");
       return void console.log(clusterOf(requireLab(lab), cluster).publicAddress);
+    }
+    case "add-node": {
+      const [cluster] = args;
+      if (!cluster || args.length !== 1) throw new Error("add-node: expected CLUSTER");
+      const state = requireLab(lab);
+      const node = await addNode(state.name, dirname(state.dir), cluster, (line) => console.error(line));
+      return void console.log(`cluster ${cluster}: node ${node.name} Ready at ${node.address}, pods ${node.podCidr}`);
     }
     case "nodes": {
       const state = requireLab(lab);

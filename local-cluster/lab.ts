@@ -65,6 +65,10 @@ import { nodeImages } from "./node-images.js";
 import { clusterDnsAddress, deployClusterDns } from "./cluster-dns.js";
 import { declareClusterConfig } from "./cluster-config.js";
 import { deployLoadBalancer } from "./load-balancer.js";
+import { deployFlannel, flannelRunDir, flannelSubnetFile } from "./flannel.js";
+import type { NodeBinaries, NodeConfigInputs } from "./node-config.js";
+import type { PlannedNode } from "./node-plan.js";
+import { flannelHome } from "../image/build.js";
 
 export type { ClusterRequest } from "./plan.js";
 export type { ClusterState, LabState } from "./state.js";
@@ -181,6 +185,27 @@ export function controlPlaneSpec(
   };
 }
 
+/** What node `node` of `cluster` is configured from (node-config.ts), its binaries those of the cluster's release. */
+export function nodeConfigInputs(
+  cluster: PlannedCluster,
+  node: PlannedNode,
+  pauseImage: string,
+  binaries: NodeBinaries,
+): NodeConfigInputs {
+  return {
+    node,
+    clusterPodCidr: cluster.podCidr,
+    clusterDns: clusterDnsAddress(cluster.serviceCidr),
+    pauseImage,
+    caFile: controlPlaneFiles(cluster.dir).caCert,
+    binaries,
+    ...(cluster.kubeProxyMode ? { kubeProxyMode: cluster.kubeProxyMode } : {}),
+    ...(cluster.cni === "flannel"
+      ? { flannel: { cniBinDir: join(flannelHome(), "cni"), subnetFile: flannelSubnetFile(cluster.dir, node.name) } }
+      : {}),
+  };
+}
+
 /** etcd, kube-apiserver, kube-controller-manager, kube-scheduler and (with a host agent) the agent. */
 const processesPerCluster = (state: Pick<LabState, "hostAgent">): number => (state.hostAgent === false ? 4 : 5);
 /** containerd, kubelet and kube-proxy. */
@@ -231,7 +256,12 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
       return [request.name, { ...binaries, kubelet, kubeProxy }] as const;
     }),
   );
-  const images = await nodeImages(log, options.hostAgent === true ? "if-built" : "needed", loadBalancer);
+  const images = await nodeImages(
+    log,
+    options.hostAgent === true ? "if-built" : "needed",
+    loadBalancer,
+    requests.some((request) => request.cni === "flannel"),
+  );
   // From choosing a free subnet until the bridge holds it (where usedSubnetIndexes sees it), no
   // other lab of this machine may choose one: labs start side by side (Jest workers, other runs).
   const subnetLock = await lockFile(SUBNET_LOCK);
@@ -284,6 +314,8 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
       podCidr: cluster.podCidr,
       serviceCidr: cluster.serviceCidr,
       uplink: cluster.routerNetns ? "lan" : "eth0",
+      // Flannel routes between the nodes itself (VXLAN).
+      hostGwRoutes: cluster.cni !== "flannel",
     });
     mkdirSync(cluster.dir, { recursive: true, mode: 0o700 });
     const spec = controlPlaneSpec(state, cluster);
@@ -291,15 +323,7 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
     log(`[lab ${name}] cluster ${cluster.name}: starting etcd and kube-apiserver`);
     startApiServer(spec, record(cluster));
     for (const node of cluster.nodes) {
-      writeNodeFiles(cluster, node, {
-        node,
-        clusterPodCidr: cluster.podCidr,
-        clusterDns: clusterDnsAddress(cluster.serviceCidr),
-        pauseImage: images.pause,
-        caFile: controlPlaneFiles(cluster.dir).caCert,
-        binaries: releaseBinaries.get(cluster.name)!,
-        ...(cluster.kubeProxyMode ? { kubeProxyMode: cluster.kubeProxyMode } : {}),
-      });
+      writeNodeFiles(cluster, node, nodeConfigInputs(cluster, node, images.pause, releaseBinaries.get(cluster.name)!));
       startNodeProcesses(node, releaseBinaries.get(cluster.name)!, ["containerd"], record(cluster));
     }
   }
@@ -330,6 +354,10 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
     const spec = controlPlaneSpec(state, cluster);
     await waitForControllers(spec, deadProcess(state, cluster), timeoutMs).catch(withLogs(cluster));
     await waitForNodes(cluster, deadProcess(state, cluster), timeoutMs).catch(withLogs(cluster));
+    if (cluster.cni === "flannel") {
+      await deployFlannel(cluster.kubeconfig, cluster.podCidr, images.flannel, flannelRunDir(cluster.dir));
+      log(`[lab ${name}] cluster ${cluster.name}: CNI Flannel (VXLAN) on ${cluster.podCidr}`);
+    }
     await deployClusterDns(cluster.kubeconfig, cluster.serviceCidr, images.coredns);
     if (cluster.nodePodCidrs !== false)
       await declareClusterConfig(cluster.kubeconfig, { podCidr: cluster.podCidr, serviceCidr: cluster.serviceCidr });
@@ -441,7 +469,8 @@ export function sameClusters(state: LabState, requests: readonly ClusterRequest[
         (r.nodePodCidrs ?? true) === (c.nodePodCidrs ?? true) &&
         r.podSecurity === c.podSecurity &&
         (r.kubeProxyMode ?? "iptables") === (c.kubeProxyMode ?? "iptables") &&
-        r.kubernetes === c.kubernetes
+        r.kubernetes === c.kubernetes &&
+        (r.cni ?? "bridge") === (c.cni ?? "bridge")
       );
     })
   );

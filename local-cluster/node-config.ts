@@ -36,6 +36,16 @@ export interface NodeConfigInputs {
   readonly binaries: NodeBinaries;
   /** How kube-proxy programs Services. @default "iptables" */
   readonly kubeProxyMode?: KubeProxyMode;
+  /** The node's CNI is Flannel (flannel.ts), not the bridge with static routes: where its parts are. */
+  readonly flannel?: FlannelNodeFiles;
+}
+
+/** What a node running Flannel's CNI plugin needs to know. */
+export interface FlannelNodeFiles {
+  /** The directory of Flannel's CNI plugin (`flannel`), beside the standard plugins'. */
+  readonly cniBinDir: string;
+  /** The subnet file the node's flanneld writes and the plugin reads (the node's /24, the network, the MTU). */
+  readonly subnetFile: string;
 }
 
 const toml = (value: string | boolean | readonly string[]): string =>
@@ -82,7 +92,7 @@ export function containerdConfig(inputs: NodeConfigInputs): string {
     `  Root = ${toml(paths.runcRoot)}`,
     "  SystemdCgroup = false",
     `[${cri}.cni]`,
-    `  bin_dirs = ${toml([binaries.cniBinDir])}`,
+    `  bin_dirs = ${toml([binaries.cniBinDir, ...(inputs.flannel ? [inputs.flannel.cniBinDir] : [])])}`,
     `  conf_dir = ${toml(paths.cniConfDir)}`,
     "",
     '[plugins."io.containerd.cri.v1.images"]',
@@ -100,35 +110,55 @@ export function containerdConfig(inputs: NodeConfigInputs): string {
   return lines.join("\n");
 }
 
-/** The CNI network of a node: a `bridge` that is the pods' gateway, host-local IPAM on the node's /24. */
-export function cniConfig(node: PlannedNode): string {
-  return `${JSON.stringify(
-    {
-      cniVersion: "1.0.0",
-      name: node.cniNetwork,
-      plugins: [
-        {
-          type: "bridge",
-          // Not `pods`: that is the cluster's bridge of fake pod addresses, still used by tests.
-          bridge: "cni0",
-          isGateway: true,
-          // No masquerade: pod traffic into a WireGuard tunnel must keep its pod source address.
-          // Node 1 masquerades what leaves the cluster (node-network.ts).
-          ipMasq: false,
-          hairpinMode: true,
-          ipam: {
-            type: "host-local",
-            ranges: [[{ subnet: node.podCidr }]],
-            routes: [{ dst: "0.0.0.0/0" }],
-            dataDir: nodePaths(node.dir).ipamDir,
+/**
+ * The CNI network of a node. By default a `bridge` that is the pods' gateway, host-local IPAM on the
+ * node's /24 (node-network.ts routes between the nodes). With `flannel`, the network Flannel's own
+ * manifest installs (its `cni-conf.json`): its plugin reads the /24 from the subnet file flanneld
+ * writes and hands the pod to the same bridge, with its state and addresses kept in the node's
+ * own directory (several nodes share this machine's /var/lib/cni).
+ */
+export function cniConfig(node: PlannedNode, flannel?: FlannelNodeFiles): string {
+  const portmap = { type: "portmap", capabilities: { portMappings: true } };
+  const ipamDir = nodePaths(node.dir).ipamDir;
+  const conflist = flannel
+    ? {
+        cniVersion: "0.3.1",
+        name: node.cniNetwork,
+        plugins: [
+          {
+            type: "flannel",
+            subnetFile: flannel.subnetFile,
+            dataDir: join(node.dir, "flannel-cni"),
+            ipam: { type: "host-local", dataDir: ipamDir },
+            delegate: { bridge: "cni0", hairpinMode: true, isDefaultGateway: true },
           },
-        },
-        { type: "portmap", capabilities: { portMappings: true } },
-      ],
-    },
-    null,
-    2,
-  )}\n`;
+          portmap,
+        ],
+      }
+    : {
+        cniVersion: "1.0.0",
+        name: node.cniNetwork,
+        plugins: [
+          {
+            type: "bridge",
+            // Not `pods`: that is the cluster's bridge of fake pod addresses, still used by tests.
+            bridge: "cni0",
+            isGateway: true,
+            // No masquerade: pod traffic into a WireGuard tunnel must keep its pod source address.
+            // Node 1 masquerades what leaves the cluster (node-network.ts).
+            ipMasq: false,
+            hairpinMode: true,
+            ipam: {
+              type: "host-local",
+              ranges: [[{ subnet: node.podCidr }]],
+              routes: [{ dst: "0.0.0.0/0" }],
+              dataDir: ipamDir,
+            },
+          },
+          portmap,
+        ],
+      };
+  return `${JSON.stringify(conflist, null, 2)}\n`;
 }
 
 /** Files kubelet reads, beside its configuration. */

@@ -8,7 +8,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { tmpdir } from "node:os";
 import { withFileLock } from "../host/file-lock.js";
-import { buildImages, metallbHome, packageVersion, REPO_ROOT, type ImageName } from "../image/build.js";
+import { buildImages, flannelHome, metallbHome, packageVersion, REPO_ROOT, type ImageName } from "../image/build.js";
 import { projectImageReference } from "../image/reference.js";
 import { commandPath } from "./commands.js";
 import type { MetallbImages } from "./load-balancer.js";
@@ -26,6 +26,8 @@ export interface NodeImages {
   readonly agent: string;
   /** MetalLB's controller and speaker images. */
   readonly metallb: MetallbImages;
+  /** Flannel's image (flanneld). */
+  readonly flannel: string;
   /** The archives to import into every node, those that exist. */
   readonly archives: readonly string[];
 }
@@ -54,11 +56,12 @@ function newestUnder(dir: string): number {
 }
 
 /**
- * What makes an archive out of date: for pause and podtool, the podtool binary; for coredns and
- * MetalLB's, their binary; for the agent, its sources and the locked dependencies (bundled into it).
+ * What makes an archive out of date: for pause and podtool, the podtool binary; for coredns,
+ * MetalLB's and Flannel's, their binary; for the agent, its sources and the locked dependencies (bundled into it).
  */
 function inputsChangedAt(name: ImageName): number {
   if (name === "coredns") return statSync(commandPath("coredns")).mtimeMs;
+  if (name === "flannel") return statSync(join(flannelHome(), "bin", "flanneld")).mtimeMs;
   if (name === "metallb-controller" || name === "metallb-speaker")
     return statSync(join(metallbHome(), "bin", name.slice("metallb-".length))).mtimeMs;
   if (name !== "agent") return statSync(commandPath("podtool")).mtimeMs;
@@ -74,7 +77,7 @@ const stale = (name: ImageName): boolean =>
 
 /**
  * The images for the nodes, and the archives to import. The pause, podtool and coredns archives, and
- * MetalLB's when `loadBalancer` is `metallb`, are (re)built when missing or older than their binary
+ * MetalLB's when `loadBalancer` is `metallb`, and Flannel's when a cluster runs it, are (re)built when missing or older than their binary
  * (one static binary each: quick). The agent's is built too, when older than its sources, if `agent`
  * says the lab needs it (its agents run as pods); otherwise it is imported when `npm run image` has
  * built it. One build at a time on this machine: labs come up side by side, and they share
@@ -84,12 +87,14 @@ export async function nodeImages(
   log: (line: string) => void,
   agent: "needed" | "if-built",
   loadBalancer: LoadBalancerKind,
+  flannel: boolean,
 ): Promise<NodeImages> {
   const metallb = loadBalancer === "metallb" ? METALLB_IMAGES : [];
+  const cni = flannel ? (["flannel"] as const) : [];
   const lock = join(tmpdir(), `pulumi-liqo-images-${REPO_ROOT.replaceAll("/", "_")}.lock`);
   await withFileLock(lock, async () => {
     const names = (
-      ["pause", "podtool", "coredns", ...metallb, ...(agent === "needed" ? ["agent" as const] : [])] as const
+      ["pause", "podtool", "coredns", ...metallb, ...cni, ...(agent === "needed" ? ["agent" as const] : [])] as const
     ).filter(stale);
     if (names.length === 0) return;
     const started = Date.now();
@@ -107,11 +112,13 @@ export async function nodeImages(
     coredns: imageReference("coredns"),
     agent: imageReference("agent"),
     metallb: { controller: imageReference("metallb-controller"), speaker: imageReference("metallb-speaker") },
+    flannel: imageReference("flannel"),
     archives: [
       imageArchive("pause"),
       imageArchive("podtool"),
       imageArchive("coredns"),
       ...metallb.map(imageArchive),
+      ...cni.map(imageArchive),
       ...(withAgent ? [imageArchive("agent")] : []),
     ],
   };

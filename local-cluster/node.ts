@@ -89,7 +89,7 @@ export function writeNodeFiles(cluster: PlannedCluster, node: PlannedNode, input
     mkdirSync(dir, { recursive: true, mode: 0o700 });
   const files = nodeFiles(node.dir);
   writeFileSync(paths.containerdConfig, containerdConfig(inputs));
-  writeFileSync(join(paths.cniConfDir, "10-pods.conflist"), cniConfig(node));
+  writeFileSync(join(paths.cniConfDir, "10-pods.conflist"), cniConfig(node, inputs.flannel));
   writeFileSync(files.kubeletConfig, kubeletConfig(inputs));
   writeFileSync(files.kubeProxyConfig, kubeProxyConfig(inputs));
   // The nodes have no name server of their own: only cluster DNS answers, and only for cluster names.

@@ -60,7 +60,17 @@ export interface ClusterRequest {
    * `KUBERNETES_RELEASES` (e.g. `1.37`); absent: the default release (`KUBERNETES_VERSION`).
    */
   readonly kubernetes?: string;
+  /**
+   * Its CNI: `bridge` (the standard plugin, static routes between the nodes) or `flannel` (Flannel
+   * with its VXLAN backend, flannel.ts). @default "bridge"
+   */
+  readonly cni?: CniKind;
 }
+
+/** The CNIs a lab's cluster may run. */
+export const CNIS = ["bridge", "flannel"] as const;
+/** One of {@link CNIS}. */
+export type CniKind = (typeof CNIS)[number];
 
 /** The modes a lab's kube-proxy may run in. */
 export const KUBE_PROXY_MODES = ["iptables", "nftables"] as const;
@@ -108,6 +118,8 @@ export interface PlannedCluster {
   readonly kubeProxyMode?: KubeProxyMode;
   /** The Kubernetes minor release it runs ({@link ClusterRequest.kubernetes}); absent: the default. */
   readonly kubernetes?: string;
+  /** Its CNI ({@link ClusterRequest.cni}); absent: bridge. */
+  readonly cni?: CniKind;
   /**
    * The addresses its load balancer gives Services of type LoadBalancer (`first-last`, on the lab
    * subnet, announced on its lab interface): absent when the lab has none, and for a cluster behind
@@ -260,6 +272,7 @@ export function planLab(
         ? { kubeProxyMode: request.kubeProxyMode }
         : {}),
       ...(request.kubernetes ? { kubernetes: request.kubernetes } : {}),
+      ...(request.cni && request.cni !== "bridge" ? { cni: request.cni } : {}),
       ...(settings.loadBalancer === "metallb" && !natted
         ? { loadBalancerAddresses: loadBalancerRange(labSubnet, index) }
         : {}),

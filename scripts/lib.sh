@@ -16,6 +16,9 @@ COREDNS_HOME="$LIQO_CACHE/coredns-$COREDNS_VERSION-$(sha256sum "$REPO_ROOT/toolc
 # found by this variable, not on PATH, where commands named "controller" and "speaker" would mislead.
 METALLB_HOME="$LIQO_CACHE/metallb-$METALLB_VERSION"
 export LIQO_METALLB_HOME="$METALLB_HOME"
+# Flannel's flanneld (bin/) and CNI plugin (cni/, a directory of CNI plugins for containerd).
+FLANNEL_HOME="$LIQO_CACHE/flannel-$FLANNEL_VERSION-cni-$FLANNEL_CNI_PLUGIN_VERSION"
+export LIQO_FLANNEL_HOME="$FLANNEL_HOME"
 
 # The project's Go language host and SDK generator (toolchain/pulumi-language-go), built against
 # PULUMI_VERSION: keyed by that version and its sources' hash (every file, in a stable order), so

@@ -202,6 +202,28 @@ build_metallb() {
   chmod -R u+w "$out/config"
 }
 
+# flannel: the local clusters' other CNI (local-cluster/flannel.ts). flanneld from a copy of its
+# module's sources whose main.go no longer imports the two backends versions.sh names (the only
+# edit), static; its CNI plugin by `go install`, static, into cni/.
+build_flannel() {
+  local out=$1 dir
+  mkdir -p "$out/bin" "$out/cni" "$out/src"
+  printf 'module pulumi-liqo.local/toolchain/flannel\n\ngo 1.26.0\n' >"$out/src/go.mod"
+  (cd "$out/src" && GOFLAGS=-mod=mod go mod download "github.com/flannel-io/flannel@v$FLANNEL_VERSION") >"$out/download.log" 2>&1 ||
+    { tail -n 25 "$out/download.log" >&2; die "flannel v$FLANNEL_VERSION: the module proxy did not serve it"; }
+  dir=$(cd "$out/src" && GOFLAGS=-mod=mod go mod download -json "github.com/flannel-io/flannel@v$FLANNEL_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  cp -r "$dir" "$out/src/flannel" && chmod -R u+w "$out/src/flannel"
+  sed -i -e '/flannel\/pkg\/backend\/tencentvpc"/d' -e '/flannel\/pkg\/backend\/udp"/d' "$out/src/flannel/main.go"
+  (cd "$out/src/flannel" && run_logged "flanneld v$FLANNEL_VERSION" "$out/build.log" \
+    env CGO_ENABLED=0 GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=mod" nice -n 19 go build -trimpath -o "$out/bin/flanneld" \
+      -ldflags "-s -w -X github.com/flannel-io/flannel/pkg/version.Version=v$FLANNEL_VERSION" .)
+  rm -rf "$out/src/flannel"
+  run_logged "flannel CNI plugin $FLANNEL_CNI_PLUGIN_VERSION" "$out/cni-build.log" \
+    env CGO_ENABLED=0 GOBIN="$out/cni" go install -ldflags "-s -w" \
+      "github.com/containernetworking/plugins/plugins/meta/flannel@$FLANNEL_CNI_PLUGIN_VERSION"
+}
+
 # podtool: the test images' program (toolchain/podtool/main.go, standard library only), static.
 build_podtool() {
   local out=$1
@@ -267,6 +289,7 @@ build_once "$LIQO_CACHE/wireguard-go-$WIREGUARD_GO_VERSION" "wireguard-go $WIREG
 build_once "$PODTOOL_HOME" "podtool" build_podtool
 build_once "$COREDNS_HOME" "coredns $COREDNS_VERSION" build_coredns
 build_once "$METALLB_HOME" "metallb $METALLB_VERSION" build_metallb
+build_once "$FLANNEL_HOME" "flannel $FLANNEL_VERSION" build_flannel
 install_npm_packages
 build_pulumi
 build_once "$LIQO_CACHE/pulumi-language-yaml-$PULUMI_YAML_VERSION" "pulumi-language-yaml $PULUMI_YAML_VERSION" build_pulumi_yaml

@@ -21,6 +21,10 @@ PULUMI_YAML_VERSION=v1.25.0
 # 1.35 1.37`), each about as long as the default's first build.
 KUBERNETES_RELEASES="1.35.4 1.36.3 1.37.2"
 KUBERNETES_VERSION=1.36.3
+# The consumer's release in the suite's one cross-release run of the matrix (test/e2e/matrix-smoke:
+# this consumer, the provider on KUBERNETES_VERSION, Flannel, load balancers), built by scripts/test.sh:
+# the oldest supported release, whose placement differs (a webhook, not an admission policy).
+MATRIX_SMOKE_CONSUMER=1.35
 # Worker nodes (local clusters): containerd built from the Go module proxy (v2 keeps every path it
 # uses under directories of ours), runc and the CNI plugins unpacked from Debian's packages.
 CONTAINERD_VERSION=2.4.2
@@ -38,6 +42,15 @@ COREDNS_VERSION=1.14.2
 # v0.0.26, 0.16.2 does not compile (its frrk8s package uses AsPathPrependPrefixes, new in v0.0.27;
 # seen 2026-11-28). 0.15.2's whole module graph is served; its go.mod has no replace directive.
 METALLB_VERSION=0.15.2
+# Flannel, the local clusters' other CNI (`npm run clusters -- up --cni flannel`; local-cluster/flannel.ts):
+# flanneld from github.com/flannel-io/flannel, VXLAN backend, built from the module's own sources
+# without two of its backends: Tencent VPC (the proxy refuses its SDK's zip, 403, seen 2026-11-28)
+# and UDP (C code on amd64; the build is static, without cgo). Its CNI plugin is not on the proxy
+# under its own module (github.com/flannel-io/cni-plugin: 403), so it is the same plugin from
+# before its move, github.com/containernetworking/plugins/plugins/meta/flannel at v0.9.1: it reads
+# the subnet file flanneld writes and hands the pod to the bridge plugin, as the moved one does.
+FLANNEL_VERSION=0.28.10
+FLANNEL_CNI_PLUGIN_VERSION=v0.9.1
 # wireguard-go has no release tags on the module proxy; this is the newest pseudo-version.
 WIREGUARD_GO_VERSION=v0.0.0-20260522210424-ecfc5a8d5446
 # Debian packages the clusters and tunnels need, each as package:command-it-provides (installed

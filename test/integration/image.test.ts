@@ -162,7 +162,7 @@ describe("the project's images", () => {
     async () => {
       const version = JSON.parse(await readFile(join(__dirname, "..", "..", "package.json"), "utf8")).version;
       expect(first.map((image) => image.reference)).toEqual(
-        ["agent", "podtool", "pause", "coredns", "metallb-controller", "metallb-speaker"].map(
+        ["agent", "podtool", "pause", "coredns", "metallb-controller", "metallb-speaker", "flannel"].map(
           (name) => `pulumi-liqo.local/${name}:${version}`,
         ),
       );

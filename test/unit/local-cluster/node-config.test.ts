@@ -67,6 +67,23 @@ describe("cniConfig", () => {
     expect(bridge.ipam!.ranges).toEqual([[{ subnet: "10.100.2.0/24" }]]);
     expect(bridge.ipam!.dataDir.startsWith("/tmp/labs/t1/a/n2/")).toBe(true);
   });
+
+  test("GIVEN node 2 of a Flannel cluster WHEN configured THEN its plugin reads the node's own subnet file, its state in the node's directory", () => {
+    const flannel = { cniBinDir: "/cache/flannel/cni", subnetFile: "/tmp/labs/t1/a/flannel/a-n2.env" };
+    const config = JSON.parse(cniConfig(nodes[1]!, flannel)) as {
+      name: string;
+      plugins: { type: string; subnetFile?: string; dataDir?: string; ipam?: { dataDir: string }; delegate?: object }[];
+    };
+    expect(config.name).toBe("liqo-t1-a-n2");
+    expect(config.plugins.map((p) => p.type)).toEqual(["flannel", "portmap"]);
+    const plugin = config.plugins[0]!;
+    expect(plugin.subnetFile).toBe(flannel.subnetFile);
+    expect([plugin.dataDir, plugin.ipam!.dataDir].every((dir) => dir!.startsWith("/tmp/labs/t1/a/n2/"))).toBe(true);
+    expect(plugin.delegate).toEqual({ bridge: "cni0", hairpinMode: true, isDefaultGateway: true });
+    // containerd finds the plugin beside the standard ones.
+    expect(containerdConfig({ ...inputs(2), flannel })).toContain('bin_dirs = ["/cache/cni", "/cache/flannel/cni"]');
+    expect(containerdConfig(inputs(2))).toContain('bin_dirs = ["/cache/cni"]');
+  });
 });
 
 describe("kubelet and kube-proxy", () => {
