@@ -93,10 +93,10 @@ async function watchMove(cluster: ClusterState, oldPod: string, ifname: string, 
 
 /** `runs` rounds, each deleting b's gateway pod and then a's during a flow from a pod of b to a pod of a. */
 export async function benchGatewayMove(runs: number, log: Log, labs: LabRunner = privateLabs): Promise<SectionResult> {
-  log("gateway-move: two local clusters of two nodes each, one pod CIDR, installed with the agent as pods");
+  log("gateway-move: two local clusters of two nodes each, one pod CIDR, Flannel, installed with the agent as pods");
   const clusters = [
-    { name: "a", podCidr: POD_CIDR },
-    { name: "b", podCidr: POD_CIDR },
+    { name: "a", podCidr: POD_CIDR, cni: "flannel" as const },
+    { name: "b", podCidr: POD_CIDR, cni: "flannel" as const },
   ];
   return labs(clusters, { nodes: 2 }, async (lab) => {
     const [a, b] = [lab.clusters[0]!, lab.clusters[1]!];

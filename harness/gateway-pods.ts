@@ -10,6 +10,7 @@ import { runIn } from "../host/exec.js";
 import type { ClusterState } from "../local-cluster/lab.js";
 import { coreOf, kubectl } from "../local-cluster/pods.js";
 import { parseWireguardDump, type WireguardStatus } from "../agent/gateway/index.js";
+import { EXEMPTION_CHAIN } from "../agent/route/masquerade-plan.js";
 import { ROUTE_PROTO } from "../agent/route/plan.js";
 import { GATEWAY_POD_SELECTOR } from "../agent/route/reconcile.js";
 
@@ -34,6 +35,17 @@ export async function projectRoutes(cluster: ClusterState): Promise<string[]> {
   return routes;
 }
 
+/** The route agents' masquerade exemptions on every node of `cluster` (`<node>: <rule>`), as iptables lists them. */
+export async function projectExemptions(cluster: ClusterState): Promise<string[]> {
+  const rules: string[] = [];
+  for (const node of cluster.nodes) {
+    const listing = await runIn(node.netns, "iptables", ["-w", "-t", "nat", "-S"]);
+    for (const line of listing.split("\n"))
+      if (line.startsWith(`-A ${EXEMPTION_CHAIN} `)) rules.push(`${node.name}: ${line}`);
+  }
+  return rules;
+}
+
 /**
  * What a failed flow check prints of `cluster`'s fabric: each node's routes, and the latest lines
  * (timestamped) of its gateway's and route agents' logs, so that a flow lost under load names the
@@ -50,6 +62,12 @@ export async function fabricSnapshot(cluster: ClusterState): Promise<string> {
     parts.push(
       `conntrack of ${node.name} (WireGuard ports, icmp; ${lines.length} lines):\n${lines.slice(0, 30).join("\n")}`,
     );
+    // Its NAT: where a CNI's masquerade and the route agent's exemptions meet.
+    const nat = await runIn(node.netns, "iptables", ["-w", "-t", "nat", "-S", "POSTROUTING"]).catch(
+      (e: Error) => e.message,
+    );
+    const exempt = (await projectExemptions({ ...cluster, nodes: [node] }).catch((e: Error) => [e.message])).join("\n");
+    parts.push(`nat POSTROUTING and exemptions of ${node.name}:\n${nat.trim()}\n${exempt}`);
   }
   const dump = await inGatewayWg(cluster, ["all"]).catch((e: Error) => e.message);
   parts.push(`wg show all in the gateway:\n${dump.trim()}`);

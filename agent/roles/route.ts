@@ -1,7 +1,9 @@
 /**
  * The route role: on every node (a hostNetwork DaemonSet), the routes that send the remote
  * clusters' ranges to the gateway's node (agent/route/). Woken by the gateway's pods moving, nodes
- * changing address and TunnelEndpoints coming, changing or going; on SIGTERM it removes its routes.
+ * changing address and TunnelEndpoints coming, changing or going; and the NAT exemptions that keep
+ * a CNI's masquerade off traffic to and from the remote ranges (agent/route/masquerade-plan.ts). On
+ * SIGTERM it removes both.
  */
 import type { KubeConfig, V1Node } from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE } from "../../core/api/index.js";
@@ -10,6 +12,7 @@ import { runLoop, Wakeup } from "../loop.js";
 import type { Reporter } from "../reporter.js";
 import { reconcileNodeRoutes } from "../route/reconcile.js";
 import type { NodeRoutePlan } from "../route/plan.js";
+import type { ExemptionPlan } from "../route/masquerade-plan.js";
 import { RetryNow, wakeOnChanges } from "../watch.js";
 import { collection } from "./common.js";
 import { internalIpOf } from "../../core/kube/nodes.js";
@@ -28,10 +31,12 @@ export interface RouteRoleOptions {
   readonly reporter: Reporter;
 }
 
-const describePlan = (plan: NodeRoutePlan): string =>
+const describePlan = (plan: NodeRoutePlan & { readonly exemptions: ExemptionPlan }): string =>
   [
     ...plan.add.map((r) => `+${r.destination} via ${r.via}`),
     ...plan.remove.map((destination) => `-${destination}`),
+    ...plan.exemptions.add.map((rule) => `+nat exemption ${rule}`),
+    ...plan.exemptions.remove.map((rule) => `-nat exemption ${rule}`),
   ].join(", ");
 
 /** Whether a watched pod is the gateway's. */
@@ -61,8 +66,8 @@ export async function runRouteRole(options: RouteRoleOptions): Promise<void> {
   const wakeup = new Wakeup();
   const watching = { signal, retryNow: new RetryNow(), reporter };
   const wake = (): void => wakeup.wake();
-  const report = (plan: NodeRoutePlan): void => {
-    if (plan.add.length + plan.remove.length > 0) reporter.info(`route ${nodeName}: ${describePlan(plan)}`);
+  const report = (plan: NodeRoutePlan & { readonly exemptions: ExemptionPlan }): void => {
+    if (describePlan(plan)) reporter.info(`route ${nodeName}: ${describePlan(plan)}`);
   };
   reporter.info(`route ${nodeName}: started`);
   await Promise.all([
@@ -74,5 +79,7 @@ export async function runRouteRole(options: RouteRoleOptions): Promise<void> {
     ),
   ]);
   const plan = await reconcileNodeRoutes(kc, nodeName, { stopping: true });
-  reporter.info(`route ${nodeName}: stopped; removed ${plan.remove.join(", ") || "nothing"}`);
+  reporter.info(
+    `route ${nodeName}: stopped; removed ${[...plan.remove, ...plan.exemptions.remove.map((r) => `nat exemption ${r}`)].join(", ") || "nothing"}`,
+  );
 }

@@ -73,7 +73,7 @@ export interface NodeRoutePlan {
 }
 
 /** The canonical text of a network (`10.1.0.0/16`; a bare address is a /32), or undefined when it is none. */
-function canonical(text: string): string | undefined {
+export function canonical(text: string): string | undefined {
   try {
     return Cidr.parse(text.includes("/") ? text : `${text}/32`).toString();
   } catch {

@@ -19,6 +19,14 @@ import {
   type NodeRoutePlan,
 } from "./plan.js";
 import { internalIpOf } from "../../core/kube/nodes.js";
+import {
+  EXEMPTION_CHAIN,
+  EXEMPTION_JUMP,
+  exemptionRules,
+  parseExemptionRules,
+  planExemptions,
+  type ExemptionPlan,
+} from "./masquerade-plan.js";
 
 const STEP = "route";
 
@@ -40,6 +48,48 @@ export async function applyNodeRoutePlan(plan: NodeRoutePlan): Promise<void> {
       if (!/No such process/.test(error.stderr)) throw error;
     });
   }
+}
+
+/** Runs `iptables -w -t nat ARGS`, resolving whether it succeeded when `tolerated` matches what it printed. */
+async function natTable(args: readonly string[], tolerated?: RegExp): Promise<boolean> {
+  return run("iptables", ["-w", "-t", "nat", ...args]).then(
+    () => true,
+    (error: CommandError) => {
+      if (tolerated?.test(error.stderr)) return false;
+      throw error;
+    },
+  );
+}
+
+/**
+ * Brings the node's masquerade exemptions (masquerade-plan.ts) to the ranges `remoteCidrs`: the
+ * chain, the jump to it first in POSTROUTING, and its rules. With no range (no peer; a stopping
+ * agent passes none), removes all three.
+ */
+export async function reconcileMasqueradeExemptions(remoteCidrs: readonly string[]): Promise<ExemptionPlan> {
+  const missing = /No chain|does not exist|Bad rule|No such file/i;
+  const wanted = exemptionRules(remoteCidrs);
+  // The whole table, not `-S <chain>`: iptables-nft 1.8 reports a chain that does not exist as
+  // "incompatible", which cannot be told from a chain it cannot read.
+  const listing = await run("iptables", ["-w", "-t", "nat", "-S"]);
+  const exists = listing.split("\n").some((line) => line.trim() === `-N ${EXEMPTION_CHAIN}`);
+  const present = exists ? parseExemptionRules(listing) : [];
+  if (wanted.length === 0) {
+    if (!exists) return { add: [], remove: [] };
+    while (await natTable(["-D", "POSTROUTING", ...EXEMPTION_JUMP], missing));
+    await natTable(["-F", EXEMPTION_CHAIN], missing);
+    await natTable(["-X", EXEMPTION_CHAIN], missing);
+    return { add: [], remove: present };
+  }
+  if (!exists) await natTable(["-N", EXEMPTION_CHAIN], /already exists/);
+  // First in POSTROUTING, before any CNI's masquerade; put there once (a CNI that later inserts
+  // its own rule first keeps it there: such a rule is the CNI's to own).
+  if (!(await natTable(["-C", "POSTROUTING", ...EXEMPTION_JUMP], missing)))
+    await natTable(["-I", "POSTROUTING", "1", ...EXEMPTION_JUMP]);
+  const plan = planExemptions(wanted, present);
+  for (const rule of plan.add) await natTable(["-A", EXEMPTION_CHAIN, ...rule.split(" ")]);
+  for (const rule of plan.remove) await natTable(["-D", EXEMPTION_CHAIN, ...rule.split(" ")], missing);
+  return plan;
 }
 
 /** The gateway's node and that node's InternalIP, as the cluster says; undefined when there is no such pod or address. */
@@ -66,14 +116,14 @@ async function readGatewayNode(kc: k8s.KubeConfig): Promise<{ nodeName: string; 
 }
 
 /**
- * One pass: reads the facts, plans, applies. With `remoteCidrs` empty (on SIGTERM) it removes every
- * route of its own. Resolves the plan applied.
+ * One pass: reads the facts, plans, applies the routes and the masquerade exemptions. With
+ * `stopping` (on SIGTERM) it removes every route and exemption of its own. Resolves the plans applied.
  */
 export async function reconcileNodeRoutes(
   kc: k8s.KubeConfig,
   nodeName: string,
   options: { readonly stopping?: true } = {},
-): Promise<NodeRoutePlan> {
+): Promise<NodeRoutePlan & { readonly exemptions: ExemptionPlan }> {
   const present = await readNodeRoutes();
   const [gateway, endpoints] = options.stopping
     ? [undefined, []]
@@ -84,5 +134,5 @@ export async function reconcileNodeRoutes(
     .filter((cidr): cidr is string => !!cidr);
   const plan = planNodeRoutes({ nodeName, gateway, remoteCidrs, present });
   await applyNodeRoutePlan(plan);
-  return plan;
+  return { ...plan, exemptions: await reconcileMasqueradeExemptions(remoteCidrs) };
 }

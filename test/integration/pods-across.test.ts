@@ -1,16 +1,19 @@
 /**
  * The product as it runs in any cluster: a private lab of two clusters with two worker nodes each,
- * the same pod CIDR on both, and no host agent: installing each deploys the agent, the gateway and
+ * the same pod CIDR on both, Flannel (VXLAN, masquerading what leaves the pod network) as both
+ * clusters' CNI, and no host agent: installing each deploys the agent, the gateway and
  * the route agents as pods from the project's image. b peers with a out-of-band and a Tunnel joins
  * them; then real podtool pods on every node of b reach pods on every node of a (ICMP and TCP, by
- * their addresses as b sees them), and back, and the WireGuard counters read inside the gateway
+ * their addresses as b sees them), and back, each call arriving from its caller's own address (no
+ * CNI masquerade on the way), and the WireGuard counters read inside the gateway
  * pods show the tunnel carried it. A pod of a namespace of b offloaded to a runs there, and b shows
  * it at its remapped address, where b's pods on both nodes reach it, by address and through b's own
  * Service (whose endpoint it is; by its name too), the gateway's node included; a's pods reach b's through a Service
  * of a, and the offloaded pod reaches a Service of b's namespace by name, reflected to a with its
  * endpoint on b at the remapped address. b's gateway pod is deleted while flows run (pings, an idle TCP connection): they resume.
- * b, with its own identity on a, cannot make a's route agents route
- * a's Service range to the gateway (it may not write its TunnelEndpoint's status). a's gateway starts on node 1, the node that holds the address
+ * b, with its own identity on a, cannot make a's route agents route a's Service range to the
+ * gateway, nor exempt it from the nodes' NAT (it may not write its TunnelEndpoint's status). a's
+ * gateway starts on node 1, the node that holds the address
  * peers dial (its NodePort sends their packets to the node's own LAN address: the case where a
  * hostNetwork gateway's answers must still leave from the dialled address). Then node 1 is drained
  * of it (cordoned, the gateway pod evicted, as `kubectl drain` does): the gateway comes back on
@@ -36,7 +39,13 @@ import { installWithAgentPods, uninstallClusters } from "../../harness/install.j
 import { holdLab, type HeldLab } from "../../harness/labs.js";
 import { expectBenchSectionFigures } from "../support/bench-section.js";
 import { projectTraces } from "../../harness/leaks.js";
-import { gatewayWireguard, projectRoutes, runningGateway } from "../../harness/gateway-pods.js";
+import {
+  fabricSnapshot,
+  gatewayWireguard,
+  projectExemptions,
+  projectRoutes,
+  runningGateway,
+} from "../../harness/gateway-pods.js";
 import { expectFlowsSurvive, serviceToAddress } from "../support/project-pods.js";
 import {
   coreOf,
@@ -69,13 +78,13 @@ const HOOK_BOUND_MS = 8 * 60_000;
 /** The bench's install of both clusters, a peering, a tunnel, two gateway moves with 20 s flows, and its clean-up (about 70 s alone). */
 const GATEWAY_MOVE_BOUND_MS = 8 * 60_000;
 
-describe("agent, gateway and route agents as pods (private lab: a and b, two nodes each, one pod CIDR)", () => {
+describe("agent, gateway and route agents as pods (private lab: a and b, two nodes each, one pod CIDR, Flannel)", () => {
   let held: HeldLab | undefined;
   beforeAll(async () => {
     held = await holdLab(
       [
-        { name: "a", podCidr: POD_CIDR },
-        { name: "b", podCidr: POD_CIDR },
+        { name: "a", podCidr: POD_CIDR, cni: "flannel" },
+        { name: "b", podCidr: POD_CIDR, cni: "flannel" },
       ],
       { nodes: 2 },
     );
@@ -131,13 +140,23 @@ describe("agent, gateway and route agents as pods (private lab: a and b, two nod
         const before = await counters();
         for (const from of NODES) {
           for (const to of NODES) {
-            expect(await podtoolFrom(b, from, "ping", seenFromB(to), 60_000)).toMatch(/^reply from /);
+            const ping = await podtoolFrom(b, from, "ping", seenFromB(to), 60_000).catch(async (error: Error) => {
+              throw new Error(`${error.message}\n${await fabricSnapshot(b)}\n${await fabricSnapshot(a)}`);
+            });
+            expect(ping).toMatch(/^reply from /);
             // The pod that answers names itself: a's pod on node `to`, not any other.
             expect(await podtoolFrom(b, from, "tcp", `${seenFromB(to)}:8080`)).toContain(`podtool ${podName(a, to)} `);
           }
           expect(await podtoolFrom(a, from, "tcp", `${seenFromA(from)}:8080`)).toContain(
             `podtool ${podName(b, from)} `,
           );
+        }
+        // Each call kept its caller's address: Flannel masquerades what leaves its pod network, and the
+        // route agents keep that off traffic to and from the peer (a node's address would not pass the
+        // peer's tunnel, and would hide who called). a's pods logged b's pods as a sees them.
+        for (const to of NODES) {
+          const log = await kubectl(a, ["logs", podName(a, to)]);
+          for (const from of NODES) expect(log).toContain(`connection from ${seenFromA(from)}:`);
         }
         const after = await counters();
         expect(after[0]).toBeGreaterThan(before[0]);
@@ -238,6 +257,7 @@ describe("agent, gateway and route agents as pods (private lab: a and b, two nod
         const asB = pair.sides.provider.kc;
         const ref = endpointRefOf(pair.sides, "provider");
         const routesBefore = await projectRoutes(a);
+        const exemptionsBefore = await projectExemptions(a);
         const statusBefore = (await getTunnelEndpoint(asB, ref, "test"))?.status;
         expect(statusBefore?.remotePodCidrAsSeen).toBe(tunnel.provider.remotePodCidrAsSeen);
         const hijack = { status: { ...statusBefore, remotePodCidrAsSeen: a.serviceCidr } };
@@ -252,6 +272,18 @@ describe("agent, gateway and route agents as pods (private lab: a and b, two nod
         expect(statusAfter?.remoteExternalCidrAsSeen).toBe(statusBefore?.remoteExternalCidrAsSeen);
         expect(await projectRoutes(a)).toEqual(routesBefore);
         expect(routesBefore.join("\n")).not.toContain(a.serviceCidr);
+        // Nor exempt a's Service range from its nodes' NAT (each node holds the peer's ranges both ways).
+        expect(await projectExemptions(a)).toEqual(exemptionsBefore);
+        expect(exemptionsBefore).toEqual(
+          expect.arrayContaining(
+            a.nodes.flatMap((node) =>
+              ["-d", "-s"].map(
+                (way) => `${node.name}: -A PULUMI-LIQO-POSTRTG ${way} ${tunnel.provider.remotePodCidrAsSeen} -j ACCEPT`,
+              ),
+            ),
+          ),
+        );
+        expect(exemptionsBefore.join("\n")).not.toContain(a.serviceCidr);
 
         // Node 1 is drained of the gateway: its Deployment makes another pod, on node 2, which
         // takes the same key from its Secret; the NodePort, the tunnel and the routes follow it,
