@@ -5,32 +5,35 @@
  * one lab at a time; prints the table and writes it, with the figures as JSON, under .bench-output/.
  * Not a test: it asserts nothing; it reports.
  *
- * Usage: node dist/bench/matrix/main.js [--combination b=1.35,a=1.37[,kube-proxy=nftables]]... [--every-mode] [--out DIR]
+ * Usage: node dist/bench/matrix/main.js [--combination b=1.35,a=1.37[,kube-proxy=nftables][,cni=flannel]]... [--every-mode] [--out DIR]
  * Without `--combination`: every pair of the supported releases (labReleases), the kube-proxy
- * modes taking turns; `--every-mode` runs each pair in both.
+ * modes and the CNIs taking turns; `--every-mode` runs each pair in every mode and CNI.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { KUBE_PROXY_MODES, type KubeProxyMode } from "../../local-cluster/plan.js";
+import { CNIS, KUBE_PROXY_MODES, type CniKind, type KubeProxyMode } from "../../local-cluster/plan.js";
 import { labReleases, minorsOf, patchReleaseOf } from "../../local-cluster/releases.js";
 import { machine } from "../figures.js";
 import { runCombination, type Combination, type Outcome } from "./scenario.js";
 import { combinations, describeCombination, formatMatrix } from "./table.js";
 
 const USAGE =
-  "usage: npm run matrix -- [--combination b=1.35,a=1.37[,kube-proxy=nftables]]... [--every-mode] [--out DIR]";
+  "usage: npm run matrix -- [--combination b=1.35,a=1.37[,kube-proxy=nftables][,cni=flannel]]... [--every-mode] [--out DIR]";
 
-/** `b=1.35,a=1.37,kube-proxy=nftables` as a combination; each release checked against the supported ones. */
+/** `b=1.35,a=1.37,kube-proxy=nftables,cni=flannel` as a combination; each release checked against the supported ones. */
 function parseCombination(text: string, releases: readonly string[]): Combination {
   const fields = new Map(text.split(",").map((field) => field.split("=") as [string, string]));
   const consumer = fields.get("b");
   const provider = fields.get("a");
   const kubeProxy = (fields.get("kube-proxy") ?? "iptables") as KubeProxyMode;
-  if (!consumer || !provider || !KUBE_PROXY_MODES.includes(kubeProxy))
-    throw new Error(`--combination ${text}: expected b=MINOR,a=MINOR[,kube-proxy=${KUBE_PROXY_MODES.join("|")}]`);
+  const cni = (fields.get("cni") ?? "bridge") as CniKind;
+  if (!consumer || !provider || !KUBE_PROXY_MODES.includes(kubeProxy) || !CNIS.includes(cni))
+    throw new Error(
+      `--combination ${text}: expected b=MINOR,a=MINOR[,kube-proxy=${KUBE_PROXY_MODES.join("|")}][,cni=${CNIS.join("|")}]`,
+    );
   patchReleaseOf(consumer, releases);
   patchReleaseOf(provider, releases);
-  return { consumer, provider, kubeProxy, cni: "bridge" };
+  return { consumer, provider, kubeProxy, cni };
 }
 
 /** Reads the command line; a wrong argument ends the run with the usage. */
@@ -51,7 +54,7 @@ function parseOptions(args: readonly string[]): { combinations: Combination[]; o
     i++;
   }
   return {
-    combinations: asked.length > 0 ? asked : combinations(minorsOf(releases), KUBE_PROXY_MODES, everyMode),
+    combinations: asked.length > 0 ? asked : combinations(minorsOf(releases), KUBE_PROXY_MODES, CNIS, everyMode),
     out,
   };
 }

@@ -18,7 +18,7 @@ import { PulumiWorkspace, setConfig } from "../../harness/pulumi.js";
 import { clusterOf, type ClusterState, type LabState } from "../../local-cluster/lab.js";
 import { imageReference } from "../../local-cluster/node-images.js";
 import { kubectl } from "../../local-cluster/pods.js";
-import type { KubeProxyMode } from "../../local-cluster/plan.js";
+import type { CniKind, KubeProxyMode } from "../../local-cluster/plan.js";
 
 const PROGRAM = join(dirname(require.resolve("pulumi-liqo/package.json")), "bench", "programs", "matrix");
 /** The namespace of b the app runs in, offloaded by the program's selector once labelled. */
@@ -36,8 +36,8 @@ export interface Combination {
   readonly provider: string;
   /** Both clusters' kube-proxy mode. */
   readonly kubeProxy: KubeProxyMode;
-  /** Both clusters' CNI: the local clusters' only one so far. */
-  readonly cni: "bridge";
+  /** Both clusters' CNI. */
+  readonly cni: CniKind;
 }
 
 /** How a combination's run went. */
@@ -209,8 +209,8 @@ export async function runCombination(combination: Combination): Promise<Outcome>
   const seconds = (): number => (performance.now() - started) / 1000;
   try {
     const requests = [
-      { name: "a", kubernetes: combination.provider, kubeProxyMode: combination.kubeProxy },
-      { name: "b", kubernetes: combination.consumer, kubeProxyMode: combination.kubeProxy },
+      { name: "a", kubernetes: combination.provider, kubeProxyMode: combination.kubeProxy, cni: combination.cni },
+      { name: "b", kubernetes: combination.consumer, kubeProxyMode: combination.kubeProxy, cni: combination.cni },
     ];
     const labStarted = performance.now();
     await withLab(requests, { loadBalancer: "metallb" }, async (lab) => {

@@ -3,25 +3,26 @@
  * their outcomes read, in the form docs/compatibility.md holds. Pure.
  */
 import type { Combination, Outcome } from "./scenario.js";
-import type { KubeProxyMode } from "../../local-cluster/plan.js";
+import type { CniKind, KubeProxyMode } from "../../local-cluster/plan.js";
 
 /**
  * Every pair of `releases` (consumer × provider), each once, with the kube-proxy modes taking
- * turns so that both meet every release; `everyMode` runs each pair in every mode instead.
+ * turns pair by pair and the CNIs every second pair, so that every mode meets every CNI and both
+ * meet every release; `everyMode` runs each pair in every mode and CNI instead.
  */
 export function combinations(
   releases: readonly string[],
   modes: readonly KubeProxyMode[],
+  cnis: readonly CniKind[],
   everyMode: boolean,
 ): Combination[] {
   const pairs = releases.flatMap((consumer) => releases.map((provider) => ({ consumer, provider })));
-  return pairs.flatMap((pair, i) =>
-    (everyMode ? modes : [modes[i % modes.length]!]).map((kubeProxy) => ({
-      ...pair,
-      kubeProxy,
-      cni: "bridge" as const,
-    })),
-  );
+  return pairs.flatMap((pair, i) => {
+    const settings = everyMode
+      ? modes.flatMap((kubeProxy) => cnis.map((cni) => ({ kubeProxy, cni })))
+      : [{ kubeProxy: modes[i % modes.length]!, cni: cnis[Math.floor(i / modes.length) % cnis.length]! }];
+    return settings.map((setting) => ({ ...pair, ...setting }));
+  });
 }
 
 /** A combination as the table names it: `b 1.35 → a 1.37, nftables, bridge`. */

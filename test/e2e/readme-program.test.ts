@@ -7,14 +7,15 @@
  * nftables' rules for its load-balancer address. The default
  * exposure, no server address and no CIDRs typed. Both Clusters are reached where their load
  * balancers put them, b's gateway dials a's at a's load-balancer address, pods of b reach pods of
- * a; only the project's own namespace asks `privileged` (the tenant's namespace runs at the
- * cluster's level), and destroy leaves nothing in either cluster.
+ * a; a node added to b after `up` (as a node pool scales out) takes a /24 no node had when b's
+ * ranges were read, and its pods reach a's too; only the project's own namespace asks `privileged`
+ * (the tenant's namespace runs at the cluster's level), and destroy leaves nothing in either cluster.
  */
 import * as k8s from "@kubernetes/client-node";
 import { execa } from "execa";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { API_GROUP, API_VERSION, SYSTEM_NAMESPACE, type TunnelEndpoint } from "../../core/api/index.js";
 import { tenantNamespace } from "../../core/api/names.js";
 import { AGENT_NAME, GATEWAY_NAME } from "../../core/cluster/agent-components.js";
@@ -23,7 +24,9 @@ import { poll } from "../../core/wait/poll.js";
 import { adminConfig } from "../../harness/install.js";
 import { withLab } from "../../harness/labs.js";
 import { PulumiWorkspace, setConfig } from "../../harness/pulumi.js";
-import { clusterOf, type ClusterState } from "../../local-cluster/lab.js";
+import { clusterOf, readLab, type ClusterState } from "../../local-cluster/lab.js";
+import { addNode } from "../../local-cluster/add-node.js";
+import { podName, podtoolFrom, runPodtool } from "../../local-cluster/pods.js";
 import { METALLB_NAMESPACE } from "../../local-cluster/load-balancer.js";
 import { imageReference } from "../../local-cluster/node-images.js";
 import { projectTraces, tunnelTraces } from "../../harness/leaks.js";
@@ -64,8 +67,8 @@ async function loadBalancerAddress(cluster: ClusterState, name: string): Promise
 describe("the README's first program", () => {
   test(
     "GIVEN two local clusters with load balancers, enforcing Pod Security baseline WHEN the README's program is run as " +
-      "printed THEN the default exposure, tunnel address and CIDRs work out, pods talk across, only the project's " +
-      "namespace is privileged, and destroy leaves nothing",
+      "printed THEN the default exposure, tunnel address and CIDRs work out, pods talk across, also from a node added " +
+      "after up, only the project's namespace is privileged, and destroy leaves nothing",
     async () => {
       const source = programSource();
       try {
@@ -132,6 +135,16 @@ describe("the README's first program", () => {
               })) as { items: TunnelEndpoint[] };
               expect(endpoints.items.map((e) => e.spec.remote.endpoint)).toEqual([`${gatewayAddress}:51820`]);
               await expectPodsTalk(b, a);
+
+              // A node added to b after `up`: its /24 is new, and the range b announced holds it (read from
+              // what b declares, not from the nodes it had); the route agent comes to it by itself.
+              const added = await addNode(lab.name, dirname(lab.dir), "b", () => undefined);
+              const grown = clusterOf(readLab(lab.name, dirname(lab.dir))!, "b");
+              const target = (await runPodtool(a, 1)).status!.podIP!;
+              const pod = await runPodtool(grown, added.index);
+              expect(pod.spec?.nodeName).toBe(added.name);
+              expect(await podtoolFrom(grown, added.index, "ping", target, 90_000)).toMatch(/^reply from /);
+              expect(await podtoolFrom(grown, added.index, "tcp", `${target}:8080`)).toContain(podName(a, 1));
 
               // Only the project's namespace asks for more than the cluster's level; b's tenant namespace on a sets none.
               const levels = Object.fromEntries(

@@ -2,21 +2,25 @@
 import { combinations, formatMatrix } from "../../../bench/matrix/table.js";
 
 describe("the compatibility matrix", () => {
-  test("GIVEN three releases WHEN the default combinations are made THEN every consumer × provider pair runs once, the modes taking turns", () => {
-    const made = combinations(["1.35", "1.36", "1.37"], ["iptables", "nftables"], false);
-    expect(made.map((c) => `${c.consumer}>${c.provider}:${c.kubeProxy}`)).toEqual([
-      "1.35>1.35:iptables",
-      "1.35>1.36:nftables",
-      "1.35>1.37:iptables",
-      "1.36>1.35:nftables",
-      "1.36>1.36:iptables",
-      "1.36>1.37:nftables",
-      "1.37>1.35:iptables",
-      "1.37>1.36:nftables",
-      "1.37>1.37:iptables",
-    ]);
-    expect(combinations(["1.35", "1.36"], ["iptables", "nftables"], true)).toHaveLength(8);
-  });
+  test(
+    "GIVEN three releases WHEN the default combinations are made THEN every consumer × provider pair runs once, " +
+      "the modes taking turns and the CNIs every second pair",
+    () => {
+      const made = combinations(["1.35", "1.36", "1.37"], ["iptables", "nftables"], ["bridge", "flannel"], false);
+      expect(made.map((c) => `${c.consumer}>${c.provider}:${c.kubeProxy}:${c.cni}`)).toEqual([
+        "1.35>1.35:iptables:bridge",
+        "1.35>1.36:nftables:bridge",
+        "1.35>1.37:iptables:flannel",
+        "1.36>1.35:nftables:flannel",
+        "1.36>1.36:iptables:bridge",
+        "1.36>1.37:nftables:bridge",
+        "1.37>1.35:iptables:flannel",
+        "1.37>1.36:nftables:flannel",
+        "1.37>1.37:iptables:bridge",
+      ]);
+      expect(combinations(["1.35", "1.36"], ["iptables", "nftables"], ["bridge", "flannel"], true)).toHaveLength(16);
+    },
+  );
 
   test("GIVEN a passed and a failed run WHEN tabled THEN each row names its combination, result, time, placement and the failed step", () => {
     const table = formatMatrix([
