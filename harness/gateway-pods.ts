@@ -10,7 +10,7 @@ import { runIn } from "../host/exec.js";
 import type { ClusterState } from "../local-cluster/lab.js";
 import { coreOf, kubectl } from "../local-cluster/pods.js";
 import { parseWireguardDump, type WireguardStatus } from "../agent/gateway/index.js";
-import { EXEMPTION_CHAIN } from "../agent/route/masquerade-plan.js";
+import { EXEMPTION_CHAIN, parseExemptionState } from "../agent/route/masquerade-plan.js";
 import { ROUTE_PROTO } from "../agent/route/plan.js";
 import { GATEWAY_POD_SELECTOR } from "../agent/route/reconcile.js";
 
@@ -39,9 +39,8 @@ export async function projectRoutes(cluster: ClusterState): Promise<string[]> {
 export async function projectExemptions(cluster: ClusterState): Promise<string[]> {
   const rules: string[] = [];
   for (const node of cluster.nodes) {
-    const listing = await runIn(node.netns, "iptables", ["-w", "-t", "nat", "-S"]);
-    for (const line of listing.split("\n"))
-      if (line.startsWith(`-A ${EXEMPTION_CHAIN} `)) rules.push(`${node.name}: ${line}`);
+    const { rules: own } = parseExemptionState(await runIn(node.netns, "iptables", ["-w", "-t", "nat", "-S"]));
+    for (const rule of own) rules.push(`${node.name}: -A ${EXEMPTION_CHAIN} ${rule}`);
   }
   return rules;
 }

@@ -10,9 +10,7 @@ import { SYSTEM_NAMESPACE } from "../../core/api/index.js";
 import { COMPONENT_LABEL, GATEWAY_NAME } from "../../core/cluster/agent-components.js";
 import { runLoop, Wakeup } from "../loop.js";
 import type { Reporter } from "../reporter.js";
-import { reconcileNodeRoutes } from "../route/reconcile.js";
-import type { NodeRoutePlan } from "../route/plan.js";
-import type { ExemptionPlan } from "../route/masquerade-plan.js";
+import { reconcileNodeRoutes, type NodePassPlan } from "../route/reconcile.js";
 import { RetryNow, wakeOnChanges } from "../watch.js";
 import { collection } from "./common.js";
 import { internalIpOf } from "../../core/kube/nodes.js";
@@ -31,7 +29,7 @@ export interface RouteRoleOptions {
   readonly reporter: Reporter;
 }
 
-const describePlan = (plan: NodeRoutePlan & { readonly exemptions: ExemptionPlan }): string =>
+const describePlan = (plan: NodePassPlan): string =>
   [
     ...plan.add.map((r) => `+${r.destination} via ${r.via}`),
     ...plan.remove.map((destination) => `-${destination}`),
@@ -66,8 +64,9 @@ export async function runRouteRole(options: RouteRoleOptions): Promise<void> {
   const wakeup = new Wakeup();
   const watching = { signal, retryNow: new RetryNow(), reporter };
   const wake = (): void => wakeup.wake();
-  const report = (plan: NodeRoutePlan & { readonly exemptions: ExemptionPlan }): void => {
-    if (describePlan(plan)) reporter.info(`route ${nodeName}: ${describePlan(plan)}`);
+  const report = (plan: NodePassPlan): void => {
+    const changes = describePlan(plan);
+    if (changes) reporter.info(`route ${nodeName}: ${changes}`);
   };
   reporter.info(`route ${nodeName}: started`);
   await Promise.all([

@@ -38,14 +38,30 @@ export function exemptionRules(remoteCidrs: readonly string[]): string[] {
   return ranges.flatMap((range) => [`-d ${range} -j ACCEPT`, `-s ${range} -j ACCEPT`]);
 }
 
-/** The rules of the chain in a listing of the `nat` table (`iptables -t nat -S`; the `-N` line and other chains' rules left out). */
-export function parseExemptionRules(listing: string): string[] {
+/** What a listing of the `nat` table (`iptables -t nat -S`) holds of the agent's exemptions. */
+export interface ExemptionState {
+  /** Whether the chain exists. */
+  readonly exists: boolean;
+  /** Whether POSTROUTING jumps to it (the agent's jump, by its comment). */
+  readonly jumped: boolean;
+  /** Its rules, each as after `-A <chain>`. */
+  readonly rules: readonly string[];
+}
+
+/**
+ * Reads the exemptions out of a listing of the whole `nat` table. The whole table, not `-S <chain>`:
+ * iptables-nft 1.8 reports a chain that does not exist as "incompatible", which cannot be told
+ * from a chain it cannot read.
+ */
+export function parseExemptionState(listing: string): ExemptionState {
+  const lines = listing.split("\n").map((line) => line.trim());
   const prefix = `-A ${EXEMPTION_CHAIN} `;
-  return listing
-    .split("\n")
-    .map((line) => line.trim())
-    .filter((line) => line.startsWith(prefix))
-    .map((line) => line.slice(prefix.length));
+  const jump = `-A POSTROUTING -m comment --comment "${EXEMPTION_JUMP_COMMENT}" -j ${EXEMPTION_CHAIN}`;
+  return {
+    exists: lines.includes(`-N ${EXEMPTION_CHAIN}`),
+    jumped: lines.includes(jump),
+    rules: lines.filter((line) => line.startsWith(prefix)).map((line) => line.slice(prefix.length)),
+  };
 }
 
 /** Rules to append and rules to delete (each as after `-A <chain>`), so that the chain holds exactly `wanted`. */

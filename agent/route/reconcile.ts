@@ -23,7 +23,7 @@ import {
   EXEMPTION_CHAIN,
   EXEMPTION_JUMP,
   exemptionRules,
-  parseExemptionRules,
+  parseExemptionState,
   planExemptions,
   type ExemptionPlan,
 } from "./masquerade-plan.js";
@@ -69,24 +69,19 @@ async function natTable(args: readonly string[], tolerated?: RegExp): Promise<bo
 export async function reconcileMasqueradeExemptions(remoteCidrs: readonly string[]): Promise<ExemptionPlan> {
   const missing = /No chain|does not exist|Bad rule|No such file/i;
   const wanted = exemptionRules(remoteCidrs);
-  // The whole table, not `-S <chain>`: iptables-nft 1.8 reports a chain that does not exist as
-  // "incompatible", which cannot be told from a chain it cannot read.
-  const listing = await run("iptables", ["-w", "-t", "nat", "-S"]);
-  const exists = listing.split("\n").some((line) => line.trim() === `-N ${EXEMPTION_CHAIN}`);
-  const present = exists ? parseExemptionRules(listing) : [];
+  const { exists, jumped, rules } = parseExemptionState(await run("iptables", ["-w", "-t", "nat", "-S"]));
   if (wanted.length === 0) {
     if (!exists) return { add: [], remove: [] };
     while (await natTable(["-D", "POSTROUTING", ...EXEMPTION_JUMP], missing));
     await natTable(["-F", EXEMPTION_CHAIN], missing);
     await natTable(["-X", EXEMPTION_CHAIN], missing);
-    return { add: [], remove: present };
+    return { add: [], remove: rules };
   }
   if (!exists) await natTable(["-N", EXEMPTION_CHAIN], /already exists/);
   // First in POSTROUTING, before any CNI's masquerade; put there once (a CNI that later inserts
   // its own rule first keeps it there: such a rule is the CNI's to own).
-  if (!(await natTable(["-C", "POSTROUTING", ...EXEMPTION_JUMP], missing)))
-    await natTable(["-I", "POSTROUTING", "1", ...EXEMPTION_JUMP]);
-  const plan = planExemptions(wanted, present);
+  if (!jumped) await natTable(["-I", "POSTROUTING", "1", ...EXEMPTION_JUMP]);
+  const plan = planExemptions(wanted, rules);
   for (const rule of plan.add) await natTable(["-A", EXEMPTION_CHAIN, ...rule.split(" ")]);
   for (const rule of plan.remove) await natTable(["-D", EXEMPTION_CHAIN, ...rule.split(" ")], missing);
   return plan;
@@ -115,6 +110,9 @@ async function readGatewayNode(kc: k8s.KubeConfig): Promise<{ nodeName: string; 
   return internalIp ? { nodeName, internalIp } : undefined;
 }
 
+/** What one pass of the route agent did: the routes, and the masquerade exemptions. */
+export type NodePassPlan = NodeRoutePlan & { readonly exemptions: ExemptionPlan };
+
 /**
  * One pass: reads the facts, plans, applies the routes and the masquerade exemptions. With
  * `stopping` (on SIGTERM) it removes every route and exemption of its own. Resolves the plans applied.
@@ -123,7 +121,7 @@ export async function reconcileNodeRoutes(
   kc: k8s.KubeConfig,
   nodeName: string,
   options: { readonly stopping?: true } = {},
-): Promise<NodeRoutePlan & { readonly exemptions: ExemptionPlan }> {
+): Promise<NodePassPlan> {
   const present = await readNodeRoutes();
   const [gateway, endpoints] = options.stopping
     ? [undefined, []]

@@ -2,7 +2,8 @@
 import {
   EXEMPTION_CHAIN,
   exemptionRules,
-  parseExemptionRules,
+  EXEMPTION_JUMP_COMMENT,
+  parseExemptionState,
   planExemptions,
 } from "../../../../agent/route/masquerade-plan.js";
 
@@ -17,14 +18,21 @@ describe("masquerade exemptions toward the remote clusters", () => {
     expect(exemptionRules([])).toEqual([]);
   });
 
-  test("GIVEN a listing of the nat table's chain WHEN parsed THEN only the chain's own rules are read", () => {
+  test("GIVEN a listing of the nat table WHEN parsed THEN the chain, the jump to it and only the chain's own rules are read", () => {
     const listing = [
+      "-P POSTROUTING ACCEPT",
       `-N ${EXEMPTION_CHAIN}`,
+      `-A POSTROUTING -m comment --comment "${EXEMPTION_JUMP_COMMENT}" -j ${EXEMPTION_CHAIN}`,
       `-A ${EXEMPTION_CHAIN} -d 10.142.0.0/16 -j ACCEPT`,
       `-A ${EXEMPTION_CHAIN}-OTHER -d 10.1.0.0/16 -j ACCEPT`,
       "-A FLANNEL-POSTRTG -s 10.100.0.0/16 ! -d 224.0.0.0/4 -j MASQUERADE --random-fully",
     ].join("\n");
-    expect(parseExemptionRules(listing)).toEqual(["-d 10.142.0.0/16 -j ACCEPT"]);
+    expect(parseExemptionState(listing)).toEqual({
+      exists: true,
+      jumped: true,
+      rules: ["-d 10.142.0.0/16 -j ACCEPT"],
+    });
+    expect(parseExemptionState("-P POSTROUTING ACCEPT")).toEqual({ exists: false, jumped: false, rules: [] });
   });
 
   test("GIVEN a peer gone and another come WHEN planned THEN the new ranges are added and the old removed, nothing else touched", () => {
