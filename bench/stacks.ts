@@ -61,7 +61,7 @@ async function withStack<T>(
 ): Promise<T> {
   const workspace = await PulumiWorkspace.create(program, "test", undefined, runs);
   try {
-    await configureForLab(workspace, lab);
+    await configureForLab(workspace, lab, { gatewayAddress: true });
     return await body(workspace);
   } finally {
     await workspace.pulumi(["destroy", "--yes", "--skip-preview"]);

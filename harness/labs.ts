@@ -15,6 +15,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { join } from "node:path";
 import { lockFile, withFileLock, type FileLock } from "../host/file-lock.js";
 import {
+  DEFAULT_LOAD_BALANCER,
   downLab,
   listLabs,
   setProfile,
@@ -40,9 +41,9 @@ const LAB_START_LOCK = join(TEST_LAB_ROOT, ".locks", "lab-start");
 
 /**
  * Starts (or finds healthy) lab `name` of `clusters`, one start at a time machine-wide. Without a
- * load balancer unless `options` ask for one: the suite's clusters expose the agent on node ports
- * (and load-balancer.test.ts needs a cluster whose load balancer never answers), so a load balancer
- * would only add to every lab's start and idle load; lab-load-balancer.test.ts asks for MetalLB.
+ * load balancer unless `options` ask for one: a private lab's suite drives its resources on node
+ * ports or asks for MetalLB itself, and a load balancer would only add to every private lab's start
+ * and idle load. The shared lab asks for the default one ({@link sharedLab}).
  */
 function startLab(
   clusters: readonly ClusterRequest[],
@@ -97,6 +98,8 @@ let sharedUse: Promise<FileLock> | undefined;
  * use. One suite file at a time uses it: the first call of a file waits for the lab to be free and
  * keeps it until {@link releaseSharedLab} (test/setup-after-env.ts calls it after each file), which
  * matters when processes other than Jest's worker ask for it (a test's child processes, the bench).
+ * Its clusters have the load balancer a lab gets by default, so that the programs run on it (the
+ * examples) keep the default exposure, `LoadBalancer`, as on the clusters users have.
  */
 export async function sharedLab(): Promise<LabState> {
   const name = sharedLabName();
@@ -105,7 +108,7 @@ export async function sharedLab(): Promise<LabState> {
   // Also within one file, two calls at once must not both start the lab.
   return withFileLock(labLockFile(name, "start"), async () => {
     claim(name);
-    return startLab([{ name: "a" }, { name: "b" }], { name });
+    return startLab([{ name: "a" }, { name: "b" }], { name, loadBalancer: DEFAULT_LOAD_BALANCER });
   });
 }
 

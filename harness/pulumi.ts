@@ -276,13 +276,14 @@ export async function plannedSteps(workspace: PulumiWorkspace): Promise<string[]
 
 /**
  * Sets the config the one-stack examples read from a lab: `<name>Kubeconfig`, `<name>PodCidr`,
- * `<name>ServiceCidr` of every cluster, and `aGatewayAddress` (where cluster a's gateway serves)
- * unless `gatewayAddress` is false (a program that may leave it out dials where a's gateway says).
+ * `<name>ServiceCidr` of every cluster, and, if `gatewayAddress`, `aGatewayAddress` (cluster a's
+ * node address, for a program that must type where a's gateway serves); without it, as users
+ * write it, a Tunnel dials where a's Cluster says its gateway is reached.
  */
 export async function configureForLab(
   workspace: PulumiWorkspace,
   lab: LabState,
-  { gatewayAddress = true }: { readonly gatewayAddress?: boolean } = {},
+  { gatewayAddress = false }: { readonly gatewayAddress?: boolean } = {},
 ): Promise<void> {
   const settings: [string, string][] = lab.clusters.flatMap((cluster): [string, string][] => [
     [`${cluster.name}Kubeconfig`, cluster.kubeconfig],

@@ -10,13 +10,13 @@ npm run --silent build
 
 say() { printf '\n== %s\n' "$*"; }
 
-say "[1/6] two local clusters, each with a worker node holding the agent image"
+say "[1/6] two local clusters, each with a worker node holding the agent image, and a load balancer (MetalLB) handing out addresses"
 npm run --silent clusters -- up a b
 kubectl_b() { kubectl --kubeconfig "${LIQO_LAB_ROOT:-/tmp/pulumi-liqo-labs}/demo/b/admin.kubeconfig" "$@"; }
 # The namespace of b that the stack offloads (a NamespaceOffloading needs it to exist).
 kubectl_b get namespace shop >/dev/null 2>&1 || kubectl_b create namespace shop
 
-say "[2/6] pulumi up: Cluster a, Cluster b (each deploys the agent, gateway and route agents as pods), a PeeringToken on a, the Peering b -> a, its Tunnel, and b's namespace shop offloaded to a"
+say "[2/6] pulumi up: Cluster a, Cluster b (each deploys the agent, gateway and route agents as pods, behind load-balancer addresses it reads back), a PeeringToken on a, the Peering b -> a, its Tunnel, and b's namespace shop offloaded to a"
 # The demo's state lives in the cache, encrypted with a passphrase made once and kept 0600 beside it.
 export PULUMI_BACKEND_URL="file://$LIQO_CACHE/demo-state"
 passphrase_file="$LIQO_CACHE/demo-passphrase"
@@ -33,12 +33,13 @@ configure_stack() {
   pulumi stack select --create demo --non-interactive >/dev/null
   pulumi config set aKubeconfig "$labs/a/admin.kubeconfig"
   pulumi config set bKubeconfig "$labs/b/admin.kubeconfig"
-  pulumi config set aPodCidr 10.100.0.0/16
-  pulumi config set aServiceCidr 10.200.0.0/16
-  pulumi config set bPodCidr 10.101.0.0/16
-  pulumi config set bServiceCidr 10.201.0.0/16
-  # No aGatewayAddress: b's gateway dials where a's gateway says it is reached (a's gatewayEndpoint).
-  pulumi config rm aGatewayAddress >/dev/null 2>&1 || true
+  # What the README's program leaves out, the demo does too: no CIDRs (each Cluster reads what its
+  # cluster declares), no exposure (LoadBalancer: the clusters' MetalLB gives the agent's and the
+  # gateway's Services addresses, which each Cluster reads back), no aGatewayAddress (b's gateway
+  # dials where a's Cluster says its gateway is reached). A stack of an earlier demo may have them.
+  for key in aPodCidr aServiceCidr bPodCidr bServiceCidr aGatewayAddress; do
+    pulumi config rm "$key" >/dev/null 2>&1 || true
+  done
   pulumi config set agentImage "$agent_image"
   pulumi config set offloadNamespace shop
   pulumi config set podOffloading remote
@@ -54,8 +55,9 @@ fi
 pulumi up --yes --non-interactive
 cd "$REPO_ROOT"
 
-say "[3/6] the nodes of cluster b: liqo-a stands for what cluster a offers"
+say "[3/6] the nodes of cluster b: liqo-a stands for what cluster a offers; a's Services, at the addresses its load balancer gave"
 npm run --silent clusters -- nodes b
+kubectl --kubeconfig "$labs/a/admin.kubeconfig" get services -n pulumi-liqo-system
 
 say "[4/6] a real pod of b calls a real pod of a by its address: only the WireGuard tunnel carries it"
 node dist/local-cluster/cli.js podtool a

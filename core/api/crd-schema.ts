@@ -31,6 +31,14 @@ export const obj = (properties: Record<string, Schema>, required: string[] = [])
   ...(required.length ? { required } : {}),
 });
 
+/**
+ * `schema`, an object, replaced whole by each apply (`x-kubernetes-map-type: atomic`, spelled as
+ * the client's model names it, see {@link opaque}). Without it, server-side apply merges an object
+ * field by field: an apply whose object is empty releases the fields the manager set before, and
+ * the API server stores the object as null, which a required field refuses.
+ */
+export const atomic = (schema: Schema): Schema => ({ ...schema, x_kubernetes_map_type: "atomic" });
+
 /** A namespaced CustomResourceDefinition of the project's group, with a status subresource when it has a status. */
 export function crd(kind: string, plural: string, spec: Schema, status?: Schema): V1CustomResourceDefinition {
   return {

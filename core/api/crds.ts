@@ -12,7 +12,7 @@
  * - The offloading kinds (`NamespaceOffloading`, `RemoteNamespace`, `OffloadedPod`): offloading.ts.
  */
 import type { V1CustomResourceDefinition, V1ObjectMeta } from "@kubernetes/client-node";
-import { crd, int, obj, port, str, stringMap } from "./crd-schema.js";
+import { atomic, crd, int, obj, port, str, stringMap } from "./crd-schema.js";
 import { forgeOffloadingDefinitions } from "./offloading.js";
 
 /** Resources asked for: a share of the provider's free capacity, or fixed amounts. */
@@ -339,7 +339,8 @@ export function forgeCustomResourceDefinitions(): V1CustomResourceDefinition[] {
           mtu: { type: "integer", minimum: 1280, maximum: 9000 },
           keepaliveSeconds: { type: "integer", minimum: 0, maximum: 65535 },
           linkCidr: str,
-          remote: obj({ publicKey: str, endpoint: str, podCidr: str, externalCidr: str }),
+          // Written whole from what the server announces, which may be nothing yet (a tunnel made again).
+          remote: atomic(obj({ publicKey: str, endpoint: str, podCidr: str, externalCidr: str })),
           inBandPorts: obj({ apiServer: port, auth: port }, ["apiServer", "auth"]),
           podApiPort: port,
         },

@@ -22,16 +22,21 @@ func main() {
 				return nil, fmt.Errorf("cluster %s: %w", name, err)
 			}
 			args := &liqo.ClusterArgs{
-				Name:        pulumi.String(name),
-				Kubeconfig:  pulumi.String(string(kubeconfig)), // made secret by the SDK
-				PodCidr:     pulumi.String(cfg.Require(name + "PodCidr")),
-				ServiceCidr: pulumi.String(cfg.Require(name + "ServiceCidr")),
+				Name:       pulumi.String(name),
+				Kubeconfig: pulumi.String(string(kubeconfig)), // made secret by the SDK
 			}
-			// The agent image the clusters' nodes hold (`npm run clusters -- agent-image`), deployed on
-			// the node ports the local clusters open; without it, the lab's own agents serve.
+			// Without CIDRs, the Cluster reads the ranges its cluster declares.
+			if cidr := cfg.Get(name + "PodCidr"); cidr != "" {
+				args.PodCidr = pulumi.String(cidr)
+			}
+			if cidr := cfg.Get(name + "ServiceCidr"); cidr != "" {
+				args.ServiceCidr = pulumi.String(cidr)
+			}
+			// The agent image the clusters' nodes hold (`npm run clusters -- agent-image`), deployed at
+			// the default exposure (LoadBalancer, whose addresses the Cluster reads back); without it,
+			// the lab's own agents serve.
 			if image := cfg.Get("agentImage"); image != "" {
-				args.Agent = liqo.AgentArgs{Image: pulumi.String(image), Exposure: pulumi.String("NodePort"), NodePort: pulumi.Int(8443)}
-				args.Gateway = liqo.GatewayArgs{Exposure: pulumi.String("NodePort"), NodePort: pulumi.Int(51820)}
+				args.Agent = liqo.AgentArgs{Image: pulumi.String(image)}
 			}
 			return liqo.NewCluster(ctx, name, args)
 		}
@@ -71,10 +76,10 @@ func main() {
 			return err
 		}
 
-		// The network fabric: WireGuard between the gateways, a's serving.
+		// The network fabric: WireGuard between the gateways, a's serving; b's dials where a's Cluster
+		// says its gateway is reached (its gatewayEndpoint), once b's side has checked that address.
 		tunnel, err := liqo.NewTunnel(ctx, "b-to-a-tunnel", &liqo.TunnelArgs{
 			Peering:        peering.Access.Elem(),
-			ServerAddress:  pulumi.String(cfg.Require("aGatewayAddress")),
 			Port:           pulumi.Int(51820),
 			TimeoutSeconds: pulumi.Int(120),
 		})

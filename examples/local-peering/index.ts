@@ -4,23 +4,17 @@ import { Cluster, NamespaceOffloading, Peering, PeeringToken, Tunnel } from "pul
 
 const config = new pulumi.Config();
 // The agent image the clusters' nodes hold (`npm run clusters -- agent-image`): each Cluster deploys the
-// agent, the gateway and the route agents from it, on the node ports the local clusters open. The
-// gateway runs on its node's network: a Tunnel reaches it there at the tunnel's port, whatever the
-// Service's node port, so moving the tunnel changes the Tunnel only.
+// agent, the gateway and the route agents from it, at the default exposure (`LoadBalancer`): the
+// local clusters' load balancer gives the Services addresses, which each Cluster reads back as its
+// authUrl and gatewayEndpoint. Without CIDRs, each Cluster reads its ranges from what the cluster declares.
 const agentImage = config.get("agentImage");
-const deployed = agentImage
-  ? {
-      agent: { image: agentImage, exposure: "NodePort" as const, nodePort: 8443 },
-      gateway: { exposure: "NodePort" as const, nodePort: 51820 },
-    }
-  : {};
 const cluster = (name: string) =>
   new Cluster(name, {
     name,
     kubeconfig: readFileSync(config.require(`${name}Kubeconfig`), "utf8"),
-    podCidr: config.require(`${name}PodCidr`),
-    serviceCidr: config.require(`${name}ServiceCidr`),
-    ...deployed,
+    podCidr: config.get(`${name}PodCidr`),
+    serviceCidr: config.get(`${name}ServiceCidr`),
+    ...(agentImage ? { agent: { image: agentImage } } : {}),
   });
 
 const provider = cluster("a");

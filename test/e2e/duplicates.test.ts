@@ -72,7 +72,7 @@ describe("mistakes a user may declare, through the pulumi CLI", () => {
       const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
       const workspace = await PulumiWorkspace.create(PROGRAM);
       try {
-        await configureForLab(workspace, lab);
+        await configureForLab(workspace, lab, { gatewayAddress: true });
         await workspace.ok(["up", "--yes", "--skip-preview"]);
         const virtualNode = (await workspace.ok(["stack", "output", "virtualNode"])).stdout.trim();
         const providerId = (await workspace.ok(["stack", "output", "providerClusterId"])).stdout.trim();

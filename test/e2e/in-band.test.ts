@@ -29,7 +29,8 @@ describe("in-band peering through the pulumi CLI", () => {
         const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
         const workspace = await PulumiWorkspace.create(PROGRAM);
         try {
-          await configureForLab(workspace, lab);
+          // Its program types where a's gateway serves: under gateway-only, only the nodes' gateway ports are open.
+          await configureForLab(workspace, lab, { gatewayAddress: true });
           expect((await plannedSteps(workspace)).sort()).toEqual(["create a", "create b", "create b-to-a"]);
 
           // An up right after the preview the test checked runs without previewing again (--skip-preview), here and below.

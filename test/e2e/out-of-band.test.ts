@@ -151,7 +151,7 @@ describe("out-of-band peering through the pulumi CLI", () => {
       const workspace = await PulumiWorkspace.create(PROGRAM);
       try {
         // As the README's program: no server address, so b dials where a's gateway says it is reached.
-        await configureForLab(workspace, lab, { gatewayAddress: false });
+        await configureForLab(workspace, lab);
         expect((await plannedSteps(workspace)).sort()).toEqual([
           "create a",
           "create a-token",
@@ -164,7 +164,10 @@ describe("out-of-band peering through the pulumi CLI", () => {
         const up = await workspace.ok(["up", "--yes", "--skip-preview"]);
         expect(up.stdout).toContain("[2/3] negotiation: waiting for an offer from provider a");
         // Each step is the live status of its own resource's row (cleared at the end), never a line of the stack's.
+        // Each Cluster's row shows its waits on the load balancer's addresses and on its agent serving at them.
         expect(stepsByRow(up.stdout)).toEqual({
+          "liqo:Cluster::a": ["[1/2] cluster", "[2/2] cluster", ""],
+          "liqo:Cluster::b": ["[1/2] cluster", "[2/2] cluster", ""],
           "liqo:Peering::b-to-a": ["[1/3] authentication", "[2/3] negotiation", "[3/3] virtual node", ""],
           "liqo:Tunnel::b-to-a-tunnel": [
             "[1/4] network fabric",

@@ -100,7 +100,12 @@ describe("revoked and half-made peerings through the pulumi CLI", () => {
         expect(failed.exitCode).not.toBe(0);
         expect(failed.stdout).toContain("waiting for auth service");
         // The step it failed at was the peering's status, cleared before the error took its row.
-        expect(stepsByRow(failed.stdout)).toEqual({ "liqo:Peering::b-to-a": ["[1/3] authentication", ""] });
+        expect(stepsByRow(failed.stdout)).toEqual({
+          // Each Cluster's row shows its waits on the load balancer's addresses and on its agent serving at them.
+          "liqo:Cluster::a": ["[1/2] cluster", "[2/2] cluster", ""],
+          "liqo:Cluster::b": ["[1/2] cluster", "[2/2] cluster", ""],
+          "liqo:Peering::b-to-a": ["[1/3] authentication", ""],
+        });
         const incomplete = await outputsOf(workspace, "Peering", "b-to-a");
         expect([incomplete["status"], incomplete["virtualNodeName"]]).toEqual(["incomplete", undefined]);
 

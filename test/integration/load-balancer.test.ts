@@ -1,6 +1,7 @@
 /**
- * A `Cluster` left at the default exposure (`LoadBalancer`) on a cluster whose load balancers never
- * answer (the lab has no load-balancer implementation): through its resource's own create, the
+ * A `Cluster` at `LoadBalancer` exposure whose Services name a load-balancer class nothing in the
+ * cluster implements (the shared lab's MetalLB serves only Services without a class), so that their
+ * load balancers never answer, as on a cluster with none: through its resource's own create, the
  * install waits for the Service's address and fails within its deadline naming the Service, what
  * is missing and the cluster; it is recorded as created-but-failed with no endpoint it only
  * guessed, and the next `pulumi up` (an update, here with NodePort exposure) finishes it, the
@@ -27,7 +28,7 @@ const TEST_BOUND_MS = 10 * 60_000;
 
 describe("a Cluster whose load balancer never answers", () => {
   test(
-    "GIVEN the shared lab's cluster a, which has no load balancer, and a Cluster at the default exposure WHEN created " +
+    "GIVEN the shared lab's cluster a and a Cluster whose Services' load-balancer class nothing serves WHEN created " +
       "THEN it fails within its deadline naming the Service and the missing address, recorded without guessed endpoints; " +
       "an update with NodePort exposure finishes it",
     async () => {
@@ -38,7 +39,11 @@ describe("a Cluster whose load balancer never answers", () => {
         kubeconfig,
         apiServerUrl: a.apiServerUrl,
         // What a cloud's Services are configured with; this cluster's API server must take them as given.
-        agent: { image: DEFAULT_AGENT_IMAGE, annotations: { "example.com/scheme": "internal" } },
+        agent: {
+          image: DEFAULT_AGENT_IMAGE,
+          annotations: { "example.com/scheme": "internal" },
+          loadBalancerClass: "example.com/internal",
+        },
         gateway: { loadBalancerClass: "example.com/udp", loadBalancerSourceRanges: ["172.29.0.0/16"] },
         timeoutSeconds: TIMEOUT_SECONDS,
       };
