@@ -4,14 +4,16 @@
  * already running; in real ones, the Deployment it installed). The lease also names the auth
  * certificate the agent serves, so that an install can tell the new one is served without
  * reaching the auth service from where `pulumi` runs (in-band, it is reachable only through the
- * tunnel).
+ * tunnel), and the build the agent runs, which the `Cluster` shows.
  */
 import * as k8s from "@kubernetes/client-node";
 import { AGENT_LEASE, MANAGED_BY, MANAGED_BY_LABEL, SYSTEM_NAMESPACE } from "../core/api/index.js";
 import { isNotFound } from "../core/kube/client.js";
 import { renewLease } from "../core/kube/lease.js";
 import { microTime } from "../core/kube/time.js";
+import { agentBuild } from "./build.js";
 import {
+  AGENT_BUILD_ANNOTATION,
   AGENT_LEASE_DURATION_SECONDS,
   SERVED_AUTH_CERTIFICATE_ANNOTATION,
   certificateFingerprint,
@@ -29,9 +31,12 @@ export async function renewAgentLease(
     leaseDurationSeconds: AGENT_LEASE_DURATION_SECONDS,
     renewTime: microTime(now) as unknown as k8s.V1MicroTime,
   };
-  const annotations: Record<string, string> = servedCertificatePem
-    ? { [SERVED_AUTH_CERTIFICATE_ANNOTATION]: certificateFingerprint(servedCertificatePem) }
-    : {};
+  const annotations: Record<string, string> = {
+    [AGENT_BUILD_ANNOTATION]: agentBuild(),
+    ...(servedCertificatePem
+      ? { [SERVED_AUTH_CERTIFICATE_ANNOTATION]: certificateFingerprint(servedCertificatePem) }
+      : {}),
+  };
   try {
     await renewLease(kc, {
       namespace: SYSTEM_NAMESPACE,

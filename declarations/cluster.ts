@@ -193,6 +193,14 @@ export const CLUSTER = declareResource({
         "(Kubernetes 1.36 and later), or, where none is served (1.35), by a webhook its agent serves, whose pods " +
         "must then run for pods of those namespaces to be created.",
     },
+    agentVersion: {
+      type: string(),
+      description:
+        "The build the cluster's agent says it runs, `<version>-<build>` (e.g. `0.2.0-3f2a9c1b7d0e`: the package " +
+        "version and the first 12 hex digits of the agent bundle's SHA-256, as the agent image's tag names them), as " +
+        "of the last up or refresh; `unknown` from an agent of a release that did not say, `unbundled` from one run " +
+        "from the compiled sources.",
+    },
   },
   access: {
     type: "ClusterAccess",

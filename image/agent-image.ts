@@ -12,7 +12,6 @@ import { lstat, readdir, readlink, realpath } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { findOnPath, hostIptables, mergedUsrLinks, sharedLibraries, type HostFile } from "./host-files.js";
 import type { ImageEntry, ImageSpec } from "./oci-archive.js";
-import { projectImageReference } from "./reference.js";
 
 /** The non-root user (and group) the agent runs as, distroless' "nonroot". */
 export const NONROOT = 65532;
@@ -32,8 +31,8 @@ export const AGENT_ENTRYPOINT = [AGENT_PATHS.node, "--max-semi-space-size=1", AG
 
 /** Host files the agent image is made from. */
 export interface AgentImageInputs {
-  /** The package version: the image's tag. */
-  readonly version: string;
+  /** The image's reference (core/cluster/agent-image.ts: its tag names the version and the bundle). */
+  readonly reference: string;
   /** The node executable to copy (the toolchain's, stripped by the caller). */
   readonly node: string;
   /** The agent bundle (esbuild output). */
@@ -176,7 +175,7 @@ export async function agentImage(inputs: AgentImageInputs): Promise<NamedImage> 
   ];
   return {
     spec: {
-      reference: projectImageReference("agent", inputs.version),
+      reference: inputs.reference,
       layers: layers.map((layer) => layer.entries),
       config: {
         entrypoint: AGENT_ENTRYPOINT,

@@ -9,7 +9,7 @@ import { mkdir, mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
-import { build } from "esbuild";
+import { AGENT_BUNDLE, readAgentBuild } from "./agent-bundle.js";
 import { agentImage, type NamedImage } from "./agent-image.js";
 import { findOnPath } from "./host-files.js";
 import { writeImageArchive, type ImageArchive } from "./oci-archive.js";
@@ -63,26 +63,6 @@ export function packageVersion(): string {
 }
 
 /**
- * Bundles agent/main.ts and its npm dependencies into one CommonJS file, with the options that
- * `npm run build` bundles the Kubernetes client with (package.json `bundle-client`). Called from
- * here rather than from a package.json script so that tests build the same bundle.
- */
-export async function bundleAgent(outfile: string): Promise<void> {
-  await build({
-    entryPoints: [join(REPO_ROOT, "agent", "main.ts")],
-    absWorkingDir: REPO_ROOT,
-    bundle: true,
-    minify: true,
-    keepNames: true,
-    platform: "node",
-    format: "cjs",
-    target: "node24",
-    logLevel: "warning",
-    outfile,
-  });
-}
-
-/**
  * A stripped copy of this process's node (the toolchain's Node 24): the npm package ships it
  * with debug info, 18 MB that no pod needs. Without `strip` (binutils) the copy is the original.
  */
@@ -105,11 +85,15 @@ async function nodeBinary(work: string, notes: string[]): Promise<string> {
   return out;
 }
 
+/**
+ * The agent image, from the bundle `npm run build` wrote (image/agent-bundle.ts), tagged with the
+ * build it names: the reference the package built with it deploys.
+ */
 async function agentSpec(work: string, notes: string[]): Promise<NamedImage> {
-  const bundle = join(work, "agent.js");
-  await bundleAgent(bundle);
+  if (!existsSync(AGENT_BUNDLE)) throw new Error(`image: no agent bundle at ${AGENT_BUNDLE}: run npm run build first`);
   const wireguardGo = await realpath(findOnPath("wireguard-go", "the toolchain builds it: . scripts/env.sh"));
-  return agentImage({ version: packageVersion(), node: await nodeBinary(work, notes), bundle, wireguardGo });
+  const node = await nodeBinary(work, notes);
+  return agentImage({ reference: readAgentBuild().image, node, bundle: AGENT_BUNDLE, wireguardGo });
 }
 
 /**

@@ -4,10 +4,11 @@
  * the lab has it) and the agent's, as `npm run image` writes them to `dist/image/`.
  * Nodes have no registry to pull from: each is imported into each node's containerd.
  */
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { tmpdir } from "node:os";
 import { withFileLock } from "../host/file-lock.js";
+import { AGENT_BUNDLE, readAgentBuild } from "../image/agent-bundle.js";
 import { buildImages, flannelHome, metallbHome, packageVersion, REPO_ROOT, type ImageName } from "../image/build.js";
 import { projectImageReference } from "../image/reference.js";
 import { commandPath } from "./commands.js";
@@ -32,9 +33,12 @@ export interface NodeImages {
   readonly archives: readonly string[];
 }
 
-/** The reference of the project's image `name` (`pulumi-liqo.local/<name>:<package version>`). */
+/**
+ * The reference of the project's image `name`: `pulumi-liqo.local/<name>:<package version>`, and
+ * for the agent the one this build deploys (its tag names the bundle too).
+ */
 export function imageReference(name: ImageName): string {
-  return projectImageReference(name, packageVersion());
+  return name === "agent" ? readAgentBuild().image : projectImageReference(name, packageVersion());
 }
 
 /** Where `npm run image` writes image `name`'s archive. */
@@ -42,22 +46,9 @@ export const imageArchive = (name: ImageName): string => join(REPO_ROOT, "dist",
 
 const METALLB_IMAGES = ["metallb-controller", "metallb-speaker"] as const;
 
-/** The folders whose sources go into the agent's bundle (agent/main.ts imports no other). */
-const AGENT_SOURCES = ["agent", "core", "declarations", "host"];
-
-/** The newest modification time of the files under `dir` (0 when there is none). */
-function newestUnder(dir: string): number {
-  if (!existsSync(dir)) return 0;
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
-  }
-  return newest;
-}
-
 /**
  * What makes an archive out of date: for pause and podtool, the podtool binary; for coredns,
- * MetalLB's and Flannel's, their binary; for the agent, its sources and the locked dependencies (bundled into it).
+ * MetalLB's and Flannel's, their binary; for the agent, its bundle (`npm run build` rewrites it only when it changes).
  */
 function inputsChangedAt(name: ImageName): number {
   if (name === "coredns") return statSync(commandPath("coredns")).mtimeMs;
@@ -65,11 +56,8 @@ function inputsChangedAt(name: ImageName): number {
   if (name === "metallb-controller" || name === "metallb-speaker")
     return statSync(join(metallbHome(), "bin", name.slice("metallb-".length))).mtimeMs;
   if (name !== "agent") return statSync(commandPath("podtool")).mtimeMs;
-  const files = ["package.json", "package-lock.json"].map((f) => join(REPO_ROOT, f)).filter((f) => existsSync(f));
-  return Math.max(
-    ...AGENT_SOURCES.map((d) => newestUnder(join(REPO_ROOT, d))),
-    ...files.map((f) => statSync(f).mtimeMs),
-  );
+  if (!existsSync(AGENT_BUNDLE)) throw new Error(`images: no agent bundle at ${AGENT_BUNDLE}: run npm run build first`);
+  return statSync(AGENT_BUNDLE).mtimeMs;
 }
 
 const stale = (name: ImageName): boolean =>

@@ -18,7 +18,7 @@ version="$(node -p 'require("./package.json").version')"
 schema_version="$(node -p 'require("./schema.json").version')"
 [ "$version" = "$schema_version" ] ||
   die "plugin: package.json is at version $version but schema.json at $schema_version: the plugin reports the schema's"
-for built in dist/plugin/main.js dist/vendor/kubernetes-client.cjs; do
+for built in dist/plugin/main.js dist/vendor/kubernetes-client.cjs dist/core/cluster/agent-build.json; do
   [ -f "$built" ] || die "plugin: $built is missing: run npm run build first (npm run plugin does)"
 done
 
@@ -26,6 +26,7 @@ stage="$(mktemp -d "${TMPDIR:-/tmp}/pulumi-resource-liqo.XXXXXX")"
 trap 'rm -rf "$stage"' EXIT
 step "plugin: staging pulumi-resource-liqo v$version"
 mkdir -p "$stage/dist"
+# dist/core holds the build's identity too (cluster/agent-build.json): the agent image it deploys by default.
 cp -r dist/plugin dist/core dist/declarations dist/vendor "$stage/dist/"
 find "$stage/dist" \( -name '*.d.ts' -o -name '*.map' \) -delete
 cp package.json schema.json "$stage/"

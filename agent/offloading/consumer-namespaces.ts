@@ -241,5 +241,5 @@ export async function advanceNamespaceOffloading(
       reporter.info(`${STEP}: ${where}: ${r.virtualNode}: ${r.phase}${r.message ? `: ${r.message}` : ""}`);
     }
   }
-  return remotes.some((r) => r.phase === "Pending" || r.phase === "Error" || r.phase === "Unreachable");
+  return remotes.some((r) => ["Pending", "Error", "Unreachable", "Forbidden"].includes(r.phase));
 }

@@ -3,7 +3,8 @@
  * is left be until its backoff (agent/backoff.ts: 1 s, 2 s … 30 s) is due, instead of being called
  * again every pass (2 s while something is under way). The warning is said when the cause changes
  * and while the pause grows, then no more; the namespace offloadings that use the provider say it
- * in their status (phase `Unreachable`, or `Error` when the provider answered with a failure).
+ * in their status (phase `Unreachable`; `Forbidden` when the provider refused the peering's identity
+ * a right, which no wait changes; or `Error` when the provider answered with another failure).
  * The clock is given, so it is tested without time passing.
  */
 import type { OutgoingPeering, RemoteNamespaceReport } from "../../core/api/index.js";
@@ -18,8 +19,20 @@ interface Failing {
   readonly backoff: Backoff;
   /** The last failure's message. */
   reason: string;
-  /** Whether it never reached the API server (no HTTP answer): the provider is unreachable. */
-  unreachable: boolean;
+  /** What kind of failure it was. */
+  cause: FailureCause;
+}
+
+/**
+ * `unreachable`: no HTTP answer (no connection to the API server); `forbidden`: HTTP 403, a right
+ * this peering's identity lacks there; `failed`: any other answer.
+ */
+export type FailureCause = "unreachable" | "forbidden" | "failed";
+
+/** The kind of failure `error` is, by its HTTP status. Pure. */
+export function failureCauseOf(error: unknown): FailureCause {
+  const status = httpStatusOf(error);
+  return status === undefined ? "unreachable" : status === 403 ? "forbidden" : "failed";
 }
 
 const keyOf = (peering: OutgoingPeering): string => peering.metadata.uid ?? peering.spec.virtualNodeName;
@@ -46,10 +59,10 @@ export class ProviderBackoffs {
     const found = this.failing.get(key) ?? {
       backoff: new Backoff(label, this.policy, this.random),
       reason: "",
-      unreachable: false,
+      cause: "failed" as FailureCause,
     };
     found.reason = (error as Error | undefined)?.message ?? String(error);
-    found.unreachable = httpStatusOf(error) === undefined;
+    found.cause = failureCauseOf(error);
     this.failing.set(key, found);
     const decision = found.backoff.failed(found.reason, now);
     if (decision.report) reporter.warn(decision.report);
@@ -75,13 +88,7 @@ export class ProviderBackoffs {
   ): Pick<RemoteNamespaceReport, "phase" | "message"> | undefined {
     const found = this.failing.get(keyOf(peering));
     if (!found) return undefined;
-    return failingReport(
-      peering.spec.providerClusterName,
-      found.reason,
-      found.unreachable,
-      remoteNamespace,
-      this.policy,
-    );
+    return failingReport(peering.spec.providerClusterName, found.reason, found.cause, remoteNamespace, this.policy);
   }
 
   /** Forgets the peerings not in `peerings` (deleted). */
@@ -93,23 +100,37 @@ export class ProviderBackoffs {
 
 /**
  * What an offloaded namespace's status says of provider `providerName` while calls to it fail
- * with `reason`: `Unreachable` when no connection was made, else `Error`; and that the agent
- * backs off. Pure.
+ * with `reason`: `Unreachable` when no connection was made, `Forbidden` when it refused the
+ * peering's identity a right (the provider's tenant rights are its `Cluster`'s to give, so the
+ * message says what to do instead of waiting), else `Error`; and that the agent backs off. Pure.
  */
 export function failingReport(
   providerName: string,
   reason: string,
-  unreachable: boolean,
+  cause: FailureCause,
   remoteNamespace: string,
   policy: BackoffPolicy = AGENT_BACKOFF,
 ): Pick<RemoteNamespaceReport, "phase" | "message"> {
   const backingOff = `the consumer's agent tries again after a pause that grows to ${policy.maxMs / 1000} s`;
-  return unreachable
-    ? {
+  const forceWayOut = `set force: true on the NamespaceOffloading, then delete it`;
+  switch (cause) {
+    case "unreachable":
+      return {
         phase: "Unreachable",
         message:
           `provider ${providerName} cannot be reached: ${reason}; namespace ${remoteNamespace} there is left as it was ` +
-          `and ${backingOff}. If the provider is gone for good, set force: true on the NamespaceOffloading, then delete it`,
-      }
-    : { phase: "Error", message: `${reason}; ${backingOff}` };
+          `and ${backingOff}. If the provider is gone for good, ${forceWayOut}`,
+      };
+    case "forbidden":
+      return {
+        phase: "Forbidden",
+        message:
+          `provider ${providerName} refuses this peering's identity: ${reason}. Waiting does not change that: the ` +
+          `provider's Cluster gives every consumer the rights of its release (run pulumi up of the stack that holds ` +
+          `it, with this release of the package), or its administrator cut them; ${backingOff}. To withdraw ` +
+          `namespace ${remoteNamespace} without the provider, ${forceWayOut}`,
+      };
+    case "failed":
+      return { phase: "Error", message: `${reason}; ${backingOff}` };
+  }
 }

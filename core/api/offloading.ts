@@ -71,9 +71,11 @@ export interface RemoteNamespaceReport {
    * `Ready`, `Pending`, `Refused` (the provider said no: `message` says why), `Missing` (accepted,
    * but the namespace, or this peering's rights in it, are gone on the provider), `Unreachable`
    * (no connection to the provider: the agent tries again after a pause that grows to 30 s;
-   * `message` says where and why) or `Error` (tried again).
+   * `message` says where and why), `Forbidden` (the provider refuses this peering's identity a
+   * right it needs: waiting cannot change that, the provider's `Cluster` gives its tenants their
+   * rights; `message` names the right, the kind and the identity) or `Error` (tried again).
    */
-  phase: "Ready" | "Pending" | "Refused" | "Missing" | "Unreachable" | "Error";
+  phase: "Ready" | "Pending" | "Refused" | "Missing" | "Unreachable" | "Forbidden" | "Error";
   /** Why; never holds a secret. */
   message?: string;
 }

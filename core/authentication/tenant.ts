@@ -13,6 +13,7 @@ import {
 } from "../api/names.js";
 import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../kube/client.js";
 import { poll } from "../wait/poll.js";
+import { forgeTenantQuota } from "./tenant-quota.js";
 
 const STEP = "authentication";
 
@@ -79,11 +80,33 @@ export async function getTenantKeyFingerprint(
 }
 
 /**
- * The Role of a tenant namespace: the consumer manages its ResourceRequests and reads the offers
- * answered to it, manages the spec of its TunnelEndpoint (the provider's gateway writes the
- * status), and asks for namespaces and pods (RemoteNamespace, OffloadedPod; the provider's agent
- * answers); nothing else (no Secrets, no Pods, no status subresources).
+ * The rights of a tenant namespace's Role: the consumer manages its ResourceRequests and reads the
+ * offers answered to it, manages the spec of its TunnelEndpoint (the provider's gateway writes the
+ * status), and asks for namespaces, pods and Services (RemoteNamespace, OffloadedPod,
+ * ReflectedService; the provider's agent answers); nothing else (no Secrets, no Pods, no status
+ * subresources).
  */
+export const TENANT_RULES: readonly k8s.V1PolicyRule[] = [
+  {
+    apiGroups: [API_GROUP],
+    resources: ["resourcerequests"],
+    verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+  },
+  { apiGroups: [API_GROUP], resources: ["resourceoffers"], verbs: ["get", "list", "watch"] },
+  {
+    apiGroups: [API_GROUP],
+    resources: ["tunnelendpoints"],
+    verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+  },
+  // Offloading: the consumer asks for namespaces, pods and Services; the provider's agent answers in their status.
+  {
+    apiGroups: [API_GROUP],
+    resources: ["remotenamespaces", "offloadedpods", "reflectedservices"],
+    verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+  },
+];
+
+/** The Role of consumer `consumerClusterId`'s tenant namespace: {@link TENANT_RULES}. */
 export function forgeTenantRole(consumerClusterId: string): k8s.V1Role {
   return {
     apiVersion: "rbac.authorization.k8s.io/v1",
@@ -93,25 +116,7 @@ export function forgeTenantRole(consumerClusterId: string): k8s.V1Role {
       namespace: tenantNamespace(consumerClusterId),
       labels: tenantLabels(consumerClusterId),
     },
-    rules: [
-      {
-        apiGroups: [API_GROUP],
-        resources: ["resourcerequests"],
-        verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
-      },
-      { apiGroups: [API_GROUP], resources: ["resourceoffers"], verbs: ["get", "list", "watch"] },
-      {
-        apiGroups: [API_GROUP],
-        resources: ["tunnelendpoints"],
-        verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
-      },
-      // Offloading: the consumer asks for namespaces, pods and Services; the provider's agent answers in their status.
-      {
-        apiGroups: [API_GROUP],
-        resources: ["remotenamespaces", "offloadedpods", "reflectedservices"],
-        verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
-      },
-    ],
+    rules: TENANT_RULES.map((rule) => ({ ...rule })),
   };
 }
 
@@ -140,6 +145,45 @@ export async function ensureTenantRbac(kc: k8s.KubeConfig, consumerClusterId: st
   await ensureObject(kc, forgeTenantRoleBinding(consumerClusterId)).catch(
     describeFailure(`${STEP}: applying RoleBinding ${namespace}/${TENANT_ROLE}`, endpoint),
   );
+}
+
+/**
+ * The consumers whose tenants `namespaces` hold: a namespace is a tenant only when it is named for
+ * the consumer its label names and labelled as this project's (a namespace someone else labelled,
+ * or named like a tenant without the labels, is none). Pure, for {@link reconcileTenants}.
+ */
+export function tenantsAmong(namespaces: readonly k8s.V1Namespace[]): string[] {
+  return namespaces
+    .map((namespace) => ({ name: namespace.metadata?.name, labels: namespace.metadata?.labels ?? {} }))
+    .filter(({ name, labels }) => {
+      const consumer = labels[REMOTE_CLUSTER_LABEL];
+      return labels[MANAGED_BY_LABEL] === MANAGED_BY && consumer !== undefined && name === tenantNamespace(consumer);
+    })
+    .map(({ labels }) => labels[REMOTE_CLUSTER_LABEL]!)
+    .sort();
+}
+
+/**
+ * Brings every tenant of this cluster to this release's quota, Role and RoleBinding: an identity
+ * keeps the rights its first authentication gave it, so a tenant made by an earlier release lacks
+ * the kinds added since until this runs (each `Cluster` install and update does). Resolves the
+ * consumers it reconciled.
+ */
+export async function reconcileTenants(kc: k8s.KubeConfig, step: string): Promise<string[]> {
+  const endpoint = serverOf(kc);
+  const listed = await kc
+    .makeApiClient(k8s.CoreV1Api)
+    .listNamespace({ labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY},${REMOTE_CLUSTER_LABEL}` })
+    .catch(describeFailure(`${step}: listing the tenant namespaces`, endpoint));
+  const consumers = tenantsAmong(listed.items);
+  for (const consumer of consumers) {
+    const namespace = tenantNamespace(consumer);
+    await ensureObject(kc, forgeTenantQuota(consumer)).catch(
+      describeFailure(`${step}: applying the quota of tenant ${namespace}`, endpoint),
+    );
+    await ensureTenantRbac(kc, consumer);
+  }
+  return consumers;
 }
 
 /** Knobs of {@link removeTenant}. */

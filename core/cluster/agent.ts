@@ -68,6 +68,9 @@ export function missingAgent(signs: AgentSigns): string | undefined {
 /** Annotation of the agent's Lease: the SHA-256 fingerprint of the auth certificate it serves. */
 export const SERVED_AUTH_CERTIFICATE_ANNOTATION = `${API_GROUP}/served-auth-certificate-sha256`;
 
+/** Annotation on the agent's Lease: the build the agent runs, `<version>-<build>` (agent/build.ts). */
+export const AGENT_BUILD_ANNOTATION = `${API_GROUP}/agent-build`;
+
 /** SHA-256 of a PEM certificate's DER, in hex. */
 export function certificateFingerprint(certificatePem: string): string {
   return new X509Certificate(certificatePem).fingerprint256.replaceAll(":", "").toLowerCase();
@@ -87,14 +90,15 @@ export interface AgentWait {
 
 /**
  * Waits until the cluster's agent renews its lease and reports serving `servingCertificatePem`
- * (the auth service's current certificate). Read from the cluster's API: the auth service itself
+ * (the auth service's current certificate); resolves the build that agent says it runs (`unknown`
+ * from an agent of a release that did not say). Read from the cluster's API: the auth service itself
  * may be reachable only from the peer (through the tunnel, in-band), not from where this runs.
  */
 export async function waitForAgent(
   kc: k8s.KubeConfig,
   servingCertificatePem: string,
   { timeoutMs, mustAlreadyRun = false, signal }: AgentWait,
-): Promise<void> {
+): Promise<string> {
   const coordination = kc.makeApiClient(k8s.CoordinationV1Api);
   const apps = kc.makeApiClient(k8s.AppsV1Api);
   const wanted = certificateFingerprint(servingCertificatePem);
@@ -112,7 +116,7 @@ export async function waitForAgent(
       waitedMs: Date.now() - started,
     });
   };
-  await poll(
+  return poll(
     {
       step: "cluster",
       object: `agent Lease ${SYSTEM_NAMESPACE}/${AGENT_LEASE} renewed, serving the auth certificate ${wanted.slice(0, 16)}…`,
@@ -129,8 +133,20 @@ export async function waitForAgent(
       if (!isAgentLeaseFresh(lease)) return { done: false, state: `last renewed ${String(lease.spec?.renewTime)}` };
       const served = lease.metadata?.annotations?.[SERVED_AUTH_CERTIFICATE_ANNOTATION];
       return served === wanted
-        ? { done: true, value: undefined }
+        ? { done: true, value: agentBuildOf(lease) }
         : { done: false, state: `agent serves auth certificate ${served?.slice(0, 16) ?? "(none reported)"}…` };
     },
   );
+}
+
+/** The build the agent of `lease` says it runs, or `unknown` (an agent of a release that did not say; no lease). Pure. */
+export const agentBuildOf = (lease: k8s.V1Lease | undefined): string =>
+  lease?.metadata?.annotations?.[AGENT_BUILD_ANNOTATION] ?? "unknown";
+
+/** The build the cluster's agent last said it runs, from its Lease (`unknown` when it says none). */
+export async function readAgentBuild(kc: k8s.KubeConfig): Promise<string> {
+  const lease = await readOptional(() =>
+    kc.makeApiClient(k8s.CoordinationV1Api).readNamespacedLease({ name: AGENT_LEASE, namespace: SYSTEM_NAMESPACE }),
+  );
+  return agentBuildOf(lease);
 }

@@ -15,7 +15,8 @@ import {
 } from "./kubernetes-release.js";
 import { getPeeringsUsing } from "./peerings-using.js";
 import { waitForProjectKindsCounted } from "../authentication/tenant-quota.js";
-import { waitForAgent } from "./agent.js";
+import { reconcileTenants } from "../authentication/tenant.js";
+import { readAgentBuild, waitForAgent } from "./agent.js";
 import {
   decideClusterCidrs,
   describeUndetected,
@@ -69,11 +70,16 @@ export interface InstalledCluster extends ClusterEndpoints, ClusterCidrs {
   readonly kubernetesVersion: string;
   /** How the API server places the pods of offloaded namespaces (by its release). */
   readonly podPlacement: PlacementMechanism;
+  /** The build the cluster's agent says it runs, `<version>-<build>` (`unknown` from an agent that says none). */
+  readonly agentVersion: string;
 }
 
 /** An install that stopped after the cluster's identity was made: `made` is what stands (no auth CA yet). */
 export interface InstallStopped extends Error {
-  readonly made: Omit<InstalledCluster, "authCaCert" | "nodesOutsidePodCidr" | "kubernetesVersion" | "podPlacement">;
+  readonly made: Omit<
+    InstalledCluster,
+    "authCaCert" | "nodesOutsidePodCidr" | "kubernetesVersion" | "podPlacement" | "agentVersion"
+  >;
 }
 
 /** What an install that stopped half-way made, or undefined when `error` is not such a stop. */
@@ -171,6 +177,8 @@ export async function installCluster(
   if (podPlacement === "MutatingWebhook") await ensurePlacementWebhook(kc);
   await ensureCustomResourceDefinitions(kc, { timeoutMs });
   await ensureRemoteNamespaceGuard(kc, "cluster install");
+  // The consumers this cluster provides for get this release's rights, as a new tenant would.
+  await reconcileTenants(kc, "cluster install");
   const gatewayReadBack = readBack.some((service) => service.endpoint === "gateway");
   const identity = {
     clusterName: request.name,
@@ -219,12 +227,20 @@ export async function installCluster(
     if (image && readBack.length === 0) await ensureAgentDeployment(kc, agentDeploymentOf(request, image));
     if (balanced.length > 0) progress.step(2, 2, `cluster: waiting for the agent to serve in ${serverOf(kc)}`);
     if (image) await waitForAgentRollout(kc, timeoutMs);
-    await waitForAgent(kc, certPem, { timeoutMs, mustAlreadyRun: !request.agent?.image });
+    const agentVersion = await waitForAgent(kc, certPem, { timeoutMs, mustAlreadyRun: !request.agent?.image });
     // Once this quota is counted the quota controller knows the project's kinds, so each tenant's
     // quota is counted as soon as the auth service makes it (see tenant-quota.ts).
     await waitForProjectKindsCounted(kc, "cluster install", timeoutMs);
     const nodesOutsidePodCidr = nodesOutside(cidrs.podCidr, await getNodeRanges(kc));
-    return { ...made, ...reached, authCaCert, nodesOutsidePodCidr, kubernetesVersion: release.text, podPlacement };
+    return {
+      ...made,
+      ...reached,
+      authCaCert,
+      nodesOutsidePodCidr,
+      kubernetesVersion: release.text,
+      podPlacement,
+      agentVersion,
+    };
   } catch (error) {
     throw Object.assign(error instanceof Error ? error : new Error(String(error)), { made });
   }
@@ -248,13 +264,17 @@ export function cidrWarnings(
 export async function readInstall(
   kubeconfig: string,
   kubeconfigInput: string,
-): Promise<{ clusterId: string; apiServerUrl: string; nodesOutsidePodCidr: string[] } | undefined> {
+): Promise<
+  { clusterId: string; apiServerUrl: string; nodesOutsidePodCidr: string[]; agentVersion: string } | undefined
+> {
   const kc = loadKubeconfig(kubeconfig, kubeconfigInput);
   const identity = await getClusterIdentity(kc);
   if (!identity) return undefined;
   // A node added since the install whose range the recorded pod CIDR does not hold: drift a refresh shows.
   const nodesOutsidePodCidr = identity.podCidr ? nodesOutside(identity.podCidr, await getNodeRanges(kc)) : [];
-  return { clusterId: identity.clusterId, apiServerUrl: identity.apiServerUrl, nodesOutsidePodCidr };
+  // What runs now: an agent rolled since the last up (by hand, or by another stack) shows here.
+  const agentVersion = await readAgentBuild(kc);
+  return { clusterId: identity.clusterId, apiServerUrl: identity.apiServerUrl, nodesOutsidePodCidr, agentVersion };
 }
 
 /** What an import finds of an install: everything its `Cluster` resource's inputs and outputs come from. */

@@ -21,6 +21,7 @@ import { getClusterIdentity, type ClusterIdentity } from "../cluster/install.js"
 import { deleteOptional, describeFailure, ensureObject, isNotFound, readOptional, serverOf } from "../kube/client.js";
 import type { Progress } from "../operation/progress.js";
 import { describeUnreachable, providerUnreachableError } from "../operation/unreachable.js";
+import { refusingProviders, rightsRefusedError } from "./provider-rights.js";
 import { poll, WaitTimeoutError } from "../wait/poll.js";
 import { placePods, readPodOffloading, stopPlacingPods } from "./pod-placement.js";
 import {
@@ -113,7 +114,8 @@ export async function readOffloadingState(
       serverOf(kc),
     ),
   );
-  return { remotes, status: offloadingStatus(remotes, live.spec.virtualNodes, unreachable) };
+  const refusing = await refusingProviders(kc, live.spec.virtualNodes, `NamespaceOffloading ${namespace}`);
+  return { remotes, status: offloadingStatus(remotes, live.spec.virtualNodes, [...unreachable, ...refusing]) };
 }
 
 /** What an import finds of a namespace's offloading on the consumer (each part undefined when absent). */
@@ -176,6 +178,8 @@ export async function offloadNamespace(
     STEP,
   ).catch(describeFailure(`${STEP}: reading the peerings of ${where}`, endpoint));
   if (isNonEmpty(unreachable)) throw providerUnreachableError(unreachable, "NamespaceOffloading");
+  const refusing = await refusingProviders(kc, request.virtualNodes, where);
+  if (refusing.length > 0) throw rightsRefusedError(STEP, refusing);
   const namespace = await readOptional(() =>
     kc.makeApiClient(k8s.CoreV1Api).readNamespace({ name: request.namespace }),
   ).catch(describeFailure(`${STEP}: reading Namespace ${request.namespace}`, endpoint));
@@ -318,6 +322,10 @@ export async function withdrawNamespace(
       )
     : [];
   if (isNonEmpty(unreachable) && !options.force) throw providerUnreachableError(unreachable, "NamespaceOffloading");
+  // A provider that refuses the consumer's identity what the withdrawal needs is as out of reach.
+  const refusing = live ? await refusingProviders(kc, live.spec.virtualNodes, where) : [];
+  if (refusing.length > 0 && !options.force) throw rightsRefusedError(STEP, refusing);
+  unreachable.push(...refusing);
   // First, so that the pods a controller makes while the rest goes stay on the consumer. Not
   // confirmed by a dry-run pod: the namespace may be going already, and then refuses any pod.
   await stopPlacingPods(kc, { namespace }, STEP);

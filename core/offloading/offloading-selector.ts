@@ -33,6 +33,7 @@ import { poll, WaitTimeoutError } from "../wait/poll.js";
 import { withdrawNamespace, type LeftOnProvider, type WithdrawOptions } from "./namespace-offloading.js";
 import { placePods, stopPlacingPods, type PlacementScope } from "./pod-placement.js";
 import { findUnreachableProviders } from "./provider-reach.js";
+import { refusingProviders, rightsRefusedError } from "./provider-rights.js";
 import { listOffloading } from "./objects.js";
 
 const STEP = "offloading";
@@ -118,6 +119,8 @@ export async function offloadSelectedNamespaces(
   ).catch(describeFailure(`${STEP}: reading the peerings of ${where}`, endpoint));
   const [first, ...more] = unreachable;
   if (first) throw providerUnreachableError([first, ...more], "NamespaceOffloading");
+  const refusing = await refusingProviders(kc, request.virtualNodes, where);
+  if (refusing.length > 0) throw rightsRefusedError(STEP, refusing);
   const object: OffloadingSelector = {
     apiVersion: API_GROUP_VERSION,
     kind: "OffloadingSelector",
@@ -168,7 +171,12 @@ export async function readSelectorState(
   const unreachable = await findUnreachableProviders(kc, live.spec.virtualNodes, [], "refresh").catch(
     describeFailure(`${STEP}: reading the peerings of OffloadingSelector ${SYSTEM_NAMESPACE}/${name}`, serverOf(kc)),
   );
-  const problems = [...unreachable.map(describeUnreachable), ...selectedProblems(namespaces)];
+  const refusing = await refusingProviders(
+    kc,
+    live.spec.virtualNodes,
+    `OffloadingSelector ${SYSTEM_NAMESPACE}/${name}`,
+  );
+  const problems = [...[...unreachable, ...refusing].map(describeUnreachable), ...selectedProblems(namespaces)];
   return { namespaces, status: problems.length > 0 ? problems.join("; ") : "Ready" };
 }
 
@@ -195,6 +203,8 @@ export async function withdrawSelectedNamespaces(
     );
     const [first, ...more] = unreachable;
     if (first) throw providerUnreachableError([first, ...more], "NamespaceOffloading");
+    const refusing = await refusingProviders(kc, live.spec.virtualNodes, where);
+    if (refusing.length > 0) throw rightsRefusedError(STEP, refusing);
   }
   await stopPlacingPods(kc, scopeOf(name, live.spec.namespaceSelector), STEP);
   await readOptional(() =>

@@ -20,11 +20,20 @@ export interface UnreachableProvider {
   readonly endpoint: string;
   /** Why, as the connection classifier says it (`connection refused (…)`). */
   readonly cause: string;
+  /**
+   * Set when the provider answers but refuses the consumer's identity what the operation needs: out
+   * of reach for it as surely as a provider that is gone (`cause` names the rights).
+   */
+  readonly refuses?: true;
 }
 
-/** `provider a is unreachable: API server https://…:6443: connection refused (…)`. */
+/**
+ * `provider a is unreachable: API server https://…:6443: connection refused (…)`, or for one that
+ * refuses: `provider a refuses the consumer: API server …: its identity … may not …`.
+ */
 export function describeUnreachable(found: UnreachableProvider): string {
-  return `provider ${found.providerName} is unreachable: ${found.endpoint}: ${found.cause}`;
+  const what = found.refuses ? "refuses the consumer" : "is unreachable";
+  return `provider ${found.providerName} ${what}: ${found.endpoint}: ${found.cause}`;
 }
 
 /**

@@ -68,6 +68,8 @@ export interface ClusterOutputs extends ClusterInputs {
   readonly kubernetesVersion?: string;
   /** How the cluster places offloaded pods, by its release (state written before has none). */
   readonly podPlacement?: string;
+  /** The build the cluster's agent runs, as of the last install or refresh (state written before has none). */
+  readonly agentVersion?: string;
   readonly apiServerUrl: string;
   readonly authUrl: string;
   readonly authCaCert: string;

@@ -14,7 +14,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { buildImages, formatReport, type BuiltImage } from "../../image/build.js";
-import { AGENT_ENTRYPOINT, NONROOT } from "../../image/agent-image.js";
+import { AGENT_ENTRYPOINT, AGENT_PATHS, NONROOT } from "../../image/agent-image.js";
+import { AGENT_BUNDLE } from "../../image/agent-bundle.js";
+import { DEFAULT_AGENT_IMAGE } from "../../core/cluster/agent-image.js";
 import { poll } from "../../core/wait/poll.js";
 import { pinnedVersion } from "../support/versions.js";
 
@@ -158,14 +160,19 @@ describe("the project's images", () => {
   afterAll(() => rm(work, { recursive: true, force: true }));
 
   it(
-    "are built twice with the same bytes and digests, under the version's references",
+    "are built twice with the same bytes and digests, under the version's references (the agent's naming its bundle too)",
     async () => {
       const version = JSON.parse(await readFile(join(__dirname, "..", "..", "package.json"), "utf8")).version;
-      expect(first.map((image) => image.reference)).toEqual(
-        ["agent", "podtool", "pause", "coredns", "metallb-controller", "metallb-speaker", "flannel"].map(
+      const bundle = await readFile(AGENT_BUNDLE);
+      const build = createHash("sha256").update(bundle).digest("hex").slice(0, 12);
+      expect(first.map((image) => image.reference)).toEqual([
+        `pulumi-liqo.local/agent:${version}-${build}`,
+        ...["podtool", "pause", "coredns", "metallb-controller", "metallb-speaker", "flannel"].map(
           (name) => `pulumi-liqo.local/${name}:${version}`,
         ),
-      );
+      ]);
+      // What the package deploys by default is that reference.
+      expect(DEFAULT_AGENT_IMAGE).toBe(first[0]!.reference);
       for (const [i, image] of first.entries()) {
         const [a, b] = await Promise.all([readFile(image.file), readFile(second[i]!.file)]);
         expect({ name: image.name, digest: second[i]!.digest, same: a.equals(b) }).toEqual({
@@ -189,6 +196,11 @@ describe("the project's images", () => {
     async () => {
       const { rootfs, config } = await unpackRootfs(first[0]!.file, join(work, "agent"));
       expect(config.config).toMatchObject({ Entrypoint: AGENT_ENTRYPOINT, User: `${NONROOT}:${NONROOT}` });
+      // The tag names the code inside: two builds of different code never share a reference.
+      const inside = createHash("sha256")
+        .update(await readFile(join(rootfs, AGENT_PATHS.bundle)))
+        .digest("hex");
+      expect(first[0]!.reference.endsWith(`-${inside.slice(0, 12)}`)).toBe(true);
       const env = config.config.Env;
 
       // ip also says it cannot read libbpf's runtime version: it looks in /proc/self/maps, and this chroot has no /proc.

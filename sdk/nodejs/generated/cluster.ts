@@ -126,6 +126,13 @@ export abstract class ClusterResource extends pulumi.dynamic.Resource {
    * webhook its agent serves, whose pods must then run for pods of those namespaces to be created.
    */
   declare readonly podPlacement: pulumi.Output<"MutatingAdmissionPolicy" | "MutatingWebhook" | undefined>;
+  /**
+   * The build the cluster's agent says it runs, `<version>-<build>` (e.g. `0.2.0-3f2a9c1b7d0e`:
+   * the package version and the first 12 hex digits of the agent bundle's SHA-256, as the agent
+   * image's tag names them), as of the last up or refresh; `unknown` from an agent of a release
+   * that did not say, `unbundled` from one run from the compiled sources.
+   */
+  declare readonly agentVersion: pulumi.Output<string | undefined>;
 
   protected constructor(name: string, args: ClusterArgs, opts?: pulumi.CustomResourceOptions) {
     super(

@@ -296,6 +296,7 @@ class Cluster(pulumi.CustomResource):
             __props__.__dict__["service_cidr"] = service_cidr
             __props__.__dict__["timeout_seconds"] = timeout_seconds
             __props__.__dict__["access"] = None
+            __props__.__dict__["agent_version"] = None
             __props__.__dict__["auth_ca_cert"] = None
             __props__.__dict__["auth_url"] = None
             __props__.__dict__["cluster_id"] = None
@@ -329,6 +330,7 @@ class Cluster(pulumi.CustomResource):
         __props__ = ClusterArgs.__new__(ClusterArgs)
 
         __props__.__dict__["access"] = None
+        __props__.__dict__["agent_version"] = None
         __props__.__dict__["api_server_url"] = None
         __props__.__dict__["auth_ca_cert"] = None
         __props__.__dict__["auth_url"] = None
@@ -351,6 +353,14 @@ class Cluster(pulumi.CustomResource):
         How other resources reach this cluster (its kubeconfig is secret): what a program of the provider plugin gives as a PeeringToken's cluster, a Peering's consumer or providerCluster, a NamespaceOffloading's consumer; this package's TypeScript resources take the Cluster itself.
         """
         return pulumi.get(self, "access")
+
+    @_builtins.property
+    @pulumi.getter(name="agentVersion")
+    def agent_version(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The build the cluster's agent says it runs, `<version>-<build>` (e.g. `0.2.0-3f2a9c1b7d0e`: the package version and the first 12 hex digits of the agent bundle's SHA-256, as the agent image's tag names them), as of the last up or refresh; `unknown` from an agent of a release that did not say, `unbundled` from one run from the compiled sources.
+        """
+        return pulumi.get(self, "agent_version")
 
     @_builtins.property
     @pulumi.getter(name="apiServerUrl")

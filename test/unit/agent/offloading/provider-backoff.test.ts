@@ -84,11 +84,33 @@ describe("the consumer's agent and a provider it cannot reach", () => {
   );
 
   test("GIVEN a provider that answers with a failure WHEN reported THEN it is an Error, not Unreachable", () => {
-    expect(failingReport("a", answered.message, false, "shop-b").phase).toBe("Error");
+    expect(failingReport("a", answered.message, "failed", "shop-b").phase).toBe("Error");
     const backoffs = new ProviderBackoffs(undefined, () => 0);
     backoffs.failed(peering("liqo-a"), answered, 0, recording());
     expect(backoffs.reportOf(peering("liqo-a"), "shop-b")?.phase).toBe("Error");
   });
+
+  test(
+    "GIVEN a provider that refuses the peering's identity a right (HTTP 403) WHEN reported THEN it is Forbidden, " +
+      "naming what was refused and the two ways out: the provider's Cluster, or force",
+    () => {
+      const forbidden = Object.assign(
+        new Error(
+          "offloading: listing ReflectedServices in pulumi-liqo-tenant-x at https://10.0.0.1:6443: HTTP 403: " +
+            'reflectedservices.liqo.pulumi.io is forbidden: User "pulumi-liqo:consumer:bb" cannot list resource "reflectedservices"',
+        ),
+        { httpStatus: 403 },
+      );
+      const backoffs = new ProviderBackoffs(undefined, () => 0);
+      backoffs.failed(peering("liqo-a"), forbidden, 0, recording());
+      const report = backoffs.reportOf(peering("liqo-a"), "shop-b");
+      expect(report?.phase).toBe("Forbidden");
+      expect(report?.message).toContain(`provider a refuses this peering's identity: ${forbidden.message}`);
+      expect(report?.message).toContain("Waiting does not change that");
+      expect(report?.message).toContain("provider's Cluster");
+      expect(report?.message).toContain("set force: true on the NamespaceOffloading");
+    },
+  );
 
   test("GIVEN a failing provider WHEN it answers again THEN the agent says it recovered once, and calls it at once from then on", () => {
     const backoffs = new ProviderBackoffs(undefined, () => 0);
