@@ -11,7 +11,7 @@
  * Needs $LIQO_E2E_BIN_DIR (scripts/lib.sh) holding e2e.test and agnhost: `scripts/toolchain.sh conformance`.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { downLab, listLabs } from "../../local-cluster/lab.js";
 import { commandPath } from "../../local-cluster/commands.js";
 import { labOwner, TEST_LAB_ROOT } from "../../harness/labs.js";
@@ -46,7 +46,8 @@ function parseOptions(args: readonly string[]): Options {
     else throw new Error(`${arg}: not understood, or its value is missing or wrong\n${USAGE}`);
     i++;
   }
-  return { passes, ...(focus ? { focus } : {}), out };
+  // Absolute: e2e.test runs in its report directory and takes --report-dir from there.
+  return { passes, ...(focus ? { focus } : {}), out: resolve(out) };
 }
 
 /** Where the toolchain put e2e.test and agnhost. */

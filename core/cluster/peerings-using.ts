@@ -3,7 +3,8 @@
  * (lifecycle.ts): read from the cluster's own records, so that no peer needs to answer.
  */
 import * as k8s from "@kubernetes/client-node";
-import { MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL } from "../api/index.js";
+import { MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL, tenantNamespace } from "../api/index.js";
+import { tenantsAmong } from "../authentication/tenant.js";
 import { listOutgoingPeerings } from "../virtual-node/outgoing-peering.js";
 
 /**
@@ -17,9 +18,9 @@ export async function getPeeringsUsing(kc: k8s.KubeConfig): Promise<string[]> {
   const namespaces = await kc
     .makeApiClient(k8s.CoreV1Api)
     .listNamespace({ labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY},${REMOTE_CLUSTER_LABEL}` });
-  const incoming = namespaces.items.map(
-    (ns) =>
-      `incoming peering from consumer ${ns.metadata?.labels?.[REMOTE_CLUSTER_LABEL]} (namespace ${ns.metadata?.name})`,
+  // Only a tenant counts: a namespace someone else labelled holds no peering up.
+  const incoming = tenantsAmong(namespaces.items).map(
+    (consumer) => `incoming peering from consumer ${consumer} (namespace ${tenantNamespace(consumer)})`,
   );
   return [...outgoing, ...incoming];
 }

@@ -70,7 +70,7 @@ describe("revoked and half-made peerings through the pulumi CLI", () => {
         expect((await previewOf(workspace)).steps.sort()).toEqual(["update b-to-a", "update b-to-a-tunnel"]);
         // An up right after the preview the test checked runs without previewing again (--skip-preview), here and below.
         const up = await workspace.ok(["up", "--yes", "--skip-preview"]);
-        expect(up.stdout).toContain(`[1/3] authentication: asking ${a.authUrl} for an identity`);
+        expect(up.stdout).toContain(`[1/3] authentication: asking ${String(token["authUrl"])} for an identity`);
         expect((await waitForReadyStatus(adminConfig(b), "liqo-a", "True", ONE_HEARTBEAT_MS)).reason).toBe(
           "PeeringActive",
         );

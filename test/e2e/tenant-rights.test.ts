@@ -5,8 +5,8 @@
  * 403, so `pulumi refresh` names it, and an update of the offloading and `pulumi destroy` fail
  * within seconds, not at their deadline, naming the identity, the kind and the ways out, and
  * change nothing. What a provider's `Cluster` install runs gives the rights back, to the consumer's
- * tenant only (a namespace dressed as another consumer's tenant gets none), and destroy then
- * leaves nothing.
+ * tenant only (a namespace dressed as another consumer's tenant gets none, and does not hold the
+ * provider's uninstall up as a peering would), and destroy then leaves nothing.
  */
 import * as k8s from "@kubernetes/client-node";
 import { join } from "node:path";
@@ -151,6 +151,7 @@ describe("a consumer whose rights on its provider were cut", () => {
             return now === "Ready" ? { done: true, value: undefined } : { done: false, state: now };
           },
         );
+        // Nor does it hold a's uninstall up: it is no tenant.
         await workspace.ok(["destroy", "--yes", "--skip-preview"]);
       } finally {
         await workspace.pulumi(["destroy", "--yes", "--skip-preview"]);
