@@ -20,8 +20,7 @@ import {
 } from "../../core/api/names.js";
 import { NAMESPACE_OFFLOADING_NAME, API_VERSION } from "../../core/api/index.js";
 import { reconcileTenants, TENANT_ROLE } from "../../core/authentication/tenant.js";
-import { readOptional } from "../../core/kube/client.js";
-import { deleteNamespaceAndPods } from "../../core/kube/namespaces.js";
+import { deleteOptional, readOptional } from "../../core/kube/client.js";
 import { poll } from "../../core/wait/poll.js";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
@@ -46,13 +45,12 @@ const OFFLOADED = "rights-shop";
 /** A namespace named as a tenant of one consumer and labelled for another: no tenant. */
 const DRESSED_UP = tenantNamespace("0000000000000000");
 
-/** Deletes namespace `name` (its pods at once) and waits until it is gone (a terminating namespace is still a trace). */
-async function deleteNamespaceAndWait(kc: k8s.KubeConfig, name: string, endpoint: string): Promise<void> {
-  await deleteNamespaceAndPods(kc, name);
-  const core = kc.makeApiClient(k8s.CoreV1Api);
+/** Deletes namespace `name` and waits until it is gone (a terminating namespace is still a trace). */
+async function deleteNamespaceAndWait(core: k8s.CoreV1Api, name: string, endpoint: string): Promise<void> {
+  await deleteOptional(() => core.deleteNamespace({ name }));
   await poll(
     { step: "test", object: `namespace ${name} gone`, endpoint },
-    { timeoutMs: 120_000, intervalMs: 500 },
+    { timeoutMs: 60_000, intervalMs: 500 },
     async () =>
       (await readOptional(() => core.readNamespace({ name })))
         ? { done: false, state: "terminating" }
@@ -158,8 +156,8 @@ describe("a consumer whose rights on its provider were cut", () => {
       } finally {
         await workspace.pulumi(["destroy", "--yes", "--skip-preview"]);
         workspace.dispose();
-        await deleteNamespaceAndWait(adminConfig(b), OFFLOADED, b.apiServerUrl);
-        await deleteNamespaceAndWait(adminConfig(a), DRESSED_UP, a.apiServerUrl);
+        await deleteNamespaceAndWait(bCore, OFFLOADED, b.apiServerUrl);
+        await deleteNamespaceAndWait(aCore, DRESSED_UP, a.apiServerUrl);
       }
       expect(await projectTraces(a.kubeconfig)).toEqual([]);
       expect(await projectTraces(b.kubeconfig)).toEqual([]);
