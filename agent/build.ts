@@ -3,7 +3,7 @@
  * version baked into the bundle by `npm run build`, the build the hash of the bundle itself, which
  * is this file once bundled). The agent says it on its Lease, so a `Cluster` shows what runs, not
  * what it asked for. Run from the compiled sources (the local clusters' host agents) it is
- * `unbundled`.
+ * `<version>-unbundled`.
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
