@@ -3,7 +3,8 @@
  * version baked into the bundle by `npm run build`, the build the hash of the bundle itself, which
  * is this file once bundled). The agent says it on its Lease, so a `Cluster` shows what runs, not
  * what it asked for. Run from the compiled sources (the local clusters' host agents) it is
- * `<version>-unbundled`.
+ * `unbundled`. The build is worked out as image/agent-bundle.ts `buildIdOf` does it when it tags the
+ * image: the image build imports nothing of the product, so the one line is written in both.
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";

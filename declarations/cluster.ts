@@ -112,10 +112,15 @@ export const CLUSTER = declareResource({
     },
     force: {
       type: boolean,
-      description: "Uninstall on delete even while peerings still use the cluster.",
+      description:
+        "Uninstall on delete even while peerings still use the cluster; and with the cluster " +
+        "unreachable (found by one short look: a TLS handshake and one request, a few seconds), leave " +
+        "the stack anyway and list what its install leaves there. Without it, such a delete fails at " +
+        "once and changes nothing. Changing it updates in place without contacting the cluster, so it " +
+        "can be set after the cluster is gone: `pulumi up`, then `pulumi destroy`.",
       default: "false",
       change: inPlace(
-        "only whether a later delete uninstalls while peerings use the cluster; install runs again as it is",
+        "only what a later delete does (peerings still using the cluster, the cluster out of reach); update records it and contacts no cluster",
       ),
     },
   },

@@ -90,7 +90,7 @@ export const NAMESPACE_OFFLOADING = declareResource({
     force: {
       type: boolean,
       description:
-        "On delete with a provider unreachable (found in one connection attempt of a few seconds), " +
+        "On delete with a provider unreachable (found by one short look: a TLS handshake and one request, a few seconds), " +
         "remove the consumer's side anyway: the NamespaceOffloading, and the namespace's pods on " +
         "that provider's virtual node (removed at once, as no kubelet will), and list what stays on " +
         "the provider (the remote namespace, the ConfigMaps and Secrets reflected into it, the " +
@@ -112,7 +112,8 @@ export const NAMESPACE_OFFLOADING = declareResource({
         "providers). A change updates in place and applies to pods created from then on.",
       default: '"local-and-remote"',
       change: inPlace(
-        "pods created from then on are placed by the new policy; pods already running stay where they are",
+        "pods created from then on are placed by the new policy; pods already running stay where they are " +
+          "(a state made by a release that recorded no policy gets the default applied and recorded)",
       ),
     },
     serviceAccountTokens: {

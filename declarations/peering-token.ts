@@ -1,5 +1,5 @@
 /** The declaration of `PeeringToken` (vocabulary.ts says its words). */
-import { declareResource, inPlace, integer, replaces, resource, string } from "./vocabulary.js";
+import { boolean, declareResource, inPlace, integer, replaces, resource, string } from "./vocabulary.js";
 
 /** Why what the token hands over changes nothing but the outputs. */
 const HANDOVER =
@@ -45,6 +45,17 @@ export const PEERING_TOKEN = declareResource({
       change: replaces(
         "a new token is made and the old one revoked: it stops working for new peerings, existing peerings keep their identities",
       ),
+    },
+    force: {
+      type: boolean,
+      description:
+        "On delete with the cluster unreachable (found by one short look: a TLS handshake and one " +
+        "request, a few seconds), leave the stack anyway and list what stays: the token's record, " +
+        "with which the token is accepted while it stays. Without it, such a delete fails at once and " +
+        "changes nothing. Changing it updates in place without contacting the cluster, so it can be " +
+        "set after the cluster is gone: `pulumi up`, then `pulumi destroy`.",
+      default: "false",
+      change: inPlace("only what a later delete does when the cluster cannot be reached; update records it"),
     },
   },
   outputs: {

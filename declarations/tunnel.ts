@@ -98,7 +98,7 @@ export const TUNNEL = declareResource({
     force: {
       type: boolean,
       description:
-        "On delete with the provider unreachable (found in one connection attempt of a few " +
+        "On delete with the provider unreachable (found by one short look: a TLS handshake and one request, a few " +
         "seconds), remove the consumer's side anyway (its TunnelEndpoint, which its gateway takes " +
         "down) and list what stays on the provider. Without it, such a delete fails at once and " +
         "changes nothing. Changing it updates in place without contacting either cluster, so it can " +

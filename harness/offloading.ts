@@ -34,6 +34,31 @@ export function podtoolSpec(virtualNode: string, extra: Partial<k8s.V1PodSpec> =
 }
 
 /**
+ * Creates Deployment `name` of `replicas` podtool pods (labelled `app: <name>`) in `namespace` of
+ * the consumer, each for the virtual node `virtualNode`; resolves once they are all Running.
+ */
+export async function runPodtoolDeployment(
+  consumer: k8s.KubeConfig,
+  namespace: string,
+  name: string,
+  replicas: number,
+  virtualNode: string,
+): Promise<k8s.V1Pod[]> {
+  await consumer.makeApiClient(k8s.AppsV1Api).createNamespacedDeployment({
+    namespace,
+    body: {
+      metadata: { name },
+      spec: {
+        replicas,
+        selector: { matchLabels: { app: name } },
+        template: { metadata: { labels: { app: name } }, spec: podtoolSpec(virtualNode) },
+      },
+    },
+  });
+  return runningPods(consumer, namespace, `app=${name}`, replicas);
+}
+
+/**
  * Makes namespace `namespace` on the consumer and offloads it through `virtualNode` (its pods placed
  * by `podOffloading`), with the steps of the `NamespaceOffloading` resource; resolves once the
  * provider made `remoteNamespace` and the consumer's API server places the namespace's pods.

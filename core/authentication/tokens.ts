@@ -281,6 +281,20 @@ export async function revokePeeringToken(kc: k8s.KubeConfig, tokenId: string): P
 }
 
 /**
+ * What a forced delete of token `tokenId` leaves on a cluster out of reach: its record, with which
+ * the token would still be accepted for new peerings were the cluster to come back. Pure.
+ */
+export function tokenLeftOnCluster(tokenId: string): string[] {
+  return [
+    `Secret ${SYSTEM_NAMESPACE}/${peeringTokenSecretName(tokenId)}, the token's record (the token is accepted for new peerings while it stays)`,
+  ];
+}
+
+/** How what {@link tokenLeftOnCluster} lists goes, once the cluster is back. */
+export const TOKEN_LEFT_REMEDY =
+  "If the cluster comes back, delete that Secret there to revoke the token (uninstalling the cluster removes it too)";
+
+/**
  * The ids of every token recorded on the provider (one list call). The auth service uses it to
  * tell a caller naming a real token from a stranger's guess without a read per guess.
  */

@@ -165,3 +165,21 @@ export async function waitForAgentRollout(kc: k8s.KubeConfig, timeoutMs: number)
     );
   }
 }
+
+/**
+ * The control agent's pods a finished rollout left (those not being deleted), by name: the names
+ * they renew the agent's Lease under. An old pod still shutting down renews it too, for a moment.
+ */
+export async function rolledOutAgentPods(kc: k8s.KubeConfig): Promise<string[]> {
+  const deployment = await readOptional(() =>
+    kc.makeApiClient(k8s.AppsV1Api).readNamespacedDeployment({ name: AGENT_NAME, namespace: SYSTEM_NAMESPACE }),
+  );
+  const selector = Object.entries(deployment?.spec?.selector?.matchLabels ?? {})
+    .map(([key, value]) => `${key}=${value}`)
+    .join(",");
+  if (!selector) return [];
+  const pods = await kc
+    .makeApiClient(k8s.CoreV1Api)
+    .listNamespacedPod({ namespace: SYSTEM_NAMESPACE, labelSelector: selector });
+  return pods.items.filter((pod) => !pod.metadata?.deletionTimestamp).map((pod) => pod.metadata!.name!);
+}

@@ -85,6 +85,11 @@ export interface AgentWait {
    * {@link missingAgent}), instead of at its timeout. @default false
    */
   readonly mustAlreadyRun?: boolean;
+  /**
+   * The agent's pods a rollout left: the wait then also waits for one of them to renew the lease,
+   * so that the build it resolves is the new agent's, not that of an old one still shutting down.
+   */
+  readonly holders?: readonly string[];
   readonly signal?: AbortSignal;
 }
 
@@ -97,7 +102,7 @@ export interface AgentWait {
 export async function waitForAgent(
   kc: k8s.KubeConfig,
   servingCertificatePem: string,
-  { timeoutMs, mustAlreadyRun = false, signal }: AgentWait,
+  { timeoutMs, mustAlreadyRun = false, holders, signal }: AgentWait,
 ): Promise<string> {
   const coordination = kc.makeApiClient(k8s.CoordinationV1Api);
   const apps = kc.makeApiClient(k8s.AppsV1Api);
@@ -131,6 +136,12 @@ export async function waitForAgent(
       if (stop) return { failed: true, reason: stop };
       if (!lease) return { done: false, state: "no lease: is the agent running in this cluster?" };
       if (!isAgentLeaseFresh(lease)) return { done: false, state: `last renewed ${String(lease.spec?.renewTime)}` };
+      const holder = lease.spec?.holderIdentity ?? "";
+      if (holders && holders.length > 0 && !holders.includes(holder))
+        return {
+          done: false,
+          state: `renewed by ${holder || "no one named"}, not yet by the new pod ${holders.join(" or ")}`,
+        };
       const served = lease.metadata?.annotations?.[SERVED_AUTH_CERTIFICATE_ANNOTATION];
       return served === wanted
         ? { done: true, value: agentBuildOf(lease) }

@@ -3,7 +3,8 @@
  * step is idempotent, so an install that stopped half-way is finished by running it again.
  */
 import type * as k8s from "@kubernetes/client-node";
-import { describeOwner, SYSTEM_NAMESPACE } from "../api/names.js";
+import { API_GROUP, describeOwner, MANAGED_BY, MANAGED_BY_LABEL, SYSTEM_NAMESPACE } from "../api/names.js";
+import { clusterUnreachableError } from "../operation/unreachable.js";
 import { describeFailure, loadKubeconfig, probeApiServer, serverOf } from "../kube/client.js";
 import { readServerVersion } from "../kube/server-version.js";
 import {
@@ -34,7 +35,7 @@ import { deleteAgentClusterRbac, ensureAgentDeployment, readAgentDeployment } fr
 import { ensureRemoteNamespaceGuard } from "./remote-namespace-guard.js";
 import type { Progress } from "../operation/progress.js";
 import { startDeadline } from "../wait/deadline.js";
-import { waitForAgentRollout } from "./agent-rollout.js";
+import { rolledOutAgentPods, waitForAgentRollout } from "./agent-rollout.js";
 import { servicesToReadBack } from "./exposure-plan.js";
 import { waitForExposedHosts } from "./load-balancer.js";
 import {
@@ -227,7 +228,8 @@ export async function installCluster(
     if (image && readBack.length === 0) await ensureAgentDeployment(kc, agentDeploymentOf(request, image));
     if (balanced.length > 0) progress.step(2, 2, `cluster: waiting for the agent to serve in ${serverOf(kc)}`);
     if (image) await waitForAgentRollout(kc, timeoutMs);
-    const agentVersion = await waitForAgent(kc, certPem, { timeoutMs, mustAlreadyRun: !request.agent?.image });
+    const holders = image ? await rolledOutAgentPods(kc) : [];
+    const agentVersion = await waitForAgent(kc, certPem, { timeoutMs, mustAlreadyRun: !request.agent?.image, holders });
     // Once this quota is counted the quota controller knows the project's kinds, so each tenant's
     // quota is counted as soon as the auth service makes it (see tenant-quota.ts).
     await waitForProjectKindsCounted(kc, "cluster install", timeoutMs);
@@ -328,12 +330,43 @@ export interface ClusterRemoval {
   readonly keepDefinitions?: boolean;
 }
 
+/** What {@link removeCluster} did besides uninstalling. */
+export interface ClusterRemovalOutcome {
+  /** Set when the install is another Cluster resource's: whose, for the user. Nothing was touched. */
+  readonly forgotten?: string;
+  /** Set when the cluster was out of reach and `force` let the resource go: where, and what stays there. */
+  readonly left?: { readonly endpoint: string; readonly items: readonly string[] };
+}
+
+/** What an install leaves in a cluster that a forced delete could not reach. Pure. */
+export function installLeftOnCluster(): string[] {
+  return [
+    `namespace ${SYSTEM_NAMESPACE}: the agent, the gateway, the route agents, the auth service and their Secrets ` +
+      "(the cluster's identity, its CA, the gateway's WireGuard keys, the peering tokens' records)",
+    `the namespaces labelled ${MANAGED_BY_LABEL}=${MANAGED_BY} (each peered consumer's tenant, with its identity's Role)`,
+    `the CustomResourceDefinitions of ${API_GROUP} with their objects, and the cluster-wide RBAC, webhooks and CertificateSigningRequests of the install`,
+  ];
+}
+
+/** How what {@link installLeftOnCluster} lists goes, should the cluster come back. */
+export const INSTALL_LEFT_REMEDY =
+  "If the cluster comes back, import its Cluster into a stack (pulumi import, with the cluster ID as the ID) and destroy it there to uninstall";
+
 /**
  * Uninstalls the cluster, unless peerings still use it (an error that lists them) or the install
  * is another Cluster resource's: then nothing is touched, and what is returned says whose it is.
+ * One short look at the cluster comes first: out of reach, it fails at once changing nothing,
+ * unless `force`: then nothing is tried there and what stays is returned.
  */
-export async function removeCluster(request: ClusterRemoval): Promise<{ forgotten?: string }> {
+export async function removeCluster(request: ClusterRemoval): Promise<ClusterRemovalOutcome> {
   const kc = loadKubeconfig(request.kubeconfig, request.kubeconfigInput);
+  const unreachable = await probeApiServer(kc);
+  if (unreachable) {
+    const endpoint = `API server ${serverOf(kc)}`;
+    if (!request.force)
+      throw clusterUnreachableError(`uninstall of cluster ${request.name}`, "Cluster", endpoint, unreachable);
+    return { left: { endpoint, items: installLeftOnCluster() } };
+  }
   const removal = removalOf({
     holder: await getInstallOwner(kc),
     owner: request.owner,
@@ -347,7 +380,7 @@ export async function removeCluster(request: ClusterRemoval): Promise<{ forgotte
     };
   if (removal.kind === "refuse")
     throw new Error(
-      `Cluster "${request.name}" (${serverOf(kc)}) is still used by: ${removal.users.join("; ")}. ` +
+      `uninstall: the cluster at ${serverOf(kc)} is still used by: ${removal.users.join("; ")}. ` +
         "Delete those peerings first, or set force: true to uninstall anyway.",
     );
   await uninstallCluster(kc, { timeoutMs: request.timeoutMs, keepDefinitions: request.keepDefinitions });

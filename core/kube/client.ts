@@ -5,8 +5,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { isIP } from "node:net";
-import { connect } from "node:tls";
+import * as https from "node:https";
 import { describeConnectionFailure, describeKubeError, statusOf } from "./errors.js";
 import { KubeconfigError, parseProblem, readKubeconfig } from "./kubeconfig-text.js";
 
@@ -125,43 +124,91 @@ export async function ensureObject<T extends k8s.KubernetesObject>(kc: k8s.KubeC
   return client.patch(object, undefined, undefined, FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply);
 }
 
-/** How long {@link probeApiServer} gives one connection attempt: a live API server answers a handshake in milliseconds. */
+/** How long {@link probeApiServer} gives the connection's TLS handshake: a live API server answers in milliseconds. */
 export const PROBE_TIMEOUT_MS = 3_000;
+/**
+ * How long {@link probeApiServer} then gives the API server to answer its one request: `/readyz`
+ * checks its storage within its own 2 s, so a server still doing handshakes with its storage gone
+ * (etcd stopped) says so here instead of holding every later request for a minute.
+ */
+export const PROBE_ANSWER_TIMEOUT_MS = 5_000;
+
+/** The checks a `/readyz?verbose` answer lists as failing (`[-]etcd failed: …`), by name. */
+export function failingReadyChecks(body: string): string[] {
+  return [...body.matchAll(/^\[-\](\S+) failed/gm)].map((m) => m[1]!);
+}
 
 /**
- * One TLS handshake with the API server `kc` points at, verified against its CA: resolves
- * undefined when the server answers, or why it cannot be reached (`connection refused (…)`,
- * `timed out (…)`, `TLS: unknown authority (…)`). Sends no request, so it needs no rights; it
- * is the short look taken before a long wait on a cluster that may be gone.
+ * One short look at the API server `kc` points at: a TLS handshake verified against its CA, then
+ * one `GET /readyz` with `kc`'s credentials. Resolves undefined when the server answers ready (or
+ * refuses the look itself, 401/403: it answers, and some clusters hide `/readyz`), otherwise why
+ * it is out of reach: `connection refused (…)`, `timed out (…)`, `TLS: unknown authority (…)`, a
+ * server that completed the handshake but answered nothing, or one that says it is not ready and
+ * which of its checks fail (its storage, typically). The look taken before a long wait on a
+ * cluster that may be gone; it needs no rights.
  */
-export function probeApiServer(kc: k8s.KubeConfig, timeoutMs = PROBE_TIMEOUT_MS): Promise<string | undefined> {
+export async function probeApiServer(kc: k8s.KubeConfig, timeoutMs = PROBE_TIMEOUT_MS): Promise<string | undefined> {
   const cluster = kc.getCurrentCluster();
-  if (!cluster) return Promise.resolve("the kubeconfig's current context names no cluster");
-  const url = new URL(cluster.server);
-  const ca = cluster.caData
-    ? Buffer.from(cluster.caData, "base64")
-    : cluster.caFile
-      ? readFileSync(cluster.caFile)
-      : undefined;
-  const servername = cluster.tlsServerName ?? (isIP(url.hostname) ? undefined : url.hostname);
+  if (!cluster) return "the kubeconfig's current context names no cluster";
+  const url = new URL("/readyz?verbose", cluster.server);
+  const options: https.RequestOptions = { method: "GET", agent: false };
+  try {
+    await kc.applyToHTTPSOptions(options);
+  } catch (error) {
+    return `its credentials could not be read: ${(error as Error).message}`;
+  }
   return new Promise((resolve) => {
-    const socket = connect({
-      host: url.hostname,
-      port: Number(url.port || 443),
-      ...(ca ? { ca } : {}),
-      ...(servername ? { servername } : {}),
-      rejectUnauthorized: !cluster.skipTLSVerify,
-    });
-    const timer = setTimeout(
-      () => socket.destroy(Object.assign(new Error(`no TLS handshake within ${timeoutMs} ms`), { code: "ETIMEDOUT" })),
-      timeoutMs,
-    );
+    let settled = false;
+    // client-node has set the CA, the credentials and the kubeconfig's tls-server-name.
+    const request = https.request(url, options);
     const done = (outcome: string | undefined): void => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
-      socket.destroy();
+      request.destroy();
       resolve(outcome);
     };
-    socket.once("secureConnect", () => done(undefined));
-    socket.once("error", (error) => done(describeConnectionFailure(error) ?? error.message));
+    let timer = setTimeout(
+      () =>
+        done(
+          describeConnectionFailure(
+            Object.assign(new Error(`no TLS handshake within ${timeoutMs} ms`), { code: "ETIMEDOUT" }),
+          ),
+        ),
+      timeoutMs,
+    );
+    request.once("socket", (socket) =>
+      socket.once("secureConnect", () => {
+        clearTimeout(timer);
+        timer = setTimeout(
+          () =>
+            done(
+              `no answer: it completed the TLS handshake but answered no request within ${PROBE_ANSWER_TIMEOUT_MS / 1000} s ` +
+                "(its storage or the server itself is stuck)",
+            ),
+          PROBE_ANSWER_TIMEOUT_MS,
+        );
+      }),
+    );
+    request.once("response", (response) => {
+      const status = response.statusCode ?? 0;
+      if (status < 300 || status === 401 || status === 403) return done(undefined);
+      let body = "";
+      response.setEncoding("utf8");
+      // Only the list of checks is read; a body past that is not kept.
+      response.on("data", (chunk: string) => {
+        if (body.length < 16_384) body += chunk;
+      });
+      response.once("end", () => {
+        const failing = failingReadyChecks(body);
+        done(
+          `not ready: /readyz answered HTTP ${status}` +
+            (failing.length > 0 ? ` (failing: ${failing.join(", ")})` : ""),
+        );
+      });
+      response.once("error", () => done(`not ready: /readyz answered HTTP ${status}`));
+    });
+    request.once("error", (error) => done(describeConnectionFailure(error) ?? error.message));
+    request.end();
   });
 }

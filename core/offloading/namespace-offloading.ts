@@ -26,6 +26,7 @@ import { poll, WaitTimeoutError } from "../wait/poll.js";
 import { placePods, readPodOffloading, stopPlacingPods } from "./pod-placement.js";
 import {
   findUnreachableProviders,
+  answeringNodes,
   offloadingLeftOnProvider,
   offloadingLeftRemedy,
   type UnreachableOffloadingProvider,
@@ -114,7 +115,11 @@ export async function readOffloadingState(
       serverOf(kc),
     ),
   );
-  const refusing = await refusingProviders(kc, live.spec.virtualNodes, `NamespaceOffloading ${namespace}`);
+  const refusing = await refusingProviders(
+    kc,
+    answeringNodes(live.spec.virtualNodes, unreachable),
+    `NamespaceOffloading ${namespace}`,
+  );
   return { remotes, status: offloadingStatus(remotes, live.spec.virtualNodes, [...unreachable, ...refusing]) };
 }
 
@@ -221,7 +226,9 @@ export async function offloadNamespace(
       const live = await readNamespaceOffloading(kc, request.namespace);
       if (!live) return { failed: true, reason: `${where} was deleted meanwhile` };
       const reports = live.status?.observedGeneration === generation ? (live.status.remotes ?? []) : [];
-      const refused = reports.filter((r) => r.phase === "Refused");
+      // A refusal, or a provider refusing the peering's identity a right (in-band, where this is
+      // the only look): no wait changes either.
+      const refused = reports.filter((r) => r.phase === "Refused" || r.phase === "Forbidden");
       if (refused.length > 0) return { failed: true, reason: remoteProblems(refused, request.virtualNodes).join("; ") };
       const problems = remoteProblems(reports, request.virtualNodes);
       return problems.length === 0 ? { done: true, value: reports } : { done: false, state: problems.join("; ") };
@@ -323,7 +330,7 @@ export async function withdrawNamespace(
     : [];
   if (isNonEmpty(unreachable) && !options.force) throw providerUnreachableError(unreachable, "NamespaceOffloading");
   // A provider that refuses the consumer's identity what the withdrawal needs is as out of reach.
-  const refusing = live ? await refusingProviders(kc, live.spec.virtualNodes, where) : [];
+  const refusing = live ? await refusingProviders(kc, answeringNodes(live.spec.virtualNodes, unreachable), where) : [];
   if (refusing.length > 0 && !options.force) throw rightsRefusedError(STEP, refusing);
   unreachable.push(...refusing);
   // First, so that the pods a controller makes while the rest goes stay on the consumer. Not

@@ -32,7 +32,7 @@ import { describeUnreachable, providerUnreachableError } from "../operation/unre
 import { poll, WaitTimeoutError } from "../wait/poll.js";
 import { withdrawNamespace, type LeftOnProvider, type WithdrawOptions } from "./namespace-offloading.js";
 import { placePods, stopPlacingPods, type PlacementScope } from "./pod-placement.js";
-import { findUnreachableProviders } from "./provider-reach.js";
+import { answeringNodes, findUnreachableProviders } from "./provider-reach.js";
 import { refusingProviders, rightsRefusedError } from "./provider-rights.js";
 import { listOffloading } from "./objects.js";
 
@@ -173,7 +173,7 @@ export async function readSelectorState(
   );
   const refusing = await refusingProviders(
     kc,
-    live.spec.virtualNodes,
+    answeringNodes(live.spec.virtualNodes, unreachable),
     `OffloadingSelector ${SYSTEM_NAMESPACE}/${name}`,
   );
   const problems = [...[...unreachable, ...refusing].map(describeUnreachable), ...selectedProblems(namespaces)];

@@ -82,6 +82,17 @@ export async function findUnreachableProviders(
 }
 
 /**
+ * The virtual nodes of `virtualNodes` whose provider is not among `unreachable`: the ones a further
+ * look (at the rights it grants) may be taken at without waiting on a provider that answers nothing. Pure.
+ */
+export function answeringNodes(
+  virtualNodes: readonly string[],
+  unreachable: readonly Pick<UnreachableOffloadingProvider, "virtualNode">[],
+): string[] {
+  return virtualNodes.filter((node) => !unreachable.some((u) => u.virtualNode === node));
+}
+
+/**
  * What a forced delete leaves on a provider it could not reach: the remote namespace with the
  * request for it, the ConfigMaps and Secrets reflected into it, and the pods offloaded there
  * (`pods`: the consumer's pods that were on its virtual node) with their requests. Pure.

@@ -10,6 +10,9 @@
 /** The resources that take `force` for a provider that is gone. */
 export type ForcibleResource = "Tunnel" | "Peering" | "NamespaceOffloading";
 
+/** The resources that live in one cluster and take `force` for that cluster gone: they leave the stack. */
+export type ForgettableResource = "Cluster" | "PeeringToken";
+
 /** Where the provider was tried and why it did not answer. */
 export interface UnreachableProvider {
   /** The step that needed it, e.g. `network fabric` or `unpeer`. */
@@ -61,4 +64,32 @@ export function forcedDeleteReport(
   remedy: string,
 ): string {
   return `${kind} "${label}": forced delete removed the consumer's side; left on provider ${providerName}: ${left.join("; ")}. ${remedy}`;
+}
+
+/**
+ * The error of a delete of a resource that lives in one cluster (`Cluster`, `PeeringToken`) that
+ * found that cluster out of reach without `force`: nothing was changed, and the way out is named.
+ */
+export function clusterUnreachableError(
+  step: string,
+  resource: ForgettableResource,
+  endpoint: string,
+  cause: string,
+): Error {
+  return new Error(
+    `${step}: the cluster is unreachable: ${endpoint}: ${cause}. Nothing was changed. If the cluster is gone for good, set ` +
+      `force: true on the ${resource} (and on the resources that use it) and run pulumi up, which does not need the cluster, ` +
+      `then pulumi destroy again: the ${resource} leaves the stack and what it made in the cluster is listed`,
+  );
+}
+
+/** What a forced delete of resource `kind` `label`, whose cluster at `endpoint` was out of reach, tells the user. */
+export function forgottenReport(
+  kind: ForgettableResource,
+  label: string,
+  endpoint: string,
+  left: readonly string[],
+  remedy: string,
+): string {
+  return `${kind} "${label}": forced delete removed it from the stack without its cluster (${endpoint}); left there: ${left.join("; ")}. ${remedy}`;
 }

@@ -15,7 +15,7 @@ import {
 } from "../cluster/install-plan.js";
 import { isClusterId } from "../api/names.js";
 import { serverOfText } from "../kube/kubeconfig-text.js";
-import { changesOf, urnOf, type FoundChanges, declaredRules } from "./diff-rules.js";
+import { changesOf, urnOf, type FoundChanges, declaredRules, recordsOnly } from "./diff-rules.js";
 import { onFirstNeed } from "./steps.js";
 import { explainedDiff, logToEngine, showingSteps } from "./engine-log.js";
 import {
@@ -30,6 +30,8 @@ import {
 import { ownUrnOf, takenFromOf } from "./hidden-inputs.js";
 import type { Imported } from "./imported.js";
 import { partialFailure } from "./partial.js";
+import { deleteFailure } from "./read-failure.js";
+import { forgottenReport } from "../operation/unreachable.js";
 import { DEFAULT_TIMEOUT_SECONDS } from "../wait/deadline.js";
 
 /** The install's steps, loaded on first need: they bring the Kubernetes client, which check and diff do without. */
@@ -264,6 +266,8 @@ export const pulumiProvider: pulumi.dynamic.ResourceProvider<ClusterInputs, Clus
   },
   create: (inputs) => install(inputs),
   async update(_id, olds, news) {
+    // Setting force is the way out when the cluster is gone: it must not need the cluster.
+    if (recordsOnly(clusterChanges(olds, news))) return { outs: { ...olds, force: news.force ?? false } };
     return { outs: (await install(news, takenFromOf(olds))).outs };
   },
   async read(_id, props) {
@@ -276,16 +280,25 @@ export const pulumiProvider: pulumi.dynamic.ResourceProvider<ClusterInputs, Clus
   async delete(_id, props) {
     const owner = ownUrnOf(props);
     const takenFrom = takenFromOf(props);
-    const { forgotten } = await lifecycle().removeCluster({
-      name: props.name,
-      kubeconfig: props.kubeconfig,
-      kubeconfigInput: kubeconfigInput(props),
-      ...(owner ? { owner } : {}),
-      ...(takenFrom ? { takenFrom } : {}),
-      force: props.force ?? false,
-      timeoutMs: timeoutMsOf(props),
-    });
+    const { forgotten, left } = await lifecycle()
+      .removeCluster({
+        name: props.name,
+        kubeconfig: props.kubeconfig,
+        kubeconfigInput: kubeconfigInput(props),
+        ...(owner ? { owner } : {}),
+        ...(takenFrom ? { takenFrom } : {}),
+        force: props.force ?? false,
+        timeoutMs: timeoutMsOf(props),
+      })
+      .catch((error: unknown) => {
+        throw deleteFailure("Cluster", props.name, error);
+      });
     if (forgotten) await warnOnRow(props, [`Cluster "${props.name}" forgotten without uninstalling: ${forgotten}`]);
+    if (left)
+      await logToEngine(
+        forgottenReport("Cluster", props.name, left.endpoint, left.items, lifecycle().INSTALL_LEFT_REMEDY),
+        urnOf(props),
+      );
   },
 };
 

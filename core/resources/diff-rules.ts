@@ -137,6 +137,15 @@ export interface ChangesToExplain {
 }
 
 /**
+ * Whether an update only records its inputs: turning `force` on or off, alone or with `drift` (what
+ * a refresh recorded, e.g. a provider gone). Setting force is the way out when a cluster is gone,
+ * so such an update contacts no cluster. Pure.
+ */
+export function recordsOnly(changes: { readonly changed: readonly string[] }, drift: readonly string[] = []): boolean {
+  return changes.changed.includes("force") && changes.changed.every((key) => key === "force" || drift.includes(key));
+}
+
+/**
  * One line per changed input, replacing ones first: what the change does to the resource and why,
  * e.g. `Tunnel "b-to-a": port changes → updates in place: …`. Names inputs, never their values.
  */

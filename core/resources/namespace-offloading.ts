@@ -8,6 +8,7 @@
 import { NAMESPACE_OFFLOADING } from "../../declarations/namespace-offloading.js";
 import type * as pulumi from "@pulumi/pulumi";
 import {
+  DEFAULT_POD_OFFLOADING,
   POD_OFFLOADING_POLICIES,
   SERVICE_ACCOUNT_TOKENS,
   type NamespaceLabelSelector,
@@ -19,7 +20,7 @@ import {
 import { selectorFaults } from "../offloading/namespace-selector.js";
 import { remoteNamespaceName } from "../offloading/reflection.js";
 import { DEFAULT_TIMEOUT_SECONDS } from "../wait/deadline.js";
-import { changesOf, labelOf, urnOf, type FoundChanges, declaredRules, isDrift } from "./diff-rules.js";
+import { changesOf, labelOf, urnOf, type FoundChanges, declaredRules, isDrift, recordsOnly } from "./diff-rules.js";
 import { forcedDeleteReport } from "../operation/unreachable.js";
 import { explainedDiff, logToEngine, showingSteps } from "./engine-log.js";
 import { checkKubeconfig, checkOneOf, checkSeconds, Failures, isUnknown } from "./inputs.js";
@@ -80,6 +81,9 @@ export interface NamespaceOffloadingOutputs extends NamespaceOffloadingInputs {
 }
 
 const owner = "NamespaceOffloading";
+/** The policy an offloading's pods are placed by: the input, or the default. */
+const appliedPolicy = (inputs: NamespaceOffloadingInputs): PodOffloading =>
+  inputs.podOffloading ?? DEFAULT_POD_OFFLOADING;
 const timeoutOf = (inputs: NamespaceOffloadingInputs): number =>
   (inputs.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
 const remoteOf = (inputs: NamespaceOffloadingInputs): string =>
@@ -99,6 +103,9 @@ export const NAMESPACE_OFFLOADING_DIFF = declaredRules<NamespaceOffloadingOutput
   NAMESPACE_OFFLOADING,
   {
     status: isDrift("Ready"),
+    // The outputs hold the policy applied, the default included: a state without one was made by a
+    // release that recorded none, and gets today's default applied (and previewed).
+    podOffloading: (olds, news) => (news.podOffloading ?? DEFAULT_POD_OFFLOADING) !== olds.podOffloading,
   },
 );
 
@@ -109,14 +116,6 @@ export function namespaceOffloadingChanges(
 ): FoundChanges<string> {
   // The peerings' virtual node names are unknown in preview while they update: not a change here.
   return changesOf(NAMESPACE_OFFLOADING_DIFF, olds, news, { unknownIsUnchanged: true });
-}
-
-/**
- * Whether an update only records its inputs: turning `force` on, alone or with the drift a refresh
- * recorded (a provider gone), is the way out when a provider is gone, so it must not need one. Pure.
- */
-export function recordsOnly(changes: FoundChanges<string>): boolean {
-  return changes.changed.includes("force") && changes.changed.every((key) => key === "force" || key === "status");
 }
 
 async function converge(inputs: NamespaceOffloadingInputs): Promise<NamespaceOffloadingOutputs> {
@@ -139,7 +138,7 @@ async function converge(inputs: NamespaceOffloadingInputs): Promise<NamespaceOff
         progress,
       ),
     );
-    return { ...inputs, remoteNamespace, remotes, status: "Ready" };
+    return { ...inputs, podOffloading: appliedPolicy(inputs), remoteNamespace, remotes, status: "Ready" };
   } catch (error) {
     // The object stays written: the next `pulumi up` waits for it again, or destroy withdraws it.
     throw partialFailure(error, inputs.namespace!, { ...inputs, remoteNamespace, remotes: [], status: "incomplete" });
@@ -151,6 +150,7 @@ async function convergeSelector(
   selectorName: string,
 ): Promise<NamespaceOffloadingOutputs> {
   const outputs = { ...inputs, remoteNamespace: "", remotes: [], selectorName };
+  const applied = { ...outputs, podOffloading: appliedPolicy(inputs) };
   try {
     const selectedNamespaces = await showingSteps(inputs, (progress) =>
       selecting().offloadSelectedNamespaces(
@@ -168,7 +168,7 @@ async function convergeSelector(
         progress,
       ),
     );
-    return { ...outputs, selectedNamespaces, status: "Ready" };
+    return { ...applied, selectedNamespaces, status: "Ready" };
   } catch (error) {
     // The selector stays written: its agent goes on offloading; the next `pulumi up` waits for it again.
     throw partialFailure(error, `selector/${selectorName}`, {
@@ -227,11 +227,13 @@ export const pulumiProvider: pulumi.dynamic.ResourceProvider<NamespaceOffloading
     return { id: idOf(outs), outs };
   },
   async update(_id, olds, news) {
-    if (recordsOnly(namespaceOffloadingChanges(olds, news))) {
-      const { remoteNamespace, remotes, status, selectorName, selectedNamespaces } = olds;
+    if (recordsOnly(namespaceOffloadingChanges(olds, news), ["status"])) {
+      const { remoteNamespace, remotes, status, selectorName, selectedNamespaces, podOffloading } = olds;
       return {
         outs: {
           ...news,
+          // The policy applied stays as recorded: nothing was applied.
+          ...(podOffloading ? { podOffloading } : {}),
           remoteNamespace,
           remotes,
           status,

@@ -5,9 +5,11 @@
  */
 import { PEERING_TOKEN } from "../../declarations/peering-token.js";
 import type * as pulumi from "@pulumi/pulumi";
-import { changesOf, type FoundChanges, declaredRules } from "./diff-rules.js";
+import { changesOf, type FoundChanges, declaredRules, labelOf, urnOf } from "./diff-rules.js";
 import { onFirstNeed } from "./steps.js";
-import { explainedDiff } from "./engine-log.js";
+import { explainedDiff, logToEngine } from "./engine-log.js";
+import { deleteFailure } from "./read-failure.js";
+import { clusterUnreachableError, forgottenReport } from "../operation/unreachable.js";
 import { checkKubeconfig, checkSeconds, Failures } from "./inputs.js";
 
 /** The token's steps and the Kubernetes client, loaded on first need: check and diff do without them. */
@@ -30,6 +32,8 @@ export interface PeeringTokenInputs {
   readonly authCaCert: string;
   readonly expiresInSeconds?: number;
   readonly rotation?: string;
+  /** Leave the stack on delete even when the cluster is out of reach, leaving the token's record there. */
+  readonly force?: boolean;
 }
 
 /** Outputs: what the consumer needs, the token among them (a Pulumi secret). */
@@ -99,7 +103,27 @@ export const pulumiProvider: pulumi.dynamic.ResourceProvider<PeeringTokenInputs,
     return record ? { id, props: props! } : { id: "", props: {} as PeeringTokenOutputs };
   },
   async delete(id, props) {
-    await tokens().revokePeeringToken(kubeconfigOf(props), id);
+    const label = labelOf(props, id);
+    const { probeApiServer, serverOf } = kube();
+    const kc = kubeconfigOf(props);
+    // One short look first: a delete does not wait out a cluster that is gone or answers nothing.
+    const unreachable = await probeApiServer(kc);
+    if (unreachable) {
+      const endpoint = `API server ${serverOf(kc)}`;
+      if (!props.force)
+        throw deleteFailure(owner, label, clusterUnreachableError("revoking the token", owner, endpoint, unreachable));
+      const { tokenLeftOnCluster, TOKEN_LEFT_REMEDY } = tokens();
+      await logToEngine(
+        forgottenReport(owner, label, endpoint, tokenLeftOnCluster(id), TOKEN_LEFT_REMEDY),
+        urnOf(props),
+      );
+      return;
+    }
+    await tokens()
+      .revokePeeringToken(kc, id)
+      .catch((error: unknown) => {
+        throw deleteFailure(owner, label, error);
+      });
   },
 };
 

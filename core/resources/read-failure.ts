@@ -29,9 +29,24 @@ export function readFailure(kind: string, label: string, error: unknown): Error 
   return untraced(`${kind} "${label}": refresh could not read it: ${messageOf(error)}`, STATE_KEPT);
 }
 
-/** An Error for a failed delete of resource `kind` `label`, without a stack trace (the host prints delete's errors as read's). */
+/**
+ * What the engine is told when a delete waited out its deadline: a wait that keeps timing out may
+ * be on a provider that is gone, and `force` is the way out that running destroy again is not.
+ */
+const RESOURCE_KEPT_AFTER_WAIT =
+  "the resource stays in the stack; run pulumi destroy again once the cause is dealt with, or, if its provider is gone for good, " +
+  "set force: true on it, run pulumi up (which does not need the provider) and then pulumi destroy";
+
+/**
+ * An Error for a failed delete of resource `kind` `label`, without a stack trace (the host prints
+ * delete's errors as read's). A delete that timed out names `force`.
+ */
 export function deleteFailure(kind: string, label: string, error: unknown): Error {
-  return untraced(`${kind} "${label}": delete failed: ${messageOf(error)}`, RESOURCE_KEPT);
+  const timedOut = (error as { isWaitTimeoutError?: boolean } | undefined)?.isWaitTimeoutError === true;
+  return untraced(
+    `${kind} "${label}": delete failed: ${messageOf(error)}`,
+    timedOut ? RESOURCE_KEPT_AFTER_WAIT : RESOURCE_KEPT,
+  );
 }
 
 /** Resolves to `read()`'s result, or throws it as a {@link readFailure}. */

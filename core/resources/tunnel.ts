@@ -10,7 +10,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import type { TunnelEnd } from "../network-fabric/tunnel-end.js";
 import type { TunnelSettingsInput } from "../network-fabric/tunnel-plan.js";
 import { forcedDeleteReport } from "../operation/unreachable.js";
-import { changesOf, labelOf, urnOf, type FoundChanges, declaredRules, isDrift } from "./diff-rules.js";
+import { changesOf, labelOf, urnOf, type FoundChanges, declaredRules, isDrift, recordsOnly } from "./diff-rules.js";
 import { onFirstNeed } from "./steps.js";
 import { explainedDiff, logToEngine, showingSteps } from "./engine-log.js";
 import { DEFAULT_TIMEOUT_SECONDS } from "../wait/deadline.js";
@@ -78,9 +78,6 @@ export function tunnelChanges(olds: TunnelOutputs, news: TunnelInputs): FoundCha
   return changesOf(TUNNEL_DIFF, olds, news, { unknownIsUnchanged: true });
 }
 
-/** Inputs that only change what a later delete does: an update that changes nothing else contacts no cluster. */
-const RECORD_ONLY: readonly string[] = ["force"];
-
 /** The gateways' reports and status as last recorded, kept by an update that converges nothing. */
 const reportsOf = (olds: TunnelOutputs): Pick<TunnelOutputs, "consumer" | "provider" | "status"> => ({
   ...(olds.consumer ? { consumer: olds.consumer } : {}),
@@ -108,9 +105,7 @@ export const pulumiProvider: pulumi.dynamic.ResourceProvider<TunnelInputs, Tunne
     return { id: idOf(inputs), outs: await converge(inputs) };
   },
   async update(_id, olds, news) {
-    // Setting force is how a user gets out when the provider is gone: it must not need the provider.
-    if (tunnelChanges(olds, news).changed.every((key) => RECORD_ONLY.includes(key)))
-      return { outs: { ...olds, ...news, ...reportsOf(olds) } };
+    if (recordsOnly(tunnelChanges(olds, news))) return { outs: { ...olds, ...news, ...reportsOf(olds) } };
     return { outs: await converge(news) };
   },
   async read(id, props) {

@@ -8,6 +8,9 @@ const config = new pulumi.Config();
 // local clusters' load balancer gives the Services addresses, which each Cluster reads back as its
 // authUrl and gatewayEndpoint. Without CIDRs, each Cluster reads its ranges from what the cluster declares.
 const agentImage = config.get("agentImage");
+// The way out when a cluster is gone for good: `pulumi config set --type bool force true`, `pulumi up`
+// (which contacts no cluster), then `pulumi destroy`, which leaves what it cannot reach and lists it.
+const force = config.getBoolean("force");
 const cluster = (name: string) =>
   new Cluster(name, {
     name,
@@ -15,16 +18,18 @@ const cluster = (name: string) =>
     podCidr: config.get(`${name}PodCidr`),
     serviceCidr: config.get(`${name}ServiceCidr`),
     ...(agentImage ? { agent: { image: agentImage } } : {}),
+    force,
   });
 
 const provider = cluster("a");
 const consumer = cluster("b");
-const token = new PeeringToken("a-token", { cluster: provider, rotation: config.get("rotation") ?? "1" });
+const token = new PeeringToken("a-token", { cluster: provider, rotation: config.get("rotation") ?? "1", force });
 const peering = new Peering("b-to-a", {
   consumer,
   provider: { clusterId: token.clusterId, authUrl: token.authUrl, authCaCert: token.authCaCert, token: token.token },
   resources: { cpu: config.get("cpu") ?? "2", memory: "4Gi", pods: 20 },
   timeoutSeconds: 120,
+  force,
 });
 
 // The network fabric: a WireGuard tunnel between the gateways, the provider's serving. With no
@@ -36,6 +41,7 @@ const tunnel = new Tunnel("b-to-a-tunnel", {
   ...(serverAddress ? { serverAddress } : {}),
   port: config.getNumber("tunnelPort") ?? 51820,
   timeoutSeconds: 120,
+  force,
 });
 
 // Offloading: this namespace of b (it must exist) runs its pods on a too (`podOffloading`, default
@@ -43,7 +49,13 @@ const tunnel = new Tunnel("b-to-a-tunnel", {
 const offloadNamespace = config.get("offloadNamespace");
 const podOffloading = config.get("podOffloading") as "local-and-remote" | "remote" | "local" | undefined;
 const offloading = offloadNamespace
-  ? new NamespaceOffloading("b-offloads", { consumer, namespace: offloadNamespace, peerings: [peering], podOffloading })
+  ? new NamespaceOffloading("b-offloads", {
+      consumer,
+      namespace: offloadNamespace,
+      peerings: [peering],
+      podOffloading,
+      force,
+    })
   : undefined;
 
 export const virtualNode = peering.virtualNodeName;

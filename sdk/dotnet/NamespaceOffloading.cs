@@ -91,7 +91,7 @@ namespace Pulumi.Liqo
         public Input<Inputs.ClusterAccessArgs> Consumer { get; set; } = null!;
 
         /// <summary>
-        /// On delete with a provider unreachable (found in one connection attempt of a few seconds), remove the consumer's side anyway: the NamespaceOffloading, and the namespace's pods on that provider's virtual node (removed at once, as no kubelet will), and list what stays on the provider (the remote namespace, the ConfigMaps and Secrets reflected into it, the pods). Without it, such a delete (or an update) fails at once and changes nothing. Changing it updates in place without contacting any cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
+        /// On delete with a provider unreachable (found by one short look: a TLS handshake and one request, a few seconds), remove the consumer's side anyway: the NamespaceOffloading, and the namespace's pods on that provider's virtual node (removed at once, as no kubelet will), and list what stays on the provider (the remote namespace, the ConfigMaps and Secrets reflected into it, the pods). Without it, such a delete (or an update) fails at once and changes nothing. Changing it updates in place without contacting any cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
         /// </summary>
         [Input("force")]
         public Input<bool>? Force { get; set; }

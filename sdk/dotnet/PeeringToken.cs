@@ -113,6 +113,12 @@ namespace Pulumi.Liqo
         public Input<int>? ExpiresInSeconds { get; set; }
 
         /// <summary>
+        /// On delete with the cluster unreachable (found by one short look: a TLS handshake and one request, a few seconds), leave the stack anyway and list what stays: the token's record, with which the token is accepted while it stays. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting the cluster, so it can be set after the cluster is gone: `pulumi up`, then `pulumi destroy`. Default: false.
+        /// </summary>
+        [Input("force")]
+        public Input<bool>? Force { get; set; }
+
+        /// <summary>
         /// Any text; changing it replaces the token (rotation). The old token stops working for new peerings; peerings made with it keep working. Example: "2026-11".
         /// </summary>
         [Input("rotation")]

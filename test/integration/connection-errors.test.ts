@@ -4,13 +4,17 @@
  * (unknown authority) and under a name its certificate does not carry (name mismatch). Each
  * failure, whether of a client-node call (`describeFailure`), of the short probe
  * (`probeApiServer`) or of the auth client, names the cause and the URL; the probe answers in
- * one connection attempt.
+ * one connection attempt. A server that completes TLS handshakes and then answers nothing, as an
+ * API server does whose etcd is stopped, is out of reach to the probe within seconds.
  */
 import * as k8s from "@kubernetes/client-node";
+import type { AddressInfo } from "node:net";
+import { createServer, type TLSSocket } from "node:tls";
 import { clusterOf, setProfile, type ClusterState, type LabState } from "../../local-cluster/lab.js";
 import { AUTH_SERVICE_PORT } from "../../local-cluster/control-plane.js";
 import { waitForAuthService } from "../../core/authentication/identity.js";
-import { describeFailure, PROBE_TIMEOUT_MS, probeApiServer } from "../../core/kube/client.js";
+import { describeFailure, PROBE_ANSWER_TIMEOUT_MS, PROBE_TIMEOUT_MS, probeApiServer } from "../../core/kube/client.js";
+import { forgeCertificateAuthority, forgeServingCertificate } from "../../core/pki/x509.js";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
 
@@ -162,6 +166,39 @@ describe("errors that name their cause, on real endpoints", () => {
           `or address dialled; ERR_TLS_CERT_ALTNAME_INVALID)`,
       );
       expect((await probeOf(kc)).outcome).toMatch(/^TLS: name mismatch \(/);
+    },
+    TEST_BOUND_MS,
+  );
+
+  test(
+    "GIVEN a TLS server that completes handshakes and answers no request WHEN probed THEN it says no answer, within " +
+      "the handshake's and the answer's time",
+    async () => {
+      const ca = forgeCertificateAuthority("stuck-apiserver-ca");
+      const serving = forgeServingCertificate(ca, "stuck-apiserver", [], ["127.0.0.1"]);
+      const held: TLSSocket[] = [];
+      const server = createServer({ cert: serving.cert, key: serving.key }, (socket) => held.push(socket));
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      try {
+        const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+        const kc = kubeconfigVariant(a, (c) => ({
+          ...c,
+          server: url,
+          caData: Buffer.from(ca.cert).toString("base64"),
+          caFile: undefined,
+        }));
+        const probe = await probeOf(kc);
+        expect(probe.outcome).toBe(
+          `no answer: it completed the TLS handshake but answered no request within ${PROBE_ANSWER_TIMEOUT_MS / 1000} s ` +
+            "(its storage or the server itself is stuck)",
+        );
+        expect(held).toHaveLength(1);
+        expect(probe.ms).toBeGreaterThanOrEqual(PROBE_ANSWER_TIMEOUT_MS - 50);
+        expect(probe.ms).toBeLessThan(PROBE_TIMEOUT_MS + PROBE_ANSWER_TIMEOUT_MS);
+      } finally {
+        for (const socket of held) socket.destroy();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
     },
     TEST_BOUND_MS,
   );

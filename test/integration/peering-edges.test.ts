@@ -158,10 +158,12 @@ describe("peering edges", () => {
     "GIVEN peerings using both clusters WHEN their Cluster resources are deleted THEN each refuses, naming the peering",
     async () => {
       await expect(clusterResource.delete!(b.clusterId, clusterProps(b))).rejects.toThrow(
-        /Cluster "b" .* is still used by: outgoing peering to a .*set force: true/,
+        /Cluster "b": delete failed: uninstall: the cluster at .* is still used by: outgoing peering to a .*set force: true/,
       );
       await expect(clusterResource.delete!(a.clusterId, clusterProps(a))).rejects.toThrow(
-        new RegExp(`Cluster "a" .* is still used by: incoming peering from consumer ${b.clusterId}`),
+        new RegExp(
+          `Cluster "a": delete failed: uninstall: the cluster at .* is still used by: incoming peering from consumer ${b.clusterId}`,
+        ),
       );
     },
     TEST_BOUND_MS,

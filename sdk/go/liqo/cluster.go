@@ -109,7 +109,7 @@ type clusterArgs struct {
 	AuthService *Endpoint `pulumi:"authService"`
 	// The cluster's external CIDR, if it exposes addresses beyond its pods (e.g. node or load balancer addresses) to peers: its gateway announces it, and peers route it into the tunnel, remapped where it overlaps their own ranges. Default: none.
 	ExternalCidr *string `pulumi:"externalCidr"`
-	// Uninstall on delete even while peerings still use the cluster. Default: false.
+	// Uninstall on delete even while peerings still use the cluster; and with the cluster unreachable (found by one short look: a TLS handshake and one request, a few seconds), leave the stack anyway and list what its install leaves there. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting the cluster, so it can be set after the cluster is gone: `pulumi up`, then `pulumi destroy`. Default: false.
 	Force *bool `pulumi:"force"`
 	// How the WireGuard gateway is reached, and exposed when deployed. Default: the API server's host, UDP port 51820.
 	Gateway *Gateway `pulumi:"gateway"`
@@ -135,7 +135,7 @@ type ClusterArgs struct {
 	AuthService EndpointPtrInput
 	// The cluster's external CIDR, if it exposes addresses beyond its pods (e.g. node or load balancer addresses) to peers: its gateway announces it, and peers route it into the tunnel, remapped where it overlaps their own ranges. Default: none.
 	ExternalCidr pulumi.StringPtrInput
-	// Uninstall on delete even while peerings still use the cluster. Default: false.
+	// Uninstall on delete even while peerings still use the cluster; and with the cluster unreachable (found by one short look: a TLS handshake and one request, a few seconds), leave the stack anyway and list what its install leaves there. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting the cluster, so it can be set after the cluster is gone: `pulumi up`, then `pulumi destroy`. Default: false.
 	Force pulumi.BoolPtrInput
 	// How the WireGuard gateway is reached, and exposed when deployed. Default: the API server's host, UDP port 51820.
 	Gateway GatewayPtrInput

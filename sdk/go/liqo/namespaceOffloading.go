@@ -74,7 +74,7 @@ func (NamespaceOffloadingState) ElementType() reflect.Type {
 type namespaceOffloadingArgs struct {
 	// The consumer cluster, the one of every peering in `peerings`.
 	Consumer ClusterAccess `pulumi:"consumer"`
-	// On delete with a provider unreachable (found in one connection attempt of a few seconds), remove the consumer's side anyway: the NamespaceOffloading, and the namespace's pods on that provider's virtual node (removed at once, as no kubelet will), and list what stays on the provider (the remote namespace, the ConfigMaps and Secrets reflected into it, the pods). Without it, such a delete (or an update) fails at once and changes nothing. Changing it updates in place without contacting any cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
+	// On delete with a provider unreachable (found by one short look: a TLS handshake and one request, a few seconds), remove the consumer's side anyway: the NamespaceOffloading, and the namespace's pods on that provider's virtual node (removed at once, as no kubelet will), and list what stays on the provider (the remote namespace, the ConfigMaps and Secrets reflected into it, the pods). Without it, such a delete (or an update) fails at once and changes nothing. Changing it updates in place without contacting any cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
 	Force *bool `pulumi:"force"`
 	// The consumer namespace to offload. It must exist; the offloading does not own it. Changing it replaces the offloading. Give exactly one of `namespace` and `namespaceSelector`.
 	Namespace *string `pulumi:"namespace"`
@@ -96,7 +96,7 @@ type namespaceOffloadingArgs struct {
 type NamespaceOffloadingArgs struct {
 	// The consumer cluster, the one of every peering in `peerings`.
 	Consumer ClusterAccessInput
-	// On delete with a provider unreachable (found in one connection attempt of a few seconds), remove the consumer's side anyway: the NamespaceOffloading, and the namespace's pods on that provider's virtual node (removed at once, as no kubelet will), and list what stays on the provider (the remote namespace, the ConfigMaps and Secrets reflected into it, the pods). Without it, such a delete (or an update) fails at once and changes nothing. Changing it updates in place without contacting any cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
+	// On delete with a provider unreachable (found by one short look: a TLS handshake and one request, a few seconds), remove the consumer's side anyway: the NamespaceOffloading, and the namespace's pods on that provider's virtual node (removed at once, as no kubelet will), and list what stays on the provider (the remote namespace, the ConfigMaps and Secrets reflected into it, the pods). Without it, such a delete (or an update) fails at once and changes nothing. Changing it updates in place without contacting any cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
 	Force pulumi.BoolPtrInput
 	// The consumer namespace to offload. It must exist; the offloading does not own it. Changing it replaces the offloading. Give exactly one of `namespace` and `namespaceSelector`.
 	Namespace pulumi.StringPtrInput

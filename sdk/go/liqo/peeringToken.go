@@ -81,6 +81,8 @@ type peeringTokenArgs struct {
 	Cluster ClusterAccess `pulumi:"cluster"`
 	// Seconds after which the token is refused for new peerings. Default: never.
 	ExpiresInSeconds *int `pulumi:"expiresInSeconds"`
+	// On delete with the cluster unreachable (found by one short look: a TLS handshake and one request, a few seconds), leave the stack anyway and list what stays: the token's record, with which the token is accepted while it stays. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting the cluster, so it can be set after the cluster is gone: `pulumi up`, then `pulumi destroy`. Default: false.
+	Force *bool `pulumi:"force"`
 	// Any text; changing it replaces the token (rotation). The old token stops working for new peerings; peerings made with it keep working. Example: "2026-11".
 	Rotation *string `pulumi:"rotation"`
 }
@@ -91,6 +93,8 @@ type PeeringTokenArgs struct {
 	Cluster ClusterAccessInput
 	// Seconds after which the token is refused for new peerings. Default: never.
 	ExpiresInSeconds pulumi.IntPtrInput
+	// On delete with the cluster unreachable (found by one short look: a TLS handshake and one request, a few seconds), leave the stack anyway and list what stays: the token's record, with which the token is accepted while it stays. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting the cluster, so it can be set after the cluster is gone: `pulumi up`, then `pulumi destroy`. Default: false.
+	Force pulumi.BoolPtrInput
 	// Any text; changing it replaces the token (rotation). The old token stops working for new peerings; peerings made with it keep working. Example: "2026-11".
 	Rotation pulumi.StringPtrInput
 }

@@ -69,7 +69,7 @@ func (TunnelState) ElementType() reflect.Type {
 type tunnelArgs struct {
 	// Sides behind NAT. Both is refused (nothing could reach either gateway); the server must not be one. Default: [].
 	BehindNat []string `pulumi:"behindNat"`
-	// On delete with the provider unreachable (found in one connection attempt of a few seconds), remove the consumer's side anyway (its TunnelEndpoint, which its gateway takes down) and list what stays on the provider. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting either cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
+	// On delete with the provider unreachable (found by one short look: a TLS handshake and one request, a few seconds), remove the consumer's side anyway (its TunnelEndpoint, which its gateway takes down) and list what stays on the provider. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting either cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
 	Force *bool `pulumi:"force"`
 	// Seconds between the client's keepalives (keeps a NAT mapping open); 0 sends none. Default: 25.
 	KeepaliveSeconds *int `pulumi:"keepaliveSeconds"`
@@ -91,7 +91,7 @@ type tunnelArgs struct {
 type TunnelArgs struct {
 	// Sides behind NAT. Both is refused (nothing could reach either gateway); the server must not be one. Default: [].
 	BehindNat pulumi.StringArrayInput
-	// On delete with the provider unreachable (found in one connection attempt of a few seconds), remove the consumer's side anyway (its TunnelEndpoint, which its gateway takes down) and list what stays on the provider. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting either cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
+	// On delete with the provider unreachable (found by one short look: a TLS handshake and one request, a few seconds), remove the consumer's side anyway (its TunnelEndpoint, which its gateway takes down) and list what stays on the provider. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting either cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
 	Force pulumi.BoolPtrInput
 	// Seconds between the client's keepalives (keeps a NAT mapping open); 0 sends none. Default: 25.
 	KeepaliveSeconds pulumi.IntPtrInput

@@ -74,7 +74,11 @@ export interface ClusterArgs {
    */
   readonly timeoutSeconds?: pulumi.Input<number>;
   /**
-   * Uninstall on delete even while peerings still use the cluster.
+   * Uninstall on delete even while peerings still use the cluster; and with the cluster
+   * unreachable (found by one short look: a TLS handshake and one request, a few seconds), leave
+   * the stack anyway and list what its install leaves there. Without it, such a delete fails at
+   * once and changes nothing. Changing it updates in place without contacting the cluster, so it
+   * can be set after the cluster is gone: `pulumi up`, then `pulumi destroy`.
    * @default false
    */
   readonly force?: pulumi.Input<boolean>;

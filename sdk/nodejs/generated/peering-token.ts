@@ -20,6 +20,15 @@ export interface PeeringTokenArgs {
    * @example "2026-11"
    */
   readonly rotation?: pulumi.Input<string>;
+  /**
+   * On delete with the cluster unreachable (found by one short look: a TLS handshake and one
+   * request, a few seconds), leave the stack anyway and list what stays: the token's record, with
+   * which the token is accepted while it stays. Without it, such a delete fails at once and
+   * changes nothing. Changing it updates in place without contacting the cluster, so it can be set
+   * after the cluster is gone: `pulumi up`, then `pulumi destroy`.
+   * @default false
+   */
+  readonly force?: pulumi.Input<boolean>;
 }
 
 /**

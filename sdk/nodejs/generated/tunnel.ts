@@ -54,11 +54,11 @@ export interface TunnelArgs {
    */
   readonly timeoutSeconds?: pulumi.Input<number>;
   /**
-   * On delete with the provider unreachable (found in one connection attempt of a few seconds),
-   * remove the consumer's side anyway (its TunnelEndpoint, which its gateway takes down) and list
-   * what stays on the provider. Without it, such a delete fails at once and changes nothing.
-   * Changing it updates in place without contacting either cluster, so it can be set after the
-   * provider is gone: `pulumi up`, then `pulumi destroy`.
+   * On delete with the provider unreachable (found by one short look: a TLS handshake and one
+   * request, a few seconds), remove the consumer's side anyway (its TunnelEndpoint, which its
+   * gateway takes down) and list what stays on the provider. Without it, such a delete fails at
+   * once and changes nothing. Changing it updates in place without contacting either cluster, so
+   * it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`.
    * @default false
    */
   readonly force?: pulumi.Input<boolean>;

@@ -41,7 +41,7 @@ class ClusterArgs:
         :param pulumi.Input[_builtins.str] api_server_url: API server URL as consumers reach it, when it differs from the kubeconfig's (NAT, a load balancer). Default: the kubeconfig's server.
         :param pulumi.Input['EndpointArgs'] auth_service: How the auth service is reached. Default: the API server's host, port 8443.
         :param pulumi.Input[_builtins.str] external_cidr: The cluster's external CIDR, if it exposes addresses beyond its pods (e.g. node or load balancer addresses) to peers: its gateway announces it, and peers route it into the tunnel, remapped where it overlaps their own ranges. Default: none.
-        :param pulumi.Input[_builtins.bool] force: Uninstall on delete even while peerings still use the cluster. Default: false.
+        :param pulumi.Input[_builtins.bool] force: Uninstall on delete even while peerings still use the cluster; and with the cluster unreachable (found by one short look: a TLS handshake and one request, a few seconds), leave the stack anyway and list what its install leaves there. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting the cluster, so it can be set after the cluster is gone: `pulumi up`, then `pulumi destroy`. Default: false.
         :param pulumi.Input['GatewayArgs'] gateway: How the WireGuard gateway is reached, and exposed when deployed. Default: the API server's host, UDP port 51820.
         :param pulumi.Input[_builtins.str] pod_cidr: The cluster's pod CIDR, which its gateway announces to peers. Left out, it is read from what the cluster declares: its CNI's pool (Flannel, Calico, Cilium), the controller manager's `--cluster-cidr` where it runs as a pod, kubeadm's `podSubnet`; only when none is there, the smallest block holding every node's `spec.podCIDRs`, with a warning. Preview (or create, when the cluster cannot be read at preview) fails naming this input when nothing is there: EKS with the VPC CNI gives nodes no pod CIDR, and there it is the VPC's CIDR. Default: detected. Example: "10.244.0.0/16".
         :param pulumi.Input[_builtins.str] service_cidr: The cluster's service CIDR. Left out, it is read from the cluster: its default `ServiceCIDR` object (Kubernetes 1.33 and later), else the API server's `--service-cluster-ip-range` where it runs as a pod, else kubeadm's `serviceSubnet`; preview or create fails naming this input when none is there. Default: detected. Example: "10.96.0.0/12".
@@ -144,7 +144,7 @@ class ClusterArgs:
     @pulumi.getter
     def force(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        Uninstall on delete even while peerings still use the cluster. Default: false.
+        Uninstall on delete even while peerings still use the cluster; and with the cluster unreachable (found by one short look: a TLS handshake and one request, a few seconds), leave the stack anyway and list what its install leaves there. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting the cluster, so it can be set after the cluster is gone: `pulumi up`, then `pulumi destroy`. Default: false.
         """
         return pulumi.get(self, "force")
 
@@ -228,7 +228,7 @@ class Cluster(pulumi.CustomResource):
         :param pulumi.Input[_builtins.str] api_server_url: API server URL as consumers reach it, when it differs from the kubeconfig's (NAT, a load balancer). Default: the kubeconfig's server.
         :param pulumi.Input[Union['EndpointArgs', 'EndpointArgsDict']] auth_service: How the auth service is reached. Default: the API server's host, port 8443.
         :param pulumi.Input[_builtins.str] external_cidr: The cluster's external CIDR, if it exposes addresses beyond its pods (e.g. node or load balancer addresses) to peers: its gateway announces it, and peers route it into the tunnel, remapped where it overlaps their own ranges. Default: none.
-        :param pulumi.Input[_builtins.bool] force: Uninstall on delete even while peerings still use the cluster. Default: false.
+        :param pulumi.Input[_builtins.bool] force: Uninstall on delete even while peerings still use the cluster; and with the cluster unreachable (found by one short look: a TLS handshake and one request, a few seconds), leave the stack anyway and list what its install leaves there. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting the cluster, so it can be set after the cluster is gone: `pulumi up`, then `pulumi destroy`. Default: false.
         :param pulumi.Input[Union['GatewayArgs', 'GatewayArgsDict']] gateway: How the WireGuard gateway is reached, and exposed when deployed. Default: the API server's host, UDP port 51820.
         :param pulumi.Input[_builtins.str] kubeconfig: Kubeconfig with rights to install the project's namespace, CRDs and RBAC. Kept as a Pulumi secret; never logged.
         :param pulumi.Input[_builtins.str] name: The cluster's name: a DNS label of at most 32 characters. Virtual nodes standing for this cluster are named after it (`liqo-<name>`).

@@ -22,17 +22,21 @@ class PeeringTokenArgs:
     def __init__(__self__, *,
                  cluster: pulumi.Input['ClusterAccessArgs'],
                  expires_in_seconds: pulumi.Input[Optional[_builtins.int]] = None,
+                 force: pulumi.Input[Optional[_builtins.bool]] = None,
                  rotation: pulumi.Input[Optional[_builtins.str]] = None):
         """
         The set of arguments for constructing a PeeringToken resource.
 
         :param pulumi.Input['ClusterAccessArgs'] cluster: The provider cluster whose auth service accepts the token.
         :param pulumi.Input[_builtins.int] expires_in_seconds: Seconds after which the token is refused for new peerings. Default: never.
+        :param pulumi.Input[_builtins.bool] force: On delete with the cluster unreachable (found by one short look: a TLS handshake and one request, a few seconds), leave the stack anyway and list what stays: the token's record, with which the token is accepted while it stays. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting the cluster, so it can be set after the cluster is gone: `pulumi up`, then `pulumi destroy`. Default: false.
         :param pulumi.Input[_builtins.str] rotation: Any text; changing it replaces the token (rotation). The old token stops working for new peerings; peerings made with it keep working. Example: "2026-11".
         """
         pulumi.set(__self__, "cluster", cluster)
         if expires_in_seconds is not None:
             pulumi.set(__self__, "expires_in_seconds", expires_in_seconds)
+        if force is not None:
+            pulumi.set(__self__, "force", force)
         if rotation is not None:
             pulumi.set(__self__, "rotation", rotation)
 
@@ -62,6 +66,18 @@ class PeeringTokenArgs:
 
     @_builtins.property
     @pulumi.getter
+    def force(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        On delete with the cluster unreachable (found by one short look: a TLS handshake and one request, a few seconds), leave the stack anyway and list what stays: the token's record, with which the token is accepted while it stays. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting the cluster, so it can be set after the cluster is gone: `pulumi up`, then `pulumi destroy`. Default: false.
+        """
+        return pulumi.get(self, "force")
+
+    @force.setter
+    def force(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "force", value)
+
+    @_builtins.property
+    @pulumi.getter
     def rotation(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
         Any text; changing it replaces the token (rotation). The old token stops working for new peerings; peerings made with it keep working. Example: "2026-11".
@@ -81,6 +97,7 @@ class PeeringToken(pulumi.CustomResource):
                  opts: Optional[pulumi.ResourceOptions] = None,
                  cluster: pulumi.Input[Optional[Union['ClusterAccessArgs', 'ClusterAccessArgsDict']]] = None,
                  expires_in_seconds: pulumi.Input[Optional[_builtins.int]] = None,
+                 force: pulumi.Input[Optional[_builtins.bool]] = None,
                  rotation: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         """
@@ -90,6 +107,7 @@ class PeeringToken(pulumi.CustomResource):
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[Union['ClusterAccessArgs', 'ClusterAccessArgsDict']] cluster: The provider cluster whose auth service accepts the token.
         :param pulumi.Input[_builtins.int] expires_in_seconds: Seconds after which the token is refused for new peerings. Default: never.
+        :param pulumi.Input[_builtins.bool] force: On delete with the cluster unreachable (found by one short look: a TLS handshake and one request, a few seconds), leave the stack anyway and list what stays: the token's record, with which the token is accepted while it stays. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting the cluster, so it can be set after the cluster is gone: `pulumi up`, then `pulumi destroy`. Default: false.
         :param pulumi.Input[_builtins.str] rotation: Any text; changing it replaces the token (rotation). The old token stops working for new peerings; peerings made with it keep working. Example: "2026-11".
         """
         ...
@@ -118,6 +136,7 @@ class PeeringToken(pulumi.CustomResource):
                  opts: Optional[pulumi.ResourceOptions] = None,
                  cluster: pulumi.Input[Optional[Union['ClusterAccessArgs', 'ClusterAccessArgsDict']]] = None,
                  expires_in_seconds: pulumi.Input[Optional[_builtins.int]] = None,
+                 force: pulumi.Input[Optional[_builtins.bool]] = None,
                  rotation: pulumi.Input[Optional[_builtins.str]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
@@ -132,6 +151,7 @@ class PeeringToken(pulumi.CustomResource):
                 raise TypeError("Missing required property 'cluster'")
             __props__.__dict__["cluster"] = cluster
             __props__.__dict__["expires_in_seconds"] = expires_in_seconds
+            __props__.__dict__["force"] = force
             __props__.__dict__["rotation"] = rotation
             __props__.__dict__["auth_ca_cert"] = None
             __props__.__dict__["auth_url"] = None

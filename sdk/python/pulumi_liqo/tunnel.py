@@ -35,7 +35,7 @@ class TunnelArgs:
 
         :param pulumi.Input['PeeringAccessArgs'] peering: The out-of-band peering the tunnel serves: the provider's side is reached with the identity it issued. (An in-band peering builds its tunnel itself, first.)
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] behind_nat: Sides behind NAT. Both is refused (nothing could reach either gateway); the server must not be one. Default: [].
-        :param pulumi.Input[_builtins.bool] force: On delete with the provider unreachable (found in one connection attempt of a few seconds), remove the consumer's side anyway (its TunnelEndpoint, which its gateway takes down) and list what stays on the provider. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting either cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
+        :param pulumi.Input[_builtins.bool] force: On delete with the provider unreachable (found by one short look: a TLS handshake and one request, a few seconds), remove the consumer's side anyway (its TunnelEndpoint, which its gateway takes down) and list what stays on the provider. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting either cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
         :param pulumi.Input[_builtins.int] keepalive_seconds: Seconds between the client's keepalives (keeps a NAT mapping open); 0 sends none. Default: 25.
         :param pulumi.Input[_builtins.int] mtu: MTU of both tunnel interfaces (one value, so the ends cannot disagree). Changes in place. Default: 1420.
         :param pulumi.Input[_builtins.int] port: UDP port the gateways listen on. Changes in place. Default: 51820.
@@ -89,7 +89,7 @@ class TunnelArgs:
     @pulumi.getter
     def force(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
-        On delete with the provider unreachable (found in one connection attempt of a few seconds), remove the consumer's side anyway (its TunnelEndpoint, which its gateway takes down) and list what stays on the provider. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting either cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
+        On delete with the provider unreachable (found by one short look: a TLS handshake and one request, a few seconds), remove the consumer's side anyway (its TunnelEndpoint, which its gateway takes down) and list what stays on the provider. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting either cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
         """
         return pulumi.get(self, "force")
 
@@ -192,7 +192,7 @@ class Tunnel(pulumi.CustomResource):
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] behind_nat: Sides behind NAT. Both is refused (nothing could reach either gateway); the server must not be one. Default: [].
-        :param pulumi.Input[_builtins.bool] force: On delete with the provider unreachable (found in one connection attempt of a few seconds), remove the consumer's side anyway (its TunnelEndpoint, which its gateway takes down) and list what stays on the provider. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting either cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
+        :param pulumi.Input[_builtins.bool] force: On delete with the provider unreachable (found by one short look: a TLS handshake and one request, a few seconds), remove the consumer's side anyway (its TunnelEndpoint, which its gateway takes down) and list what stays on the provider. Without it, such a delete fails at once and changes nothing. Changing it updates in place without contacting either cluster, so it can be set after the provider is gone: `pulumi up`, then `pulumi destroy`. Default: false.
         :param pulumi.Input[_builtins.int] keepalive_seconds: Seconds between the client's keepalives (keeps a NAT mapping open); 0 sends none. Default: 25.
         :param pulumi.Input[_builtins.int] mtu: MTU of both tunnel interfaces (one value, so the ends cannot disagree). Changes in place. Default: 1420.
         :param pulumi.Input[Union['PeeringAccessArgs', 'PeeringAccessArgsDict']] peering: The out-of-band peering the tunnel serves: the provider's side is reached with the identity it issued. (An in-band peering builds its tunnel itself, first.)

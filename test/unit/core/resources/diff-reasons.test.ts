@@ -206,6 +206,7 @@ const tokenInputs: Required<PeeringTokenInputs> = {
   authCaCert: "auth-ca-pem-1",
   expiresInSeconds: 3600,
   rotation: "1",
+  force: false,
 };
 describeDiff<PeeringTokenOutputs, PeeringTokenInputs>({
   kind: "PeeringToken",

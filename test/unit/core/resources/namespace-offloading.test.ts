@@ -6,10 +6,10 @@ import { forgeKubeconfig } from "../../../../core/kube/kubeconfig.js";
 import {
   namespaceOffloadingChanges,
   pulumiProvider as offloading,
-  recordsOnly,
   type NamespaceOffloadingInputs,
   type NamespaceOffloadingOutputs,
 } from "../../../../core/resources/namespace-offloading.js";
+import { recordsOnly } from "../../../../core/resources/diff-rules.js";
 
 /** A consumer nothing listens at: any call to it would fail the update. */
 const kubeconfig = forgeKubeconfig({
@@ -28,6 +28,7 @@ const inputs: NamespaceOffloadingInputs = {
 const gone = "provider a is unreachable: API server https://10.0.0.1:6443: connection refused (…)";
 const olds: NamespaceOffloadingOutputs = {
   ...inputs,
+  podOffloading: "local-and-remote",
   remoteNamespace: "shop-b1",
   remotes: [{ virtualNode: "liqo-a", remoteNamespace: "shop-b1", phase: "Unreachable", message: "…" }],
   status: gone,
@@ -48,17 +49,19 @@ describe("NamespaceOffloading force", () => {
 
   test("GIVEN force turned on with a refresh's drift WHEN updated THEN it only records, contacting no cluster, and keeps what was recorded", async () => {
     const news = { ...inputs, force: true };
-    expect(recordsOnly(namespaceOffloadingChanges(olds, news))).toBe(true);
+    expect(recordsOnly(namespaceOffloadingChanges(olds, news), ["status"])).toBe(true);
     const { outs } = await offloading.update!("shop", olds, news);
     expect(outs).toEqual({ ...olds, force: true });
   });
 
   test("GIVEN force with another change, or drift alone WHEN updated THEN it is not only recorded", () => {
-    expect(recordsOnly(namespaceOffloadingChanges(olds, { ...inputs, force: true, virtualNodes: ["liqo-c"] }))).toBe(
-      false,
-    );
-    expect(recordsOnly(namespaceOffloadingChanges(olds, inputs))).toBe(false);
-    expect(recordsOnly(namespaceOffloadingChanges({ ...olds, force: true }, { ...inputs, force: false }))).toBe(true);
+    expect(
+      recordsOnly(namespaceOffloadingChanges(olds, { ...inputs, force: true, virtualNodes: ["liqo-c"] }), ["status"]),
+    ).toBe(false);
+    expect(recordsOnly(namespaceOffloadingChanges(olds, inputs), ["status"])).toBe(false);
+    expect(
+      recordsOnly(namespaceOffloadingChanges({ ...olds, force: true }, { ...inputs, force: false }), ["status"]),
+    ).toBe(true);
   });
 });
 
@@ -75,11 +78,23 @@ describe("NamespaceOffloading podOffloading", () => {
       expect((await offloading.check!(inputs, { ...inputs, podOffloading: policy })).failures).toEqual([]);
   });
 
+  test("GIVEN a state made by a release that recorded no policy WHEN diffed with none given THEN the default is a change in place; once recorded, none", () => {
+    const { podOffloading: _recorded, ...before } = olds;
+    const upgraded = namespaceOffloadingChanges({ ...before, status: "Ready" }, inputs);
+    expect(upgraded.changed).toEqual(["podOffloading"]);
+    expect(upgraded.replaces).toEqual([]);
+    expect(namespaceOffloadingChanges({ ...olds, status: "Ready" }, inputs).changed).toEqual([]);
+    expect(
+      namespaceOffloadingChanges({ ...olds, status: "Ready" }, { ...inputs, podOffloading: "local-and-remote" })
+        .changed,
+    ).toEqual([]);
+  });
+
   test("GIVEN another policy THEN the change is in place and is not a record-only update", () => {
     const changes = namespaceOffloadingChanges({ ...olds, status: "Ready" }, { ...inputs, podOffloading: "remote" });
     expect(changes.changed).toEqual(["podOffloading"]);
     expect(changes.replaces).toEqual([]);
-    expect(recordsOnly(changes)).toBe(false);
+    expect(recordsOnly(changes, ["status"])).toBe(false);
   });
 });
 
@@ -109,6 +124,7 @@ describe("NamespaceOffloading namespaceSelector", () => {
     const selected = { ...withoutNamespace, namespaceSelector: { matchLabels: { team: "shop" } } };
     const state = {
       ...selected,
+      podOffloading: "local-and-remote" as const,
       remoteNamespace: "",
       remotes: [],
       selectorName: "teams-1",
