@@ -4,12 +4,13 @@
  * this run, taken side by side on this (shared, noisy) machine.
  *
  * `renewal` (an identity of 600 s renewed while calls go on, about 11 minutes) runs only when named.
+ * So does `upgrade` (a stack of the previous release upgraded to this build, per round about 5 minutes).
  *
  * Every section runs on the product as users deploy it: each cluster's agent, gateway and route
  * agents are pods that its install (a `Cluster`, or the same steps) deploys from the agent image the
  * lab's nodes hold.
  *
- * Usage: node dist/bench/main.js [tunnel] [gateway-move] [stacks] [mesh] [auth] [offloading] [renewal]
+ * Usage: node dist/bench/main.js [tunnel] [gateway-move] [stacks] [mesh] [auth] [offloading] [renewal] [upgrade]
  *          [--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--pods N] [--mesh N,N…]
  *          [--shared-lab | --lab NAME] [--no-type-check] [--out FILE]
  * `--shared-lab`: sections that need plain clusters a and b run on the test run's shared lab (the
@@ -30,10 +31,11 @@ import { benchRenewal } from "./renewal.js";
 import { formatSeries, formatTarget, machine, timed, type SectionResult } from "./figures.js";
 import { AS_USERS_RUN, benchMeshes, benchStacks, DEFAULT_MESH_SIZES, type StackRuns } from "./stacks.js";
 import { benchTunnel, stopHandTunnels } from "./tunnel.js";
+import { benchUpgrade } from "./upgrade.js";
 
-const SECTIONS = ["tunnel", "gateway-move", "stacks", "mesh", "auth", "offloading", "renewal"] as const;
+const SECTIONS = ["tunnel", "gateway-move", "stacks", "mesh", "auth", "offloading", "renewal", "upgrade"] as const;
 type Section = (typeof SECTIONS)[number];
-/** What runs when no section is named: all but the long `renewal`. */
+/** What runs when no section is named: all but the long `renewal` and `upgrade`. */
 const DEFAULT_SECTIONS: readonly Section[] = ["tunnel", "gateway-move", "stacks", "mesh", "auth", "offloading"];
 
 /** What the command line asked for. */
@@ -61,7 +63,7 @@ interface Options {
 }
 
 const USAGE =
-  "usage: npm run bench -- [tunnel] [gateway-move] [stacks] [mesh] [auth] [offloading] [renewal] " +
+  "usage: npm run bench -- [tunnel] [gateway-move] [stacks] [mesh] [auth] [offloading] [renewal] [upgrade] " +
   "[--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--pods N] [--mesh N,N…] [--shared-lab | --lab NAME] [--no-type-check] [--out FILE]";
 
 /** Reads the command line; a wrong argument ends the run with the usage. */
@@ -132,7 +134,9 @@ async function main(): Promise<void> {
                 ? benchAuth(options.refusals, log, options.labs)
                 : section === "offloading"
                   ? benchOffloading(options.pods, options.rounds, options.idle, log, options.labs)
-                  : benchRenewal(log, options.labs),
+                  : section === "upgrade"
+                    ? benchUpgrade(options.rounds, log, options.labs)
+                    : benchRenewal(log, options.labs),
     );
     results[section] = { ...result, seconds: Math.round(seconds) };
   }

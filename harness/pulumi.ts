@@ -25,16 +25,19 @@ export function copyProgram(source: string, programDir: string): void {
 
 /**
  * Gives the program a node_modules of links: every package of `packages` (by default the
- * repository's node_modules), and `pulumi-liqo` itself (the repository, built), so the program
- * imports this package by its name as a user's program would.
+ * repository's node_modules), and `pulumi-liqo` itself (`release`: by default the repository,
+ * built; another release's built package for the upgrade test), so the program imports this
+ * package by its name as a user's program would. A node_modules the program had is replaced, as
+ * a user's `npm install` of another release replaces it.
  */
-export function linkPackages(programDir: string, packages = join(REPO, "node_modules")): void {
+export function linkPackages(programDir: string, packages = join(REPO, "node_modules"), release = REPO): void {
   const modules = join(programDir, "node_modules");
+  rmSync(modules, { recursive: true, force: true });
   mkdirSync(modules);
   for (const entry of readdirSync(packages)) {
     if (!entry.startsWith(".")) symlinkSync(join(packages, entry), join(modules, entry));
   }
-  symlinkSync(REPO, join(modules, "pulumi-liqo"));
+  symlinkSync(release, join(modules, "pulumi-liqo"));
 }
 
 /** Points the program's `pulumi-liqo` dependency at `tarball` and runs `npm install` there, as a user outside this repository would. */
@@ -113,7 +116,16 @@ export class PulumiWorkspace {
     source: string,
     stack = "test",
     backendOf?: PulumiWorkspace,
-    { tarball, typeCheck = tarball !== undefined }: { readonly tarball?: string; readonly typeCheck?: boolean } = {},
+    {
+      tarball,
+      release,
+      typeCheck = tarball !== undefined,
+    }: {
+      readonly tarball?: string;
+      /** Another release's built package (its root, with its node_modules) to link instead of this repository. */
+      readonly release?: string;
+      readonly typeCheck?: boolean;
+    } = {},
   ): Promise<PulumiWorkspace> {
     const dir = mkdtempSync(join(tmpdir(), "pulumi-liqo-e2e-"));
     const programDir = join(dir, "program");
@@ -124,6 +136,8 @@ export class PulumiWorkspace {
         rmSync(dir, { recursive: true, force: true });
         throw error;
       });
+    } else if (release) {
+      linkPackages(programDir, join(release, "node_modules"), release);
     } else {
       linkPackages(programDir);
     }
@@ -179,10 +193,49 @@ export class PulumiWorkspace {
     return result;
   }
 
+  /**
+   * Runs `pulumi args…` (as {@link pulumi}) with `--json`, the engine's events as lines, and says
+   * how long the engine's own step on the resource named `name` took, from its start to its end or
+   * failure, by the events' timestamps (whole seconds): what the resource's provider spent, without
+   * the engine's and the program's own start. `stepSeconds` is undefined when no step on it
+   * started. Its `stdout` is what the events said (their diagnostics' messages), one per line.
+   */
+  async timedStep(
+    args: readonly string[],
+    name: string,
+    timeoutMs = PULUMI_COMMAND_TIMEOUT_MS,
+  ): Promise<PulumiResult & { readonly stepSeconds?: number }> {
+    const result = await this.pulumi([...args, "--json"], timeoutMs);
+    const events = result.stdout
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line) as EngineEvent);
+    const on = (urn: string | undefined): boolean => urn?.endsWith(`::${name}`) === true;
+    const started = events.find((e) => on(e.resourcePreEvent?.metadata.urn))?.timestamp;
+    const ended = events.find(
+      (e) => on(e.resOutputsEvent?.metadata.urn) || on(e.resOpFailedEvent?.metadata.urn),
+    )?.timestamp;
+    return {
+      ...result,
+      stdout: events.flatMap((e) => (e.diagnosticEvent ? [e.diagnosticEvent.message] : [])).join("\n"),
+      ...(started !== undefined && ended !== undefined ? { stepSeconds: ended - started } : {}),
+    };
+  }
+
   /** Removes the workspace: program copy, state and Pulumi home. */
   dispose(): void {
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** The parts of an engine event (a line of `pulumi … --json`) that {@link PulumiWorkspace.timedStep} reads. */
+interface EngineEvent {
+  /** Unix time, in seconds. */
+  readonly timestamp: number;
+  readonly resourcePreEvent?: { readonly metadata: { readonly urn: string } };
+  readonly resOutputsEvent?: { readonly metadata: { readonly urn: string } };
+  readonly resOpFailedEvent?: { readonly metadata: { readonly urn: string } };
+  readonly diagnosticEvent?: { readonly message: string };
 }
 
 /** A row of a `--non-interactive` run: an operation's sign, the resource's type (`pkg:module:Name`) and name, then its status and info. */

@@ -523,6 +523,16 @@ export async function addPodAddress(state: LabState, clusterName: string, addres
 }
 
 /**
+ * Loads the image archive at `archive` into every node of lab `state` (as `up` loads the
+ * project's images): for an image the lab was not started with, such as an earlier release's agent.
+ */
+export async function loadImage(state: LabState, archive: string, timeoutMs = 120_000): Promise<void> {
+  const { ctr } = nodeBinaries();
+  for (const cluster of state.clusters)
+    for (const node of cluster.nodes) await importImages(node, ctr, [archive], deadProcess(state, cluster), timeoutMs);
+}
+
+/**
  * Removes everything lab `name` made: its processes (by recorded PID, or found inside its own
  * namespaces), namespaces, links and files. Works from the state file and from the lab's name
  * prefixes, so a run that crashed before saving its state is cleaned up too. Returns what it removed.

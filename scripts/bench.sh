@@ -6,5 +6,7 @@ set -euo pipefail
 # shellcheck source=lib.sh
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
 prepare_as_root "the benchmarks create network namespaces and local clusters"
+# The release the upgrade section starts from (built once; a warm run only checks it is there).
+scripts/toolchain.sh previous-release
 npm run --silent build
 exec node dist/bench/main.js "$@"

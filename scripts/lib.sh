@@ -29,6 +29,9 @@ PULUMI_GO_HOME="$LIQO_CACHE/pulumi-language-go-$PULUMI_VERSION-$(cd "$REPO_ROOT"
 LIQO_E2E_HOME="$LIQO_CACHE/kubernetes-e2e-$KUBERNETES_VERSION"
 export LIQO_E2E_BIN_DIR="$LIQO_E2E_HOME/bin"
 
+# The previous release the upgrade test starts from, built only when asked (scripts/toolchain.sh previous-release).
+export LIQO_PREVIOUS_RELEASE_HOME="$LIQO_CACHE/previous-release-$PREVIOUS_RELEASE"
+
 # The supported Kubernetes releases, for the local clusters' `--kubernetes` (local-cluster/releases.ts).
 export LIQO_KUBERNETES_RELEASES="$KUBERNETES_RELEASES"
 

@@ -9,6 +9,8 @@ set -euo pipefail
 prepare_as_root "the tests create network namespaces, bridges and firewall rules"
 # The one other release the suite runs (the matrix's smoke run), built once like the default.
 scripts/toolchain.sh kubernetes "$MATRIX_SMOKE_CONSUMER"
+# And the release the upgrade test starts from, built once from this repository's history.
+scripts/toolchain.sh previous-release
 mkdir -p .test-output
 status=0
 # The lint runs beside the build (each takes one core for about 20 s) and fails the run at the end,

@@ -264,6 +264,26 @@ build_pulumi_go() {
   ln -s pulumi-language-go "$out/bin/pulumi-language-dotnet"
 }
 
+# The previous release (versions.sh PREVIOUS_RELEASE), as a user has it: its sources from this
+# repository's history, its npm packages, its build, and its agent image's archive built by its
+# own `npm run image`. Only the upgrade test needs it (scripts/test.sh asks for it).
+build_previous_release() {
+  local out=$1
+  # A shallow clone may lack it: its origin still has it.
+  git -C "$REPO_ROOT" cat-file -e "$PREVIOUS_RELEASE^{commit}" 2>/dev/null ||
+    git -C "$REPO_ROOT" fetch --quiet origin "$PREVIOUS_RELEASE" 2>/dev/null ||
+    die "previous release $PREVIOUS_RELEASE is not in this clone's history (a shallow clone?): git fetch --unshallow, or clone without --depth"
+  mkdir -p "$out/package"
+  git -C "$REPO_ROOT" archive "$PREVIOUS_RELEASE" | tar -x -C "$out/package"
+  (cd "$out/package" && run_logged "previous release: npm install" "$out/build.log" \
+    env PATH="$NODE_HOME/bin:$PATH" npm install --no-audit --no-fund --loglevel=error)
+  (cd "$out/package" && run_logged "previous release: npm run build" "$out/build.log" \
+    env PATH="$NODE_HOME/bin:$PATH" nice -n 19 npm run --silent build)
+  # Its image build takes wireguard-go and Node from the toolchain, as `npm run image` does.
+  (cd "$out/package" && run_logged "previous release: its agent image" "$out/image.log" \
+    env PATH="$(toolchain_path):$PATH" nice -n 19 node dist/image/cli.js --only agent --out "$out/image")
+}
+
 # Installs the project's npm packages with the project's own Node, again only when the lock
 # file changed since the last install.
 install_npm_packages() {
@@ -298,6 +318,10 @@ build_once "$PULUMI_GO_HOME" "pulumi-language-go $PULUMI_VERSION" build_pulumi_g
 if [ "${1:-}" = conformance ]; then
   DEBIAN_PACKAGES=$CONFORMANCE_DEBIAN_PACKAGES ensure_debian_packages
   build_once "$LIQO_E2E_HOME" "kubernetes e2e $KUBERNETES_VERSION" build_kubernetes_e2e
+fi
+# `toolchain.sh previous-release`: also the release the upgrade test starts from.
+if [ "${1:-}" = previous-release ]; then
+  build_once "$LIQO_CACHE/previous-release-$PREVIOUS_RELEASE" "previous release ${PREVIOUS_RELEASE:0:12}" build_previous_release
 fi
 # `toolchain.sh kubernetes MINOR...`: also those supported releases besides the default (1.35 1.37).
 if [ "${1:-}" = kubernetes ]; then

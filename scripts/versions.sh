@@ -25,6 +25,11 @@ KUBERNETES_VERSION=1.36.3
 # this consumer, the provider on KUBERNETES_VERSION, Flannel, load balancers), built by scripts/test.sh:
 # the oldest supported release, whose placement differs (a webhook, not an admission policy).
 MATRIX_SMOKE_CONSUMER=1.35
+# The release the suite's upgrade test (test/e2e/upgrade.test.ts) makes its stack with before it
+# upgrades it to the working tree: until the first tag exists, a pinned commit of main (the last
+# that landed before the upgrade test did). Built once by `scripts/toolchain.sh previous-release`
+# into "$LIQO_CACHE/previous-release-<commit>" (its package, built; its agent image's archive).
+PREVIOUS_RELEASE=c88b795ce946c91a90e18afd6c0e4c22e0d244b9
 # Worker nodes (local clusters): containerd built from the Go module proxy (v2 keeps every path it
 # uses under directories of ours), runc and the CNI plugins unpacked from Debian's packages.
 CONTAINERD_VERSION=2.4.2
