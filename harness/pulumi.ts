@@ -12,8 +12,8 @@ import { clusterOf, type ClusterState, type LabState } from "../local-cluster/la
 import { runsHostAgent } from "../local-cluster/state.js";
 import { DEFAULT_AGENT_IMAGE } from "../core/cluster/agent-image.js";
 
-// The repository root, whether this runs from sources (tests) or from dist/ (the benchmark).
-const REPO = dirname(require.resolve("pulumi-liqo/package.json"));
+/** The repository root, whether this runs from sources (tests) or from dist/ (the benchmark). */
+export const REPO = dirname(require.resolve("pulumi-liqo/package.json"));
 
 /** Copies program directory `source` to `programDir`: the program alone, not a node_modules, lock or stack config a demo may have left beside it. */
 export function copyProgram(source: string, programDir: string): void {

@@ -16,10 +16,18 @@ import { clusterOf, loadImage, type LabState } from "../local-cluster/lab.js";
 import { kubectl, podName, runPodtool, POD_NAMESPACE } from "../local-cluster/pods.js";
 import { adminConfig } from "./install.js";
 import { runPodtoolDeployment } from "./offloading.js";
-import { configureForLab, copyProgram, failureSummary, linkPackages, PulumiWorkspace, setConfig } from "./pulumi.js";
+import {
+  configureForLab,
+  copyProgram,
+  failureSummary,
+  linkPackages,
+  PulumiWorkspace,
+  REPO,
+  setConfig,
+} from "./pulumi.js";
 
 /** This repository's program of the one-stack peering, which an upgraded stack runs. */
-const CURRENT_PROGRAM = join(__dirname, "..", "examples", "local-peering");
+const CURRENT_PROGRAM = join(REPO, "examples", "local-peering");
 
 /** The previous release, as `scripts/toolchain.sh previous-release` built it. */
 export interface PreviousRelease {
