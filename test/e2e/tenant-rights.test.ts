@@ -22,6 +22,7 @@ import { NAMESPACE_OFFLOADING_NAME, API_VERSION } from "../../core/api/index.js"
 import { reconcileTenants, TENANT_ROLE } from "../../core/authentication/tenant.js";
 import { deleteOptional, readOptional } from "../../core/kube/client.js";
 import { poll } from "../../core/wait/poll.js";
+import { readPodOffloading } from "../../core/offloading/pod-placement.js";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
 import { projectTraces } from "../../harness/leaks.js";
@@ -36,6 +37,9 @@ const HOOK_BOUND_MS = SHARED_LAB_BOUND_MS;
  * engine's own start and the program's take most of it on a loaded machine.
  */
 const FAILS_WITHIN_MS = 90_000;
+
+/** A written object's metadata and spec, as compared before and after a refused update. */
+type WrittenObject = k8s.KubernetesObject & { readonly spec?: unknown };
 
 /** The offloading's own failing step (the engine's event timestamps, whole seconds): under 10 s. */
 const STEP_FAILS_WITHIN_S = 10;
@@ -141,8 +145,12 @@ describe("a consumer whose rights on its provider were cut", () => {
         expect(update.stepSeconds).toBeLessThan(STEP_FAILS_WITHIN_S);
         for (const part of [...refusal, "Nothing was changed", "pulumi up of the stack that holds it"])
           expect(update.stdout).toContain(part);
-        const after = (await offloadings.getNamespacedCustomObject(offloadingRef)) as k8s.KubernetesObject;
-        expect(after.metadata?.resourceVersion).toBe(before.metadata?.resourceVersion);
+        // Its spec and the pods' placement are as they were (b's agent keeps writing its status, so
+        // the object's resourceVersion moves on its own; its generation moves only with the spec).
+        const after = (await offloadings.getNamespacedCustomObject(offloadingRef)) as WrittenObject;
+        expect(after.metadata?.generation).toBe((before as WrittenObject).metadata?.generation);
+        expect(after.spec).toEqual((before as WrittenObject).spec);
+        expect(await readPodOffloading(adminConfig(b), { namespace: OFFLOADED }, "test")).toBe("remote");
 
         // So does destroy, naming force; the offloading stays.
         started = Date.now();
