@@ -66,6 +66,8 @@ export function importedNamespaceOffloading(
     inputs,
     outputs: {
       ...inputs,
+      // The outputs record the policy applied, the default included, as an up records it.
+      podOffloading,
       consumerKubeconfig: asked.consumerKubeconfig,
       remoteNamespace,
       remotes: offloading.status?.remotes ?? [],

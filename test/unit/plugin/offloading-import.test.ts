@@ -7,6 +7,7 @@ import {
   importedNamespaceOffloading,
   type NamespaceOffloadingImport,
 } from "../../../core/resources/namespace-offloading-import.js";
+import { namespaceOffloadingChanges } from "../../../core/resources/namespace-offloading.js";
 import { B, CONSUMER, CONSUMER_SERVER } from "../../support/import-fixtures.js";
 
 const SERVER = CONSUMER_SERVER;
@@ -38,7 +39,19 @@ describe("a NamespaceOffloading as its import finds it", () => {
     const imported = importedNamespaceOffloading(asked, found);
     expect(imported.id).toBe("shop");
     expect(imported.inputs).toEqual({ consumerClusterId: B, namespace: "shop", virtualNodes: ["liqo-a"] });
-    expect(imported.outputs).toMatchObject({ remoteNamespace: `shop-${B}`, status: "Ready" });
+    // The policy applied is recorded as an up records it, so that the next preview shows no change.
+    expect(imported.outputs).toMatchObject({
+      remoteNamespace: `shop-${B}`,
+      status: "Ready",
+      podOffloading: "local-and-remote",
+    });
+    const program = {
+      ...imported.inputs,
+      consumerKubeconfig: asked.consumerKubeconfig,
+      consumerClusterId: B,
+      virtualNodes: ["liqo-a"],
+    };
+    expect(namespaceOffloadingChanges(imported.outputs, program).changed).toEqual([]);
     expect(imported.unrecovered.map((each) => each.input)).toEqual(["consumerKubeconfig", "virtualNodes"]);
     expect(imported.unrecovered[1]!.why).toContain("virtual nodes are liqo-a");
     expect(imported.takenFrom).toBeUndefined();
