@@ -8,6 +8,7 @@ import type { PodOffloading } from "../core/api/offloading.js";
 import { offloadNamespace as offloadingSteps } from "../core/offloading/namespace-offloading.js";
 import { progressTo } from "../core/operation/progress.js";
 import { VIRTUAL_NODE_TAINT } from "../core/virtual-node/node.js";
+import { deleteOptional, readOptional } from "../core/kube/client.js";
 import { poll } from "../core/wait/poll.js";
 import { imageReference } from "../local-cluster/node-images.js";
 
@@ -56,6 +57,27 @@ export async function runPodtoolDeployment(
     },
   });
   return runningPods(consumer, namespace, `app=${name}`, replicas);
+}
+
+/**
+ * Deletes namespace `name` of `kc`'s cluster and waits until it is gone (a terminating namespace is
+ * still a trace); a wait that times out says what holds it, as the namespace controller reports it
+ * (content left, finalizers, discovery).
+ */
+export async function deleteNamespaceAndWait(kc: k8s.KubeConfig, name: string, timeoutMs = 120_000): Promise<void> {
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  await deleteOptional(() => core.deleteNamespace({ name }));
+  await poll(
+    { step: "test", object: `namespace ${name} gone`, endpoint: kc.getCurrentCluster()!.server },
+    { timeoutMs, intervalMs: 500 },
+    async () => {
+      const live = await readOptional(() => core.readNamespace({ name }));
+      const holding = (live?.status?.conditions ?? []).filter((c) => c.status === "True").map((c) => c.message);
+      return live
+        ? { done: false, state: `terminating: ${holding.join("; ") || "no condition"}` }
+        : { done: true, value: undefined };
+    },
+  );
 }
 
 /**

@@ -15,7 +15,7 @@ import { poll } from "../core/wait/poll.js";
 import { clusterOf, loadImage, type LabState } from "../local-cluster/lab.js";
 import { kubectl, podName, runPodtool, POD_NAMESPACE } from "../local-cluster/pods.js";
 import { adminConfig } from "./install.js";
-import { runPodtoolDeployment } from "./offloading.js";
+import { deleteNamespaceAndWait, runPodtoolDeployment } from "./offloading.js";
 import {
   configureForLab,
   copyProgram,
@@ -85,17 +85,9 @@ export async function previousReleaseStack(
   const cleanUp = async (): Promise<void> => {
     await workspace.pulumi(["destroy", "--yes", "--skip-preview"]);
     workspace.dispose();
-    await deleteOptional(() => core.deleteNamespace({ name: namespace }));
     if (!clientWasThere)
       await deleteOptional(() => core.deleteNamespacedPod({ name: podName(b, 1), namespace: POD_NAMESPACE }));
-    await poll(
-      { step: "upgrade", object: `namespace ${namespace} gone`, endpoint: b.apiServerUrl },
-      { timeoutMs: 120_000, intervalMs: 1_000 },
-      async () =>
-        (await readOptional(() => core.readNamespace({ name: namespace })))
-          ? { done: false, state: "terminating" }
-          : { done: true, value: undefined },
-    );
+    await deleteNamespaceAndWait(adminConfig(b), namespace);
   };
   try {
     await core.createNamespace({ body: { metadata: { name: namespace } } });

@@ -163,6 +163,14 @@ export function tenantsAmong(namespaces: readonly k8s.V1Namespace[]): string[] {
     .sort();
 }
 
+/** The consumers this cluster holds a tenant of ({@link tenantsAmong} of the labelled namespaces). Errors are the client's. */
+export async function listTenants(kc: k8s.KubeConfig): Promise<string[]> {
+  const listed = await kc
+    .makeApiClient(k8s.CoreV1Api)
+    .listNamespace({ labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY},${REMOTE_CLUSTER_LABEL}` });
+  return tenantsAmong(listed.items);
+}
+
 /**
  * Brings every tenant of this cluster to this release's quota, Role and RoleBinding: an identity
  * keeps the rights its first authentication gave it, so a tenant made by an earlier release lacks
@@ -171,11 +179,7 @@ export function tenantsAmong(namespaces: readonly k8s.V1Namespace[]): string[] {
  */
 export async function reconcileTenants(kc: k8s.KubeConfig, step: string): Promise<string[]> {
   const endpoint = serverOf(kc);
-  const listed = await kc
-    .makeApiClient(k8s.CoreV1Api)
-    .listNamespace({ labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY},${REMOTE_CLUSTER_LABEL}` })
-    .catch(describeFailure(`${step}: listing the tenant namespaces`, endpoint));
-  const consumers = tenantsAmong(listed.items);
+  const consumers = await listTenants(kc).catch(describeFailure(`${step}: listing the tenant namespaces`, endpoint));
   for (const consumer of consumers) {
     const namespace = tenantNamespace(consumer);
     await ensureObject(kc, forgeTenantQuota(consumer)).catch(

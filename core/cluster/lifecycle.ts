@@ -4,7 +4,7 @@
  */
 import type * as k8s from "@kubernetes/client-node";
 import { API_GROUP, describeOwner, MANAGED_BY, MANAGED_BY_LABEL, SYSTEM_NAMESPACE } from "../api/names.js";
-import { clusterUnreachableError } from "../operation/unreachable.js";
+import { lookBeforeDelete } from "../operation/cluster-look.js";
 import { describeFailure, loadKubeconfig, probeApiServer, serverOf } from "../kube/client.js";
 import { readServerVersion } from "../kube/server-version.js";
 import {
@@ -360,13 +360,8 @@ export const INSTALL_LEFT_REMEDY =
  */
 export async function removeCluster(request: ClusterRemoval): Promise<ClusterRemovalOutcome> {
   const kc = loadKubeconfig(request.kubeconfig, request.kubeconfigInput);
-  const unreachable = await probeApiServer(kc);
-  if (unreachable) {
-    const endpoint = `API server ${serverOf(kc)}`;
-    if (!request.force)
-      throw clusterUnreachableError(`uninstall of cluster ${request.name}`, "Cluster", endpoint, unreachable);
-    return { left: { endpoint, items: installLeftOnCluster() } };
-  }
+  const gone = await lookBeforeDelete(kc, `uninstall of cluster ${request.name}`, "Cluster", request.force);
+  if (gone) return { left: { endpoint: gone, items: installLeftOnCluster() } };
   const removal = removalOf({
     holder: await getInstallOwner(kc),
     owner: request.owner,

@@ -2,9 +2,9 @@
  * The peerings that still use a cluster, while which a `Cluster`'s delete does not uninstall it
  * (lifecycle.ts): read from the cluster's own records, so that no peer needs to answer.
  */
-import * as k8s from "@kubernetes/client-node";
-import { MANAGED_BY, MANAGED_BY_LABEL, REMOTE_CLUSTER_LABEL, tenantNamespace } from "../api/index.js";
-import { tenantsAmong } from "../authentication/tenant.js";
+import type * as k8s from "@kubernetes/client-node";
+import { tenantNamespace } from "../api/index.js";
+import { listTenants } from "../authentication/tenant.js";
 import { listOutgoingPeerings } from "../virtual-node/outgoing-peering.js";
 
 /**
@@ -15,11 +15,8 @@ export async function getPeeringsUsing(kc: k8s.KubeConfig): Promise<string[]> {
   const outgoing = (await listOutgoingPeerings(kc)).map(
     (p) => `outgoing peering to ${p.spec.providerClusterName} (${p.spec.providerClusterId})`,
   );
-  const namespaces = await kc
-    .makeApiClient(k8s.CoreV1Api)
-    .listNamespace({ labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY},${REMOTE_CLUSTER_LABEL}` });
   // Only a tenant counts: a namespace someone else labelled holds no peering up.
-  const incoming = tenantsAmong(namespaces.items).map(
+  const incoming = (await listTenants(kc)).map(
     (consumer) => `incoming peering from consumer ${consumer} (namespace ${tenantNamespace(consumer)})`,
   );
   return [...outgoing, ...incoming];

@@ -105,7 +105,7 @@ export const NAMESPACE_OFFLOADING_DIFF = declaredRules<NamespaceOffloadingOutput
     status: isDrift("Ready"),
     // The outputs hold the policy applied, the default included: a state without one was made by a
     // release that recorded none, and gets today's default applied (and previewed).
-    podOffloading: (olds, news) => (news.podOffloading ?? DEFAULT_POD_OFFLOADING) !== olds.podOffloading,
+    podOffloading: (olds, news) => appliedPolicy(news) !== olds.podOffloading,
   },
 );
 

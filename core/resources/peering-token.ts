@@ -9,7 +9,7 @@ import { changesOf, type FoundChanges, declaredRules, labelOf, urnOf } from "./d
 import { onFirstNeed } from "./steps.js";
 import { explainedDiff, logToEngine } from "./engine-log.js";
 import { deleteFailure } from "./read-failure.js";
-import { clusterUnreachableError, forgottenReport } from "../operation/unreachable.js";
+import { forgottenReport } from "../operation/unreachable.js";
 import { checkKubeconfig, checkSeconds, Failures } from "./inputs.js";
 
 /** The token's steps and the Kubernetes client, loaded on first need: check and diff do without them. */
@@ -20,6 +20,11 @@ const tokens = onFirstNeed((): typeof import("../authentication/tokens.js") =>
 const kube = onFirstNeed((): typeof import("../kube/client.js") =>
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- a static import would load it with this module
   require("../kube/client.js"),
+);
+/** The short look before a delete, loaded on first need (it brings the Kubernetes client). */
+const look = onFirstNeed((): typeof import("../operation/cluster-look.js") =>
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a static import would load it with this module
+  require("../operation/cluster-look.js"),
 );
 const kubeconfigOf = (inputs: Pick<PeeringTokenInputs, "kubeconfig">) =>
   kube().loadKubeconfig(inputs.kubeconfig, `${owner}: kubeconfig`);
@@ -104,26 +109,20 @@ export const pulumiProvider: pulumi.dynamic.ResourceProvider<PeeringTokenInputs,
   },
   async delete(id, props) {
     const label = labelOf(props, id);
-    const { probeApiServer, serverOf } = kube();
     const kc = kubeconfigOf(props);
-    // One short look first: a delete does not wait out a cluster that is gone or answers nothing.
-    const unreachable = await probeApiServer(kc);
-    if (unreachable) {
-      const endpoint = `API server ${serverOf(kc)}`;
-      if (!props.force)
-        throw deleteFailure(owner, label, clusterUnreachableError("revoking the token", owner, endpoint, unreachable));
-      const { tokenLeftOnCluster, TOKEN_LEFT_REMEDY } = tokens();
-      await logToEngine(
-        forgottenReport(owner, label, endpoint, tokenLeftOnCluster(id), TOKEN_LEFT_REMEDY),
-        urnOf(props),
-      );
-      return;
-    }
-    await tokens()
-      .revokePeeringToken(kc, id)
+    const { tokenLeftOnCluster, TOKEN_LEFT_REMEDY, revokePeeringToken } = tokens();
+    const gone = await look()
+      .lookBeforeDelete(kc, "revoking the token", owner, props.force ?? false)
       .catch((error: unknown) => {
         throw deleteFailure(owner, label, error);
       });
+    if (gone) {
+      await logToEngine(forgottenReport(owner, label, gone, tokenLeftOnCluster(id), TOKEN_LEFT_REMEDY), urnOf(props));
+      return;
+    }
+    await revokePeeringToken(kc, id).catch((error: unknown) => {
+      throw deleteFailure(owner, label, error);
+    });
   },
 };
 

@@ -20,11 +20,11 @@ import {
 } from "../../core/api/names.js";
 import { NAMESPACE_OFFLOADING_NAME, API_VERSION } from "../../core/api/index.js";
 import { reconcileTenants, TENANT_ROLE } from "../../core/authentication/tenant.js";
-import { deleteOptional, readOptional } from "../../core/kube/client.js";
 import { poll } from "../../core/wait/poll.js";
 import { readPodOffloading } from "../../core/offloading/pod-placement.js";
 import { adminConfig } from "../../harness/install.js";
 import { sharedLab, SHARED_LAB_BOUND_MS } from "../../harness/labs.js";
+import { deleteNamespaceAndWait } from "../../harness/offloading.js";
 import { projectTraces } from "../../harness/leaks.js";
 import { configureForLab, outputsOf, PulumiWorkspace } from "../../harness/pulumi.js";
 
@@ -51,23 +51,6 @@ const PROGRAM = join(__dirname, "..", "..", "examples", "local-peering");
 const OFFLOADED = "rights-shop";
 /** A namespace named as a tenant of one consumer and labelled for another: no tenant. */
 const DRESSED_UP = tenantNamespace("0000000000000000");
-
-/** Deletes namespace `name` and waits until it is gone (a terminating namespace is still a trace). */
-async function deleteNamespaceAndWait(core: k8s.CoreV1Api, name: string, endpoint: string): Promise<void> {
-  await deleteOptional(() => core.deleteNamespace({ name }));
-  await poll(
-    { step: "test", object: `namespace ${name} gone`, endpoint },
-    { timeoutMs: 120_000, intervalMs: 500 },
-    async () => {
-      const live = await readOptional(() => core.readNamespace({ name }));
-      // What holds it, as the namespace controller says (content left, finalizers, discovery).
-      const holding = (live?.status?.conditions ?? []).filter((c) => c.status === "True").map((c) => c.message);
-      return live
-        ? { done: false, state: `terminating: ${holding.join("; ") || "no condition"}` }
-        : { done: true, value: undefined };
-    },
-  );
-}
 
 describe("a consumer whose rights on its provider were cut", () => {
   let lab: LabState;
@@ -97,8 +80,8 @@ describe("a consumer whose rights on its provider were cut", () => {
         await reconcileTenants(adminConfig(a), "test");
         await workspace.pulumi(["destroy", "--yes", "--skip-preview"]);
         workspace.dispose();
-        await deleteNamespaceAndWait(bCore, OFFLOADED, b.apiServerUrl);
-        await deleteNamespaceAndWait(aCore, DRESSED_UP, a.apiServerUrl);
+        await deleteNamespaceAndWait(adminConfig(b), OFFLOADED);
+        await deleteNamespaceAndWait(adminConfig(a), DRESSED_UP);
       };
       await bCore.createNamespace({ body: { metadata: { name: OFFLOADED } } });
       try {
