@@ -47,6 +47,7 @@ async function ensureInBandIdentity(
   kc: k8s.KubeConfig,
   me: ClusterIdentity,
   peering: OutgoingPeering,
+  reporter: Reporter,
 ): Promise<k8s.KubeConfig> {
   const { providerClusterId } = peering.spec;
   const access = peering.spec.inBand!;
@@ -71,6 +72,7 @@ async function ensureInBandIdentity(
     consumerClusterName: me.clusterName,
     csrPem,
     timeoutMs: AUTH_ATTEMPT_MS,
+    onRetry: (message) => reporter.info(`in-band peering with ${peering.spec.providerClusterName}: ${message}`),
   });
   const kubeconfig = forgeIdentityKubeconfig(identity, keyPem, {
     server: access.apiServerUrl,
@@ -107,7 +109,7 @@ export async function advanceInBandPeerings(
     const backoff = retries.get(uidOf(peering)) ?? new Backoff(`in-band peering with ${provider}`, IN_BAND_BACKOFF);
     if (now() < backoff.dueAt) continue;
     try {
-      const identity = await ensureInBandIdentity(kc, me, peering);
+      const identity = await ensureInBandIdentity(kc, me, peering, reporter);
       const location = { tenantNamespace: peering.spec.tenantNamespace, name: peering.spec.requestName };
       const requestGeneration = await ensureResourceRequest(identity, {
         ...location,

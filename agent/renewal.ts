@@ -162,6 +162,7 @@ async function renewOne(
       keyPem: held.keyPem,
       consumerClusterId,
       timeoutMs: ATTEMPT_TIMEOUT_MS,
+      onRetry: (message) => reporter.info(`identity renewal of the peering with ${provider}: ${message}`),
     });
     // Another writer (pulumi up authenticating again) came first: its identity stands; look again.
     if (

@@ -1,9 +1,17 @@
 /**
- * The ids of the peering tokens a provider holds, as the auth service last listed them. A caller
- * that names one of them is charged to that token's failure budget instead of its address's (see
+ * The ids of the peering tokens a provider holds, as the auth service lists them. A caller that
+ * names one of them is charged to that token's failure budget instead of its address's (see
  * callers.ts), so that a stranger flooding from behind the same address (a NodePort Service's
- * masquerade, a NAT) cannot lock a consumer out. Listing all ids at most once per interval keeps
- * the cost of a flood of made-up ids at one list call per interval, whatever its rate.
+ * masquerade, a NAT) cannot lock a consumer out.
+ *
+ * Two promises meet here:
+ * - a flood of made-up ids costs at most one list call per interval, whatever its rate;
+ * - a token is recognised from the moment its create returns, whatever else arrives at the same
+ *   time. So an id the last list did not have is answered from a list that started after the
+ *   request arrived (a quorum read, which sees every create that returned before it): the request
+ *   waits for the next list, at most one interval away, and shares it with every request waiting.
+ *   Answering from the last list instead would charge a token made a moment ago to the flooded
+ *   address, since the flood keeps that list fresh and older than the token.
  */
 
 /** Knobs of {@link KnownTokenIds}. */
@@ -12,43 +20,56 @@ export interface KnownTokenIdsOptions {
   readonly list: () => Promise<readonly string[]>;
   /** Current time in ms. */
   readonly now: () => number;
-  /** Least time between two lists: an unknown id asked for sooner is answered from the last one. @default 1000 */
+  /** Least time between the starts of two lists. @default 1000 */
   readonly minRefreshMs?: number;
-  /** Told when a list fails (the last ids stay in use). */
+  /** Told when a list fails (the ids listed before stay in use). */
   readonly onListFailure?: (error: unknown) => void;
+  /** Waits until the next list may start. @default a timer */
+  readonly sleep?: (ms: number) => Promise<void>;
 }
 
-/** The token ids last listed, refreshed on demand when asked for one it does not know. */
+const timerSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The token ids listed, listed again (at most once per interval) when asked for one it does not know. */
 export class KnownTokenIds {
   private ids: ReadonlySet<string> = new Set();
-  private listedAt = Number.NEGATIVE_INFINITY;
-  private listing: Promise<void> | undefined;
+  /** When the newest list, done, running or waiting for its turn, starts (or started). */
+  private newestStart = Number.NEGATIVE_INFINITY;
+  /** Settles when that list has ended. */
+  private newest: Promise<void> = Promise.resolve();
   private readonly minRefreshMs: number;
+  private readonly sleep: (ms: number) => Promise<void>;
 
   constructor(private readonly options: KnownTokenIdsOptions) {
     this.minRefreshMs = options.minRefreshMs ?? 1_000;
+    this.sleep = options.sleep ?? timerSleep;
   }
 
-  /** Whether `tokenId` is a token's id; lists again first when it is not known and the last list is old enough. Never rejects. */
+  /**
+   * Whether `tokenId` is a token's id: at once when it is known, else after a list that started
+   * no earlier than this call. Never rejects.
+   */
   async has(tokenId: string): Promise<boolean> {
     if (this.ids.has(tokenId)) return true;
-    if (this.options.now() - this.listedAt >= this.minRefreshMs) await this.refresh();
+    await this.listStartingFrom(this.options.now());
     return this.ids.has(tokenId);
   }
 
-  /** One list at a time: callers arriving while it runs share it. */
-  private refresh(): Promise<void> {
-    this.listing ??= this.options
-      .list()
-      .then(
-        (ids) => void (this.ids = new Set(ids)),
-        (error: unknown) => this.options.onListFailure?.(error),
-      )
-      .finally(() => {
-        // A failed list counts too: the API server is not asked again before the interval.
-        this.listedAt = this.options.now();
-        this.listing = undefined;
-      });
-    return this.listing;
+  /** A list that starts at `askedAt` or later: the newest one if it does, else the next, one interval after it. */
+  private listStartingFrom(askedAt: number): Promise<void> {
+    if (this.newestStart >= askedAt) return this.newest;
+    const startAt = Math.max(askedAt, this.newestStart + this.minRefreshMs);
+    const previous = this.newest;
+    this.newestStart = startAt;
+    this.newest = previous.then(async () => {
+      const wait = startAt - this.options.now();
+      if (wait > 0) await this.sleep(wait);
+      try {
+        this.ids = new Set(await this.options.list());
+      } catch (error) {
+        this.options.onListFailure?.(error);
+      }
+    });
+    return this.newest;
   }
 }

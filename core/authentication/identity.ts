@@ -78,8 +78,24 @@ export interface Identity {
   readonly providerClusterName: string;
 }
 
+/**
+ * How long a call to the auth service may take, and what it says while it waits: the retry policy
+ * of every request to it. Connection failures and 5xx answers (a service starting up) are retried
+ * until the deadline; a 429 (the service throttling refused requests) is retried after its
+ * `Retry-After` while the deadline allows (a `Retry-After` past it ends the call at once, with the
+ * 429's reason); any other refusal (4xx) ends at once.
+ */
+export interface AuthCallBounds {
+  /** Give up after this long. */
+  readonly timeoutMs: number;
+  /** The operation's shared deadline: ends the call early. */
+  readonly signal?: AbortSignal;
+  /** Told each time a 429 is retried, with why and when: a resource shows it on its row. */
+  readonly onRetry?: (message: string) => void;
+}
+
 /** Input of {@link requestIdentity}. */
-export interface RequestIdentityArgs {
+export interface RequestIdentityArgs extends AuthCallBounds {
   /** The provider's auth service. @example "https://172.29.1.10:7443" */
   readonly authUrl: string;
   /** PEM CA that signed the auth service's certificate (from the provider's token outputs). */
@@ -94,13 +110,6 @@ export interface RequestIdentityArgs {
   readonly consumerClusterName: string;
   /** From {@link forgeIdentityRequest}. */
   readonly csrPem: string;
-  /**
-   * Give up after this long. Connection failures and 5xx answers (a service starting up) are
-   * retried until then; a refusal (4xx) ends at once.
-   */
-  readonly timeoutMs: number;
-  /** The operation's shared deadline. */
-  readonly signal?: AbortSignal;
 }
 
 /** Pause between two attempts while the service is unreachable or failing. */
@@ -121,13 +130,31 @@ function describeNetworkError(error: unknown): string {
 }
 
 /**
- * Calls the auth service until it answers for good or the time is up: the retry policy of both
- * requests. Connection errors and 5xx mean "not yet"; 4xx is the service's refusal (terminal).
+ * A 429 (the service throttling refused requests) as a state to wait in: look again after its
+ * `Retry-After` (1 s when it gives none, an hour at most). Pure. The provider's words are quoted
+ * bounded (see describeAnswer); whom it says it throttles is repeated only when it reads as such.
+ */
+export function throttledState(answer: AuthAnswer): { readonly state: string; readonly retryAfterMs: number } {
+  const retryAfterMs = Math.min(Math.max(answer.retryAfterSeconds ?? 1, 1), 3_600) * 1000;
+  const seen = /from (address [0-9a-fA-F:.]{2,45}|token id [0-9a-f]{1,64}|consumer [0-9a-z-]{1,64})[;\s]/.exec(
+    String((answer.body as { error?: unknown } | undefined)?.error ?? ""),
+  )?.[1];
+  return {
+    state:
+      `throttled, ${describeAnswer(answer)}: the provider is being flooded with refused requests` +
+      (seen ? ` and throttles those it sees from ${seen}` : ""),
+    retryAfterMs,
+  };
+}
+
+/**
+ * Calls the auth service until it answers for good or the time is up: the retry policy of every
+ * request (see {@link AuthCallBounds}).
  */
 async function callAuthService<T>(
   what: string,
   endpoint: AuthEndpoint,
-  options: { readonly timeoutMs: number; readonly signal?: AbortSignal },
+  options: AuthCallBounds,
   send: (attemptTimeoutMs: number) => Promise<AuthAnswer>,
   accept: (answer: AuthAnswer) => CheckResult<T>,
 ): Promise<T> {
@@ -154,6 +181,20 @@ async function callAuthService<T>(
       if (answer.status >= 500 && (answer.body as Partial<ErrorBody> | undefined)?.terminal === true)
         return { failed: true, reason: describeAnswer(answer) };
       if (answer.status >= 500) return { done: false, state: describeAnswer(answer) };
+      if (answer.status === 429) {
+        const throttled = throttledState(answer);
+        const leftMs = deadline.left();
+        // Waiting past the deadline would end in the same 429: say so now.
+        if (throttled.retryAfterMs >= leftMs)
+          return {
+            failed: true,
+            reason:
+              `${throttled.state}; it asks to retry after ${throttled.retryAfterMs / 1000} s, past this step's deadline ` +
+              `(${Math.floor(leftMs / 1000)} s left): run it again once the flood has stopped`,
+          };
+        options.onRetry?.(`${throttled.state}; retrying in ${throttled.retryAfterMs / 1000} s`);
+        return { done: false, ...throttled };
+      }
       if (answer.status !== 200) return { failed: true, reason: `refused, ${describeAnswer(answer)}` };
       return accept(answer);
     },
@@ -262,7 +303,7 @@ export function forgeIdentityKubeconfig(
 }
 
 /** Input of {@link revokeIdentity}. */
-export interface RevokeIdentityArgs {
+export interface RevokeIdentityArgs extends AuthCallBounds {
   /** The provider's auth service. */
   readonly authUrl: string;
   /** PEM CA that signed the auth service's certificate. */
@@ -271,10 +312,6 @@ export interface RevokeIdentityArgs {
   readonly certificatePem: string;
   /** Its private key (secret). */
   readonly keyPem: string;
-  /** Give up after this long (same retry policy as {@link requestIdentity}). */
-  readonly timeoutMs: number;
-  /** The operation's shared deadline. */
-  readonly signal?: AbortSignal;
 }
 
 /** What {@link revokeIdentity} returns. */
@@ -341,7 +378,7 @@ export async function waitForAuthService(
 }
 
 /** Input of {@link renewIdentity}. */
-export interface RenewIdentityArgs {
+export interface RenewIdentityArgs extends AuthCallBounds {
   /** The provider's auth service. */
   readonly authUrl: string;
   /** PEM CA that signed the auth service's certificate. */
@@ -354,10 +391,6 @@ export interface RenewIdentityArgs {
   readonly keyPem: string;
   /** The consumer's cluster id (the certificate's user is named after it). */
   readonly consumerClusterId: string;
-  /** Give up after this long (same retry policy as {@link requestIdentity}). */
-  readonly timeoutMs: number;
-  /** Ends the call early. */
-  readonly signal?: AbortSignal;
 }
 
 /**

@@ -252,6 +252,7 @@ async function authenticate(
     csrPem,
     timeoutMs: deadline.left(),
     signal: deadline.signal,
+    onRetry: (message) => progress.step(1, 3, `authentication: ${message}`),
   });
   const identityKubeconfig = forgeIdentityKubeconfig(identity, keyPem);
   await ensureIdentitySecret(consumer, identity.providerClusterId, identityKubeconfig);
@@ -437,6 +438,7 @@ export async function deletePeering(
           authCaPem: handover.authCaCert,
           ...held,
           timeoutMs: options.timeoutMs,
+          onRetry: (message) => progress.step(2, 3, `authentication: ${message}`),
         }).then(
           () => undefined,
           (error: Error) => error.message,

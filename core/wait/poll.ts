@@ -16,7 +16,12 @@ export interface WaitContext {
 /** One look at the awaited fact. */
 export type CheckResult<T> =
   | { readonly done: true; readonly value: T }
-  | { readonly done: false; readonly state: string }
+  | {
+      readonly done: false;
+      readonly state: string;
+      /** Look again no sooner than this (a service's `Retry-After`); the deadline still ends the wait. */
+      readonly retryAfterMs?: number;
+    }
   | { readonly failed: true; readonly reason: string };
 
 /** `90 s`, or `0.3 s` for waits shorter than ten seconds. */
@@ -92,16 +97,18 @@ export async function poll<T>(
   for (;;) {
     if (options.signal?.aborted)
       throw new WaitTimeoutError(context, options.timeoutMs, `${lastState} (operation deadline reached)`);
+    let pauseMs = options.intervalMs ?? 250;
     try {
       const result = await check();
       if ("failed" in result) throw new WaitFailedError(context, result.reason);
       if (result.done) return result.value;
       seen(result.state);
+      pauseMs = Math.max(pauseMs, result.retryAfterMs ?? 0);
     } catch (error) {
       if ((error as Partial<WaitFailedError> | null)?.isWaitFailedError) throw error;
       seen((error as Error | null)?.message ?? String(error));
     }
     if (now() >= deadline) throw new WaitTimeoutError(context, options.timeoutMs, lastState);
-    await sleep(Math.min(options.intervalMs ?? 250, Math.max(0, deadline - now())));
+    await sleep(Math.min(pauseMs, Math.max(0, deadline - now())));
   }
 }

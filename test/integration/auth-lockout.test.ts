@@ -15,7 +15,7 @@ import { startAuthService } from "../../agent/auth-service/index.js";
 import { API_GROUP, API_GROUP_VERSION, API_VERSION, SYSTEM_NAMESPACE } from "../../core/api/names.js";
 import type { TunnelEndpoint } from "../../core/api/crds.js";
 import { parseAuthUrl, postToAuthService, type AuthAnswer } from "../../core/authentication/auth-client.js";
-import { forgeIdentityRequest } from "../../core/authentication/identity.js";
+import { forgeIdentityRequest, renewIdentity, requestIdentity } from "../../core/authentication/identity.js";
 import { IDENTITY_PATH, RENEW_PATH } from "../../core/authentication/protocol.js";
 import { removeTenant } from "../../core/authentication/tenant.js";
 import { CONSUMER_QUOTA, TENANT_OBJECT_LIMITS } from "../../core/authentication/tenant-quota.js";
@@ -62,17 +62,6 @@ async function post(
 
 const statusOf = (answer: AuthAnswer | { error: string }): number | string =>
   "status" in answer ? answer.status : answer.error;
-
-/**
- * Sends `request` once and, if the answer is a 429, once more after its Retry-After: what a
- * consumer's client does. Resolves every status seen.
- */
-async function withOneRetry(request: () => Promise<AuthAnswer | { error: string }>): Promise<(number | string)[]> {
-  const first = await request();
-  if (!("status" in first) || first.status !== 429) return [statusOf(first)];
-  await new Promise((resolve) => setTimeout(resolve, (first.retryAfterSeconds ?? 1) * 1000));
-  return [429, statusOf(await request())];
-}
 
 /** A client that speaks only TLS 1.0: resolves the error code its handshake ended with. */
 function oldTlsClient(at: { host: string; port: number }): Promise<string> {
@@ -188,16 +177,19 @@ describe("auth service lockout and quotas: a stranger against provider a, throug
       );
       expect(lines).toHaveLength(5);
       await logged(pair.provider.kc, since, /throttling address \S+ for \d+ s after repeated refusals/, 1);
-      // b's own renewal is not held up by it: b proves who it is.
-      const renewal = await withOneRetry(() =>
-        post(
-          pair,
-          RENEW_PATH,
-          { csr: forgeIdentityRequest(pair.consumer.clusterId, identity.keyPem).csrPem },
-          identity,
-        ),
-      );
-      expect(renewal.at(-1)).toBe(200);
+      // b's own renewal is not held up by it: b proves who it is, and is answered without a retry.
+      const retries: string[] = [];
+      const renewed = await renewIdentity({
+        authUrl: pair.auth.authUrl,
+        authCaPem: pair.auth.authCaCert,
+        certificatePem: identity.certPem,
+        keyPem: identity.keyPem,
+        consumerClusterId: pair.consumer.clusterId,
+        timeoutMs: REQUEST_TIMEOUT_MS,
+        onRetry: (message) => void retries.push(message),
+      });
+      expect(new X509Certificate(renewed).subject).toContain(pair.consumer.clusterId);
+      expect(retries).toEqual([]);
     },
     TEST_BOUND_MS,
   );
@@ -261,63 +253,91 @@ describe("auth service lockout and quotas: a stranger against provider a, throug
   );
 
   test(
-    "GIVEN a flood of wrong tokens through a's NodePort WHEN b renews its identity and a new consumer peers for the first time " +
-      "THEN both are served within one retry, and the flood's address is throttled",
+    "GIVEN a flood of wrong tokens through a's NodePort WHEN a token is made during it, a new consumer presents it at once " +
+      "and b renews its identity THEN both are served without a retry, the flood's address is throttled, and a client " +
+      "behind it is told it is flooded",
     async () => {
-      const token = forgePeeringToken();
+      const since = new Date(Date.now() - 1_000);
       const newcomer = forgeClusterId();
-      await ensurePeeringTokenSecret(pair.provider.kc, { tokenId: token.tokenId, secretHash: token.secretHash });
+      const token = forgePeeringToken();
+      const junk = forgeIdentityRequest(forgeClusterId());
+      const flood: (number | string)[] = [];
+      let flooding = true;
+      const stranger = async (): Promise<void> => {
+        while (flooding && flood.length < 1_000) {
+          const body = {
+            token: forgePeeringToken().token,
+            clusterId: forgeClusterId(),
+            clusterName: "x",
+            csr: junk.csrPem,
+          };
+          flood.push(statusOf(await post(pair, IDENTITY_PATH, body)));
+        }
+      };
+      const strangers = [stranger(), stranger(), stranger(), stranger()];
       try {
-        const junk = forgeIdentityRequest(forgeClusterId());
-        const flood: (number | string)[] = [];
-        let flooding = true;
-        const stranger = async (): Promise<void> => {
-          while (flooding && flood.length < 400) {
-            const body = {
-              token: forgePeeringToken().token,
-              clusterId: forgeClusterId(),
-              clusterName: "x",
-              csr: junk.csrPem,
-            };
-            flood.push(statusOf(await post(pair, IDENTITY_PATH, body)));
-          }
-        };
-        const strangers = [stranger(), stranger(), stranger(), stranger()];
         await poll(
           { step: "test", object: "the flood throttled", endpoint: pair.auth.authUrl },
           { timeoutMs: 60_000, intervalMs: 100 },
           async () =>
             flood.includes(429) ? { done: true, value: undefined } : { done: false, state: `${flood.length} sent` },
         );
-        const [renewal, firstPeering] = await Promise.all([
-          withOneRetry(() =>
-            post(
-              pair,
-              RENEW_PATH,
-              { csr: forgeIdentityRequest(pair.consumer.clusterId, identity.keyPem).csrPem },
-              identity,
-            ),
-          ),
-          withOneRetry(() =>
-            post(pair, IDENTITY_PATH, {
-              token: token.token,
-              clusterId: newcomer,
-              clusterName: "newcomer",
-              csr: forgeIdentityRequest(newcomer).csrPem,
-            }),
-          ),
+        // The token is made while the flood keeps the auth service's list of token ids fresh, and used the moment it exists.
+        await ensurePeeringTokenSecret(pair.provider.kc, { tokenId: token.tokenId, secretHash: token.secretHash });
+        const retries = { newcomer: [] as string[], renewal: [] as string[] };
+        const bounds = { timeoutMs: 120_000 };
+        const [issued, renewed] = await Promise.all([
+          requestIdentity({
+            authUrl: pair.auth.authUrl,
+            authCaPem: pair.auth.authCaCert,
+            token: token.token,
+            consumerClusterId: newcomer,
+            consumerClusterName: "newcomer",
+            csrPem: forgeIdentityRequest(newcomer).csrPem,
+            ...bounds,
+            onRetry: (message) => void retries.newcomer.push(message),
+          }),
+          renewIdentity({
+            authUrl: pair.auth.authUrl,
+            authCaPem: pair.auth.authCaCert,
+            certificatePem: identity.certPem,
+            keyPem: identity.keyPem,
+            consumerClusterId: pair.consumer.clusterId,
+            ...bounds,
+            onRetry: (message) => void retries.renewal.push(message),
+          }),
         ]);
         flooding = false;
         await Promise.all(strangers);
-        expect(renewal.at(-1)).toBe(200);
-        expect(firstPeering.at(-1)).toBe(200);
-        expect(renewal.length + firstPeering.length).toBeLessThanOrEqual(4);
-        // The flood was refused throughout, and mostly throttled without a step run for it.
+        expect(issued.providerClusterId).toBe(pair.provider.clusterId);
+        expect(new X509Certificate(renewed).subject).toContain(pair.consumer.clusterId);
+        // Neither waited: the token is known from the moment its create returned, and b proves who it is.
+        expect(retries).toEqual({ newcomer: [], renewal: [] });
+        // A stranger's own client, behind the flood's address, is told at once why and by whom, not after its deadline.
+        const stranger429 = await requestIdentity({
+          authUrl: pair.auth.authUrl,
+          authCaPem: pair.auth.authCaCert,
+          token: forgePeeringToken().token,
+          consumerClusterId: newcomer,
+          consumerClusterName: "stranger",
+          csrPem: junk.csrPem,
+          timeoutMs: 10_000,
+        }).catch((error: Error) => error.message);
+        expect(stranger429).toMatch(
+          new RegExp(
+            "HTTP 429: .*the provider is being flooded with refused requests and throttles those it sees from " +
+              "address \\S+; it asks to retry after \\d+ s, past this step's deadline",
+          ),
+        );
+        // The flood was refused throughout, mostly throttled without a step run for it, and its address was named.
         expect(flood.every((status) => status === 403 || status === 429)).toBe(true);
         expect(flood.filter((status) => status === 429).length).toBeGreaterThan(flood.length / 2);
+        await logged(pair.provider.kc, since, /throttling address \S+ for \d+ s after repeated refusals/, 1);
         // b's peering still works with the identity it holds.
         await getResourceOffer(identity.kc, { tenantNamespace: record!.tenantNamespace, name: record!.requestName });
       } finally {
+        flooding = false;
+        await Promise.all(strangers);
         await revokePeeringToken(pair.provider.kc, token.tokenId);
         await removeTenant(pair.provider.kc, newcomer);
       }

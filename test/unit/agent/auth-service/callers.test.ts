@@ -53,6 +53,35 @@ describe("known token ids", () => {
     expect(lists).toBe(2);
   });
 
+  test("GIVEN a token made while a flood keeps the list fresh THEN a request naming it waits for the next list and is recognised", async () => {
+    let clock = 0;
+    const recorded: string[] = [];
+    const lists: number[] = [];
+    const slept: number[] = [];
+    const known = new KnownTokenIds({
+      list: async () => {
+        lists.push(clock);
+        return [...recorded];
+      },
+      now: () => clock,
+      minRefreshMs: 1_000,
+      sleep: async (ms) => {
+        slept.push(ms);
+        clock += ms;
+      },
+    });
+    expect(await known.has("1111111111111111")).toBe(false);
+    // The token's create returns at 400 ms, after the flood's last list; its first request arrives at once.
+    clock = 400;
+    recorded.push("00ff00ff00ff00ff");
+    const flood = Array.from({ length: 20 }, (_, i) => known.has(`${i}`.padStart(16, "0")));
+    const answers = await Promise.all([known.has("00ff00ff00ff00ff"), ...flood]);
+    expect(answers).toEqual([true, ...flood.map(() => false)]);
+    // One list for all of them, one interval after the last.
+    expect(lists).toEqual([0, 1_000]);
+    expect(slept).toEqual([600]);
+  });
+
   test("GIVEN a list that fails THEN has() does not reject, the ids listed before stay, and the failure is told", async () => {
     let clock = 0;
     let fail = false;

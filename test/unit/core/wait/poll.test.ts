@@ -85,6 +85,20 @@ describe("poll", () => {
     expect(clock.sleeps).toEqual([100, 100]);
   });
 
+  test("GIVEN a look that asks to wait longer than the interval (a Retry-After) THEN the next look comes after it, never past the deadline", async () => {
+    const clock = fakeClock();
+    const { check, calls } = scripted<number>([
+      { done: false, state: "throttled", retryAfterMs: 3_000 },
+      { done: false, state: "Pending", retryAfterMs: 10 },
+      { done: false, state: "throttled", retryAfterMs: 60_000 },
+      { done: true, value: 7 },
+    ]);
+    const done = await poll(context, { timeoutMs: 10_000, intervalMs: 100, now: clock.now, sleep: clock.sleep }, check);
+    expect(done).toBe(7);
+    expect(calls()).toBe(4);
+    expect(clock.sleeps).toEqual([3_000, 100, 6_900]);
+  });
+
   test("GIVEN no interval WHEN polled THEN it pauses 250 ms between looks", async () => {
     const clock = fakeClock();
     const { check } = scripted<number>([
