@@ -206,6 +206,13 @@ export const CLUSTER = declareResource({
         "of the last up or refresh; `unknown` from an agent of a release that did not say, `unbundled` from one run " +
         "from the compiled sources.",
     },
+    agentImageDigest: {
+      type: string(),
+      description:
+        "The digest (`sha256:…`) of the image the cluster's agent pod runs, as its node's container runtime " +
+        "reports it, as of the last up or refresh: the bytes behind agentVersion's tag, wherever the image came " +
+        "from. `unknown` when no running agent pod holds the agent's Lease, or its runtime reports no digest.",
+    },
   },
   access: {
     type: "ClusterAccess",

@@ -12,6 +12,8 @@ export const COMPONENT_LABEL = "app.kubernetes.io/name";
 
 /** The control agent: auth service, offers, heartbeat, in-band peering, renewal. */
 export const AGENT_NAME = "pulumi-liqo-agent";
+/** The agent Deployment's one container: the one whose image the Cluster's outputs report. */
+export const AGENT_CONTAINER = "agent";
 /** The WireGuard gateway. */
 export const GATEWAY_NAME = "pulumi-liqo-gateway";
 /** The per-node route agent. */

@@ -10,11 +10,18 @@
  *            NET_RAW only, the TUN device, root; one replica, Recreate
  *   route    hostNetwork (its routes are the node's), NET_ADMIN only, root, on every node
  */
-import { KUBELET_PORT } from "./agent-components.js";
 import type * as k8s from "@kubernetes/client-node";
 import { SYSTEM_NAMESPACE } from "../api/index.js";
 import { VIRTUAL_NODE_LABEL } from "../virtual-node/node.js";
-import { AGENT_NAME, COMPONENT_LABEL, componentLabels, GATEWAY_NAME, ROUTE_NAME } from "./agent-components.js";
+import {
+  AGENT_CONTAINER,
+  AGENT_NAME,
+  COMPONENT_LABEL,
+  componentLabels,
+  GATEWAY_NAME,
+  KUBELET_PORT,
+  ROUTE_NAME,
+} from "./agent-components.js";
 import { PLACEMENT_PORT, PLACEMENT_SERVICE } from "../api/names.js";
 
 /**
@@ -134,7 +141,7 @@ export function forgeControlDeployment(image: string, authPort: number): k8s.V1D
       strategy: { type: "Recreate" },
       selector: selector(AGENT_NAME),
       template: podTemplate(AGENT_NAME, {
-        name: "agent",
+        name: AGENT_CONTAINER,
         image,
         args: ["control", "--auth-listen", `0.0.0.0:${authPort}`],
         // The virtual nodes' kubelet API (logs, exec of offloaded pods) is served at the pod's address.

@@ -8,7 +8,7 @@ import { X509Certificate } from "node:crypto";
 import { AGENT_LEASE, API_GROUP, SYSTEM_NAMESPACE } from "../api/index.js";
 import { readOptional, serverOf } from "../kube/client.js";
 import { poll } from "../wait/poll.js";
-import { AGENT_NAME } from "./agent-components.js";
+import { AGENT_CONTAINER, AGENT_NAME } from "./agent-components.js";
 
 /** How long the agent's lease holds without renewal. */
 export const AGENT_LEASE_DURATION_SECONDS = 30;
@@ -154,10 +154,29 @@ export async function waitForAgent(
 export const agentBuildOf = (lease: k8s.V1Lease | undefined): string =>
   lease?.metadata?.annotations?.[AGENT_BUILD_ANNOTATION] ?? "unknown";
 
-/** The build the cluster's agent last said it runs, from its Lease (`unknown` when it says none). */
-export async function readAgentBuild(kc: k8s.KubeConfig): Promise<string> {
+/** What the cluster's agent runs: the build it says, and the image digest its node's runtime resolved its tag to. */
+export interface RunningAgent {
+  /** `<version>-<build>`, `unknown` when the agent says none (see {@link agentBuildOf}). */
+  readonly build: string;
+  /** `sha256:<64 hex>` of the agent pod that holds the Lease, `unknown` when none is found or the runtime gives none. */
+  readonly imageDigest: string;
+}
+
+/** The `sha256:…` digest in a container status's `imageID` (`sha256:…` or `<repository>@sha256:…`), or undefined. Pure. */
+export const imageDigestOf = (imageId: string | undefined): string | undefined =>
+  /(?:^|@)(sha256:[0-9a-f]{64})$/.exec(imageId ?? "")?.[1];
+
+/** What the cluster's agent runs now, from its Lease and the pod that holds it. */
+export async function readRunningAgent(kc: k8s.KubeConfig): Promise<RunningAgent> {
   const lease = await readOptional(() =>
     kc.makeApiClient(k8s.CoordinationV1Api).readNamespacedLease({ name: AGENT_LEASE, namespace: SYSTEM_NAMESPACE }),
   );
-  return agentBuildOf(lease);
+  const holder = lease?.spec?.holderIdentity;
+  const pod = holder
+    ? await readOptional(() =>
+        kc.makeApiClient(k8s.CoreV1Api).readNamespacedPod({ name: holder, namespace: SYSTEM_NAMESPACE }),
+      )
+    : undefined;
+  const imageId = pod?.status?.containerStatuses?.find((status) => status.name === AGENT_CONTAINER)?.imageID;
+  return { build: agentBuildOf(lease), imageDigest: imageDigestOf(imageId) ?? "unknown" };
 }

@@ -17,7 +17,7 @@ import {
 import { getPeeringsUsing } from "./peerings-using.js";
 import { waitForProjectKindsCounted } from "../authentication/tenant-quota.js";
 import { reconcileTenants } from "../authentication/tenant.js";
-import { readAgentBuild, waitForAgent } from "./agent.js";
+import { readRunningAgent, waitForAgent } from "./agent.js";
 import {
   decideClusterCidrs,
   describeUndetected,
@@ -73,13 +73,15 @@ export interface InstalledCluster extends ClusterEndpoints, ClusterCidrs {
   readonly podPlacement: PlacementMechanism;
   /** The build the cluster's agent says it runs, `<version>-<build>` (`unknown` from an agent that says none). */
   readonly agentVersion: string;
+  /** The digest of the image the agent's pod runs, as its node's runtime reports it (`unknown` when it gives none). */
+  readonly agentImageDigest: string;
 }
 
 /** An install that stopped after the cluster's identity was made: `made` is what stands (no auth CA yet). */
 export interface InstallStopped extends Error {
   readonly made: Omit<
     InstalledCluster,
-    "authCaCert" | "nodesOutsidePodCidr" | "kubernetesVersion" | "podPlacement" | "agentVersion"
+    "authCaCert" | "nodesOutsidePodCidr" | "kubernetesVersion" | "podPlacement" | "agentVersion" | "agentImageDigest"
   >;
 }
 
@@ -230,6 +232,7 @@ export async function installCluster(
     if (image) await waitForAgentRollout(kc, timeoutMs);
     const holders = image ? await rolledOutAgentPods(kc) : [];
     const agentVersion = await waitForAgent(kc, certPem, { timeoutMs, mustAlreadyRun: !request.agent?.image, holders });
+    const { imageDigest: agentImageDigest } = await readRunningAgent(kc);
     // Once this quota is counted the quota controller knows the project's kinds, so each tenant's
     // quota is counted as soon as the auth service makes it (see tenant-quota.ts).
     await waitForProjectKindsCounted(kc, "cluster install", timeoutMs);
@@ -242,6 +245,7 @@ export async function installCluster(
       kubernetesVersion: release.text,
       podPlacement,
       agentVersion,
+      agentImageDigest,
     };
   } catch (error) {
     throw Object.assign(error instanceof Error ? error : new Error(String(error)), { made });
@@ -267,7 +271,14 @@ export async function readInstall(
   kubeconfig: string,
   kubeconfigInput: string,
 ): Promise<
-  { clusterId: string; apiServerUrl: string; nodesOutsidePodCidr: string[]; agentVersion: string } | undefined
+  | {
+      clusterId: string;
+      apiServerUrl: string;
+      nodesOutsidePodCidr: string[];
+      agentVersion: string;
+      agentImageDigest: string;
+    }
+  | undefined
 > {
   const kc = loadKubeconfig(kubeconfig, kubeconfigInput);
   const identity = await getClusterIdentity(kc);
@@ -275,8 +286,14 @@ export async function readInstall(
   // A node added since the install whose range the recorded pod CIDR does not hold: drift a refresh shows.
   const nodesOutsidePodCidr = identity.podCidr ? nodesOutside(identity.podCidr, await getNodeRanges(kc)) : [];
   // What runs now: an agent rolled since the last up (by hand, or by another stack) shows here.
-  const agentVersion = await readAgentBuild(kc);
-  return { clusterId: identity.clusterId, apiServerUrl: identity.apiServerUrl, nodesOutsidePodCidr, agentVersion };
+  const agent = await readRunningAgent(kc);
+  return {
+    clusterId: identity.clusterId,
+    apiServerUrl: identity.apiServerUrl,
+    nodesOutsidePodCidr,
+    agentVersion: agent.build,
+    agentImageDigest: agent.imageDigest,
+  };
 }
 
 /** What an import finds of an install: everything its `Cluster` resource's inputs and outputs come from. */

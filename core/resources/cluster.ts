@@ -72,6 +72,8 @@ export interface ClusterOutputs extends ClusterInputs {
   readonly podPlacement?: string;
   /** The build the cluster's agent runs, as of the last install or refresh (state written before has none). */
   readonly agentVersion?: string;
+  /** The digest of the image the cluster's agent pod runs, as of the last install or refresh (state written before has none). */
+  readonly agentImageDigest?: string;
   readonly apiServerUrl: string;
   readonly authUrl: string;
   readonly authCaCert: string;

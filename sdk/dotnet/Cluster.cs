@@ -22,6 +22,12 @@ namespace Pulumi.Liqo
         public Output<Outputs.ClusterAccess?> Access { get; private set; } = null!;
 
         /// <summary>
+        /// The digest (`sha256:…`) of the image the cluster's agent pod runs, as its node's container runtime reports it, as of the last up or refresh: the bytes behind agentVersion's tag, wherever the image came from. `unknown` when no running agent pod holds the agent's Lease, or its runtime reports no digest.
+        /// </summary>
+        [Output("agentImageDigest")]
+        public Output<string?> AgentImageDigest { get; private set; } = null!;
+
+        /// <summary>
         /// The build the cluster's agent says it runs, `&lt;version&gt;-&lt;build&gt;` (e.g. `0.2.0-3f2a9c1b7d0e`: the package version and the first 12 hex digits of the agent bundle's SHA-256, as the agent image's tag names them), as of the last up or refresh; `unknown` from an agent of a release that did not say, `unbundled` from one run from the compiled sources.
         /// </summary>
         [Output("agentVersion")]

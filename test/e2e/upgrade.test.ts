@@ -15,7 +15,9 @@
 import * as k8s from "@kubernetes/client-node";
 import { clusterOf, type LabState } from "../../local-cluster/lab.js";
 import { DEFAULT_AGENT_IMAGE } from "../../core/cluster/agent-image.js";
-import { SYSTEM_NAMESPACE } from "../../core/api/index.js";
+import { AGENT_LEASE, SYSTEM_NAMESPACE } from "../../core/api/index.js";
+import { imageDigestOf } from "../../core/cluster/agent.js";
+import { AGENT_CONTAINER } from "../../core/cluster/agent-components.js";
 import { VIRTUAL_NODE_TAINT } from "../../core/virtual-node/node.js";
 import { placementOf } from "../../core/offloading/pod-placement.js";
 import { adminConfig } from "../../harness/install.js";
@@ -58,6 +60,18 @@ async function appPods(core: k8s.CoreV1Api): Promise<string[]> {
     .sort();
 }
 
+/** The image id its runtime reports for the agent container of the pod of `cluster` that holds the agent's Lease. */
+async function agentImageId(cluster: ReturnType<typeof clusterOf>): Promise<string | undefined> {
+  const kc = adminConfig(cluster);
+  const lease = await kc
+    .makeApiClient(k8s.CoordinationV1Api)
+    .readNamespacedLease({ name: AGENT_LEASE, namespace: SYSTEM_NAMESPACE });
+  const pod = await kc
+    .makeApiClient(k8s.CoreV1Api)
+    .readNamespacedPod({ name: lease.spec!.holderIdentity!, namespace: SYSTEM_NAMESPACE });
+  return pod.status?.containerStatuses?.find((c) => c.name === AGENT_CONTAINER)?.imageID;
+}
+
 describe("an upgrade from the previous release", () => {
   let lab: LabState;
   beforeAll(async () => {
@@ -76,6 +90,8 @@ describe("an upgrade from the previous release", () => {
       const { workspace } = stack;
       try {
         expect((await outputsOf(workspace, "Cluster", "a"))["agentVersion"]).toBe(tagOf(previous.image));
+        const previousDigest = imageDigestOf(await agentImageId(a));
+        expect(previousDigest).toMatch(/^sha256:[0-9a-f]{64}$/);
         expect(await serviceAnswer(lab, OFFLOADED, APP)).toContain(`podtool ${APP}-`);
         const before = await appPods(bCore);
         const keysBefore = await gatewayKeyDigests([a, b]);
@@ -119,8 +135,20 @@ describe("an upgrade from the previous release", () => {
         }
         expect(await appPods(bCore)).toEqual(before);
         expect(await serviceAnswer(lab, OFFLOADED, APP)).toContain(`podtool ${APP}-`);
-        for (const name of ["a", "b"])
-          expect((await outputsOf(workspace, "Cluster", name))["agentVersion"]).toBe(tagOf(DEFAULT_AGENT_IMAGE));
+        // Each Cluster names the bytes its agent runs: the same image in both, not the previous release's.
+        const digests: unknown[] = [];
+        for (const [name, cluster] of [
+          ["a", a],
+          ["b", b],
+        ] as const) {
+          const outputs = await outputsOf(workspace, "Cluster", name);
+          expect(outputs["agentVersion"]).toBe(tagOf(DEFAULT_AGENT_IMAGE));
+          expect(outputs["agentImageDigest"]).toBe(imageDigestOf(await agentImageId(cluster)));
+          digests.push(outputs["agentImageDigest"]);
+        }
+        expect(digests[0]).toMatch(/^sha256:[0-9a-f]{64}$/);
+        expect(digests).toEqual([digests[0], digests[0]]);
+        expect(digests[0]).not.toBe(previousDigest);
         expect((await outputsOf(workspace, "NamespaceOffloading", "b-offloads"))["podOffloading"]).toBe(
           "local-and-remote",
         );

@@ -18,6 +18,8 @@ type Cluster struct {
 
 	// How other resources reach this cluster (its kubeconfig is secret): what a program of the provider plugin gives as a PeeringToken's cluster, a Peering's consumer or providerCluster, a NamespaceOffloading's consumer; this package's TypeScript resources take the Cluster itself.
 	Access ClusterAccessPtrOutput `pulumi:"access"`
+	// The digest (`sha256:…`) of the image the cluster's agent pod runs, as its node's container runtime reports it, as of the last up or refresh: the bytes behind agentVersion's tag, wherever the image came from. `unknown` when no running agent pod holds the agent's Lease, or its runtime reports no digest.
+	AgentImageDigest pulumi.StringPtrOutput `pulumi:"agentImageDigest"`
 	// The build the cluster's agent says it runs, `<version>-<build>` (e.g. `0.2.0-3f2a9c1b7d0e`: the package version and the first 12 hex digits of the agent bundle's SHA-256, as the agent image's tag names them), as of the last up or refresh; `unknown` from an agent of a release that did not say, `unbundled` from one run from the compiled sources.
 	AgentVersion pulumi.StringPtrOutput `pulumi:"agentVersion"`
 	// API server URL as consumers reach it.
@@ -191,6 +193,11 @@ func (o ClusterOutput) ToClusterOutputWithContext(ctx context.Context) ClusterOu
 // How other resources reach this cluster (its kubeconfig is secret): what a program of the provider plugin gives as a PeeringToken's cluster, a Peering's consumer or providerCluster, a NamespaceOffloading's consumer; this package's TypeScript resources take the Cluster itself.
 func (o ClusterOutput) Access() ClusterAccessPtrOutput {
 	return o.ApplyT(func(v *Cluster) ClusterAccessPtrOutput { return v.Access }).(ClusterAccessPtrOutput)
+}
+
+// The digest (`sha256:…`) of the image the cluster's agent pod runs, as its node's container runtime reports it, as of the last up or refresh: the bytes behind agentVersion's tag, wherever the image came from. `unknown` when no running agent pod holds the agent's Lease, or its runtime reports no digest.
+func (o ClusterOutput) AgentImageDigest() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Cluster) pulumi.StringPtrOutput { return v.AgentImageDigest }).(pulumi.StringPtrOutput)
 }
 
 // The build the cluster's agent says it runs, `<version>-<build>` (e.g. `0.2.0-3f2a9c1b7d0e`: the package version and the first 12 hex digits of the agent bundle's SHA-256, as the agent image's tag names them), as of the last up or refresh; `unknown` from an agent of a release that did not say, `unbundled` from one run from the compiled sources.

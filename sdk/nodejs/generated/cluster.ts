@@ -137,6 +137,13 @@ export abstract class ClusterResource extends pulumi.dynamic.Resource {
    * that did not say, `unbundled` from one run from the compiled sources.
    */
   declare readonly agentVersion: pulumi.Output<string | undefined>;
+  /**
+   * The digest (`sha256:…`) of the image the cluster's agent pod runs, as its node's container
+   * runtime reports it, as of the last up or refresh: the bytes behind agentVersion's tag,
+   * wherever the image came from. `unknown` when no running agent pod holds the agent's Lease, or
+   * its runtime reports no digest.
+   */
+  declare readonly agentImageDigest: pulumi.Output<string | undefined>;
 
   protected constructor(name: string, args: ClusterArgs, opts?: pulumi.CustomResourceOptions) {
     super(

@@ -296,6 +296,7 @@ class Cluster(pulumi.CustomResource):
             __props__.__dict__["service_cidr"] = service_cidr
             __props__.__dict__["timeout_seconds"] = timeout_seconds
             __props__.__dict__["access"] = None
+            __props__.__dict__["agent_image_digest"] = None
             __props__.__dict__["agent_version"] = None
             __props__.__dict__["auth_ca_cert"] = None
             __props__.__dict__["auth_url"] = None
@@ -330,6 +331,7 @@ class Cluster(pulumi.CustomResource):
         __props__ = ClusterArgs.__new__(ClusterArgs)
 
         __props__.__dict__["access"] = None
+        __props__.__dict__["agent_image_digest"] = None
         __props__.__dict__["agent_version"] = None
         __props__.__dict__["api_server_url"] = None
         __props__.__dict__["auth_ca_cert"] = None
@@ -353,6 +355,14 @@ class Cluster(pulumi.CustomResource):
         How other resources reach this cluster (its kubeconfig is secret): what a program of the provider plugin gives as a PeeringToken's cluster, a Peering's consumer or providerCluster, a NamespaceOffloading's consumer; this package's TypeScript resources take the Cluster itself.
         """
         return pulumi.get(self, "access")
+
+    @_builtins.property
+    @pulumi.getter(name="agentImageDigest")
+    def agent_image_digest(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The digest (`sha256:…`) of the image the cluster's agent pod runs, as its node's container runtime reports it, as of the last up or refresh: the bytes behind agentVersion's tag, wherever the image came from. `unknown` when no running agent pod holds the agent's Lease, or its runtime reports no digest.
+        """
+        return pulumi.get(self, "agent_image_digest")
 
     @_builtins.property
     @pulumi.getter(name="agentVersion")
