@@ -12,14 +12,16 @@
  *
  * Usage: node dist/bench/main.js [tunnel] [gateway-move] [stacks] [mesh] [auth] [offloading] [renewal] [upgrade]
  *          [--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--pods N] [--mesh N,N…]
- *          [--shared-lab | --lab NAME] [--no-type-check] [--out FILE]
+ *          [--shared-lab | --lab NAME] [--no-type-check] [--out FILE] [--record]
  * `--shared-lab`: sections that need plain clusters a and b run on the test run's shared lab (the
  * suite's smoke run, test/integration/bench-smoke.test.ts) instead of a lab of their own.
  * `--lab NAME`: the sections run on test lab NAME, which a test holds up with the clusters they ask for.
+ * Every run compares its figures with the figures of record in docs/performance.md (bench/record.ts)
+ * and prints, beside the targets, those that slipped; `--record` writes this run's figures there.
  * `--no-type-check`: `stacks` and `mesh` start their programs without type-checking them (the smoke
  * run, whose figures are checked for presence only); their times are then not a user's.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { downLab, listLabs } from "../local-cluster/lab.js";
 import { labOwner, releaseSharedLab, TEST_LAB_ROOT } from "../harness/labs.js";
@@ -32,6 +34,11 @@ import { formatSeries, formatTarget, machine, timed, type SectionResult } from "
 import { AS_USERS_RUN, benchMeshes, benchStacks, DEFAULT_MESH_SIZES, type StackRuns } from "./stacks.js";
 import { benchTunnel, stopHandTunnels } from "./tunnel.js";
 import { benchUpgrade } from "./upgrade.js";
+import { formatSlip, parseRecord, slips, withRecorded } from "./record.js";
+import { REPO } from "../harness/pulumi.js";
+
+/** The page whose figures of record each run is compared with (bench/record.ts). */
+const PERFORMANCE_PAGE = join(REPO, "docs", "performance.md");
 
 const SECTIONS = ["tunnel", "gateway-move", "stacks", "mesh", "auth", "offloading", "renewal", "upgrade"] as const;
 type Section = (typeof SECTIONS)[number];
@@ -60,11 +67,14 @@ interface Options {
   /** How `stacks` and `mesh` start their programs. */
   readonly stackRuns: StackRuns;
   readonly out: string;
+  /** Write this run's figures into the page's figures of record. */
+  readonly record: boolean;
 }
 
 const USAGE =
   "usage: npm run bench -- [tunnel] [gateway-move] [stacks] [mesh] [auth] [offloading] [renewal] [upgrade] " +
-  "[--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--pods N] [--mesh N,N…] [--shared-lab | --lab NAME] [--no-type-check] [--out FILE]";
+  "[--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--pods N] [--mesh N,N…] " +
+  "[--shared-lab | --lab NAME] [--no-type-check] [--out FILE] [--record]";
 
 /** Reads the command line; a wrong argument ends the run with the usage. */
 function parseOptions(args: readonly string[]): Options {
@@ -73,6 +83,7 @@ function parseOptions(args: readonly string[]): Options {
   let mesh = DEFAULT_MESH_SIZES;
   let labs = privateLabs;
   let stackRuns = AS_USERS_RUN;
+  let record = false;
   let out = join(".bench-output", `bench-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
@@ -80,6 +91,7 @@ function parseOptions(args: readonly string[]): Options {
     if ((SECTIONS as readonly string[]).includes(arg)) sections.push(arg as Section);
     else if (flag === "out" && args[i + 1]) out = args[++i]!;
     else if (arg === "--shared-lab") labs = sharedLabs;
+    else if (arg === "--record") record = true;
     else if (arg === "--no-type-check") stackRuns = { typeCheck: false };
     else if (arg === "--lab" && /^[a-z0-9]{1,8}$/.test(args[i + 1] ?? "")) labs = heldLab(args[++i]!);
     else if (arg === "--mesh" && /^[2-6](,[2-6])*$/.test(args[i + 1] ?? "")) mesh = args[++i]!.split(",").map(Number);
@@ -98,6 +110,7 @@ function parseOptions(args: readonly string[]): Options {
     labs,
     stackRuns,
     out,
+    record,
   };
 }
 
@@ -148,6 +161,22 @@ async function main(): Promise<void> {
   for (const s of all.flatMap((r) => r.series)) console.log(formatSeries(s));
   console.log("\ntargets");
   for (const t of all.flatMap((r) => r.targets)) console.log(formatTarget(t));
+  const page = readFileSync(PERFORMANCE_PAGE, "utf8");
+  const slipped = slips(
+    all.flatMap((r) => r.series),
+    parseRecord(page),
+  );
+  console.log(`\nslipped since the figures of record (${PERFORMANCE_PAGE}): ${slipped.length || "none"}`);
+  for (const slip of slipped) console.log(formatSlip(slip));
+  if (options.record) {
+    const measured = Object.fromEntries(Object.entries(results).map(([section, r]) => [section, r.series]));
+    const command = `npm run bench -- ${process.argv
+      .slice(2)
+      .filter((arg) => arg !== "--record")
+      .join(" ")}`.trim();
+    writeFileSync(PERFORMANCE_PAGE, withRecorded(page, measured, new Date().toISOString().slice(0, 10), command));
+    console.log(`recorded: ${Object.keys(measured).join(", ")} in ${PERFORMANCE_PAGE}`);
+  }
   mkdirSync(dirname(options.out), { recursive: true });
   writeFileSync(
     options.out,

@@ -1,8 +1,8 @@
 /**
  * One section of `npm run bench` run through its real entry point (dist/bench/main.js, as
  * scripts/bench.sh runs it) with its smallest sizes, and the check that it produced its figures
- * (finite samples, targets with a value), never their values: those belong to a quiet machine, not
- * to CI. The suite's smoke run (test/integration/bench-smoke) runs most sections on the shared lab;
+ * (finite samples, targets with a value, the comparison with the figures of record), never their
+ * values: those belong to a quiet machine, not to CI. The suite's smoke run (test/integration/bench-smoke) runs most sections on the shared lab;
  * a file that holds a lab of a section's own shape runs that section on it (`--lab NAME`).
  */
 import { execa } from "execa";
@@ -67,6 +67,15 @@ export async function expectBenchSectionFigures(
       expect({ [t.label]: Number.isFinite(t.value) }).toEqual({ [t.label]: true });
       expect(stdoutLine(String(run.stdout), t.label)).toMatch(/^(met {3}|MISSED) /);
     }
+    // Compared with the figures of record, every slip printed with the record it slipped from.
+    const slipped = /^slipped since the figures of record \(.*performance\.md\): (none|\d+)$/m.exec(String(run.stdout));
+    expect(slipped).not.toBeNull();
+    const slips = String(run.stdout)
+      .split("\n")
+      .filter((line) => line.startsWith("SLIPPED "));
+    expect(slips.length).toBe(slipped![1] === "none" ? 0 : Number(slipped![1]));
+    for (const line of slips)
+      expect(line).toMatch(/ % worse than [\d.]+ \[[\d.]+–[\d.]+\] of \d{4}-\d\d-\d\d \(npm run bench/);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
