@@ -51,6 +51,19 @@ export const SLIP_TOLERANCE = 0.2;
 /** Whether more of `unit` is better: throughput; every other unit of the bench (time, memory, CPU) is better lower. */
 export const higherIsBetter = (unit: string): boolean => /bit\/s$/.test(unit);
 
+/**
+ * The label each of a section's series is recorded under: its own, or, for a row the bench prints
+ * indented under another (`  first answer after the delete`), the two joined (`… › first answer
+ * after the delete`), since such rows repeat under each parent.
+ */
+export function recordLabels(list: readonly Series[]): string[] {
+  let parent = "";
+  return list.map((s) => {
+    if (!/^\s/.test(s.label)) return (parent = s.label.trim());
+    return `${parent} › ${s.label.trim()}`;
+  });
+}
+
 /** The rows between the markers of `page`, or none when it has no record yet. */
 export function parseRecord(page: string): RecordedFigure[] {
   const start = page.indexOf(RECORD_START);
@@ -88,16 +101,16 @@ export function parseRecord(page: string): RecordedFigure[] {
  * outside the recorded spread, worst first. A figure in another unit, or with no record, is not compared.
  */
 export function slips(measured: readonly Series[], record: readonly RecordedFigure[]): Slip[] {
+  const labels = recordLabels(measured);
   return measured
-    .flatMap((s): Slip[] => {
-      const recorded = record.find((r) => r.label === s.label && r.unit === s.unit);
+    .flatMap((s, i): Slip[] => {
+      const label = labels[i]!;
+      const recorded = record.find((r) => r.label === label && r.unit === s.unit);
       if (!recorded || recorded.median === 0) return [];
       const higher = higherIsBetter(s.unit);
       const worseBy = ((higher ? -1 : 1) * (s.median - recorded.median)) / Math.abs(recorded.median);
       const outside = higher ? s.median < recorded.min : s.median > recorded.max;
-      return worseBy > SLIP_TOLERANCE && outside
-        ? [{ label: s.label, unit: s.unit, now: s.median, recorded, worseBy }]
-        : [];
+      return worseBy > SLIP_TOLERANCE && outside ? [{ label, unit: s.unit, now: s.median, recorded, worseBy }] : [];
     })
     .sort((x, y) => y.worseBy - x.worseBy);
 }
@@ -134,11 +147,13 @@ export function withRecorded(
   command: string,
 ): string {
   const figures = [...parseRecord(page)];
-  for (const [section, list] of Object.entries(measured))
-    for (const s of list) {
+  for (const [section, list] of Object.entries(measured)) {
+    const labels = recordLabels(list);
+    for (const [i, s] of list.entries()) {
+      const label = labels[i]!;
       const figure: RecordedFigure = {
         section,
-        label: s.label,
+        label,
         median: s.median,
         unit: s.unit,
         min: s.min,
@@ -147,11 +162,12 @@ export function withRecorded(
         recorded,
         command,
       };
-      const at = figures.findIndex((r) => r.label === s.label);
+      const at = figures.findIndex((r) => r.label === label);
       const lastOfSection = figures.findLastIndex((r) => r.section === section);
       if (at >= 0) figures[at] = figure;
       else figures.splice(lastOfSection >= 0 ? lastOfSection + 1 : figures.length, 0, figure);
     }
+  }
   const table = [RECORD_START, ...HEADER, ...figures.map(rowOf), RECORD_END].join("\n");
   const start = page.indexOf(RECORD_START);
   const end = page.indexOf(RECORD_END);

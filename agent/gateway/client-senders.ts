@@ -31,9 +31,11 @@ function conntrackFields(line: string): { key: string; value: string }[] {
  * conntrack lists them (`/proc/net/nf_conntrack`): for each flow that arrived (not one this node
  * started from `port`), the address its answers go to, after any NAT on the way (a Service's DNAT
  * on another node and its masquerade included), so that a packet sent there follows the flow back
- * to its sender. The most recently active first (the longest time left).
+ * to its sender. The most recently active first (the longest time left). A flow whose answers go to
+ * one of `ownAddresses` is one this node forwards to another (a Service's masquerade on the way to
+ * the gateway's former node): dialing it would send to this node itself.
  */
-export function udpSendersTo(listing: string, port: number): string[] {
+export function udpSendersTo(listing: string, port: number, ownAddresses: readonly string[] = []): string[] {
   const flows = listing.split("\n").flatMap((line) => {
     const words = line.trim().split(/\s+/);
     if (words[2] !== "udp") return [];
@@ -41,6 +43,7 @@ export function udpSendersTo(listing: string, port: number): string[] {
     const original = Object.fromEntries(fields.slice(0, 4).map((f) => [f.key, f.value]));
     const reply = Object.fromEntries(fields.slice(4, 8).map((f) => [f.key, f.value]));
     if (reply["sport"] !== String(port) || original["sport"] === String(port)) return [];
+    if (ownAddresses.includes(reply["dst"] ?? "")) return [];
     const endpoint = `${reply["dst"]}:${reply["dport"]}`;
     return isIpv4Endpoint(endpoint) ? [{ endpoint, timeLeft: Number(words[4]) }] : [];
   });

@@ -547,7 +547,7 @@ export class TunnelGateway {
     if (applied.connected && !announcedMoved && Date.now() - applied.observedAt < CONNECTED_PROBE_MS) return;
     // Before the probe, which then starts the handshake at once.
     if (endpoint.spec.role === "server" && !applied.connected) {
-      const dialed = await this.dialClientWhereItSends(endpoint, ifname, applied.dialedWhileDown);
+      const dialed = await this.dialClientWhereItSends(endpoint, target, applied);
       if (dialed) applied = { ...applied, dialedWhileDown: dialed };
     }
     if (endpoint.spec.role === "client" && !applied.connected) await this.dialServerWhereSpecSays(endpoint, ifname);
@@ -639,16 +639,25 @@ export class TunnelGateway {
    */
   private async dialClientWhereItSends(
     endpoint: TunnelEndpoint,
-    ifname: string,
-    dialed: readonly string[],
+    target: Target,
+    applied: Applied,
   ): Promise<readonly string[] | undefined> {
-    const { netns, reporter } = this.options;
+    const { netns, reporter, nodeAddress } = this.options;
     const { remote, listenPort, remoteClusterName } = endpoint.spec;
+    const { ifname } = target;
     if (!remote.publicKey) return undefined;
-    const next = nextSenderToDial(udpSendersTo(await readConntrack(netns), listenPort), dialed);
+    const senders = udpSendersTo(await readConntrack(netns), listenPort, nodeAddress ? [nodeAddress] : []);
+    const next = nextSenderToDial(senders, applied.dialedWhileDown);
     if (!next) return undefined;
     reporter.info(`${STEP}: ${remoteClusterName} not connected; packets come from ${next.sender}: dialing it there`);
-    await this.setPeerEndpoint(ifname, remote.publicKey, next.sender);
+    const peer = (await readWireguardStatus(netns, ifname)).peers.find((p) => p.publicKey === remote.publicKey);
+    // A peer that never had a session is made anew: wireguard-go waits 5 s (REKEY_TIMEOUT) after
+    // any handshake it tried, even one sent nowhere (no endpoint yet, or a sender that was not the
+    // client), before it sends the next; a new peer sends at once, and has no session to lose.
+    if (peer && !peer.latestHandshake) {
+      await runIn(netns, "wg", ["set", ifname, "peer", remote.publicKey, "remove"]);
+      await this.configureOnlyPeer(endpoint, target, applied.view, [], next.sender);
+    } else await this.setPeerEndpoint(ifname, remote.publicKey, next.sender);
     return next.dialed;
   }
 

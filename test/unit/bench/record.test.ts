@@ -88,6 +88,26 @@ describe("figures of record", () => {
     );
   });
 
+  test("GIVEN rows printed indented under each of two parents THEN each is recorded and compared under its own parent", () => {
+    const measured = [
+      series("client deleted: pings unanswered", "s", [1.2]),
+      series("  first answer after the delete", "s", [1.4]),
+      series("server deleted: pings unanswered", "s", [1.4]),
+      series("  first answer after the delete", "s", [1.6]),
+    ];
+    const record = parseRecord(withRecorded(PAGE, { "gateway-move": measured }, "2026-11-29", "npm run bench"));
+    expect(record.map((r) => [r.label, r.median])).toEqual([
+      ["client deleted: pings unanswered", 1.2],
+      ["client deleted: pings unanswered › first answer after the delete", 1.4],
+      ["server deleted: pings unanswered", 1.4],
+      ["server deleted: pings unanswered › first answer after the delete", 1.6],
+    ]);
+    const later = [measured[0]!, measured[1]!, measured[2]!, series("  first answer after the delete", "s", [6.2])];
+    expect(slips(later, record).map((s) => s.label)).toEqual([
+      "server deleted: pings unanswered › first answer after the delete",
+    ]);
+  });
+
   test("GIVEN rows that do not read as figures THEN they are skipped, not misread", () => {
     const page = [
       RECORD_START,

@@ -43,6 +43,27 @@ describe("where a server gateway's client sends from now (conntrack of its node)
     expect(udpSendersTo(listing, 51820)).toEqual(["192.168.101.1:17093", "172.29.1.11:46323"]);
   });
 
+  test("GIVEN a flow this node forwards to the gateway's former node, masqueraded to its own address THEN it is no sender", () => {
+    // Node 192.168.101.1, where the new gateway pod runs; its former pod ran on 192.168.101.2.
+    const here = [
+      // Still forwarded to the former pod, answers to this node's own address: longer-lived, listed first.
+      line(
+        118,
+        "src=172.29.1.11 dst=192.168.101.1 sport=46323 dport=30820",
+        "src=192.168.101.2 dst=192.168.101.1 sport=51820 dport=17093",
+        "[ASSURED] ",
+      ),
+      // The client's new flow, brought to this node's gateway.
+      line(
+        29,
+        "src=172.29.1.11 dst=192.168.101.1 sport=46323 dport=30820",
+        "src=192.168.101.1 dst=172.29.1.11 sport=51820 dport=46323",
+      ),
+    ].join("\n");
+    expect(udpSendersTo(here, 51820)).toEqual(["192.168.101.1:17093", "172.29.1.11:46323"]);
+    expect(udpSendersTo(here, 51820, ["192.168.101.1"])).toEqual(["172.29.1.11:46323"]);
+  });
+
   test("GIVEN no flow to the port, or a garbled listing WHEN read THEN there is no sender", () => {
     expect(udpSendersTo(listing, 51999)).toEqual([]);
     expect(udpSendersTo("ipv4 2 udp 17 29 src=1.2.3.4 garbage sport=51820", 51820)).toEqual([]);
