@@ -95,3 +95,67 @@ export function podProcessIds(podUid: string, command: string): number[] {
       }
     });
 }
+
+/** Processes watched as one (a pod's: a gateway and its wireguard-go), under one name. */
+export interface WatchedGroup {
+  /** What they are, e.g. `provider agent`. */
+  readonly name: string;
+  readonly pids: readonly number[];
+}
+
+/** What a group of processes took over a window. */
+export interface WindowUsage {
+  readonly name: string;
+  /** User plus system CPU time over the window, seconds. */
+  readonly cpuSeconds: number;
+  /** The highest sum of their resident memory sampled (every second), MiB. */
+  readonly peakMiB: number;
+}
+
+/** `read()`, or `fallback` when the process is gone meanwhile. */
+const whileAlive = (read: () => number, fallback: number): number => {
+  try {
+    return read();
+  } catch {
+    return fallback;
+  }
+};
+
+/**
+ * Starts watching `groups`: their resident memory sampled every second. `stop` ends the window and
+ * resolves each group's CPU seconds and peak memory since the start.
+ */
+export async function watchUsage(groups: readonly WatchedGroup[]): Promise<{ stop(): WindowUsage[] }> {
+  const ticksPerSecond = Number(await run("getconf", ["CLK_TCK"]));
+  const ticks = (group: WatchedGroup): number =>
+    group.pids.reduce((sum, pid) => sum + whileAlive(() => cpuTicks(pid), 0), 0);
+  const memory = (group: WatchedGroup): number =>
+    group.pids.reduce((sum, pid) => sum + whileAlive(() => rssMiB(pid), 0), 0);
+  const startTicks = groups.map(ticks);
+  const peaks = groups.map(memory);
+  const sampler = setInterval(
+    () => groups.forEach((group, i) => (peaks[i] = Math.max(peaks[i]!, memory(group)))),
+    1000,
+  );
+  return {
+    stop: () => {
+      clearInterval(sampler);
+      return groups.map((group, i) => ({
+        name: group.name,
+        cpuSeconds: Math.round(((ticks(group) - startTicks[i]!) / ticksPerSecond) * 100) / 100,
+        peakMiB: Math.round(Math.max(peaks[i]!, memory(group)) * 10) / 10,
+      }));
+    },
+  };
+}
+
+/** Every process of `cluster`'s running pod of `component` (COMPONENT_LABEL), e.g. its gateway with wireguard-go. */
+export async function componentProcessIds(kc: k8s.KubeConfig, cluster: string, component: string): Promise<number[]> {
+  const pods = await kc
+    .makeApiClient(k8s.CoreV1Api)
+    .listNamespacedPod({ namespace: SYSTEM_NAMESPACE, labelSelector: `${COMPONENT_LABEL}=${component}` });
+  const pod = pods.items.find((p) => p.status?.phase === "Running" && !p.metadata?.deletionTimestamp);
+  const pids = pod ? podProcessIds(pod.metadata!.uid!, "") : [];
+  if (pids.length === 0) throw new Error(`cluster ${cluster}: no running ${component} pod found on this machine`);
+  return pids;
+}

@@ -4,14 +4,15 @@
  * this run, taken side by side on this (shared, noisy) machine.
  *
  * `renewal` (an identity of 600 s renewed while calls go on, about 11 minutes) runs only when named.
- * So does `upgrade` (a stack of the previous release upgraded to this build, per round about 5 minutes).
+ * So does `upgrade` (a stack of the previous release upgraded to this build, per round about 5 minutes),
+ * and `scale` (500 pods on one virtual node, then 10 consumers of one provider: `--scale-pods`, `--consumers`).
  *
  * Every section runs on the product as users deploy it: each cluster's agent, gateway and route
  * agents are pods that its install (a `Cluster`, or the same steps) deploys from the agent image the
  * lab's nodes hold.
  *
- * Usage: node dist/bench/main.js [tunnel] [gateway-move] [stacks] [mesh] [auth] [offloading] [renewal] [upgrade]
- *          [--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--pods N] [--mesh N,N…]
+ * Usage: node dist/bench/main.js [tunnel] [gateway-move] [stacks] [mesh] [auth] [offloading] [renewal] [upgrade] [scale]
+ *          [--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--pods N] [--scale-pods N] [--consumers N] [--mesh N,N…]
  *          [--shared-lab | --lab NAME] [--no-type-check] [--out FILE] [--record]
  * `--shared-lab`: sections that need plain clusters a and b run on the test run's shared lab (the
  * suite's smoke run, test/integration/bench-smoke.test.ts) instead of a lab of their own.
@@ -34,15 +35,26 @@ import { formatSeries, formatTarget, machine, timed, type SectionResult } from "
 import { AS_USERS_RUN, benchMeshes, benchStacks, DEFAULT_MESH_SIZES, type StackRuns } from "./stacks.js";
 import { benchTunnel, stopHandTunnels } from "./tunnel.js";
 import { benchUpgrade } from "./upgrade.js";
+import { benchScale } from "./scale.js";
 import { formatSlip, parseRecord, slips, withRecorded } from "./record.js";
 import { REPO } from "../harness/pulumi.js";
 
 /** The page whose figures of record each run is compared with (bench/record.ts). */
 const PERFORMANCE_PAGE = join(REPO, "docs", "performance.md");
 
-const SECTIONS = ["tunnel", "gateway-move", "stacks", "mesh", "auth", "offloading", "renewal", "upgrade"] as const;
+const SECTIONS = [
+  "tunnel",
+  "gateway-move",
+  "stacks",
+  "mesh",
+  "auth",
+  "offloading",
+  "renewal",
+  "upgrade",
+  "scale",
+] as const;
 type Section = (typeof SECTIONS)[number];
-/** What runs when no section is named: all but the long `renewal` and `upgrade`. */
+/** What runs when no section is named: all but the long `renewal`, `upgrade` and `scale`. */
 const DEFAULT_SECTIONS: readonly Section[] = ["tunnel", "gateway-move", "stacks", "mesh", "auth", "offloading"];
 
 /** What the command line asked for. */
@@ -60,6 +72,10 @@ interface Options {
   readonly refusals: number;
   /** Pods of the offloading figure. */
   readonly pods: number;
+  /** Pods on one virtual node of the scale figures. */
+  readonly scalePods: number;
+  /** Consumers of one provider of the scale figures. */
+  readonly consumers: number;
   /** Cluster counts of the mesh figures. */
   readonly mesh: readonly number[];
   /** Where sections get their labs. */
@@ -72,13 +88,22 @@ interface Options {
 }
 
 const USAGE =
-  "usage: npm run bench -- [tunnel] [gateway-move] [stacks] [mesh] [auth] [offloading] [renewal] [upgrade] " +
-  "[--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--pods N] [--mesh N,N…] " +
+  "usage: npm run bench -- [tunnel] [gateway-move] [stacks] [mesh] [auth] [offloading] [renewal] [upgrade] [scale] " +
+  "[--runs N] [--rounds N] [--seconds N] [--idle N] [--refusals N] [--pods N] [--scale-pods N] [--consumers N] [--mesh N,N…] " +
   "[--shared-lab | --lab NAME] [--no-type-check] [--out FILE] [--record]";
 
 /** Reads the command line; a wrong argument ends the run with the usage. */
 function parseOptions(args: readonly string[]): Options {
-  const numbers: Record<string, number> = { runs: 5, rounds: 3, seconds: 10, idle: 60, refusals: 200, pods: 100 };
+  const numbers: Record<string, number> = {
+    runs: 5,
+    rounds: 3,
+    seconds: 10,
+    idle: 60,
+    refusals: 200,
+    pods: 100,
+    "scale-pods": 500,
+    consumers: 10,
+  };
   const sections: Section[] = [];
   let mesh = DEFAULT_MESH_SIZES;
   let labs = privateLabs;
@@ -87,7 +112,7 @@ function parseOptions(args: readonly string[]): Options {
   let out = join(".bench-output", `bench-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
-    const flag = /^--(runs|rounds|seconds|idle|refusals|pods|out)$/.exec(arg)?.[1];
+    const flag = /^--(runs|rounds|seconds|idle|refusals|pods|scale-pods|consumers|out)$/.exec(arg)?.[1];
     if ((SECTIONS as readonly string[]).includes(arg)) sections.push(arg as Section);
     else if (flag === "out" && args[i + 1]) out = args[++i]!;
     else if (arg === "--shared-lab") labs = sharedLabs;
@@ -106,6 +131,8 @@ function parseOptions(args: readonly string[]): Options {
     idle: numbers["idle"]!,
     refusals: numbers["refusals"]!,
     pods: numbers["pods"]!,
+    scalePods: numbers["scale-pods"]!,
+    consumers: numbers["consumers"]!,
     mesh,
     labs,
     stackRuns,
@@ -149,7 +176,9 @@ async function main(): Promise<void> {
                   ? benchOffloading(options.pods, options.rounds, options.idle, log, options.labs)
                   : section === "upgrade"
                     ? benchUpgrade(options.rounds, log, options.labs)
-                    : benchRenewal(log, options.labs),
+                    : section === "scale"
+                      ? benchScale(options.scalePods, options.consumers, options.idle, log, options.labs)
+                      : benchRenewal(log, options.labs),
     );
     results[section] = { ...result, seconds: Math.round(seconds) };
   }

@@ -22,7 +22,12 @@ const NAMESPACE = "bench";
 const quiet = progressTo(() => undefined);
 
 /** Waits until `namespace` of `cluster` has `count` pods of `app=web` Running (none left, for 0). */
-async function settle(kc: k8s.KubeConfig, cluster: ClusterState, namespace: string, count: number): Promise<void> {
+export async function settle(
+  kc: k8s.KubeConfig,
+  cluster: ClusterState,
+  namespace: string,
+  count: number,
+): Promise<void> {
   const core = kc.makeApiClient(k8s.CoreV1Api);
   await poll(
     { step: "bench", object: `${count} pods Running in ${cluster.name}/${namespace}`, endpoint: cluster.apiServerUrl },
@@ -37,7 +42,12 @@ async function settle(kc: k8s.KubeConfig, cluster: ClusterState, namespace: stri
 }
 
 /** Seconds from `kubectl scale --replicas=count` of Deployment `web` to all its pods Running; then scales it back to none. */
-async function scaleTime(kc: k8s.KubeConfig, cluster: ClusterState, namespace: string, count: number): Promise<number> {
+export async function scaleTime(
+  kc: k8s.KubeConfig,
+  cluster: ClusterState,
+  namespace: string,
+  count: number,
+): Promise<number> {
   const { seconds } = await timed(async () => {
     await kubectl(cluster, ["scale", "-n", namespace, "deployment/web", `--replicas=${count}`]);
     await settle(kc, cluster, namespace, count);
@@ -45,8 +55,8 @@ async function scaleTime(kc: k8s.KubeConfig, cluster: ClusterState, namespace: s
   return seconds;
 }
 
-/** Creates Deployment `web` (no replicas yet) of podtool pods with `spec` in `namespace`. */
-async function createDeployment(kc: k8s.KubeConfig, namespace: string, spec: k8s.V1PodSpec): Promise<void> {
+/** Creates Deployment `web` (no replicas yet) of pods with `spec` in `namespace`. */
+export async function createDeployment(kc: k8s.KubeConfig, namespace: string, spec: k8s.V1PodSpec): Promise<void> {
   await kc.makeApiClient(k8s.AppsV1Api).createNamespacedDeployment({
     namespace,
     body: {

@@ -200,6 +200,7 @@ export function nodeConfigInputs(
     caFile: controlPlaneFiles(cluster.dir).caCert,
     binaries,
     ...(cluster.kubeProxyMode ? { kubeProxyMode: cluster.kubeProxyMode } : {}),
+    ...(cluster.maxPods !== undefined ? { maxPods: cluster.maxPods } : {}),
     ...(cluster.cni === "flannel"
       ? { flannel: { cniBinDir: join(flannelHome(), "cni"), subnetFile: flannelSubnetFile(cluster.dir, node.name) } }
       : {}),

@@ -38,6 +38,8 @@ export interface NodeConfigInputs {
   readonly kubeProxyMode?: KubeProxyMode;
   /** The node's CNI is Flannel (flannel.ts), not the bridge with static routes: where its parts are. */
   readonly flannel?: FlannelNodeFiles;
+  /** Pods the kubelet admits. @default kubelet's */
+  readonly maxPods?: number;
 }
 
 /** What a node running Flannel's CNI plugin needs to know. */
@@ -220,6 +222,7 @@ export function kubeletConfig(inputs: NodeConfigInputs): string {
     // Status often enough for tests to see a change quickly, as the control plane's grace allows.
     nodeStatusUpdateFrequency: "10s",
     serializeImagePulls: false,
+    ...(inputs.maxPods !== undefined ? { maxPods: inputs.maxPods } : {}),
   };
   return `${JSON.stringify(config, null, 2)}\n`;
 }

@@ -65,7 +65,17 @@ export interface ClusterRequest {
    * with its VXLAN backend, flannel.ts). @default "bridge"
    */
   readonly cni?: CniKind;
+  /** Its worker nodes. @default the lab's ({@link PlanSettings.nodes}) */
+  readonly nodes?: number;
+  /**
+   * The pods each of its nodes' kubelets admits (`maxPods`), for a cluster that must hold many: at
+   * most 250, as a node's pods take addresses of its /24. @default kubelet's, 110
+   */
+  readonly maxPods?: number;
 }
+
+/** The most pods a lab's node admits: its /24 holds 254 addresses, less a few for the node's own. */
+export const MAX_PODS_PER_NODE = 250;
 
 /** The CNIs a lab's cluster may run. */
 export const CNIS = ["bridge", "flannel"] as const;
@@ -120,6 +130,8 @@ export interface PlannedCluster {
   readonly kubernetes?: string;
   /** Its CNI ({@link ClusterRequest.cni}); absent: bridge. */
   readonly cni?: CniKind;
+  /** Pods each node admits ({@link ClusterRequest.maxPods}); absent: kubelet's default. */
+  readonly maxPods?: number;
   /**
    * The addresses its load balancer gives Services of type LoadBalancer (`first-last`, on the lab
    * subnet, announced on its lab interface): absent when the lab has none, and for a cluster behind
@@ -245,9 +257,14 @@ export function planLab(
     const clusterDir = join(dir, request.name);
     const planned = planNodes(
       { lab: name, name: request.name, netns, podCidr: pods, dir: clusterDir },
-      settings.nodes ?? 1,
+      request.nodes ?? settings.nodes ?? 1,
     );
     problems.push(...planned.problems);
+    if (
+      request.maxPods !== undefined &&
+      (!Number.isInteger(request.maxPods) || request.maxPods < 1 || request.maxPods > MAX_PODS_PER_NODE)
+    )
+      problems.push(`cluster ${request.name}: maxPods ${request.maxPods}; expected 1 to ${MAX_PODS_PER_NODE}`);
     return {
       name: request.name,
       index,
@@ -273,6 +290,7 @@ export function planLab(
         : {}),
       ...(request.kubernetes ? { kubernetes: request.kubernetes } : {}),
       ...(request.cni && request.cni !== "bridge" ? { cni: request.cni } : {}),
+      ...(request.maxPods !== undefined ? { maxPods: request.maxPods } : {}),
       ...(settings.loadBalancer === "metallb" && !natted
         ? { loadBalancerAddresses: loadBalancerRange(labSubnet, index) }
         : {}),

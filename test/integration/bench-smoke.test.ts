@@ -6,9 +6,9 @@
  *
  * Cheap on purpose: the sections run on this worker's shared lab (`--shared-lab`; the child process
  * takes it as the suite's files do, so this file never holds it itself), with one round or run
- * each. Two sections: `auth` (the auth service's answers and refusals) and `offloading` (a peering,
- * then pods placed and reflected), and with them the entry point, the lab options and the figures'
- * file that every section shares. `gateway-move` runs on the lab test/integration/pods-across
+ * each. Three sections: `auth` (the auth service's answers and refusals), `offloading` (a peering,
+ * then pods placed and reflected) and `scale` (its smallest size: 3 pods, 1 consumer with a tunnel),
+ * and with them the entry point, the lab options and the figures' file that every section shares. `gateway-move` runs on the lab test/integration/pods-across
  * already holds. `tunnel`, `mesh` and `stacks` are left out: what they drive is tested elsewhere
  * (the tunnel tests, the mesh example, every e2e stack), and their smoke runs were most of this
  * file's 408 s on a fast machine (test/durations.json) and of its 1,241 s on a slow hour of
@@ -26,6 +26,8 @@ const SECTIONS = [
   // The first section run may start the shared lab (about 2 minutes on a loaded machine).
   { section: "auth", deadlineMs: 6 * 60_000 },
   { section: "offloading", deadlineMs: 10 * 60_000 },
+  // 3 pods on one virtual node, then 1 consumer of one provider: both on the shared lab's a and b.
+  { section: "scale", deadlineMs: 12 * 60_000 },
 ] as const;
 
 describe("npm run bench, smoke run (smallest sizes, figures produced)", () => {

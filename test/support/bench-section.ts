@@ -15,7 +15,7 @@ const REPO = dirname(require.resolve("pulumi-liqo/package.json"));
 /** The smallest sizes of every figure. */
 export const SMALLEST_SIZES = [
   ...["--runs", "1", "--rounds", "1", "--seconds", "1", "--idle", "5"],
-  ...["--refusals", "3", "--pods", "1", "--mesh", "2"],
+  ...["--refusals", "3", "--pods", "1", "--mesh", "2", "--scale-pods", "3", "--consumers", "1"],
 ];
 
 /** A figure as the JSON holds it. */

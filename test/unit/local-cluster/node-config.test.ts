@@ -87,6 +87,11 @@ describe("cniConfig", () => {
 });
 
 describe("kubelet and kube-proxy", () => {
+  test("GIVEN maxPods WHEN configured THEN kubelet admits that many; without it, kubelet's default stands", () => {
+    expect(JSON.parse(kubeletConfig({ ...inputs(1), maxPods: 250 }))).toMatchObject({ maxPods: 250 });
+    expect(JSON.parse(kubeletConfig(inputs(1)))).not.toHaveProperty("maxPods");
+  });
+
   test("GIVEN node 1 WHEN configured THEN kubelet runs on cgroups v1 with its own cgroup root and keeps imported images", () => {
     const config = JSON.parse(kubeletConfig(inputs(1))) as Record<string, unknown>;
     expect(config).toMatchObject({

@@ -103,6 +103,25 @@ describe("planLab: addresses and CIDRs", () => {
     for (const address of [plan.hostAddress, ...addresses]) expect(subnet.contains(address)).toBe(true);
   });
 
+  test("GIVEN a cluster asking for its own node count and maxPods WHEN planned THEN it gets them, the others the lab's", () => {
+    const plan = planLab("t1", DIR, [{ name: "x", nodes: 3, maxPods: 250 }, { name: "y" }], settings({ nodes: 1 }));
+    expect(plan.clusters.map((c) => [c.nodes.length, c.maxPods])).toEqual([
+      [3, 250],
+      [1, undefined],
+    ]);
+    const error = planError(
+      "t1",
+      DIR,
+      [
+        { name: "x", maxPods: 251 },
+        { name: "y", maxPods: 0 },
+      ],
+      settings(),
+    );
+    expect(hasProblem(error, /cluster x: maxPods 251; expected 1 to 250/)).toBe(true);
+    expect(hasProblem(error, /cluster y: maxPods 0; expected 1 to 250/)).toBe(true);
+  });
+
   test("GIVEN two clusters asked for the same pod CIDR WHEN planned THEN both get it", () => {
     const plan = planLab(
       "t1",
