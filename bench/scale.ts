@@ -32,7 +32,17 @@ import { MAX_PODS_PER_NODE } from "../local-cluster/plan.js";
 import { kubectl } from "../local-cluster/pods.js";
 import { agentProcess, componentProcessIds, processUsage, watchUsage, type WindowUsage } from "./agent-usage.js";
 import { countedRequests, startCountingRequests, stopCountingRequests } from "./api-requests.js";
-import { ratio, series, target, timed, type Log, type SectionResult, type Series } from "./figures.js";
+import {
+  formatSeries,
+  formatTarget,
+  ratio,
+  series,
+  target,
+  timed,
+  type Log,
+  type SectionResult,
+  type Series,
+} from "./figures.js";
 import { privateLabs, type LabRunner } from "./labs.js";
 import { createDeployment, scaleTime, settle } from "./offloading.js";
 
@@ -269,7 +279,14 @@ async function consumersOfOneProvider(count: number, idle: number, log: Log, lab
           );
           await ensureTunnel(
             consumer.sides,
-            { server: "provider", serverAddress: a.publicAddress, ...TUNNEL_DEFAULTS, behindNat: [] },
+            // Each tunnel the provider serves takes a port of its own.
+            {
+              server: "provider",
+              serverAddress: a.publicAddress,
+              ...TUNNEL_DEFAULTS,
+              port: TUNNEL_DEFAULTS.port + consumers.length - 1,
+              behindNat: [],
+            },
             180_000,
             quiet,
           );
@@ -351,8 +368,15 @@ export async function benchScale(
   log: Log,
   labs: LabRunner = privateLabs,
 ): Promise<SectionResult> {
-  const onePeering = await podsOnOneVirtualNode(pods, log, labs);
-  const many = await consumersOfOneProvider(consumers, idle, log, labs);
+  // The consumers first: the shorter half, and the one with more steps that may fail. Each half's
+  // figures are logged as soon as they are taken: a failure in the other half keeps them.
+  const told = (half: SectionResult): SectionResult => {
+    for (const s of half.series) log(`scale: ${formatSeries(s)}`);
+    for (const t of half.targets) log(`scale: ${formatTarget(t)}`);
+    return half;
+  };
+  const many = told(await consumersOfOneProvider(consumers, idle, log, labs));
+  const onePeering = told(await podsOnOneVirtualNode(pods, log, labs));
   return {
     series: [...onePeering.series, ...many.series],
     targets: [...onePeering.targets, ...many.targets],
