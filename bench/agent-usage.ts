@@ -54,25 +54,20 @@ export async function agentUsage(lab: LabState, seconds: number): Promise<AgentU
   return processUsage(agents, seconds);
 }
 
-/** Samples each process every 5 s for `seconds`: its resident memory and its CPU share. */
+/** Watches each process for `seconds` ({@link watchUsage}): its resident memory at the end, its peak and its CPU share. */
 export async function processUsage(
   processes: readonly { readonly cluster: string; readonly pid: number }[],
   seconds: number,
 ): Promise<AgentUsage[]> {
-  const ticksPerSecond = Number(await run("getconf", ["CLK_TCK"]));
+  const watching = await watchUsage(processes.map(({ cluster, pid }) => ({ name: cluster, pids: [pid] })));
   const start = performance.now();
-  const startTicks = processes.map(({ pid }) => cpuTicks(pid));
-  const peaks = processes.map(({ pid }) => rssMiB(pid));
-  while (performance.now() - start < seconds * 1000) {
-    await delay(Math.min(5000, seconds * 1000 - (performance.now() - start)));
-    processes.forEach(({ pid }, i) => (peaks[i] = Math.max(peaks[i]!, rssMiB(pid))));
-  }
+  await delay(seconds * 1000);
   const elapsed = (performance.now() - start) / 1000;
-  return processes.map(({ cluster, pid }, i) => ({
-    cluster,
-    rssMiB: rssMiB(pid),
-    peakRssMiB: peaks[i]!,
-    cpuPercent: Math.round(((cpuTicks(pid) - startTicks[i]!) / ticksPerSecond / elapsed) * 10000) / 100,
+  return watching.stop().map((usage, i) => ({
+    cluster: usage.name,
+    rssMiB: rssMiB(processes[i]!.pid),
+    peakRssMiB: usage.peakMiB,
+    cpuPercent: Math.round((usage.cpuSeconds / elapsed) * 10000) / 100,
   }));
 }
 
@@ -106,7 +101,7 @@ export interface WatchedGroup {
 /** What a group of processes took over a window. */
 export interface WindowUsage {
   readonly name: string;
-  /** User plus system CPU time over the window, seconds. */
+  /** User plus system CPU time over the window, seconds (as /proc counts it: in clock ticks). */
   readonly cpuSeconds: number;
   /** The highest sum of their resident memory sampled (every second), MiB. */
   readonly peakMiB: number;
@@ -142,7 +137,7 @@ export async function watchUsage(groups: readonly WatchedGroup[]): Promise<{ sto
       clearInterval(sampler);
       return groups.map((group, i) => ({
         name: group.name,
-        cpuSeconds: Math.round(((ticks(group) - startTicks[i]!) / ticksPerSecond) * 100) / 100,
+        cpuSeconds: (ticks(group) - startTicks[i]!) / ticksPerSecond,
         peakMiB: Math.round(Math.max(peaks[i]!, memory(group)) * 10) / 10,
       }));
     },

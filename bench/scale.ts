@@ -14,7 +14,7 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { consumerUserName } from "../core/api/names.js";
-import { AGENT_NAME, GATEWAY_NAME } from "../core/cluster/agent-components.js";
+import { GATEWAY_NAME } from "../core/cluster/agent-components.js";
 import { ensureTunnel } from "../core/network-fabric/tunnel.js";
 import { deleteTunnel } from "../core/network-fabric/tunnel-delete.js";
 import { TUNNEL_DEFAULTS } from "../core/network-fabric/tunnel-plan.js";
@@ -380,6 +380,6 @@ export async function benchScale(
   return {
     series: [...onePeering.series, ...many.series],
     targets: [...onePeering.targets, ...many.targets],
-    details: { pods: onePeering.details, consumers: many.details, agent: AGENT_NAME },
+    details: { pods: onePeering.details, consumers: many.details },
   };
 }
