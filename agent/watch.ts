@@ -137,3 +137,44 @@ export async function wakeOnChanges(
     }
   }
 }
+
+/**
+ * One {@link wakeOnChanges} per namespace for a namespaced kind, for an agent allowed to read that
+ * kind only in some namespaces (a RoleBinding each): {@link follow} starts the watches of
+ * namespaces new to the set and stops those of namespaces gone from it.
+ */
+export class WatchesPerNamespace {
+  private readonly running = new Map<string, AbortController>();
+
+  /**
+   * @param resource the kind's plural in the core API, e.g. `configmaps`
+   * @param onChange called on every change in a followed namespace
+   * @param options the watches' options; its signal stops them all
+   */
+  constructor(
+    private readonly kc: k8s.KubeConfig,
+    private readonly resource: string,
+    private readonly onChange: () => void,
+    private readonly options: WatchOptions,
+  ) {}
+
+  /** Watches exactly `namespaces` from now on. */
+  follow(namespaces: ReadonlySet<string>): void {
+    for (const [namespace, controller] of this.running)
+      if (!namespaces.has(namespace)) {
+        controller.abort();
+        this.running.delete(namespace);
+      }
+    for (const namespace of namespaces) {
+      if (this.running.has(namespace) || this.options.signal.aborted) continue;
+      const controller = new AbortController();
+      const stop = (): void => controller.abort();
+      this.options.signal.addEventListener("abort", stop, { once: true });
+      this.running.set(namespace, controller);
+      const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/${this.resource}`;
+      void wakeOnChanges(this.kc, path, this.onChange, { ...this.options, signal: controller.signal }).finally(() =>
+        this.options.signal.removeEventListener("abort", stop),
+      );
+    }
+  }
+}

@@ -2,8 +2,8 @@
  * Scale: many pods on one virtual node, and many consumers of one provider.
  *
  * Pods: on a lab of a provider `a` (as many nodes as the pods need, each admitting 250) and a
- * consumer `b`, b peered with a and a namespace offloaded; a Deployment of pause pods scaled from 0
- * to N on a directly, then on b through the virtual node, each timed to all Running. During the
+ * consumer `b`, b peered with a and a namespace offloaded; a Deployment of pause pods grown from 0
+ * to N, 100 at a time, on a directly, then on b through the virtual node, each timed to all Running. During the
  * offloaded scale-up: the two agents' CPU seconds and peak memory, and the requests they made of
  * each API server (counted by the servers: bench/api-requests.ts), per pod. At that size: how long
  * a consumer's change takes to reach the provider (a ConfigMap the pods read, edited; a pod deleted).
@@ -53,6 +53,8 @@ const quiet = progressTo(() => undefined);
 const SYSTEM_PODS_PER_NODE = 10;
 /** Changes timed per figure. */
 const CHANGES = 3;
+/** Pods added at a time, on the provider directly and offloaded alike (bench/offloading.ts `scaleTime`). */
+const SCALE_STEP = 100;
 
 /** The pause pods of Deployment `web`, reading ConfigMap `scale-config`; on the virtual node `virtualNode` when given. */
 function pauseSpec(virtualNode?: string): k8s.V1PodSpec {
@@ -166,7 +168,7 @@ async function podsOnOneVirtualNode(count: number, log: Log, labs: LabRunner): P
       await startCountingRequests(provider, [consumerUserName(pair.consumer.clusterId)]);
       await startCountingRequests(consumer, []);
 
-      const direct = await scaleTime(provider, a, NAMESPACE, count);
+      const direct = await scaleTime(provider, a, NAMESPACE, count, SCALE_STEP);
       log(`scale: ${count} pods on a directly: ${direct.toFixed(1)} s`);
       await kubectl(a, ["scale", "-n", NAMESPACE, "deployment/web", "--replicas=0"]);
       await settle(provider, a, NAMESPACE, 0);
@@ -177,7 +179,7 @@ async function podsOnOneVirtualNode(count: number, log: Log, labs: LabRunner): P
       ];
       const requestsBefore = [await countedRequests(b), await countedRequests(a)];
       const watching = await watchUsage(agents);
-      const offloaded = await scaleTime(consumer, b, NAMESPACE, count);
+      const offloaded = await scaleTime(consumer, b, NAMESPACE, count, SCALE_STEP);
       const usage = watching.stop();
       const requests = [
         (await countedRequests(b)) - requestsBefore[0]!,

@@ -258,6 +258,55 @@ function mountsUnder(dir: string): string[] {
     .sort((a, b) => b.length - a.length);
 }
 
+/** How long a node's cgroups may stay busy after their processes were killed. */
+const CGROUP_RELEASE_TIMEOUT_MS = 20_000;
+
+/**
+ * Removes the node's cgroups, deepest first. A cgroup can still be busy after its processes were
+ * killed: a shim stopped after them may have started one more (runc init of a container being made,
+ * seen in CI), so busy ones get their processes killed again until the deadline.
+ */
+async function removeCgroups(node: PlannedNode): Promise<string[]> {
+  const removed: string[] = [];
+  const deadline = Date.now() + CGROUP_RELEASE_TIMEOUT_MS;
+  for (;;) {
+    const busy: string[] = [];
+    for (const mount of cgroupMounts()) {
+      const root = join(mount, node.cgroupRoot);
+      if (!existsSync(root)) continue;
+      const dirs: string[] = [];
+      const walk = (dir: string): void => {
+        for (const entry of readdirSync(dir, { withFileTypes: true }))
+          if (entry.isDirectory()) walk(join(dir, entry.name));
+        dirs.push(dir);
+      };
+      walk(root);
+      for (const dir of dirs) {
+        try {
+          rmdirSync(dir);
+        } catch (error) {
+          const code = (error as NodeJS.ErrnoException).code;
+          // Gone meanwhile: the runtime, still stopping a container, removed its own (seen under load).
+          if (code === "ENOENT") continue;
+          if (code !== "EBUSY") throw error;
+          busy.push(dir);
+        }
+      }
+      if (!existsSync(root)) removed.push(`cgroup ${root}`);
+    }
+    if (busy.length === 0) return removed;
+    if (Date.now() > deadline) {
+      const pids = cgroupPids(node).join(", ") || "none listed";
+      const waited = `${CGROUP_RELEASE_TIMEOUT_MS / 1000} s`;
+      throw new Error(
+        `local cluster teardown of node ${node.name}: cgroups busy after ${waited} (processes ${pids}): ${busy.join(", ")}`,
+      );
+    }
+    await killAll(cgroupPids(node), `late container of node ${node.name}`, removed);
+    await delay(100);
+  }
+}
+
 /** Where containerd's shims keep their sockets whatever containerd's state directory (compiled in). */
 const SHIM_SOCKET_DIR = "/run/containerd/s";
 /** libcni's result cache (containerd gives it no other place). */
@@ -287,26 +336,7 @@ export async function teardownNode(node: PlannedNode): Promise<string[]> {
       );
     if (unmounted) removed.push(`mount ${point}`);
   }
-  for (const mount of cgroupMounts()) {
-    const root = join(mount, node.cgroupRoot);
-    if (!existsSync(root)) continue;
-    const dirs: string[] = [];
-    const walk = (dir: string): void => {
-      for (const entry of readdirSync(dir, { withFileTypes: true }))
-        if (entry.isDirectory()) walk(join(dir, entry.name));
-      dirs.push(dir);
-    };
-    walk(root);
-    for (const dir of dirs) {
-      try {
-        rmdirSync(dir);
-      } catch (error) {
-        // Gone meanwhile: the runtime, still stopping a container, removed its own (seen under load).
-        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-      }
-    }
-    removed.push(`cgroup ${root}`);
-  }
+  removed.push(...(await removeCgroups(node)));
   // A shim's socket is named by the hash of containerd's address, the namespace and the task id.
   const tasks = join(nodePaths(node.dir).containerdState, "io.containerd.runtime.v2.task", "k8s.io");
   for (const id of existsSync(tasks) ? readdirSync(tasks) : []) {

@@ -23,10 +23,14 @@ export { answerServiceRequests } from "./provider-services.js";
 
 const STEP = "offloading (consumer)";
 
-/** What the consumer pass found: whether to come back soon, and the virtual nodes it serves (for the pod watch). */
+/** What the consumer pass found: whether to come back soon, and what the watches that wake it should look at. */
 export interface ConsumerOffloadingPass {
+  /** Something waits on a provider: pass again soon. */
   readonly pending: boolean;
+  /** The virtual nodes it serves: a pod bound to one wakes it. */
   readonly virtualNodes: ReadonlySet<string>;
+  /** The namespaces with pods on its virtual nodes: a ConfigMap or Secret changed in one wakes it (its copies follow). */
+  readonly namespaces: ReadonlySet<string>;
 }
 
 /** The agent's providers that failed lately: one set for the life of the agent, as its passes come and go. */
@@ -67,12 +71,13 @@ export async function offloadOnce(
     return true;
   });
   const offloadings = await listOffloading<NamespaceOffloading>(kc, "namespaceoffloadings");
-  if (!offloadings) return { pending: selecting, virtualNodes: new Set() };
+  if (!offloadings) return { pending: selecting, virtualNodes: new Set(), namespaces: new Set() };
   const peerings = (await listOutgoingPeerings(kc)).filter(
     (p: OutgoingPeering) => !p.metadata.deletionTimestamp && (!p.spec.inBand || p.status?.offer),
   );
   const virtualNodes = new Set(peerings.map((p) => p.spec.virtualNodeName));
-  if (offloadings.length === 0 && peerings.length === 0) return { pending: selecting, virtualNodes };
+  if (offloadings.length === 0 && peerings.length === 0)
+    return { pending: selecting, virtualNodes, namespaces: new Set() };
   const endpoints = await listTunnelEndpoints(kc, STEP);
   const passStarted = now();
   backoffs.keepOnly(peerings);
@@ -117,5 +122,6 @@ export async function offloadOnce(
       pending = true;
     }
   }
-  return { pending, virtualNodes };
+  const namespaces = new Set([...withPods.values()].flatMap((inNode) => [...inNode]));
+  return { pending, virtualNodes, namespaces };
 }

@@ -28,7 +28,7 @@ import { answerOffloadingRequests, answerServiceRequests, offloadOnce } from "..
 import { CONSUMER_POD_UID_LABEL } from "../../core/offloading/reflection.js";
 import { renewIdentities, RENEW_AT_FRACTION } from "../renewal.js";
 import type { Reporter } from "../reporter.js";
-import { RetryNow, wakeOnChanges } from "../watch.js";
+import { RetryNow, wakeOnChanges, WatchesPerNamespace } from "../watch.js";
 import { collection, numberFromEnv } from "./common.js";
 import { internalIpOf } from "../../core/kube/nodes.js";
 import { VIRTUAL_NODE_LABEL } from "../../core/virtual-node/node.js";
@@ -122,6 +122,12 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
   const capacity = capacityEventFilters();
   let followsCapacity = false;
   let virtualNodes: ReadonlySet<string> = new Set<string>();
+  // A ConfigMap or Secret edited where pods are offloaded: its copy on the provider follows at once
+  // (consumer-pods.ts), not at the next resync. The agent reads them only in offloaded namespaces.
+  const readWhereOffloaded = ["configmaps", "secrets"].map(
+    (resource) => new WatchesPerNamespace(kc, resource, () => wakeups.offloadingConsumer.wake(), watching),
+  );
+
   return [
     // A reinstalled Cluster's new auth certificate is served, and announced, at once; an install
     // (which writes these Secrets after the custom resource definitions) restarts the watches
@@ -235,6 +241,7 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
       async () => {
         const pass = await offloadOnce(kc, reporter);
         virtualNodes = pass.virtualNodes;
+        for (const watches of readWhereOffloaded) watches.follow(pass.namespaces);
         return pass.pending ? INTERVALS.offloadingPending : undefined;
       },
     ),

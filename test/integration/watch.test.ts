@@ -3,7 +3,7 @@
  * collection that is not there yet is retried, at once when kicked; stopping ends the watch.
  */
 import * as k8s from "@kubernetes/client-node";
-import { RetryNow, wakeOnChanges } from "../../agent/watch.js";
+import { RetryNow, wakeOnChanges, WatchesPerNamespace } from "../../agent/watch.js";
 import { clusterOf } from "../../local-cluster/lab.js";
 import { poll } from "../../core/wait/poll.js";
 import { adminConfig } from "../../harness/install.js";
@@ -76,6 +76,52 @@ describe("watches that wake the agent's loops", () => {
         await watching;
       }
       expect(wakes).toBeGreaterThanOrEqual(2);
+    },
+    TEST_BOUND_MS,
+  );
+
+  test(
+    "GIVEN watches that follow a set of namespaces WHEN the set changes THEN only the namespaces in it wake",
+    async () => {
+      const kc = adminConfig(clusterOf(await sharedLab(), "a"));
+      const core = kc.makeApiClient(k8s.CoreV1Api);
+      const suffix = Date.now().toString(36);
+      const [first, second] = [`follow-1-${suffix}`, `follow-2-${suffix}`];
+      for (const name of [first, second]) await core.createNamespace({ body: { metadata: { name } } });
+      const stop = new AbortController();
+      const seen: string[] = [];
+      const watches = new WatchesPerNamespace(kc, "configmaps", () => undefined, {
+        signal: stop.signal,
+        relevant: (_type, object) => {
+          const { namespace, name } = (object as k8s.V1ConfigMap).metadata ?? {};
+          seen.push(`${namespace}/${name}`);
+          return true;
+        },
+      });
+      const create = (namespace: string, name: string): Promise<unknown> =>
+        core.createNamespacedConfigMap({ namespace, body: { metadata: { name } } });
+      const until = (key: string): Promise<void> =>
+        untilAtLeast(`a wake for ${key}`, () => Number(seen.includes(key)), 1);
+      try {
+        watches.follow(new Set([first]));
+        await create(first, "one");
+        await until(`${first}/one`);
+
+        watches.follow(new Set([second]));
+        await create(first, "two");
+        await create(second, "three");
+        await until(`${second}/three`);
+        await create(first, "four");
+        await create(second, "five");
+        await until(`${second}/five`);
+        // The first namespace's watch stopped when it left the set: its later ConfigMaps woke nothing.
+        expect(seen.filter((key) => key.startsWith(`${first}/`) && key !== `${first}/one`)).toEqual(
+          seen.includes(`${first}/kube-root-ca.crt`) ? [`${first}/kube-root-ca.crt`] : [],
+        );
+      } finally {
+        stop.abort();
+        for (const name of [first, second]) await core.deleteNamespace({ name });
+      }
     },
     TEST_BOUND_MS,
   );
