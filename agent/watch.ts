@@ -147,13 +147,14 @@ export class WatchesPerNamespace {
   private readonly running = new Map<string, AbortController>();
 
   /**
-   * @param resource the kind's plural in the core API, e.g. `configmaps`
+   * @param collection the API path of the kind's collection in a namespace, e.g. `configmaps` in
+   *   the core API: `(namespace) => \`/api/v1/namespaces/${namespace}/configmaps\``
    * @param onChange called on every change in a followed namespace
    * @param options the watches' options; its signal stops them all
    */
   constructor(
     private readonly kc: k8s.KubeConfig,
-    private readonly resource: string,
+    private readonly collection: (namespace: string) => string,
     private readonly onChange: () => void,
     private readonly options: WatchOptions,
   ) {}
@@ -171,7 +172,7 @@ export class WatchesPerNamespace {
       const stop = (): void => controller.abort();
       this.options.signal.addEventListener("abort", stop, { once: true });
       this.running.set(namespace, controller);
-      const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/${this.resource}`;
+      const path = this.collection(encodeURIComponent(namespace));
       void wakeOnChanges(this.kc, path, this.onChange, { ...this.options, signal: controller.signal }).finally(() =>
         this.options.signal.removeEventListener("abort", stop),
       );

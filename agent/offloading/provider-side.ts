@@ -53,6 +53,8 @@ import {
   refuseConsumerToken,
 } from "../../core/offloading/reflection.js";
 import { listTunnelEndpoints } from "../../core/network-fabric/endpoints.js";
+import { consumerNamespaceOf } from "../../core/offloading/dns-names.js";
+import { consumerDnsAddress } from "../dns/zones.js";
 import type { Reporter } from "../reporter.js";
 
 const STEP = "offloading (provider)";
@@ -268,6 +270,16 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
     changes += 1;
   }
 
+  // Offloaded pods ask their names of this agent (core/offloading/dns-names.ts), each as of its consumer namespace.
+  const consumerNamespaces = new Map<string, string>();
+  for (const request of namespaceRequests) {
+    const here = request.metadata.name!;
+    const tenant = request.metadata.namespace ?? "";
+    if (granted.get(here) === (tenants.get(tenant) ?? ending.get(tenant)))
+      consumerNamespaces.set(here, consumerNamespaceOf(here, request.spec?.consumerNamespace));
+  }
+  const nameserver = podRequestObjects.length > 0 ? await consumerDnsAddress(kc) : undefined;
+
   // Pods, per consumer: those accepted before count against the offer first, then the others by age.
   const podOf = new Map(pods.items.map((p) => [`${p.metadata!.namespace}/${p.metadata!.name}`, p]));
   const wanted = new Set<string>();
@@ -334,7 +346,17 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
         try {
           await core.createNamespacedPod({
             namespace: request.spec.namespace,
-            body: forgeRemotePod(request, consumer, consumerApiAddress),
+            body: forgeRemotePod(
+              request,
+              consumer,
+              consumerApiAddress,
+              nameserver
+                ? {
+                    nameserver,
+                    consumerNamespace: consumerNamespaces.get(request.spec.namespace) ?? request.spec.namespace,
+                  }
+                : undefined,
+            ),
           });
           wanted.add(key);
           running.push(podRequests(request.spec.pod));

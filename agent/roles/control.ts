@@ -18,6 +18,7 @@ import { IDENTITY_EXPIRATION_SECONDS } from "../../core/authentication/certifica
 import { startAuthService } from "../auth-service/index.js";
 import { announceKubeletEndpoint, beatOnce, HEARTBEAT_INTERVAL_MS } from "../heartbeat.js";
 import { startKubeletEndpoint } from "../offloading/kubelet-endpoint.js";
+import { startConsumerDns } from "../dns/index.js";
 import { startPlacementListener } from "../offloading/placement-listener.js";
 import { KUBELET_PORT } from "../../core/cluster/agent-components.js";
 import { advanceInBandPeerings } from "../in-band.js";
@@ -115,6 +116,8 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
   if (podAddress) {
     await startKubeletEndpoint({ kc, address: podAddress, port: KUBELET_PORT, reporter, signal });
     announceKubeletEndpoint({ address: podAddress, port: KUBELET_PORT });
+    // Offloaded pods' names, as at home (core/offloading/dns-names.ts).
+    await startConsumerDns({ kc, reporter, signal });
   }
   // Where the API server serves no MutatingAdmissionPolicy, the install made this listener's Secret.
   const placement = await startPlacementListener({ kc, reporter, signal });
@@ -122,11 +125,15 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
   const capacity = capacityEventFilters();
   let followsCapacity = false;
   let virtualNodes: ReadonlySet<string> = new Set<string>();
-  // A ConfigMap or Secret edited where pods are offloaded: its copy on the provider follows at once
-  // (consumer-pods.ts), not at the next resync. The agent reads them only in offloaded namespaces.
-  const readWhereOffloaded = ["configmaps", "secrets"].map(
-    (resource) => new WatchesPerNamespace(kc, resource, () => wakeups.offloadingConsumer.wake(), watching),
-  );
+  // What a consumer's pods read or call, changed where pods are offloaded: the copies and Services on
+  // the provider follow at once (consumer-pods.ts, consumer-services.ts), not at the next resync.
+  // The agent reads these kinds only in offloaded namespaces: one watch per namespace.
+  const readWhereOffloaded = [
+    (ns: string) => `/api/v1/namespaces/${ns}/configmaps`,
+    (ns: string) => `/api/v1/namespaces/${ns}/secrets`,
+    (ns: string) => `/api/v1/namespaces/${ns}/services`,
+    (ns: string) => `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`,
+  ].map((collection) => new WatchesPerNamespace(kc, collection, () => wakeups.offloadingConsumer.wake(), watching));
 
   return [
     // A reinstalled Cluster's new auth certificate is served, and announced, at once; an install

@@ -27,3 +27,11 @@ export const componentLabels = (name: string): Record<string, string> => ({
 
 /** Port at which the control agent serves its virtual nodes' kubelet API (logs, exec), as kubelets do. */
 export const KUBELET_PORT = 10250;
+
+/**
+ * Port at which the control agent answers its consumers' offloaded pods' DNS questions (UDP and
+ * TCP; above 1024, as the agent runs without privileges), and the Service that gives it their port 53.
+ */
+export const CONSUMER_DNS_PORT = 5353;
+/** The Service offloaded pods use as their nameserver (core/offloading/dns-names.ts). */
+export const CONSUMER_DNS_SERVICE = "pulumi-liqo-dns";

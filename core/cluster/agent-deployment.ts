@@ -12,6 +12,7 @@ import { poll } from "../wait/poll.js";
 import { forgeAgentRbac, RBAC_COMPONENTS, UNBOUND_CLUSTER_ROLES } from "./agent-rbac.js";
 import {
   forgeAuthService,
+  forgeConsumerDnsService,
   forgeControlDeployment,
   forgeGatewayDeployment,
   forgeGatewayService,
@@ -53,6 +54,7 @@ export function forgeAgentDeployment(spec: AgentDeploymentSpec): k8s.KubernetesO
     forgeRouteDaemonSet(spec.image),
     forgeAuthService(spec.auth.port, spec.auth.exposure),
     ...(gatewayService ? [gatewayService] : []),
+    forgeConsumerDnsService(),
   ];
 }
 

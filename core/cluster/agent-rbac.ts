@@ -17,7 +17,7 @@
  */
 import type * as k8s from "@kubernetes/client-node";
 import { API_GROUP, CLUSTER_IDENTITY_CONFIGMAP, SYSTEM_NAMESPACE } from "../api/index.js";
-import { AGENT_NAME, componentLabels, GATEWAY_NAME, ROUTE_NAME } from "./agent-components.js";
+import { AGENT_NAME, componentLabels, CONSUMER_DNS_SERVICE, GATEWAY_NAME, ROUTE_NAME } from "./agent-components.js";
 
 type Rule = k8s.V1PolicyRule;
 const READ = ["get", "list", "watch"];
@@ -105,6 +105,8 @@ const CONTROL_CLUSTER_RULES: Rule[] = [
 const CONTROL_SYSTEM_RULES: Rule[] = [
   { apiGroups: [""], resources: ["configmaps"], verbs: READ },
   { apiGroups: [""], resources: ["secrets"], verbs: ["get", "list", "watch", "create", "patch", "update", "delete"] },
+  // The address offloaded pods ask their names at (core/offloading/dns-names.ts).
+  { apiGroups: [""], resources: ["services"], resourceNames: [CONSUMER_DNS_SERVICE], verbs: ["get"] },
 ];
 
 const GATEWAY_CLUSTER_RULES: Rule[] = [

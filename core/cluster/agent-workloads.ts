@@ -19,6 +19,8 @@ import {
   COMPONENT_LABEL,
   componentLabels,
   GATEWAY_NAME,
+  CONSUMER_DNS_PORT,
+  CONSUMER_DNS_SERVICE,
   KUBELET_PORT,
   ROUTE_NAME,
 } from "./agent-components.js";
@@ -149,6 +151,8 @@ export function forgeControlDeployment(image: string, authPort: number): k8s.V1D
         ports: [
           { name: "auth", containerPort: authPort, protocol: "TCP" },
           { name: "kubelet", containerPort: KUBELET_PORT, protocol: "TCP" },
+          { name: "dns", containerPort: CONSUMER_DNS_PORT, protocol: "UDP" },
+          { name: "dns-tcp", containerPort: CONSUMER_DNS_PORT, protocol: "TCP" },
         ],
         resources: { requests: { cpu: "50m", memory: "96Mi" }, limits: { memory: "256Mi" } },
         securityContext: {
@@ -286,6 +290,26 @@ function forgeService(
 /** The auth service's Service (TCP). */
 export function forgeAuthService(authPort: number, exposure: ServiceExposure): k8s.V1Service {
   return forgeService(AGENT_NAME, { name: "auth", port: authPort, protocol: "TCP", targetPort: "auth" }, exposure);
+}
+
+/**
+ * The nameserver of offloaded pods: port 53 of a ClusterIP in front of the control agent's DNS
+ * answerer, which tells each consumer's pods by their address (agent/dns).
+ */
+export function forgeConsumerDnsService(): k8s.V1Service {
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: meta(CONSUMER_DNS_SERVICE),
+    spec: {
+      type: "ClusterIP",
+      selector: { [COMPONENT_LABEL]: AGENT_NAME },
+      ports: [
+        { name: "dns", port: 53, protocol: "UDP", targetPort: "dns" as never },
+        { name: "dns-tcp", port: 53, protocol: "TCP", targetPort: "dns-tcp" as never },
+      ],
+    },
+  };
 }
 
 /** The gateway's Service (UDP), or none when the gateway is reached at the port of its node. */

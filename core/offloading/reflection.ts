@@ -28,6 +28,7 @@ import {
 import { POD_API_PORT, type TunnelEndpoint } from "../api/crds.js";
 import { tenantRequestName, type OffloadedPod } from "../api/offloading.js";
 import { Cidr } from "../net/cidr.js";
+import { CLUSTER_DOMAIN, searchesOf } from "./dns-names.js";
 import { translateAddress } from "../network-fabric/remap.js";
 import { ALLOWED_SERVICE_ACCOUNT, type Refusal } from "./pod-policy.js";
 
@@ -305,6 +306,34 @@ function withConsumerToken(spec: V1PodSpec, consumerUid: string, consumerApiAddr
   };
 }
 
+/** Where an offloaded pod asks its names (core/offloading/dns-names.ts), and as which namespace. */
+export interface ConsumerDns {
+  /** The ClusterIP of the provider agent's DNS Service. */
+  readonly nameserver: string;
+  /** The pod's namespace on the consumer: the first of its search list, as at home. */
+  readonly consumerNamespace: string;
+}
+
+/**
+ * `spec` resolving its names as at home: through the provider agent's answerer for its consumer,
+ * with the search list kubelet writes on the consumer. A pod that chose its own resolver
+ * (`dnsPolicy: None` or `Default`) keeps it.
+ */
+function withConsumerDns(spec: V1PodSpec, dns: ConsumerDns | undefined): V1PodSpec {
+  const policy = spec.dnsPolicy ?? "ClusterFirst";
+  if (!dns || (policy !== "ClusterFirst" && policy !== "ClusterFirstWithHostNet")) return spec;
+  return {
+    ...spec,
+    dnsPolicy: "None",
+    // Merged with the pod's own dnsConfig as kubelet merges it with ClusterFirst: its entries after ours.
+    dnsConfig: {
+      nameservers: [dns.nameserver, ...(spec.dnsConfig?.nameservers ?? [])],
+      searches: [...searchesOf(dns.consumerNamespace, CLUSTER_DOMAIN), ...(spec.dnsConfig?.searches ?? [])],
+      options: [{ name: "ndots", value: "5" }, ...(spec.dnsConfig?.options ?? [])],
+    },
+  };
+}
+
 /**
  * The pod the provider's agent creates for a request it accepted. It never trusts the request for
  * placement or identity: whatever the request says, the pod is placed by the provider's scheduler,
@@ -312,8 +341,13 @@ function withConsumerToken(spec: V1PodSpec, consumerUid: string, consumerApiAddr
  * project's labels. A request with `consumerToken` gets the consumer's token (`consumerApiAddress`:
  * where the consumer's API server answers through the tunnel; see refuseConsumerToken).
  */
-export function forgeRemotePod(request: OffloadedPod, consumerClusterId: string, consumerApiAddress?: string): V1Pod {
-  const portable = portableSpec(request.spec.pod);
+export function forgeRemotePod(
+  request: OffloadedPod,
+  consumerClusterId: string,
+  consumerApiAddress?: string,
+  dns?: ConsumerDns,
+): V1Pod {
+  const portable = withConsumerDns(portableSpec(request.spec.pod), dns);
   const spec =
     request.spec.consumerToken && consumerApiAddress
       ? withConsumerToken(portable, request.spec.consumerUid, consumerApiAddress)

@@ -191,7 +191,8 @@ describe("offloading on real clusters (shared lab)", () => {
 
   test(
     "GIVEN b peered with a and shop offloaded WHEN a Deployment of 3 runs on the virtual node THEN its pods run on a's nodes, " +
-      "b reaches each at the address it shows and through a Service; forbidden pods are refused with a reason and nothing is " +
+      "b reaches each at the address it shows and through a Service; they resolve every name as at home and none of a's own; " +
+      "forbidden pods are refused with a reason and nothing is " +
       "made for them; b's identity can neither make pods on a nor read others'; deleting leaves nothing on a",
     async () => {
       pair = await withTunnel(undefined);
@@ -478,13 +479,67 @@ describe("offloading on real clusters (shared lab)", () => {
       const [here] = await runningPods(pair.consumer.kc, NAMESPACE, "app=here", 1);
       const fromOffloaded = (target: string): Promise<string> =>
         throughVirtualKubelet(["exec", "-n", NAMESPACE, first, "--", "/podtool", "tcp", target]);
-      expect(await fromOffloaded("web:80")).toContain(`"podtool web-`);
+      // Every name the pod would resolve at home, under the default naming: the provider's agent
+      // answers for its consumer (core/offloading/dns-names.ts).
+      for (const name of ["web", `web.${NAMESPACE}`, `web.${NAMESPACE}.svc`, `web.${NAMESPACE}.svc.cluster.local`])
+        expect(await fromOffloaded(`${name}:80`)).toContain(`"podtool web-`);
       expect(await fromOffloaded("web-pods:8080")).toContain(`"podtool web-`);
-      expect(await fromOffloaded(`here.${remoteNamespace}.svc.cluster.local:80`)).toContain(`"podtool here `);
+      expect(await fromOffloaded(`here.${NAMESPACE}.svc.cluster.local:80`)).toContain(`"podtool here `);
+      // A pod's own name under its headless Service, as a StatefulSet's pods have one.
+      await bCore.createNamespacedService({
+        namespace: NAMESPACE,
+        body: { metadata: { name: "members" }, spec: { clusterIP: "None", selector: { app: "member" } } },
+      });
+      await bCore.createNamespacedPod({
+        namespace: NAMESPACE,
+        body: {
+          metadata: { name: "member-0", labels: { app: "member" } },
+          spec: podtoolSpec(record.virtualNodeName, { hostname: "member-0", subdomain: "members" }),
+        },
+      });
+      await runningPods(pair.consumer.kc, NAMESPACE, "app=member", 1);
+      expect(await fromOffloaded(`member-0.members.${NAMESPACE}.svc.cluster.local:8080`)).toContain(
+        `"podtool member-0 `,
+      );
+      // Gone again on both sides before what follows counts the pods running.
+      await bCore.deleteNamespacedPod({ name: "member-0", namespace: NAMESPACE, gracePeriodSeconds: 0 });
+      await poll(
+        { step: "test", object: `pod member-0 gone from ${remoteNamespace} on a`, endpoint: a.apiServerUrl },
+        { timeoutMs: 60_000, intervalMs: 500 },
+        async () => {
+          const left = (await aCore.listNamespacedPod({ namespace: remoteNamespace, labelSelector: "app=member" }))
+            .items.length;
+          return left === 0 ? { done: true, value: undefined } : { done: false, state: `${left} left` };
+        },
+      );
+      // Attack: the provider's own Services stay out of reach by these names: a Service of a's in a
+      // namespace of a's named as b's, a's cluster DNS, and the remote namespace by its name on a
+      // (each of which a's own pods resolve).
+      await aCore.createNamespace({ body: { metadata: { name: NAMESPACE } } });
+      try {
+        await aCore.createNamespacedService({
+          namespace: NAMESPACE,
+          body: { metadata: { name: "vault" }, spec: { ports: [{ port: 80 }] } },
+        });
+        for (const target of [
+          `vault.${NAMESPACE}.svc.cluster.local:80`,
+          "kube-dns.kube-system.svc.cluster.local:53",
+          `here.${remoteNamespace}.svc.cluster.local:80`,
+        ]) {
+          const dialed = await kubectl(b, ["exec", "-n", NAMESPACE, first, "--", "/podtool", "tcp", target]).then(
+            () => "connected",
+            (error: CommandError) => error.stderr,
+          );
+          expect([target, dialed]).toEqual([target, expect.stringContaining("no such host")]);
+        }
+      } finally {
+        await aCore.deleteNamespace({ name: NAMESPACE });
+      }
       const reflectedServices = await aCore.listNamespacedService({ namespace: remoteNamespace });
       expect(reflectedServices.items.map((svc) => [svc.metadata!.name, svc.spec?.clusterIP === "None"]).sort()).toEqual(
         [
           ["here", false],
+          ["members", true],
           ["web", false],
           ["web-pods", true],
         ],
@@ -527,11 +582,11 @@ describe("offloading on real clusters (shared lab)", () => {
       await outsideReady(false);
       await aGateway(1);
       await outsideReady(true);
-      expect(await fromOffloaded(`here.${remoteNamespace}.svc.cluster.local:80`)).toContain(`"podtool here `);
+      expect(await fromOffloaded(`here.${NAMESPACE}.svc.cluster.local:80`)).toContain(`"podtool here `);
 
       // b's agent restarted while the pods run: they keep running on a (same pods), and it takes up
       // where it was: a new replica is offloaded too.
-      const before = (await aCore.listNamespacedPod({ namespace: remoteNamespace })).items
+      const before = (await aCore.listNamespacedPod({ namespace: remoteNamespace, labelSelector: "app=web" })).items
         .map((p) => p.metadata!.uid)
         .sort();
       const agents = await bCore.listNamespacedPod({
@@ -545,7 +600,9 @@ describe("offloading on real clusters (shared lab)", () => {
         k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
       );
       const four = await runningPods(pair.consumer.kc, NAMESPACE, "app=web", 4);
-      const after = (await aCore.listNamespacedPod({ namespace: remoteNamespace })).items.map((p) => p.metadata!.uid);
+      const after = (await aCore.listNamespacedPod({ namespace: remoteNamespace, labelSelector: "app=web" })).items.map(
+        (p) => p.metadata!.uid,
+      );
       expect(after).toHaveLength(4);
       expect(after).toEqual(expect.arrayContaining(before));
       expect(four).toHaveLength(4);
@@ -815,7 +872,7 @@ describe("offloading on real clusters (shared lab)", () => {
         (await aCore.listNamespacedService({ namespace: remoteNamespace })).items
           .map((svc) => svc.metadata!.name)
           .sort(),
-      ).toEqual(["here", "web", "web-pods"]);
+      ).toEqual(["here", "members", "web", "web-pods"]);
       // Nothing of the project's was made in kube-system: no pod, no Service.
       const ours = { namespace: "kube-system", labelSelector: "app.kubernetes.io/managed-by=pulumi-liqo" };
       expect([
@@ -1191,8 +1248,8 @@ describe("offloading on real clusters (shared lab)", () => {
       const [aCore, bCore] = [pair.provider.kc, pair.consumer.kc].map((kc) => kc.makeApiClient(k8s.CoreV1Api));
       const batch = pair.consumer.kc.makeApiClient(k8s.BatchV1Api);
       const namespace = "jobs";
-      // Named as on b (`naming: same`), so that names spelling out the namespace resolve on a too.
-      const remoteNamespace = remoteNamespaceName(namespace, pair.consumer.clusterId, "same");
+      // The default naming: names spelling out b's namespace resolve on a all the same (dns-names.ts).
+      const remoteNamespace = remoteNamespaceName(namespace, pair.consumer.clusterId, "suffixed");
       await offloadNamespace(pair.consumer.kc, namespace, remoteNamespace, record.virtualNodeName, "remote");
       const job = (name: string, ...args: string[]): k8s.V1Job => ({
         metadata: { name },

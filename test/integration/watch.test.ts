@@ -90,14 +90,19 @@ describe("watches that wake the agent's loops", () => {
       for (const name of [first, second]) await core.createNamespace({ body: { metadata: { name } } });
       const stop = new AbortController();
       const seen: string[] = [];
-      const watches = new WatchesPerNamespace(kc, "configmaps", () => undefined, {
-        signal: stop.signal,
-        relevant: (_type, object) => {
-          const { namespace, name } = (object as k8s.V1ConfigMap).metadata ?? {};
-          seen.push(`${namespace}/${name}`);
-          return true;
+      const watches = new WatchesPerNamespace(
+        kc,
+        (ns) => `/api/v1/namespaces/${ns}/configmaps`,
+        () => undefined,
+        {
+          signal: stop.signal,
+          relevant: (_type, object) => {
+            const { namespace, name } = (object as k8s.V1ConfigMap).metadata ?? {};
+            seen.push(`${namespace}/${name}`);
+            return true;
+          },
         },
-      });
+      );
       const create = (namespace: string, name: string): Promise<unknown> =>
         core.createNamespacedConfigMap({ namespace, body: { metadata: { name } } });
       const until = (key: string): Promise<void> =>

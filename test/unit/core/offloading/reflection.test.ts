@@ -82,6 +82,43 @@ describe("forgeOffloadedPod and forgeRemotePod", () => {
     expect(pod.metadata?.labels?.[CONSUMER_POD_UID_LABEL]).toBe("uid-1");
     expect(pod.metadata?.labels?.["app"]).toBe("web");
   });
+
+  test("GIVEN the provider's DNS Service THEN the pod asks its names there, with its consumer namespace's search list, its own entries after", () => {
+    const request = forgeOffloadedPod(consumerPod, "shop-c1", "pulumi-liqo-tenant-c1");
+    const dns = { nameserver: "10.96.0.53", consumerNamespace: "shop" };
+    expect(forgeRemotePod(request, "c1", undefined, dns).spec).toMatchObject({
+      dnsPolicy: "None",
+      dnsConfig: {
+        nameservers: ["10.96.0.53"],
+        searches: ["shop.svc.cluster.local", "svc.cluster.local", "cluster.local"],
+        options: [{ name: "ndots", value: "5" }],
+      },
+    });
+    const withOwn = {
+      ...request,
+      spec: {
+        ...request.spec,
+        pod: {
+          ...request.spec.pod,
+          dnsConfig: { searches: ["corp.example"], options: [{ name: "ndots", value: "2" }] },
+        },
+      },
+    };
+    expect(forgeRemotePod(withOwn, "c1", undefined, dns).spec?.dnsConfig).toEqual({
+      nameservers: ["10.96.0.53"],
+      searches: ["shop.svc.cluster.local", "svc.cluster.local", "cluster.local", "corp.example"],
+      options: [
+        { name: "ndots", value: "5" },
+        { name: "ndots", value: "2" },
+      ],
+    });
+    // A pod that chose its own resolver keeps it; without the Service (an earlier release's install), the provider's DNS.
+    for (const dnsPolicy of ["None", "Default"]) {
+      const own = { ...request, spec: { ...request.spec, pod: { ...request.spec.pod, dnsPolicy } } };
+      expect(forgeRemotePod(own, "c1", undefined, dns).spec?.dnsPolicy).toBe(dnsPolicy);
+    }
+    expect(forgeRemotePod(request, "c1").spec?.dnsConfig).toBeUndefined();
+  });
 });
 
 describe("the consumer's token on the provider", () => {

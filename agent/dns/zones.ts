@@ -1,0 +1,131 @@
+/**
+ * What the DNS answerer knows of the consumers' pods here: which consumer each address belongs to,
+ * and each consumer's zone (core/offloading/dns-names.ts). All of it is read from what this side
+ * made: the pods and namespaces it labelled for a consumer, and the RemoteNamespace of that
+ * consumer's tenant namespace for the name its namespace has on the consumer.
+ */
+import * as k8s from "@kubernetes/client-node";
+import {
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  REMOTE_CLUSTER_LABEL,
+  SYSTEM_NAMESPACE,
+  tenantNamespace,
+  type RemoteNamespace,
+} from "../../core/api/index.js";
+import { REMOTE_NAMESPACE_LABEL } from "../../core/api/names.js";
+import { CONSUMER_DNS_SERVICE } from "../../core/cluster/agent-components.js";
+import { describeFailure, readOptional, serverOf } from "../../core/kube/client.js";
+import { consumerNamespaceOf, zonesOf, type ConsumerZone } from "../../core/offloading/dns-names.js";
+import { listOffloading } from "../../core/offloading/objects.js";
+import { CONSUMER_POD_UID_LABEL } from "../../core/offloading/reflection.js";
+
+const STEP = "consumer DNS";
+
+/** The ClusterIP of the agent's DNS Service, or undefined where the install has none (an earlier release's). */
+export async function consumerDnsAddress(kc: k8s.KubeConfig): Promise<string | undefined> {
+  const service = await readOptional(() =>
+    kc.makeApiClient(k8s.CoreV1Api).readNamespacedService({ name: CONSUMER_DNS_SERVICE, namespace: SYSTEM_NAMESPACE }),
+  ).catch(describeFailure(`${STEP}: reading Service ${SYSTEM_NAMESPACE}/${CONSUMER_DNS_SERVICE}`, serverOf(kc)));
+  const address = service?.spec?.clusterIP;
+  return address && address !== "None" ? address : undefined;
+}
+
+/** The consumers' pods and zones, as one listing found them. */
+interface Snapshot {
+  readonly at: number;
+  readonly consumerOf: ReadonlyMap<string, string>;
+  readonly zones: ReadonlyMap<string, ConsumerZone>;
+}
+
+/** How the listing is kept fresh. */
+export interface ZoneRefresh {
+  /** A listing older than this is done again before answering. @default 5000 */
+  readonly maxAgeMs?: number;
+  /** An address not in the listing lists again, at most this often. @default 1000 */
+  readonly missIntervalMs?: number;
+  /** How long an address not listed is looked for (a pod asks before its address is in its status). @default 3000 */
+  readonly unknownWaitMs?: number;
+  /** @default Date.now */
+  readonly now?: () => number;
+  /** @default a setTimeout sleep */
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * The zone of the consumer whose pod has an address: listed from the API server, again when older
+ * than `maxAgeMs` (a pod's address may pass to another's) and while an address is not known (a
+ * pod that just started asks before its status has its address), one listing at a time for every
+ * question waiting.
+ */
+export class ConsumerZones {
+  private snapshot: Snapshot | undefined;
+  private listing: Promise<Snapshot> | undefined;
+  private readonly refresh: Required<ZoneRefresh>;
+
+  constructor(
+    private readonly kc: k8s.KubeConfig,
+    refresh: ZoneRefresh = {},
+  ) {
+    this.refresh = {
+      maxAgeMs: 5000,
+      missIntervalMs: 1000,
+      unknownWaitMs: 3000,
+      now: Date.now,
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      ...refresh,
+    };
+  }
+
+  /** The zone of the consumer whose pod has `address`, or undefined when no consumer's pod has it. */
+  async zoneOf(address: string): Promise<ConsumerZone | undefined> {
+    const { maxAgeMs, missIntervalMs, unknownWaitMs, now, sleep } = this.refresh;
+    const deadline = now() + unknownWaitMs;
+    let snapshot = this.snapshot;
+    if (!snapshot || now() - snapshot.at > maxAgeMs) snapshot = await this.list();
+    for (;;) {
+      const consumer = snapshot.consumerOf.get(address);
+      if (consumer !== undefined) return snapshot.zones.get(consumer) ?? { consumer, namespaces: new Map() };
+      if (now() >= deadline) return undefined;
+      const wait = snapshot.at + missIntervalMs - now();
+      if (wait > 0) await sleep(Math.min(wait, Math.max(0, deadline - now())));
+      snapshot = await this.list();
+    }
+  }
+
+  private list(): Promise<Snapshot> {
+    this.listing ??= this.read()
+      .then((snapshot) => (this.snapshot = snapshot))
+      .finally(() => (this.listing = undefined));
+    return this.listing;
+  }
+
+  private async read(): Promise<Snapshot> {
+    const at = this.refresh.now();
+    const core = this.kc.makeApiClient(k8s.CoreV1Api);
+    const managed = `${MANAGED_BY_LABEL}=${MANAGED_BY},${REMOTE_CLUSTER_LABEL}`;
+    const [namespaces, pods, requests] = await Promise.all([
+      core.listNamespace({ labelSelector: `${managed},${REMOTE_NAMESPACE_LABEL}=true` }),
+      core.listPodForAllNamespaces({ labelSelector: `${managed},${CONSUMER_POD_UID_LABEL}` }),
+      listOffloading<RemoteNamespace>(this.kc, "remotenamespaces"),
+    ]).catch(describeFailure(`${STEP}: listing the namespaces and pods made for consumers`, serverOf(this.kc)));
+    const consumerOfNamespace = new Map(
+      namespaces.items.map((ns) => [ns.metadata!.name!, ns.metadata!.labels![REMOTE_CLUSTER_LABEL]!]),
+    );
+    const consumerOf = new Map<string, string>();
+    for (const pod of pods.items) {
+      const consumer = consumerOfNamespace.get(pod.metadata?.namespace ?? "");
+      // A pod counts only in a namespace made for the consumer its label names.
+      if (!consumer || pod.metadata?.labels?.[REMOTE_CLUSTER_LABEL] !== consumer) continue;
+      for (const { ip } of pod.status?.podIPs ?? (pod.status?.podIP ? [{ ip: pod.status.podIP }] : []))
+        consumerOf.set(ip, consumer);
+    }
+    const mirrored = [...consumerOfNamespace].map(([here, consumer]) => {
+      const request = (requests ?? []).find(
+        (r) => r.metadata.name === here && r.metadata.namespace === tenantNamespace(consumer),
+      );
+      return { here, consumer, consumerNamespace: consumerNamespaceOf(here, request?.spec?.consumerNamespace) };
+    });
+    return { at, consumerOf, zones: zonesOf(mirrored) };
+  }
+}

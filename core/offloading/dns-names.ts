@@ -1,0 +1,145 @@
+/**
+ * The names an offloaded pod resolves, as at home. Its pod on the provider asks the provider's
+ * agent (agent/dns), which answers for one consumer only, the one that sent the pod: a name of the
+ * consumer's cluster domain under `svc` is asked of the provider's cluster DNS with the consumer's
+ * namespace swapped for its namespace on this provider, and the answer's names swapped back; any
+ * other name of a cluster domain (the provider's own, pods' names, reverse lookups) is unknown;
+ * a name outside them is asked as it is.
+ *
+ * Why names served on the provider, not the consumer's DNS through the tunnel: the consumer's DNS
+ * answers with its Services' ClusterIPs, which nothing on the provider routes, while each Service an
+ * offloaded pod needs is reflected on the provider with a ClusterIP there and endpoints on both sides
+ * (service-reflection.ts). The provider's pods, and what its DNS knows of its own namespaces, stay
+ * out of a consumer's reach: a name is only ever looked up in one of that consumer's namespaces
+ * here, and an answer naming anything else is dropped.
+ */
+
+/** The cluster domain both sides are taken to have (kubelet's `clusterDomain` default). */
+export const CLUSTER_DOMAIN = "cluster.local";
+
+/** What the answerer knows of one consumer: its namespaces offloaded here. */
+export interface ConsumerZone {
+  /** The consumer's cluster id. */
+  readonly consumer: string;
+  /** Each consumer namespace offloaded here, by its name on the consumer, to its name here. */
+  readonly namespaces: ReadonlyMap<string, string>;
+}
+
+/** The cluster domains: the consumer's, which its pods' names are in, and the provider's own. */
+export interface ClusterDomains {
+  readonly consumer: string;
+  readonly provider: string;
+}
+
+/** What to do with a question's name. */
+export type QuestionDecision =
+  /** Ask the provider's cluster DNS this name (the question's own, or its consumer namespace swapped). */
+  | { readonly kind: "ask"; readonly name: string }
+  /** Answer that the name does not exist: no Service of this consumer's is behind it. */
+  | { readonly kind: "unknown" };
+
+/** Reverse lookups: they would name the provider's pods and Services. */
+const REVERSE_ZONES = ["in-addr.arpa", "ip6.arpa"];
+
+/** `name` in lower case, without its final dot. */
+function normalized(name: string): string {
+  return name.toLowerCase().replace(/\.$/, "");
+}
+
+/** The labels of `name` before `domain`, or undefined when `name` is not in it (`[]` for the domain itself). */
+function labelsUnder(name: string, domain: string): string[] | undefined {
+  if (name === domain) return [];
+  return name.endsWith(`.${domain}`) ? name.slice(0, -domain.length - 1).split(".") : undefined;
+}
+
+/** Whether `name` is in one of the zones no consumer may have asked of the provider's DNS. */
+function isClusterInternal(name: string, domains: ClusterDomains): boolean {
+  return [domains.consumer, domains.provider, ...REVERSE_ZONES].some((zone) => labelsUnder(name, zone) !== undefined);
+}
+
+/**
+ * What to ask for `name`, asked by a pod of `zone`'s consumer: `<…>.<namespace>.svc.<consumer
+ * domain>` in one of its offloaded namespaces becomes the same name in that namespace here.
+ */
+export function decideQuestion(name: string, zone: ConsumerZone, domains: ClusterDomains): QuestionDecision {
+  const asked = normalized(name);
+  // A name that is no name (an empty or overlong label) would be read otherwise by the provider's DNS.
+  if (asked.split(".").some((label) => label.length === 0 || label.length > 63)) return { kind: "unknown" };
+  const labels = labelsUnder(asked, domains.consumer);
+  if (labels && labels.length >= 3 && labels.at(-1) === "svc") {
+    const here = zone.namespaces.get(labels.at(-2)!);
+    if (here) return { kind: "ask", name: [...labels.slice(0, -2), here, "svc", domains.provider].join(".") };
+  }
+  return isClusterInternal(asked, domains) ? { kind: "unknown" } : { kind: "ask", name: asked };
+}
+
+/**
+ * A name in the provider DNS's answer, as the consumer's pod is to see it: a name in one of the
+ * zone's namespaces here becomes the consumer's; a name outside the cluster domains stays; any other
+ * (the provider's own Services and pods, a reverse name) is undefined, and its record is dropped.
+ */
+export function nameAsSeen(name: string, zone: ConsumerZone, domains: ClusterDomains): string | undefined {
+  const answered = normalized(name);
+  const labels = labelsUnder(answered, domains.provider);
+  if (labels && labels.length >= 3 && labels.at(-1) === "svc") {
+    const namespace = labels.at(-2)!;
+    for (const [theirs, here] of zone.namespaces)
+      if (here === namespace) return [...labels.slice(0, -2), theirs, "svc", domains.consumer].join(".");
+    return undefined;
+  }
+  return isClusterInternal(answered, domains) ? undefined : answered;
+}
+
+/** The search list of an offloaded pod of consumer namespace `namespace`, as kubelet writes it at home. */
+export function searchesOf(namespace: string, domain: string): string[] {
+  return [`${namespace}.svc.${domain}`, `svc.${domain}`, domain];
+}
+
+/** The cluster domain a resolv.conf's search list names (`svc.<domain>`), if any. */
+export function clusterDomainOf(resolvConf: string): string | undefined {
+  const searches = resolvConf
+    .split("\n")
+    .filter((line) => /^\s*search\s/.test(line))
+    .flatMap((line) => line.trim().split(/\s+/).slice(1));
+  const svc = searches.find((s) => s.startsWith("svc."));
+  return svc ? normalized(svc.slice("svc.".length)) : undefined;
+}
+
+/** The first nameserver a resolv.conf names, if any. */
+export function nameserverOf(resolvConf: string): string | undefined {
+  const line = resolvConf.split("\n").find((l) => /^\s*nameserver\s/.test(l));
+  return line?.trim().split(/\s+/)[1];
+}
+
+/** A DNS label, as a namespace name is one. */
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/**
+ * The consumer namespace that namespace `here` mirrors, as its RemoteNamespace claims it: the
+ * claim is the consumer's to write, so it only names the search list and the names of that
+ * consumer's own pods; one that is no namespace name is not used (the name here stands for it).
+ */
+export function consumerNamespaceOf(here: string, claimed: string | undefined): string {
+  return claimed !== undefined && DNS_LABEL.test(claimed) ? claimed : here;
+}
+
+/** A namespace made here for a consumer: its name, whose it is, and the consumer namespace it mirrors. */
+export interface MirroredNamespace {
+  readonly here: string;
+  readonly consumer: string;
+  readonly consumerNamespace: string;
+}
+
+/**
+ * Each consumer's zone from the namespaces made here for it. Two that claim the same consumer
+ * namespace: the first by name here wins, so that the answer does not change from pass to pass.
+ */
+export function zonesOf(namespaces: readonly MirroredNamespace[]): Map<string, ConsumerZone> {
+  const zones = new Map<string, Map<string, string>>();
+  for (const ns of [...namespaces].sort((a, b) => a.here.localeCompare(b.here))) {
+    const zone = zones.get(ns.consumer) ?? new Map<string, string>();
+    if (!zone.has(ns.consumerNamespace)) zone.set(ns.consumerNamespace, ns.here);
+    zones.set(ns.consumer, zone);
+  }
+  return new Map([...zones].map(([consumer, namespaces]) => [consumer, { consumer, namespaces }]));
+}

@@ -1,0 +1,106 @@
+import {
+  clusterDomainOf,
+  consumerNamespaceOf,
+  decideQuestion,
+  nameAsSeen,
+  nameserverOf,
+  searchesOf,
+  zonesOf,
+  type ConsumerZone,
+} from "../../../../core/offloading/dns-names.js";
+
+const domains = { consumer: "cluster.local", provider: "cluster.local" };
+const zone: ConsumerZone = {
+  consumer: "b-id",
+  namespaces: new Map([
+    ["store", "store-b-id"],
+    ["tools", "tools-b-id"],
+  ]),
+};
+
+describe("the names an offloaded pod asks", () => {
+  test.each([
+    ["db.store.svc.cluster.local", "db.store-b-id.svc.cluster.local"],
+    ["DB.Store.svc.cluster.local.", "db.store-b-id.svc.cluster.local"],
+    ["db-0.db.store.svc.cluster.local", "db-0.db.store-b-id.svc.cluster.local"],
+    ["_http._tcp.web.tools.svc.cluster.local", "_http._tcp.web.tools-b-id.svc.cluster.local"],
+    ["example.com", "example.com"],
+    ["registry.example.org.", "registry.example.org"],
+  ])("GIVEN %s THEN the provider's DNS is asked %s", (asked, name) => {
+    expect(decideQuestion(asked, zone, domains)).toEqual({ kind: "ask", name });
+  });
+
+  test.each([
+    // A namespace of the consumer's that is not here, or one of the provider's own: nothing behind it.
+    ["kubernetes.default.svc.cluster.local"],
+    ["kube-dns.kube-system.svc.cluster.local"],
+    // The namespace as it is named here: the consumer's pods never knew it by that name.
+    ["db.store-b-id.svc.cluster.local"],
+    // Pods' names, the domain itself, reverse lookups: they would name the provider's pods.
+    ["10-0-0-1.store.pod.cluster.local"],
+    ["store.svc.cluster.local"],
+    ["cluster.local"],
+    ["1.0.96.10.in-addr.arpa"],
+    ["1.0.0.0.ip6.arpa"],
+    // Not a name: empty or overlong labels would be read otherwise by the provider's DNS.
+    ["db..store.svc.cluster.local"],
+    [`${"a".repeat(64)}.example.com`],
+    ["."],
+  ])("GIVEN %s THEN it is unknown", (asked) => {
+    expect(decideQuestion(asked, zone, domains)).toEqual({ kind: "unknown" });
+  });
+
+  test("GIVEN a provider of another cluster domain THEN its names are unknown and the consumer's are asked in it", () => {
+    const other = { consumer: "cluster.local", provider: "provider.internal" };
+    expect(decideQuestion("db.store.svc.cluster.local", zone, other)).toEqual({
+      kind: "ask",
+      name: "db.store-b-id.svc.provider.internal",
+    });
+    expect(decideQuestion("api.payments.svc.provider.internal", zone, other)).toEqual({ kind: "unknown" });
+  });
+});
+
+describe("the names in an answer", () => {
+  test("GIVEN names of the zone's namespaces here THEN the pod sees its own namespaces' names", () => {
+    expect(nameAsSeen("db.store-b-id.svc.cluster.local.", zone, domains)).toBe("db.store.svc.cluster.local");
+    expect(nameAsSeen("example.com", zone, domains)).toBe("example.com");
+  });
+
+  test("GIVEN names of other namespaces here, of another consumer's, or of the zone itself THEN none is seen", () => {
+    expect(nameAsSeen("kubernetes.default.svc.cluster.local", zone, domains)).toBeUndefined();
+    expect(nameAsSeen("db.store-c-id.svc.cluster.local", zone, domains)).toBeUndefined();
+    expect(nameAsSeen("cluster.local", zone, domains)).toBeUndefined();
+    expect(nameAsSeen("4.3.2.1.in-addr.arpa", zone, domains)).toBeUndefined();
+  });
+});
+
+describe("zones", () => {
+  test("GIVEN a claim that is no namespace name THEN the name here stands for it", () => {
+    expect(consumerNamespaceOf("store-b-id", "store")).toBe("store");
+    expect(consumerNamespaceOf("store-b-id", "Store.evil")).toBe("store-b-id");
+    expect(consumerNamespaceOf("store-b-id", undefined)).toBe("store-b-id");
+  });
+
+  test("GIVEN two namespaces claiming one consumer namespace THEN the first by name wins, and consumers stay apart", () => {
+    const zones = zonesOf([
+      { here: "z-b", consumer: "b", consumerNamespace: "store" },
+      { here: "a-b", consumer: "b", consumerNamespace: "store" },
+      { here: "store-c", consumer: "c", consumerNamespace: "store" },
+    ]);
+    expect(zones.get("b")!.namespaces).toEqual(new Map([["store", "a-b"]]));
+    expect(zones.get("c")!.namespaces).toEqual(new Map([["store", "store-c"]]));
+  });
+
+  test("GIVEN a resolv.conf THEN its nameserver and cluster domain are read, and the search list is kubelet's", () => {
+    const conf =
+      "search pulumi-liqo-system.svc.cluster.local svc.cluster.local cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n";
+    expect(nameserverOf(conf)).toBe("10.96.0.10");
+    expect(clusterDomainOf(conf)).toBe("cluster.local");
+    expect(clusterDomainOf("nameserver 1.1.1.1\n")).toBeUndefined();
+    expect(searchesOf("store", "cluster.local")).toEqual([
+      "store.svc.cluster.local",
+      "svc.cluster.local",
+      "cluster.local",
+    ]);
+  });
+});
