@@ -84,9 +84,10 @@ export function recordAsSeen(record: Answer, zone: ConsumerZone, domains: Cluste
   const name = nameAsSeen(record.name, zone, domains);
   if (name === undefined) return undefined;
   const seen = (data: string): string | undefined => nameAsSeen(data, zone, domains);
-  // The one CNAME the provider's DNS makes for a Service is an ExternalName's, which the consumer
-  // wrote: its target is a name as the consumer's pods know it, kept as it is and followed by the
-  // answerer as they would ask it (server.ts), never by what the provider's DNS found there.
+  // A CNAME keeps its target as written: in the consumer's namespaces here only an ExternalName of
+  // the consumer's could make one, and outside the cluster domains it is the world's. A target in a
+  // cluster domain is followed as the pod would ask it (server.ts), never by what the provider's DNS
+  // found there.
   if (record.type === "CNAME") return { ...record, name };
   if (NAME_DATA.has(record.type)) {
     const data = seen(record.data as string);
@@ -125,6 +126,21 @@ export function answerAsSeen(upstream: DecodedPacket, zone: ConsumerZone, domain
     answers: keep(upstream.answers),
     authorities: keep(upstream.authorities),
     additionals: keep(upstream.additionals),
+  };
+}
+
+/** How long a pod may keep an ExternalName's CNAME: CoreDNS's default for Services. */
+const ALIAS_TTL_SECONDS = 5;
+
+/** The answer of an ExternalName of the consumer's: `name` is a CNAME to `target`. */
+export function aliasAnswer(name: string, target: string): SeenAnswer {
+  const owner = name.toLowerCase().replace(/\.$/, "");
+  return {
+    rcode: 0,
+    truncated: false,
+    answers: [{ type: "CNAME", name: owner, ttl: ALIAS_TTL_SECONDS, data: target }],
+    authorities: [],
+    additionals: [],
   };
 }
 

@@ -13,6 +13,7 @@ import { decode, encode, type DecodedPacket, type Packet, type Question } from "
 import { decideQuestion, type ClusterDomains, type ConsumerZone } from "../../core/offloading/dns-names.js";
 import type { Reporter } from "../reporter.js";
 import {
+  aliasAnswer,
   answerAsSeen,
   emptyResponse,
   RCODE,
@@ -113,7 +114,7 @@ export async function answerMessage(
   return udpLimit && response.length > udpLimitOf(query) ? encode(truncatedResponse(query)) : response;
 }
 
-/** How many ExternalName targets in a row the answerer follows (CoreDNS stops at the same depth). */
+/** How many CNAME targets in a row the answerer follows: a chain that loops ends there. */
 const MAX_FOLLOWED = 8;
 
 /**
@@ -131,11 +132,17 @@ async function lookUp(
   const decision = decideQuestion(name, zone, options.domains);
   if (decision.kind === "unknown")
     return { rcode: RCODE.nameError, truncated: false, answers: [], authorities: [], additionals: [] };
+  if (decision.kind === "alias") {
+    const alias = aliasAnswer(name, decision.target);
+    if (question.type === "CNAME" || depth >= MAX_FOLLOWED) return alias;
+    const followed = await lookUp(question, decision.target, zone, options, depth + 1);
+    return followed && { ...followed, answers: [...alias.answers, ...followed.answers] };
+  }
   const upstream = await askUpstream(upstreamQuery(randomInt(0, 65536), question, decision.name), options);
   if (!upstream) return undefined;
   const answer = answerAsSeen(upstream, zone, options.domains);
   const [target] = targetsToFollow(answer, options.domains);
-  if (target === undefined || depth >= MAX_FOLLOWED) return answer;
+  if (target === undefined || question.type === "CNAME" || depth >= MAX_FOLLOWED) return answer;
   const followed = await lookUp(question, target, zone, options, depth + 1);
   if (!followed) return undefined;
   return { ...followed, answers: [...answer.answers, ...followed.answers] };

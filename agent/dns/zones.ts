@@ -11,14 +11,21 @@ import {
   REMOTE_CLUSTER_LABEL,
   SYSTEM_NAMESPACE,
   tenantNamespace,
+  type ReflectedService,
   type RemoteNamespace,
 } from "../../core/api/index.js";
 import { REMOTE_NAMESPACE_LABEL } from "../../core/api/names.js";
 import { CONSUMER_DNS_SERVICE } from "../../core/cluster/agent-components.js";
 import { describeFailure, readOptional, serverOf } from "../../core/kube/client.js";
-import { consumerNamespaceOf, zonesOf, type ConsumerZone } from "../../core/offloading/dns-names.js";
+import {
+  consumerNamespaceOf,
+  zonesOf,
+  type ConsumerZone,
+  type HeldExternalName,
+} from "../../core/offloading/dns-names.js";
 import { listOffloading } from "../../core/offloading/objects.js";
 import { CONSUMER_POD_UID_LABEL } from "../../core/offloading/reflection.js";
+import { refuseServiceRequest, type ServiceRequest } from "../../core/offloading/service-reflection.js";
 
 const STEP = "consumer DNS";
 
@@ -104,10 +111,11 @@ export class ConsumerZones {
     const at = this.refresh.now();
     const core = this.kc.makeApiClient(k8s.CoreV1Api);
     const managed = `${MANAGED_BY_LABEL}=${MANAGED_BY},${REMOTE_CLUSTER_LABEL}`;
-    const [namespaces, pods, requests] = await Promise.all([
+    const [namespaces, pods, requests, services] = await Promise.all([
       core.listNamespace({ labelSelector: `${managed},${REMOTE_NAMESPACE_LABEL}=true` }),
       core.listPodForAllNamespaces({ labelSelector: `${managed},${CONSUMER_POD_UID_LABEL}` }),
       listOffloading<RemoteNamespace>(this.kc, "remotenamespaces"),
+      listOffloading<ReflectedService>(this.kc, "reflectedservices"),
     ]).catch(describeFailure(`${STEP}: listing the namespaces and pods made for consumers`, serverOf(this.kc)));
     const consumerOfNamespace = new Map(
       namespaces.items.map((ns) => [ns.metadata!.name!, ns.metadata!.labels![REMOTE_CLUSTER_LABEL]!]),
@@ -126,6 +134,27 @@ export class ConsumerZones {
       );
       return { here, consumer, consumerNamespace: consumerNamespaceOf(here, request?.spec?.consumerNamespace) };
     });
-    return { at, consumerOf, zones: zonesOf(mirrored) };
+    return { at, consumerOf, zones: zonesOf(mirrored, heldExternalNames(services ?? [], consumerOfNamespace)) };
   }
+}
+
+/**
+ * The ExternalName Services the provider's agent accepted of each consumer, in a namespace made
+ * here for that consumer, by a request of its own tenant, as of the request's current generation;
+ * checked again here, as the request is the consumer's to write.
+ */
+function heldExternalNames(
+  requests: readonly ReflectedService[],
+  consumerOfNamespace: ReadonlyMap<string, string>,
+): HeldExternalName[] {
+  return requests.flatMap((request) => {
+    const here = request.spec?.namespace;
+    const consumer = consumerOfNamespace.get(here ?? "");
+    const current =
+      request.status?.phase === "Accepted" && request.status.observedGeneration === (request.metadata.generation ?? 1);
+    const service = request.spec?.service as ServiceRequest | undefined;
+    if (!consumer || !current || request.metadata.namespace !== tenantNamespace(consumer)) return [];
+    if (service?.externalName === undefined || refuseServiceRequest(service, undefined)) return [];
+    return [{ consumer, here: here!, service: service.name, target: service.externalName }];
+  });
 }

@@ -7,9 +7,11 @@
  * whose namespace is no longer offloaded there, is withdrawn; a refusal shows as a Warning event
  * on the Service.
  *
- * This agent may read Services and EndpointSlices only in offloaded namespaces (REFLECTOR_ROLE),
- * so it cannot watch them cluster-wide: changes are seen at its next pass (10 s at most, sooner
- * when a pod of a virtual node changes).
+ * An ExternalName Service is asked for as its host alone: the provider makes nothing of it, and its
+ * agent answers the name to this consumer's pods (agent/dns).
+ *
+ * This agent may read Services and EndpointSlices only in offloaded namespaces (REFLECTOR_ROLE):
+ * it watches them in each namespace with pods on its virtual nodes, and passes again every 10 s.
  */
 import * as k8s from "@kubernetes/client-node";
 import {

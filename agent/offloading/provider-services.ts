@@ -4,7 +4,8 @@
  * remote namespace this agent made for that tenant's consumer, under the name its Service and
  * namespace give it (so one Service has one request); its Service must pass
  * `refuseServiceRequest` (ClusterIP or headless, endpoints among the consumer's pods as this
- * side's tunnel knows them). Then the Service is made in the remote namespace, and an EndpointSlice
+ * side's tunnel knows them; or ExternalName, which is answered by this agent's DNS to the
+ * consumer's pods only, and makes nothing). Then the Service is made in the remote namespace, and an EndpointSlice
  * of the consumer's endpoints at the addresses this side of the tunnel reaches them by (not ready
  * while the tunnel is down). A Service or slice made here that no accepted request stands for any
  * more is removed; a Service of that name that is not this project's is never touched.
@@ -114,7 +115,9 @@ export async function answerServiceRequests(kc: k8s.KubeConfig, reporter: Report
     let answer: { phase: "Accepted" | "Refused"; reason?: string; message?: string } = refusal
       ? { phase: "Refused", ...refusal }
       : { phase: "Accepted" };
-    if (!refusal) {
+    // An ExternalName is held as a name only: this agent's DNS answers it to the consumer's pods
+    // (agent/dns), and no Service is made of it (one of an earlier type of that name goes, below).
+    if (!refusal && (request.spec.service as ServiceRequest).externalName === undefined) {
       const wanted = request.spec.service as ServiceRequest;
       const taken = await holdService(kc, wanted, request.spec.namespace, consumer, view, providerServices).catch(
         describeFailure(`${STEP}: applying Service ${where} for consumer ${consumer}`, endpoint),

@@ -23,6 +23,8 @@ export interface ConsumerZone {
   readonly consumer: string;
   /** Each consumer namespace offloaded here, by its name on the consumer, to its name here. */
   readonly namespaces: ReadonlyMap<string, string>;
+  /** The consumer's ExternalName Services, by `<service>.<consumer namespace>`, to their hosts. */
+  readonly aliases?: ReadonlyMap<string, string>;
 }
 
 /** The cluster domains: the consumer's, which its pods' names are in, and the provider's own. */
@@ -36,7 +38,9 @@ export type QuestionDecision =
   /** Ask the provider's cluster DNS this name (the question's own, or its consumer namespace swapped). */
   | { readonly kind: "ask"; readonly name: string }
   /** Answer that the name does not exist: no Service of this consumer's is behind it. */
-  | { readonly kind: "unknown" };
+  | { readonly kind: "unknown" }
+  /** Answer with a CNAME to `target` (an ExternalName of the consumer's), then follow it as the pod would ask it. */
+  | { readonly kind: "alias"; readonly target: string };
 
 /** Reverse lookups: they would name the provider's pods and Services. */
 const REVERSE_ZONES = ["in-addr.arpa", "ip6.arpa"];
@@ -67,6 +71,8 @@ export function decideQuestion(name: string, zone: ConsumerZone, domains: Cluste
   if (asked.split(".").some((label) => label.length === 0 || label.length > 63)) return { kind: "unknown" };
   const labels = labelsUnder(asked, domains.consumer);
   if (labels && labels.length >= 3 && labels.at(-1) === "svc") {
+    const target = labels.length === 3 ? zone.aliases?.get(`${labels[0]}.${labels[1]}`) : undefined;
+    if (target !== undefined) return { kind: "alias", target };
     const here = zone.namespaces.get(labels.at(-2)!);
     if (here) return { kind: "ask", name: [...labels.slice(0, -2), here, "svc", domains.provider].join(".") };
   }
@@ -134,12 +140,36 @@ export interface MirroredNamespace {
  * Each consumer's zone from the namespaces made here for it. Two that claim the same consumer
  * namespace: the first by name here wins, so that the answer does not change from pass to pass.
  */
-export function zonesOf(namespaces: readonly MirroredNamespace[]): Map<string, ConsumerZone> {
+export function zonesOf(
+  namespaces: readonly MirroredNamespace[],
+  externalNames: readonly HeldExternalName[] = [],
+): Map<string, ConsumerZone> {
   const zones = new Map<string, Map<string, string>>();
   for (const ns of [...namespaces].sort((a, b) => a.here.localeCompare(b.here))) {
     const zone = zones.get(ns.consumer) ?? new Map<string, string>();
     if (!zone.has(ns.consumerNamespace)) zone.set(ns.consumerNamespace, ns.here);
     zones.set(ns.consumer, zone);
   }
-  return new Map([...zones].map(([consumer, namespaces]) => [consumer, { consumer, namespaces }]));
+  return new Map(
+    [...zones].map(([consumer, names]) => {
+      const theirs = new Map([...names].map(([theirName, here]) => [here, theirName]));
+      const aliases = new Map(
+        externalNames.flatMap((held) => {
+          const namespace = held.consumer === consumer ? theirs.get(held.here) : undefined;
+          return namespace ? [[`${held.service}.${namespace}`, held.target] as const] : [];
+        }),
+      );
+      return [consumer, { consumer, namespaces: names, ...(aliases.size > 0 ? { aliases } : {}) }];
+    }),
+  );
+}
+
+/** An ExternalName Service a consumer's request holds in one of its namespaces here. */
+export interface HeldExternalName {
+  readonly consumer: string;
+  /** The namespace here. */
+  readonly here: string;
+  readonly service: string;
+  /** Its host. */
+  readonly target: string;
 }

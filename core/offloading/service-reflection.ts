@@ -67,6 +67,11 @@ export interface ServiceRequest {
   readonly sessionAffinity?: "ClientIP";
   /** How long a client sticks to its endpoint under `ClientIP` affinity (Kubernetes' default: 10800). */
   readonly sessionAffinityTimeoutSeconds?: number;
+  /**
+   * An ExternalName Service's host: the provider makes no Service of it, its agent answers the
+   * Service's name with this CNAME to the consumer's pods only (core/offloading/dns-names.ts).
+   */
+  readonly externalName?: string;
 }
 
 /** The longest session affinity Kubernetes allows, a day. */
@@ -87,7 +92,13 @@ export function serviceRequestOf(
   const name = service.metadata?.name ?? "";
   const type = spec.type ?? "ClusterIP";
   if (type === "ExternalName")
-    return { skipped: `Service ${name} is ExternalName: it names a host, nothing to reflect` };
+    return {
+      name,
+      headless: false,
+      ports: [],
+      outside: [],
+      externalName: (spec.externalName ?? "").toLowerCase().replace(/\.$/, ""),
+    };
   const ports = (spec.ports ?? []).map((p: V1ServicePort): ServicePortRequest => ({
     ...(p.name ? { name: p.name } : {}),
     protocol: (p.protocol ?? "TCP") as ServicePortRequest["protocol"],
@@ -192,14 +203,17 @@ export function refuseServiceRequest(request: unknown, consumerPods: Cidr | unde
     "clusterIP",
     "sessionAffinity",
     "sessionAffinityTimeoutSeconds",
+    "externalName",
   ]);
   const extra = Object.keys(fields).find((key) => !known.has(key));
   if (extra !== undefined) {
-    const reason = ["type", "externalIPs", "externalName", "loadBalancerIP", "nodePort"].includes(extra)
-      ? "ServiceType"
-      : "Invalid";
-    return { reason, message: `${extra}: a reflected Service is ClusterIP or headless only, with nothing else` };
+    const reason = ["type", "externalIPs", "loadBalancerIP", "nodePort"].includes(extra) ? "ServiceType" : "Invalid";
+    return {
+      reason,
+      message: `${extra}: a reflected Service is ClusterIP, headless or ExternalName only, with nothing else`,
+    };
   }
+  if (fields["externalName"] !== undefined) return refuseExternalName(fields);
   if (typeof fields["name"] !== "string" || !/^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/.test(fields["name"]))
     return { reason: "Invalid", message: `name: ${JSON.stringify(fields["name"])} is not a Service name` };
   if (typeof fields["headless"] !== "boolean") return { reason: "Invalid", message: "headless: must be true or false" };
@@ -260,6 +274,30 @@ export function refuseServiceRequest(request: unknown, consumerPods: Cidr | unde
       };
     }
   }
+  return undefined;
+}
+
+/** A DNS name of lower-case labels, as Kubernetes takes an ExternalName's. */
+const DNS_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
+
+/**
+ * Why an ExternalName request is refused: its host must be a DNS name, its name a Service name, and
+ * it carries nothing else (no selector, address, affinity or endpoint: nothing is made of it here).
+ */
+function refuseExternalName(fields: Record<string, unknown>): Refusal | undefined {
+  const host = fields["externalName"];
+  if (typeof host !== "string" || !DNS_NAME.test(host))
+    return { reason: "Invalid", message: `externalName: ${JSON.stringify(host)} is not a DNS name` };
+  if (typeof fields["name"] !== "string" || !/^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/.test(fields["name"]))
+    return { reason: "Invalid", message: `name: ${JSON.stringify(fields["name"])} is not a Service name` };
+  const carried = ["selector", "clusterIP", "sessionAffinity", "sessionAffinityTimeoutSeconds"].find(
+    (key) => fields[key] !== undefined,
+  );
+  if (carried) return { reason: "Invalid", message: `${carried}: an ExternalName Service has none` };
+  if (fields["headless"] !== false) return { reason: "Invalid", message: "headless: an ExternalName Service is not" };
+  for (const key of ["ports", "outside"])
+    if (!Array.isArray(fields[key]) || (fields[key] as unknown[]).length > 0)
+      return { reason: "Invalid", message: `${key}: an ExternalName Service has none` };
   return undefined;
 }
 

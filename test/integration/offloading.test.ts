@@ -485,6 +485,15 @@ describe("offloading on real clusters (shared lab)", () => {
         expect(await fromOffloaded(`${name}:80`)).toContain(`"podtool web-`);
       expect(await fromOffloaded("web-pods:8080")).toContain(`"podtool web-`);
       expect(await fromOffloaded(`here.${NAMESPACE}.svc.cluster.local:80`)).toContain(`"podtool here `);
+      // An ExternalName Service of b's, aimed at another of its Services: a CNAME, followed as at home.
+      await bCore.createNamespacedService({
+        namespace: NAMESPACE,
+        body: {
+          metadata: { name: "alias" },
+          spec: { type: "ExternalName", externalName: `web.${NAMESPACE}.svc.cluster.local` },
+        },
+      });
+      expect(await fromOffloaded("alias:80")).toContain(`"podtool web-`);
       // A pod's own name under its headless Service, as a StatefulSet's pods have one.
       await bCore.createNamespacedService({
         namespace: NAMESPACE,

@@ -10,7 +10,14 @@ import { decode, encode, type Answer, type DecodedPacket, type Packet } from "dn
 import { serveConsumerDns, type ConsumerDnsListeners } from "../../../../agent/dns/server.js";
 import type { ConsumerZone } from "../../../../core/offloading/dns-names.js";
 
-const zone: ConsumerZone = { consumer: "b-id", namespaces: new Map([["store", "store-b-id"]]) };
+const zone: ConsumerZone = {
+  consumer: "b-id",
+  namespaces: new Map([["store", "store-b-id"]]),
+  aliases: new Map([
+    ["vault.store", "kubernetes.default.svc.cluster.local"],
+    ["web.store", "db.store.svc.cluster.local"],
+  ]),
+};
 const POD = "127.0.0.1";
 const STRANGER = "127.0.0.2";
 
@@ -163,6 +170,22 @@ describe("the answerer of offloaded pods", () => {
     const aimed = await overUdp(query("api.store.svc.cluster.local"));
     expect(aimed).toMatchObject({ rcode: "NXDOMAIN" });
     expect(JSON.stringify(aimed!.answers)).not.toContain("10.96.0.1");
+  });
+
+  test("GIVEN an ExternalName of the consumer's THEN the pod gets its CNAME and what its target holds as it would ask it", async () => {
+    records["db.store-b-id.svc.cluster.local"] = { answers: [a("db.store-b-id.svc.cluster.local", "10.96.5.5")] };
+    const answer = await overUdp(query("web.store.svc.cluster.local"));
+    expect(answer!.answers!.map((r) => [r.name, r.type, (r as { data: unknown }).data])).toEqual([
+      ["web.store.svc.cluster.local", "CNAME", "db.store.svc.cluster.local"],
+      ["db.store.svc.cluster.local", "A", "10.96.5.5"],
+    ]);
+    expect(asked).toEqual(["db.store-b-id.svc.cluster.local"]);
+    // Aimed at the provider's API server: the CNAME, and that the name does not exist for the pod, unasked.
+    asked.length = 0;
+    const aimed = await overUdp(query("vault.store.svc.cluster.local"));
+    expect(aimed).toMatchObject({ rcode: "NXDOMAIN" });
+    expect(aimed!.answers!.map((r) => r.type)).toEqual(["CNAME"]);
+    expect(asked).toEqual([]);
   });
 
   test("GIVEN records naming the provider's own namespaces in an answer THEN they are dropped", async () => {

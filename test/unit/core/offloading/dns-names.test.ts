@@ -60,6 +60,33 @@ describe("the names an offloaded pod asks", () => {
   });
 });
 
+describe("the consumer's ExternalName Services", () => {
+  const aliased: ConsumerZone = { ...zone, aliases: new Map([["ext.store", "db.store.svc.cluster.local"]]) };
+  test("GIVEN its Service's names THEN a CNAME to its host; other names of the namespace as before", () => {
+    for (const asked of ["ext.store.svc.cluster.local", "EXT.store.svc.cluster.local."])
+      expect(decideQuestion(asked, aliased, domains)).toEqual({ kind: "alias", target: "db.store.svc.cluster.local" });
+    expect(decideQuestion("x.ext.store.svc.cluster.local", aliased, domains)).toEqual({
+      kind: "ask",
+      name: "x.ext.store-b-id.svc.cluster.local",
+    });
+  });
+
+  test("GIVEN one held in a namespace of another consumer's THEN it is not this consumer's", () => {
+    const zones = zonesOf(
+      [
+        { here: "store-b", consumer: "b", consumerNamespace: "store" },
+        { here: "store-c", consumer: "c", consumerNamespace: "store" },
+      ],
+      [
+        { consumer: "b", here: "store-b", service: "ext", target: "b.example" },
+        { consumer: "c", here: "store-b", service: "evil", target: "c.example" },
+      ],
+    );
+    expect(zones.get("b")!.aliases).toEqual(new Map([["ext.store", "b.example"]]));
+    expect(zones.get("c")!.aliases).toBeUndefined();
+  });
+});
+
 describe("the names in an answer", () => {
   test("GIVEN names of the zone's namespaces here THEN the pod sees its own namespaces' names", () => {
     expect(nameAsSeen("db.store-b-id.svc.cluster.local.", zone, domains)).toBe("db.store.svc.cluster.local");

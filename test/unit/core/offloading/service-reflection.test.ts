@@ -69,7 +69,7 @@ describe("a consumer's Service, as it asks a provider to hold it", () => {
 
   const kinds =
     "GIVEN no own range yet (no tunnel), a headless Service, an ExternalName WHEN asked for THEN none lists endpoints, " +
-    "headless stays headless, ExternalName stays here";
+    "headless stays headless, ExternalName is asked for as its host alone";
   test(kinds, () => {
     expect(serviceRequestOf(echo, [slice], offloaded, undefined)).toMatchObject({ outside: [] });
     const headless = { ...echo, spec: { ...echo.spec, clusterIP: "None" } };
@@ -82,9 +82,7 @@ describe("a consumer's Service, as it asks a provider to hold it", () => {
         offloaded,
         view.real,
       ),
-    ).toEqual({
-      skipped: "Service db is ExternalName: it names a host, nothing to reflect",
-    });
+    ).toEqual({ name: "db", headless: false, ports: [], outside: [], externalName: "db.example" });
   });
 
   test("GIVEN the tunnel down WHEN the request is made not ready THEN every outside endpoint is", () => {
@@ -149,7 +147,8 @@ describe("what a provider holds for a consumer's Service (the consumer attacking
   test.each([
     ["type", { type: "NodePort" }, "ServiceType"],
     ["externalIPs", { externalIPs: ["10.200.0.1"] }, "ServiceType"],
-    ["externalName", { externalName: "kubernetes.default" }, "ServiceType"],
+    // An ExternalName carries nothing else: with a selector and ports it is no ExternalName.
+    ["externalName", { externalName: "kubernetes.default" }, "Invalid"],
     ["loadBalancerIP", { loadBalancerIP: "1.2.3.4" }, "ServiceType"],
     ["something else", { sessionAffinityConfig: {} }, "Invalid"],
     ["a clusterIP that is not an address", { clusterIP: "10.96.4.2/12" }, "Invalid"],
@@ -163,6 +162,26 @@ describe("what a provider holds for a consumer's Service (the consumer attacking
     ["an affinity timeout without affinity", { sessionAffinityTimeoutSeconds: 60 }, "Invalid"],
   ])("GIVEN a request with %s WHEN checked THEN it is refused", (_what, extra, reason) => {
     expect(refuseServiceRequest({ ...request, ...extra }, consumerPods)?.reason).toBe(reason);
+  });
+
+  test("GIVEN an ExternalName WHEN checked THEN a DNS name alone is accepted, anything else refused naming the field", () => {
+    const external = { name: "db", headless: false, ports: [], outside: [], externalName: "db.example.com" };
+    expect(refuseServiceRequest(external, undefined)).toBeUndefined();
+    for (const [extra, field] of [
+      [{ externalName: "db.example.com; rm -rf /" }, "externalName"],
+      [{ externalName: "DB..example" }, "externalName"],
+      [{ externalName: `${"a".repeat(64)}.example` }, "externalName"],
+      [{ externalName: 53 }, "externalName"],
+      [{ clusterIP: "10.96.0.1" }, "clusterIP"],
+      [{ selector: { app: "db" } }, "selector"],
+      [{ outside: [{ address: "10.71.1.5", ready: true }] }, "outside"],
+      [{ ports: [{ protocol: "TCP", port: 80, targetPort: 80 }] }, "ports"],
+      [{ headless: true }, "headless"],
+    ] as const)
+      expect(refuseServiceRequest({ ...external, ...extra }, consumerPods)).toMatchObject({
+        reason: "Invalid",
+        message: expect.stringContaining(field) as unknown as string,
+      });
   });
 
   test("GIVEN a node port, a bad protocol or port, no tunnel yet WHEN checked THEN each is refused", () => {
