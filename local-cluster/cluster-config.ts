@@ -10,7 +10,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { dump } from "js-yaml";
 import { ensureObject, loadKubeconfigFile } from "../core/kube/client.js";
-import { CLUSTER_DOMAIN } from "./cluster-dns.js";
+import { CLUSTER_DOMAIN } from "../core/offloading/dns-names.js";
 
 /** What the ConfigMap states of a cluster. */
 export interface DeclaredClusterConfig {

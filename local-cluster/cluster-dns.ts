@@ -14,9 +14,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { Cidr } from "../core/net/cidr.js";
 import { ensureObject, loadKubeconfigFile } from "../core/kube/client.js";
-
-/** The cluster domain every local cluster serves. */
-export const CLUSTER_DOMAIN = "cluster.local";
+import { CLUSTER_DOMAIN } from "../core/offloading/dns-names.js";
 
 /** The address of Service `kube-dns`: the tenth of the service CIDR, as kubeadm chooses it. */
 export function clusterDnsAddress(serviceCidr: string): string {

@@ -6,7 +6,7 @@
  * file and teardown knows where everything is.
  */
 import { join } from "node:path";
-import { CLUSTER_DOMAIN } from "./cluster-dns.js";
+import { CLUSTER_DOMAIN } from "../core/offloading/dns-names.js";
 import { nodePaths, type PlannedNode } from "./node-plan.js";
 import type { KubeProxyMode } from "./plan.js";
 

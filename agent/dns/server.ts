@@ -190,7 +190,7 @@ export async function serveConsumerDns(options: ConsumerDnsOptions): Promise<Con
   const tcp: Server = createServer((connection) => serveTcp(connection, options));
   await new Promise<void>((resolve, reject) => {
     tcp.once("error", reject);
-    tcp.listen(port === 0 ? 0 : port, host, () => {
+    tcp.listen(port, host, () => {
       tcp.off("error", reject);
       resolve();
     });

@@ -45,57 +45,35 @@ interface Snapshot {
   readonly zones: ReadonlyMap<string, ConsumerZone>;
 }
 
-/** How the listing is kept fresh. */
-export interface ZoneRefresh {
-  /** A listing older than this is done again before answering. @default 5000 */
-  readonly maxAgeMs?: number;
-  /** An address not in the listing lists again, at most this often. @default 1000 */
-  readonly missIntervalMs?: number;
-  /** How long an address not listed is looked for (a pod asks before its address is in its status). @default 3000 */
-  readonly unknownWaitMs?: number;
-  /** @default Date.now */
-  readonly now?: () => number;
-  /** @default a setTimeout sleep */
-  readonly sleep?: (ms: number) => Promise<void>;
-}
+/** A listing older than this is done again before answering: a pod's address may pass to another's. */
+const MAX_AGE_MS = 5000;
+/** An address not in the listing lists again, at most this often. */
+const MISS_INTERVAL_MS = 1000;
+/** How long an address not listed is looked for: a pod asks before its status has its address. */
+const UNKNOWN_WAIT_MS = 3000;
 
 /**
  * The zone of the consumer whose pod has an address: listed from the API server, again when older
- * than `maxAgeMs` (a pod's address may pass to another's) and while an address is not known (a
- * pod that just started asks before its status has its address), one listing at a time for every
+ * than {@link MAX_AGE_MS} and while an address is not known, one listing at a time for every
  * question waiting.
  */
 export class ConsumerZones {
   private snapshot: Snapshot | undefined;
   private listing: Promise<Snapshot> | undefined;
-  private readonly refresh: Required<ZoneRefresh>;
 
-  constructor(
-    private readonly kc: k8s.KubeConfig,
-    refresh: ZoneRefresh = {},
-  ) {
-    this.refresh = {
-      maxAgeMs: 5000,
-      missIntervalMs: 1000,
-      unknownWaitMs: 3000,
-      now: Date.now,
-      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-      ...refresh,
-    };
-  }
+  constructor(private readonly kc: k8s.KubeConfig) {}
 
   /** The zone of the consumer whose pod has `address`, or undefined when no consumer's pod has it. */
   async zoneOf(address: string): Promise<ConsumerZone | undefined> {
-    const { maxAgeMs, missIntervalMs, unknownWaitMs, now, sleep } = this.refresh;
-    const deadline = now() + unknownWaitMs;
+    const deadline = Date.now() + UNKNOWN_WAIT_MS;
     let snapshot = this.snapshot;
-    if (!snapshot || now() - snapshot.at > maxAgeMs) snapshot = await this.list();
+    if (!snapshot || Date.now() - snapshot.at > MAX_AGE_MS) snapshot = await this.list();
     for (;;) {
       const consumer = snapshot.consumerOf.get(address);
       if (consumer !== undefined) return snapshot.zones.get(consumer) ?? { consumer, namespaces: new Map() };
-      if (now() >= deadline) return undefined;
-      const wait = snapshot.at + missIntervalMs - now();
-      if (wait > 0) await sleep(Math.min(wait, Math.max(0, deadline - now())));
+      if (Date.now() >= deadline) return undefined;
+      const wait = Math.min(snapshot.at + MISS_INTERVAL_MS, deadline) - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       snapshot = await this.list();
     }
   }
@@ -108,7 +86,7 @@ export class ConsumerZones {
   }
 
   private async read(): Promise<Snapshot> {
-    const at = this.refresh.now();
+    const at = Date.now();
     const core = this.kc.makeApiClient(k8s.CoreV1Api);
     const managed = `${MANAGED_BY_LABEL}=${MANAGED_BY},${REMOTE_CLUSTER_LABEL}`;
     const [namespaces, pods, requests, services] = await Promise.all([

@@ -278,7 +278,14 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
     if (granted.get(here) === (tenants.get(tenant) ?? ending.get(tenant)))
       consumerNamespaces.set(here, consumerNamespaceOf(here, request.spec?.consumerNamespace));
   }
-  const nameserver = podRequestObjects.length > 0 ? await consumerDnsAddress(kc) : undefined;
+  // Read once a pass, and only when a pod is to be made.
+  let nameserver: Promise<string | undefined> | undefined;
+  const dnsOf = async (namespace: string) => {
+    const address = await (nameserver ??= consumerDnsAddress(kc));
+    return address
+      ? { nameserver: address, consumerNamespace: consumerNamespaces.get(namespace) ?? namespace }
+      : undefined;
+  };
 
   // Pods, per consumer: those accepted before count against the offer first, then the others by age.
   const podOf = new Map(pods.items.map((p) => [`${p.metadata!.namespace}/${p.metadata!.name}`, p]));
@@ -346,17 +353,7 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
         try {
           await core.createNamespacedPod({
             namespace: request.spec.namespace,
-            body: forgeRemotePod(
-              request,
-              consumer,
-              consumerApiAddress,
-              nameserver
-                ? {
-                    nameserver,
-                    consumerNamespace: consumerNamespaces.get(request.spec.namespace) ?? request.spec.namespace,
-                  }
-                : undefined,
-            ),
+            body: forgeRemotePod(request, consumer, consumerApiAddress, await dnsOf(request.spec.namespace)),
           });
           wanted.add(key);
           running.push(podRequests(request.spec.pod));
