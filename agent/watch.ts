@@ -75,6 +75,12 @@ function isOrdinaryEnd(error: unknown): boolean {
 const QUIET_RESTART_MS = 5000;
 
 /**
+ * Called on each change a watch sees, with the event's type (`ADDED`, `MODIFIED`, `DELETED`) and
+ * object; with neither after a restart that may have missed changes, when only a relist tells.
+ */
+export type OnChange = (type?: string, object?: unknown) => void;
+
+/**
  * Calls `onChange` whenever an object under API `path` (e.g.
  * `/apis/peering.pulumi-liqo.dev/v1alpha1/resourcerequests`) is added, changed or deleted, and
  * after every restart that may have missed a change. Resolves when `signal` aborts.
@@ -82,7 +88,7 @@ const QUIET_RESTART_MS = 5000;
 export async function wakeOnChanges(
   kc: k8s.KubeConfig,
   path: string,
-  onChange: () => void,
+  onChange: OnChange,
   options: WatchOptions,
 ): Promise<void> {
   const watch = new k8s.Watch(kc);
@@ -107,7 +113,7 @@ export async function wakeOnChanges(
               const recovered = backoff.succeeded();
               if (recovered) options.reporter?.info(recovered);
             }
-            if (type !== "BOOKMARK" && (options.relevant?.(type, object) ?? true)) onChange();
+            if (type !== "BOOKMARK" && (options.relevant?.(type, object) ?? true)) onChange(type, object);
           },
           (error: unknown) => resolve({ error }),
         )
@@ -155,7 +161,7 @@ export class WatchesPerNamespace {
   constructor(
     private readonly kc: k8s.KubeConfig,
     private readonly collection: (namespace: string) => string,
-    private readonly onChange: () => void,
+    private readonly onChange: OnChange,
     private readonly options: WatchOptions,
   ) {}
 

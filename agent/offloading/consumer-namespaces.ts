@@ -12,7 +12,6 @@ import {
   abandonedVirtualNodes,
   API_GROUP,
   API_GROUP_VERSION,
-  API_VERSION,
   MANAGED_BY,
   MANAGED_BY_LABEL,
   type NamespaceOffloading,
@@ -20,9 +19,14 @@ import {
   type RemoteNamespace,
   type RemoteNamespaceReport,
 } from "../../core/api/index.js";
-import { describeFailure, ensureObject, readOptional, serverOf } from "../../core/kube/client.js";
+import { describeFailure, ensureObject, serverOf } from "../../core/kube/client.js";
 import { statusOf } from "../../core/kube/errors.js";
-import { deleteOffloading, setOffloadingFinalizer, writeOffloadingStatus } from "../../core/offloading/objects.js";
+import {
+  deleteOffloading,
+  readOffloading,
+  setOffloadingFinalizer,
+  writeOffloadingStatus,
+} from "../../core/offloading/objects.js";
 import { stopPlacingPods } from "../../core/offloading/pod-placement.js";
 import type { Reporter } from "../reporter.js";
 
@@ -115,15 +119,7 @@ async function requestRemoteNamespace(
 
 /** Whether a RemoteNamespace is gone from its provider (deleted there, and its namespace with it). */
 async function remoteNamespaceGone(provider: k8s.KubeConfig, tenant: string, name: string): Promise<boolean> {
-  const live = await readOptional(() =>
-    provider.makeApiClient(k8s.CustomObjectsApi).getNamespacedCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      namespace: tenant,
-      plural: "remotenamespaces",
-      name,
-    }),
-  ).catch(describeFailure(`${STEP}: reading RemoteNamespace ${tenant}/${name}`, serverOf(provider)));
+  const live = await readOffloading(provider, "remotenamespaces", tenant, name);
   return live === undefined;
 }
 

@@ -32,6 +32,7 @@ import {
   type PodAddressView,
 } from "../../core/offloading/reflection.js";
 import type { Reporter } from "../reporter.js";
+import type { HeldCopies } from "./consumer-shortcuts.js";
 import { reflectTokens } from "./consumer-tokens.js";
 import { internalIpOf } from "../../core/kube/nodes.js";
 
@@ -52,6 +53,8 @@ export interface PodPass {
   readonly pending: boolean;
   /** Consumer namespaces that still have pods on this peering's virtual node. */
   readonly namespacesWithPods: ReadonlySet<string>;
+  /** The copies of ConfigMaps and Secrets the provider holds, per consumer namespace. */
+  readonly copies: ReadonlyMap<string, HeldCopies>;
 }
 
 /** The remote namespace each consumer namespace offloaded to this virtual node has, once its provider accepted it. */
@@ -185,7 +188,7 @@ export async function recordEvent(
 
 /**
  * Copies the ConfigMaps and Secrets that `pods` read into `remoteNamespace` when they differ from
- * the copies there, and removes the copies none of them reads any more.
+ * the copies there, and removes the copies none of them reads any more; resolves the copies held.
  */
 async function reflectObjects(
   kc: k8s.KubeConfig,
@@ -193,7 +196,7 @@ async function reflectObjects(
   namespace: string,
   remoteNamespace: string,
   pods: readonly k8s.V1Pod[],
-): Promise<void> {
+): Promise<HeldCopies> {
   const local = kc.makeApiClient(k8s.CoreV1Api);
   const remote = reach.provider.makeApiClient(k8s.CoreV1Api);
   const endpoint = serverOf(reach.provider);
@@ -259,6 +262,7 @@ async function reflectObjects(
         describeFailure(`${STEP}: removing reflected ${kind} ${remoteNamespace}/${name}`, endpoint)(error);
     });
   }
+  return wanted;
 }
 
 /** Finishes the removal of a consumer pod whose provider side is gone, as its kubelet would (grace 0, this very pod). */
@@ -399,9 +403,10 @@ export async function reflectPeeringPods(
     byNamespace.set(namespace, [...(byNamespace.get(namespace) ?? []), pod]);
   }
   const tokensOf = new Map(offloadings.map((o) => [o.metadata.namespace!, o.spec.serviceAccountTokens ?? "consumer"]));
+  const copies = new Map<string, HeldCopies>();
   for (const [namespace, namespacePods] of byNamespace) {
     const remoteNamespace = remoteOf.get(namespace)!;
-    await reflectObjects(kc, reach, namespace, remoteNamespace, namespacePods);
+    copies.set(namespace, await reflectObjects(kc, reach, namespace, remoteNamespace, namespacePods));
     // Without a tunnel to this provider nothing would lead its pods back to this cluster's API
     // server: they get no token, as with serviceAccountTokens "none".
     const withToken =
@@ -463,5 +468,5 @@ export async function reflectPeeringPods(
     if (uids.has(request.spec.consumerUid) || request.metadata.deletionTimestamp) continue;
     await deleteOffloading(provider, "offloadedpods", tenant, request.metadata.name!);
   }
-  return { pending, namespacesWithPods };
+  return { pending, namespacesWithPods, copies };
 }

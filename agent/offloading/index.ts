@@ -13,13 +13,16 @@ import { listOutgoingPeerings } from "../../core/virtual-node/outgoing-peering.j
 import { recentPeeringIdentity } from "../heartbeat.js";
 import type { Reporter } from "../reporter.js";
 import { advanceNamespaceOffloading, type ConsumerPeerings } from "./consumer-namespaces.js";
-import { reflectPeeringPods } from "./consumer-pods.js";
+import { offloadedNamespaces, reflectPeeringPods } from "./consumer-pods.js";
+import type { PeeringRoute } from "./consumer-shortcuts.js";
 import { reflectPeeringServices } from "./consumer-services.js";
 import { ProviderBackoffs } from "./provider-backoff.js";
 import { advanceOffloadingSelectors } from "./selected-namespaces.js";
 
+export { ConsumerShortcuts } from "./consumer-shortcuts.js";
 export { answerOffloadingRequests } from "./provider-side.js";
 export { answerServiceRequests } from "./provider-services.js";
+export { removeWithdrawnPod } from "./provider-withdrawal.js";
 
 const STEP = "offloading (consumer)";
 
@@ -31,6 +34,8 @@ export interface ConsumerOffloadingPass {
   readonly virtualNodes: ReadonlySet<string>;
   /** The namespaces with pods on its virtual nodes: a ConfigMap or Secret changed in one wakes it (its copies follow). */
   readonly namespaces: ReadonlySet<string>;
+  /** The peerings passed over, for the changes the watches name to be taken at once (consumer-shortcuts.ts). */
+  readonly routes: readonly PeeringRoute[];
 }
 
 /** The agent's providers that failed lately: one set for the life of the agent, as its passes come and go. */
@@ -71,13 +76,13 @@ export async function offloadOnce(
     return true;
   });
   const offloadings = await listOffloading<NamespaceOffloading>(kc, "namespaceoffloadings");
-  if (!offloadings) return { pending: selecting, virtualNodes: new Set(), namespaces: new Set() };
+  if (!offloadings) return { pending: selecting, virtualNodes: new Set(), namespaces: new Set(), routes: [] };
   const peerings = (await listOutgoingPeerings(kc)).filter(
     (p: OutgoingPeering) => !p.metadata.deletionTimestamp && (!p.spec.inBand || p.status?.offer),
   );
   const virtualNodes = new Set(peerings.map((p) => p.spec.virtualNodeName));
   if (offloadings.length === 0 && peerings.length === 0)
-    return { pending: selecting, virtualNodes, namespaces: new Set() };
+    return { pending: selecting, virtualNodes, namespaces: new Set(), routes: [] };
   const endpoints = await listTunnelEndpoints(kc, STEP);
   const passStarted = now();
   backoffs.keepOnly(peerings);
@@ -88,6 +93,7 @@ export async function offloadOnce(
   };
   let pending = selecting;
   const withPods = new Map<string, Set<string>>();
+  const routes: PeeringRoute[] = [];
   for (const peering of peerings) {
     if (!backoffs.due(peering, now())) {
       pending = true; // Its pause is not over: the pass after it tries again.
@@ -103,6 +109,13 @@ export async function offloadOnce(
       await reflectPeeringServices(kc, reach, offloadings, ownPodRange(endpoints, peering.spec.providerClusterId));
       pending ||= pass.pending;
       withPods.set(peering.spec.virtualNodeName, new Set(pass.namespacesWithPods));
+      routes.push({
+        virtualNode: peering.spec.virtualNodeName,
+        provider: reach.provider,
+        tenant: peering.spec.tenantNamespace,
+        remoteNamespaces: offloadedNamespaces(offloadings, peering.spec.virtualNodeName),
+        copies: pass.copies,
+      });
       backoffs.succeeded(peering, reporter);
     } catch (error) {
       backoffs.failed(peering, error, now(), reporter);
@@ -123,5 +136,5 @@ export async function offloadOnce(
     }
   }
   const namespaces = new Set([...withPods.values()].flatMap((inNode) => [...inNode]));
-  return { pending, virtualNodes, namespaces };
+  return { pending, virtualNodes, namespaces, routes };
 }

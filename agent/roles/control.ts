@@ -13,7 +13,7 @@
  *                                   nodes announce it as their kubelet's, for logs and exec
  */
 import type { KubeConfig, V1Node } from "@kubernetes/client-node";
-import { SYSTEM_NAMESPACE, type TunnelEndpoint } from "../../core/api/index.js";
+import { SYSTEM_NAMESPACE, type OffloadedPod, type TunnelEndpoint } from "../../core/api/index.js";
 import { IDENTITY_EXPIRATION_SECONDS } from "../../core/authentication/certificates.js";
 import { startAuthService } from "../auth-service/index.js";
 import { announceKubeletEndpoint, beatOnce, HEARTBEAT_INTERVAL_MS } from "../heartbeat.js";
@@ -25,11 +25,17 @@ import { advanceInBandPeerings } from "../in-band.js";
 import { renewAgentLease } from "../liveness.js";
 import { runLoop, Wakeup } from "../loop.js";
 import { answerResourceRequests, capacityEventFilters } from "../offer-answering.js";
-import { answerOffloadingRequests, answerServiceRequests, offloadOnce } from "../offloading/index.js";
+import {
+  answerOffloadingRequests,
+  answerServiceRequests,
+  ConsumerShortcuts,
+  offloadOnce,
+  removeWithdrawnPod,
+} from "../offloading/index.js";
 import { CONSUMER_POD_UID_LABEL } from "../../core/offloading/reflection.js";
 import { renewIdentities, RENEW_AT_FRACTION } from "../renewal.js";
 import type { Reporter } from "../reporter.js";
-import { RetryNow, wakeOnChanges, WatchesPerNamespace } from "../watch.js";
+import { RetryNow, wakeOnChanges, WatchesPerNamespace, type OnChange } from "../watch.js";
 import { collection, numberFromEnv } from "./common.js";
 import { internalIpOf } from "../../core/kube/nodes.js";
 import { VIRTUAL_NODE_LABEL } from "../../core/virtual-node/node.js";
@@ -128,12 +134,23 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
   // What a consumer's pods read or call, changed where pods are offloaded: the copies and Services on
   // the provider follow at once (consumer-pods.ts, consumer-services.ts), not at the next resync.
   // The agent reads these kinds only in offloaded namespaces: one watch per namespace.
-  const readWhereOffloaded = [
-    (ns: string) => `/api/v1/namespaces/${ns}/configmaps`,
-    (ns: string) => `/api/v1/namespaces/${ns}/secrets`,
-    (ns: string) => `/api/v1/namespaces/${ns}/services`,
-    (ns: string) => `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`,
-  ].map((collection) => new WatchesPerNamespace(kc, collection, () => wakeups.offloadingConsumer.wake(), watching));
+  // A change the watches name is also taken at once for that one object (consumer-shortcuts.ts):
+  // at hundreds of pods a pass takes seconds.
+  const shortcuts = new ConsumerShortcuts(reporter);
+  const wakeConsumer =
+    (shortcut?: OnChange): OnChange =>
+    (type, object) => {
+      wakeups.offloadingConsumer.wake();
+      shortcut?.(type, object);
+    };
+  const readWhereOffloaded = (
+    [
+      [(ns: string) => `/api/v1/namespaces/${ns}/configmaps`, (t, o) => shortcuts.objectChanged("ConfigMap", t, o)],
+      [(ns: string) => `/api/v1/namespaces/${ns}/secrets`, (t, o) => shortcuts.objectChanged("Secret", t, o)],
+      [(ns: string) => `/api/v1/namespaces/${ns}/services`, undefined],
+      [(ns: string) => `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`, undefined],
+    ] as const satisfies readonly (readonly [(ns: string) => string, OnChange | undefined])[]
+  ).map(([collection, shortcut]) => new WatchesPerNamespace(kc, collection, wakeConsumer(shortcut), watching));
 
   return [
     // A reinstalled Cluster's new auth certificate is served, and announced, at once; an install
@@ -195,7 +212,19 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
     ),
     // Offloading, provider side: requests wake it; so does a pod made for a consumer that goes (it is made again).
     wakeOnChanges(kc, collection("remotenamespaces"), () => wakeups.offloadingProvider.wake(), watching),
-    wakeOnChanges(kc, collection("offloadedpods"), () => wakeups.offloadingProvider.wake(), watching),
+    // A withdrawn request's pod goes at once (provider-withdrawal.ts); the pass lets the request go.
+    wakeOnChanges(
+      kc,
+      collection("offloadedpods"),
+      (type, object) => {
+        wakeups.offloadingProvider.wake();
+        if (type === "MODIFIED")
+          void removeWithdrawnPod(kc, object as OffloadedPod, reporter).catch((error: unknown) =>
+            reporter.warn((error as Error).message),
+          );
+      },
+      watching,
+    ),
     wakeOnChanges(kc, collection("reflectedservices"), () => wakeups.offloadingProvider.wake(), watching),
     // A tunnel going down or up: the consumers' endpoints in reflected Services follow it at once.
     wakeOnChanges(kc, collection("tunnelendpoints"), () => wakeups.offloadingProvider.wake(), {
@@ -233,10 +262,16 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
     // A selector, or a namespace made or labelled, may offload a namespace (selected-namespaces.ts).
     wakeOnChanges(kc, collection("offloadingselectors"), () => wakeups.offloadingConsumer.wake(), watching),
     wakeOnChanges(kc, "/api/v1/namespaces", () => wakeups.offloadingConsumer.wake(), watching),
-    wakeOnChanges(kc, "/api/v1/pods", () => wakeups.offloadingConsumer.wake(), {
-      ...watching,
-      relevant: (_type, object) => virtualNodes.has((object as { spec?: { nodeName?: string } }).spec?.nodeName ?? ""),
-    }),
+    wakeOnChanges(
+      kc,
+      "/api/v1/pods",
+      wakeConsumer((type, object) => shortcuts.podChanged(type, object)),
+      {
+        ...watching,
+        relevant: (_type, object) =>
+          virtualNodes.has((object as { spec?: { nodeName?: string } }).spec?.nodeName ?? ""),
+      },
+    ),
     runLoop(
       {
         name: "offloading (consumer)",
@@ -248,6 +283,7 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
       async () => {
         const pass = await offloadOnce(kc, reporter);
         virtualNodes = pass.virtualNodes;
+        shortcuts.use(pass.routes);
         for (const watches of readWhereOffloaded) watches.follow(pass.namespaces);
         return pass.pending ? INTERVALS.offloadingPending : undefined;
       },

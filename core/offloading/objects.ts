@@ -5,7 +5,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { API_GROUP, API_VERSION } from "../api/names.js";
 import type { OffloadingAnswer } from "../api/offloading.js";
-import { deleteOptional, describeFailure, isNotFound, serverOf } from "../kube/client.js";
+import { deleteOptional, describeFailure, isNotFound, readOptional, serverOf } from "../kube/client.js";
 
 /** The offloading kinds, by plural. */
 export type OffloadingPlural =
@@ -31,6 +31,21 @@ export async function listOffloading<T>(
     if (isNotFound(error)) return undefined;
     return describeFailure(`offloading: listing ${where}`, serverOf(kc))(error);
   }
+}
+
+/** One offloading object, or undefined when there is none of that name. */
+export async function readOffloading<T>(
+  kc: k8s.KubeConfig,
+  plural: OffloadingPlural,
+  namespace: string,
+  name: string,
+): Promise<T | undefined> {
+  return readOptional(
+    () =>
+      kc
+        .makeApiClient(k8s.CustomObjectsApi)
+        .getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace, plural, name }) as Promise<T>,
+  ).catch(describeFailure(`offloading: reading ${plural} ${namespace}/${name}`, serverOf(kc)));
 }
 
 /** Writes the answer of an offloading object (merge patch of its status subresource; a null field is removed). */

@@ -876,6 +876,53 @@ describe("offloading on real clusters (shared lab)", () => {
           return left.length === 0 ? { done: true, value: undefined } : { done: false, state: left.join(", ") };
         },
       );
+
+      // A withdrawn request's pod goes at once (agent/offloading/provider-withdrawal.ts): b's
+      // identity withdraws a request it held back from the pass (its own finalizer) naming a's DNS
+      // pod, and then, as the control, the request of one of its own web pods. Its own pod goes (b's
+      // agent asks for it again once back); a's pod stays as it was.
+      const victim = (await aCore.listNamespacedPod({ namespace: "kube-system", labelSelector: "k8s-app=kube-dns" }))
+        .items[0]!;
+      const held: OffloadedPod = {
+        ...smuggled,
+        metadata: {
+          name: `kube-system.${victim.metadata!.name}`,
+          namespace: record.tenantNamespace,
+          finalizers: ["test.pulumi-liqo.dev/hold"],
+        },
+        spec: { ...smuggled.spec, name: victim.metadata!.name!, consumerUid: victim.metadata!.uid! },
+      };
+      const inTenant = { ...group, namespace: record.tenantNamespace, plural: "offloadedpods" };
+      await asBCustom.createNamespacedCustomObject({ ...inTenant, body: held });
+      await asBCustom.deleteNamespacedCustomObject({ ...inTenant, name: held.metadata.name! });
+      const ownPod = (await aCore.listNamespacedPod({ namespace: remoteNamespace, labelSelector: "app=web" })).items[0]!
+        .metadata!.name!;
+      await asBCustom.deleteNamespacedCustomObject({ ...inTenant, name: `${remoteNamespace}.${ownPod}` });
+      await poll(
+        {
+          step: "test",
+          object: `pod ${remoteNamespace}/${ownPod} removed, its request withdrawn`,
+          endpoint: a.apiServerUrl,
+        },
+        { timeoutMs: 60_000, intervalMs: 200 },
+        async () => {
+          const own = await aCore
+            .readNamespacedPod({ name: ownPod, namespace: remoteNamespace })
+            .catch(() => undefined);
+          return !own || own.metadata?.deletionTimestamp
+            ? { done: true, value: undefined }
+            : { done: false, state: "still there" };
+        },
+      );
+      const victimAfter = await aCore.readNamespacedPod({ name: victim.metadata!.name!, namespace: "kube-system" });
+      expect([victimAfter.metadata?.uid, victimAfter.metadata?.deletionTimestamp]).toEqual([
+        victim.metadata!.uid,
+        undefined,
+      ]);
+      await asBCustom.patchNamespacedCustomObject(
+        { ...inTenant, name: held.metadata.name!, body: { metadata: { finalizers: null } } },
+        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+      );
       await scaleAgent(b, 1);
       expect(
         (await aCore.listNamespacedService({ namespace: remoteNamespace })).items
