@@ -125,7 +125,15 @@ export function runningPods(
         ? { done: true, value: ready }
         : {
             done: false,
-            state: pods.map((p) => `${p.metadata?.name} ${p.status?.phase} ${p.status?.podIP ?? ""}`).join(", "),
+            // A pod held back says why: its conditions that are not true (unschedulable, not offloaded).
+            state: pods
+              .map((p) => {
+                const why = (p.status?.conditions ?? [])
+                  .filter((c) => c.status !== "True" && c.reason)
+                  .map((c) => `${c.type} ${c.reason}: ${c.message ?? ""}`);
+                return `${p.metadata?.name} ${p.status?.phase} ${p.status?.podIP ?? ""}${why.length ? ` (${why.join("; ")})` : ""}`;
+              })
+              .join(", "),
           };
     },
   );

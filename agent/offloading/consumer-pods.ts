@@ -34,6 +34,7 @@ import {
 import type { Reporter } from "../reporter.js";
 import type { HeldCopies } from "./consumer-shortcuts.js";
 import { reflectTokens } from "./consumer-tokens.js";
+import { mapLimited, POD_WORKERS } from "../limited.js";
 import { internalIpOf } from "../../core/kube/nodes.js";
 
 const STEP = "offloading (consumer)";
@@ -283,23 +284,6 @@ async function finishRemoval(kc: k8s.KubeConfig, pod: k8s.V1Pod): Promise<void> 
     });
 }
 
-/** How many pods of a pass are worked on at once. */
-const POD_CONCURRENCY = 8;
-
-/** `work` on every item, at most `limit` at once; resolves the results in the items' order. */
-async function mapLimited<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await work(items[index]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
-}
-
 /** One pass over the pods bound to one peering's virtual node. */
 export async function reflectPeeringPods(
   kc: k8s.KubeConfig,
@@ -416,7 +400,7 @@ export async function reflectPeeringPods(
     await reflectTokens(kc, provider, namespace, remoteNamespace, withToken, new Date());
     const tokenUids = new Set(withToken.map((pod) => pod.metadata!.uid!));
     // Each pod's calls wait on both API servers: several pods at once, as many kubelet workers would.
-    const stillPending = await mapLimited(namespacePods, POD_CONCURRENCY, async (pod): Promise<boolean> => {
+    const stillPending = await mapLimited(namespacePods, POD_WORKERS, async (pod): Promise<boolean> => {
       const request = requestOf.get(pod.metadata!.uid!);
       // A pod without a request asks for one; one whose image (kubectl set image), deadline, labels or
       // annotations changed here updates it, and the provider patches its pod.

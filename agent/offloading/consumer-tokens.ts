@@ -10,6 +10,7 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { describeFailure, ensureObject, isNotFound, serverOf } from "../../core/kube/client.js";
+import { mapLimited, POD_WORKERS } from "../limited.js";
 import {
   CONSUMER_POD_UID_LABEL,
   CONSUMER_TOKEN_LABEL,
@@ -88,21 +89,31 @@ export async function reflectTokens(
     .listNamespacedSecret({ namespace: remoteNamespace, labelSelector: `${CONSUMER_TOKEN_LABEL}=true` })
     .catch(describeFailure(`${STEP}: listing the pods' tokens in ${remoteNamespace}`, endpoint));
   const heldFor = new Map(held.items.map((s) => [s.metadata?.labels?.[CONSUMER_POD_UID_LABEL], s]));
-  let caCert: string | undefined;
-  for (const pod of pods) {
+  const due = pods.filter(
+    (pod) =>
+      !(
+        Date.parse(heldFor.get(pod.metadata!.uid)?.metadata?.annotations?.[TOKEN_REFRESH_ANNOTATION] ?? "") >
+        now.getTime()
+      ),
+  );
+  // Read once, and only when a token is due.
+  let caCert: Promise<string> | undefined;
+  await mapLimited(due, POD_WORKERS, async (pod) => {
     const { name, uid } = pod.metadata!;
-    const refreshAt = Date.parse(heldFor.get(uid)?.metadata?.annotations?.[TOKEN_REFRESH_ANNOTATION] ?? "");
-    if (refreshAt > now.getTime()) continue;
-    caCert ??= await clusterCa(kc, namespace);
     const fresh = await podToken(kc, pod, now);
     const secret = forgeConsumerTokenSecret(
-      { pod: { name: name!, uid: uid!, namespace }, token: fresh.token, caCert, refreshAt: fresh.refreshAt },
+      {
+        pod: { name: name!, uid: uid!, namespace },
+        token: fresh.token,
+        caCert: await (caCert ??= clusterCa(kc, namespace)),
+        refreshAt: fresh.refreshAt,
+      },
       remoteNamespace,
     );
     await ensureObject(provider, secret).catch(
       describeFailure(`${STEP}: keeping pod ${namespace}/${name}'s token in ${remoteNamespace}`, endpoint),
     );
-  }
+  });
   const wanted = new Set(pods.map((p) => p.metadata!.uid!));
   for (const secret of held.items) {
     if (wanted.has(secret.metadata?.labels?.[CONSUMER_POD_UID_LABEL] ?? "")) continue;

@@ -55,6 +55,7 @@ import {
 import { listTunnelEndpoints } from "../../core/network-fabric/endpoints.js";
 import { consumerNamespaceOf } from "../../core/offloading/dns-names.js";
 import { consumerDnsAddress } from "../dns/zones.js";
+import { mapLimited, POD_WORKERS } from "../limited.js";
 import type { Reporter } from "../reporter.js";
 
 const STEP = "offloading (provider)";
@@ -290,6 +291,7 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
   // Pods, per consumer: those accepted before count against the offer first, then the others by age.
   const podOf = new Map(pods.items.map((p) => [`${p.metadata!.namespace}/${p.metadata!.name}`, p]));
   const wanted = new Set<string>();
+  const toMake: { request: OffloadedPod; key: string; consumer: string; consumerApiAddress: string | undefined }[] = [];
   for (const [tenant, consumer] of [...tenants, ...ending]) {
     const offer = offerOf(offers.filter((o) => o.metadata.namespace === tenant));
     const consumerApiAddress = peerTunnelAddress(tunnelEnds, consumer);
@@ -349,38 +351,47 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
       } catch (error) {
         refusal = { reason: "Invalid", message: (error as Error).message };
       }
-      if (!refusal) {
-        try {
-          await core.createNamespacedPod({
-            namespace: request.spec.namespace,
-            body: forgeRemotePod(request, consumer, consumerApiAddress, await dnsOf(request.spec.namespace)),
-          });
-          wanted.add(key);
-          running.push(podRequests(request.spec.pod));
-          await setOffloadingFinalizer(kc, "offloadedpods", request, PROVIDER_FINALIZER, true);
-          reporter.info(`${STEP}: made pod ${key} for consumer ${consumer}`);
-          changes += 1;
-        } catch (error) {
-          const refused = apiRefusal(error);
-          if (!refused)
-            return describeFailure(`${STEP}: creating Pod ${key} for consumer ${consumer}`, endpoint)(error);
-          if (refused.code === 409) continue; // A pod of that name, not listed yet: the next pass sees it.
-          // This agent's own right in a namespace it just made may take a moment to apply: not the pod's fault.
-          if (refused.code === 403 && refused.message.includes("cannot create resource")) {
-            return describeFailure(`${STEP}: creating Pod ${key} for consumer ${consumer}`, endpoint)(error);
-          }
-          refusal = { reason: "Invalid", message: `the provider's API server refused the pod: ${refused.message}` };
-        }
+      if (refusal) {
+        await answer("offloadedpods", request, { phase: "Refused", ...refusal, observedGeneration: generation });
+        continue;
       }
-      await answer(
-        "offloadedpods",
-        request,
-        refusal
-          ? { phase: "Refused", ...refusal, observedGeneration: generation }
-          : { phase: "Accepted", observedGeneration: generation },
-      );
+      // Counted against the offer now, made below with the others of this pass.
+      running.push(podRequests(request.spec.pod));
+      wanted.add(key);
+      toMake.push({ request, key, consumer, consumerApiAddress });
     }
   }
+  // Several at once, as a kubelet's workers start pods: made one after the other, hundreds of pods
+  // would each wait on every one before it.
+  await mapLimited(toMake, POD_WORKERS, async ({ request, key, consumer, consumerApiAddress }) => {
+    const generation = request.metadata.generation ?? 1;
+    let refusal: Refusal | undefined;
+    try {
+      await core.createNamespacedPod({
+        namespace: request.spec.namespace,
+        body: forgeRemotePod(request, consumer, consumerApiAddress, await dnsOf(request.spec.namespace)),
+      });
+      await setOffloadingFinalizer(kc, "offloadedpods", request, PROVIDER_FINALIZER, true);
+      reporter.info(`${STEP}: made pod ${key} for consumer ${consumer}`);
+      changes += 1;
+    } catch (error) {
+      const refused = apiRefusal(error);
+      if (!refused) return describeFailure(`${STEP}: creating Pod ${key} for consumer ${consumer}`, endpoint)(error);
+      if (refused.code === 409) return; // A pod of that name, not listed yet: the next pass sees it.
+      // This agent's own right in a namespace it just made may take a moment to apply: not the pod's fault.
+      if (refused.code === 403 && refused.message.includes("cannot create resource")) {
+        return describeFailure(`${STEP}: creating Pod ${key} for consumer ${consumer}`, endpoint)(error);
+      }
+      refusal = { reason: "Invalid", message: `the provider's API server refused the pod: ${refused.message}` };
+    }
+    await answer(
+      "offloadedpods",
+      request,
+      refusal
+        ? { phase: "Refused", ...refusal, observedGeneration: generation }
+        : { phase: "Accepted", observedGeneration: generation },
+    );
+  });
   for (const [key, pod] of podOf) {
     if (wanted.has(key) || pod.metadata?.deletionTimestamp) continue;
     await core
