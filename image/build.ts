@@ -1,5 +1,5 @@
 /**
- * `npm run image`: builds the agent, podtool, pause, coredns, MetalLB and Flannel images into OCI archives, and says what
+ * `npm run image`: builds the agent, podtool, pause, coredns, metrics-server, MetalLB and Flannel images into OCI archives, and says what
  * each weighs and what takes the room. Inputs are the toolchain's files and this machine's tools;
  * the same inputs give the same archives, byte for byte.
  */
@@ -14,7 +14,7 @@ import { agentImage, type NamedImage } from "./agent-image.js";
 import { findOnPath } from "./host-files.js";
 import { writeImageArchive, type ImageArchive } from "./oci-archive.js";
 import { flannelImage } from "./flannel-image.js";
-import { corednsImage, metallbImage, pauseImage, podtoolImage } from "./podtool-images.js";
+import { corednsImage, metallbImage, metricsServerImage, pauseImage, podtoolImage } from "./podtool-images.js";
 
 const run = promisify(execFile);
 
@@ -24,6 +24,7 @@ export const IMAGE_NAMES = [
   "podtool",
   "pause",
   "coredns",
+  "metrics-server",
   "metallb-controller",
   "metallb-speaker",
   "flannel",
@@ -144,6 +145,11 @@ async function imageSpec(name: ImageName, work: string, notes: string[], options
       return {
         spec: corednsImage(findOnPath("coredns", "the toolchain builds it: . scripts/env.sh"), version),
         layerNames: ["coredns (static)"],
+      };
+    case "metrics-server":
+      return {
+        spec: metricsServerImage(findOnPath("metrics-server", "the toolchain builds it: . scripts/env.sh"), version),
+        layerNames: ["metrics-server (static)"],
       };
     case "flannel":
       return flannelImage(join(flannelHome(), "bin", "flanneld"), version);

@@ -39,6 +39,19 @@ export function corednsImage(binary: string, version: string): ImageSpec {
   };
 }
 
+/**
+ * The local clusters' metrics-server image: the toolchain's static metrics-server, entrypoint
+ * /metrics-server, like upstream's (`registry.k8s.io/metrics-server/metrics-server`, on distroless;
+ * its pod runs it as 1000, as upstream's manifest does).
+ */
+export function metricsServerImage(binary: string, version: string): ImageSpec {
+  return {
+    reference: projectImageReference("metrics-server", version),
+    layers: [[{ path: "/metrics-server", type: "file", content: binary, mode: 0o755 }]],
+    config: { entrypoint: ["/metrics-server"] },
+  };
+}
+
 /** MetalLB's two commands, each in an image of its own as upstream ships them. */
 export const METALLB_COMPONENTS = ["controller", "speaker"] as const;
 

@@ -13,7 +13,7 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { Cidr } from "../core/net/cidr.js";
-import { ensureObject, loadKubeconfigFile } from "../core/kube/client.js";
+import { applyAddOn, forgeSystemDeployment } from "./add-ons.js";
 import { CLUSTER_DOMAIN } from "../core/offloading/dns-names.js";
 
 /** The address of Service `kube-dns`: the tenth of the service CIDR, as kubeadm chooses it. */
@@ -73,53 +73,38 @@ export function forgeClusterDns(serviceCidr: string, image: string): k8s.Kuberne
       metadata: { name: "coredns", namespace: NAMESPACE },
       data: { Corefile: COREFILE },
     } as k8s.V1ConfigMap,
-    {
-      apiVersion: "apps/v1",
-      kind: "Deployment",
-      metadata: { name: "coredns", namespace: NAMESPACE, labels },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            serviceAccountName: "coredns",
-            priorityClassName: "system-cluster-critical",
-            // Its own name server is the node's: it must not ask itself.
-            dnsPolicy: "Default",
-            tolerations: [{ key: "CriticalAddonsOnly", operator: "Exists" }],
-            containers: [
-              {
-                name: "coredns",
-                image,
-                imagePullPolicy: "Never",
-                args: ["-conf", "/etc/coredns/Corefile"],
-                ports: [
-                  { name: "dns", containerPort: 53, protocol: "UDP" },
-                  { name: "dns-tcp", containerPort: 53, protocol: "TCP" },
-                ],
-                volumeMounts: [{ name: "config-volume", mountPath: "/etc/coredns", readOnly: true }],
-                readinessProbe: { httpGet: { path: "/ready", port: 8181 } },
-                livenessProbe: {
-                  httpGet: { path: "/health", port: 8080 },
-                  initialDelaySeconds: 60,
-                  timeoutSeconds: 5,
-                  failureThreshold: 5,
-                },
-                securityContext: {
-                  allowPrivilegeEscalation: false,
-                  readOnlyRootFilesystem: true,
-                  capabilities: { add: ["NET_BIND_SERVICE"], drop: ["ALL"] },
-                },
-              },
-            ],
-            volumes: [
-              { name: "config-volume", configMap: { name: "coredns", items: [{ key: "Corefile", path: "Corefile" }] } },
-            ],
+    forgeSystemDeployment("coredns", labels, {
+      // Its own name server is the node's: it must not ask itself.
+      dnsPolicy: "Default",
+      containers: [
+        {
+          name: "coredns",
+          image,
+          imagePullPolicy: "Never",
+          args: ["-conf", "/etc/coredns/Corefile"],
+          ports: [
+            { name: "dns", containerPort: 53, protocol: "UDP" },
+            { name: "dns-tcp", containerPort: 53, protocol: "TCP" },
+          ],
+          volumeMounts: [{ name: "config-volume", mountPath: "/etc/coredns", readOnly: true }],
+          readinessProbe: { httpGet: { path: "/ready", port: 8181 } },
+          livenessProbe: {
+            httpGet: { path: "/health", port: 8080 },
+            initialDelaySeconds: 60,
+            timeoutSeconds: 5,
+            failureThreshold: 5,
+          },
+          securityContext: {
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { add: ["NET_BIND_SERVICE"], drop: ["ALL"] },
           },
         },
-      },
-    } as k8s.V1Deployment,
+      ],
+      volumes: [
+        { name: "config-volume", configMap: { name: "coredns", items: [{ key: "Corefile", path: "Corefile" }] } },
+      ],
+    }),
     {
       apiVersion: "v1",
       kind: "Service",
@@ -142,12 +127,5 @@ export function forgeClusterDns(serviceCidr: string, image: string): k8s.Kuberne
  * that needs a name before then retries, as it would anywhere.
  */
 export async function deployClusterDns(kubeconfig: string, serviceCidr: string, image: string): Promise<void> {
-  const kc = loadKubeconfigFile(kubeconfig);
-  for (const object of forgeClusterDns(serviceCidr, image)) {
-    await ensureObject(kc, object).catch((error: unknown) => {
-      throw new Error(
-        `cluster DNS: applying ${object.kind} ${object.metadata?.name} on ${kc.getCurrentCluster()?.server}: ${(error as Error).message}`,
-      );
-    });
-  }
+  await applyAddOn(kubeconfig, "cluster DNS", forgeClusterDns(serviceCidr, image));
 }

@@ -159,6 +159,9 @@ export function writeKubeconfig(
   writeFileSync(file, text, { mode: 0o600 });
 }
 
+/** The API server's name towards aggregated APIs (kubeadm's). */
+const FRONT_PROXY_CLIENT = "front-proxy-client";
+
 /** Reads the cluster CA written by {@link writeControlPlaneFiles}. */
 export function readClusterCa(dir: string): KeyPair {
   const pki = join(dir, "pki");
@@ -184,6 +187,11 @@ export function writeControlPlaneFiles(spec: ControlPlaneSpec): ControlPlaneFile
   writePair(pki, "apiserver", serving);
   // The API server's identity towards kubelets (logs, exec), allowed everything by their webhook authorizer.
   writePair(pki, "apiserver-kubelet-client", forgeClientCertificate(ca, kubeletClientIdentity));
+  // The aggregation layer (metrics.k8s.io, served by metrics-server), as kubeadm sets it up: a CA of
+  // its own, whose one client is the API server passing on who asked.
+  const frontProxyCa = forgeCertificateAuthority(`local-cluster-${spec.name}-front-proxy-ca`);
+  writePair(pki, "front-proxy-ca", frontProxyCa);
+  writePair(pki, "front-proxy-client", forgeClientCertificate(frontProxyCa, { commonName: FRONT_PROXY_CLIENT }));
   const sa = forgeServiceAccountKeys();
   writeFileSync(join(pki, "sa.pub"), sa.publicKey);
   writeFileSync(join(pki, "sa.key"), sa.privateKey, { mode: 0o600 });
@@ -267,6 +275,14 @@ export function startApiServer(spec: ControlPlaneSpec, onStarted: OnStarted): vo
     "--kubelet-preferred-address-types=InternalIP",
     `--kubelet-client-certificate=${join(pki, "apiserver-kubelet-client.crt")}`,
     `--kubelet-client-key=${join(pki, "apiserver-kubelet-client.key")}`,
+    // Aggregated APIs (metrics-server's metrics.k8s.io) trust the API server's word on who asked.
+    `--requestheader-client-ca-file=${join(pki, "front-proxy-ca.crt")}`,
+    `--requestheader-allowed-names=${FRONT_PROXY_CLIENT}`,
+    "--requestheader-username-headers=X-Remote-User",
+    "--requestheader-group-headers=X-Remote-Group",
+    "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+    `--proxy-client-cert-file=${join(pki, "front-proxy-client.crt")}`,
+    `--proxy-client-key-file=${join(pki, "front-proxy-client.key")}`,
     // Wide on purpose: local clusters expose the agent's auth service on NodePort 8443 and the
     // gateway on UDP NodePorts 51820-51839, the ports the connectivity profiles already open, and
     // the default range (30000-32767) holds neither.

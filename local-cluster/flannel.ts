@@ -16,7 +16,7 @@
  */
 import type * as k8s from "@kubernetes/client-node";
 import { join } from "node:path";
-import { ensureObject, loadKubeconfigFile } from "../core/kube/client.js";
+import { applyAddOn } from "./add-ons.js";
 import { NODE_LAN_BRIDGE } from "./node-plan.js";
 
 /** The namespace Flannel runs in, as its manifest names it. */
@@ -140,12 +140,5 @@ export function forgeFlannel(podCidr: string, image: string, runDir: string): k8
  * the node's flanneld has written its subnet file (the kubelet retries the sandbox).
  */
 export async function deployFlannel(kubeconfig: string, podCidr: string, image: string, runDir: string): Promise<void> {
-  const kc = loadKubeconfigFile(kubeconfig);
-  const server = kc.getCurrentCluster()?.server ?? kubeconfig;
-  for (const object of forgeFlannel(podCidr, image, runDir))
-    await ensureObject(kc, object).catch((error: unknown) => {
-      throw new Error(
-        `flannel: applying ${object.kind} ${object.metadata?.name} on ${server}: ${(error as Error).message}`,
-      );
-    });
+  await applyAddOn(kubeconfig, "flannel", forgeFlannel(podCidr, image, runDir));
 }

@@ -63,6 +63,7 @@ import { createNodeNetwork } from "./node-network.js";
 import { raiseHostLimits } from "./host-limits.js";
 import { nodeImages } from "./node-images.js";
 import { clusterDnsAddress, deployClusterDns } from "./cluster-dns.js";
+import { deployMetricsServer } from "./metrics-server.js";
 import { declareClusterConfig } from "./cluster-config.js";
 import { deployLoadBalancer } from "./load-balancer.js";
 import { deployFlannel, flannelRunDir, flannelSubnetFile } from "./flannel.js";
@@ -360,6 +361,7 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
       log(`[lab ${name}] cluster ${cluster.name}: CNI Flannel (VXLAN) on ${cluster.podCidr}`);
     }
     await deployClusterDns(cluster.kubeconfig, cluster.serviceCidr, images.coredns);
+    await deployMetricsServer(cluster.kubeconfig, images.metricsServer);
     if (cluster.nodePodCidrs !== false)
       await declareClusterConfig(cluster.kubeconfig, { podCidr: cluster.podCidr, serviceCidr: cluster.serviceCidr });
     if (cluster.loadBalancerAddresses) {

@@ -20,7 +20,7 @@ import type * as k8s from "@kubernetes/client-node";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadAll } from "js-yaml";
-import { ensureObject, loadKubeconfigFile } from "../core/kube/client.js";
+import { addOnApplier } from "./add-ons.js";
 import { poll } from "../core/wait/poll.js";
 import { metallbHome } from "../image/build.js";
 
@@ -224,14 +224,7 @@ export async function deployLoadBalancer(
   cluster: LoadBalancedCluster,
   images: MetallbImages,
 ): Promise<void> {
-  const kc = loadKubeconfigFile(kubeconfig);
-  const server = kc.getCurrentCluster()?.server ?? kubeconfig;
-  const apply = (object: k8s.KubernetesObject): Promise<unknown> =>
-    ensureObject(kc, object).catch((error: unknown) => {
-      throw new Error(
-        `load balancer: applying ${object.kind} ${object.metadata?.name} on ${server}: ${(error as Error).message}`,
-      );
-    });
+  const { server, apply } = addOnApplier(kubeconfig, "load balancer");
   // Privileged, as MetalLB's own manifests label it: its speaker runs on the host's network, which
   // a cluster enforcing a Pod Security level by default would refuse.
   const namespace: k8s.V1Namespace = {

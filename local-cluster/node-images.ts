@@ -23,6 +23,8 @@ export interface NodeImages {
   readonly podtool: string;
   /** The coredns image's reference (cluster DNS). */
   readonly coredns: string;
+  /** The metrics-server image's reference (resource metrics). */
+  readonly metricsServer: string;
   /** The agent image's reference. */
   readonly agent: string;
   /** MetalLB's controller and speaker images. */
@@ -48,10 +50,10 @@ const METALLB_IMAGES = ["metallb-controller", "metallb-speaker"] as const;
 
 /**
  * What makes an archive out of date: for pause and podtool, the podtool binary; for coredns,
- * MetalLB's and Flannel's, their binary; for the agent, its bundle (`npm run build` rewrites it only when it changes).
+ * metrics-server, MetalLB's and Flannel's, their binary; for the agent, its bundle (`npm run build` rewrites it only when it changes).
  */
 function inputsChangedAt(name: ImageName): number {
-  if (name === "coredns") return statSync(commandPath("coredns")).mtimeMs;
+  if (name === "coredns" || name === "metrics-server") return statSync(commandPath(name)).mtimeMs;
   if (name === "flannel") return statSync(join(flannelHome(), "bin", "flanneld")).mtimeMs;
   if (name === "metallb-controller" || name === "metallb-speaker")
     return statSync(join(metallbHome(), "bin", name.slice("metallb-".length))).mtimeMs;
@@ -64,7 +66,7 @@ const stale = (name: ImageName): boolean =>
   !existsSync(imageArchive(name)) || statSync(imageArchive(name)).mtimeMs < inputsChangedAt(name);
 
 /**
- * The images for the nodes, and the archives to import. The pause, podtool and coredns archives, and
+ * The images for the nodes, and the archives to import. The pause, podtool, coredns and metrics-server archives, and
  * MetalLB's when `loadBalancer` is `metallb`, and Flannel's when a cluster runs it, are (re)built when missing or older than their binary
  * (one static binary each: quick). The agent's is built too, when older than its sources, if `agent`
  * says the lab needs it (its agents run as pods); otherwise it is imported when `npm run image` has
@@ -82,7 +84,15 @@ export async function nodeImages(
   const lock = join(tmpdir(), `pulumi-liqo-images-${REPO_ROOT.replaceAll("/", "_")}.lock`);
   await withFileLock(lock, async () => {
     const names = (
-      ["pause", "podtool", "coredns", ...metallb, ...cni, ...(agent === "needed" ? ["agent" as const] : [])] as const
+      [
+        "pause",
+        "podtool",
+        "coredns",
+        "metrics-server",
+        ...metallb,
+        ...cni,
+        ...(agent === "needed" ? ["agent" as const] : []),
+      ] as const
     ).filter(stale);
     if (names.length === 0) return;
     const started = Date.now();
@@ -98,6 +108,7 @@ export async function nodeImages(
     pause: imageReference("pause"),
     podtool: imageReference("podtool"),
     coredns: imageReference("coredns"),
+    metricsServer: imageReference("metrics-server"),
     agent: imageReference("agent"),
     metallb: { controller: imageReference("metallb-controller"), speaker: imageReference("metallb-speaker") },
     flannel: imageReference("flannel"),
@@ -105,6 +116,7 @@ export async function nodeImages(
       imageArchive("pause"),
       imageArchive("podtool"),
       imageArchive("coredns"),
+      imageArchive("metrics-server"),
       ...metallb.map(imageArchive),
       ...cni.map(imageArchive),
       ...(withAgent ? [imageArchive("agent")] : []),

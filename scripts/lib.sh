@@ -12,6 +12,7 @@ NODE_HOME="$LIQO_CACHE/node-$NODE_VERSION"
 PODTOOL_HOME="$LIQO_CACHE/podtool-$(sha256sum "$REPO_ROOT/toolchain/podtool/main.go" | cut -c1-12)"
 # CoreDNS with the plugins toolchain/coredns/main.go names: keyed by version and that file's hash.
 COREDNS_HOME="$LIQO_CACHE/coredns-$COREDNS_VERSION-$(sha256sum "$REPO_ROOT/toolchain/coredns/main.go" | cut -c1-8)"
+METRICS_SERVER_HOME="$LIQO_CACHE/metrics-server-$METRICS_SERVER_VERSION"
 # MetalLB's controller and speaker, and the module's CRDs and RBAC (local-cluster/load-balancer.ts):
 # found by this variable, not on PATH, where commands named "controller" and "speaker" would mislead.
 METALLB_HOME="$LIQO_CACHE/metallb-$METALLB_VERSION"
@@ -51,12 +52,12 @@ die() { printf '[toolchain] error: %s\n' "$*" >&2; exit 1; }
 export LIQO_CNI_BIN_DIR="$LIQO_CACHE/cni-plugins-$CNI_PLUGINS_DEBIAN_VERSION/root/usr/lib/cni"
 
 # Puts the project's own Node and every built tool first on PATH: the worker nodes' kubelet,
-# kube-proxy, kubectl, containerd (with its shim and ctr), runc, podtool and coredns too. The CNI plugins
+# kube-proxy, kubectl, containerd (with its shim and ctr), runc, podtool, coredns and metrics-server too. The CNI plugins
 # are not commands: containerd finds them by their directory, LIQO_CNI_BIN_DIR.
 toolchain_path() {
   printf '%s' "$NODE_HOME/bin:$LIQO_CACHE/pulumi-$PULUMI_VERSION/bin:$LIQO_CACHE/pulumi-language-yaml-$PULUMI_YAML_VERSION/bin:$PULUMI_GO_HOME/bin:$LIQO_CACHE/kubernetes-$KUBERNETES_VERSION/bin:$LIQO_CACHE/etcd-$ETCD_VERSION/bin:$LIQO_CACHE/wireguard-go-$WIREGUARD_GO_VERSION/bin"
   printf ':%s' "$LIQO_CACHE/kubernetes-node-$KUBERNETES_VERSION/bin" "$LIQO_CACHE/containerd-$CONTAINERD_VERSION/bin" \
-    "$LIQO_CACHE/runc-$RUNC_DEBIAN_VERSION/root/usr/sbin" "$PODTOOL_HOME/bin" "$COREDNS_HOME/bin"
+    "$LIQO_CACHE/runc-$RUNC_DEBIAN_VERSION/root/usr/sbin" "$PODTOOL_HOME/bin" "$COREDNS_HOME/bin" "$METRICS_SERVER_HOME/bin"
 }
 
 # The start of both README commands: build what is missing, enter the project's environment,

@@ -241,6 +241,15 @@ build_wireguard_go() {
   mv "$out/bin/wireguard" "$out/bin/wireguard-go"
 }
 
+# metrics-server (the local clusters' resource metrics): `go install` of its command at its tag,
+# static, at the lowest priority.
+build_metrics_server() {
+  local out=$1
+  run_logged "metrics-server $METRICS_SERVER_VERSION" "$out/build.log" \
+    env CGO_ENABLED=0 GOFLAGS=-mod=mod GOBIN="$out/bin" nice -n 19 go install -trimpath -ldflags "-s -w" \
+    "sigs.k8s.io/metrics-server/cmd/metrics-server@v$METRICS_SERVER_VERSION"
+}
+
 # Pulumi YAML's language host, which the engine looks for on PATH (YAML is one of its bundled
 # languages): `go install` of its command at its tag, whose go.mod has no replace directive.
 build_pulumi_yaml() {
@@ -310,6 +319,7 @@ build_once "$PODTOOL_HOME" "podtool" build_podtool
 build_once "$COREDNS_HOME" "coredns $COREDNS_VERSION" build_coredns
 build_once "$METALLB_HOME" "metallb $METALLB_VERSION" build_metallb
 build_once "$FLANNEL_HOME" "flannel $FLANNEL_VERSION" build_flannel
+build_once "$METRICS_SERVER_HOME" "metrics-server $METRICS_SERVER_VERSION" build_metrics_server
 install_npm_packages
 build_pulumi
 build_once "$LIQO_CACHE/pulumi-language-yaml-$PULUMI_YAML_VERSION" "pulumi-language-yaml $PULUMI_YAML_VERSION" build_pulumi_yaml

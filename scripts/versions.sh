@@ -56,6 +56,11 @@ METALLB_VERSION=0.15.2
 # the subnet file flanneld writes and hands the pod to the bridge plugin, as the moved one does.
 FLANNEL_VERSION=0.28.10
 FLANNEL_CNI_PLUGIN_VERSION=v0.9.1
+# metrics-server, the local clusters' resource metrics (`kubectl top`, autoscaling; local-cluster/metrics-server.ts):
+# `go install` of sigs.k8s.io/metrics-server/cmd/metrics-server at its tag, static. 0.8.0, not
+# REAL-CLUSTERS.md's 0.9.0: 0.8.0 is the version this machine's module proxy is known to serve whole
+# (built here 2026-11-29 in 2.5 min); it reads the same kubelet `/metrics/resource`.
+METRICS_SERVER_VERSION=0.8.0
 # wireguard-go has no release tags on the module proxy; this is the newest pseudo-version.
 WIREGUARD_GO_VERSION=v0.0.0-20260522210424-ecfc5a8d5446
 # Debian packages the clusters and tunnels need, each as package:command-it-provides (installed

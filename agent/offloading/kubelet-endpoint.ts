@@ -1,15 +1,16 @@
 /**
- * The virtual nodes' kubelet API, as far as `kubectl logs`, `exec`, `attach` (and so `run -i`) and
- * `port-forward` need it: the API server calls a node's kubelet for them (`/containerLogs/…`,
+ * The virtual nodes' kubelet API, as far as `kubectl logs`, `exec`, `attach` (and so `run -i`),
+ * `port-forward` and metrics-server (`/metrics/resource`, kubelet-metrics.ts) need it: the API server calls a node's kubelet for them (`/containerLogs/…`,
  * `/exec/…`, `/attach/…`, `/portForward/…`), and each virtual node announces this endpoint as its
  * kubelet's (heartbeat.ts). Each call is forwarded to the pod's provider, to its API server's
  * `pods/log`, `pods/exec`, `pods/attach` and `pods/portforward`, with the identity the peering
  * issued, which may do so only to the pods of the namespaces the provider made for this consumer.
  * The streaming calls are upgraded connections (SPDY or WebSocket), joined byte for byte.
  *
- * Only the API server gets in: a caller must present a client certificate of this cluster's
- * client CA (mutual TLS), and that user must be allowed `nodes/proxy` on the pod's node (asked of
- * the API server, as a kubelet asks), as for any kubelet. A pod that is not offloaded is not found.
+ * A caller is who the API server says: the user of a client certificate of this cluster's client
+ * CA, or of a bearer token (a TokenReview), and must be allowed `nodes/proxy` on the pod's node
+ * (`nodes/metrics` for the metrics; asked of the API server, as a kubelet asks), as for any
+ * kubelet. A pod that is not offloaded is not found.
  */
 import * as k8s from "@kubernetes/client-node";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -23,6 +24,7 @@ import { readNamespaceOffloading } from "../../core/offloading/namespace-offload
 import { readOptional, serverOf } from "../../core/kube/client.js";
 import { readClientCa } from "../auth-service/tls-material.js";
 import { recentPeeringIdentity } from "../heartbeat.js";
+import { OffloadedPodMetrics } from "./kubelet-metrics.js";
 import type { Reporter } from "../reporter.js";
 
 const STEP = "kubelet endpoint";
@@ -52,28 +54,49 @@ class Refused extends Error {
   }
 }
 
-/** The user and groups of the caller's verified client certificate. */
-function callerOf(request: IncomingMessage): { user: string; groups: string[] } {
-  const peer = (request.socket as TLSSocket).getPeerCertificate();
-  const subject = (peer?.subject ?? {}) as unknown as Record<string, string | string[] | undefined>;
-  const user = [subject["CN"]].flat()[0];
-  if (!user) throw new Refused(401, "a client certificate of this cluster is required");
-  return { user, groups: [subject["O"] ?? []].flat() };
+/** Who calls, as the API server knows them. */
+interface Caller {
+  readonly user: string;
+  readonly groups: string[];
 }
 
-/** Whether the API server lets `caller` reach node `nodeName`'s kubelet (`nodes/proxy`), as a kubelet asks. */
-async function mayProxy(
+/**
+ * The caller, as a kubelet tells: the user and groups of a client certificate this cluster's
+ * client CA signed (the API server's), or of a bearer token the API server vouches for (a
+ * TokenReview: metrics-server presents its service account's).
+ */
+async function callerOf(kc: k8s.KubeConfig, request: IncomingMessage): Promise<Caller> {
+  const socket = request.socket as TLSSocket;
+  if (socket.authorized) {
+    const subject = (socket.getPeerCertificate()?.subject ?? {}) as unknown as Record<
+      string,
+      string | string[] | undefined
+    >;
+    const user = [subject["CN"]].flat()[0];
+    if (user) return { user, groups: [subject["O"] ?? []].flat() };
+  }
+  const token = /^Bearer (\S+)$/.exec(request.headers.authorization ?? "")?.[1];
+  if (!token) throw new Refused(401, "a client certificate of this cluster, or a bearer token, is required");
+  const review = await kc.makeApiClient(k8s.AuthenticationV1Api).createTokenReview({ body: { spec: { token } } });
+  const user = review.status?.authenticated ? review.status.user?.username : undefined;
+  if (!user) throw new Refused(401, "the bearer token is not one this cluster's API server vouches for");
+  return { user, groups: review.status?.user?.groups ?? [] };
+}
+
+/** Whether the API server lets `caller` `verb` node `nodeName`'s kubelet `subresource` (`proxy`, `metrics`), as a kubelet asks. */
+async function mayReach(
   kc: k8s.KubeConfig,
-  caller: { user: string; groups: string[] },
+  caller: Caller,
   verb: string,
   nodeName: string,
+  subresource: "proxy" | "metrics" = "proxy",
 ): Promise<boolean> {
   const review = await kc.makeApiClient(k8s.AuthorizationV1Api).createSubjectAccessReview({
     body: {
       spec: {
         user: caller.user,
         groups: caller.groups,
-        resourceAttributes: { verb, resource: "nodes", subresource: "proxy", name: nodeName },
+        resourceAttributes: { verb, resource: "nodes", subresource, name: nodeName },
       },
     },
   });
@@ -89,14 +112,14 @@ async function targetOf(kc: k8s.KubeConfig, request: IncomingMessage, path: stri
   const container = kind === "portForward" ? "" : third;
   if (!namespace || !pod || container === undefined || (kind !== "portForward" && !container))
     throw new Refused(404, `no such kubelet path: /${path.join("/")}`);
-  const caller = callerOf(request);
+  const caller = await callerOf(kc, request);
   const live = await readOptional(() => kc.makeApiClient(k8s.CoreV1Api).readNamespacedPod({ name: pod, namespace }));
   const nodeName = live?.spec?.nodeName;
   const peerings = await listOutgoingPeerings(kc);
   const peering: OutgoingPeering | undefined = peerings.find((p) => p.spec.virtualNodeName === nodeName);
   if (!live || !nodeName || !peering)
     throw new Refused(404, `pod ${namespace}/${pod} is on no virtual node of this agent`);
-  if (!(await mayProxy(kc, caller, verb, nodeName))) {
+  if (!(await mayReach(kc, caller, verb, nodeName))) {
     throw new Refused(403, `user ${caller.user} may not ${verb} nodes/proxy of ${nodeName}`);
   }
   const offloading = await readNamespaceOffloading(kc, namespace);
@@ -182,6 +205,21 @@ async function forwardLogs(kc: k8s.KubeConfig, request: IncomingMessage, respons
   upstream.end();
 }
 
+/** Serves `/metrics/resource` of the virtual nodes the caller may read the metrics of (`nodes/metrics`). */
+async function serveMetrics(
+  kc: k8s.KubeConfig,
+  metrics: OffloadedPodMetrics,
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> {
+  const caller = await callerOf(kc, request);
+  const text = await metrics.scrape((node) => mayReach(kc, caller, "get", node, "metrics"));
+  if (text === undefined)
+    throw new Refused(403, `user ${caller.user} may not get nodes/metrics of any virtual node here`);
+  response.writeHead(200, { "Content-Type": "text/plain; version=0.0.4; charset=utf-8" });
+  response.end(text);
+}
+
 /** Headers of an upgrade that go on to the provider: the protocol ones, not the caller's credentials. */
 function upgradeHeaders(request: IncomingMessage): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = { Connection: "Upgrade" };
@@ -261,13 +299,20 @@ export async function startKubeletEndpoint(options: KubeletEndpointOptions): Pro
   // Without the client CA, the throwaway CA above (it signs no client) is the only one trusted: no
   // `ca` at all would make Node trust its public roots, and let in anyone whose name they vouch for.
   const trusted = clientCa || ca.cert;
+  const metrics = new OffloadedPodMetrics(kc, reporter);
   const server = https.createServer(
-    { cert: serving.cert, key: serving.key, ca: trusted, requestCert: true, rejectUnauthorized: true },
+    // A certificate is asked for, not required: a caller without one may present a bearer token
+    // (callerOf); one that presents a certificate no trusted CA signed is only not authorized by it.
+    { cert: serving.cert, key: serving.key, ca: trusted, requestCert: true, rejectUnauthorized: false },
     (request, response) => {
       const path = new URL(request.url ?? "/", "https://kubelet").pathname;
-      if (!path.startsWith("/containerLogs/"))
-        return refuse(response, new Refused(404, `no such kubelet path: ${path}`));
-      forwardLogs(kc, request, response).catch((error: unknown) => {
+      const serve =
+        path === "/metrics/resource"
+          ? serveMetrics(kc, metrics, request, response)
+          : path.startsWith("/containerLogs/")
+            ? forwardLogs(kc, request, response)
+            : Promise.reject(new Refused(404, `no such kubelet path: ${path}`));
+      serve.catch((error: unknown) => {
         if (!(error instanceof Refused)) reporter.warn(`${STEP}: ${path}: ${(error as Error).message}`);
         refuse(response, error);
       });
@@ -291,6 +336,6 @@ export async function startKubeletEndpoint(options: KubeletEndpointOptions): Pro
   });
   options.signal.addEventListener("abort", () => server.close(), { once: true });
   reporter.info(
-    `${STEP}: serving the virtual nodes' logs, exec, attach and port-forward on ${options.address}:${options.port}`,
+    `${STEP}: serving the virtual nodes' logs, exec, attach, port-forward and resource metrics on ${options.address}:${options.port}`,
   );
 }

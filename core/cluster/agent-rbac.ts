@@ -70,7 +70,9 @@ const CONTROL_CLUSTER_RULES: Rule[] = [
   { apiGroups: [""], resources: ["pods"], verbs: [...READ, "delete"] },
   { apiGroups: [""], resources: ["pods/status"], verbs: ["get", "patch", "update"] },
   { apiGroups: ["", "events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
-  // The virtual nodes' kubelet API asks, as a kubelet does, whether its caller may reach the node.
+  // The virtual nodes' kubelet API asks, as a kubelet does, who its caller is (a bearer token, as
+  // metrics-server presents) and whether it may reach the node.
+  { apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"] },
   { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
   // A remote namespace's RoleBindings grant the consumer, and the agent itself, these ClusterRoles:
   // the agent creates pods only in namespaces it made for consumers. On a consumer, an
@@ -206,6 +208,8 @@ function forgeRemoteNamespaceRole(): k8s.V1ClusterRole {
       { apiGroups: [""], resources: ["pods/exec", "pods/attach", "pods/portforward"], verbs: ["get", "create"] },
       // The events of its pods there, which its agent copies onto the pods it sees (events.ts).
       { apiGroups: [""], resources: ["events"], verbs: READ },
+      // Its pods' resource metrics, which its virtual node serves as a kubelet does (pod-metrics.ts).
+      { apiGroups: ["metrics.k8s.io"], resources: ["pods"], verbs: ["get", "list"] },
       {
         apiGroups: [""],
         resources: ["configmaps", "secrets"],

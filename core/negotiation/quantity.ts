@@ -33,6 +33,14 @@ export function parseCpuMillis(text: string): number {
   throw new QuantityParseError(text, "cpu");
 }
 
+/** CPU quantity to nanocores, as resource metrics give it: `123456n` → 123456, `5m` → 5000000, `1` → 1e9. */
+export function parseCpuNanocores(text: string): number {
+  const { value, suffix } = parse(text, "cpu");
+  const factor = { n: 1, u: 1e3, m: 1e6 }[suffix] ?? (suffix in DECIMAL ? DECIMAL[suffix]! * 1e9 : undefined);
+  if (factor === undefined) throw new QuantityParseError(text, "cpu");
+  return Math.round(value * factor);
+}
+
 /** Memory quantity to bytes: `4Gi` → 4294967296, `1500M` → 1500000000. */
 export function parseMemoryBytes(text: string): number {
   const { value, suffix } = parse(text, "memory");

@@ -167,7 +167,7 @@ describe("the project's images", () => {
       const build = createHash("sha256").update(bundle).digest("hex").slice(0, 12);
       expect(first.map((image) => image.reference)).toEqual([
         `pulumi-liqo.local/agent:${version}-${build}`,
-        ...["podtool", "pause", "coredns", "metallb-controller", "metallb-speaker", "flannel"].map(
+        ...["podtool", "pause", "coredns", "metrics-server", "metallb-controller", "metallb-speaker", "flannel"].map(
           (name) => `pulumi-liqo.local/${name}:${version}`,
         ),
       ]);
@@ -260,8 +260,10 @@ describe("the project's images", () => {
       expect(pause.config.config).toMatchObject({ Entrypoint: ["/podtool", "pause"], User: "65535:65535" });
       const coredns = await unpackRootfs(first[3]!.file, join(work, "coredns"));
       expect(coredns.config.config).toMatchObject({ Entrypoint: ["/coredns"] });
+      const metricsServer = await unpackRootfs(first[4]!.file, join(work, "metrics-server"));
+      expect(metricsServer.config.config).toMatchObject({ Entrypoint: ["/metrics-server"] });
       for (const [i, component] of ["controller", "speaker"].entries()) {
-        const metallb = await unpackRootfs(first[4 + i]!.file, join(work, `metallb-${component}`));
+        const metallb = await unpackRootfs(first[5 + i]!.file, join(work, `metallb-${component}`));
         expect(metallb.config.config).toMatchObject({ Entrypoint: [`/${component}`] });
       }
 

@@ -75,25 +75,30 @@ export function tcpGreeting(
 }
 
 /**
- * One HTTPS GET from namespace `netns` to `url`, presenting client certificate `client` if given
- * (the server's own certificate is not checked: the probe is the stranger here). Resolves with
+ * One HTTPS GET from namespace `netns` to `url`, presenting client certificate or bearer token
+ * `client` if given (the server's own certificate is not checked: the probe is the stranger here). Resolves with
  * `<status> <body>`, or `tls <error code>` when the handshake is refused.
  */
 export async function httpsAnswer(
   netns: string,
   url: string,
-  client?: { readonly cert: string; readonly key: string },
+  client?: { readonly cert: string; readonly key: string } | { readonly token: string },
   timeoutMs = 5000,
 ): Promise<string> {
   const script = `
     const https = require("node:https");
     const cert = process.env.PROBE_CERT || undefined, key = process.env.PROBE_KEY || undefined;
-    const req = https.get(process.argv[1], { rejectUnauthorized: false, cert, key, timeout: Number(process.argv[2]) }, (res) => {
+    const headers = process.env.PROBE_TOKEN ? { Authorization: "Bearer " + process.env.PROBE_TOKEN } : {};
+    const req = https.get(process.argv[1], { rejectUnauthorized: false, cert, key, headers, timeout: Number(process.argv[2]) }, (res) => {
       let body = ""; res.on("data", (c) => (body += c)); res.on("end", () => console.log(res.statusCode + " " + body.trim()));
     });
     req.on("timeout", () => { console.log("timeout"); req.destroy(); });
     req.on("error", (e) => console.log("tls " + (e.code || e.message)));`;
-  const env: Record<string, string> = client ? { PROBE_CERT: client.cert, PROBE_KEY: client.key } : {};
+  const env: Record<string, string> = !client
+    ? {}
+    : "token" in client
+      ? { PROBE_TOKEN: client.token }
+      : { PROBE_CERT: client.cert, PROBE_KEY: client.key };
   return outputOf(nodeIn(netns, script, [url, String(timeoutMs)], env), timeoutMs + 5000);
 }
 

@@ -3,6 +3,7 @@
  * `TunnelSides` the tunnel steps take, the provider's side written with b's own identity (the
  * identity Secret the peering stores on b), exactly as a `Tunnel` resource writes it.
  */
+import type { ResourceAsk } from "../../core/api/crds.js";
 import { ensurePeeringTokenSecret, forgePeeringToken } from "../../core/authentication/tokens.js";
 import type { TunnelSides } from "../../core/network-fabric/tunnel.js";
 import { deleteTunnel } from "../../core/network-fabric/tunnel-delete.js";
@@ -28,7 +29,10 @@ export interface Pair {
 }
 
 /** Installs a and b of `lab` (as `Cluster`s do, unless the lab runs a host agent) and peers b with a out-of-band. */
-export async function peerPair(lab: LabState, options: { readonly externalCidr?: string } = {}): Promise<Pair> {
+export async function peerPair(
+  lab: LabState,
+  options: { readonly externalCidr?: string; readonly resources?: ResourceAsk } = {},
+): Promise<Pair> {
   const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
   const [provider, consumer] = await allOrFirstFailure([installForPeering(a, options), installForPeering(b, options)]);
   const token = forgePeeringToken();
@@ -37,7 +41,7 @@ export async function peerPair(lab: LabState, options: { readonly externalCidr?:
     {
       consumerKubeconfig: consumer.kubeconfig,
       provider: { clusterId: provider.clusterId, authUrl: a.authUrl, authCaCert: provider.caPem, token: token.token },
-      resources: { pods: 10 },
+      resources: options.resources ?? { pods: 10 },
       timeoutMs: 90_000,
     },
     quietProgress,

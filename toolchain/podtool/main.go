@@ -19,6 +19,8 @@
 //	                              ServiceAccount: GET PATH (POST BODY); prints status and body; exit 0 on 2xx
 //	podtool exit CODE MESSAGE     writes MESSAGE to /dev/termination-log (the kubelet's termination
 //	                              message) and exits with CODE: a Job's pod that succeeds or fails
+//	podtool burn SECONDS          keeps one core busy for SECONDS (as much of it as the pod's limit
+//	                              lets it have), then prints "burned" and exits 0: CPU load for metrics
 //	podtool heard                 answers each line of standard input with "podtool heard: LINE";
 //	                              exit 0 at its end (`kubectl run -i`, `kubectl attach`)
 package main
@@ -43,7 +45,7 @@ import (
 	"time"
 )
 
-const usage = "usage: podtool pause | serve [--tcp :8080] | tcp HOST:PORT | udp HOST:PORT | ping HOST | flow HOST SECONDS | api [--server HOST:PORT] PATH [BODY] | exit CODE MESSAGE | heard"
+const usage = "usage: podtool pause | serve [--tcp :8080] | tcp HOST:PORT | udp HOST:PORT | ping HOST | flow HOST SECONDS | api [--server HOST:PORT] PATH [BODY] | exit CODE MESSAGE | burn SECONDS | heard"
 
 func main() {
 	if len(os.Args) < 2 {
@@ -93,6 +95,15 @@ func main() {
 			fail(usage)
 		}
 		api(other, args[0], args[1:])
+	case "burn":
+		if len(os.Args) != 3 {
+			fail(usage)
+		}
+		seconds, err := strconv.Atoi(os.Args[2])
+		if err != nil || seconds < 1 {
+			fail(usage)
+		}
+		burn(time.Duration(seconds) * time.Second)
 	case "heard":
 		if len(os.Args) != 2 {
 			fail(usage)
@@ -129,6 +140,19 @@ func heard() {
 	for lines.Scan() {
 		fmt.Printf("podtool heard: %s\n", lines.Text())
 	}
+}
+
+// burn spins until the time is up, reading the clock now and then: one busy core, whatever it
+// computes, is what a CPU-bound workload looks like to the kubelet's metrics.
+func burn(span time.Duration) {
+	end := time.Now().Add(span)
+	x := uint64(1)
+	for time.Now().Before(end) {
+		for i := 0; i < 1_000_000; i++ {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+	}
+	fmt.Printf("burned %d\n", x%10)
 }
 
 func pause() {
