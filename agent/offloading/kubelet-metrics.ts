@@ -54,8 +54,8 @@ export class OffloadedPodMetrics {
 
   /**
    * One scrape: the text a kubelet's `/metrics/resource` serves, of the pods on the virtual nodes
-   * `mayRead` lets through; undefined when it lets none through. Every virtual node is read, so
-   * that the counters go on whoever asks.
+   * `mayRead` lets through; undefined, and nothing read, when it lets none through. Otherwise every
+   * virtual node is read, so that the counters go on whoever asks.
    */
   scrape(mayRead: (virtualNode: string) => Promise<boolean>): Promise<string | undefined> {
     const next = this.last.then(() => this.read(mayRead));
@@ -68,39 +68,33 @@ export class OffloadedPodMetrics {
       listOutgoingPeerings(this.kc),
       listOffloading<NamespaceOffloading>(this.kc, "namespaceoffloadings"),
     ]);
-    const readings = await Promise.all(
-      peerings.map(async (peering) => ({ peering, readings: await this.readPeering(peering, offloadings ?? []) })),
-    );
-    const { samples, counters } = advanceCounters(
-      readings.flatMap((r) => r.readings),
-      this.counters,
-    );
+    // Asked first: a caller that may read no virtual node costs no provider a read.
+    const allowed: boolean[] = [];
+    for (const peering of peerings) allowed.push(await mayRead(peering.spec.virtualNodeName));
+    if (!allowed.includes(true)) return undefined;
+    const routes = peerings.map((peering) => ({
+      peering,
+      remoteOf: offloadedNamespaces(offloadings ?? [], peering.spec.virtualNodeName),
+    }));
+    const readings = await Promise.all(routes.map(({ peering, remoteOf }) => this.readPeering(peering, remoteOf)));
+    const { samples, counters } = advanceCounters(readings.flat(), this.counters);
     this.counters = counters;
-    const allowed = new Set<string>();
-    for (const { peering } of readings)
-      if (await mayRead(peering.spec.virtualNodeName)) allowed.add(peering.spec.virtualNodeName);
-    if (allowed.size === 0) return undefined;
-    const namespacesOf = new Map(
-      readings.map(({ peering }) => [
-        peering.spec.virtualNodeName,
-        new Set(offloadedNamespaces(offloadings ?? [], peering.spec.virtualNodeName).keys()),
-      ]),
+    const served = new Set(routes.filter((_, i) => allowed[i]).flatMap(({ remoteOf }) => [...remoteOf.keys()]));
+    return resourceMetricsText(
+      samples.filter((s) => served.has(s.namespace)),
+      counters,
+      Date.now(),
     );
-    const served = samples.filter((s) =>
-      [...allowed].some((node) => namespacesOf.get(node)?.has(s.namespace) ?? false),
-    );
-    return resourceMetricsText(served, counters, Date.now());
   }
 
   /** What the provider of `peering` says of the pods offloaded to it; nothing when it cannot say. */
   private async readPeering(
     peering: OutgoingPeering,
-    offloadings: readonly NamespaceOffloading[],
+    remoteOf: ReadonlyMap<string, string>,
   ): Promise<ProviderReading[]> {
     const provider = peering.spec.providerClusterName;
     try {
       const identity = await recentPeeringIdentity(this.kc, peering, Date.now());
-      const remoteOf = offloadedNamespaces(offloadings, peering.spec.virtualNodeName);
       const read = await Promise.all(
         [...remoteOf].map(([consumerNamespace, remote]) => readNamespace(identity, consumerNamespace, remote)),
       );
