@@ -21,6 +21,7 @@ import { deleteOptional, ensureObject, isNotFound } from "../core/kube/client.js
 import { computeFreeCapacity, computeOffer, offerChanged, type Capacity } from "../core/negotiation/offer.js";
 import { VIRTUAL_NODE_LABEL } from "../core/virtual-node/node.js";
 import type { Reporter } from "./reporter.js";
+import { stateChanges } from "./watch.js";
 
 /** Settings of offer answering. */
 export interface OfferAnsweringOptions {
@@ -81,33 +82,12 @@ export function capacityEventFilters(): {
   readonly nodes: (type: string, object: unknown) => boolean;
   readonly pods: (type: string, object: unknown) => boolean;
 } {
-  const allocatable = new Map<string, string>();
-  const placement = new Map<string, string>();
-  const changed = (seen: Map<string, string>, type: string, key: string | undefined, value: string): boolean => {
-    if (key === undefined) return true;
-    if (type === "DELETED") {
-      seen.delete(key);
-      return true;
-    }
-    if (seen.get(key) === value) return false;
-    seen.set(key, value);
-    return true;
-  };
   return {
-    nodes: (type, object) =>
-      changed(
-        allocatable,
-        type,
-        (object as CapacityObject).metadata?.name,
-        `${takesPods(object as CapacityObject)} ${JSON.stringify((object as CapacityObject).status?.allocatable ?? {})}`,
-      ),
-    pods: (type, object) =>
-      changed(
-        placement,
-        type,
-        (object as CapacityObject).metadata?.uid,
-        `${(object as CapacityObject).spec?.nodeName ?? ""} ${(object as CapacityObject).status?.phase ?? ""}`,
-      ),
+    nodes: stateChanges<CapacityObject>(
+      (node) => `${takesPods(node)} ${JSON.stringify(node.status?.allocatable ?? {})}`,
+      (node) => node.metadata?.name,
+    ),
+    pods: stateChanges<CapacityObject>((pod) => `${pod.spec?.nodeName ?? ""} ${pod.status?.phase ?? ""}`),
   };
 }
 

@@ -74,6 +74,36 @@ function isOrdinaryEnd(error: unknown): boolean {
 /** Pause before a watch that ended quietly without a resource version starts over from a fresh list. */
 const QUIET_RESTART_MS = 5000;
 
+/** A watched object as {@link stateChanges} reads it. */
+export interface WatchedObject {
+  readonly metadata?: { readonly uid?: string; readonly name?: string };
+}
+
+/**
+ * A {@link WatchOptions.relevant} filter that lets an event through when what `state` makes of its
+ * object differs from that object's last event (objects told apart by `key`, their uid unless
+ * given): a new object, a deleted one, and a change of that state wake; any other write (a status
+ * its own agent or a kubelet rewrote) does not. The states kept are those of the objects alive.
+ */
+export function stateChanges<T extends WatchedObject>(
+  state: (object: T) => string,
+  key: (object: T) => string | undefined = (object) => object.metadata?.uid,
+): (type: string, object: unknown) => boolean {
+  const seen = new Map<string, string>();
+  return (type, object) => {
+    const id = key(object as T);
+    if (id === undefined) return true;
+    if (type === "DELETED") {
+      seen.delete(id);
+      return true;
+    }
+    const now = state(object as T);
+    if (seen.get(id) === now) return false;
+    seen.set(id, now);
+    return true;
+  };
+}
+
 /**
  * Called on each change a watch sees, with the event's type (`ADDED`, `MODIFIED`, `DELETED`) and
  * object; with neither after a restart that may have missed changes, when only a relist tells.

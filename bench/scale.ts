@@ -18,6 +18,8 @@ import { GATEWAY_NAME } from "../core/cluster/agent-components.js";
 import { ensureTunnel } from "../core/network-fabric/tunnel.js";
 import { deleteTunnel } from "../core/network-fabric/tunnel-delete.js";
 import { TUNNEL_DEFAULTS } from "../core/network-fabric/tunnel-plan.js";
+import type { OffloadedPod } from "../core/api/index.js";
+import { listOffloading } from "../core/offloading/objects.js";
 import { remoteNamespaceName } from "../core/offloading/reflection.js";
 import { progressTo } from "../core/operation/progress.js";
 import { createPeering, deletePeering } from "../core/peering/peering.js";
@@ -45,6 +47,15 @@ import {
 } from "./figures.js";
 import { privateLabs, type LabRunner } from "./labs.js";
 import { createDeployment, scaleTime, settle } from "./offloading.js";
+import {
+  formatStepStages,
+  NATIVE_STAGES,
+  nativeStages,
+  OFFLOADED_STAGES,
+  offloadedStages,
+  stepStages,
+  type StepStages,
+} from "./scale-stages.js";
 
 const NAMESPACE = "scale";
 const CONFIG = "scale-config";
@@ -88,6 +99,11 @@ async function prepareNamespace(kc: k8s.KubeConfig, spec: k8s.V1PodSpec, createN
   await createDeployment(kc, NAMESPACE, spec);
 }
 
+/** The pods of Deployment `web` in `namespace`. */
+async function webPods(kc: k8s.KubeConfig, namespace: string): Promise<k8s.V1Pod[]> {
+  return (await kc.makeApiClient(k8s.CoreV1Api).listNamespacedPod({ namespace, labelSelector: "app=web" })).items;
+}
+
 /** Seconds from a step on the consumer to what it must change on the provider, seen there (100 ms looks). */
 async function reachTime(what: string, change: () => Promise<void>, reached: () => Promise<boolean>): Promise<number> {
   const { seconds } = await timed(async () => {
@@ -124,7 +140,7 @@ async function changeTimes(
       (await remote.readNamespacedConfigMap({ name: CONFIG, namespace: remoteNamespace })).data?.["GENERATION"] ===
       generation,
   );
-  const pods = (await local.listNamespacedPod({ namespace: NAMESPACE, labelSelector: "app=web" })).items;
+  const pods = await webPods(consumer, NAMESPACE);
   const victim = pods.find((p) => p.status?.phase === "Running" && !p.metadata?.deletionTimestamp)!.metadata!.name!;
   const podDeletion = await reachTime(
     `pod ${remoteNamespace}/${victim} deleted`,
@@ -170,6 +186,8 @@ async function podsOnOneVirtualNode(count: number, log: Log, labs: LabRunner): P
 
       const direct = await scaleTime(provider, a, NAMESPACE, count, SCALE_STEP);
       log(`scale: ${count} pods on a directly: ${direct.toFixed(1)} s`);
+      const nativeSteps = stepStages(nativeStages(await webPods(provider, NAMESPACE)), NATIVE_STAGES, SCALE_STEP);
+      formatStepStages("scale: on a directly", nativeSteps, NATIVE_STAGES).forEach((line) => log(line));
       await kubectl(a, ["scale", "-n", NAMESPACE, "deployment/web", "--replicas=0"]);
       await settle(provider, a, NAMESPACE, 0);
 
@@ -186,6 +204,16 @@ async function podsOnOneVirtualNode(count: number, log: Log, labs: LabRunner): P
         (await countedRequests(a)) - requestsBefore[1]!,
       ];
       log(`scale: ${count} pods offloaded from b: ${offloaded.toFixed(1)} s; requests ${requests.join(" / ")}`);
+      const offloadedSteps = stepStages(
+        offloadedStages(
+          await webPods(consumer, NAMESPACE),
+          (await listOffloading<OffloadedPod>(provider, "offloadedpods")) ?? [],
+          await webPods(provider, remoteNamespace),
+        ),
+        OFFLOADED_STAGES,
+        SCALE_STEP,
+      );
+      formatStepStages("scale: offloaded", offloadedSteps, OFFLOADED_STAGES).forEach((line) => log(line));
 
       const changes = [];
       for (let round = 1; round <= CHANGES; round++)
@@ -232,7 +260,14 @@ async function podsOnOneVirtualNode(count: number, log: Log, labs: LabRunner): P
           target(`a consumer's ConfigMap edit reaches the provider within 5 s (worst)`, configMapSeries.max, "max", 5),
           target(`a consumer's pod deletion reaches the provider within 5 s (worst)`, deletionSeries.max, "max", 5),
         ],
-        details: { usage, idle, requests, changes, providerNodes: a.nodes.length },
+        details: {
+          usage,
+          idle,
+          requests,
+          changes,
+          providerNodes: a.nodes.length,
+          steps: { native: nativeSteps, offloaded: offloadedSteps } satisfies Record<string, StepStages[]>,
+        },
       };
     } finally {
       await stopCountingRequests(pair.provider.kc);

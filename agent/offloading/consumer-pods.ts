@@ -400,7 +400,11 @@ export async function reflectPeeringPods(
     await reflectTokens(kc, provider, namespace, remoteNamespace, withToken, new Date());
     const tokenUids = new Set(withToken.map((pod) => pod.metadata!.uid!));
     // Each pod's calls wait on both API servers: several pods at once, as many kubelet workers would.
-    const stillPending = await mapLimited(namespacePods, POD_WORKERS, async (pod): Promise<boolean> => {
+    // Pods not asked for yet go first: the provider can start nothing before their requests, and
+    // the statuses of the others only wait to be read again.
+    const asked = (pod: k8s.V1Pod): boolean => requestOf.has(pod.metadata!.uid!);
+    const newFirst = [...namespacePods.filter((p) => !asked(p)), ...namespacePods.filter(asked)];
+    const stillPending = await mapLimited(newFirst, POD_WORKERS, async (pod): Promise<boolean> => {
       const request = requestOf.get(pod.metadata!.uid!);
       // A pod without a request asks for one; one whose image (kubectl set image), deadline, labels or
       // annotations changed here updates it, and the provider patches its pod.

@@ -13,7 +13,13 @@
  *                                   nodes announce it as their kubelet's, for logs and exec
  */
 import type { KubeConfig, V1Node } from "@kubernetes/client-node";
-import { SYSTEM_NAMESPACE, type OffloadedPod, type TunnelEndpoint } from "../../core/api/index.js";
+import { SYSTEM_NAMESPACE, type OffloadedPod } from "../../core/api/index.js";
+import {
+  consumerPodChanges,
+  offloadedPodChanges,
+  providerPodChanges,
+  tunnelStateChanges,
+} from "../offloading/wakes.js";
 import { IDENTITY_EXPIRATION_SECONDS } from "../../core/authentication/certificates.js";
 import { startAuthService } from "../auth-service/index.js";
 import { announceKubeletEndpoint, beatOnce, HEARTBEAT_INTERVAL_MS } from "../heartbeat.js";
@@ -57,7 +63,7 @@ const INTERVALS = {
   renewal: 60_000,
   offloadingProvider: 30_000,
   offloadingConsumer: 10_000,
-  offloadingPending: 2_000,
+  offloadingPending: 1_000,
 };
 
 /** Where and as whom the control role runs. */
@@ -71,24 +77,6 @@ export interface ControlOptions {
   /** Ends every loop, and closes the auth service. */
   readonly signal: AbortSignal;
   readonly reporter: Reporter;
-}
-
-/**
- * Whether a watched TunnelEndpoint event changes whether its tunnel is up, or where its peer
- * answers: a gateway rewrites its status (the handshake's time, the round trip) every few seconds,
- * and none of those writes should cost the offloading a pass.
- */
-function tunnelStateChanges(): (type: string, object: unknown) => boolean {
-  const seen = new Map<string, string>();
-  return (type, object) => {
-    const endpoint = object as TunnelEndpoint | undefined;
-    const uid = endpoint?.metadata?.uid ?? "";
-    const state = type === "DELETED" ? "gone" : `${endpoint?.status?.phase}/${endpoint?.status?.remoteTunnelAddress}`;
-    const changed = seen.get(uid) !== state;
-    if (type === "DELETED") seen.delete(uid);
-    else seen.set(uid, state);
-    return changed;
-  };
 }
 
 /** Starts the control role; resolves its loops, which settle once `signal` aborts. */
@@ -129,6 +117,7 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
   const placement = await startPlacementListener({ kc, reporter, signal });
   const watching = { signal, retryNow: new RetryNow(), reporter };
   const capacity = capacityEventFilters();
+  const consumerPodRelevant = consumerPodChanges();
   let followsCapacity = false;
   let virtualNodes: ReadonlySet<string> = new Set<string>();
   // What a consumer's pods read or call, changed where pods are offloaded: the copies and Services on
@@ -223,7 +212,7 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
             reporter.warn((error as Error).message),
           );
       },
-      watching,
+      { ...watching, relevant: offloadedPodChanges() },
     ),
     wakeOnChanges(kc, collection("reflectedservices"), () => wakeups.offloadingProvider.wake(), watching),
     // A tunnel going down or up: the consumers' endpoints in reflected Services follow it at once.
@@ -234,6 +223,7 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
     wakeOnChanges(kc, "/api/v1/pods", () => wakeups.offloadingProvider.wake(), {
       ...watching,
       labelSelector: CONSUMER_POD_UID_LABEL,
+      relevant: providerPodChanges(),
     }),
     // A withdrawn remote namespace gone: its request lets go at once (its finalizer waited for it),
     // not at the next resync, and with it the consumer's delete of its NamespaceOffloading.
@@ -268,8 +258,9 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
       wakeConsumer((type, object) => shortcuts.podChanged(type, object)),
       {
         ...watching,
-        relevant: (_type, object) =>
-          virtualNodes.has((object as { spec?: { nodeName?: string } }).spec?.nodeName ?? ""),
+        relevant: (type, object) =>
+          virtualNodes.has((object as { spec?: { nodeName?: string } }).spec?.nodeName ?? "") &&
+          consumerPodRelevant(type, object),
       },
     ),
     runLoop(

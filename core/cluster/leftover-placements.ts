@@ -6,7 +6,7 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { MANAGED_BY, MANAGED_BY_LABEL } from "../api/names.js";
-import { deleteOptional, describeFailure, readOptional, serverOf } from "../kube/client.js";
+import { deleteOptional, describeFailure, objectClient, readOptional, serverOf } from "../kube/client.js";
 import { readServerVersion } from "../kube/server-version.js";
 import { placementMechanismFor, releaseOf, type PlacementMechanism } from "./kubernetes-release.js";
 
@@ -44,7 +44,7 @@ export async function listPlacements(
   kc: k8s.KubeConfig,
   step: string,
 ): Promise<{ readonly kind: PlacementKind; readonly name: string }[]> {
-  const client = k8s.KubernetesObjectApi.makeApiClient(kc);
+  const client = objectClient(kc);
   const found = [];
   for (const kind of placementKindsOf(await placementMechanismOf(kc, step))) {
     // (namespace, pretty, exact, exportt, fieldSelector) unset: cluster-scoped, by label.
@@ -71,7 +71,7 @@ export async function listPlacements(
  * would stay Pending).
  */
 export async function removeAllPlacements(kc: k8s.KubeConfig, step: string): Promise<void> {
-  const client = k8s.KubernetesObjectApi.makeApiClient(kc);
+  const client = objectClient(kc);
   for (const { kind, name } of await listPlacements(kc, step)) {
     await deleteOptional(() => client.delete({ apiVersion: ADMISSION_API, kind, metadata: { name } })).catch(
       describeFailure(`${step}: deleting ${kind} ${name}`, serverOf(kc)),

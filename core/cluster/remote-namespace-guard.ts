@@ -16,7 +16,7 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { MANAGED_BY, MANAGED_BY_LABEL, REMOTE_NAMESPACE_LABEL } from "../api/names.js";
-import { deleteOptional, describeFailure, ensureObject, serverOf } from "../kube/client.js";
+import { deleteOptional, describeFailure, ensureObject, objectClient, serverOf } from "../kube/client.js";
 
 /** The API version the policy is written in. */
 const ADMISSION_API = "admissionregistration.k8s.io/v1";
@@ -76,7 +76,7 @@ export async function ensureRemoteNamespaceGuard(kc: k8s.KubeConfig, step: strin
 
 /** Removes the policy and its binding (uninstall); either being gone already is fine. */
 export async function deleteRemoteNamespaceGuard(kc: k8s.KubeConfig, step: string): Promise<void> {
-  const client = k8s.KubernetesObjectApi.makeApiClient(kc);
+  const client = objectClient(kc);
   for (const kind of ["ValidatingAdmissionPolicyBinding", "ValidatingAdmissionPolicy"]) {
     await deleteOptional(() =>
       client.delete({ apiVersion: ADMISSION_API, kind, metadata: { name: REMOTE_NAMESPACE_GUARD } }),

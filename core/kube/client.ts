@@ -120,8 +120,20 @@ export const FIELD_MANAGER = "pulumi-liqo";
  * project manages, so a second run (or a run after a crash) converges instead of failing.
  */
 export async function ensureObject<T extends k8s.KubernetesObject>(kc: k8s.KubeConfig, object: T): Promise<T> {
-  const client = k8s.KubernetesObjectApi.makeApiClient(kc);
-  return client.patch(object, undefined, undefined, FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply);
+  return objectClient(kc).patch(object, undefined, undefined, FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply);
+}
+
+/** One object client per kubeconfig: each keeps the API's resource lists it looked up (a kind it has not seen is looked up again). */
+const objectClients = new WeakMap<k8s.KubeConfig, k8s.KubernetesObjectApi>();
+
+/**
+ * The object client of `kc`. A client made anew for each call would ask the API server for the
+ * kind's resource list before every write: twice the requests, at hundreds of pods.
+ */
+export function objectClient(kc: k8s.KubeConfig): k8s.KubernetesObjectApi {
+  let client = objectClients.get(kc);
+  if (!client) objectClients.set(kc, (client = k8s.KubernetesObjectApi.makeApiClient(kc)));
+  return client;
 }
 
 /** How long {@link probeApiServer} gives the connection's TLS handshake: a live API server answers in milliseconds. */

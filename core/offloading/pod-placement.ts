@@ -22,7 +22,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { API_GROUP, MANAGED_BY, MANAGED_BY_LABEL, PLACEMENT_TLS_SECRET, SYSTEM_NAMESPACE } from "../api/names.js";
 import { SELECTED_BY_LABEL, type NamespaceLabelSelector, type PodOffloading } from "../api/offloading.js";
-import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../kube/client.js";
+import { deleteOptional, describeFailure, ensureObject, objectClient, readOptional, serverOf } from "../kube/client.js";
 import { poll } from "../wait/poll.js";
 import type { PlacementMechanism } from "../cluster/kubernetes-release.js";
 import { placementKindsOf, placementMechanismOf, type PlacementKind } from "../cluster/leftover-placements.js";
@@ -247,7 +247,7 @@ export async function readPodOffloading(
   scope: PlacementScope,
   step: string,
 ): Promise<PodOffloading> {
-  const client = k8s.KubernetesObjectApi.makeApiClient(kc);
+  const client = objectClient(kc);
   const name = podPlacementName(scope);
   const kind =
     (await placementMechanismOf(kc, step)) === "MutatingAdmissionPolicy"
@@ -298,7 +298,7 @@ async function deletePlacementObject(
   step: string,
 ): Promise<void> {
   const name = podPlacementName(scope);
-  await deleteOptional(() =>
-    k8s.KubernetesObjectApi.makeApiClient(kc).delete({ apiVersion: ADMISSION_API, kind, metadata: { name } }),
-  ).catch(describeFailure(`${step}: deleting ${kind} ${name} (${describeScope(scope)})`, serverOf(kc)));
+  await deleteOptional(() => objectClient(kc).delete({ apiVersion: ADMISSION_API, kind, metadata: { name } })).catch(
+    describeFailure(`${step}: deleting ${kind} ${name} (${describeScope(scope)})`, serverOf(kc)),
+  );
 }
