@@ -129,6 +129,34 @@ export function answerAsSeen(upstream: DecodedPacket, zone: ConsumerZone, domain
   };
 }
 
+/**
+ * The provider DNS's `upstream` answer to the reverse name `asked` as the pod is to see it: the
+ * PTR records of that name that name one of the consumer's own Services (or their endpoints by
+ * hostname), named as the consumer knows them. Anything else, the provider's own Services and pods
+ * included, is a name that does not exist, as for an address that is nobody's: the pod cannot tell
+ * the provider's addresses from free ones.
+ */
+export function reverseAnswerAsSeen(
+  upstream: DecodedPacket,
+  asked: string,
+  zone: ConsumerZone,
+  domains: ClusterDomains,
+): SeenAnswer {
+  const answers = (upstream.answers ?? []).flatMap((record): Answer[] => {
+    if (record.type !== "PTR" || record.name.toLowerCase().replace(/\.$/, "") !== asked) return [];
+    const data = nameAsSeen(record.data, zone, domains);
+    return data === undefined ? [] : [{ ...record, name: asked, data }];
+  });
+  const truncated = ((upstream.flags ?? 0) & TRUNCATED) !== 0;
+  return {
+    rcode: answers.length > 0 || truncated ? 0 : RCODE.nameError,
+    truncated: answers.length === 0 && truncated,
+    answers,
+    authorities: [],
+    additionals: [],
+  };
+}
+
 /** How long a pod may keep an ExternalName's CNAME: CoreDNS's default for Services. */
 const ALIAS_TTL_SECONDS = 5;
 

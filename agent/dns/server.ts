@@ -15,6 +15,7 @@ import type { Reporter } from "../reporter.js";
 import {
   aliasAnswer,
   answerAsSeen,
+  reverseAnswerAsSeen,
   emptyResponse,
   RCODE,
   responseOf,
@@ -140,6 +141,7 @@ async function lookUp(
   }
   const upstream = await askUpstream(upstreamQuery(randomInt(0, 65536), question, decision.name), options);
   if (!upstream) return undefined;
+  if (decision.kind === "reverse") return reverseAnswerAsSeen(upstream, decision.name, zone, options.domains);
   const answer = answerAsSeen(upstream, zone, options.domains);
   const [target] = targetsToFollow(answer, options.domains);
   if (target === undefined || question.type === "CNAME" || depth >= MAX_FOLLOWED) return answer;

@@ -5,16 +5,18 @@
  * - **baseline**: one plain local cluster (`c`, one worker node), the suite's images in its node;
  * - **virtual**: consumer `b` peered with provider `a` as a `Peering` and a `Tunnel` do, an
  *   `OffloadingSelector` offloading every namespace the suite makes (it labels each `e2e-framework`)
- *   under `podOffloading: remote`, keeping their names on `a` (`naming: same`, so a Service's FQDN
- *   is the same on both sides), on one shared service range; b's real worker cordoned, so every test pod runs on a through the
- *   virtual node; the suite's images in a's node.
+ *   as a user's would: the default naming (each namespace is `<name>-<b's id>` on `a`, and the
+ *   suite's pods find its Services by the names it gives them through the provider's answers,
+ *   docs/offloading.md#names) and the default `podOffloading: local-and-remote`, on one shared
+ *   service range; b's real worker cordoned, so every test pod runs on a through the virtual node;
+ *   the suite's images in a's node.
  *
  * The virtual node's taint is taken off for the run: the suite picks the nodes it places pods on
  * among the untainted schedulable ones only (whatever the pods tolerate), and would find none.
  * With b's worker cordoned, nothing but the suite's pods can land on it.
  */
 import * as k8s from "@kubernetes/client-node";
-import { SYSTEM_NAMESPACE } from "../../core/api/index.js";
+import { DEFAULT_POD_OFFLOADING, SYSTEM_NAMESPACE } from "../../core/api/index.js";
 import { ensureTunnel } from "../../core/network-fabric/tunnel.js";
 import { deleteTunnel } from "../../core/network-fabric/tunnel-delete.js";
 import { TUNNEL_DEFAULTS } from "../../core/network-fabric/tunnel-plan.js";
@@ -113,9 +115,10 @@ export function virtualPass(inputs: PassInputs): Promise<SpecResult[]> {
           name: SELECTOR_NAME,
           namespaceSelector: { matchExpressions: [{ key: SUITE_NAMESPACE_LABEL, operator: "Exists" }] },
           virtualNodes: [record.virtualNodeName],
-          naming: "same",
+          // The defaults: what a user who writes neither gets.
+          naming: "suffixed",
           consumerClusterId: pair.consumer.clusterId,
-          podOffloading: "remote",
+          podOffloading: DEFAULT_POD_OFFLOADING,
         },
         STEP_BOUND_MS,
         progress,

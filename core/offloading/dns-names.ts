@@ -2,9 +2,10 @@
  * The names an offloaded pod resolves, as at home. Its pod on the provider asks the provider's
  * agent (agent/dns), which answers for one consumer only, the one that sent the pod: a name of the
  * consumer's cluster domain under `svc` is asked of the provider's cluster DNS with the consumer's
- * namespace swapped for its namespace on this provider, and the answer's names swapped back; any
- * other name of a cluster domain (the provider's own, pods' names, reverse lookups) is unknown;
- * a name outside them is asked as it is.
+ * namespace swapped for its namespace on this provider, and the answer's names swapped back; an
+ * address's reverse name is asked as it is, and only the names of the consumer's own Services come
+ * back (agent/dns/answers.ts); any other name of a cluster domain (the provider's own, pods' names,
+ * the reverse zones themselves) is unknown; a name outside them is asked as it is.
  *
  * Why names served on the provider, not the consumer's DNS through the tunnel: the consumer's DNS
  * answers with its Services' ClusterIPs, which nothing on the provider routes, while each Service an
@@ -40,10 +41,20 @@ export type QuestionDecision =
   /** Answer that the name does not exist: no Service of this consumer's is behind it. */
   | { readonly kind: "unknown" }
   /** Answer with a CNAME to `target` (an ExternalName of the consumer's), then follow it as the pod would ask it. */
-  | { readonly kind: "alias"; readonly target: string };
+  | { readonly kind: "alias"; readonly target: string }
+  /** Ask the provider's cluster DNS this address's reverse name, and keep only what names the consumer's own Services. */
+  | { readonly kind: "reverse"; readonly name: string };
 
-/** Reverse lookups: they would name the provider's pods and Services. */
+/** Reverse lookups: unfiltered, they would name the provider's pods and Services. */
 const REVERSE_ZONES = ["in-addr.arpa", "ip6.arpa"];
+
+/** The reverse name of one whole address: four decimal bytes under `in-addr.arpa`, or 32 nibbles under `ip6.arpa`. */
+export function isAddressReverseName(name: string): boolean {
+  const v4 = labelsUnder(name, "in-addr.arpa");
+  if (v4) return v4.length === 4 && v4.every((label) => /^(0|[1-9][0-9]{0,2})$/.test(label) && Number(label) <= 255);
+  const v6 = labelsUnder(name, "ip6.arpa");
+  return v6 !== undefined && v6.length === 32 && v6.every((label) => /^[0-9a-f]$/.test(label));
+}
 
 /** `name` in lower case, without its final dot. */
 function normalized(name: string): string {
@@ -76,6 +87,8 @@ export function decideQuestion(name: string, zone: ConsumerZone, domains: Cluste
     const here = zone.namespaces.get(labels.at(-2)!);
     if (here) return { kind: "ask", name: [...labels.slice(0, -2), here, "svc", domains.provider].join(".") };
   }
+  // As at home, a Service's address names the Service (a client checking whom it reached asks it).
+  if (isAddressReverseName(asked)) return { kind: "reverse", name: asked };
   return isClusterInternal(asked, domains) ? { kind: "unknown" } : { kind: "ask", name: asked };
 }
 

@@ -545,6 +545,24 @@ describe("offloading on real clusters (shared lab)", () => {
       } finally {
         await aCore.deleteNamespace({ name: NAMESPACE });
       }
+      // The address of a Service of b's names it as b knows it (a client checking whom it reached
+      // asks); an address of a's own (its cluster DNS, its API) names nothing, as a free one.
+      const namesOf = (address: string): Promise<string> =>
+        kubectl(b, ["exec", "-n", NAMESPACE, first, "--", "/podtool", "names", address]).then(
+          (output) => output.trim(),
+          (error: CommandError) => error.stderr,
+        );
+      const addressOn = async (namespace: string, name: string) =>
+        (await aCore.readNamespacedService({ name, namespace })).spec!.clusterIP!;
+      expect(await namesOf(await addressOn(remoteNamespace, "web"))).toBe(`web.${NAMESPACE}.svc.cluster.local.`);
+      for (const [namespace, name] of [
+        ["kube-system", "kube-dns"],
+        ["default", "kubernetes"],
+      ] as const)
+        expect([name, await namesOf(await addressOn(namespace, name))]).toEqual([
+          name,
+          expect.stringContaining("no such host"),
+        ]);
       const reflectedServices = await aCore.listNamespacedService({ namespace: remoteNamespace });
       expect(reflectedServices.items.map((svc) => [svc.metadata!.name, svc.spec?.clusterIP === "None"]).sort()).toEqual(
         [

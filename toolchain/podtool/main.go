@@ -21,6 +21,8 @@
 //	                              message) and exits with CODE: a Job's pod that succeeds or fails
 //	podtool burn SECONDS          keeps one core busy for SECONDS (as much of it as the pod's limit
 //	                              lets it have), then prints "burned" and exits 0: CPU load for metrics
+//	podtool names ADDRESS         the names the pod's resolver finds for ADDRESS (a reverse lookup,
+//	                              PTR), one per line; exit 0 when there is one, 1 otherwise
 //	podtool heard                 answers each line of standard input with "podtool heard: LINE";
 //	                              exit 0 at its end (`kubectl run -i`, `kubectl attach`)
 package main
@@ -45,7 +47,7 @@ import (
 	"time"
 )
 
-const usage = "usage: podtool pause | serve [--tcp :8080] | tcp HOST:PORT | udp HOST:PORT | ping HOST | flow HOST SECONDS | api [--server HOST:PORT] PATH [BODY] | exit CODE MESSAGE | burn SECONDS | heard"
+const usage = "usage: podtool pause | serve [--tcp :8080] | tcp HOST:PORT | udp HOST:PORT | ping HOST | flow HOST SECONDS | api [--server HOST:PORT] PATH [BODY] | exit CODE MESSAGE | burn SECONDS | names ADDRESS | heard"
 
 func main() {
 	if len(os.Args) < 2 {
@@ -104,6 +106,11 @@ func main() {
 			fail(usage)
 		}
 		burn(time.Duration(seconds) * time.Second)
+	case "names":
+		if len(os.Args) != 3 {
+			fail(usage)
+		}
+		names(os.Args[2])
 	case "heard":
 		if len(os.Args) != 2 {
 			fail(usage)
@@ -491,4 +498,16 @@ func flow(host string, duration time.Duration) {
 	}
 	out, _ := json.Marshal(report)
 	fmt.Println(string(out))
+}
+
+// names prints the names the pod's resolver (its /etc/resolv.conf) finds for address: each PTR
+// record of its reverse name, as the pod's DNS answers it.
+func names(address string) {
+	found, err := net.LookupAddr(address)
+	if err != nil {
+		fail(err.Error())
+	}
+	for _, name := range found {
+		fmt.Println(name)
+	}
 }

@@ -101,7 +101,7 @@ function overTcp(message: Buffer): Promise<DecodedPacket> {
   });
 }
 
-const query = (name: string, id = 4242, type: "A" | "SRV" = "A"): Buffer =>
+const query = (name: string, id = 4242, type: "A" | "SRV" | "PTR" = "A"): Buffer =>
   encode({ type: "query", id, flags: 0x0100, questions: [{ type, name }] });
 const a = (name: string, data: string): Answer => ({ type: "A", name, ttl: 5, data });
 
@@ -132,10 +132,40 @@ describe("the answerer of offloaded pods", () => {
     for (const name of [
       "kubernetes.default.svc.cluster.local",
       "kube-dns.kube-system.svc.cluster.local",
-      "1.0.96.10.in-addr.arpa",
+      "96.10.in-addr.arpa",
     ])
       expect(await overUdp(query(name))).toMatchObject({ rcode: "NXDOMAIN", answers: [] });
     expect(asked).toEqual([]);
+  });
+
+  test("GIVEN addresses' reverse names THEN the pod gets its own Services' names as it knows them, and the provider's own addresses do not exist", async () => {
+    const ptr = (name: string, data: string): Answer => ({ type: "PTR", name, ttl: 5, data });
+    // The address of a Service of the consumer's, in its namespace here.
+    records["5.5.96.10.in-addr.arpa"] = { answers: [ptr("5.5.96.10.in-addr.arpa", "db.store-b-id.svc.cluster.local")] };
+    // The provider's own Services and pods: their names are the provider's.
+    records["1.0.96.10.in-addr.arpa"] = {
+      answers: [ptr("1.0.96.10.in-addr.arpa", "kubernetes.default.svc.cluster.local")],
+    };
+    records["7.0.244.10.in-addr.arpa"] = {
+      answers: [ptr("7.0.244.10.in-addr.arpa", "10-244-0-7.kube-dns.kube-system.svc.cluster.local")],
+    };
+    // A record for another name, slipped into an answer.
+    records["6.5.96.10.in-addr.arpa"] = { answers: [ptr("1.0.96.10.in-addr.arpa", "db.store-b-id.svc.cluster.local")] };
+    const ownService = await overUdp(query("5.5.96.10.in-addr.arpa", 4243, "PTR"));
+    expect(ownService!.answers!.map((r) => [r.name, r.type, (r as { data: unknown }).data])).toEqual([
+      ["5.5.96.10.in-addr.arpa", "PTR", "db.store.svc.cluster.local"],
+    ]);
+    for (const name of [
+      "1.0.96.10.in-addr.arpa",
+      "7.0.244.10.in-addr.arpa",
+      "6.5.96.10.in-addr.arpa",
+      "9.9.9.10.in-addr.arpa",
+    ])
+      expect(await overUdp(query(name, 4244, "PTR"))).toMatchObject({
+        rcode: "NXDOMAIN",
+        answers: [],
+        authorities: [],
+      });
   });
 
   test("GIVEN a CNAME aimed at a provider's Service THEN the pod gets it and what its own name holds, never the provider's address", async () => {

@@ -40,7 +40,11 @@ describe("the names an offloaded pod asks", () => {
     ["10-0-0-1.store.pod.cluster.local"],
     ["store.svc.cluster.local"],
     ["cluster.local"],
-    ["1.0.96.10.in-addr.arpa"],
+    // The reverse zones themselves, and names in them that are no one address.
+    ["in-addr.arpa"],
+    ["96.10.in-addr.arpa"],
+    ["1.0.96.256.in-addr.arpa"],
+    ["01.0.96.10.in-addr.arpa"],
     ["1.0.0.0.ip6.arpa"],
     // Not a name: empty or overlong labels would be read otherwise by the provider's DNS.
     ["db..store.svc.cluster.local"],
@@ -49,6 +53,16 @@ describe("the names an offloaded pod asks", () => {
   ])("GIVEN %s THEN it is unknown", (asked) => {
     expect(decideQuestion(asked, zone, domains)).toEqual({ kind: "unknown" });
   });
+
+  test.each([["1.0.96.10.in-addr.arpa"], ["122.69.96.10.IN-ADDR.ARPA."], [`${"0.".repeat(31)}1.ip6.arpa`]])(
+    "GIVEN the reverse name of one address, %s THEN it is asked as a reverse lookup",
+    (asked) => {
+      expect(decideQuestion(asked, zone, domains)).toEqual({
+        kind: "reverse",
+        name: asked.toLowerCase().replace(/\.$/, ""),
+      });
+    },
+  );
 
   test("GIVEN a provider of another cluster domain THEN its names are unknown and the consumer's are asked in it", () => {
     const other = { consumer: "cluster.local", provider: "provider.internal" };
