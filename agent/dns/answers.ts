@@ -5,7 +5,7 @@
  * Pure: packets in, packets out.
  */
 import type { Answer, DecodedPacket, Packet, Question } from "dns-packet";
-import { nameAsSeen, type ClusterDomains, type ConsumerZone } from "../../core/offloading/dns-names.js";
+import { nameAsSeen, normalizedName, type ClusterDomains, type ConsumerZone } from "../../core/offloading/dns-names.js";
 
 /** Response codes the answerer sets itself (RFC 1035 §4.1.1). */
 export const RCODE = { formatError: 1, serverFailure: 2, nameError: 3, refused: 5 } as const;
@@ -143,7 +143,7 @@ export function reverseAnswerAsSeen(
   domains: ClusterDomains,
 ): SeenAnswer {
   const answers = (upstream.answers ?? []).flatMap((record): Answer[] => {
-    if (record.type !== "PTR" || record.name.toLowerCase().replace(/\.$/, "") !== asked) return [];
+    if (record.type !== "PTR" || normalizedName(record.name) !== asked) return [];
     const data = nameAsSeen(record.data, zone, domains);
     return data === undefined ? [] : [{ ...record, name: asked, data }];
   });
@@ -162,7 +162,7 @@ const ALIAS_TTL_SECONDS = 5;
 
 /** The answer of an ExternalName of the consumer's: `name` is a CNAME to `target`. */
 export function aliasAnswer(name: string, target: string): SeenAnswer {
-  const owner = name.toLowerCase().replace(/\.$/, "");
+  const owner = normalizedName(name);
   return {
     rcode: 0,
     truncated: false,
@@ -197,6 +197,6 @@ export function targetsToFollow(answer: SeenAnswer, domains: ClusterDomains): st
   const inCluster = (name: string): boolean =>
     [domains.consumer, domains.provider].some((d) => name === d || name.endsWith(`.${d}`));
   return answers
-    .flatMap((r) => (r.type === "CNAME" ? [r.data.toLowerCase().replace(/\.$/, "")] : []))
+    .flatMap((r) => (r.type === "CNAME" ? [normalizedName(r.data)] : []))
     .filter((target) => inCluster(target) && !owners.has(target));
 }

@@ -33,7 +33,7 @@ import {
   parseCpuMillis,
   parseMemoryBytes,
 } from "../../core/negotiation/quantity.js";
-import { podRequests, refuseOverOffer, type PodRequests } from "../../core/offloading/budget.js";
+import { hasFinished, podRequests, refuseOverOffer, type PodRequests } from "../../core/offloading/budget.js";
 import {
   forgeRemoteNamespace,
   forgeRemoteNamespaceBinding,
@@ -102,8 +102,6 @@ export const sameAnswer = (a: OffloadingAnswer | undefined, b: OffloadingAnswer)
 
 export const byAge = <T extends { metadata: k8s.V1ObjectMeta }>(a: T, b: T): number =>
   String(a.metadata.creationTimestamp ?? "").localeCompare(String(b.metadata.creationTimestamp ?? ""));
-
-const finished = (pod: k8s.V1Pod): boolean => pod.status?.phase === "Succeeded" || pod.status?.phase === "Failed";
 
 /** An API error's status code and message, when it is one. */
 function apiRefusal(error: unknown): { code: number; message: string } | undefined {
@@ -321,7 +319,7 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
       }
       if (ours) wanted.add(key);
       if (accepted(request)) {
-        if (ours && !finished(live!)) running.push(podRequests(live!.spec!));
+        if (ours && !hasFinished(live!)) running.push(podRequests(live!.spec!));
         if (live) continue;
         // Accepted, and gone: the provider lost it (a node went, someone deleted it). Made again below.
         reporter.warn(`${STEP}: pod ${key} of consumer ${consumer} is gone; making it again`);
@@ -336,7 +334,7 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
         const { outcome, images } = await bringToRequest(core, live, request, consumer).catch(
           describeFailure(`${STEP}: patching Pod ${key} for consumer ${consumer}`, endpoint),
         );
-        if (!finished(live)) running.push(podRequests(live.spec!));
+        if (!hasFinished(live)) running.push(podRequests(live.spec!));
         await answer("offloadedpods", request, { ...outcome, observedGeneration: generation });
         if (outcome.phase === "Accepted" && images > 0)
           reporter.info(`${STEP}: changed ${images} image(s) of pod ${key} for consumer ${consumer}`);

@@ -7,6 +7,7 @@
  */
 import type { OffloadedPod, TunnelEndpoint } from "../../core/api/index.js";
 import type * as k8s from "@kubernetes/client-node";
+import { hasFinished } from "../../core/offloading/budget.js";
 import { stateChanges } from "../watch.js";
 
 /** When an object was marked for deletion: a delete under way changes what a pass does. */
@@ -37,9 +38,7 @@ export function offloadedPodChanges(): (type: string, object: unknown) => boolea
 
 /** The pods the provider made for consumers: gone, being deleted, or finished (they stop counting against an offer). */
 export function providerPodChanges(): (type: string, object: unknown) => boolean {
-  return stateChanges<k8s.V1Pod>((pod) =>
-    JSON.stringify([deleting(pod.metadata), pod.status?.phase === "Succeeded" || pod.status?.phase === "Failed"]),
-  );
+  return stateChanges<k8s.V1Pod>((pod) => JSON.stringify([deleting(pod.metadata), hasFinished(pod)]));
 }
 
 /**

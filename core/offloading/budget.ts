@@ -4,10 +4,13 @@
  * over the offer's CPU, memory or pod count is refused, and pods already running are never
  * evicted, also when the offer shrinks below them.
  */
-import type { V1PodSpec } from "@kubernetes/client-node";
+import type { V1Pod, V1PodSpec } from "@kubernetes/client-node";
 import type { OfferedResources } from "../api/index.js";
 import { formatCpuMillis, formatMemoryBytes, parseCpuMillis, parseMemoryBytes } from "../negotiation/quantity.js";
 import type { Refusal } from "./pod-policy.js";
+
+/** Whether `pod` has finished (Succeeded or Failed): it no longer counts against its consumer's offer. */
+export const hasFinished = (pod: V1Pod): boolean => pod.status?.phase === "Succeeded" || pod.status?.phase === "Failed";
 
 /** CPU and memory a pod takes from a node. */
 export interface PodRequests {

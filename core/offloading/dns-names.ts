@@ -56,8 +56,8 @@ export function isAddressReverseName(name: string): boolean {
   return v6 !== undefined && v6.length === 32 && v6.every((label) => /^[0-9a-f]$/.test(label));
 }
 
-/** `name` in lower case, without its final dot. */
-function normalized(name: string): string {
+/** `name` in lower case, without its final dot: names compare so whatever case and final dot they were written with. */
+export function normalizedName(name: string): string {
   return name.toLowerCase().replace(/\.$/, "");
 }
 
@@ -77,7 +77,7 @@ function isClusterInternal(name: string, domains: ClusterDomains): boolean {
  * domain>` in one of its offloaded namespaces becomes the same name in that namespace here.
  */
 export function decideQuestion(name: string, zone: ConsumerZone, domains: ClusterDomains): QuestionDecision {
-  const asked = normalized(name);
+  const asked = normalizedName(name);
   // A name that is no name (an empty or overlong label) would be read otherwise by the provider's DNS.
   if (asked.split(".").some((label) => label.length === 0 || label.length > 63)) return { kind: "unknown" };
   const labels = labelsUnder(asked, domains.consumer);
@@ -98,7 +98,7 @@ export function decideQuestion(name: string, zone: ConsumerZone, domains: Cluste
  * (the provider's own Services and pods, a reverse name) is undefined, and its record is dropped.
  */
 export function nameAsSeen(name: string, zone: ConsumerZone, domains: ClusterDomains): string | undefined {
-  const answered = normalized(name);
+  const answered = normalizedName(name);
   const labels = labelsUnder(answered, domains.provider);
   if (labels && labels.length >= 3 && labels.at(-1) === "svc") {
     const namespace = labels.at(-2)!;
@@ -121,7 +121,7 @@ export function clusterDomainOf(resolvConf: string): string | undefined {
     .filter((line) => /^\s*search\s/.test(line))
     .flatMap((line) => line.trim().split(/\s+/).slice(1));
   const svc = searches.find((s) => s.startsWith("svc."));
-  return svc ? normalized(svc.slice("svc.".length)) : undefined;
+  return svc ? normalizedName(svc.slice("svc.".length)) : undefined;
 }
 
 /** The first nameserver a resolv.conf names, if any. */
