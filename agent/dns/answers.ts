@@ -4,6 +4,7 @@
  * back, its names as the pod's consumer knows them and every record naming something else dropped.
  * Pure: packets in, packets out.
  */
+import { isIPv6 } from "node:net";
 import type { Answer, DecodedPacket, Packet, Question } from "dns-packet";
 import { nameAsSeen, normalizedName, type ClusterDomains, type ConsumerZone } from "../../core/offloading/dns-names.js";
 
@@ -157,8 +158,8 @@ export function reverseAnswerAsSeen(
   };
 }
 
-/** How long a pod may keep an ExternalName's CNAME: CoreDNS's default for Services. */
-const ALIAS_TTL_SECONDS = 5;
+/** How long a pod may keep what the answerer says itself (an ExternalName's CNAME, an address it knows): CoreDNS's default for Services. */
+const OWN_ANSWER_TTL_SECONDS = 5;
 
 /** The answer of an ExternalName of the consumer's: `name` is a CNAME to `target`. */
 export function aliasAnswer(name: string, target: string): SeenAnswer {
@@ -166,10 +167,24 @@ export function aliasAnswer(name: string, target: string): SeenAnswer {
   return {
     rcode: 0,
     truncated: false,
-    answers: [{ type: "CNAME", name: owner, ttl: ALIAS_TTL_SECONDS, data: target }],
+    answers: [{ type: "CNAME", name: owner, ttl: OWN_ANSWER_TTL_SECONDS, data: target }],
     authorities: [],
     additionals: [],
   };
+}
+
+/**
+ * The answer for `name`, whose address the answerer knows itself: that address, to a question of
+ * its family (`A` for IPv4, `AAAA` for IPv6, or `ANY`); to any other type, no records (the name
+ * exists, as it does at home).
+ */
+export function addressAnswer(name: string, type: string, address: string): SeenAnswer {
+  const family = isIPv6(address) ? "AAAA" : "A";
+  const answers: Answer[] =
+    type === family || type === "ANY"
+      ? [{ type: family, name: normalizedName(name), ttl: OWN_ANSWER_TTL_SECONDS, data: address }]
+      : [];
+  return { rcode: 0, truncated: false, answers, authorities: [], additionals: [] };
 }
 
 /**

@@ -13,6 +13,7 @@ import { decode, encode, type DecodedPacket, type Packet, type Question } from "
 import { decideQuestion, type ClusterDomains, type ConsumerZone } from "../../core/offloading/dns-names.js";
 import type { Reporter } from "../reporter.js";
 import {
+  addressAnswer,
   aliasAnswer,
   answerAsSeen,
   reverseAnswerAsSeen,
@@ -109,7 +110,7 @@ export async function answerMessage(
     return encode(emptyResponse(query, RCODE.serverFailure));
   }
   if (!zone) return encode(emptyResponse(query, RCODE.refused));
-  const answer = await lookUp(question, question.name, zone, options, 0);
+  const answer = await lookUp(question, question.name, { zone, address: plainAddress(from) }, options, 0);
   if (!answer) return encode(emptyResponse(query, RCODE.serverFailure));
   const response = encode(responseOf(query, answer));
   return udpLimit && response.length > udpLimitOf(query) ? encode(truncatedResponse(query)) : response;
@@ -118,25 +119,33 @@ export async function answerMessage(
 /** How many CNAME targets in a row the answerer follows: a chain that loops ends there. */
 const MAX_FOLLOWED = 8;
 
+/** The pod that asked: its consumer's zone, and its own address. */
+interface Asker {
+  readonly zone: ConsumerZone;
+  readonly address: string;
+}
+
 /**
- * The answer for `name` (the question's, or a CNAME target of it) as `zone`'s pod is to see it,
+ * The answer for `name` (the question's, or a CNAME target of it) as the asking pod is to see it,
  * with the ExternalName targets in the cluster domain followed as that pod would ask them;
  * undefined when the provider's DNS did not answer.
  */
 async function lookUp(
   question: Question,
   name: string,
-  zone: ConsumerZone,
+  asker: Asker,
   options: ConsumerDnsOptions,
   depth: number,
 ): Promise<SeenAnswer | undefined> {
-  const decision = decideQuestion(name, zone, options.domains);
+  const zone = asker.zone;
+  const decision = decideQuestion(name, zone, options.domains, asker.address);
+  if (decision.kind === "address") return addressAnswer(name, question.type, decision.address);
   if (decision.kind === "unknown")
     return { rcode: RCODE.nameError, truncated: false, answers: [], authorities: [], additionals: [] };
   if (decision.kind === "alias") {
     const alias = aliasAnswer(name, decision.target);
     if (question.type === "CNAME" || depth >= MAX_FOLLOWED) return alias;
-    const followed = await lookUp(question, decision.target, zone, options, depth + 1);
+    const followed = await lookUp(question, decision.target, asker, options, depth + 1);
     return followed && { ...followed, answers: [...alias.answers, ...followed.answers] };
   }
   const upstream = await askUpstream(upstreamQuery(randomInt(0, 65536), question, decision.name), options);
@@ -145,7 +154,7 @@ async function lookUp(
   const answer = answerAsSeen(upstream, zone, options.domains);
   const [target] = targetsToFollow(answer, options.domains);
   if (target === undefined || question.type === "CNAME" || depth >= MAX_FOLLOWED) return answer;
-  const followed = await lookUp(question, target, zone, options, depth + 1);
+  const followed = await lookUp(question, target, asker, options, depth + 1);
   if (!followed) return undefined;
   return { ...followed, answers: [...answer.answers, ...followed.answers] };
 }

@@ -1,8 +1,9 @@
 /**
  * What the DNS answerer knows of the consumers' pods here: which consumer each address belongs to,
  * and each consumer's zone (core/offloading/dns-names.ts). All of it is read from what this side
- * made: the pods and namespaces it labelled for a consumer, and the RemoteNamespace of that
- * consumer's tenant namespace for the name its namespace has on the consumer.
+ * made: the pods and namespaces it labelled for a consumer, the RemoteNamespace of that
+ * consumer's tenant namespace for the name its namespace has on the consumer, and this cluster's
+ * end of the consumer's tunnel for where its API server answers.
  */
 import * as k8s from "@kubernetes/client-node";
 import {
@@ -17,14 +18,17 @@ import {
 import { REMOTE_NAMESPACE_LABEL } from "../../core/api/names.js";
 import { CONSUMER_DNS_SERVICE } from "../../core/cluster/agent-components.js";
 import { describeFailure, readOptional, serverOf } from "../../core/kube/client.js";
+import { listTunnelEndpoints } from "../../core/network-fabric/endpoints.js";
 import {
+  CLUSTER_DOMAIN,
   consumerNamespaceOf,
+  podOwnName,
   zonesOf,
   type ConsumerZone,
   type HeldExternalName,
 } from "../../core/offloading/dns-names.js";
 import { listOffloading } from "../../core/offloading/objects.js";
-import { CONSUMER_POD_UID_LABEL } from "../../core/offloading/reflection.js";
+import { CONSUMER_POD_UID_LABEL, peerTunnelAddress } from "../../core/offloading/reflection.js";
 import { refuseServiceRequest, type ServiceRequest } from "../../core/offloading/service-reflection.js";
 
 const STEP = "consumer DNS";
@@ -89,30 +93,44 @@ export class ConsumerZones {
     const at = Date.now();
     const core = this.kc.makeApiClient(k8s.CoreV1Api);
     const managed = `${MANAGED_BY_LABEL}=${MANAGED_BY},${REMOTE_CLUSTER_LABEL}`;
-    const [namespaces, pods, requests, services] = await Promise.all([
+    const [namespaces, pods, requests, services, tunnelEnds] = await Promise.all([
       core.listNamespace({ labelSelector: `${managed},${REMOTE_NAMESPACE_LABEL}=true` }),
       core.listPodForAllNamespaces({ labelSelector: `${managed},${CONSUMER_POD_UID_LABEL}` }),
       listOffloading<RemoteNamespace>(this.kc, "remotenamespaces"),
       listOffloading<ReflectedService>(this.kc, "reflectedservices"),
+      listTunnelEndpoints(this.kc, STEP),
     ]).catch(describeFailure(`${STEP}: listing the namespaces and pods made for consumers`, serverOf(this.kc)));
     const consumerOfNamespace = new Map(
       namespaces.items.map((ns) => [ns.metadata!.name!, ns.metadata!.labels![REMOTE_CLUSTER_LABEL]!]),
     );
-    const consumerOf = new Map<string, string>();
-    for (const pod of pods.items) {
-      const consumer = consumerOfNamespace.get(pod.metadata?.namespace ?? "");
-      // A pod counts only in a namespace made for the consumer its label names.
-      if (!consumer || pod.metadata?.labels?.[REMOTE_CLUSTER_LABEL] !== consumer) continue;
-      for (const { ip } of pod.status?.podIPs ?? (pod.status?.podIP ? [{ ip: pod.status.podIP }] : []))
-        consumerOf.set(ip, consumer);
-    }
     const mirrored = [...consumerOfNamespace].map(([here, consumer]) => {
       const request = (requests ?? []).find(
         (r) => r.metadata.name === here && r.metadata.namespace === tenantNamespace(consumer),
       );
       return { here, consumer, consumerNamespace: consumerNamespaceOf(here, request?.spec?.consumerNamespace) };
     });
-    return { at, consumerOf, zones: zonesOf(mirrored, heldExternalNames(services ?? [], consumerOfNamespace)) };
+    const theirNamespace = new Map(mirrored.map((ns) => [ns.here, ns.consumerNamespace]));
+    const consumerOf = new Map<string, string>();
+    const ownNames = new Map<string, Map<string, string>>();
+    for (const pod of pods.items) {
+      const here = pod.metadata?.namespace ?? "";
+      const consumer = consumerOfNamespace.get(here);
+      // A pod counts only in a namespace made for the consumer its label names.
+      if (!consumer || pod.metadata?.labels?.[REMOTE_CLUSTER_LABEL] !== consumer) continue;
+      const ownName = podOwnName(pod.spec?.hostname, pod.spec?.subdomain, theirNamespace.get(here)!, CLUSTER_DOMAIN);
+      for (const { ip } of pod.status?.podIPs ?? (pod.status?.podIP ? [{ ip: pod.status.podIP }] : [])) {
+        consumerOf.set(ip, consumer);
+        if (ownName) ownNames.set(consumer, (ownNames.get(consumer) ?? new Map()).set(ip, ownName));
+      }
+    }
+    const zones = new Map(
+      [...zonesOf(mirrored, heldExternalNames(services ?? [], consumerOfNamespace))].map(([consumer, zone]) => {
+        const apiAddress = peerTunnelAddress(tunnelEnds, consumer);
+        const names = ownNames.get(consumer);
+        return [consumer, { ...zone, ...(apiAddress ? { apiAddress } : {}), ...(names ? { ownNames: names } : {}) }];
+      }),
+    );
+    return { at, consumerOf, zones };
   }
 }
 

@@ -26,6 +26,18 @@ export interface ConsumerZone {
   readonly namespaces: ReadonlyMap<string, string>;
   /** The consumer's ExternalName Services, by `<service>.<consumer namespace>`, to their hosts. */
   readonly aliases?: ReadonlyMap<string, string>;
+  /**
+   * Where the consumer's API server answers its pods here (its gateway's end of the tunnel), once
+   * known: the address of `kubernetes.default`, the one Service of a namespace never offloaded
+   * that every pod may ask for.
+   */
+  readonly apiAddress?: string;
+  /**
+   * Each of the consumer's pods here with a hostname and a subdomain, by address, to its own name
+   * (`<hostname>.<subdomain>.<namespace>.svc.<domain>`, its namespace as the consumer's): the line
+   * kubelet writes into its `/etc/hosts` at home, which here names the namespace it has here.
+   */
+  readonly ownNames?: ReadonlyMap<string, string>;
 }
 
 /** The cluster domains: the consumer's, which its pods' names are in, and the provider's own. */
@@ -43,7 +55,9 @@ export type QuestionDecision =
   /** Answer with a CNAME to `target` (an ExternalName of the consumer's), then follow it as the pod would ask it. */
   | { readonly kind: "alias"; readonly target: string }
   /** Ask the provider's cluster DNS this address's reverse name, and keep only what names the consumer's own Services. */
-  | { readonly kind: "reverse"; readonly name: string };
+  | { readonly kind: "reverse"; readonly name: string }
+  /** Answer with this address, asking no one: a name whose address the answerer knows itself. */
+  | { readonly kind: "address"; readonly address: string };
 
 /** Reverse lookups: unfiltered, they would name the provider's pods and Services. */
 const REVERSE_ZONES = ["in-addr.arpa", "ip6.arpa"];
@@ -72,15 +86,46 @@ function isClusterInternal(name: string, domains: ClusterDomains): boolean {
   return [domains.consumer, domains.provider, ...REVERSE_ZONES].some((zone) => labelsUnder(name, zone) !== undefined);
 }
 
+/** A DNS label, as a namespace name is one. */
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** A pod's name by its IPv4 address, as `pods insecure` answers it at home: `10-1-2-3`. */
+const DASHED_V4 = /^(0|[1-9][0-9]{0,2})-(0|[1-9][0-9]{0,2})-(0|[1-9][0-9]{0,2})-(0|[1-9][0-9]{0,2})$/;
+
+/** The address a dashed label spells (`10-1-2-3` is `10.1.2.3`), or undefined when it spells none. */
+function dashedAddress(label: string): string | undefined {
+  const bytes = DASHED_V4.exec(label)?.slice(1);
+  return bytes && bytes.every((b) => Number(b) <= 255) ? bytes.join(".") : undefined;
+}
+
 /**
- * What to ask for `name`, asked by a pod of `zone`'s consumer: `<…>.<namespace>.svc.<consumer
+ * The names whose address the answerer knows itself, asked by the pod at `asker`: `kubernetes.default`
+ * (the consumer's API server, as the pod reaches it here), a pod name `<a-b-c-d>.<namespace>.pod`
+ * (its address spelled out, as at home), and the asking pod's own name (what its `/etc/hosts` holds
+ * at home). Each names only what the asker knows or could reach anyway.
+ */
+function knownAddress(labels: readonly string[], asked: string, zone: ConsumerZone, asker: string | undefined) {
+  if (labels.join(".") === "kubernetes.default.svc") return zone.apiAddress;
+  if (labels.length === 3 && labels[2] === "pod" && DNS_LABEL.test(labels[1]!)) return dashedAddress(labels[0]!);
+  return asker !== undefined && zone.ownNames?.get(asker) === asked ? asker : undefined;
+}
+
+/**
+ * What to ask for `name`, asked by a pod of `zone`'s consumer (at address `asker`): `<…>.<namespace>.svc.<consumer
  * domain>` in one of its offloaded namespaces becomes the same name in that namespace here.
  */
-export function decideQuestion(name: string, zone: ConsumerZone, domains: ClusterDomains): QuestionDecision {
+export function decideQuestion(
+  name: string,
+  zone: ConsumerZone,
+  domains: ClusterDomains,
+  asker?: string,
+): QuestionDecision {
   const asked = normalizedName(name);
   // A name that is no name (an empty or overlong label) would be read otherwise by the provider's DNS.
   if (asked.split(".").some((label) => label.length === 0 || label.length > 63)) return { kind: "unknown" };
   const labels = labelsUnder(asked, domains.consumer);
+  const known = labels && knownAddress(labels, asked, zone, asker);
+  if (known) return { kind: "address", address: known };
   if (labels && labels.length >= 3 && labels.at(-1) === "svc") {
     const target = labels.length === 3 ? zone.aliases?.get(`${labels[0]}.${labels[1]}`) : undefined;
     if (target !== undefined) return { kind: "alias", target };
@@ -109,6 +154,20 @@ export function nameAsSeen(name: string, zone: ConsumerZone, domains: ClusterDom
   return isClusterInternal(answered, domains) ? undefined : answered;
 }
 
+/**
+ * A pod's own name, as kubelet writes it into its `/etc/hosts` at home: `<hostname>.<subdomain>.<namespace>.svc.<domain>`,
+ * for a pod with both a hostname and a subdomain (each a DNS label), else undefined.
+ */
+export function podOwnName(
+  hostname: string | undefined,
+  subdomain: string | undefined,
+  namespace: string,
+  domain: string,
+): string | undefined {
+  if (!hostname || !subdomain || !DNS_LABEL.test(hostname) || !DNS_LABEL.test(subdomain)) return undefined;
+  return `${hostname}.${subdomain}.${namespace}.svc.${domain}`;
+}
+
 /** The search list of an offloaded pod of consumer namespace `namespace`, as kubelet writes it at home. */
 export function searchesOf(namespace: string, domain: string): string[] {
   return [`${namespace}.svc.${domain}`, `svc.${domain}`, domain];
@@ -129,9 +188,6 @@ export function nameserverOf(resolvConf: string): string | undefined {
   const line = resolvConf.split("\n").find((l) => /^\s*nameserver\s/.test(l));
   return line?.trim().split(/\s+/)[1];
 }
-
-/** A DNS label, as a namespace name is one. */
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 /**
  * The consumer namespace that namespace `here` mirrors, as its RemoteNamespace claims it: the

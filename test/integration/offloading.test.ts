@@ -43,6 +43,7 @@ import { readClusterCa } from "../../local-cluster/control-plane.js";
 import { httpsAnswer, tcpGreeting } from "../support/probes.js";
 import { statusOf } from "../../core/kube/errors.js";
 import type { CommandError } from "../../host/exec.js";
+import { POD_API_PORT } from "../../core/api/crds.js";
 import { TUNNEL_DEFAULTS } from "../../core/network-fabric/tunnel-plan.js";
 import { ensureTunnel } from "../../core/network-fabric/tunnel.js";
 import {
@@ -504,13 +505,53 @@ describe("offloading on real clusters (shared lab)", () => {
         namespace: NAMESPACE,
         body: {
           metadata: { name: "member-0", labels: { app: "member" } },
-          spec: podtoolSpec(record.virtualNodeName, { hostname: "member-0", subdomain: "members" }),
+          // No token of b's: no /etc/hosts line for kubernetes.default either (reflection.ts).
+          spec: podtoolSpec(record.virtualNodeName, {
+            hostname: "member-0",
+            subdomain: "members",
+            automountServiceAccountToken: false,
+          }),
         },
       });
       await runningPods(pair.consumer.kc, NAMESPACE, "app=member", 1);
       expect(await fromOffloaded(`member-0.members.${NAMESPACE}.svc.cluster.local:8080`)).toContain(
         `"podtool member-0 `,
       );
+      // A Service of another namespace of b's whose pods stay on b (podOffloading local): offloading it
+      // asks a for its Services only, and the offloaded pod reaches them by every name as at home.
+      const shared = "shared";
+      await offloadNamespace(
+        pair.consumer.kc,
+        shared,
+        remoteNamespaceName(shared, pair.consumer.clusterId, "suffixed"),
+        record.virtualNodeName,
+        "local",
+      );
+      try {
+        await bCore.createNamespacedPod({ namespace: shared, body: podtoolPodOn(`${b.name}-n1`, "cache") });
+        await bCore.createNamespacedService({
+          namespace: shared,
+          body: {
+            metadata: { name: "cache" },
+            spec: { selector: { app: "cache" }, ports: [{ port: 80, targetPort: 8080 }] },
+          },
+        });
+        await runningPods(pair.consumer.kc, shared, "app=cache", 1);
+        for (const name of [`cache.${shared}`, `cache.${shared}.svc.cluster.local`])
+          expect(
+            await kubectlSoon(b, ["exec", "-n", NAMESPACE, first, "--", "/podtool", "tcp", `${name}:80`]),
+          ).toContain(`"podtool cache `);
+      } finally {
+        await withdrawNamespace(pair.consumer.kc, shared, { force: true, timeoutMs: 120_000 }, quietProgress);
+        await bCore.deleteNamespace({ name: shared });
+      }
+      // The names the provider's agent answers itself: kubernetes.default (b's API server, as b's
+      // pods reach it through the tunnel) and a pod name spelling its address, as at home.
+      const fromMember = (target: string): Promise<string> =>
+        throughVirtualKubelet(["exec", "-n", NAMESPACE, "member-0", "--", "/podtool", "tcp", target]);
+      for (const name of ["kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"])
+        expect(await fromMember(`${name}:${POD_API_PORT}`)).toContain(`connected to ${name}:${POD_API_PORT}`);
+      expect(await fromMember(`127-0-0-1.${NAMESPACE}.pod.cluster.local:8080`)).toContain(`"podtool member-0 `);
       // Gone again on both sides before what follows counts the pods running.
       await bCore.deleteNamespacedPod({ name: "member-0", namespace: NAMESPACE, gracePeriodSeconds: 0 });
       await poll(

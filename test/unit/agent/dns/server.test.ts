@@ -10,7 +10,7 @@ import { decode, encode, type Answer, type DecodedPacket, type Packet } from "dn
 import { serveConsumerDns, type ConsumerDnsListeners } from "../../../../agent/dns/server.js";
 import type { ConsumerZone } from "../../../../core/offloading/dns-names.js";
 
-const zone: ConsumerZone = {
+const withoutReach: ConsumerZone = {
   consumer: "b-id",
   namespaces: new Map([["store", "store-b-id"]]),
   aliases: new Map([
@@ -18,6 +18,8 @@ const zone: ConsumerZone = {
     ["web.store", "db.store.svc.cluster.local"],
   ]),
 };
+/** The zone the answerer is given: without the consumer's API address and pod names, but in the test that sets them. */
+let zone = withoutReach;
 const POD = "127.0.0.1";
 const STRANGER = "127.0.0.2";
 
@@ -136,6 +138,35 @@ describe("the answerer of offloaded pods", () => {
     ])
       expect(await overUdp(query(name))).toMatchObject({ rcode: "NXDOMAIN", answers: [] });
     expect(asked).toEqual([]);
+  });
+
+  test("GIVEN kubernetes.default, a pod name or the pod's own name THEN the answerer gives their addresses itself, asking no one", async () => {
+    zone = {
+      ...zone,
+      apiAddress: "10.80.0.2",
+      ownNames: new Map([[POD, "db-0.db.store.svc.cluster.local"]]),
+    };
+    try {
+      const addressOf = async (name: string): Promise<unknown[]> =>
+        (await overUdp(query(name)))!.answers!.map((r) => [r.name, r.type, (r as { data: unknown }).data]);
+      expect(await addressOf("kubernetes.default.svc.cluster.local")).toEqual([
+        ["kubernetes.default.svc.cluster.local", "A", "10.80.0.2"],
+      ]);
+      expect(await addressOf("10-244-1-9.store.pod.cluster.local")).toEqual([
+        ["10-244-1-9.store.pod.cluster.local", "A", "10.244.1.9"],
+      ]);
+      expect(await addressOf("db-0.db.store.svc.cluster.local")).toEqual([
+        ["db-0.db.store.svc.cluster.local", "A", POD],
+      ]);
+      // Another type of the same name: it exists, with no such records.
+      expect(await overUdp(query("kubernetes.default.svc.cluster.local", 4245, "SRV"))).toMatchObject({
+        rcode: "NOERROR",
+        answers: [],
+      });
+      expect(asked).toEqual([]);
+    } finally {
+      zone = withoutReach;
+    }
   });
 
   test("GIVEN addresses' reverse names THEN the pod gets its own Services' names as it knows them, and the provider's own addresses do not exist", async () => {

@@ -4,6 +4,7 @@ import {
   decideQuestion,
   nameAsSeen,
   nameserverOf,
+  podOwnName,
   searchesOf,
   zonesOf,
   type ConsumerZone,
@@ -36,8 +37,9 @@ describe("the names an offloaded pod asks", () => {
     ["kube-dns.kube-system.svc.cluster.local"],
     // The namespace as it is named here: the consumer's pods never knew it by that name.
     ["db.store-b-id.svc.cluster.local"],
-    // Pods' names, the domain itself, reverse lookups: they would name the provider's pods.
-    ["10-0-0-1.store.pod.cluster.local"],
+    // A pod name that spells no address, the domain itself: they would name the provider's pods.
+    ["10-0-0-256.store.pod.cluster.local"],
+    ["web.store.pod.cluster.local"],
     ["store.svc.cluster.local"],
     ["cluster.local"],
     // The reverse zones themselves, and names in them that are no one address.
@@ -71,6 +73,44 @@ describe("the names an offloaded pod asks", () => {
       name: "db.store-b-id.svc.provider.internal",
     });
     expect(decideQuestion("api.payments.svc.provider.internal", zone, other)).toEqual({ kind: "unknown" });
+  });
+});
+
+describe("the names whose address the answerer knows itself", () => {
+  const reached: ConsumerZone = {
+    ...zone,
+    apiAddress: "10.80.0.2",
+    ownNames: new Map([["10.244.1.7", "db-0.db.store.svc.cluster.local"]]),
+  };
+
+  test.each([
+    // The consumer's API server, as its pods reach it here: kubernetes.default's address at home.
+    ["kubernetes.default.svc.cluster.local", undefined, "10.80.0.2"],
+    ["Kubernetes.Default.svc.cluster.local.", undefined, "10.80.0.2"],
+    // A pod name spells its address, as `pods insecure` answers it at home.
+    ["10-244-1-9.store.pod.cluster.local", undefined, "10.244.1.9"],
+    // The asking pod's own name: what its /etc/hosts holds at home.
+    ["db-0.db.store.svc.cluster.local", "10.244.1.7", "10.244.1.7"],
+  ])("GIVEN %s asked by %s THEN the answer is %s", (asked, asker, address) => {
+    expect(decideQuestion(asked, reached, domains, asker)).toEqual({ kind: "address", address });
+  });
+
+  test("GIVEN another pod's own name, or kubernetes.default before the tunnel is up THEN the answerer does not make up an address", () => {
+    // Another pod asks db-0's name: the provider's DNS answers it, under a headless Service, as at home.
+    expect(decideQuestion("db-0.db.store.svc.cluster.local", reached, domains, "10.244.1.8")).toEqual({
+      kind: "ask",
+      name: "db-0.db.store-b-id.svc.cluster.local",
+    });
+    expect(decideQuestion("kubernetes.default.svc.cluster.local", zone, domains)).toEqual({ kind: "unknown" });
+  });
+
+  test.each([
+    ["db-0", "db", "db-0.db.store.svc.cluster.local"],
+    ["db-0", undefined, undefined],
+    [undefined, "db", undefined],
+    ["Not_A_Label", "db", undefined],
+  ])("GIVEN hostname %s and subdomain %s THEN the pod's own name is %s", (hostname, subdomain, name) => {
+    expect(podOwnName(hostname, subdomain, "store", "cluster.local")).toBe(name);
   });
 });
 
