@@ -13,6 +13,13 @@ PODTOOL_HOME="$LIQO_CACHE/podtool-$(sha256sum "$REPO_ROOT/toolchain/podtool/main
 # CoreDNS with the plugins toolchain/coredns/main.go names: keyed by version and that file's hash.
 COREDNS_HOME="$LIQO_CACHE/coredns-$COREDNS_VERSION-$(sha256sum "$REPO_ROOT/toolchain/coredns/main.go" | cut -c1-8)"
 METRICS_SERVER_HOME="$LIQO_CACHE/metrics-server-$METRICS_SERVER_VERSION"
+# local-path-provisioner (bin/) and the static busybox of its image (root/, Debian's package unpacked;
+# the directory named without the version's epoch, whose colon a path list would split): found by
+# these variables (image/build.ts), not on PATH, where this busybox would shadow the machine's.
+LOCAL_PATH_PROVISIONER_HOME="$LIQO_CACHE/local-path-provisioner-$LOCAL_PATH_PROVISIONER_VERSION"
+export LIQO_LOCAL_PATH_PROVISIONER_HOME="$LOCAL_PATH_PROVISIONER_HOME"
+BUSYBOX_HOME="$LIQO_CACHE/busybox-static-${BUSYBOX_DEBIAN_VERSION#*:}"
+export LIQO_BUSYBOX_HOME="$BUSYBOX_HOME"
 # MetalLB's controller and speaker, and the module's CRDs and RBAC (local-cluster/load-balancer.ts):
 # found by this variable, not on PATH, where commands named "controller" and "speaker" would mislead.
 METALLB_HOME="$LIQO_CACHE/metallb-$METALLB_VERSION"

@@ -241,22 +241,35 @@ build_wireguard_go() {
   mv "$out/bin/wireguard" "$out/bin/wireguard-go"
 }
 
-# metrics-server (the local clusters' resource metrics): `go install` of its command at its tag,
-# static, at the lowest priority.
+# go_install_tagged OUT LABEL LDFLAGS PACKAGE@VERSION: `go install` of a command at its tag into
+# OUT/bin, static, stripped, with LDFLAGS besides, at the lowest priority; for modules whose go.mod
+# has no replace directive (`go install` refuses those).
+go_install_tagged() {
+  local out=$1 label=$2 ldflags=$3 package=$4
+  run_logged "$label" "$out/build.log" \
+    env CGO_ENABLED=0 GOFLAGS=-mod=mod GOBIN="$out/bin" nice -n 19 go install -trimpath -ldflags "-s -w $ldflags" "$package"
+}
+
+# metrics-server (the local clusters' resource metrics).
 build_metrics_server() {
-  local out=$1
-  run_logged "metrics-server $METRICS_SERVER_VERSION" "$out/build.log" \
-    env CGO_ENABLED=0 GOFLAGS=-mod=mod GOBIN="$out/bin" nice -n 19 go install -trimpath -ldflags "-s -w" \
+  go_install_tagged "$1" "metrics-server $METRICS_SERVER_VERSION" "" \
     "sigs.k8s.io/metrics-server/cmd/metrics-server@v$METRICS_SERVER_VERSION"
 }
 
+# local-path-provisioner (the local clusters' storage), its version compiled in (its main.VERSION),
+# as its releases have it; and the static busybox its image holds for its helper pods' `sh`.
+build_local_path_provisioner() {
+  go_install_tagged "$1" "local-path-provisioner $LOCAL_PATH_PROVISIONER_VERSION" \
+    "-X main.VERSION=v$LOCAL_PATH_PROVISIONER_VERSION" \
+    "github.com/rancher/local-path-provisioner@v$LOCAL_PATH_PROVISIONER_VERSION"
+}
+build_busybox() { unpack_debian "$1" busybox-static "$BUSYBOX_DEBIAN_VERSION"; }
+
 # Pulumi YAML's language host, which the engine looks for on PATH (YAML is one of its bundled
-# languages): `go install` of its command at its tag, whose go.mod has no replace directive.
+# languages).
 build_pulumi_yaml() {
-  local out=$1
-  run_logged "pulumi-language-yaml $PULUMI_YAML_VERSION" "$out/build.log" \
-    env CGO_ENABLED=0 GOFLAGS=-mod=mod GOBIN="$out/bin" nice -n 19 go install -trimpath \
-    -ldflags "-s -w -X github.com/pulumi/pulumi-yaml/pkg/version.Version=${PULUMI_YAML_VERSION#v}" \
+  go_install_tagged "$1" "pulumi-language-yaml $PULUMI_YAML_VERSION" \
+    "-X github.com/pulumi/pulumi-yaml/pkg/version.Version=${PULUMI_YAML_VERSION#v}" \
     "github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml@$PULUMI_YAML_VERSION"
 }
 
@@ -320,6 +333,8 @@ build_once "$COREDNS_HOME" "coredns $COREDNS_VERSION" build_coredns
 build_once "$METALLB_HOME" "metallb $METALLB_VERSION" build_metallb
 build_once "$FLANNEL_HOME" "flannel $FLANNEL_VERSION" build_flannel
 build_once "$METRICS_SERVER_HOME" "metrics-server $METRICS_SERVER_VERSION" build_metrics_server
+build_once "$LOCAL_PATH_PROVISIONER_HOME" "local-path-provisioner $LOCAL_PATH_PROVISIONER_VERSION" build_local_path_provisioner
+build_once "$BUSYBOX_HOME" "busybox-static $BUSYBOX_DEBIAN_VERSION" build_busybox
 install_npm_packages
 build_pulumi
 build_once "$LIQO_CACHE/pulumi-language-yaml-$PULUMI_YAML_VERSION" "pulumi-language-yaml $PULUMI_YAML_VERSION" build_pulumi_yaml

@@ -61,6 +61,13 @@ FLANNEL_CNI_PLUGIN_VERSION=v0.9.1
 # REAL-CLUSTERS.md's 0.9.0: 0.8.0 is the version this machine's module proxy is known to serve whole
 # (built here 2026-11-29 in 2.5 min); it reads the same kubelet `/metrics/resource`.
 METRICS_SERVER_VERSION=0.8.0
+# local-path-provisioner, the local clusters' storage (the default StorageClass `local-path`;
+# local-cluster/local-path-storage.ts): `go install` of github.com/rancher/local-path-provisioner at its tag,
+# static; the newest tag the Go module proxy serves here (built 2026-11-29 in 1 min 45 s, modules cold).
+LOCAL_PATH_PROVISIONER_VERSION=0.0.30
+# Its helper pods' shell (they mkdir and rm the volumes' directories with `sh`): Debian's static
+# busybox, unpacked from its package (no install), in the provisioner's own image.
+BUSYBOX_DEBIAN_VERSION=1:1.35.0-4+deb12u1+b1
 # wireguard-go has no release tags on the module proxy; this is the newest pseudo-version.
 WIREGUARD_GO_VERSION=v0.0.0-20260522210424-ecfc5a8d5446
 # Debian packages the clusters and tunnels need, each as package:command-it-provides (installed
