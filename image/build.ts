@@ -1,7 +1,8 @@
 /**
- * `npm run image`: builds the agent, podtool, pause, coredns, metrics-server, MetalLB and Flannel images into OCI archives, and says what
- * each weighs and what takes the room. Inputs are the toolchain's files and this machine's tools;
- * the same inputs give the same archives, byte for byte.
+ * `npm run image`: builds the agent, podtool, pause, coredns, metrics-server, local-path-provisioner,
+ * MetalLB and Flannel images into OCI archives, and says what each weighs and what takes the room.
+ * Inputs are the toolchain's files and this machine's tools; the same inputs give the same
+ * archives, byte for byte.
  */
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -14,6 +15,7 @@ import { agentImage, type NamedImage } from "./agent-image.js";
 import { findOnPath } from "./host-files.js";
 import { writeImageArchive, type ImageArchive } from "./oci-archive.js";
 import { flannelImage } from "./flannel-image.js";
+import { localPathImage } from "./local-path-image.js";
 import { corednsImage, metallbImage, metricsServerImage, pauseImage, podtoolImage } from "./podtool-images.js";
 
 const run = promisify(execFile);
@@ -25,6 +27,7 @@ export const IMAGE_NAMES = [
   "pause",
   "coredns",
   "metrics-server",
+  "local-path-provisioner",
   "metallb-controller",
   "metallb-speaker",
   "flannel",
@@ -123,6 +126,32 @@ export const metallbHome = (): string => toolchainHome("MetalLB", "LIQO_METALLB_
  */
 export const flannelHome = (): string => toolchainHome("Flannel", "LIQO_FLANNEL_HOME", join("bin", "flanneld"));
 
+/**
+ * Where the toolchain built local-path-provisioner (scripts/toolchain.sh `build_local_path_provisioner`):
+ * `bin/local-path-provisioner`. Found by $LIQO_LOCAL_PATH_PROVISIONER_HOME.
+ */
+export const localPathProvisionerHome = (): string =>
+  toolchainHome("local-path-provisioner", "LIQO_LOCAL_PATH_PROVISIONER_HOME", join("bin", "local-path-provisioner"));
+
+/**
+ * Where the toolchain unpacked Debian's static busybox (scripts/toolchain.sh `build_busybox`):
+ * `root/bin/busybox`. Found by $LIQO_BUSYBOX_HOME, not on PATH, where it would shadow the machine's.
+ */
+export const busyboxHome = (): string => toolchainHome("busybox", "LIQO_BUSYBOX_HOME", join("root", "bin", "busybox"));
+
+/** The storage image's inputs: the provisioner, and busybox with the applets it lists of itself. */
+async function localPathSpec(version: string): Promise<NamedImage> {
+  const busybox = join(busyboxHome(), "root", "bin", "busybox");
+  const { stdout } = await run(busybox, ["--list-full"]);
+  return localPathImage(
+    {
+      provisioner: join(localPathProvisionerHome(), "bin", "local-path-provisioner"),
+      busybox: { path: busybox, applets: stdout.split("\n").filter(Boolean) },
+    },
+    version,
+  );
+}
+
 function podtoolBinary(options: BuildOptions): string {
   return (
     options.podtool ?? process.env.LIQO_PODTOOL ?? findOnPath("podtool", "the toolchain builds it; or set LIQO_PODTOOL")
@@ -151,6 +180,8 @@ async function imageSpec(name: ImageName, work: string, notes: string[], options
         spec: metricsServerImage(findOnPath("metrics-server", "the toolchain builds it: . scripts/env.sh"), version),
         layerNames: ["metrics-server (static)"],
       };
+    case "local-path-provisioner":
+      return localPathSpec(version);
     case "flannel":
       return flannelImage(join(flannelHome(), "bin", "flanneld"), version);
     case "metallb-controller":

@@ -5,7 +5,15 @@
  * Not the agent's, whose tag names its bundle too (core/cluster/agent-image.ts).
  */
 export const projectImageReference = (
-  name: "podtool" | "pause" | "coredns" | "metrics-server" | "metallb-controller" | "metallb-speaker" | "flannel",
+  name:
+    | "podtool"
+    | "pause"
+    | "coredns"
+    | "metrics-server"
+    | "local-path-provisioner"
+    | "metallb-controller"
+    | "metallb-speaker"
+    | "flannel",
   version: string,
 ): string => `pulumi-liqo.local/${name}:${version}`;
 
