@@ -3,8 +3,9 @@
  * adds a machine to a cluster in use (a cloud's node pool scaling out). The node is planned as the
  * next of the cluster's (its LAN address, its /24 of the pod CIDR), joined to the node LAN, given
  * the images and the release the other nodes run, started, and recorded in the lab's state, where
- * the supervisor then keeps its processes running and `down` finds it. Nothing of the product is
- * told: what a peering needs on the new node (the route agent's DaemonSet pod) comes by itself.
+ * the supervisor then keeps its processes running and `down` finds it. The cluster's storage is
+ * given the node's volume directory (local-path-storage.ts). Nothing of the product is told: what
+ * a peering needs on the new node (the route agent's DaemonSet pod) comes by itself.
  */
 import { join } from "node:path";
 import { Cidr } from "../core/net/cidr.js";
@@ -15,6 +16,7 @@ import { nodeImages } from "./node-images.js";
 import { planNodes, type PlannedNode } from "./node-plan.js";
 import { importImages, nodeBinaries, startNodeProcesses, waitForNodes, writeNodeFiles } from "./node.js";
 import { releaseCommands } from "./releases.js";
+import { deployLocalPathStorage } from "./local-path-storage.js";
 import { updateLab, type ClusterState } from "./state.js";
 import type { OnStarted } from "./control-plane.js";
 
@@ -82,6 +84,7 @@ export async function addNode(
   await waitForNodes({ ...cluster, nodes: [node] }, dead, NODE_READY_TIMEOUT_MS).catch((error: Error) => {
     throw new Error(`${error.message}\n  logs: ${join(node.dir, "logs")}`);
   });
+  await deployLocalPathStorage(cluster.kubeconfig, images.localPathProvisioner, nodes);
   log(`[lab ${state.name}] cluster ${cluster.name}: node ${node.name} Ready`);
   return node;
 }

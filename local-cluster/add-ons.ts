@@ -1,5 +1,5 @@
 /**
- * How the local clusters' add-ons (cluster DNS, metrics-server, Flannel, MetalLB) are applied:
+ * How the local clusters' add-ons (cluster DNS, metrics-server, local-path storage, Flannel, MetalLB) are applied:
  * server-side apply with the admin kubeconfig, so that a lab brought up again converges; a failure
  * names the add-on, the object and the API server.
  */

@@ -64,6 +64,7 @@ import { raiseHostLimits } from "./host-limits.js";
 import { nodeImages } from "./node-images.js";
 import { clusterDnsAddress, deployClusterDns } from "./cluster-dns.js";
 import { deployMetricsServer } from "./metrics-server.js";
+import { deployLocalPathStorage } from "./local-path-storage.js";
 import { declareClusterConfig } from "./cluster-config.js";
 import { deployLoadBalancer } from "./load-balancer.js";
 import { deployFlannel, flannelRunDir, flannelSubnetFile } from "./flannel.js";
@@ -362,6 +363,7 @@ export async function upLab(requests: readonly ClusterRequest[], options: LabOpt
     }
     await deployClusterDns(cluster.kubeconfig, cluster.serviceCidr, images.coredns);
     await deployMetricsServer(cluster.kubeconfig, images.metricsServer);
+    await deployLocalPathStorage(cluster.kubeconfig, images.localPathProvisioner, cluster.nodes);
     if (cluster.nodePodCidrs !== false)
       await declareClusterConfig(cluster.kubeconfig, { podCidr: cluster.podCidr, serviceCidr: cluster.serviceCidr });
     if (cluster.loadBalancerAddresses) {

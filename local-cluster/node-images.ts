@@ -1,6 +1,7 @@
 /**
  * The images every worker node gets at `up`: the pause image (containerd's sandbox image), the
- * podtool image (test pods), the coredns image (cluster DNS), MetalLB's two (the load balancer, when
+ * podtool image (test pods), the coredns image (cluster DNS), the metrics-server and
+ * local-path-provisioner images (resource metrics, storage), MetalLB's two (the load balancer, when
  * the lab has it) and the agent's, as `npm run image` writes them to `dist/image/`.
  * Nodes have no registry to pull from: each is imported into each node's containerd.
  */
@@ -9,7 +10,16 @@ import { dirname, join } from "node:path";
 import { tmpdir } from "node:os";
 import { withFileLock } from "../host/file-lock.js";
 import { AGENT_BUNDLE, readAgentBuild } from "../image/agent-bundle.js";
-import { buildImages, flannelHome, metallbHome, packageVersion, REPO_ROOT, type ImageName } from "../image/build.js";
+import {
+  buildImages,
+  busyboxHome,
+  flannelHome,
+  localPathProvisionerHome,
+  metallbHome,
+  packageVersion,
+  REPO_ROOT,
+  type ImageName,
+} from "../image/build.js";
 import { projectImageReference } from "../image/reference.js";
 import { commandPath } from "./commands.js";
 import type { MetallbImages } from "./load-balancer.js";
@@ -25,6 +35,8 @@ export interface NodeImages {
   readonly coredns: string;
   /** The metrics-server image's reference (resource metrics). */
   readonly metricsServer: string;
+  /** The local-path-provisioner image's reference (storage; also its helper pods' image). */
+  readonly localPathProvisioner: string;
   /** The agent image's reference. */
   readonly agent: string;
   /** MetalLB's controller and speaker images. */
@@ -50,10 +62,16 @@ const METALLB_IMAGES = ["metallb-controller", "metallb-speaker"] as const;
 
 /**
  * What makes an archive out of date: for pause and podtool, the podtool binary; for coredns,
- * metrics-server, MetalLB's and Flannel's, their binary; for the agent, its bundle (`npm run build` rewrites it only when it changes).
+ * metrics-server, MetalLB's and Flannel's, their binary; for local-path-provisioner's, its binary or
+ * busybox, whichever is newer; for the agent, its bundle (`npm run build` rewrites it only when it changes).
  */
 function inputsChangedAt(name: ImageName): number {
   if (name === "coredns" || name === "metrics-server") return statSync(commandPath(name)).mtimeMs;
+  if (name === "local-path-provisioner")
+    return Math.max(
+      statSync(join(localPathProvisionerHome(), "bin", "local-path-provisioner")).mtimeMs,
+      statSync(join(busyboxHome(), "root", "bin", "busybox")).mtimeMs,
+    );
   if (name === "flannel") return statSync(join(flannelHome(), "bin", "flanneld")).mtimeMs;
   if (name === "metallb-controller" || name === "metallb-speaker")
     return statSync(join(metallbHome(), "bin", name.slice("metallb-".length))).mtimeMs;
@@ -66,7 +84,8 @@ const stale = (name: ImageName): boolean =>
   !existsSync(imageArchive(name)) || statSync(imageArchive(name)).mtimeMs < inputsChangedAt(name);
 
 /**
- * The images for the nodes, and the archives to import. The pause, podtool, coredns and metrics-server archives, and
+ * The images for the nodes, and the archives to import. The pause, podtool, coredns, metrics-server and
+ * local-path-provisioner archives, and
  * MetalLB's when `loadBalancer` is `metallb`, and Flannel's when a cluster runs it, are (re)built when missing or older than their binary
  * (one static binary each: quick). The agent's is built too, when older than its sources, if `agent`
  * says the lab needs it (its agents run as pods); otherwise it is imported when `npm run image` has
@@ -89,6 +108,7 @@ export async function nodeImages(
         "podtool",
         "coredns",
         "metrics-server",
+        "local-path-provisioner",
         ...metallb,
         ...cni,
         ...(agent === "needed" ? ["agent" as const] : []),
@@ -109,6 +129,7 @@ export async function nodeImages(
     podtool: imageReference("podtool"),
     coredns: imageReference("coredns"),
     metricsServer: imageReference("metrics-server"),
+    localPathProvisioner: imageReference("local-path-provisioner"),
     agent: imageReference("agent"),
     metallb: { controller: imageReference("metallb-controller"), speaker: imageReference("metallb-speaker") },
     flannel: imageReference("flannel"),
@@ -117,6 +138,7 @@ export async function nodeImages(
       imageArchive("podtool"),
       imageArchive("coredns"),
       imageArchive("metrics-server"),
+      imageArchive("local-path-provisioner"),
       ...metallb.map(imageArchive),
       ...cni.map(imageArchive),
       ...(withAgent ? [imageArchive("agent")] : []),

@@ -70,6 +70,8 @@ export interface NodePaths {
   readonly pki: string;
   /** Logs of the node's processes. */
   readonly logs: string;
+  /** Where the cluster's storage makes the node's volumes, a directory each (local-path-storage.ts). */
+  readonly volumes: string;
 }
 
 /** Paths of the files of the node in `dir`. */
@@ -85,6 +87,7 @@ export function nodePaths(dir: string): NodePaths {
     ipamDir: join(dir, "ipam"),
     pki: join(dir, "pki"),
     logs: join(dir, "logs"),
+    volumes: join(dir, "local-path"),
   };
 }
 
