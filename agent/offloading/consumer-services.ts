@@ -14,6 +14,7 @@
  * it watches them in each namespace with pods on its virtual nodes, and passes again every 10 s.
  */
 import * as k8s from "@kubernetes/client-node";
+import { isDeepStrictEqual } from "node:util";
 import {
   API_GROUP_VERSION,
   tenantRequestName,
@@ -65,7 +66,8 @@ export async function reflectPeeringServices(
       const name = tenantRequestName(remoteNamespace, serviceName);
       wanted.add(name);
       const current = existing.get(name);
-      if (!current || JSON.stringify(current.spec.service) !== JSON.stringify(request)) {
+      // Compared by value: the API server keeps an object's keys in an order of its own.
+      if (!current || !isDeepStrictEqual(current.spec.service, request)) {
         const object: ReflectedService = {
           apiVersion: API_GROUP_VERSION,
           kind: "ReflectedService",
