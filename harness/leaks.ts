@@ -1,6 +1,6 @@
 /**
  * What this project leaves in a cluster: every object of its own (namespaces, CRDs, CSRs, virtual
- * nodes and their leases, RBAC in any namespace), and what a tunnel leaves in a cluster's network namespace. A
+ * nodes and their leases, RBAC in any namespace, its StorageClass and volumes), and what a tunnel leaves in a cluster's network namespace. A
  * test asserts the lists are empty after destroy or unpeer.
  */
 import * as k8s from "@kubernetes/client-node";
@@ -42,6 +42,10 @@ export async function projectTraces(kubeconfigPath: string): Promise<string[]> {
     ...[undefined, undefined, undefined, undefined, undefined],
     `${MANAGED_BY_LABEL}=${MANAGED_BY}`,
   );
+  const [storageClasses, volumes] = await Promise.all([
+    kc.makeApiClient(k8s.StorageV1Api).listStorageClass(selector),
+    core.listPersistentVolume(selector),
+  ]);
   return [
     ...namespaces.items
       .filter(
@@ -58,6 +62,8 @@ export async function projectTraces(kubeconfigPath: string): Promise<string[]> {
     ...namespacedBindings.items.map((b) => `rolebinding ${b.metadata?.namespace}/${b.metadata?.name}`),
     ...placements.map((p) => `${p.kind.toLowerCase()} ${p.name}`),
     ...guards.items.map((g) => `validatingadmissionpolicy ${g.metadata?.name}`),
+    ...storageClasses.items.map((c) => `storageclass ${c.metadata?.name}`),
+    ...volumes.items.map((v) => `persistentvolume ${v.metadata?.name}`),
   ];
 }
 

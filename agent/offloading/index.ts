@@ -16,12 +16,14 @@ import { advanceNamespaceOffloading, type ConsumerPeerings } from "./consumer-na
 import { offloadedNamespaces, reflectPeeringPods } from "./consumer-pods.js";
 import type { PeeringRoute } from "./consumer-shortcuts.js";
 import { reflectPeeringServices } from "./consumer-services.js";
+import { reflectPeeringClaims } from "./consumer-claims.js";
 import { ProviderBackoffs } from "./provider-backoff.js";
 import { advanceOffloadingSelectors } from "./selected-namespaces.js";
 
 export { ConsumerShortcuts } from "./consumer-shortcuts.js";
 export { answerOffloadingRequests } from "./provider-side.js";
 export { answerServiceRequests } from "./provider-services.js";
+export { answerClaimRequests } from "./provider-claims.js";
 export { removeWithdrawnPod } from "./provider-withdrawal.js";
 
 const STEP = "offloading (consumer)";
@@ -107,6 +109,7 @@ export async function offloadOnce(
       };
       const pass = await reflectPeeringPods(kc, reach, offloadings, reporter);
       await reflectPeeringServices(kc, reach, offloadings, ownPodRange(endpoints, peering.spec.providerClusterId));
+      pending = (await reflectPeeringClaims(kc, reach, offloadings, reporter)) || pending;
       pending ||= pass.pending;
       withPods.set(peering.spec.virtualNodeName, new Set(pass.namespacesWithPods));
       routes.push({

@@ -43,9 +43,15 @@ import { byAge, sameAnswer, tenantsOf } from "./provider-side.js";
 
 const STEP = "offloading (provider services)";
 
-/** Why `request` of consumer `consumer` is not held here, or undefined when its namespace and name are right. */
-function refuseTarget(
-  request: ReflectedService,
+/**
+ * Why a request of consumer `consumer` for object `objectName` (a Service, a claim; of `kind`) of
+ * its remote namespace `spec.namespace` is not held here, or undefined when its namespace and name
+ * are right: a namespace made here for that consumer, and the one request name the object has.
+ */
+export function refuseTarget(
+  request: { readonly metadata: k8s.V1ObjectMeta; readonly spec: { readonly namespace: string } },
+  objectName: unknown,
+  kind: string,
   consumer: string,
   namespaces: ReadonlyMap<string, k8s.V1Namespace>,
 ): Refusal | undefined {
@@ -56,13 +62,37 @@ function refuseTarget(
       reason: "NamespaceNotReady",
       message: `namespace ${JSON.stringify(namespace)} is not one this consumer was given`,
     };
-  const serviceName = (request.spec.service as { name?: unknown } | null)?.name;
-  if (typeof serviceName === "string" && request.metadata.name !== tenantRequestName(namespace, serviceName))
+  if (typeof objectName === "string" && request.metadata.name !== tenantRequestName(namespace, objectName))
     return {
       reason: "Invalid",
-      message: `metadata.name: a request for Service ${serviceName} of ${namespace} is named ${tenantRequestName(namespace, serviceName)}`,
+      message: `metadata.name: a request for ${kind} ${objectName} of ${namespace} is named ${tenantRequestName(namespace, objectName)}`,
     };
   return undefined;
+}
+
+/**
+ * The namespaces made for consumers here (tenant and remote ones, by their labels): the live
+ * tenants, each namespace by name, and each live remote namespace with the consumer it was made for.
+ */
+export async function consumerNamespaces(kc: k8s.KubeConfig, step: string) {
+  const namespaces = (
+    await kc
+      .makeApiClient(k8s.CoreV1Api)
+      .listNamespace({ labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY},${REMOTE_CLUSTER_LABEL}` })
+      .catch(describeFailure(`${step}: listing the namespaces made for consumers`, serverOf(kc)))
+  ).items;
+  const { live: tenants } = tenantsOf(namespaces);
+  const byName = new Map(namespaces.map((ns) => [ns.metadata!.name!, ns]));
+  const remoteNamespaces = namespaces.flatMap((ns) => {
+    const consumer = ns.metadata?.labels?.[REMOTE_CLUSTER_LABEL];
+    return consumer &&
+      [...tenants.values()].includes(consumer) &&
+      isRemoteNamespaceOf(ns, consumer) &&
+      !ns.metadata?.deletionTimestamp
+      ? [{ namespace: ns.metadata!.name!, consumer }]
+      : [];
+  });
+  return { tenants, byName, remoteNamespaces };
 }
 
 /** This cluster's service range as its install recorded it; undefined when none is (or it does not parse). */
@@ -83,23 +113,7 @@ export async function answerServiceRequests(kc: k8s.KubeConfig, reporter: Report
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const discovery = kc.makeApiClient(k8s.DiscoveryV1Api);
   // Only the project's namespaces (tenant and remote ones carry these labels): a request for any other is refused.
-  const namespaces = (
-    await core
-      .listNamespace({ labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY},${REMOTE_CLUSTER_LABEL}` })
-      .catch(describeFailure(`${STEP}: listing the namespaces made for consumers`, endpoint))
-  ).items;
-  const { live: tenants } = tenantsOf(namespaces);
-  const byName = new Map(namespaces.map((ns) => [ns.metadata!.name!, ns]));
-  // Each live remote namespace, with the consumer it was made for.
-  const remoteNamespaces = namespaces.flatMap((ns) => {
-    const consumer = ns.metadata?.labels?.[REMOTE_CLUSTER_LABEL];
-    return consumer &&
-      [...tenants.values()].includes(consumer) &&
-      isRemoteNamespaceOf(ns, consumer) &&
-      !ns.metadata?.deletionTimestamp
-      ? [{ namespace: ns.metadata!.name!, consumer }]
-      : [];
-  });
+  const { tenants, byName, remoteNamespaces } = await consumerNamespaces(kc, STEP);
   if (requests.length === 0 && remoteNamespaces.length === 0) return 0;
   const tunnelEnds = await listTunnelEndpoints(kc, STEP);
   const providerServices = await ownServiceRange(kc);
@@ -109,7 +123,10 @@ export async function answerServiceRequests(kc: k8s.KubeConfig, reporter: Report
     const consumer = tenants.get(request.metadata.namespace ?? "");
     if (!consumer || request.metadata.deletionTimestamp) continue;
     const view = peerAddressView(tunnelEnds, consumer);
-    const refusal = refuseTarget(request, consumer, byName) ?? refuseServiceRequest(request.spec.service, view?.real);
+    const serviceName = (request.spec.service as { name?: unknown } | null)?.name;
+    const refusal =
+      refuseTarget(request, serviceName, "Service", consumer, byName) ??
+      refuseServiceRequest(request.spec.service, view?.real);
     const generation = request.metadata.generation ?? 1;
     const where = `${request.spec.namespace}/${(request.spec.service as ServiceRequest | undefined)?.name}`;
     let answer: { phase: "Accepted" | "Refused"; reason?: string; message?: string } = refusal

@@ -43,6 +43,7 @@ import {
 import { REMOTE_NAMESPACE_LABEL } from "../../core/api/names.js";
 import { listOffloading, setOffloadingFinalizer, writeOffloadingStatus } from "../../core/offloading/objects.js";
 import { refusePodSpec, type Refusal } from "../../core/offloading/pod-policy.js";
+import { claimsOf, isHeldClaimOf, refuseUnheldClaims } from "../../core/offloading/claim-reflection.js";
 import {
   CONSUMER_POD_UID_LABEL,
   forgeRemotePod,
@@ -286,6 +287,19 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
       : undefined;
   };
 
+  // The claims made here for a consumer, per remote namespace: read once a pass, and only for a pod that mounts one.
+  const heldClaims = new Map<string, Promise<Set<string>>>();
+  const heldClaimsIn = (namespace: string, consumer: string): Promise<Set<string>> => {
+    const listing =
+      heldClaims.get(namespace) ??
+      core
+        .listNamespacedPersistentVolumeClaim({ namespace })
+        .catch(describeFailure(`${STEP}: listing the claims of ${namespace}`, endpoint))
+        .then((list) => new Set(list.items.filter((c) => isHeldClaimOf(c, consumer)).map((c) => c.metadata!.name!)));
+    heldClaims.set(namespace, listing);
+    return listing;
+  };
+
   // Pods, per consumer: those accepted before count against the offer first, then the others by age.
   const podOf = new Map(pods.items.map((p) => [`${p.metadata!.namespace}/${p.metadata!.name}`, p]));
   const wanted = new Set<string>();
@@ -345,6 +359,9 @@ export async function answerOffloadingRequests(kc: k8s.KubeConfig, reporter: Rep
         refusal =
           refusePodSpec(request.spec.pod) ??
           refuseConsumerToken(request, consumerApiAddress) ??
+          (claimsOf(request.spec.pod.volumes).length > 0
+            ? refuseUnheldClaims(request.spec.pod, await heldClaimsIn(request.spec.namespace, consumer))
+            : undefined) ??
           refuseOverOffer(offer, running, podRequests(request.spec.pod));
       } catch (error) {
         refusal = { reason: "Invalid", message: (error as Error).message };

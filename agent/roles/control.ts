@@ -34,6 +34,7 @@ import { answerResourceRequests, capacityEventFilters } from "../offer-answering
 import {
   answerOffloadingRequests,
   answerServiceRequests,
+  answerClaimRequests,
   ConsumerShortcuts,
   offloadOnce,
   removeWithdrawnPod,
@@ -215,6 +216,7 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
       { ...watching, relevant: offloadedPodChanges() },
     ),
     wakeOnChanges(kc, collection("reflectedservices"), () => wakeups.offloadingProvider.wake(), watching),
+    wakeOnChanges(kc, collection("reflectedclaims"), () => wakeups.offloadingProvider.wake(), watching),
     // A tunnel going down or up: the consumers' endpoints in reflected Services follow it at once.
     wakeOnChanges(kc, collection("tunnelendpoints"), () => wakeups.offloadingProvider.wake(), {
       ...watching,
@@ -242,8 +244,9 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
       },
       async () => {
         await answerOffloadingRequests(kc, reporter);
-        // Services after namespaces: a request for a namespace made in this pass is held in the same pass.
+        // Services and claims after namespaces: a request for a namespace made in this pass is held in the same pass.
         await answerServiceRequests(kc, reporter);
+        await answerClaimRequests(kc, reporter);
       },
     ),
     // Offloading, consumer side: its NamespaceOffloadings, OffloadingSelectors, namespaces and the

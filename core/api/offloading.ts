@@ -17,6 +17,10 @@
  *   an offloaded namespace in its remote namespace, with the endpoints that live on the consumer;
  *   the provider's agent checks it (ClusterIP or headless only; endpoints among the consumer's
  *   pods) and makes the Service and an EndpointSlice of those endpoints, or refuses it.
+ * - `ReflectedClaim` (provider side, tenant namespace): the consumer's agent asks for a
+ *   PersistentVolumeClaim of an offloaded namespace, for a pod bound to the virtual node; the
+ *   provider's agent checks it (size, access modes it serves) and makes a claim of its own storage
+ *   class in the remote namespace, or refuses it (core/offloading/claim-reflection.ts).
  */
 import { createHash } from "node:crypto";
 import type { V1ObjectMeta, V1PodSpec } from "@kubernetes/client-node";
@@ -226,12 +230,39 @@ export interface ReflectedService {
   status?: OffloadingAnswer;
 }
 
+/** The consumer's StorageClass whose claims are served by the provider their first pod goes to (core/offloading/claim-reflection.ts). */
+export const OFFLOADED_STORAGE_CLASS = "pulumi-liqo";
+
+/** The provisioner that class names: the consumer's agent. */
+export const OFFLOADED_VOLUME_PROVISIONER = `offloaded-volume.${API_GROUP}`;
+
+/** Label of a volume the consumer's agent made: the virtual node (the peering) whose provider holds its data. */
+export const VOLUME_VIRTUAL_NODE_LABEL = `${API_GROUP}/virtual-node-name`;
+
+/** A consumer's request for a PersistentVolumeClaim in one of its remote namespaces on the provider. */
+export interface ReflectedClaim {
+  apiVersion: string;
+  kind: "ReflectedClaim";
+  metadata: V1ObjectMeta;
+  spec: {
+    /** The remote namespace the claim is to be in: one of this tenant's `RemoteNamespace`s. */
+    namespace: string;
+    /**
+     * The claim: its name, size, access modes and volume mode (core/offloading/claim-reflection.ts
+     * `ClaimRequest`); checked by the provider's agent before use. Never a storage class or a volume:
+     * the provider chooses those.
+     */
+    claim: unknown;
+  };
+  status?: OffloadingAnswer;
+}
+
 /** The longest name an object may have (a DNS subdomain). */
 const MAX_OBJECT_NAME = 253;
 
 /**
  * The name of a tenant's request for object `name` of remote namespace `remoteNamespace` (an
- * OffloadedPod, a ReflectedService): `<remote namespace>.<name>`, unique in a tenant for a kind (a
+ * OffloadedPod, a ReflectedService, a ReflectedClaim): `<remote namespace>.<name>`, unique in a tenant for a kind (a
  * namespace name has no dot). A pod name may
  * be 253 characters long, so one too long for an object's name is cut and ends in a digest of the
  * whole, which keeps it unique and the same at every pass.
@@ -334,5 +365,6 @@ export function forgeOffloadingDefinitions() {
       obj({ namespace: str, service: opaque }, ["namespace", "service"]),
       answer,
     ),
+    crd("ReflectedClaim", "reflectedclaims", obj({ namespace: str, claim: opaque }, ["namespace", "claim"]), answer),
   ];
 }

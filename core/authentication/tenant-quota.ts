@@ -36,6 +36,7 @@ export const TENANT_OBJECT_LIMITS: Readonly<Record<string, number>> = {
   remotenamespaces: 32,
   offloadedpods: 1024,
   reflectedservices: 256,
+  reflectedclaims: 256,
 };
 
 /** Name of the quota of the system namespace. */

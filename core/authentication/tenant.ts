@@ -98,10 +98,10 @@ export const TENANT_RULES: readonly k8s.V1PolicyRule[] = [
     resources: ["tunnelendpoints"],
     verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
   },
-  // Offloading: the consumer asks for namespaces, pods and Services; the provider's agent answers in their status.
+  // Offloading: the consumer asks for namespaces, pods, Services and claims; the provider's agent answers in their status.
   {
     apiGroups: [API_GROUP],
-    resources: ["remotenamespaces", "offloadedpods", "reflectedservices"],
+    resources: ["remotenamespaces", "offloadedpods", "reflectedservices", "reflectedclaims"],
     verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
   },
 ];

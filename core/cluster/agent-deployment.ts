@@ -5,14 +5,16 @@
  * inputs say (agent-workloads.ts). Pure `forge*` builders and one idempotent apply.
  */
 import * as k8s from "@kubernetes/client-node";
-import { SYSTEM_NAMESPACE } from "../api/names.js";
+import { MANAGED_BY, MANAGED_BY_LABEL, SYSTEM_NAMESPACE } from "../api/names.js";
 import { deleteOptional, describeFailure, ensureObject, readOptional, serverOf } from "../kube/client.js";
 import { AGENT_NAME, GATEWAY_NAME } from "./agent-components.js";
 import { poll } from "../wait/poll.js";
 import { forgeAgentRbac, RBAC_COMPONENTS, UNBOUND_CLUSTER_ROLES } from "./agent-rbac.js";
+import { OFFLOADED_STORAGE_CLASS, VOLUME_VIRTUAL_NODE_LABEL } from "../api/offloading.js";
 import {
   forgeAuthService,
   forgeConsumerDnsService,
+  forgeOffloadedStorageClass,
   forgeControlDeployment,
   forgeGatewayDeployment,
   forgeGatewayService,
@@ -44,7 +46,7 @@ export interface AgentDeploymentSpec {
 /** How long a Service whose class changes may take to go: a cloud removes its load balancer first. */
 const SERVICE_GONE_TIMEOUT_MS = 120_000;
 
-/** Every object of the agent's deployment, in apply order: RBAC, then workloads, then Services. */
+/** Every object of the agent's deployment, in apply order: RBAC, then workloads, then Services, then the StorageClass it serves. */
 export function forgeAgentDeployment(spec: AgentDeploymentSpec): k8s.KubernetesObject[] {
   const gatewayService = forgeGatewayService(spec.gateway.port, spec.gateway.exposure);
   return [
@@ -55,6 +57,7 @@ export function forgeAgentDeployment(spec: AgentDeploymentSpec): k8s.KubernetesO
     forgeAuthService(spec.auth.port, spec.auth.exposure),
     ...(gatewayService ? [gatewayService] : []),
     forgeConsumerDnsService(),
+    forgeOffloadedStorageClass(),
   ];
 }
 
@@ -117,8 +120,35 @@ export async function readAgentDeployment(kc: k8s.KubeConfig): Promise<DeployedA
   };
 }
 
-/** Removes the agent's RBAC outside the system namespace (what is inside goes with the namespace). */
-export async function deleteAgentClusterRbac(kc: k8s.KubeConfig): Promise<void> {
+/**
+ * Removes the StorageClass the agent served, and the volumes it made for claims on virtual nodes
+ * (their data went with the providers' remote namespaces); a volume still bound to a claim goes
+ * once that claim does.
+ */
+async function deleteOffloadedStorage(kc: k8s.KubeConfig): Promise<void> {
+  const fail = describeFailure("cluster: removing the offloaded StorageClass and its volumes", serverOf(kc));
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const volumes = await core
+    .listPersistentVolume({ labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY},${VOLUME_VIRTUAL_NODE_LABEL}` })
+    .catch(fail);
+  for (const volume of volumes.items)
+    await deleteOptional(() => core.deletePersistentVolume({ name: volume.metadata!.name! })).catch(fail);
+  await deleteOptional(() =>
+    kc.makeApiClient(k8s.StorageV1Api).deleteStorageClass({ name: OFFLOADED_STORAGE_CLASS }),
+  ).catch(fail);
+}
+
+/**
+ * Removes what the agent's deployment keeps outside the system namespace (what is inside goes with
+ * the namespace): its RBAC, and the offloaded StorageClass with its volumes.
+ */
+export async function deleteAgentClusterObjects(kc: k8s.KubeConfig): Promise<void> {
+  await deleteAgentClusterRbac(kc);
+  await deleteOffloadedStorage(kc);
+}
+
+/** Removes the agent's RBAC outside the system namespace. */
+async function deleteAgentClusterRbac(kc: k8s.KubeConfig): Promise<void> {
   const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
   const fail = describeFailure("cluster: removing the agent's ClusterRoles and bindings", serverOf(kc));
   await deleteOptional(() => rbac.deleteNamespacedRoleBinding({ name: AGENT_NAME, namespace: "kube-system" })).catch(

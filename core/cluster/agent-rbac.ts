@@ -83,6 +83,10 @@ const CONTROL_CLUSTER_RULES: Rule[] = [
     resourceNames: [REMOTE_NAMESPACE_ROLE, REMOTE_PODS_ROLE, REFLECTOR_ROLE],
     verbs: ["bind"],
   },
+  // Volumes that follow their pods. Provider side: which StorageClass serves consumers' claims.
+  // Consumer side: the volume it binds to each claim its provider holds, and removes after it.
+  { apiGroups: ["storage.k8s.io"], resources: ["storageclasses"], verbs: ["get", "list"] },
+  { apiGroups: [""], resources: ["persistentvolumes"], verbs: [...READ, "create", "patch", "delete"] },
   { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "list", "create", "update", "delete"] },
   {
     apiGroups: ["rbac.authorization.k8s.io"],
@@ -146,6 +150,8 @@ function forgeReflectorRole(): k8s.V1ClusterRole {
     metadata: { name: REFLECTOR_ROLE, labels: componentLabels(AGENT_NAME) },
     rules: [
       { apiGroups: [""], resources: ["configmaps", "secrets", "services"], verbs: READ },
+      // The claims of its pods bound for virtual nodes, which the provider holds (consumer-claims.ts).
+      { apiGroups: [""], resources: ["persistentvolumeclaims"], verbs: READ },
       // The endpoints of the namespace's Services that stay here, which the provider's copies list.
       { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: READ },
       // The tokens of the offloaded pods' service accounts, each bound to its pod (consumer-tokens.ts).
@@ -175,6 +181,8 @@ function forgeRemotePodsRole(): k8s.V1ClusterRole {
         resources: ["endpointslices"],
         verbs: [...READ, "create", "update", "patch", "delete"],
       },
+      // The claims consumers ask for (ReflectedClaim), which their pods there mount.
+      { apiGroups: [""], resources: ["persistentvolumeclaims"], verbs: [...READ, "create", "patch", "delete"] },
     ],
   };
 }

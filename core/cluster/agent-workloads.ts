@@ -11,7 +11,13 @@
  *   route    hostNetwork (its routes are the node's), NET_ADMIN only, root, on every node
  */
 import type * as k8s from "@kubernetes/client-node";
-import { SYSTEM_NAMESPACE } from "../api/index.js";
+import {
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  OFFLOADED_STORAGE_CLASS,
+  OFFLOADED_VOLUME_PROVISIONER,
+  SYSTEM_NAMESPACE,
+} from "../api/index.js";
 import { VIRTUAL_NODE_LABEL } from "../virtual-node/node.js";
 import {
   AGENT_CONTAINER,
@@ -341,5 +347,23 @@ export function forgePlacementService(): k8s.V1Service {
       selector: { [COMPONENT_LABEL]: AGENT_NAME },
       ports: [{ name: "placement", port: 443, protocol: "TCP", targetPort: PLACEMENT_PORT as never }],
     },
+  };
+}
+
+/**
+ * The StorageClass of claims that follow their pods to a provider, installed on every cluster; the
+ * control agent provisions it (core/offloading/claim-reflection.ts).
+ */
+export function forgeOffloadedStorageClass(): k8s.V1StorageClass {
+  return {
+    apiVersion: "storage.k8s.io/v1",
+    kind: "StorageClass",
+    metadata: { name: OFFLOADED_STORAGE_CLASS, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
+    provisioner: OFFLOADED_VOLUME_PROVISIONER,
+    // The provider is known only once the claim's first pod has a node, and only a virtual node has
+    // one: the scheduler puts a pod of such a claim on a virtual node, whatever its placement allows.
+    volumeBindingMode: "WaitForFirstConsumer",
+    allowedTopologies: [{ matchLabelExpressions: [{ key: VIRTUAL_NODE_LABEL, values: ["true"] }] }],
+    reclaimPolicy: "Delete",
   };
 }

@@ -31,7 +31,7 @@ import {
 } from "./cidr-detection.js";
 import { getNetworkFacts, getNodeRanges } from "./cidr-facts.js";
 import { NOTHING_DECLARED } from "./declared-networks.js";
-import { deleteAgentClusterRbac, ensureAgentDeployment, readAgentDeployment } from "./agent-deployment.js";
+import { deleteAgentClusterObjects, ensureAgentDeployment, readAgentDeployment } from "./agent-deployment.js";
 import { ensureRemoteNamespaceGuard } from "./remote-namespace-guard.js";
 import type { Progress } from "../operation/progress.js";
 import { startDeadline } from "../wait/deadline.js";
@@ -396,6 +396,6 @@ export async function removeCluster(request: ClusterRemoval): Promise<ClusterRem
         "Delete those peerings first, or set force: true to uninstall anyway.",
     );
   await uninstallCluster(kc, { timeoutMs: request.timeoutMs, keepDefinitions: request.keepDefinitions });
-  await deleteAgentClusterRbac(kc);
+  await deleteAgentClusterObjects(kc);
   return {};
 }

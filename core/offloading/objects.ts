@@ -9,7 +9,12 @@ import { deleteOptional, describeFailure, isNotFound, readOptional, serverOf } f
 
 /** The offloading kinds, by plural. */
 export type OffloadingPlural =
-  "namespaceoffloadings" | "offloadingselectors" | "remotenamespaces" | "offloadedpods" | "reflectedservices";
+  | "namespaceoffloadings"
+  | "offloadingselectors"
+  | "remotenamespaces"
+  | "offloadedpods"
+  | "reflectedservices"
+  | "reflectedclaims";
 
 /**
  * Every object of kind `plural` in `namespace` (all namespaces when omitted); undefined when the

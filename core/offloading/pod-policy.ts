@@ -9,11 +9,14 @@
  * its consumer's: the provider runs it as its namespace's `default`, with no token of the
  * provider's (reflection.ts `forgeRemotePod`).
  */
-import type { V1Container, V1PodSpec } from "@kubernetes/client-node";
+import type { V1Container, V1PodSpec, V1Volume } from "@kubernetes/client-node";
 
 /** Why a pod is refused: a CamelCase reason, as conditions and events carry it, and a sentence naming the field. */
 export interface Refusal {
-  /** `Privileged`, `HostNamespace`, `HostPath`, `HostPort`, `ServiceAccountToken`, `NodeSelection`, `ExceedsOffer`, `TunnelNotReady`, `Invalid`. */
+  /**
+   * `Privileged`, `HostNamespace`, `HostPath`, `VolumeSource`, `HostPort`, `ServiceAccountToken`,
+   * `NodeSelection`, `ExceedsOffer`, `TunnelNotReady`, `ClaimNotHeld`, `Invalid`.
+   */
   readonly reason: string;
   /** Names the container and field, e.g. `container "app": securityContext.privileged is true`. */
   readonly message: string;
@@ -21,6 +24,16 @@ export interface Refusal {
 
 /** The service account of the provider's that an offloaded pod runs as: its namespace's default, with no rights. */
 export const ALLOWED_SERVICE_ACCOUNT = "default";
+
+/** The volume sources an offloaded pod may use. */
+const OWN_VOLUME_SOURCES = [
+  "emptyDir",
+  "configMap",
+  "secret",
+  "projected",
+  "downwardAPI",
+  "persistentVolumeClaim",
+] as const satisfies readonly (keyof V1Volume)[];
 
 /** Every container of a pod, init and ephemeral ones included, with the field path it sits under. */
 function containersOf(spec: V1PodSpec): { readonly path: string; readonly container: V1Container }[] {
@@ -80,6 +93,20 @@ export function refusePodSpec(spec: V1PodSpec): Refusal | undefined {
     return {
       reason: "HostPath",
       message: `volume "${hostPath.name}" mounts hostPath ${hostPath.hostPath?.path ?? ""}`,
+    };
+  }
+  // Only volumes of the pod's own (its files, its namespace's objects) or a claim the provider made
+  // for its consumer (checked where the claims are known: claim-reflection.ts). Any other source
+  // (a network share, a device, a driver, an ephemeral claim of a class the pod would name) reaches
+  // past the pod into the provider's storage.
+  const foreign = (spec.volumes ?? []).find(
+    (v) => !OWN_VOLUME_SOURCES.some((source) => v[source] !== undefined) && v.hostPath === undefined,
+  );
+  if (foreign) {
+    const source = Object.keys(foreign).find((key) => key !== "name") ?? "no source";
+    return {
+      reason: "VolumeSource",
+      message: `volume "${foreign.name}" has source ${source}; an offloaded pod may use ${OWN_VOLUME_SOURCES.join(", ")} volumes`,
     };
   }
   // A token projected here would be one of the provider's own service accounts: an identity in the

@@ -10,7 +10,7 @@ import * as k8s from "@kubernetes/client-node";
 import { API_GROUP, SYSTEM_NAMESPACE } from "../../core/api/index.js";
 import {
   AGENT_NAME,
-  deleteAgentClusterRbac,
+  deleteAgentClusterObjects,
   ensureAgentDeployment,
   type AgentDeploymentSpec,
 } from "../../core/cluster/agent-deployment.js";
@@ -201,7 +201,7 @@ describe("agent deployment", () => {
         expect(await routeMay({ resource: "secrets", verb: "get", namespace: SYSTEM_NAMESPACE })).toBe(false);
       } finally {
         await uninstallCluster(kc);
-        await deleteAgentClusterRbac(kc);
+        await deleteAgentClusterObjects(kc);
       }
       expect(await projectTraces(cluster.kubeconfig)).toEqual([]);
     },
@@ -235,7 +235,7 @@ describe("agent deployment", () => {
       } finally {
         await allowHostNetwork(kc);
         await uninstallCluster(kc);
-        await deleteAgentClusterRbac(kc);
+        await deleteAgentClusterObjects(kc);
       }
       expect(await projectTraces(cluster.kubeconfig)).toEqual([]);
     },

@@ -25,6 +25,8 @@
 //	                              PTR), one per line; exit 0 when there is one, 1 otherwise
 //	podtool heard                 answers each line of standard input with "podtool heard: LINE";
 //	                              exit 0 at its end (`kubectl run -i`, `kubectl attach`)
+//	podtool write PATH TEXT       writes TEXT to the file PATH (made, or replaced) and syncs it: a volume's data
+//	podtool read PATH             prints the file PATH; exit 1 when it cannot be read
 package main
 
 import (
@@ -47,7 +49,7 @@ import (
 	"time"
 )
 
-const usage = "usage: podtool pause | serve [--tcp :8080] | tcp HOST:PORT | udp HOST:PORT | ping HOST | flow HOST SECONDS | api [--server HOST:PORT] PATH [BODY] | exit CODE MESSAGE | burn SECONDS | names ADDRESS | heard"
+const usage = "usage: podtool pause | serve [--tcp :8080] | tcp HOST:PORT | udp HOST:PORT | ping HOST | flow HOST SECONDS | api [--server HOST:PORT] PATH [BODY] | exit CODE MESSAGE | burn SECONDS | names ADDRESS | heard | write PATH TEXT | read PATH"
 
 func main() {
 	if len(os.Args) < 2 {
@@ -116,6 +118,16 @@ func main() {
 			fail(usage)
 		}
 		heard()
+	case "write":
+		if len(os.Args) != 4 {
+			fail(usage)
+		}
+		writeFile(os.Args[2], os.Args[3])
+	case "read":
+		if len(os.Args) != 3 {
+			fail(usage)
+		}
+		readFile(os.Args[2])
 	case "exit":
 		if len(os.Args) != 4 {
 			fail(usage)
@@ -498,6 +510,33 @@ func flow(host string, duration time.Duration) {
 	}
 	out, _ := json.Marshal(report)
 	fmt.Println(string(out))
+}
+
+// writeFile writes text to path and syncs it to its disk, so that it outlives the pod.
+func writeFile(path string, text string) {
+	file, err := os.Create(path)
+	if err != nil {
+		fail(fmt.Sprintf("podtool write %s: %v", path, err))
+	}
+	if _, err := file.WriteString(text); err != nil {
+		fail(fmt.Sprintf("podtool write %s: %v", path, err))
+	}
+	if err := file.Sync(); err != nil {
+		fail(fmt.Sprintf("podtool write %s: %v", path, err))
+	}
+	if err := file.Close(); err != nil {
+		fail(fmt.Sprintf("podtool write %s: %v", path, err))
+	}
+	fmt.Printf("wrote %s\n", path)
+}
+
+// readFile prints the file at path.
+func readFile(path string) {
+	content, err := os.ReadFile(path)
+	if err != nil {
+		fail(fmt.Sprintf("podtool read %s: %v", path, err))
+	}
+	fmt.Print(string(content))
 }
 
 // names prints the names the pod's resolver (its /etc/resolv.conf) finds for address: each PTR

@@ -57,6 +57,7 @@ describe("object-count quotas", () => {
       "count/remotenamespaces.peering.pulumi-liqo.dev": "32",
       "count/offloadedpods.peering.pulumi-liqo.dev": "1024",
       "count/reflectedservices.peering.pulumi-liqo.dev": "256",
+      "count/reflectedclaims.peering.pulumi-liqo.dev": "256",
     });
     expect(Object.keys(forgeSystemQuota().spec!.hard!).sort()).toEqual(Object.keys(tenant.spec!.hard!).sort());
   });

@@ -8,6 +8,12 @@ const plain: V1PodSpec = { containers: [{ name: "app", image: "registry.example/
 describe("refusePodSpec", () => {
   test("GIVEN a plain pod THEN it is allowed", () => {
     expect(refusePodSpec(plain)).toBeUndefined();
+    // Volumes of its own, and a claim (which the provider checks is one it holds for the consumer).
+    const own = ["emptyDir", "configMap", "secret", "downwardAPI", "persistentVolumeClaim"].map((source) => ({
+      name: source.toLowerCase(),
+      [source]: source === "persistentVolumeClaim" ? { claimName: "data" } : {},
+    }));
+    expect(refusePodSpec({ ...plain, volumes: own })).toBeUndefined();
     expect(refusePodSpec({ ...plain, serviceAccountName: "default" })).toBeUndefined();
     // An account of the consumer's: its token is the consumer's (forgeRemotePod runs the pod as the provider's default).
     expect(refusePodSpec({ ...plain, serviceAccountName: "builder" })).toBeUndefined();
@@ -36,6 +42,21 @@ describe("refusePodSpec", () => {
       { ...plain, volumes: [{ name: "root", hostPath: { path: "/" } }] },
       "HostPath",
       'volume "root" mounts hostPath /',
+    ],
+    [
+      "a network share",
+      { ...plain, volumes: [{ name: "share", nfs: { server: "10.0.0.5", path: "/exports" } }] },
+      "VolumeSource",
+      'volume "share" has source nfs',
+    ],
+    [
+      "an ephemeral claim of a class the pod names",
+      {
+        ...plain,
+        volumes: [{ name: "scratch", ephemeral: { volumeClaimTemplate: { spec: { storageClassName: "admins" } } } }],
+      },
+      "VolumeSource",
+      'volume "scratch" has source ephemeral',
     ],
     [
       "a host port",
