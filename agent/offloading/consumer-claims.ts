@@ -32,6 +32,7 @@ import {
   SELECTED_NODE_ANNOTATION,
   VOLUME_CLAIM_UID_LABEL,
 } from "../../core/offloading/claim-reflection.js";
+import { httpStatusOf } from "../../core/kube/errors.js";
 import { deleteOffloading, listOffloading } from "../../core/offloading/objects.js";
 import type { Refusal } from "../../core/offloading/pod-policy.js";
 import { OFFLOADED_CONDITION } from "../../core/offloading/reflection.js";
@@ -73,8 +74,13 @@ export async function reflectPeeringClaims(
   const { peering, provider } = reach;
   const tenant = peering.spec.tenantNamespace;
   const virtualNode = peering.spec.virtualNodeName;
-  // A provider whose Cluster predates volumes across peerings has no such kind: nothing to ask.
-  const requests = await listOffloading<ReflectedClaim>(provider, "reflectedclaims", tenant);
+  // A provider whose Cluster predates volumes across peerings has no such kind, or has it and grants
+  // the tenant no rights on it until its Cluster is updated: its claims are refused here, saying so,
+  // and the rest of the peering goes on.
+  const requests = await listOffloading<ReflectedClaim>(provider, "reflectedclaims", tenant).catch((error: unknown) => {
+    if (httpStatusOf(error) === 403) return undefined;
+    throw error;
+  });
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const existing = new Map((requests ?? []).map((r) => [r.metadata.name!, r]));
   const wanted = new Set<string>();
