@@ -7,7 +7,7 @@
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, openSync, closeSync } from "node:fs";
+import { existsSync, lstatSync, openSync, closeSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { connect, createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -167,9 +167,16 @@ describe("the project's images", () => {
       const build = createHash("sha256").update(bundle).digest("hex").slice(0, 12);
       expect(first.map((image) => image.reference)).toEqual([
         `pulumi-liqo.local/agent:${version}-${build}`,
-        ...["podtool", "pause", "coredns", "metrics-server", "metallb-controller", "metallb-speaker", "flannel"].map(
-          (name) => `pulumi-liqo.local/${name}:${version}`,
-        ),
+        ...[
+          "podtool",
+          "pause",
+          "coredns",
+          "metrics-server",
+          "local-path-provisioner",
+          "metallb-controller",
+          "metallb-speaker",
+          "flannel",
+        ].map((name) => `pulumi-liqo.local/${name}:${version}`),
       ]);
       // What the package deploys by default is that reference.
       expect(DEFAULT_AGENT_IMAGE).toBe(first[0]!.reference);
@@ -262,8 +269,17 @@ describe("the project's images", () => {
       expect(coredns.config.config).toMatchObject({ Entrypoint: ["/coredns"] });
       const metricsServer = await unpackRootfs(first[4]!.file, join(work, "metrics-server"));
       expect(metricsServer.config.config).toMatchObject({ Entrypoint: ["/metrics-server"] });
+      // The provisioner, and the shell its helper pods run (busybox's), in one image.
+      const localPath = await unpackRootfs(first[5]!.file, join(work, "local-path-provisioner"));
+      expect(localPath.config.config).toMatchObject({ Cmd: ["local-path-provisioner"] });
+      // Present in the image itself (busybox's applets are links to it, which lstat does not follow out of the root).
+      for (const file of ["usr/bin/local-path-provisioner", "usr/bin/busybox", "bin/sh", "bin/mkdir", "bin/rm"])
+        expect([file, lstatSync(join(localPath.rootfs, file), { throwIfNoEntry: false }) !== undefined]).toEqual([
+          file,
+          true,
+        ]);
       for (const [i, component] of ["controller", "speaker"].entries()) {
-        const metallb = await unpackRootfs(first[5 + i]!.file, join(work, `metallb-${component}`));
+        const metallb = await unpackRootfs(first[6 + i]!.file, join(work, `metallb-${component}`));
         expect(metallb.config.config).toMatchObject({ Entrypoint: [`/${component}`] });
       }
 
