@@ -220,6 +220,27 @@ function cgroupPids(node: PlannedNode): number[] {
   return [...pids];
 }
 
+/**
+ * Thaws every frozen cgroup of the node: a container runc froze (to signal or update it) and whose
+ * shim died before it thawed it stays frozen, and a frozen process does not die, even of SIGKILL
+ * (seen under load: a lab's teardown waiting on it for ever). cgroup v1's `freezer.state`, v2's
+ * `cgroup.freeze`.
+ */
+function thawCgroups(node: PlannedNode): void {
+  const walk = (dir: string): void => {
+    if (!existsSync(dir)) return;
+    for (const [file, thawed] of [
+      ["freezer.state", "THAWED"],
+      ["cgroup.freeze", "0"],
+    ] as const) {
+      const path = join(dir, file);
+      if (existsSync(path) && readFileSync(path, "utf8").trim() !== thawed) writeFileSync(path, thawed);
+    }
+    for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) walk(join(dir, entry.name));
+  };
+  for (const mount of cgroupMounts()) walk(join(mount, node.cgroupRoot));
+}
+
 /** PIDs of the node's containerd shims: the processes whose command line names the node's containerd socket. */
 function shimPids(node: PlannedNode): number[] {
   return readdirSync("/proc")
@@ -319,7 +340,9 @@ const CNI_RESULT_DIR = "/var/lib/cni/results";
  */
 export async function teardownNode(node: PlannedNode): Promise<string[]> {
   const removed: string[] = [];
-  // Containers first (by cgroup, so none is missed), then the shims that would report their death.
+  // Containers first (by cgroup, so none is missed), thawed so that they can die, then the shims
+  // that would report their death.
+  thawCgroups(node);
   await killAll(cgroupPids(node), `container of node ${node.name}`, removed);
   await killAll(shimPids(node), `containerd shim of node ${node.name}`, removed);
   for (const point of mountsUnder(node.dir)) {
