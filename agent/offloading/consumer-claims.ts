@@ -27,6 +27,7 @@ import {
 import { deleteOptional, describeFailure, ensureObject, isNotFound, serverOf } from "../../core/kube/client.js";
 import {
   claimRequestOf,
+  type ClaimRequest,
   claimsOf,
   forgeOffloadedVolume,
   SELECTED_NODE_ANNOTATION,
@@ -35,7 +36,7 @@ import {
 import { httpStatusOf } from "../../core/kube/errors.js";
 import { deleteOffloading, listOffloading } from "../../core/offloading/objects.js";
 import type { Refusal } from "../../core/offloading/pod-policy.js";
-import { OFFLOADED_CONDITION } from "../../core/offloading/reflection.js";
+import { refusedPodStatus } from "../../core/offloading/reflection.js";
 import type { Reporter } from "../reporter.js";
 import { offloadedNamespaces, recordEvent, type PeeringReach } from "./consumer-pods.js";
 
@@ -45,10 +46,10 @@ const STEP = "offloading (consumer claims)";
 const shownRefusals = new Map<string, string>();
 
 /**
- * Why claim `claim`, whose first pod went to `virtualNode`, cannot be served there, if it cannot:
- * only claims of the offloaded class are, and only as new, empty volumes.
+ * What to ask the provider behind `virtualNode` for `claim`, whose first pod went there, or why it
+ * cannot be served there: only claims of the offloaded class are, and only as new, empty volumes.
  */
-function refuseClaim(claim: k8s.V1PersistentVolumeClaim, virtualNode: string): Refusal | undefined {
+function askedClaim(claim: k8s.V1PersistentVolumeClaim, virtualNode: string): ClaimRequest | Refusal {
   const where = `PersistentVolumeClaim ${claim.metadata?.namespace}/${claim.metadata?.name}`;
   if (claim.spec?.storageClassName !== OFFLOADED_STORAGE_CLASS)
     return {
@@ -57,8 +58,7 @@ function refuseClaim(claim: k8s.V1PersistentVolumeClaim, virtualNode: string): R
         `${where} is of storage class ${claim.spec?.storageClassName ?? "(none)"}; a pod on virtual node ${virtualNode} ` +
         `can use claims of class ${OFFLOADED_STORAGE_CLASS} only, which its provider holds`,
     };
-  const request = claimRequestOf(claim);
-  return "reason" in request ? request : undefined;
+  return claimRequestOf(claim);
 }
 
 /**
@@ -94,14 +94,12 @@ export async function reflectPeeringClaims(
       liveClaims.add(claim.metadata!.uid!);
       if (claim.metadata?.annotations?.[SELECTED_NODE_ANNOTATION] !== virtualNode) continue;
       if (claim.metadata.deletionTimestamp) continue;
-      const refusal =
-        refuseClaim(claim, virtualNode) ?? (requests ? undefined : noClaimsThere(peering.spec.providerClusterId));
-      if (refusal) {
+      const request = askedClaim(claim, virtualNode);
+      if ("reason" in request || !requests) {
+        const refusal = "reason" in request ? request : noClaimsThere(peering.spec.providerClusterId);
         await showRefusal(kc, claim, refusal, reporter);
         continue;
       }
-      const request = claimRequestOf(claim);
-      if ("reason" in request) continue;
       const name = tenantRequestName(remoteNamespace, request.name);
       wanted.add(name);
       const current = existing.get(name);
@@ -200,19 +198,13 @@ async function showRefusal(
     .catch(describeFailure(`${STEP}: listing the pods of ${namespace}`, serverOf(kc)));
   for (const pod of pods.items) {
     if (pod.spec?.nodeName || !claimsOf(pod.spec?.volumes).includes(name!)) continue;
-    const condition: k8s.V1PodCondition = {
-      type: OFFLOADED_CONDITION,
-      status: "False",
-      reason: refusal.reason,
-      message: refusal.message,
-      lastTransitionTime: new Date(),
-    };
+
     await core
       .patchNamespacedPodStatus(
         {
           name: pod.metadata!.name!,
           namespace: namespace!,
-          body: { metadata: { uid: pod.metadata!.uid }, status: { conditions: [condition] } },
+          body: { metadata: { uid: pod.metadata!.uid }, status: refusedPodStatus(refusal) },
         },
         k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.StrategicMergePatch),
       )
