@@ -33,6 +33,8 @@ export interface InstalledCluster {
   readonly clusterId: string;
   /** CA of its auth service. */
   readonly caPem: string;
+  /** Where peers reach its auth service: the lab's node port, or its load balancer's address. */
+  readonly authUrl: string;
   /** Admin kubeconfig text. */
   readonly kubeconfig: string;
   /** Admin client configuration. */
@@ -47,7 +49,7 @@ export interface InstalledCluster {
  */
 export async function installForPeering(
   cluster: ClusterState,
-  options: { readonly externalCidr?: string } = {},
+  options: Pick<PodInstallOptions, "externalCidr" | "exposure"> = {},
 ): Promise<InstalledCluster> {
   if (!runsHostAgent(cluster)) return installWithAgentPods(cluster, options);
   const kc = adminConfig(cluster);
@@ -60,12 +62,13 @@ export async function installForPeering(
     apiServerCaPem: ca,
     podCidr: cluster.podCidr,
     serviceCidr: cluster.serviceCidr,
-    ...options,
+    ...(options.externalCidr ? { externalCidr: options.externalCidr } : {}),
   });
   const { caPem, certPem } = await ensureAuthServiceTls(kc, { hosts: [cluster.publicAddress] });
   await waitForAgent(kc, certPem, { timeoutMs: 30_000 });
   await waitForProjectKindsCounted(kc, "cluster install", 90_000);
-  return { cluster, clusterId, caPem, kubeconfig: readFileSync(cluster.kubeconfig, "utf8"), kc };
+  const { authUrl } = cluster;
+  return { cluster, clusterId, caPem, authUrl, kubeconfig: readFileSync(cluster.kubeconfig, "utf8"), kc };
 }
 
 /** What a test may change of a pod install. */
@@ -75,12 +78,19 @@ export interface PodInstallOptions {
   /** The agent image. @default DEFAULT_AGENT_IMAGE (the one the lab's nodes hold) */
   readonly image?: string;
   readonly externalCidr?: string;
+  /**
+   * How the auth service and the gateway are exposed: `NodePort`, on the ports the lab's
+   * connectivity profiles open (8443, 51820); `LoadBalancer`, what a `Cluster` that sets neither
+   * gets, each Service on its lab load balancer's address (and on a node port the cluster picks).
+   * @default "NodePort"
+   */
+  readonly exposure?: "NodePort" | "LoadBalancer";
 }
 
 /**
  * The install request a `Cluster` resource makes for `cluster` in any cluster: the agent deployed
  * from the project's image as pods (the lab runs no host agent), its auth service and gateway
- * exposed by NodePort Services on the ports the lab's connectivity profiles open (8443, 51820).
+ * exposed as `options.exposure` says.
  */
 export function podInstallRequest(cluster: ClusterState, options: PodInstallOptions = {}): ClusterInstallRequest {
   return {
@@ -91,8 +101,13 @@ export function podInstallRequest(cluster: ClusterState, options: PodInstallOpti
     serviceCidr: cluster.serviceCidr,
     apiServerUrl: cluster.apiServerUrl,
     ...(options.externalCidr ? { externalCidr: options.externalCidr } : {}),
-    agent: { image: options.image ?? DEFAULT_AGENT_IMAGE, exposure: "NodePort", nodePort: AUTH_SERVICE_PORT },
-    gateway: { exposure: "NodePort", nodePort: DEFAULT_GATEWAY_PORT },
+    ...(options.exposure === "LoadBalancer"
+      ? // The defaults: the request names no exposure.
+        { agent: { image: options.image ?? DEFAULT_AGENT_IMAGE } }
+      : {
+          agent: { image: options.image ?? DEFAULT_AGENT_IMAGE, exposure: "NodePort", nodePort: AUTH_SERVICE_PORT },
+          gateway: { exposure: "NodePort", nodePort: DEFAULT_GATEWAY_PORT },
+        }),
     timeoutMs: options.timeoutMs ?? 180_000,
   };
 }
@@ -108,6 +123,8 @@ export async function installWithAgentPods(
     cluster,
     clusterId: installed.clusterId,
     caPem: installed.authCaCert,
+    // On node ports, the lab's address of the cluster (its NAT router's, behind NAT).
+    authUrl: options.exposure === "LoadBalancer" ? installed.authUrl : cluster.authUrl,
     kubeconfig: request.kubeconfig,
     kc: adminConfig(cluster),
   };

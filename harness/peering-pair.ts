@@ -11,7 +11,13 @@ import { providerEndpointNamespace, type TunnelSides } from "../core/network-fab
 import type { ProviderHandover } from "../core/peering/handover.js";
 import { getIdentityKubeconfig } from "../core/authentication/stored-identity.js";
 import type { PeeringRecord, PeeringRequest } from "../core/peering/peering.js";
-import { installForPeering, uninstallClusters, type InstalledCluster, type TestUninstallOptions } from "./install.js";
+import {
+  installForPeering,
+  uninstallClusters,
+  type InstalledCluster,
+  type PodInstallOptions,
+  type TestUninstallOptions,
+} from "./install.js";
 import { allOrFirstFailure } from "./settle.js";
 
 /** Where the provider's auth service is. */
@@ -31,17 +37,18 @@ export interface PeeringPair {
   cleanup(options?: TestUninstallOptions): Promise<void>;
 }
 
-/** Installs `a` (provider) and `b` (consumer) and records a token on `a`. */
+/** Installs `a` (provider) and `b` (consumer), exposed as `options` says, and records a token on `a`. */
 export async function preparePeering(
   a: ClusterState,
   b: ClusterState,
   resources: PeeringRequest["resources"],
+  options: Pick<PodInstallOptions, "exposure"> = {},
 ): Promise<PeeringPair> {
-  const [provider, consumer] = await allOrFirstFailure([installForPeering(a), installForPeering(b)]);
+  const [provider, consumer] = await allOrFirstFailure([installForPeering(a, options), installForPeering(b, options)]);
   const token = forgePeeringToken();
   await ensurePeeringTokenSecret(provider.kc, { tokenId: token.tokenId, secretHash: token.secretHash });
   const consumerKubeconfig = readFileSync(b.kubeconfig, "utf8");
-  const auth = { authUrl: a.authUrl, authCaCert: provider.caPem };
+  const auth = { authUrl: provider.authUrl, authCaCert: provider.caPem };
   return {
     provider,
     consumer,

@@ -68,6 +68,8 @@ export interface ControlPlaneSpec {
   readonly podSecurity?: PodSecurityLevel;
   /** The Kubernetes minor release it runs (local-cluster/releases.ts); absent: the default, on PATH. */
   readonly kubernetes?: string;
+  /** The range node ports are allocated from, `first-last` (plan.ts `NODE_PORT_RANGES`). */
+  readonly nodePortRange: string;
 }
 
 /**
@@ -283,10 +285,7 @@ export function startApiServer(spec: ControlPlaneSpec, onStarted: OnStarted): vo
     "--requestheader-extra-headers-prefix=X-Remote-Extra-",
     `--proxy-client-cert-file=${join(pki, "front-proxy-client.crt")}`,
     `--proxy-client-key-file=${join(pki, "front-proxy-client.key")}`,
-    // Wide on purpose: local clusters expose the agent's auth service on NodePort 8443 and the
-    // gateway on UDP NodePorts 51820-51839, the ports the connectivity profiles already open, and
-    // the default range (30000-32767) holds neither.
-    "--service-node-port-range=7000-52767",
+    `--service-node-port-range=${spec.nodePortRange}`,
     "--allow-privileged=true",
     ...(spec.podSecurity ? [`--admission-control-config-file=${join(spec.dir, "admission.json")}`] : []),
     "--profiling=false",

@@ -56,7 +56,7 @@ import {
   type ProcessRecord,
 } from "../host/processes.js";
 import { poll } from "../core/wait/poll.js";
-import { planLab, type ClusterRequest, type LoadBalancerKind, type PlannedCluster } from "./plan.js";
+import { NODE_PORT_RANGES, planLab, type ClusterRequest, type LoadBalancerKind, type PlannedCluster } from "./plan.js";
 import { importImages, nodeBinaries, startNodeProcesses, teardownNode, waitForNodes, writeNodeFiles } from "./node.js";
 import { releaseCommands } from "./releases.js";
 import { createNodeNetwork } from "./node-network.js";
@@ -184,6 +184,7 @@ export function controlPlaneSpec(
     ...(hostGateway === false ? { hostGateway } : {}),
     ...(cluster.podSecurity ? { podSecurity: cluster.podSecurity } : {}),
     ...(cluster.kubernetes ? { kubernetes: cluster.kubernetes } : {}),
+    nodePortRange: NODE_PORT_RANGES[cluster.nodePortRange ?? "lab"],
   };
 }
 
@@ -475,7 +476,8 @@ export function sameClusters(state: LabState, requests: readonly ClusterRequest[
         r.podSecurity === c.podSecurity &&
         (r.kubeProxyMode ?? "iptables") === (c.kubeProxyMode ?? "iptables") &&
         r.kubernetes === c.kubernetes &&
-        (r.cni ?? "bridge") === (c.cni ?? "bridge")
+        (r.cni ?? "bridge") === (c.cni ?? "bridge") &&
+        (r.nodePortRange ?? "lab") === (c.nodePortRange ?? "lab")
       );
     })
   );

@@ -72,7 +72,19 @@ export interface ClusterRequest {
    * most 250, as a node's pods take addresses of its /24. @default kubelet's, 110
    */
   readonly maxPods?: number;
+  /**
+   * The range its API server allocates node ports from: `lab`, wide enough for the ports the
+   * lab's connectivity profiles open and the tests pin (8443, 51820-51839); `kubernetes`,
+   * Kubernetes' own default, as a user's cluster has it (what upstream's conformance suite checks
+   * each node port against). @default "lab"
+   */
+  readonly nodePortRange?: NodePortRangeKind;
 }
+
+/** The node-port ranges a lab's cluster may allocate from ({@link ClusterRequest.nodePortRange}). */
+export const NODE_PORT_RANGES = { lab: "7000-52767", kubernetes: "30000-32767" } as const;
+/** A key of {@link NODE_PORT_RANGES}. */
+export type NodePortRangeKind = keyof typeof NODE_PORT_RANGES;
 
 /** The most pods a lab's node admits: its /24 holds 254 addresses, less a few for the node's own. */
 export const MAX_PODS_PER_NODE = 250;
@@ -132,6 +144,8 @@ export interface PlannedCluster {
   readonly cni?: CniKind;
   /** Pods each node admits ({@link ClusterRequest.maxPods}); absent: kubelet's default. */
   readonly maxPods?: number;
+  /** Its node-port range ({@link ClusterRequest.nodePortRange}); absent: the lab's. */
+  readonly nodePortRange?: NodePortRangeKind;
   /**
    * The addresses its load balancer gives Services of type LoadBalancer (`first-last`, on the lab
    * subnet, announced on its lab interface): absent when the lab has none, and for a cluster behind
@@ -291,6 +305,7 @@ export function planLab(
       ...(request.kubernetes ? { kubernetes: request.kubernetes } : {}),
       ...(request.cni && request.cni !== "bridge" ? { cni: request.cni } : {}),
       ...(request.maxPods !== undefined ? { maxPods: request.maxPods } : {}),
+      ...(request.nodePortRange && request.nodePortRange !== "lab" ? { nodePortRange: request.nodePortRange } : {}),
       ...(settings.loadBalancer === "metallb" && !natted
         ? { loadBalancerAddresses: loadBalancerRange(labSubnet, index) }
         : {}),

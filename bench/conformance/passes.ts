@@ -3,12 +3,15 @@
  * also when it fails:
  *
  * - **baseline**: one plain local cluster (`c`, one worker node), the suite's images in its node;
+ *   both passes' clusters allocate node ports from Kubernetes' default range, which the suite
+ *   checks each node port against;
  * - **virtual**: consumer `b` peered with provider `a` as a `Peering` and a `Tunnel` do, an
  *   `OffloadingSelector` offloading every namespace the suite makes (it labels each `e2e-framework`)
  *   as a user's would: the default naming (each namespace is `<name>-<b's id>` on `a`, and the
  *   suite's pods find its Services by the names it gives them through the provider's answers,
  *   docs/offloading.md#names) and the default `podOffloading: local-and-remote`, on one shared
- *   service range; b's real worker cordoned, so every test pod runs on a through the virtual node;
+ *   service range; both installed with the default exposure (auth service and gateway on the
+ *   clusters' load balancers); b's real worker cordoned, so every test pod runs on a through the virtual node;
  *   the suite's images in a's node.
  *
  * The virtual node's taint is taken off for the run: the suite picks the nodes it places pods on
@@ -23,7 +26,7 @@ import { TUNNEL_DEFAULTS } from "../../core/network-fabric/tunnel-plan.js";
 import { offloadSelectedNamespaces, withdrawSelectedNamespaces } from "../../core/offloading/offloading-selector.js";
 import { createPeering, deletePeering, type PeeringRecord } from "../../core/peering/peering.js";
 import { progressTo } from "../../core/operation/progress.js";
-import { clusterOf, type ClusterState } from "../../local-cluster/lab.js";
+import { clusterOf, DEFAULT_LOAD_BALANCER, type ClusterState } from "../../local-cluster/lab.js";
 import { coreOf, setCordoned } from "../../local-cluster/pods.js";
 import { withLab } from "../../harness/labs.js";
 import { preparePeering, tunnelSidesOf } from "../../harness/peering-pair.js";
@@ -63,7 +66,7 @@ const STEP_BOUND_MS = 180_000;
 
 /** The baseline pass: the suite against a plain local cluster. */
 export function baselinePass(inputs: PassInputs): Promise<SpecResult[]> {
-  return withLab([{ name: "c" }], {}, async (lab) => {
+  return withLab([{ name: "c", nodePortRange: "kubernetes" }], {}, async (lab) => {
     const c = clusterOf(lab, "c");
     inputs.log(
       `baseline: lab ${lab.name} up; importing the suite's images into ${c.nodes.map((n) => n.name).join(", ")}`,
@@ -87,15 +90,17 @@ export function virtualPass(inputs: PassInputs): Promise<SpecResult[]> {
   const { log } = inputs;
   const progress = progressTo((line) => log(`virtual: ${line}`));
   const clusters = [
-    { name: "a", serviceCidr: SHARED_SERVICE_CIDR },
-    { name: "b", serviceCidr: SHARED_SERVICE_CIDR },
+    { name: "a", serviceCidr: SHARED_SERVICE_CIDR, nodePortRange: "kubernetes" as const },
+    { name: "b", serviceCidr: SHARED_SERVICE_CIDR, nodePortRange: "kubernetes" as const },
   ];
-  return withLab(clusters, {}, async (lab) => {
+  // MetalLB in both: a test lab has no load balancer unless asked.
+  return withLab(clusters, { loadBalancer: DEFAULT_LOAD_BALANCER }, async (lab) => {
     const [a, b] = [clusterOf(lab, "a"), clusterOf(lab, "b")];
     log(`virtual: lab ${lab.name} up; importing the suite's images into a's ${a.nodes.map((n) => n.name).join(", ")}`);
     await importSuiteImages([a], inputs.images);
     log("virtual: installing a and b, peering b with a");
-    const pair = await preparePeering(a, b, { sharePercent: 90 });
+    // The default exposure: the auth service and the gateway on the clusters' load balancers.
+    const pair = await preparePeering(a, b, { sharePercent: 90 }, { exposure: "LoadBalancer" });
     let record: PeeringRecord | undefined;
     let sides: Awaited<ReturnType<typeof tunnelSidesOf>> | undefined;
     let offloaded = false;
@@ -104,7 +109,8 @@ export function virtualPass(inputs: PassInputs): Promise<SpecResult[]> {
       sides = await tunnelSidesOf({ ...pair.consumer, name: "b" }, { ...pair.provider, name: "a" }, record);
       await ensureTunnel(
         sides,
-        { server: "provider", serverAddress: a.publicAddress, ...TUNNEL_DEFAULTS, behindNat: [] },
+        // No serverAddress: the provider's gateway where its install read it back from its load balancer.
+        { server: "provider", ...TUNNEL_DEFAULTS, behindNat: [] },
         STEP_BOUND_MS,
         progress,
       );

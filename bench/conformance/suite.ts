@@ -12,13 +12,19 @@ import { parseJUnit, type SpecResult } from "./junit.js";
  * The specs the yardstick runs: the `[Conformance]` specs of these describe blocks. The space after
  * each name keeps out blocks whose name only starts with it (`[sig-node] PodTemplates`,
  * `[sig-network] ServiceCIDR and IPAddress API`); blocks named with a further word are in:
- * `[sig-node] Pods Extended` (4 specs of pod QoS and generation), as in the issue's count of 99.
+ * `[sig-node] Pods Extended` (4 specs of pod QoS and generation), `[sig-storage] Projected
+ * configMap`, `[sig-storage] EmptyDir wrapper volumes`, `[sig-storage] Subpath Atomic writer
+ * volumes`, `[sig-storage] PersistentVolumes CSI Conformance Test`. The workloads
+ * (`[sig-apps]`: Deployments, ReplicaSets, ReplicationControllers, StatefulSets, Jobs) and the
+ * volumes (`[sig-storage]`) are those a user's offloaded application is made of: their
+ * controllers run on the consumer, their pods on the virtual node.
  */
 export const SELECTION = {
   focus:
     String.raw`\[sig-node\] (Pods|ConfigMap|Secrets|Downward API|Container Lifecycle Hook|Container Runtime|Kubelet) ` +
-    String.raw`|\[sig-storage\] (ConfigMap|Secrets|Downward API volume) ` +
-    String.raw`|\[sig-network\] (Services|DNS) `,
+    String.raw`|\[sig-storage\] (ConfigMap|Secrets|Downward API volume|Projected|EmptyDir|Subpath|PersistentVolumes) ` +
+    String.raw`|\[sig-network\] (Services|DNS) ` +
+    String.raw`|\[sig-apps\] (Deployment|ReplicaSet|ReplicationController|StatefulSet|Job) `,
   skip: String.raw`\[Serial\]|\[Disruptive\]`,
   labelFilter: "Conformance",
 } as const;
@@ -71,12 +77,12 @@ export function suiteArguments(run: SuiteRun): string[] {
   ];
 }
 
-/** The child running now, for a signal handler to end. */
-let running: ChildProcess | undefined;
+/** The suites running now (one per pass), for a signal handler to end. */
+const running = new Set<ChildProcess>();
 
-/** Ends the suite's run if one is going on (SIGTERM: Ginkgo then writes its report of what ran). */
+/** Ends the suite's runs going on (SIGTERM: Ginkgo then writes its report of what ran). */
 export function stopSuite(): void {
-  running?.kill("SIGTERM");
+  for (const child of running) child.kill("SIGTERM");
 }
 
 /**
@@ -90,13 +96,11 @@ export async function runSuite(run: SuiteRun): Promise<SpecResult[]> {
   const log = openSync(logFile, "w");
   const exit = await new Promise<string>((resolve, reject) => {
     const child = spawn(run.e2eTest, suiteArguments(run), { stdio: ["ignore", log, log], cwd: run.reportDir });
-    running = child;
+    running.add(child);
     child.on("error", (error) => reject(new Error(`conformance: cannot start ${run.e2eTest}: ${error.message}`)));
     child.on("exit", (code, signal) => resolve(signal ? `signal ${signal}` : `exit ${code}`));
-  }).finally(() => {
-    running = undefined;
-    closeSync(log);
-  });
+    child.on("close", () => running.delete(child));
+  }).finally(() => closeSync(log));
   const reports = existsSync(run.reportDir) ? readdirSync(run.reportDir).filter((f) => /^junit.*\.xml$/.test(f)) : [];
   if (reports.length === 0)
     throw new Error(`conformance: e2e.test (${exit}) wrote no JUnit report to ${run.reportDir}; see ${logFile}`);

@@ -36,7 +36,15 @@ describe("SELECTION", () => {
       focus.test("[sig-network] ServiceCIDR and IPAddress API should support CIDR API operations [Conformance]"),
     ).toBe(false);
     expect(focus.test("[sig-network] EndpointSlice should create Endpoints [Conformance]")).toBe(false);
-    expect(focus.test("[sig-apps] Deployment should run [Conformance]")).toBe(false);
+    expect(focus.test("[sig-apps] Deployment deployment should support rollover [Conformance]")).toBe(true);
+    expect(
+      focus.test("[sig-apps] StatefulSet Basic StatefulSet functionality [StatefulSetBasic] should list [Conformance]"),
+    ).toBe(true);
+    expect(focus.test("[sig-storage] Projected configMap should be consumable [Conformance]")).toBe(true);
+    expect(focus.test("[sig-storage] PersistentVolumes CSI Conformance Test should run [Conformance]")).toBe(true);
+    expect(focus.test("[sig-apps] DaemonSet should run and stop simple daemon [Conformance]")).toBe(false);
+    expect(focus.test("[sig-apps] CronJob should schedule multiple jobs concurrently [Conformance]")).toBe(false);
+    expect(focus.test("[sig-storage] CSIInlineVolumes should support CSIVolumeSource [Conformance]")).toBe(false);
   });
 });
 
