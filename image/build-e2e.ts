@@ -1,14 +1,15 @@
 /**
  * Builds the conformance suite's images (image/e2e-images.ts) into OCI archives: reads what they
- * are made of from this machine (the toolchain's agnhost, coredns and podtool; busybox, dig, nc,
- * curl from Debian's packages, which `scripts/toolchain.sh conformance` installs; bash and getent,
- * which every Debian has).
+ * are made of from this machine (the toolchain's agnhost, coredns and podtool; the busybox
+ * `scripts/toolchain.sh conformance` builds from Debian's source package; dig, nc, curl from
+ * Debian's packages, which it installs; bash and getent, which every Debian has).
  */
 import { execFile } from "node:child_process";
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { e2eImages, type E2eImageInputs } from "./e2e-images.js";
+import { toolchainHome } from "./build.js";
 import { findOnPath, mergedUsrLinks, sharedLibraries } from "./host-files.js";
 import { writeImageArchive, type ImageArchive } from "./oci-archive.js";
 
@@ -22,12 +23,24 @@ export interface BuiltE2eImage extends ImageArchive {
 
 const HINT = "run scripts/toolchain.sh conformance, which installs it";
 
+/**
+ * Where `scripts/toolchain.sh conformance` built the images' busybox (`build_e2e_busybox`):
+ * `bin/busybox`. Found by $LIQO_E2E_BUSYBOX_HOME, not on PATH, where it would shadow the machine's.
+ */
+export const e2eBusyboxHome = (): string =>
+  toolchainHome(
+    "busybox for the conformance images",
+    "LIQO_E2E_BUSYBOX_HOME",
+    join("bin", "busybox"),
+    "scripts/toolchain.sh conformance",
+  );
+
 /** What the images are made of, read from this machine; `agnhostDir` holds agnhost and agnhost.version. */
 export async function e2eImageInputs(agnhostDir: string): Promise<E2eImageInputs> {
-  const busybox = findOnPath("busybox", `Debian's busybox-static: ${HINT}`);
+  const busybox = join(e2eBusyboxHome(), "bin", "busybox");
   const { stdout: applets } = await run(busybox, ["--list-full"]);
   const tools = {
-    sh: findOnPath("bash", "Debian's bash"),
+    bash: findOnPath("bash", "Debian's bash"),
     dig: findOnPath("dig", `Debian's bind9-dnsutils: ${HINT}`),
     nc: findOnPath("nc.openbsd", `Debian's netcat-openbsd: ${HINT}`),
     curl: findOnPath("curl", `Debian's curl: ${HINT}`),

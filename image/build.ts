@@ -102,13 +102,13 @@ async function agentSpec(work: string, notes: string[]): Promise<NamedImage> {
 
 /**
  * The directory the toolchain built `what` into, named by environment variable `variable` (which
- * scripts/env.sh sets), checked to hold `probe`; throws naming both and the command that builds it.
+ * scripts/env.sh sets), checked to hold `probe`; throws naming both and `command`, which builds it.
  */
-function toolchainHome(what: string, variable: string, probe: string): string {
+export function toolchainHome(what: string, variable: string, probe: string, command = "scripts/toolchain.sh"): string {
   const home = process.env[variable];
   if (!home || !existsSync(join(home, probe)))
     throw new Error(
-      `no ${what} ${home ? `at ${home}` : `(${variable} is not set)`}: the toolchain builds it (scripts/toolchain.sh, then . scripts/env.sh)`,
+      `no ${what} ${home ? `at ${home}` : `(${variable} is not set)`}: the toolchain builds it (${command}, then . scripts/env.sh)`,
     );
   return home;
 }

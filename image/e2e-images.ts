@@ -5,13 +5,19 @@
  *
  * - agnhost (the suite's server and client): the toolchain's agnhost built from the pinned
  *   `k8s.io/kubernetes` module, entrypoint `/agnhost`, cmd `pause`, as upstream's; with the tools
- *   the tests run in it through `sh -c` or `kubectl exec` (Debian's bash as sh; busybox's applets
- *   for wget, seq, sleep…; OpenBSD's nc, curl and dig from Debian, each with the libraries `ldd` lists) and
- *   `/coredns` for the DNS test that serves a Corefile of its own;
+ *   the tests run in it through `sh -c` or `kubectl exec` (Debian's bash as sh, as upstream's
+ *   agnhost has it; busybox's applets for wget, seq, sleep…; OpenBSD's nc, curl and dig from Debian,
+ *   each with the libraries `ldd` lists) and `/coredns` for the DNS test that serves a Corefile of its own;
  * - the previous agnhost (2.55): the same files under that name; the one test that names it only
  *   updates a pod from it to the current one;
- * - busybox, and glibc-dns-testing as a second name of the same files: busybox's applets, glibc's
- *   `getent` (the point of glibc-dns-testing: glibc's resolver) and dig, with the rest of the tools;
+ * - busybox, and glibc-dns-testing as a second name of the same files: busybox's ash as sh, with
+ *   its applets, glibc's `getent` (the point of glibc-dns-testing: glibc's resolver) and dig, with
+ *   the rest of the tools; no bash. The specs compare what its sh writes word for word (a read-only
+ *   root's `/bin/sh: can't create /file: Read-only file system`), and its `sh -c env` must print
+ *   the variables whose names are no shell names (`data-1`, the ConfigMap and Secret specs'): so
+ *   the busybox is the toolchain's own build of Debian's (`scripts/toolchain.sh conformance`),
+ *   without the standalone shell that would run its own env before PATH's, and keeping such
+ *   variables for the commands it runs;
  * - pause: the local clusters' pause program under upstream's name.
  *
  * Pure: the forgers take the files' paths (and busybox's applet list) and return image specs;
@@ -38,12 +44,15 @@ export const E2E_IMAGE_REFERENCES = {
 export interface E2eImageInputs {
   /** The agnhost binary (static) and the version it reports (its image's tag). */
   readonly agnhost: { readonly path: string; readonly version: string };
-  /** The static busybox binary and its applets as `busybox --list-full` prints them (`bin/sh`, `usr/bin/wget`). */
+  /**
+   * The static busybox binary (the toolchain's build for these images, whose sh runs the commands
+   * PATH names) and its applets as `busybox --list-full` prints them (`bin/sh`, `usr/bin/wget`).
+   */
   readonly busybox: { readonly path: string; readonly applets: readonly string[] };
   /** Dynamic tools, each by the path it takes in the images (`/usr/bin/dig`) and the host file. */
   readonly tools: {
-    /** The shell, bash. */
-    readonly sh: string;
+    /** agnhost's sh. */
+    readonly bash: string;
     readonly dig: string;
     readonly nc: string;
     readonly curl: string;
@@ -59,14 +68,8 @@ export interface E2eImageInputs {
   readonly pause: string;
 }
 
-/**
- * Tools that replace busybox's applet of the same name: busybox's nc lacks `-v -t -u -z`, and its
- * shell runs its own applets before anything on PATH (Debian builds it so). sh is bash, as
- * upstream's agnhost has it: dash and busybox's shell drop from the environment they pass on the
- * variables whose names are no shell names (`data-1`, which the ConfigMap and Secret specs' `sh -c
- * env` must print).
- */
-const REAL_TOOLS = ["sh", "nc", "curl", "dig", "getent"] as const;
+/** Tools that replace any busybox applet of the same name: busybox's nc lacks `-v -t -u -z`. */
+const REAL_TOOLS = ["nc", "curl", "dig", "getent"] as const;
 
 /**
  * The busybox binary at /usr/bin/busybox and a symlink to it per applet, each where busybox puts
@@ -92,16 +95,18 @@ export function busyboxEntries(
   return [...entries.values()];
 }
 
-/** The layer every test image but pause shares: system files, busybox, the real tools and their libraries. */
+/**
+ * The layer every test image but pause shares: system files, busybox but its sh, the real tools
+ * and their libraries. Each image's sh comes above it ({@link e2eImages}).
+ */
 export function toolsLayer(inputs: E2eImageInputs): ImageEntry[] {
   const tool = (path: string, content: string): ImageEntry => ({ path, type: "file", content, mode: 0o755 });
   return [
     ...forgeSystemEntries(inputs.usrLinks),
     // glibc's resolver (getent) reads /etc/hosts first, then DNS, as in upstream's Debian image.
     { path: "/etc/nsswitch.conf", type: "file", content: Buffer.from("hosts: files dns\n") },
-    ...busyboxEntries(inputs.busybox, inputs.usrLinks, REAL_TOOLS),
-    tool("/usr/bin/bash", inputs.tools.sh),
-    { path: "/usr/bin/sh", type: "symlink", target: "bash" },
+    // sh is each image's own, in its top layer.
+    ...busyboxEntries(inputs.busybox, inputs.usrLinks, [...REAL_TOOLS, "sh"]),
     tool("/usr/bin/dig", inputs.tools.dig),
     tool("/usr/bin/nc", inputs.tools.nc),
     tool("/usr/bin/curl", inputs.tools.curl),
@@ -110,7 +115,7 @@ export function toolsLayer(inputs: E2eImageInputs): ImageEntry[] {
   ];
 }
 
-/** The PATH of the test images (none of them sets one upstream but busybox's shell finds its applets). */
+/** The PATH of the test images: their shells find busybox's applets and the real tools by it. */
 const ENV = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"];
 
 /** One image made here, and the further references the nodes give it (the same files under another name). */
@@ -127,6 +132,8 @@ export function e2eImages(inputs: E2eImageInputs): E2eImage[] {
     layers: [
       toolsLayer(inputs),
       [
+        { path: "/usr/bin/bash", type: "file", content: inputs.tools.bash, mode: 0o755 },
+        { path: "/usr/bin/sh", type: "symlink", target: "bash" },
         { path: "/agnhost", type: "file", content: inputs.agnhost.path, mode: 0o755 },
         // Upstream's image has it too: some tests run the binary under a second name.
         { path: "/agnhost-2", type: "symlink", target: "agnhost" },
@@ -141,7 +148,7 @@ export function e2eImages(inputs: E2eImageInputs): E2eImage[] {
     {
       spec: {
         reference: E2E_IMAGE_REFERENCES.busybox,
-        layers: [toolsLayer(inputs)],
+        layers: [toolsLayer(inputs), [{ path: "/usr/bin/sh", type: "symlink", target: "/usr/bin/busybox" }]],
         config: { env: ENV, cmd: ["sh"] },
       },
       aliases: [E2E_IMAGE_REFERENCES.glibcDnsTesting],

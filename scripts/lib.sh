@@ -36,6 +36,10 @@ PULUMI_GO_HOME="$LIQO_CACHE/pulumi-language-go-$PULUMI_VERSION-$(cd "$REPO_ROOT"
 # e2e.test and agnhost, built only for `npm run conformance` (scripts/toolchain.sh conformance).
 LIQO_E2E_HOME="$LIQO_CACHE/kubernetes-e2e-$KUBERNETES_VERSION"
 export LIQO_E2E_BIN_DIR="$LIQO_E2E_HOME/bin"
+# The suite's images' busybox (bin/busybox), built from Debian's source package of busybox-static's
+# release (BUSYBOX_DEBIAN_VERSION without its binNMU suffix, "+b1"): found by this variable, not on PATH.
+E2E_BUSYBOX_SOURCE_VERSION=${BUSYBOX_DEBIAN_VERSION%+b[0-9]*}
+export LIQO_E2E_BUSYBOX_HOME="$LIQO_CACHE/busybox-e2e-${E2E_BUSYBOX_SOURCE_VERSION#*:}"
 
 # The previous release the upgrade test starts from, built only when asked (scripts/toolchain.sh previous-release).
 export LIQO_PREVIOUS_RELEASE_HOME="$LIQO_CACHE/previous-release-$PREVIOUS_RELEASE"

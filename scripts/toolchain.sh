@@ -265,6 +265,61 @@ build_local_path_provisioner() {
 }
 build_busybox() { unpack_debian "$1" busybox-static "$BUSYBOX_DEBIAN_VERSION"; }
 
+# fetch_debian_source OUT PACKAGE VERSION: the source package, its patches applied, in OUT/src;
+# fetched by apt from the machine's own apt sources read as deb-src, with lists and a cache of its
+# own (OUT/apt, removed after), so the machine's apt state is left alone.
+fetch_debian_source() {
+  local out=$1 package=$2 version=$3 apt=$1/apt file
+  mkdir -p "$apt/sources.list.d" "$apt/lists/partial" "$apt/cache/archives/partial"
+  for file in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ ! -f "$file" ] || sed -n 's/^deb\([[:space:]]\)/deb-src\1/p' "$file"
+  done >"$apt/sources.list.d/machine.list"
+  for file in /etc/apt/sources.list.d/*.sources; do
+    [ ! -f "$file" ] || sed 's/^Types:.*/Types: deb-src/' "$file" >"$apt/sources.list.d/${file##*/}"
+  done
+  local options=(-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$apt/sources.list.d"
+    -o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt/cache" -o APT::Sandbox::User=root)
+  run_logged "debian source lists" "$out/apt.log" apt-get "${options[@]}" update
+  (cd "$out" && run_logged "debian source $package $version" "$out/download.log" \
+    apt-get "${options[@]}" source --download-only "$package=$version")
+  dpkg-source -x "$out/${package}_${version#*:}.dsc" "$out/src" >>"$out/download.log" 2>&1 ||
+    die "debian source $package $version: could not unpack it (log: $out/download.log)"
+  rm -rf "$apt" "$out/${package}_"*
+}
+
+# The conformance suite's busybox (image/e2e-images.ts: its images' sh and applets), static: Debian's
+# busybox from its source package, built with the static package's own configuration but for four
+# options. Off, the standalone shell (SH_STANDALONE, PREFER_APPLETS, SH_NOFORK), with which sh runs
+# its own applets, env among them, whatever PATH says. On, Debian's DI_ENV_HACK: sh keeps the
+# variables whose names are no shell names (`data-1`) for the commands it runs, as the suite's own
+# busybox image does, and the ConfigMap and Secret specs' `sh -c env` must print them. Checked
+# before it is cached: `sh -c env` prints such a variable. Built at the lowest priority.
+build_e2e_busybox() {
+  local out=$1 want line
+  fetch_debian_source "$out" busybox "$E2E_BUSYBOX_SOURCE_VERSION"
+  want=("# CONFIG_FEATURE_SH_STANDALONE is not set" "# CONFIG_FEATURE_PREFER_APPLETS is not set"
+    "# CONFIG_FEATURE_SH_NOFORK is not set" "CONFIG_FEATURE_DI_ENV_HACK=y")
+  mkdir -p "$out/build" "$out/bin" "$out/check"
+  {
+    grep -vE '^(# )?CONFIG_FEATURE_(SH_STANDALONE|PREFER_APPLETS|SH_NOFORK|DI_ENV_HACK)[= ]' "$out/src/debian/config/pkg/static"
+    printf '%s\n' "${want[@]}"
+  } >"$out/build/.config"
+  # Kconfig asks about options the file does not name; an empty answer takes the default.
+  run_logged "busybox $E2E_BUSYBOX_SOURCE_VERSION: configure" "$out/configure.log" env KCONFIG_NOTIMESTAMP=1 \
+    bash -c 'yes "" | make -C "$1" -f "$2/Makefile" KBUILD_SRC="$2" silentoldconfig' _ "$out/build" "$out/src"
+  for line in "${want[@]}"; do
+    grep -qxF "$line" "$out/build/.config" || die "busybox: its configuration lost '$line' ($out/build/.config)"
+  done
+  (cd "$out/build" && run_logged "busybox $E2E_BUSYBOX_SOURCE_VERSION" "$out/build.log" env KCONFIG_NOTIMESTAMP=1 \
+    nice -n 19 make -j"$(nproc)" all BB_EXTRA_VERSION="Debian $E2E_BUSYBOX_SOURCE_VERSION")
+  cp "$out/build/busybox" "$out/bin/busybox"
+  cp "$out/build/.config" "$out/busybox.config"
+  ln -s ../bin/busybox "$out/check/env"
+  env -i data-1=kept PATH="$out/check" "$out/bin/busybox" sh -c env | grep -qx data-1=kept ||
+    die "busybox: its sh -c env does not print a variable named data-1"
+  rm -rf "$out/src" "$out/build" "$out/check"
+}
+
 # Pulumi YAML's language host, which the engine looks for on PATH (YAML is one of its bundled
 # languages).
 build_pulumi_yaml() {
@@ -343,6 +398,7 @@ build_once "$PULUMI_GO_HOME" "pulumi-language-go $PULUMI_VERSION" build_pulumi_g
 if [ "${1:-}" = conformance ]; then
   DEBIAN_PACKAGES=$CONFORMANCE_DEBIAN_PACKAGES ensure_debian_packages
   build_once "$LIQO_E2E_HOME" "kubernetes e2e $KUBERNETES_VERSION" build_kubernetes_e2e
+  build_once "$LIQO_E2E_BUSYBOX_HOME" "busybox $E2E_BUSYBOX_SOURCE_VERSION (conformance images)" build_e2e_busybox
 fi
 # `toolchain.sh previous-release`: also the release the upgrade test starts from.
 if [ "${1:-}" = previous-release ]; then

@@ -73,7 +73,9 @@ WIREGUARD_GO_VERSION=v0.0.0-20260522210424-ecfc5a8d5446
 # Debian packages the clusters and tunnels need, each as package:command-it-provides (installed
 # with --no-install-recommends, or wireguard-tools pulls in a kernel).
 DEBIAN_PACKAGES="iproute2:ip iptables:iptables nftables:nft wireguard-tools:wg iperf3:iperf3 iputils-ping:ping util-linux:flock"
-# What `npm run conformance` makes the suite's images of besides agnhost (image/e2e-images.ts):
-# busybox's applets (sh, wget, seq…), dig for the DNS probes, OpenBSD's nc (the suite's `nc -v -t -w`;
-# busybox's nc has none of those flags) and curl. Installed only by `toolchain.sh conformance`.
-CONFORMANCE_DEBIAN_PACKAGES="busybox-static:busybox bind9-dnsutils:dig netcat-openbsd:nc.openbsd curl:curl"
+# What `npm run conformance` makes the suite's images of besides agnhost and busybox (image/e2e-images.ts):
+# dig for the DNS probes, OpenBSD's nc (the suite's `nc -v -t -w`; busybox's nc has none of those
+# flags) and curl; and what builds their busybox from Debian's source package (scripts/toolchain.sh
+# build_e2e_busybox): dpkg-source, gcc (with libc6-dev's static libc) and make. Installed only by
+# `toolchain.sh conformance`.
+CONFORMANCE_DEBIAN_PACKAGES="bind9-dnsutils:dig netcat-openbsd:nc.openbsd curl:curl dpkg-dev:dpkg-source gcc:gcc make:make"

@@ -1,4 +1,4 @@
-/** The conformance suite's images as specs: busybox's applets placed under a merged /usr, the references the suite names. */
+/** The conformance suite's images as specs: busybox's applets placed under a merged /usr, the references the suite names, each image's sh. */
 import { busyboxEntries, E2E_IMAGE_REFERENCES, e2eImages, type E2eImageInputs } from "../../../image/e2e-images.js";
 
 const MERGED = [
@@ -11,10 +11,10 @@ const inputs: E2eImageInputs = {
   agnhost: { path: "/cache/agnhost", version: "2.63.0" },
   busybox: {
     path: "/usr/bin/busybox",
-    applets: ["bin/sh", "usr/bin/wget", "sbin/ifconfig", "usr/bin/nc", "bin/busybox"],
+    applets: ["bin/sh", "usr/bin/wget", "usr/bin/env", "sbin/ifconfig", "usr/bin/nc", "bin/busybox"],
   },
   tools: {
-    sh: "/usr/bin/bash",
+    bash: "/usr/bin/bash",
     dig: "/usr/bin/dig",
     nc: "/usr/bin/nc.openbsd",
     curl: "/usr/bin/curl",
@@ -32,6 +32,7 @@ describe("busyboxEntries", () => {
       { path: "/usr/bin/busybox", type: "file", content: "/usr/bin/busybox", mode: 0o755 },
       { path: "/usr/bin/sh", type: "symlink", target: "/usr/bin/busybox" },
       { path: "/usr/bin/wget", type: "symlink", target: "/usr/bin/busybox" },
+      { path: "/usr/bin/env", type: "symlink", target: "/usr/bin/busybox" },
       { path: "/usr/sbin/ifconfig", type: "symlink", target: "/usr/bin/busybox" },
     ]);
   });
@@ -41,6 +42,7 @@ describe("busyboxEntries", () => {
       "/usr/bin/busybox",
       "/bin/sh",
       "/usr/bin/wget",
+      "/usr/bin/env",
       "/sbin/ifconfig",
       "/usr/bin/nc",
     ]);
@@ -62,10 +64,28 @@ describe("e2eImages", () => {
     expect(files).toContainEqual({ path: "/usr/bin/nc", type: "file", content: "/usr/bin/nc.openbsd", mode: 0o755 });
     expect(files).toContainEqual({ path: "/coredns", type: "file", content: "/cache/coredns", mode: 0o755 });
     expect(files.filter((f) => f.path === "/usr/bin/nc")).toHaveLength(1);
-    // busybox's shell would run its own nc whatever PATH says, and drop `data-1` from env: sh is bash.
+    // agnhost's specs write for bash, as upstream's agnhost has it.
     expect(files.filter((f) => f.path === "/usr/bin/sh")).toEqual([
       { path: "/usr/bin/sh", type: "symlink", target: "bash" },
     ]);
     expect(files).toContainEqual({ path: "/usr/bin/bash", type: "file", content: "/usr/bin/bash", mode: 0o755 });
+  });
+
+  test("GIVEN the machine's files WHEN the busybox image is made THEN its sh and env are busybox's, beside the real getent and dig, and it has no bash", () => {
+    const busybox = e2eImages(inputs)[1]!.spec;
+    const files = busybox.layers.flat();
+
+    // The specs compare busybox ash's words, and its env must print the variable `data-1`.
+    expect(files.filter((f) => f.path === "/usr/bin/sh")).toEqual([
+      { path: "/usr/bin/sh", type: "symlink", target: "/usr/bin/busybox" },
+    ]);
+    expect(files.filter((f) => f.path === "/usr/bin/env")).toEqual([
+      { path: "/usr/bin/env", type: "symlink", target: "/usr/bin/busybox" },
+    ]);
+    expect(files).toContainEqual({ path: "/usr/bin/getent", type: "file", content: "/usr/bin/getent", mode: 0o755 });
+    expect(files).toContainEqual({ path: "/usr/bin/dig", type: "file", content: "/usr/bin/dig", mode: 0o755 });
+    expect(files.map((f) => f.path)).not.toContain("/usr/bin/bash");
+    // The layer below the shell is agnhost's own: the nodes store it once.
+    expect(busybox.layers[0]).toEqual(e2eImages(inputs)[0]!.spec.layers[0]);
   });
 });
