@@ -5,6 +5,7 @@
  * Debian's packages, which it installs; bash and getent, which every Debian has).
  */
 import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -35,7 +36,13 @@ export const e2eBusyboxHome = (): string =>
     "scripts/toolchain.sh conformance",
   );
 
-/** What the images are made of, read from this machine; `agnhostDir` holds agnhost and agnhost.version. */
+/** `path`, which must exist (the toolchain puts it there). */
+function existing(path: string): string {
+  if (!existsSync(path)) throw new Error(`image: no ${path} (${HINT.replace(", which installs it", "")})`);
+  return path;
+}
+
+/** What the images are made of, read from this machine; `agnhostDir` holds agnhost, agnhost.version and its certificate and key. */
 export async function e2eImageInputs(agnhostDir: string): Promise<E2eImageInputs> {
   const busybox = join(e2eBusyboxHome(), "bin", "busybox");
   const { stdout: applets } = await run(busybox, ["--list-full"]);
@@ -52,7 +59,12 @@ export async function e2eImageInputs(agnhostDir: string): Promise<E2eImageInputs
     })
   ).trim();
   return {
-    agnhost: { path: join(agnhostDir, "agnhost"), version },
+    agnhost: {
+      path: join(agnhostDir, "agnhost"),
+      version,
+      certificate: existing(join(agnhostDir, "localhost.crt")),
+      key: existing(join(agnhostDir, "localhost.key")),
+    },
     busybox: { path: busybox, applets: applets.split("\n").filter(Boolean) },
     tools,
     libraries: await sharedLibraries(Object.values(tools)),

@@ -43,7 +43,13 @@ export const E2E_IMAGE_REFERENCES = {
 /** The machine's files the images are made of. */
 export interface E2eImageInputs {
   /** The agnhost binary (static) and the version it reports (its image's tag). */
-  readonly agnhost: { readonly path: string; readonly version: string };
+  readonly agnhost: {
+    readonly path: string;
+    readonly version: string;
+    /** The certificate and key agnhost's image holds at its root (`/localhost.crt`, `/localhost.key`). */
+    readonly certificate: string;
+    readonly key: string;
+  };
   /**
    * The static busybox binary (the toolchain's build for these images, whose sh runs the commands
    * PATH names) and its applets as `busybox --list-full` prints them (`bin/sh`, `usr/bin/wget`).
@@ -138,6 +144,9 @@ export function e2eImages(inputs: E2eImageInputs): E2eImage[] {
         // Upstream's image has it too: some tests run the binary under a second name.
         { path: "/agnhost-2", type: "symlink", target: "agnhost" },
         { path: "/coredns", type: "file", content: inputs.coredns, mode: 0o755 },
+        // test-webserver serves the root: the StatefulSet specs' readiness probe fetches /localhost.crt.
+        { path: "/localhost.crt", type: "file", content: inputs.agnhost.certificate, mode: 0o644 },
+        { path: "/localhost.key", type: "file", content: inputs.agnhost.key, mode: 0o644 },
         { path: "/uploads", type: "dir" },
       ],
     ],

@@ -144,6 +144,17 @@ build_kubernetes_e2e() {
     env CGO_ENABLED=0 GOFLAGS=-mod=mod nice -n 19 go build -o "$out/bin/agnhost" \
       -ldflags "-s -w -X main.Version=$agnhost_version" k8s.io/kubernetes/test/images/agnhost)
   printf '%s\n' "$agnhost_version" >"$out/bin/agnhost.version"
+  copy_agnhost_files "$out"
+}
+
+# copy_agnhost_files OUT: the files agnhost's image holds at its root beside the binary, into
+# OUT/bin: the certificate and key its servers use, which the StatefulSet specs' readiness probe
+# fetches from its test-webserver (GET /localhost.crt).
+copy_agnhost_files() {
+  local porter
+  porter="$(go env GOMODCACHE)/k8s.io/kubernetes@v$KUBERNETES_VERSION/test/images/agnhost/porter"
+  cp "$porter/localhost.crt" "$porter/localhost.key" "$1/bin/" || die "agnhost: no localhost.crt and .key in $porter"
+  chmod 0644 "$1/bin/localhost.crt" "$1/bin/localhost.key"
 }
 
 build_containerd() {
@@ -398,6 +409,8 @@ build_once "$PULUMI_GO_HOME" "pulumi-language-go $PULUMI_VERSION" build_pulumi_g
 if [ "${1:-}" = conformance ]; then
   DEBIAN_PACKAGES=$CONFORMANCE_DEBIAN_PACKAGES ensure_debian_packages
   build_once "$LIQO_E2E_HOME" "kubernetes e2e $KUBERNETES_VERSION" build_kubernetes_e2e
+  # A suite built before agnhost's files were copied with it.
+  [ -f "$LIQO_E2E_BIN_DIR/localhost.crt" ] || copy_agnhost_files "$LIQO_E2E_HOME"
   build_once "$LIQO_E2E_BUSYBOX_HOME" "busybox $E2E_BUSYBOX_SOURCE_VERSION (conformance images)" build_e2e_busybox
 fi
 # `toolchain.sh previous-release`: also the release the upgrade test starts from.

@@ -8,7 +8,12 @@ const MERGED = [
 ];
 
 const inputs: E2eImageInputs = {
-  agnhost: { path: "/cache/agnhost", version: "2.63.0" },
+  agnhost: {
+    path: "/cache/agnhost",
+    version: "2.63.0",
+    certificate: "/cache/localhost.crt",
+    key: "/cache/localhost.key",
+  },
   busybox: {
     path: "/usr/bin/busybox",
     applets: ["bin/sh", "usr/bin/wget", "usr/bin/env", "sbin/ifconfig", "usr/bin/nc", "bin/busybox"],
@@ -63,6 +68,13 @@ describe("e2eImages", () => {
     const files = agnhost.layers.flat();
     expect(files).toContainEqual({ path: "/usr/bin/nc", type: "file", content: "/usr/bin/nc.openbsd", mode: 0o755 });
     expect(files).toContainEqual({ path: "/coredns", type: "file", content: "/cache/coredns", mode: 0o755 });
+    // What its test-webserver serves to the StatefulSet specs' readiness probe.
+    expect(files).toContainEqual({
+      path: "/localhost.crt",
+      type: "file",
+      content: "/cache/localhost.crt",
+      mode: 0o644,
+    });
     expect(files.filter((f) => f.path === "/usr/bin/nc")).toHaveLength(1);
     // agnhost's specs write for bash, as upstream's agnhost has it.
     expect(files.filter((f) => f.path === "/usr/bin/sh")).toEqual([
