@@ -11,6 +11,8 @@ prepare_as_root "the tests create network namespaces, bridges and firewall rules
 scripts/toolchain.sh kubernetes "$MATRIX_SMOKE_CONSUMER"
 # And the release the upgrade test starts from, built once from this repository's history.
 scripts/toolchain.sh previous-release
+# And upstream's conformance suite and its images' parts, for the yardstick's smoke run.
+scripts/toolchain.sh conformance
 mkdir -p .test-output
 status=0
 # The lint runs beside the build (each takes one core for about 20 s) and fails the run at the end,

@@ -58,8 +58,12 @@ run_logged() {
 
 ensure_debian_packages() {
   local missing=() entry
+  # Each entry is `package:command`, or `package:/path` for a package that brings no command.
   for entry in $DEBIAN_PACKAGES; do
-    command -v "${entry#*:}" >/dev/null || missing+=("${entry%%:*}")
+    case ${entry#*:} in
+      /*) [ -e "${entry#*:}" ] || missing+=("${entry%%:*}") ;;
+      *) command -v "${entry#*:}" >/dev/null || missing+=("${entry%%:*}") ;;
+    esac
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   [ "$(id -u)" -eq 0 ] || die "missing Debian packages: ${missing[*]}; install them as root: apt-get install --no-install-recommends ${missing[*]}"

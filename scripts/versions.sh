@@ -76,6 +76,6 @@ DEBIAN_PACKAGES="iproute2:ip iptables:iptables nftables:nft wireguard-tools:wg i
 # What `npm run conformance` makes the suite's images of besides agnhost and busybox (image/e2e-images.ts):
 # dig for the DNS probes, OpenBSD's nc (the suite's `nc -v -t -w`; busybox's nc has none of those
 # flags) and curl; and what builds their busybox from Debian's source package (scripts/toolchain.sh
-# build_e2e_busybox): dpkg-source, gcc (with libc6-dev's static libc) and make. Installed only by
-# `toolchain.sh conformance`.
-CONFORMANCE_DEBIAN_PACKAGES="bind9-dnsutils:dig netcat-openbsd:nc.openbsd curl:curl dpkg-dev:dpkg-source gcc:gcc make:make"
+# build_e2e_busybox): dpkg-source, gcc, libc6-dev's static libc (which gcc only recommends) and
+# make. Installed only by `toolchain.sh conformance`.
+CONFORMANCE_DEBIAN_PACKAGES="bind9-dnsutils:dig netcat-openbsd:nc.openbsd curl:curl dpkg-dev:dpkg-source gcc:gcc libc6-dev:/usr/lib/x86_64-linux-gnu/libc.a make:make"

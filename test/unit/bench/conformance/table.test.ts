@@ -60,7 +60,7 @@ describe("compare", () => {
 });
 
 describe("formatComparison", () => {
-  test("GIVEN a comparison WHEN printed THEN one line per spec, the virtual node's failures with reasons, counts and the ratio against 90 %", () => {
+  test("GIVEN a comparison WHEN printed THEN one line per spec, the virtual node's failures with reasons, counts and the ratio against 98 %", () => {
     const text = formatComparison(
       compare(
         [spec("[sig-node] Pods a", "passed"), spec("[sig-node] Pods b", "passed")],
@@ -79,7 +79,7 @@ describe("formatComparison", () => {
         "    failed: Timed out after 300 s",
         "",
         "passed: baseline 2 of 2, virtual node 1 of 2, both 1 (of 2 specs)",
-        "ratio (virtual passes / baseline passes): 1/2 = 50.0 % (target ≥ 90 %: missed); of the baseline's passes, the virtual node passes 1 = 50.0 %",
+        "ratio (virtual passes / baseline passes): 1/2 = 50.0 % (target ≥ 98 %: missed); of the baseline's passes, the virtual node passes 1 = 50.0 %",
       ].join("\n"),
     );
   });
