@@ -1,8 +1,11 @@
 /**
  * Draining a virtual node before its peering goes, as `kubectl drain` does a real one: cordoned
  * first (no new pod lands), then each pod on it deleted; the consumer's agent removes each from
- * the provider and only then lets it go here (agent/offloading), so once the node holds no pod,
- * nothing of them is left on the provider either.
+ * the provider and only then lets it go here (agent/offloading), so once none of those pods is
+ * left, nothing of them is left on the provider either. Only the pods the node held when the drain
+ * began are waited for: a DaemonSet tolerating every taint makes its pod again at once on a
+ * cordoned node (the unschedulable taint is among those it tolerates), and that pod, never
+ * offloaded, goes with the Node.
  */
 import * as k8s from "@kubernetes/client-node";
 import { describeFailure, isNotFound, serverOf } from "../kube/client.js";
@@ -44,6 +47,7 @@ export async function drainVirtualNode(kc: k8s.KubeConfig, nodeName: string, opt
         .catch(describeFailure(`${STEP}: listing the pods on Node ${nodeName}`, endpoint))
     ).items;
   const held = await podsOn();
+  const heldUids = new Set(held.map((pod) => pod.metadata!.uid));
   for (const pod of held) {
     const { name, namespace } = pod.metadata!;
     await core
@@ -61,7 +65,7 @@ export async function drainVirtualNode(kc: k8s.KubeConfig, nodeName: string, opt
     { step: STEP, object: `Node ${nodeName} drained (its pods removed from the provider, then here)`, endpoint },
     { timeoutMs: options.timeoutMs, intervalMs: 500 },
     async () => {
-      const left = await podsOn();
+      const left = (await podsOn()).filter((pod) => heldUids.has(pod.metadata!.uid));
       return left.length === 0
         ? { done: true, value: undefined }
         : {

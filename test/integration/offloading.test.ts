@@ -16,7 +16,8 @@
  * reach it only bounded. Namespaces selected by label are offloaded by b's agent as they are made or
  * labelled, and withdrawn when their label goes. A pod that a loses is made again; its image changed on b changes in place
  * on a (same pod), and b's identity patching that request for a privileged container is refused and changes nothing
- * there; deleting the peering drains its virtual node first. The namespace's Services are reflected to
+ * there; deleting the peering drains its virtual node first, and a DaemonSet that tolerates every
+ * taint, whose pod comes back at once on the cordoned node, does not hold the drain. The namespace's Services are reflected to
  * a and answer there by name (`web`, and with `naming: same` `probed.jobs` and its FQDN), a Service of
  * b's own pods included, whose endpoint goes not ready while the tunnel is cut; the Services b's
  * identity forges are refused and make nothing. An offloaded
@@ -1569,7 +1570,7 @@ describe("offloading on real clusters (shared lab)", () => {
   test(
     "GIVEN an offloaded pod running WHEN a loses it THEN a makes it again; WHEN its image, labels and annotations change " +
       "on b THEN a changes them in place, and b patching the request for a privileged container is refused; WHEN the Peering is deleted THEN its virtual " +
-      "node is drained first: the pod goes from both clusters, and the remote namespace from a",
+      "node is drained first, a DaemonSet's pod on it not waited for: the pod goes from both clusters, and the remote namespace from a",
     async () => {
       pair ??= await peerPair(await sharedLab());
       const { a, b, record } = pair;
@@ -1721,8 +1722,43 @@ describe("offloading on real clusters (shared lab)", () => {
         },
       );
 
+      // A DaemonSet that tolerates every taint, in a namespace not offloaded, as a cluster's log or
+      // network agents are: its pod lands on the virtual node and stays Pending there, and comes back
+      // at once on the cordoned node. The drain must not wait on it.
+      const apps = pair!.consumer.kc.makeApiClient(k8s.AppsV1Api);
+      const nodeAgent = { metadata: { labels: { app: "node-agent" } } };
+      await apps.createNamespacedDaemonSet({
+        namespace: "default",
+        body: {
+          metadata: { name: "node-agent" },
+          spec: {
+            selector: { matchLabels: nodeAgent.metadata.labels },
+            template: {
+              ...nodeAgent,
+              spec: { ...podtoolSpec(record.virtualNodeName), tolerations: [{ operator: "Exists" }] },
+            },
+          },
+        },
+      });
+      await poll(
+        { step: "test", object: "the DaemonSet's pod on the virtual node", endpoint: b.apiServerUrl },
+        { timeoutMs: 60_000, intervalMs: 500 },
+        async () => {
+          const pods = await bCore.listNamespacedPod({
+            namespace: "default",
+            labelSelector: "app=node-agent",
+            fieldSelector: `spec.nodeName=${record.virtualNodeName}`,
+          });
+          return pods.items.length > 0 ? { done: true, value: undefined } : { done: false, state: "none yet" };
+        },
+      );
+
       // The peering goes: its node is drained before anything else.
-      await unpeerPair(pair!);
+      try {
+        await unpeerPair(pair!);
+      } finally {
+        await apps.deleteNamespacedDaemonSet({ name: "node-agent", namespace: "default" });
+      }
       expect((await bCore.listNamespacedPod({ namespace })).items).toEqual([]);
       expect(await bCore.readNode({ name: record.virtualNodeName }).catch(() => undefined)).toBeUndefined();
       await namespaceGone(aCore, remoteNamespace, a.apiServerUrl);
