@@ -24,6 +24,7 @@ import { IDENTITY_EXPIRATION_SECONDS } from "../../core/authentication/certifica
 import { startAuthService } from "../auth-service/index.js";
 import { announceKubeletEndpoint, beatOnce, HEARTBEAT_INTERVAL_MS } from "../heartbeat.js";
 import { startKubeletEndpoint } from "../offloading/kubelet-endpoint.js";
+import { answerNodePorts, NodePortForwarder } from "../offloading/node-ports.js";
 import { startConsumerDns } from "../dns/index.js";
 import { startPlacementListener } from "../offloading/placement-listener.js";
 import { KUBELET_PORT } from "../../core/cluster/agent-components.js";
@@ -65,6 +66,7 @@ const INTERVALS = {
   offloadingProvider: 30_000,
   offloadingConsumer: 10_000,
   offloadingPending: 1_000,
+  nodePorts: 30_000,
 };
 
 /** Where and as whom the control role runs. */
@@ -95,6 +97,7 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
     renewal: new Wakeup(),
     offloadingProvider: new Wakeup(),
     offloadingConsumer: new Wakeup(),
+    nodePorts: new Wakeup(),
   };
   const auth = await startAuthService({
     kc,
@@ -108,6 +111,9 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
   reporter.info(`agent ${name}: auth service listening on ${options.listen.host}:${auth.port}`);
   // The virtual nodes' kubelet API (logs, exec), where the agent runs as a pod: its address is the node's.
   const podAddress = process.env["POD_IP"];
+  // Its node ports too, which kube-proxy answers on a real node's address (core/offloading/node-ports.ts).
+  const nodePorts = podAddress ? new NodePortForwarder(podAddress, reporter) : undefined;
+  signal.addEventListener("abort", () => nodePorts?.close(), { once: true });
   if (podAddress) {
     await startKubeletEndpoint({ kc, address: podAddress, port: KUBELET_PORT, reporter, signal });
     announceKubeletEndpoint({ address: podAddress, port: KUBELET_PORT });
@@ -137,7 +143,7 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
     [
       [(ns: string) => `/api/v1/namespaces/${ns}/configmaps`, (t, o) => shortcuts.objectChanged("ConfigMap", t, o)],
       [(ns: string) => `/api/v1/namespaces/${ns}/secrets`, (t, o) => shortcuts.objectChanged("Secret", t, o)],
-      [(ns: string) => `/api/v1/namespaces/${ns}/services`, undefined],
+      [(ns: string) => `/api/v1/namespaces/${ns}/services`, () => wakeups.nodePorts.wake()],
       [(ns: string) => `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`, undefined],
     ] as const satisfies readonly (readonly [(ns: string) => string, OnChange | undefined])[]
   ).map(([collection, shortcut]) => new WatchesPerNamespace(kc, collection, wakeConsumer(shortcut), watching));
@@ -282,6 +288,15 @@ export async function startControl(options: ControlOptions): Promise<Promise<voi
         return pass.pending ? INTERVALS.offloadingPending : undefined;
       },
     ),
+    // A Service changed in a namespace with offloaded pods wakes it; the pause catches the others.
+    ...(nodePorts
+      ? [
+          runLoop(
+            { name: "node ports", intervalMs: INTERVALS.nodePorts, signal, reporter, wakeup: wakeups.nodePorts },
+            () => answerNodePorts(kc, nodePorts),
+          ),
+        ]
+      : []),
     // Each pass says when the next identity is due; a new peering wakes it.
     runLoop(
       { name: "identity renewal", intervalMs: INTERVALS.renewal, signal, reporter, wakeup: wakeups.renewal },

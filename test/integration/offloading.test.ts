@@ -3,7 +3,7 @@
  * pods): b peers with a and a tunnel joins them; namespace `shop` of b is offloaded to a. A
  * Deployment of 3 replicas tolerating the virtual node's taint runs on a's real nodes, and b shows
  * its pods Running at addresses that b's own pods reach, one by one and through a Service of b (by
- * its address and by name).
+ * its address and by name), and through a NodePort Service at the virtual node's address.
  * Pods that a's rules forbid are refused, each with a condition that names why, and nothing is made
  * for them on a. The ConfigMap and Secret the pods read go with them, and follow changes; `kubectl
  * logs`, `exec` and `port-forward` on b reach them, and `kubectl run -i --rm` talks to a pod run
@@ -302,6 +302,61 @@ describe("offloading on real clusters (shared lab)", () => {
       } finally {
         forward.kill("SIGTERM");
         await forward;
+      }
+
+      // The Deployment's node port answers at the virtual node's address, as kube-proxy answers a
+      // node port at a real node's: from b's node, and from an offloaded pod on a (the way a client
+      // of the node's address reaches it there). A port no Service of an offloaded namespace names,
+      // and the node port of a namespace that is not offloaded, are not answered there.
+      const exposed = await bCore.createNamespacedService({
+        namespace: NAMESPACE,
+        body: {
+          metadata: { name: "web-node-port" },
+          spec: { type: "NodePort", selector: { app: "web" }, ports: [{ port: 80, targetPort: 8080 }] },
+        },
+      });
+      const elsewhere = await bCore.createNamespacedService({
+        namespace: "default",
+        body: {
+          metadata: { name: "not-offloaded" },
+          spec: { type: "NodePort", selector: { app: "web" }, ports: [{ port: 80, targetPort: 8080 }] },
+        },
+      });
+      try {
+        const nodePort = exposed.spec!.ports![0]!.nodePort!;
+        await poll(
+          {
+            step: "test",
+            object: `node port ${nodePort} at the virtual node's address ${virtualNodeAddress}`,
+            endpoint: b.apiServerUrl,
+          },
+          { timeoutMs: 60_000, intervalMs: 1000 },
+          async () => {
+            const answer = await tcpGreeting(b.netns, virtualNodeAddress, nodePort, 3000).catch(
+              (error: unknown) => `${(error as Error).message}`,
+            );
+            return answer.includes("podtool web-")
+              ? { done: true, value: undefined }
+              : { done: false, state: answer.trim().slice(-200) };
+          },
+        );
+        expect(
+          await kubectl(b, [
+            "exec",
+            "-n",
+            NAMESPACE,
+            first,
+            "--",
+            "/podtool",
+            "tcp",
+            `${virtualNodeAddress}:${nodePort}`,
+          ]),
+        ).toContain("podtool web-");
+        for (const closed of [elsewhere.spec!.ports![0]!.nodePort!, nodePort + 1])
+          await expect(tcpGreeting(b.netns, virtualNodeAddress, closed, 3000)).rejects.toThrow(/ECONNREFUSED/);
+      } finally {
+        await bCore.deleteNamespacedService({ name: "not-offloaded", namespace: "default" });
+        await bCore.deleteNamespacedService({ name: "web-node-port", namespace: NAMESPACE });
       }
 
       // The pod's identity: a pod of b's ServiceAccount `lister`, which may list shop's pods on b,
