@@ -19,7 +19,7 @@ import { machine } from "../figures.js";
 import { suiteImages } from "./images.js";
 import type { SpecResult } from "./junit.js";
 import { baselinePass, PASSES, virtualPass, type Pass } from "./passes.js";
-import { focusOn, runSuite, selectedSpecs, SELECTION, stopSuite } from "./suite.js";
+import { focusOn, REFUSED_BY_DESIGN, runSuite, selectedSpecs, SELECTION, stopSuite } from "./suite.js";
 import { compare, formatComparison } from "./table.js";
 
 /** What the command line asked for. */
@@ -116,7 +116,8 @@ async function main(): Promise<void> {
   );
 
   const comparison = compare(results.baseline ?? [], results.virtual ?? [], specs);
-  const table = formatComparison(comparison);
+  const leftOut = Object.entries(REFUSED_BY_DESIGN).map(([name, why]) => `- ${name}: ${why}`);
+  const table = `${formatComparison(comparison)}\n\nleft out, refused by a provider by design:\n${leftOut.join("\n")}`;
   const host = machine();
   const header =
     `upstream conformance (e2e.test ${process.env["KUBERNETES_VERSION"] ?? ""}), ${specs.length} spec(s); ` +

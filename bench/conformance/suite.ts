@@ -9,6 +9,21 @@ import { join } from "node:path";
 import { parseJUnit, type SpecResult } from "./junit.js";
 
 /**
+ * Selected specs a provider refuses to run by design, with why: each Job spec that pins its pods to
+ * one node to share a `hostPath` directory between them, in a privileged container (upstream's
+ * job fixtures do so for the "fail once" jobs whose pods are never restarted in place). A provider
+ * runs no consumer's pod with a host path or privileges (docs/security.md), so on the virtual node
+ * these pods are refused with a reason and the spec waits out its 15 minutes. Left out of both
+ * passes, and listed with the results.
+ */
+export const REFUSED_BY_DESIGN: Readonly<Record<string, string>> = {
+  "[sig-apps] Job should allow to use the pod failure policy on exit code to fail the job early":
+    "its pods share a hostPath directory, in privileged containers",
+  "[sig-apps] Job should allow to use a pod failure policy to ignore failure matching on DisruptionTarget condition":
+    "its pods share a hostPath directory, in privileged containers",
+};
+
+/**
  * The specs the yardstick runs: the `[Conformance]` specs of these describe blocks. The space after
  * each name keeps out blocks whose name only starts with it (`[sig-node] PodTemplates`,
  * `[sig-network] ServiceCIDR and IPAddress API`); blocks named with a further word are in:
@@ -25,7 +40,7 @@ export const SELECTION = {
     String.raw`|\[sig-storage\] (ConfigMap|Secrets|Downward API volume|Projected|EmptyDir|Subpath|PersistentVolumes) ` +
     String.raw`|\[sig-network\] (Services|DNS) ` +
     String.raw`|\[sig-apps\] (Deployment|ReplicaSet|ReplicationController|StatefulSet|Job) `,
-  skip: String.raw`\[Serial\]|\[Disruptive\]`,
+  skip: [String.raw`\[Serial\]|\[Disruptive\]`, ...Object.keys(REFUSED_BY_DESIGN).map(literalPattern)].join("|"),
   labelFilter: "Conformance",
 } as const;
 

@@ -1,5 +1,11 @@
 /** The suite's selection and command line: the focus on exactly some specs, and the flags e2e.test gets. */
-import { focusOn, literalPattern, SELECTION, suiteArguments } from "../../../../bench/conformance/suite.js";
+import {
+  focusOn,
+  literalPattern,
+  REFUSED_BY_DESIGN,
+  SELECTION,
+  suiteArguments,
+} from "../../../../bench/conformance/suite.js";
 
 describe("focusOn", () => {
   test("GIVEN spec names with brackets, dots and parentheses WHEN focused on THEN each matches itself literally, and nothing else", () => {
@@ -48,6 +54,17 @@ describe("SELECTION", () => {
   });
 });
 
+describe("SELECTION.skip", () => {
+  test("GIVEN the selected specs WHEN skipped THEN the serial, disruptive and refused-by-design ones are, and the other Job specs are not", () => {
+    const skip = new RegExp(SELECTION.skip);
+
+    for (const name of Object.keys(REFUSED_BY_DESIGN)) expect(skip.test(`${name} [Conformance]`)).toBe(true);
+    expect(skip.test("[sig-apps] Job should delete a job [Conformance]")).toBe(false);
+    expect(skip.test("[sig-node] Pods should be updated [NodeConformance] [Conformance]")).toBe(false);
+    expect(skip.test("[sig-apps] Daemon set [Serial] should run and stop simple daemon [Conformance]")).toBe(true);
+  });
+});
+
 describe("suiteArguments", () => {
   test("GIVEN a run against a cluster WHEN its command line is made THEN it has the cluster, the selection, the report directory and no dry run", () => {
     const args = suiteArguments({
@@ -63,7 +80,7 @@ describe("suiteArguments", () => {
       "--kubectl-path=/c/kubectl",
       "--report-dir=/out/virtual",
       `--ginkgo.focus=${SELECTION.focus}`,
-      String.raw`--ginkgo.skip=\[Serial\]|\[Disruptive\]`,
+      `--ginkgo.skip=${SELECTION.skip}`,
       "--ginkgo.label-filter=Conformance",
       "--ginkgo.timeout=6h",
       "--ginkgo.no-color",
