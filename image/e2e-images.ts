@@ -9,7 +9,9 @@
  *   agnhost has it; busybox's applets for wget, seq, sleep…; OpenBSD's nc, curl and dig from Debian,
  *   each with the libraries `ldd` lists) and `/coredns` for the DNS test that serves a Corefile of its own;
  * - the previous agnhost (2.55): the same files under that name; the one test that names it only
- *   updates a pod from it to the current one;
+ *   updates a pod from it to the current one, and the StatefulSet specs run it;
+ * - nginx: the same files, agnhost's test-webserver as the entrypoint, which serves HTTP on port 80
+ *   as nginx does (the ReplicationController lifecycle spec's pods run it, and only need it up);
  * - busybox, and glibc-dns-testing as a second name of the same files: busybox's ash as sh, with
  *   its applets, glibc's `getent` (the point of glibc-dns-testing: glibc's resolver) and dig, with
  *   the rest of the tools; no bash. The specs compare what its sh writes word for word (a read-only
@@ -36,6 +38,8 @@ export const E2E_IMAGE_REFERENCES = {
   /** imageutils.AgnhostPrev. */
   agnhostPrevious: `${E2E_REGISTRY}/agnhost:2.55`,
   busybox: `${E2E_REGISTRY}/busybox:1.37.0-1`,
+  /** imageutils.Nginx: a web server on port 80. */
+  nginx: `${E2E_REGISTRY}/nginx:1.15-4`,
   glibcDnsTesting: `${E2E_REGISTRY}/glibc-dns-testing:2.0.0`,
   pause: "registry.k8s.io/pause:3.10.2",
 } as const;
@@ -131,7 +135,7 @@ export interface E2eImage {
   readonly aliases: readonly string[];
 }
 
-/** The images of {@link E2E_IMAGE_REFERENCES}, made from `inputs`: three archives, two of them with aliases. Pure. */
+/** The images of {@link E2E_IMAGE_REFERENCES}, made from `inputs`: four archives, two of them with aliases. Pure. */
 export function e2eImages(inputs: E2eImageInputs): E2eImage[] {
   const agnhost: ImageSpec = {
     reference: E2E_IMAGE_REFERENCES.agnhost(inputs.agnhost.version),
@@ -152,8 +156,16 @@ export function e2eImages(inputs: E2eImageInputs): E2eImage[] {
     ],
     config: { entrypoint: ["/agnhost"], cmd: ["pause"], env: ENV },
   };
+  // The specs that run nginx need a container that serves HTTP on port 80: agnhost's files, its
+  // test-webserver as the entrypoint.
+  const nginx: ImageSpec = {
+    reference: E2E_IMAGE_REFERENCES.nginx,
+    layers: agnhost.layers,
+    config: { entrypoint: ["/agnhost", "test-webserver"], env: ENV },
+  };
   return [
     { spec: agnhost, aliases: [E2E_IMAGE_REFERENCES.agnhostPrevious] },
+    { spec: nginx, aliases: [] },
     {
       spec: {
         reference: E2E_IMAGE_REFERENCES.busybox,

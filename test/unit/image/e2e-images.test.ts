@@ -60,6 +60,7 @@ describe("e2eImages", () => {
 
     expect(images.map((i) => [i.spec.reference, ...i.aliases])).toEqual([
       ["registry.k8s.io/e2e-test-images/agnhost:2.63.0", E2E_IMAGE_REFERENCES.agnhostPrevious],
+      ["registry.k8s.io/e2e-test-images/nginx:1.15-4"],
       ["registry.k8s.io/e2e-test-images/busybox:1.37.0-1", "registry.k8s.io/e2e-test-images/glibc-dns-testing:2.0.0"],
       ["registry.k8s.io/pause:3.10.2"],
     ]);
@@ -83,8 +84,16 @@ describe("e2eImages", () => {
     expect(files).toContainEqual({ path: "/usr/bin/bash", type: "file", content: "/usr/bin/bash", mode: 0o755 });
   });
 
+  test("GIVEN the machine's files WHEN the nginx image is made THEN it is agnhost's files serving HTTP on port 80", () => {
+    const images = e2eImages(inputs);
+    const nginx = images.find((image) => image.spec.reference === E2E_IMAGE_REFERENCES.nginx)!.spec;
+
+    expect(nginx.layers).toEqual(images[0]!.spec.layers);
+    expect(nginx.config).toMatchObject({ entrypoint: ["/agnhost", "test-webserver"] });
+  });
+
   test("GIVEN the machine's files WHEN the busybox image is made THEN its sh and env are busybox's, beside the real getent and dig, and it has no bash", () => {
-    const busybox = e2eImages(inputs)[1]!.spec;
+    const busybox = e2eImages(inputs).find((image) => image.spec.reference === E2E_IMAGE_REFERENCES.busybox)!.spec;
     const files = busybox.layers.flat();
 
     // The specs compare busybox ash's words, and its env must print the variable `data-1`.
