@@ -22,7 +22,8 @@ export interface BuiltE2eImage extends ImageArchive {
   readonly aliases: readonly string[];
 }
 
-const HINT = "run scripts/toolchain.sh conformance, which installs it";
+const BUILDS_IT = "run scripts/toolchain.sh conformance";
+const HINT = `${BUILDS_IT}, which installs it`;
 
 /**
  * Where `scripts/toolchain.sh conformance` built the images' busybox (`build_e2e_busybox`):
@@ -38,7 +39,7 @@ export const e2eBusyboxHome = (): string =>
 
 /** `path`, which must exist (the toolchain puts it there). */
 function existing(path: string): string {
-  if (!existsSync(path)) throw new Error(`image: no ${path} (${HINT.replace(", which installs it", "")})`);
+  if (!existsSync(path)) throw new Error(`image: no ${path} (${BUILDS_IT})`);
   return path;
 }
 
@@ -55,7 +56,7 @@ export async function e2eImageInputs(agnhostDir: string): Promise<E2eImageInputs
   };
   const version = (
     await readFile(join(agnhostDir, "agnhost.version"), "utf8").catch(() => {
-      throw new Error(`image: no agnhost.version in ${agnhostDir} (${HINT.replace(", which installs it", "")})`);
+      throw new Error(`image: no agnhost.version in ${agnhostDir} (${BUILDS_IT})`);
     })
   ).trim();
   return {

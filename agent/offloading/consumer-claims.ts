@@ -198,7 +198,6 @@ async function showRefusal(
     .catch(describeFailure(`${STEP}: listing the pods of ${namespace}`, serverOf(kc)));
   for (const pod of pods.items) {
     if (pod.spec?.nodeName || !claimsOf(pod.spec?.volumes).includes(name!)) continue;
-
     await core
       .patchNamespacedPodStatus(
         {

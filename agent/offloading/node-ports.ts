@@ -7,7 +7,7 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { createSocket, type RemoteInfo, type Socket } from "node:dgram";
-import { connect, createServer, type Server } from "node:net";
+import { connect, createServer, isIP, type Server } from "node:net";
 import type { NamespaceOffloading } from "../../core/api/index.js";
 import { describeFailure, serverOf } from "../../core/kube/client.js";
 import { listOffloading } from "../../core/offloading/objects.js";
@@ -98,7 +98,7 @@ export class NodePortForwarder {
 
   private openUdp(forward: NodePortForward, fail: (error: Error) => void): Listener {
     const sessions = new Map<string, UdpSession>();
-    const server = createSocket(this.address.includes(":") ? "udp6" : "udp4");
+    const server = createSocket(isIP(this.address) === 6 ? "udp6" : "udp4");
     const listener: Listener = {
       forward,
       close: () => {
@@ -117,7 +117,7 @@ export class NodePortForwarder {
       let session = sessions.get(key);
       if (!session) {
         if (sessions.size >= MAX_UDP_SESSIONS) return;
-        const socket = createSocket(host.includes(":") ? "udp6" : "udp4");
+        const socket = createSocket(isIP(host) === 6 ? "udp6" : "udp4");
         // Only the Service's answers go back to the client (kube-proxy gives them its address and port).
         socket.on("message", (reply: Buffer, from: RemoteInfo) => {
           if (from.address === host && from.port === port) server.send(reply, client.port, client.address);
@@ -146,12 +146,13 @@ export async function answerNodePorts(kc: k8s.KubeConfig, forwarder: NodePortFor
   const namespaces = [...new Set(offloadings.map((offloading) => offloading.metadata.namespace!))];
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const services = await Promise.all(
-    namespaces.map(async (namespace) =>
-      (
-        await core
-          .listNamespacedService({ namespace })
-          .catch(describeFailure(`${STEP}: listing the Services of ${namespace}`, serverOf(kc)))
-      ).items.map((service) => ({ ...service, metadata: { ...service.metadata, namespace } })),
+    namespaces.map(
+      async (namespace) =>
+        (
+          await core
+            .listNamespacedService({ namespace })
+            .catch(describeFailure(`${STEP}: listing the Services of ${namespace}`, serverOf(kc)))
+        ).items,
     ),
   );
   forwarder.serve(nodePortForwards(services.flat()));

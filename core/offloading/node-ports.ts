@@ -9,6 +9,7 @@
  * a provider sends reaches this decision. Pure.
  */
 import type * as k8s from "@kubernetes/client-node";
+import { isIP } from "node:net";
 
 /** The protocols relayed; SCTP is not. */
 export type NodePortProtocol = "TCP" | "UDP";
@@ -27,10 +28,6 @@ export interface NodePortForward {
 export const forwardKey = (forward: Pick<NodePortForward, "nodePort" | "protocol">): string =>
   `${forward.protocol}/${forward.nodePort}`;
 
-/** Whether `address` is a dotted IPv4 or an IPv6 literal, not `None` or empty. */
-const isAddress = (address: string | undefined): address is string =>
-  address !== undefined && (/^\d{1,3}(\.\d{1,3}){3}$/.test(address) || address.includes(":"));
-
 /**
  * The node ports of `services` (NodePort and LoadBalancer Services that have a cluster IP), one
  * per port and protocol, TCP and UDP; the first Service to claim a port keeps it, in name order
@@ -41,7 +38,8 @@ export function nodePortForwards(services: readonly k8s.V1Service[]): NodePortFo
   const named = [...services].sort((x, y) => nameOf(x).localeCompare(nameOf(y)));
   for (const service of named) {
     const { type, clusterIP, ports } = service.spec ?? {};
-    if ((type !== "NodePort" && type !== "LoadBalancer") || !isAddress(clusterIP)) continue;
+    // A headless Service's clusterIP is `None`: nothing to relay to.
+    if ((type !== "NodePort" && type !== "LoadBalancer") || !clusterIP || isIP(clusterIP) === 0) continue;
     for (const port of ports ?? []) {
       const protocol = (port.protocol ?? "TCP") as string;
       if (port.nodePort === undefined || (protocol !== "TCP" && protocol !== "UDP")) continue;
